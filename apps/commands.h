@@ -1,0 +1,17 @@
+/*
+ * commands.h - the subcommands of h2bench, one cmd_*.c each.
+ *
+ * Each takes argc/argv with argv[0] the subcommand name and returns the process exit code
+ * (0 success, 1 check failed, 2 usage or input error, 3 runtime failure).
+ */
+#ifndef H2B_COMMANDS_H
+#define H2B_COMMANDS_H
+
+enum {
+    H2B_EXIT_OK = 0,
+    H2B_EXIT_FAIL = 1,
+    H2B_EXIT_USAGE = 2,
+    H2B_EXIT_RUNTIME = 3
+};
+
+#endif

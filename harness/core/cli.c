@@ -1,0 +1,138 @@
+/*
+ * cli.c - strict value parsers.
+ *
+ * strtoull/strtod are wrapped because on their own they accept leading spaces, signs on unsigned
+ * numbers and trailing junk; each of those has turned a typo into a wrong benchmark elsewhere.
+ */
+#include "cli.h"
+#include "error.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int parse_digits(const char *text, const char **end, uint64_t *out)
+{
+    if (text == NULL || !isdigit((unsigned char)*text))
+        return H2B_ERR_PARSE;
+    errno = 0;
+    char *e;
+    unsigned long long v = strtoull(text, &e, 10);
+    if (errno == ERANGE)
+        return H2B_ERR_RANGE;
+    *end = e;
+    *out = v;
+    return H2B_OK;
+}
+
+int h2b_cli_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+    const char *end;
+    uint64_t v;
+    int rv = parse_digits(text, &end, &v);
+    if (rv != H2B_OK)
+        return rv;
+    if (*end != '\0')
+        return H2B_ERR_PARSE;
+    if (v < min || v > max)
+        return H2B_ERR_RANGE;
+    *out = v;
+    return H2B_OK;
+}
+
+int h2b_cli_parse_size(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+    const char *end;
+    uint64_t v;
+    int rv = parse_digits(text, &end, &v);
+    if (rv != H2B_OK)
+        return rv;
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0':
+        break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    default:
+        return H2B_ERR_PARSE;
+    }
+    if (shift != 0 && end[1] != '\0')
+        return H2B_ERR_PARSE;
+    if (shift != 0 && v > (UINT64_MAX >> shift))
+        return H2B_ERR_RANGE;
+    v <<= shift;
+    if (v < min || v > max)
+        return H2B_ERR_RANGE;
+    *out = v;
+    return H2B_OK;
+}
+
+static int parse_finite(const char *text, const char **end, double *out)
+{
+    if (text == NULL || !(isdigit((unsigned char)*text) || *text == '.' || *text == '-'))
+        return H2B_ERR_PARSE;
+    errno = 0;
+    char *e;
+    double v = strtod(text, &e);
+    if (e == text)
+        return H2B_ERR_PARSE;
+    if (errno == ERANGE || !isfinite(v))
+        return H2B_ERR_RANGE;
+    *end = e;
+    *out = v;
+    return H2B_OK;
+}
+
+int h2b_cli_parse_double(const char *text, double min, double max, double *out)
+{
+    const char *end;
+    double v;
+    int rv = parse_finite(text, &end, &v);
+    if (rv != H2B_OK)
+        return rv;
+    if (*end != '\0')
+        return H2B_ERR_PARSE;
+    if (v < min || v > max)
+        return H2B_ERR_RANGE;
+    *out = v;
+    return H2B_OK;
+}
+
+int h2b_cli_parse_duration_ns(const char *text, uint64_t min_ns, uint64_t max_ns, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"", 1e9}, {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9},
+                 {"h", 3600e9}};
+    const char *end;
+    double v;
+    int rv = parse_finite(text, &end, &v);
+    if (rv != H2B_OK)
+        return rv;
+    if (v < 0)
+        return H2B_ERR_RANGE;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].unit) != 0)
+            continue;
+        double ns = v * units[i].ns;
+        if (ns > (double)max_ns || ns < (double)min_ns)
+            return H2B_ERR_RANGE;
+        *out = (uint64_t)llround(ns);
+        return H2B_OK;
+    }
+    return H2B_ERR_PARSE;
+}

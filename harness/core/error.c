@@ -1,0 +1,41 @@
+/*
+ * error.c - descriptions of the error codes.
+ *
+ * A switch rather than a table indexed by -code keeps unknown values safe without bounds checks.
+ */
+#include "error.h"
+
+const char *h2b_strerror(int code)
+{
+    switch (code) {
+    case H2B_OK:
+        return "success";
+    case H2B_ERR_INVAL:
+        return "invalid argument";
+    case H2B_ERR_NOMEM:
+        return "out of memory";
+    case H2B_ERR_IO:
+        return "input/output error";
+    case H2B_ERR_PARSE:
+        return "malformed input";
+    case H2B_ERR_RANGE:
+        return "value out of range";
+    case H2B_ERR_UNSUPPORTED:
+        return "not supported here";
+    case H2B_ERR_SYS:
+        return "system call failed";
+    case H2B_ERR_TIMEOUT:
+        return "timed out";
+    case H2B_ERR_PROTO:
+        return "protocol error";
+    case H2B_ERR_CLOSED:
+        return "connection closed";
+    case H2B_ERR_NOTFOUND:
+        return "not found";
+    case H2B_ERR_EXISTS:
+        return "already exists";
+    case H2B_ERR_INTERRUPTED:
+        return "interrupted";
+    }
+    return "unknown error";
+}

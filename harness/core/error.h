@@ -1,0 +1,30 @@
+/*
+ * error.h - the one error enum of h2bench.
+ *
+ * Every action returns int: H2B_OK (0) or a negative H2B_ERR_* code. Predicates return bool.
+ * Codes are negative so that functions that return a count can share the return channel.
+ */
+#ifndef H2B_ERROR_H
+#define H2B_ERROR_H
+
+enum h2b_error {
+    H2B_OK = 0,
+    H2B_ERR_INVAL = -1,       /* an argument or option is invalid */
+    H2B_ERR_NOMEM = -2,       /* an allocation failed */
+    H2B_ERR_IO = -3,          /* a read, write, open or rename failed (see errno) */
+    H2B_ERR_PARSE = -4,       /* input is malformed (a file, an encoding, a number) */
+    H2B_ERR_RANGE = -5,       /* a value is out of the allowed range */
+    H2B_ERR_UNSUPPORTED = -6, /* not available on this machine or in this build */
+    H2B_ERR_SYS = -7,         /* a system call failed (see errno) */
+    H2B_ERR_TIMEOUT = -8,     /* a deadline passed */
+    H2B_ERR_PROTO = -9,       /* the peer broke the protocol */
+    H2B_ERR_CLOSED = -10,     /* the peer closed the connection */
+    H2B_ERR_NOTFOUND = -11,   /* a named thing does not exist */
+    H2B_ERR_EXISTS = -12,     /* a thing that must be new already exists */
+    H2B_ERR_INTERRUPTED = -13 /* stopped by a signal or a request to stop */
+};
+
+/* Returns a static, human-readable description of code (never NULL; unknown codes included). */
+const char *h2b_strerror(int code);
+
+#endif
