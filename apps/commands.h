@@ -7,11 +7,6 @@
 #ifndef H2B_COMMANDS_H
 #define H2B_COMMANDS_H
 
-enum {
-    H2B_EXIT_OK = 0,
-    H2B_EXIT_FAIL = 1,
-    H2B_EXIT_USAGE = 2,
-    H2B_EXIT_RUNTIME = 3
-};
+enum { H2B_EXIT_OK = 0, H2B_EXIT_FAIL = 1, H2B_EXIT_USAGE = 2, H2B_EXIT_RUNTIME = 3 };
 
 #endif

@@ -116,8 +116,8 @@ int h2b_cli_parse_duration_ns(const char *text, uint64_t min_ns, uint64_t max_ns
     static const struct {
         const char *unit;
         double ns;
-    } units[] = {{"", 1e9}, {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9},
-                 {"h", 3600e9}};
+    } units[] = {{"", 1e9},  {"ns", 1.0}, {"us", 1e3},  {"ms", 1e6},
+                 {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
     const char *end;
     double v;
     int rv = parse_finite(text, &end, &v);

@@ -262,7 +262,7 @@ int h2b_hist_encode(const struct h2b_hist *h, char **out)
     struct bytes b = {0};
     int rv = H2B_OK;
     uint64_t header[] = {(uint64_t)h->sub_bits, h->lowest, h->highest, h->total,
-                         h->total ? h->min : 0, h->max, h->clamped, h->count_len};
+                         h->total ? h->min : 0, h->max,    h->clamped, h->count_len};
     for (size_t i = 0; i < sizeof(header) / sizeof(header[0]) && rv == H2B_OK; i++)
         rv = put_varint(&b, header[i]);
     /* Counts: zig-zag, a positive count c is 2c, a run of r empty bins is 2r - 1. */

@@ -21,16 +21,16 @@
 #define H2B_HIST_DEFAULT_SUB_BITS 7             /* <= 0.78% relative error */
 
 struct h2b_hist {
-    uint64_t lowest;   /* smallest value tracked; smaller values are clamped up to it */
-    uint64_t highest;  /* largest value tracked; larger values are clamped down to it */
-    int sub_bits;      /* log2 of the half sub-bucket count S */
-    int bucket_count;  /* number of power-of-two buckets */
-    size_t count_len;  /* number of bins */
-    uint64_t total;    /* number of recorded values */
-    uint64_t min;      /* exact smallest recorded value (after clamping); UINT64_MAX if empty */
-    uint64_t max;      /* exact largest recorded value (after clamping); 0 if empty */
-    uint64_t clamped;  /* values that fell outside [lowest, highest] */
-    uint64_t *counts;  /* count_len bins */
+    uint64_t lowest;  /* smallest value tracked; smaller values are clamped up to it */
+    uint64_t highest; /* largest value tracked; larger values are clamped down to it */
+    int sub_bits;     /* log2 of the half sub-bucket count S */
+    int bucket_count; /* number of power-of-two buckets */
+    size_t count_len; /* number of bins */
+    uint64_t total;   /* number of recorded values */
+    uint64_t min;     /* exact smallest recorded value (after clamping); UINT64_MAX if empty */
+    uint64_t max;     /* exact largest recorded value (after clamping); 0 if empty */
+    uint64_t clamped; /* values that fell outside [lowest, highest] */
+    uint64_t *counts; /* count_len bins */
 };
 
 /* Allocates a histogram tracking [lowest, highest] with 2^sub_bits bins per half-octave.

@@ -14,50 +14,50 @@
 
 static int test_passed, test_failed;
 
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (cond) {                                                                               \
-            test_passed++;                                                                        \
-        } else {                                                                                  \
-            test_failed++;                                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);              \
-        }                                                                                         \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            test_passed++;                                                                         \
+        } else {                                                                                   \
+            test_failed++;                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_EQ_U64(a, b)                                                                        \
-    do {                                                                                          \
-        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                          \
-        if (a_ == b_) {                                                                           \
-            test_passed++;                                                                        \
-        } else {                                                                                  \
-            test_failed++;                                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%" PRIu64 " != %" PRIu64 ")\n",       \
-                    __FILE__, __LINE__, #a, #b, a_, b_);                                          \
-        }                                                                                         \
+#define CHECK_EQ_U64(a, b)                                                                         \
+    do {                                                                                           \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                           \
+        if (a_ == b_) {                                                                            \
+            test_passed++;                                                                         \
+        } else {                                                                                   \
+            test_failed++;                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%" PRIu64 " != %" PRIu64 ")\n",        \
+                    __FILE__, __LINE__, #a, #b, a_, b_);                                           \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_EQ_INT(a, b)                                                                        \
-    do {                                                                                          \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                       \
-        if (a_ == b_) {                                                                           \
-            test_passed++;                                                                        \
-        } else {                                                                                  \
-            test_failed++;                                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__,           \
-                    __LINE__, #a, #b, a_, b_);                                                    \
-        }                                                                                         \
+#define CHECK_EQ_INT(a, b)                                                                         \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ == b_) {                                                                            \
+            test_passed++;                                                                         \
+        } else {                                                                                   \
+            test_failed++;                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__,  \
+                    #a, #b, a_, b_);                                                               \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_STR(a, b)                                                                           \
-    do {                                                                                          \
-        const char *a_ = (a), *b_ = (b);                                                          \
-        if (a_ && b_ && strcmp(a_, b_) == 0) {                                                    \
-            test_passed++;                                                                        \
-        } else {                                                                                  \
-            test_failed++;                                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", __FILE__,       \
-                    __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");                    \
-        }                                                                                         \
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (a_ && b_ && strcmp(a_, b_) == 0) {                                                     \
+            test_passed++;                                                                         \
+        } else {                                                                                   \
+            test_failed++;                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", __FILE__,        \
+                    __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");                     \
+        }                                                                                          \
     } while (0)
 
 static inline int test_report(void)

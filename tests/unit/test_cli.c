@@ -10,9 +10,14 @@ int main(void)
         const char *text;
         int rv;
         uint64_t v;
-    } u64s[] = {{"0", H2B_OK, 0},           {"42", H2B_OK, 42},     {"", H2B_ERR_PARSE, 0},
-                {"10x", H2B_ERR_PARSE, 0},  {"-1", H2B_ERR_PARSE, 0}, {" 1", H2B_ERR_PARSE, 0},
-                {"+1", H2B_ERR_PARSE, 0},   {"1001", H2B_ERR_RANGE, 0},
+    } u64s[] = {{"0", H2B_OK, 0},
+                {"42", H2B_OK, 42},
+                {"", H2B_ERR_PARSE, 0},
+                {"10x", H2B_ERR_PARSE, 0},
+                {"-1", H2B_ERR_PARSE, 0},
+                {" 1", H2B_ERR_PARSE, 0},
+                {"+1", H2B_ERR_PARSE, 0},
+                {"1001", H2B_ERR_RANGE, 0},
                 {"99999999999999999999999", H2B_ERR_RANGE, 0}};
     for (size_t i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++) {
         uint64_t v = 777;
@@ -24,8 +29,8 @@ int main(void)
         const char *text;
         int rv;
         uint64_t v;
-    } sizes[] = {{"16", H2B_OK, 16},       {"16K", H2B_OK, 16384},      {"1m", H2B_OK, 1048576},
-                 {"1G", H2B_OK, 1 << 30},  {"1KB", H2B_ERR_PARSE, 0},  {"K", H2B_ERR_PARSE, 0},
+    } sizes[] = {{"16", H2B_OK, 16},      {"16K", H2B_OK, 16384},    {"1m", H2B_OK, 1048576},
+                 {"1G", H2B_OK, 1 << 30}, {"1KB", H2B_ERR_PARSE, 0}, {"K", H2B_ERR_PARSE, 0},
                  {"3G", H2B_ERR_RANGE, 0}};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         uint64_t v = 777;
@@ -37,11 +42,16 @@ int main(void)
         const char *text;
         int rv;
         uint64_t ns;
-    } durs[] = {{"10", H2B_OK, 10 * H2B_NS_PER_SEC}, {"1.5s", H2B_OK, 1500 * H2B_NS_PER_MS},
-                {"250ms", H2B_OK, 250 * H2B_NS_PER_MS}, {"7us", H2B_OK, 7000},
-                {"9ns", H2B_OK, 9},                      {"2m", H2B_OK, 120 * H2B_NS_PER_SEC},
-                {"1h", H2B_OK, 3600 * H2B_NS_PER_SEC},   {"1sec", H2B_ERR_PARSE, 0},
-                {"s", H2B_ERR_PARSE, 0},                 {"-1s", H2B_ERR_RANGE, 0}};
+    } durs[] = {{"10", H2B_OK, 10 * H2B_NS_PER_SEC},
+                {"1.5s", H2B_OK, 1500 * H2B_NS_PER_MS},
+                {"250ms", H2B_OK, 250 * H2B_NS_PER_MS},
+                {"7us", H2B_OK, 7000},
+                {"9ns", H2B_OK, 9},
+                {"2m", H2B_OK, 120 * H2B_NS_PER_SEC},
+                {"1h", H2B_OK, 3600 * H2B_NS_PER_SEC},
+                {"1sec", H2B_ERR_PARSE, 0},
+                {"s", H2B_ERR_PARSE, 0},
+                {"-1s", H2B_ERR_RANGE, 0}};
     for (size_t i = 0; i < sizeof(durs) / sizeof(durs[0]); i++) {
         uint64_t v = 777;
         CHECK_EQ_INT(h2b_cli_parse_duration_ns(durs[i].text, 0, UINT64_MAX / 2, &v), durs[i].rv);

@@ -4,11 +4,10 @@
 
 int main(void)
 {
-    static const int codes[] = {H2B_OK,          H2B_ERR_INVAL,      H2B_ERR_NOMEM, H2B_ERR_IO,
-                                H2B_ERR_PARSE,   H2B_ERR_RANGE,      H2B_ERR_UNSUPPORTED,
-                                H2B_ERR_SYS,     H2B_ERR_TIMEOUT,    H2B_ERR_PROTO,
-                                H2B_ERR_CLOSED,  H2B_ERR_NOTFOUND,   H2B_ERR_EXISTS,
-                                H2B_ERR_INTERRUPTED};
+    static const int codes[] = {
+        H2B_OK,         H2B_ERR_INVAL,       H2B_ERR_NOMEM,  H2B_ERR_IO,         H2B_ERR_PARSE,
+        H2B_ERR_RANGE,  H2B_ERR_UNSUPPORTED, H2B_ERR_SYS,    H2B_ERR_TIMEOUT,    H2B_ERR_PROTO,
+        H2B_ERR_CLOSED, H2B_ERR_NOTFOUND,    H2B_ERR_EXISTS, H2B_ERR_INTERRUPTED};
     size_t n = sizeof(codes) / sizeof(codes[0]);
     for (size_t i = 0; i < n; i++) {
         CHECK(codes[i] <= 0);

@@ -37,8 +37,7 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static const double percentiles[] = {0,  1,  10,   25,    50,     75,
-                                     90, 99, 99.9, 99.99, 99.999, 100};
+static const double percentiles[] = {0, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 99.999, 100};
 
 /* Returns the worst relative error of h's percentiles against the sorted samples. */
 static double worst_error(const struct h2b_hist *h, uint64_t *sorted, size_t n)
@@ -219,8 +218,8 @@ static void check_encoding(void)
         text[cut] = saved;
     }
     CHECK_EQ_INT(accepted, 0);
-    static const char *bad[] = {"", "h2bh1:", "h2bh2:AAAA", "h2bh1:!!!!", "h2bh1:AAA",
-                                "h2bh1:AA==AA==", "hdr1:AAAA"};
+    static const char *bad[] = {"",          "h2bh1:",         "h2bh2:AAAA", "h2bh1:!!!!",
+                                "h2bh1:AAA", "h2bh1:AA==AA==", "hdr1:AAAA"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CHECK_EQ_INT(h2b_hist_decode(bad[i], &d), H2B_ERR_PARSE);
     CHECK_EQ_INT(h2b_hist_decode(NULL, &d), H2B_ERR_PARSE);
