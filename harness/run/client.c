@@ -1,0 +1,348 @@
+/*
+ * client.c - client command lines and the parsers for what clients print.
+ *
+ * h2load 1.52 prints min/max/mean/sd of request time but no percentiles, so with the h2load
+ * client the percentiles are null with a note unless the scenario asks for its --log-file
+ * (client.latency_log), which costs h2load one write per request but gives every sample; we
+ * fold those into the core histogram. The text parser keys on line prefixes, not positions, so
+ * the "progress" and "spawning thread" chatter around the block does not matter.
+ */
+#include "client.h"
+
+#include "error.h"
+#include "hist.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "460.28ms" -> ns; units us, ms, s (h2load's util::format_duration). */
+static int parse_time_ns(const char *s, char **end, double *out)
+{
+    double v = strtod(s, end);
+    if (*end == s)
+        return H2B_ERR_PARSE;
+    if (strncmp(*end, "us", 2) == 0) {
+        v *= 1e3;
+        *end += 2;
+    } else if (strncmp(*end, "ms", 2) == 0) {
+        v *= 1e6;
+        *end += 2;
+    } else if (**end == 's') {
+        v *= 1e9;
+        *end += 1;
+    } else {
+        return H2B_ERR_PARSE;
+    }
+    *out = v;
+    return H2B_OK;
+}
+
+static const char *find_line(const char *text, const char *prefix)
+{
+    size_t len = strlen(prefix);
+    for (const char *p = text; p && *p;) {
+        if (strncmp(p, prefix, len) == 0)
+            return p + len;
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return NULL;
+}
+
+/* Reads "N word" pairs of the requests line: "200 total, 200 started, ..." */
+static int field_before(const char *line, const char *word, uint64_t *out)
+{
+    char key[32];
+    snprintf(key, sizeof(key), " %s", word);
+    const char *end = strchr(line, '\n');
+    const char *hit = strstr(line, key);
+    if (!hit || (end && hit > end))
+        return H2B_ERR_PARSE;
+    const char *num = hit;
+    while (num > line && num[-1] >= '0' && num[-1] <= '9')
+        num--;
+    if (num == hit)
+        return H2B_ERR_PARSE;
+    *out = strtoull(num, NULL, 10);
+    return H2B_OK;
+}
+
+int h2b_client_parse_h2load(const char *text, struct h2b_cell_metrics *m)
+{
+    memset(m, 0, sizeof(*m));
+    const char *fin = find_line(text, "finished in ");
+    const char *req = find_line(text, "requests: ");
+    if (!fin || !req)
+        return H2B_ERR_PARSE;
+    char *end;
+    double dur_ns;
+    if (parse_time_ns(fin, &end, &dur_ns) || strncmp(end, ", ", 2) != 0)
+        return H2B_ERR_PARSE;
+    m->duration_s = dur_ns / 1e9;
+    const char *rps = end + 2;
+    m->req_per_s = strtod(rps, &end);
+    if (end == rps || strncmp(end, " req/s", 6) != 0)
+        return H2B_ERR_PARSE;
+
+    uint64_t done = 0, errored = 0;
+    if (field_before(req, "total", &m->requests) || field_before(req, "done", &done) ||
+        field_before(req, "succeeded", &m->succeeded) || field_before(req, "failed", &m->failed) ||
+        field_before(req, "errored", &errored))
+        return H2B_ERR_PARSE;
+    m->errors = errored;
+    (void)done;
+
+    /* traffic: 8.01MB (8401310) total, ... - the exact byte count is in parentheses. */
+    const char *traffic = find_line(text, "traffic: ");
+    if (traffic) {
+        const char *paren = strchr(traffic, '(');
+        const char *eol = strchr(traffic, '\n');
+        if (paren && (!eol || paren < eol) && m->duration_s > 0)
+            m->bytes_per_s = strtod(paren + 1, NULL) / m->duration_s;
+    }
+
+    const char *lat = find_line(text, "time for request:");
+    if (lat) {
+        double v[3];
+        const char *p = lat;
+        int ok = 1;
+        for (int i = 0; i < 3 && ok; i++) {
+            while (*p == ' ')
+                p++;
+            ok = parse_time_ns(p, &end, &v[i]) == H2B_OK;
+            p = end;
+        }
+        if (ok && m->succeeded > 0) {
+            m->have_latency = true;
+            m->lat_min_ns = (uint64_t)v[0];
+            m->lat_max_ns = (uint64_t)v[1];
+            m->lat_mean_ns = v[2];
+        }
+    }
+    snprintf(m->note, sizeof(m->note),
+             "h2load 1.52 prints no latency percentiles (client.latency_log gives them)");
+    return H2B_OK;
+}
+
+int h2b_client_read_h2load_log(const char *path, struct h2b_cell_metrics *m)
+{
+    struct h2b_hist *h = NULL;
+    int rc = h2b_hist_new_default(&h);
+    if (rc)
+        return rc;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        h2b_hist_del(h);
+        return H2B_ERR_IO;
+    }
+    char line[256];
+    rc = H2B_OK;
+    while (fgets(line, sizeof(line), f)) {
+        char *end;
+        errno = 0;
+        (void)strtoull(line, &end, 10);
+        if (*end != '\t') {
+            rc = H2B_ERR_PARSE;
+            break;
+        }
+        long status = strtol(end + 1, &end, 10);
+        if (*end != '\t') {
+            rc = H2B_ERR_PARSE;
+            break;
+        }
+        uint64_t us = strtoull(end + 1, &end, 10);
+        if (*end != '\n' && *end != '\0') {
+            rc = H2B_ERR_PARSE;
+            break;
+        }
+        /* status -1: the request failed before a response; it has no meaningful duration. */
+        if (status > 0)
+            h2b_hist_record(h, us * 1000);
+    }
+    fclose(f);
+    if (rc == H2B_OK && h->total > 0) {
+        m->have_latency = true;
+        m->have_percentiles = true;
+        m->lat_min_ns = h->min;
+        m->lat_p50_ns = h2b_hist_percentile(h, 50);
+        m->lat_p90_ns = h2b_hist_percentile(h, 90);
+        m->lat_p99_ns = h2b_hist_percentile(h, 99);
+        m->lat_p999_ns = h2b_hist_percentile(h, 99.9);
+        m->lat_max_ns = h->max;
+        m->lat_mean_ns = h2b_hist_mean(h);
+        free(m->histogram);
+        m->histogram = NULL;
+        rc = h2b_hist_encode(h, &m->histogram);
+        snprintf(m->note, sizeof(m->note),
+                 "latency from h2load --log-file (microsecond resolution, successful requests)");
+    }
+    h2b_hist_del(h);
+    return rc;
+}
+
+static int get_u64(const json_t *obj, const char *key, uint64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return H2B_ERR_PARSE;
+    *out = (uint64_t)json_integer_value(v);
+    return H2B_OK;
+}
+
+static int get_double(const json_t *obj, const char *key, double *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v))
+        return H2B_ERR_PARSE;
+    *out = json_number_value(v);
+    return H2B_OK;
+}
+
+int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m)
+{
+    memset(m, 0, sizeof(*m));
+    if (!json_is_object(obj))
+        return H2B_ERR_PARSE;
+    if (get_u64(obj, "requests", &m->requests) || get_u64(obj, "succeeded", &m->succeeded) ||
+        get_u64(obj, "failed", &m->failed) || get_u64(obj, "errors", &m->errors) ||
+        get_double(obj, "duration_s", &m->duration_s) ||
+        get_double(obj, "req_per_s", &m->req_per_s))
+        return H2B_ERR_PARSE;
+    if (get_double(obj, "bytes_per_s", &m->bytes_per_s))
+        m->bytes_per_s = 0;
+    uint64_t streams;
+    if (get_u64(obj, "streams_effective", &streams) == H2B_OK && streams <= UINT32_MAX)
+        m->client_streams = (uint32_t)streams;
+    const json_t *lat = json_object_get(obj, "latency_ns");
+    if (json_is_object(lat) && get_u64(lat, "min", &m->lat_min_ns) == H2B_OK &&
+        get_u64(lat, "max", &m->lat_max_ns) == H2B_OK) {
+        m->have_latency = true;
+        if (get_double(lat, "mean", &m->lat_mean_ns))
+            m->lat_mean_ns = 0;
+        m->have_percentiles = get_u64(lat, "p50", &m->lat_p50_ns) == H2B_OK &&
+                              get_u64(lat, "p90", &m->lat_p90_ns) == H2B_OK &&
+                              get_u64(lat, "p99", &m->lat_p99_ns) == H2B_OK &&
+                              get_u64(lat, "p999", &m->lat_p999_ns) == H2B_OK;
+    }
+    /* The encoded histogram: the first string field whose value is an h2bh1 encoding. */
+    const json_t *hist = json_object_get(obj, "histogram");
+    if (!json_is_string(hist))
+        hist = json_object_get(obj, "latency_histogram");
+    if (json_is_string(hist)) {
+        m->histogram = strdup(json_string_value(hist));
+        if (!m->histogram)
+            return H2B_ERR_NOMEM;
+    }
+    return H2B_OK;
+}
+
+void h2b_client_metrics_free(struct h2b_cell_metrics *m)
+{
+    free(m->histogram);
+    m->histogram = NULL;
+}
+
+void h2b_client_argv_free(char **argv)
+{
+    if (!argv)
+        return;
+    for (char **p = argv; *p; p++)
+        free(*p);
+    free(argv);
+}
+
+struct argv_builder {
+    char **v;
+    size_t n, cap;
+    int rc;
+};
+
+static void add(struct argv_builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(struct argv_builder *b, const char *fmt, ...)
+{
+    if (b->rc)
+        return;
+    if (b->n + 2 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 32;
+        char **v = realloc(b->v, cap * sizeof(*v));
+        if (!v) {
+            b->rc = H2B_ERR_NOMEM;
+            return;
+        }
+        b->v = v;
+        b->cap = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    if (!s) {
+        b->rc = H2B_ERR_NOMEM;
+        return;
+    }
+    b->v[b->n++] = s;
+    b->v[b->n] = NULL;
+}
+
+int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
+                    const struct h2b_client_call *call, char ***argv)
+{
+    const struct h2b_matrix_spec *m = &s->matrix;
+    const struct h2b_client_spec *cl = &s->client;
+    struct argv_builder b = {0};
+    bool h2load = cl->kind == H2B_CLIENT_H2LOAD;
+    add(&b, "%s", call->program);
+    if (!h2load)
+        add(&b, "load");
+    add(&b, "-c");
+    add(&b, "%u", cell->connections);
+    add(&b, "-m");
+    add(&b, "%u", cell->streams_effective);
+    add(&b, "-t");
+    add(&b, "%u", cl->threads < cell->connections ? cl->threads : cell->connections);
+    if (m->duration_s > 0) {
+        add(&b, "-D");
+        add(&b, "%.0fms", m->duration_s * 1000);
+        if (m->warmup_s > 0)
+            add(&b, "--warm-up-time=%.0fms", m->warmup_s * 1000);
+    } else {
+        add(&b, "-n");
+        add(&b, "%llu", (unsigned long long)m->requests);
+    }
+    if (cell->frame_size) {
+        add(&b, "-f");
+        add(&b, "%u", cell->frame_size);
+    }
+    if (cell->window_bits) {
+        add(&b, "-w");
+        add(&b, "%u", cell->window_bits);
+        add(&b, "-W");
+        add(&b, "%u", cell->window_bits);
+    }
+    if (call->body_file) {
+        add(&b, "-d");
+        add(&b, "%s", call->body_file);
+    }
+    if (h2load && call->log_file)
+        add(&b, "--log-file=%s", call->log_file);
+    if (!h2load && call->json_out) {
+        add(&b, "--json");
+        add(&b, "%s", call->json_out);
+    }
+    for (size_t i = 0; i < cl->nargs; i++)
+        add(&b, "%s", cl->args[i]);
+    add(&b, "%s", call->url);
+    if (b.rc) {
+        h2b_client_argv_free(b.v);
+        return b.rc;
+    }
+    *argv = b.v;
+    return H2B_OK;
+}

@@ -1,0 +1,69 @@
+/*
+ * client.h - the load client of a cell: its command line and what it reported.
+ *
+ * The client is a child process (h2bench load, or h2load for the published methodology), so a
+ * crash or hang in it cannot take the runner down and its CPU time is its own. This module
+ * builds the argument vector and turns the client's output into struct h2b_cell_metrics:
+ * h2load's text block (nghttp2 1.52 format, notes/loadgen.md 1.2) and optional --log-file, or
+ * h2bench load's --json object.
+ */
+#ifndef H2B_RUN_CLIENT_H
+#define H2B_RUN_CLIENT_H
+
+#include "expand.h"
+#include "scenario.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct h2b_cell_metrics {
+    uint64_t requests;     /* requests the client issued or planned (h2load "total") */
+    uint64_t succeeded;    /* 2xx/3xx */
+    uint64_t failed;       /* everything else, errored included */
+    uint64_t errors;       /* network errors, resets, timeouts */
+    double duration_s;     /* the client's measured duration */
+    double req_per_s;      /* as the client reports it */
+    double bytes_per_s;    /* response bytes received per second */
+    bool have_latency;     /* min, max and mean are known */
+    bool have_percentiles; /* p50 .. p999 are known */
+    uint64_t lat_min_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
+    double lat_mean_ns;
+    uint32_t client_streams; /* streams per connection the client says it used; 0 unknown */
+    char *histogram;         /* encoded latency histogram (h2b_hist_encode) or NULL; owned */
+    char note[256];          /* why something above is missing, or "" */
+};
+
+/* Parses h2load's text output (stdout) into *m (zeroed first). Returns H2B_OK or
+ * H2B_ERR_PARSE when the "finished in" / "requests:" lines are missing or malformed. */
+int h2b_client_parse_h2load(const char *text, struct h2b_cell_metrics *m);
+
+/* Reads an h2load --log-file (one "start_us TAB status TAB duration_us" line per request) into
+ * exact percentiles and an encoded histogram in *m. Returns H2B_OK, H2B_ERR_IO or
+ * H2B_ERR_PARSE. */
+int h2b_client_read_h2load_log(const char *path, struct h2b_cell_metrics *m);
+
+/* Reads the object h2bench load --json writes into *m (zeroed first). Returns H2B_OK or
+ * H2B_ERR_PARSE (missing or mistyped field). */
+int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m);
+
+/* Frees what *m owns. */
+void h2b_client_metrics_free(struct h2b_cell_metrics *m);
+
+/* Everything a client command line needs beside the cell. */
+struct h2b_client_call {
+    const char *program;   /* path of the client executable */
+    const char *url;       /* full request URL */
+    const char *body_file; /* POST body file or NULL */
+    const char *json_out;  /* h2bench load --json destination */
+    const char *log_file;  /* h2load --log-file destination or NULL */
+};
+
+/* Builds the NULL-terminated argument vector for a cell into *argv (malloc'd strings and
+ * array; free with h2b_client_argv_free). Returns H2B_OK or H2B_ERR_NOMEM. */
+int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
+                    const struct h2b_client_call *call, char ***argv);
+void h2b_client_argv_free(char **argv);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * expand.h - matrix expansion: a scenario's matrix into the ordered list of cells to run.
+ *
+ * Effective streams per connection = max(1, min(requested, the server's advertised
+ * SETTINGS_MAX_CONCURRENT_STREAMS, floor(aggregate_cap / connections))) (DESIGN.md). The list is
+ * in run order: with order "alternate" every point of the matrix runs each target in turn, the
+ * target order reversed on every other point (A B, B A, ...) so slow drift of the machine does
+ * not favour whichever target always goes first.
+ */
+#ifndef H2B_RUN_EXPAND_H
+#define H2B_RUN_EXPAND_H
+
+#include "scenario.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct h2b_cell {
+    size_t target;               /* index into the scenario's targets */
+    uint32_t connections;        /* connections the client opens */
+    uint32_t streams_requested;  /* streams per connection the matrix asks for */
+    uint32_t streams_effective;  /* what the client is told to use (see above) */
+    uint32_t server_max_streams; /* the server's advertised (or configured) maximum */
+    uint32_t frame_size;         /* client SETTINGS_MAX_FRAME_SIZE, 0 = client default */
+    uint32_t window_bits;        /* client window 2^N-1, 0 = client default */
+    uint32_t repeat;             /* 0-based repetition */
+};
+
+/* One --filter term: [TARGET:]CONNECTIONSxSTREAMS or TARGET; 0 stands for "*" (any). */
+struct h2b_cell_filter {
+    int target; /* target index or -1 for any */
+    uint32_t connections;
+    uint32_t streams;
+};
+
+/* max(1, min(requested, server_max, floor(aggregate_cap / connections))); server_max 0 means
+ * "no limit advertised". */
+uint32_t h2b_expand_effective(uint32_t requested, uint32_t server_max, uint32_t aggregate_cap,
+                              uint32_t connections);
+
+/* Expands s->matrix for every target into *out (malloc'd, caller frees) in run order.
+ * server_max[i] is target i's advertised max streams (0 = unlimited). extra_repeats multiplies
+ * the matrix's repeats (--repeat). filters (nfilters, may be 0) keep only matching cells.
+ * Returns H2B_OK or H2B_ERR_NOMEM; *out and *n untouched on failure. */
+int h2b_expand_matrix(const struct h2b_scenario *s, const uint32_t *server_max,
+                      uint32_t extra_repeats, const struct h2b_cell_filter *filters,
+                      size_t nfilters, struct h2b_cell **out, size_t *n);
+
+/* Parses a comma-separated --filter argument ("1000x*,h2o:100x100,nghttpd") against s's target
+ * names into *out (malloc'd). Returns H2B_OK, H2B_ERR_PARSE (message in msg) or H2B_ERR_NOMEM. */
+int h2b_expand_parse_filter(const struct h2b_scenario *s, const char *text,
+                            struct h2b_cell_filter **out, size_t *n, char *msg, size_t msg_size);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * peers.h - how the runner starts third-party servers (servers/peers/peers.json).
+ *
+ * Each peer is a command line and optionally a configuration template, with {placeholders}
+ * filled in per run: {host} {port} {threads} {max_streams} {docroot} {dir} {config}. Peers are
+ * data, not code: adding a server is an edit to peers.json and a template beside it.
+ */
+#ifndef H2B_RUN_PEERS_H
+#define H2B_RUN_PEERS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct h2b_peer {
+    char *name;           /* key in peers.json */
+    char **command;       /* NULL-terminated argument templates */
+    char *config;         /* template file name relative to the peers directory, or NULL */
+    uint32_t max_streams; /* what the command line / template configures by default */
+};
+
+struct h2b_peers {
+    char *dir; /* the directory peers.json was read from */
+    struct h2b_peer *peers;
+    size_t npeers;
+    const char **names; /* NULL-terminated, for scenario validation */
+};
+
+/* Values substituted into a peer's command and configuration. */
+struct h2b_peer_vars {
+    const char *host;
+    uint16_t port;
+    uint32_t threads;
+    uint32_t max_streams;
+    const char *docroot;
+    const char *dir; /* a private directory for this target: configuration, logs, pid */
+};
+
+/* Builds the peer table from peers.json's parsed document. On a bad document returns
+ * H2B_ERR_INVAL with the field path and message in path/msg. *out untouched on failure. */
+int h2b_peers_from_json(const json_t *doc, const char *dir, struct h2b_peers **out, char *path,
+                        size_t path_size, char *msg, size_t msg_size);
+void h2b_peers_del(struct h2b_peers *p);
+
+/* The peer called name, or NULL. */
+const struct h2b_peer *h2b_peers_find(const struct h2b_peers *p, const char *name);
+
+/* Replaces every {name} in tmpl with its value; unknown placeholders are an error
+ * (H2B_ERR_PARSE, the name in msg). Returns a malloc'd string in *out. */
+int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const char *config,
+                     char **out, char *msg, size_t msg_size);
+
+/* Writes the peer's rendered configuration into vars->dir (if it has one) and builds its
+ * command line (NULL-terminated, malloc'd; free each string and the array). */
+int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
+                      const struct h2b_peer_vars *vars, char ***argv, char *msg, size_t msg_size);
+
+#endif

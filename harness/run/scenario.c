@@ -1,0 +1,644 @@
+/*
+ * scenario.c - validation of scenario documents into struct h2b_scenario.
+ *
+ * The document is walked once, field by field, with the field path carried along so the first
+ * problem can be named exactly ("targets[1].peer: unknown peer 'apache'"). Unknown fields are
+ * errors, not ignored: a misspelt "duraton_s" silently falling back to a default would measure
+ * the wrong thing. Defaults live here and in docs/scenarios.md, nowhere else.
+ *
+ * Rejected: a schema language (JSON Schema) - it would need a validator dependency and still
+ * could not express the cross-field rules (warm-up needs a duration, GET has no body).
+ */
+#include "scenario.h"
+
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST 64    /* entries in one matrix list */
+#define MAX_TARGETS 16 /* targets in one scenario */
+#define MAX_CONNECTIONS 60000
+#define MAX_STREAMS 1000000
+#define MAX_ARGS 64
+
+struct ctx {
+    struct h2b_scenario_error *err;
+};
+
+static int fail(struct ctx *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct ctx *c, const char *path, const char *fmt, ...)
+{
+    snprintf(c->err->path, sizeof(c->err->path), "%s", path);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err->message, sizeof(c->err->message), fmt, ap);
+    va_end(ap);
+    return H2B_ERR_INVAL;
+}
+
+/* Paths are short (depth 3); a path that does not fit is cut, never overflowed. */
+static void join_key(char *buf, size_t size, const char *parent, const char *key)
+{
+    if (snprintf(buf, size, "%s%s%s", parent, parent[0] ? "." : "", key) >= (int)size)
+        buf[size - 1] = '\0';
+}
+
+static void join_index(char *buf, size_t size, const char *parent, size_t i)
+{
+    if (snprintf(buf, size, "%s[%zu]", parent, i) >= (int)size)
+        buf[size - 1] = '\0';
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "a value";
+}
+
+/* Rejects any key of obj not in allowed (NULL-terminated). */
+static int check_keys(struct ctx *c, const json_t *obj, const char *path,
+                      const char *const *allowed)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)obj, key, value)
+    {
+        bool known = false;
+        for (const char *const *a = allowed; *a; a++)
+            known = known || strcmp(*a, key) == 0;
+        if (!known) {
+            char child[H2B_SCENARIO_PATH_MAX], list[160] = "";
+            size_t used = 0;
+            for (const char *const *a = allowed; *a && used < sizeof(list); a++) {
+                int n = snprintf(list + used, sizeof(list) - used, "%s%s", a == allowed ? "" : ", ",
+                                 *a);
+                used += n > 0 ? (size_t)n : 0;
+            }
+            join_key(child, sizeof(child), path, key);
+            return fail(c, child, "unknown field '%s' (known: %s)", key, list);
+        }
+    }
+    return H2B_OK;
+}
+
+static int expect_object(struct ctx *c, const json_t *v, const char *path)
+{
+    if (!json_is_object(v))
+        return fail(c, path, "expected an object, got %s", type_name(v));
+    return H2B_OK;
+}
+
+/* A string field; *out gets a copy of it or of def (which may be NULL). */
+static int get_string(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                      const char *def, char **out)
+{
+    char child[H2B_SCENARIO_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    join_key(child, sizeof(child), path, key);
+    if (!v) {
+        if (!def) {
+            *out = NULL;
+            return H2B_OK;
+        }
+        *out = strdup(def);
+        return *out ? H2B_OK : H2B_ERR_NOMEM;
+    }
+    if (!json_is_string(v))
+        return fail(c, child, "expected a string, got %s", type_name(v));
+    if (json_string_length(v) == 0 || strlen(json_string_value(v)) != json_string_length(v))
+        return fail(c, child, "expected a non-empty string without NUL bytes");
+    *out = strdup(json_string_value(v));
+    return *out ? H2B_OK : H2B_ERR_NOMEM;
+}
+
+static int check_uint(struct ctx *c, const json_t *v, const char *path, uint64_t min, uint64_t max,
+                      uint64_t *out)
+{
+    bool integer = json_is_integer(v) && json_integer_value(v) >= 0;
+    uint64_t value = integer ? (uint64_t)json_integer_value(v) : 0;
+    if (!integer || value < min || value > max) {
+        if (min == 1 && (!integer || value < 1))
+            return fail(c, path, "expected a positive integer");
+        if (!integer)
+            return fail(c, path, "expected a non-negative integer");
+        return fail(c, path, "expected an integer in [%llu, %llu], got %llu",
+                    (unsigned long long)min, (unsigned long long)max, (unsigned long long)value);
+    }
+    *out = value;
+    return H2B_OK;
+}
+
+static int get_uint(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                    uint64_t min, uint64_t max, uint64_t def, uint64_t *out)
+{
+    char child[H2B_SCENARIO_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        *out = def;
+        return H2B_OK;
+    }
+    join_key(child, sizeof(child), path, key);
+    return check_uint(c, v, child, min, max, out);
+}
+
+static int get_u32(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                   uint32_t min, uint32_t max, uint32_t def, uint32_t *out)
+{
+    uint64_t value;
+    int rc = get_uint(c, obj, key, path, min, max, def, &value);
+    if (rc == H2B_OK)
+        *out = (uint32_t)value;
+    return rc;
+}
+
+/* Seconds as a JSON number in [min, max]. */
+static int get_seconds(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                       double min, double max, double def, double *out)
+{
+    char child[H2B_SCENARIO_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        *out = def;
+        return H2B_OK;
+    }
+    join_key(child, sizeof(child), path, key);
+    if (!json_is_number(v))
+        return fail(c, child, "expected a number of seconds, got %s", type_name(v));
+    double value = json_number_value(v);
+    if (!(value >= min && value <= max))
+        return fail(c, child, "expected seconds in [%g, %g], got %g", min, max, value);
+    *out = value;
+    return H2B_OK;
+}
+
+static int get_bool(struct ctx *c, const json_t *obj, const char *key, const char *path, bool def,
+                    bool *out)
+{
+    char child[H2B_SCENARIO_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        *out = def;
+        return H2B_OK;
+    }
+    join_key(child, sizeof(child), path, key);
+    if (!json_is_boolean(v))
+        return fail(c, child, "expected true or false, got %s", type_name(v));
+    *out = json_is_true(v);
+    return H2B_OK;
+}
+
+/* A list of integers in [min, max]; absent gives an empty list unless required. */
+static int get_u32_list(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                        uint32_t min, uint32_t max, bool required, uint32_t **out, size_t *n)
+{
+    char child[H2B_SCENARIO_PATH_MAX], item[H2B_SCENARIO_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    join_key(child, sizeof(child), path, key);
+    *out = NULL;
+    *n = 0;
+    if (!v) {
+        if (required)
+            return fail(c, child, "required: a list of integers");
+        return H2B_OK;
+    }
+    if (!json_is_array(v))
+        return fail(c, child, "expected a list of integers, got %s", type_name(v));
+    size_t len = json_array_size(v);
+    if (len == 0 || len > MAX_LIST)
+        return fail(c, child, "expected 1 to %d entries, got %zu", MAX_LIST, len);
+    uint32_t *list = calloc(len, sizeof(*list));
+    if (!list)
+        return H2B_ERR_NOMEM;
+    for (size_t i = 0; i < len; i++) {
+        uint64_t value = 0;
+        join_index(item, sizeof(item), child, i);
+        int rc = check_uint(c, json_array_get(v, i), item, min, max, &value);
+        if (rc != H2B_OK) {
+            free(list);
+            return rc;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (list[j] == value) {
+                free(list);
+                return fail(c, item, "duplicate value %llu", (unsigned long long)value);
+            }
+        }
+        list[i] = (uint32_t)value;
+    }
+    *out = list;
+    *n = len;
+    return H2B_OK;
+}
+
+static void free_strv(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* A list of strings (command-line arguments); absent gives an empty NULL-terminated list. */
+static int get_strv(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                    char ***out, size_t *n)
+{
+    char child[H2B_SCENARIO_PATH_MAX], item[H2B_SCENARIO_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    join_key(child, sizeof(child), path, key);
+    size_t len = 0;
+    if (v && !json_is_array(v))
+        return fail(c, child, "expected a list of strings, got %s", type_name(v));
+    if (v)
+        len = json_array_size(v);
+    if (len > MAX_ARGS)
+        return fail(c, child, "expected at most %d entries, got %zu", MAX_ARGS, len);
+    char **list = calloc(len + 1, sizeof(*list));
+    if (!list)
+        return H2B_ERR_NOMEM;
+    for (size_t i = 0; i < len; i++) {
+        const json_t *s = json_array_get(v, i);
+        if (!json_is_string(s)) {
+            free_strv(list);
+            join_index(item, sizeof(item), child, i);
+            return fail(c, item, "expected a string, got %s", type_name(s));
+        }
+        list[i] = strdup(json_string_value(s));
+        if (!list[i]) {
+            free_strv(list);
+            return H2B_ERR_NOMEM;
+        }
+    }
+    *out = list;
+    *n = len;
+    return H2B_OK;
+}
+
+static bool cpu_list_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (!(*s >= '0' && *s <= '9') && *s != ',' && *s != '-')
+            return false;
+    }
+    return true;
+}
+
+static int parse_target(struct ctx *c, const json_t *v, const char *path,
+                        const char *const *known_peers, struct h2b_target_spec *t)
+{
+    static const char *const keys[] = {
+        "name", "type", "peer", "url", "cpus", "threads", "max_streams", "args", "ready_timeout_s",
+        NULL};
+    char child[H2B_SCENARIO_PATH_MAX];
+    char *type = NULL;
+    int rc;
+    if ((rc = expect_object(c, v, path)) || (rc = check_keys(c, v, path, keys)))
+        return rc;
+    if ((rc = get_string(c, v, "type", path, "bundled", &type)))
+        return rc;
+    join_key(child, sizeof(child), path, "type");
+    if (strcmp(type, "bundled") == 0)
+        t->kind = H2B_TARGET_BUNDLED;
+    else if (strcmp(type, "peer") == 0)
+        t->kind = H2B_TARGET_PEER;
+    else if (strcmp(type, "url") == 0)
+        t->kind = H2B_TARGET_URL;
+    else
+        rc = fail(c, child, "expected \"bundled\", \"peer\" or \"url\", got \"%s\"", type);
+    free(type);
+    if (rc)
+        return rc;
+
+    if ((rc = get_string(c, v, "peer", path, NULL, &t->peer)) ||
+        (rc = get_string(c, v, "url", path, NULL, &t->url)) ||
+        (rc = get_string(c, v, "cpus", path, "0", &t->cpus)) ||
+        (rc = get_u32(c, v, "threads", path, 1, 256, 1, &t->threads)) ||
+        (rc = get_u32(c, v, "max_streams", path, 1, INT32_MAX, 0, &t->max_streams)) ||
+        (rc = get_strv(c, v, "args", path, &t->args, &t->nargs)) ||
+        (rc = get_seconds(c, v, "ready_timeout_s", path, 0.1, 600, 10, &t->ready_timeout_s)))
+        return rc;
+
+    join_key(child, sizeof(child), path, "cpus");
+    if (!cpu_list_ok(t->cpus))
+        return fail(c, child, "expected a CPU list like \"0\" or \"0-1,3\", got \"%s\"", t->cpus);
+
+    if (t->kind == H2B_TARGET_PEER) {
+        join_key(child, sizeof(child), path, "peer");
+        if (!t->peer)
+            return fail(c, child, "required for a target of type \"peer\"");
+        bool known = !known_peers;
+        for (const char *const *p = known_peers; p && *p; p++)
+            known = known || strcmp(*p, t->peer) == 0;
+        if (!known)
+            return fail(c, child, "unknown peer '%s' (servers/peers/peers.json)", t->peer);
+    } else if (t->peer) {
+        join_key(child, sizeof(child), path, "peer");
+        return fail(c, child, "only a target of type \"peer\" names a peer");
+    }
+    join_key(child, sizeof(child), path, "url");
+    if (t->kind == H2B_TARGET_URL) {
+        if (!t->url)
+            return fail(c, child, "required for a target of type \"url\"");
+        if (strncmp(t->url, "http://", 7) != 0 && strncmp(t->url, "https://", 8) != 0)
+            return fail(c, child, "expected an http:// or https:// URL");
+        const char *host = strstr(t->url, "://") + 3;
+        if (!*host || strchr(host, '/'))
+            return fail(c, child,
+                        "expected scheme://host[:port] without a path (the path is "
+                        "matrix.path)");
+    } else if (t->url) {
+        return fail(c, child, "only a target of type \"url\" has a url");
+    }
+    return H2B_OK;
+}
+
+static int parse_targets(struct ctx *c, const json_t *doc, const char *const *known_peers,
+                         struct h2b_scenario *s)
+{
+    char item[H2B_SCENARIO_PATH_MAX], child[H2B_SCENARIO_PATH_MAX];
+    const json_t *v = json_object_get(doc, "targets");
+    if (!v)
+        return fail(c, "targets", "required: a list of targets");
+    if (!json_is_array(v))
+        return fail(c, "targets", "expected a list of targets, got %s", type_name(v));
+    size_t len = json_array_size(v);
+    if (len == 0 || len > MAX_TARGETS)
+        return fail(c, "targets", "expected 1 to %d targets, got %zu", MAX_TARGETS, len);
+    s->targets = calloc(len, sizeof(*s->targets));
+    if (!s->targets)
+        return H2B_ERR_NOMEM;
+    s->ntargets = len;
+    for (size_t i = 0; i < len; i++) {
+        struct h2b_target_spec *t = &s->targets[i];
+        const json_t *tv = json_array_get(v, i);
+        int rc;
+        join_index(item, sizeof(item), "targets", i);
+        if ((rc = parse_target(c, tv, item, known_peers, t)))
+            return rc;
+        /* The name defaults to what the target is, so a plain list of peers needs no names. */
+        const char *def = t->kind == H2B_TARGET_BUNDLED ? "h2ref"
+                          : t->kind == H2B_TARGET_PEER  ? t->peer
+                                                        : "url";
+        if ((rc = get_string(c, tv, "name", item, def, &t->name)))
+            return rc;
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(s->targets[j].name, t->name) == 0) {
+                join_key(child, sizeof(child), item, "name");
+                return fail(c, child, "duplicate target name '%s' (give each target a name)",
+                            t->name);
+            }
+        }
+    }
+    return H2B_OK;
+}
+
+static int parse_client(struct ctx *c, const json_t *doc, struct h2b_client_spec *cl)
+{
+    static const char *const keys[] = {"type",        "command",   "cpus", "threads",
+                                       "latency_log", "timeout_s", "args", NULL};
+    /* Absent: every getter below sees no field (json_object_get(NULL, ...) is NULL). */
+    const json_t *v = json_object_get(doc, "client");
+    char *type = NULL;
+    int rc;
+    if (v && ((rc = expect_object(c, v, "client")) || (rc = check_keys(c, v, "client", keys))))
+        return rc;
+    if ((rc = get_string(c, v, "type", "client", "h2bench", &type)))
+        return rc;
+    if (strcmp(type, "h2bench") == 0)
+        cl->kind = H2B_CLIENT_H2BENCH;
+    else if (strcmp(type, "h2load") == 0)
+        cl->kind = H2B_CLIENT_H2LOAD;
+    else
+        rc = fail(c, "client.type", "expected \"h2bench\" or \"h2load\", got \"%s\"", type);
+    free(type);
+    if (rc)
+        return rc;
+    if ((rc = get_string(c, v, "command", "client", NULL, &cl->command)) ||
+        (rc = get_string(c, v, "cpus", "client", "1", &cl->cpus)) ||
+        (rc = get_u32(c, v, "threads", "client", 1, 256, 1, &cl->threads)) ||
+        (rc = get_bool(c, v, "latency_log", "client", false, &cl->latency_log)) ||
+        (rc = get_seconds(c, v, "timeout_s", "client", 1, 3600, 120, &cl->timeout_s)) ||
+        (rc = get_strv(c, v, "args", "client", &cl->args, &cl->nargs)))
+        return rc;
+    if (!cpu_list_ok(cl->cpus))
+        return fail(c, "client.cpus", "expected a CPU list like \"1\" or \"1-3\", got \"%s\"",
+                    cl->cpus);
+    if (cl->latency_log && cl->kind != H2B_CLIENT_H2LOAD)
+        return fail(c, "client.latency_log", "only the h2load client needs a latency log");
+    return H2B_OK;
+}
+
+static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *m)
+{
+    static const char *const keys[] = {"connections", "streams",      "frame_size", "window_bits",
+                                       "path",        "method",       "body_bytes", "requests",
+                                       "duration_s",  "min_requests", "warmup_s",   "aggregate_cap",
+                                       "repeats",     "order",        NULL};
+    char *order = NULL;
+    int rc;
+    if ((rc = expect_object(c, v, "matrix")) || (rc = check_keys(c, v, "matrix", keys)))
+        return rc;
+    if ((rc = get_u32_list(c, v, "connections", "matrix", 1, MAX_CONNECTIONS, true, &m->connections,
+                           &m->nconnections)) ||
+        (rc = get_u32_list(c, v, "streams", "matrix", 1, MAX_STREAMS, true, &m->streams,
+                           &m->nstreams)) ||
+        (rc = get_u32_list(c, v, "frame_size", "matrix", 16384, 16777215, false, &m->frame_sizes,
+                           &m->nframe_sizes)) ||
+        (rc = get_u32_list(c, v, "window_bits", "matrix", 16, 30, false, &m->window_bits,
+                           &m->nwindow_bits)) ||
+        (rc = get_string(c, v, "path", "matrix", "/hello", &m->path)) ||
+        (rc = get_string(c, v, "method", "matrix", "GET", &m->method)) ||
+        (rc = get_uint(c, v, "body_bytes", "matrix", 0, 1ULL << 30, 0, &m->body_bytes)) ||
+        (rc = get_uint(c, v, "min_requests", "matrix", 1, UINT32_MAX, 1000, &m->min_requests)) ||
+        (rc = get_uint(c, v, "requests", "matrix", 1, UINT32_MAX, 0, &m->requests)) ||
+        (rc = get_seconds(c, v, "duration_s", "matrix", 0, 3600, 0, &m->duration_s)) ||
+        (rc = get_seconds(c, v, "warmup_s", "matrix", 0, 600, 0, &m->warmup_s)) ||
+        (rc = get_u32(c, v, "aggregate_cap", "matrix", 1, INT32_MAX, 4096, &m->aggregate_cap)) ||
+        (rc = get_u32(c, v, "repeats", "matrix", 1, 1000, 1, &m->repeats)) ||
+        (rc = get_string(c, v, "order", "matrix", "alternate", &order)))
+        goto out;
+    if (strcmp(order, "alternate") == 0) {
+        m->order = H2B_ORDER_ALTERNATE;
+    } else if (strcmp(order, "sequential") == 0) {
+        m->order = H2B_ORDER_SEQUENTIAL;
+    } else {
+        rc = fail(c, "matrix.order", "expected \"alternate\" or \"sequential\", got \"%s\"", order);
+        goto out;
+    }
+    if (m->path[0] != '/') {
+        rc = fail(c, "matrix.path", "expected a path starting with '/', got \"%s\"", m->path);
+        goto out;
+    }
+    if (strcmp(m->method, "GET") != 0 && strcmp(m->method, "POST") != 0) {
+        rc = fail(c, "matrix.method", "expected \"GET\" or \"POST\", got \"%s\"", m->method);
+        goto out;
+    }
+    if (strcmp(m->method, "GET") == 0 && m->body_bytes > 0) {
+        rc = fail(c, "matrix.body_bytes", "a GET request has no body (use \"method\": \"POST\")");
+        goto out;
+    }
+    if (strcmp(m->method, "POST") == 0 && m->body_bytes == 0) {
+        rc = fail(c, "matrix.body_bytes", "a POST needs a body: expected a positive integer");
+        goto out;
+    }
+    if (m->warmup_s > 0 && m->duration_s == 0) {
+        rc = fail(c, "matrix.warmup_s", "a warm-up needs a timed run: set matrix.duration_s");
+        goto out;
+    }
+    if (m->duration_s > 0 && json_object_get(v, "requests")) {
+        rc = fail(c, "matrix.requests",
+                  "give either requests (count mode) or duration_s "
+                  "(timed mode), not both");
+        goto out;
+    }
+    if (m->requests == 0)
+        m->requests = m->min_requests;
+    if (m->duration_s == 0 && m->requests < m->min_requests) {
+        rc = fail(c, "matrix.requests", "expected at least min_requests (%llu), got %llu",
+                  (unsigned long long)m->min_requests, (unsigned long long)m->requests);
+        goto out;
+    }
+    for (size_t i = 0; i < m->nconnections; i++) {
+        if (m->duration_s == 0 && m->requests < m->connections[i]) {
+            char item[H2B_SCENARIO_PATH_MAX];
+            join_index(item, sizeof(item), "matrix.connections", i);
+            rc = fail(c, item,
+                      "%u connections need at least as many requests (matrix.requests "
+                      "is %llu)",
+                      m->connections[i], (unsigned long long)m->requests);
+            goto out;
+        }
+    }
+out:
+    free(order);
+    return rc;
+}
+
+static int parse_micro(struct ctx *c, const json_t *v, struct h2b_micro_spec *mi)
+{
+    static const char *const keys[] = {"filter", "profile", NULL};
+    int rc;
+    if ((rc = expect_object(c, v, "micro")) || (rc = check_keys(c, v, "micro", keys)) ||
+        (rc = get_string(c, v, "filter", "micro", ".", &mi->filter)) ||
+        (rc = get_string(c, v, "profile", "micro", "ci", &mi->profile)))
+        return rc;
+    if (strcmp(mi->profile, "quick") != 0 && strcmp(mi->profile, "ci") != 0 &&
+        strcmp(mi->profile, "precise") != 0)
+        return fail(c, "micro.profile", "expected \"quick\", \"ci\" or \"precise\", got \"%s\"",
+                    mi->profile);
+    mi->enabled = true;
+    return H2B_OK;
+}
+
+int h2b_scenario_from_json(const json_t *doc, const char *const *known_peers,
+                           struct h2b_scenario **out, struct h2b_scenario_error *err)
+{
+    static const char *const keys[] = {"name",   "description", "targets", "client",
+                                       "matrix", "micro",       NULL};
+    struct ctx c = {err};
+    struct h2b_scenario *s = calloc(1, sizeof(*s));
+    int rc;
+    if (!s)
+        return H2B_ERR_NOMEM;
+    if ((rc = expect_object(&c, doc, "")) || (rc = check_keys(&c, doc, "", keys)))
+        goto fail;
+    if ((rc = get_string(&c, doc, "name", "", NULL, &s->name)))
+        goto fail;
+    if (!s->name) {
+        rc = fail(&c, "name", "required: the scenario's name");
+        goto fail;
+    }
+    for (const char *p = s->name; *p; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.')) {
+            rc = fail(&c, "name", "expected letters, digits, '-', '_' or '.' (it names files)");
+            goto fail;
+        }
+    }
+    if ((rc = get_string(&c, doc, "description", "", "", &s->description)))
+        goto fail;
+    const json_t *matrix = json_object_get(doc, "matrix");
+    const json_t *micro = json_object_get(doc, "micro");
+    if (!matrix && !micro) {
+        rc = fail(&c, "", "a scenario needs a \"matrix\", a \"micro\" block, or both");
+        goto fail;
+    }
+    if (matrix) {
+        if ((rc = parse_targets(&c, doc, known_peers, s)) ||
+            (rc = parse_client(&c, doc, &s->client)) || (rc = parse_matrix(&c, matrix, &s->matrix)))
+            goto fail;
+        s->has_matrix = true;
+    } else if (json_object_get(doc, "targets") || json_object_get(doc, "client")) {
+        rc = fail(&c, json_object_get(doc, "targets") ? "targets" : "client",
+                  "targets and a client only make sense with a \"matrix\"");
+        goto fail;
+    }
+    if (micro && (rc = parse_micro(&c, micro, &s->micro)))
+        goto fail;
+    *out = s;
+    return H2B_OK;
+fail:
+    h2b_scenario_del(s);
+    return rc;
+}
+
+void h2b_scenario_del(struct h2b_scenario *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->ntargets; i++) {
+        struct h2b_target_spec *t = &s->targets[i];
+        free(t->name);
+        free(t->peer);
+        free(t->url);
+        free(t->cpus);
+        free_strv(t->args);
+    }
+    free(s->targets);
+    free(s->client.command);
+    free(s->client.cpus);
+    free_strv(s->client.args);
+    free(s->matrix.connections);
+    free(s->matrix.streams);
+    free(s->matrix.frame_sizes);
+    free(s->matrix.window_bits);
+    free(s->matrix.path);
+    free(s->matrix.method);
+    free(s->micro.filter);
+    free(s->micro.profile);
+    free(s->name);
+    free(s->description);
+    free(s);
+}
+
+int h2b_scenario_find_target(const struct h2b_scenario *s, const char *name)
+{
+    for (size_t i = 0; i < s->ntargets; i++) {
+        if (strcmp(s->targets[i].name, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}

@@ -1,0 +1,118 @@
+/*
+ * scenario.h - scenario files: what `h2bench run` measures.
+ *
+ * A scenario is a JSON document (docs/scenarios.md) naming the targets to start or reach, the
+ * client that drives them, the connection x stream matrix and the micro suites to run. Loading
+ * validates every field; the first problem is reported as a field path ("matrix.connections[2]")
+ * plus a message, and the caller turns the path into file:line:column with the core JSON helpers.
+ *
+ * Ownership: h2b_scenario_load returns a scenario the caller frees with h2b_scenario_del; every
+ * string in it is owned by the scenario. Not thread-safe; nothing here is on a hot path.
+ */
+#ifndef H2B_RUN_SCENARIO_H
+#define H2B_RUN_SCENARIO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest field path and message a validation error carries. */
+#define H2B_SCENARIO_PATH_MAX 128
+#define H2B_SCENARIO_MSG_MAX 256
+
+enum h2b_target_kind {
+    H2B_TARGET_BUNDLED, /* h2bench serve, started by the runner */
+    H2B_TARGET_PEER,    /* nghttpd, h2o or nginx from servers/peers/, started by the runner */
+    H2B_TARGET_URL      /* already running somewhere; only probed */
+};
+
+enum h2b_client_kind { H2B_CLIENT_H2BENCH, H2B_CLIENT_H2LOAD };
+
+enum h2b_order {
+    H2B_ORDER_ALTERNATE, /* within each cell every target in turn, order reversed every other cell
+                          */
+    H2B_ORDER_SEQUENTIAL /* all cells of the first target, then the next target */
+};
+
+struct h2b_target_spec {
+    char *name;                /* unique; the "target" of every result cell */
+    enum h2b_target_kind kind; /* what to start */
+    char *peer;                /* H2B_TARGET_PEER: key in servers/peers/peers.json */
+    char *url;                 /* H2B_TARGET_URL: scheme://host:port, no path */
+    char *cpus;                /* CPU list the server is pinned to (default "0") */
+    uint32_t threads;          /* server worker threads (default 1) */
+    uint32_t max_streams;      /* SETTINGS_MAX_CONCURRENT_STREAMS to configure; 0 = default */
+    char **args;               /* extra command-line arguments, NULL-terminated */
+    size_t nargs;
+    double ready_timeout_s; /* readiness probe deadline (default 10 s) */
+};
+
+struct h2b_client_spec {
+    enum h2b_client_kind kind; /* default h2bench */
+    char *command;             /* executable; default "h2load", or this h2bench for h2bench */
+    char *cpus;                /* CPU list the client is pinned to (default "1") */
+    uint32_t threads;          /* client threads (-t, default 1) */
+    bool latency_log;          /* h2load: --log-file for exact percentiles (default false) */
+    double timeout_s;          /* a cell's client is killed after this (default 120 s) */
+    char **args;               /* extra arguments before the URL, NULL-terminated */
+    size_t nargs;
+};
+
+struct h2b_matrix_spec {
+    uint32_t *connections; /* at least one, each >= 1 */
+    size_t nconnections;
+    uint32_t *streams; /* requested streams per connection, each >= 1 */
+    size_t nstreams;
+    uint32_t *frame_sizes; /* client SETTINGS_MAX_FRAME_SIZE sweep (bytes); empty = default */
+    size_t nframe_sizes;
+    uint32_t *window_bits; /* client stream and connection window 2^N-1 sweep; empty = default */
+    size_t nwindow_bits;
+    char *path;             /* request path (default "/hello") */
+    char *method;           /* "GET" (default) or "POST" */
+    uint64_t body_bytes;    /* POST body size (0 for GET) */
+    uint64_t min_requests;  /* a cell must complete at least this many (default 1000) */
+    uint64_t requests;      /* count mode: requests per cell (default: min_requests) */
+    double duration_s;      /* > 0: timed mode (-D) instead of count mode */
+    double warmup_s;        /* timed mode only: unmeasured warm-up */
+    uint32_t aggregate_cap; /* streams across all connections (default 4096) */
+    uint32_t repeats;       /* each cell this many times (default 1) */
+    enum h2b_order order;
+};
+
+struct h2b_micro_spec {
+    bool enabled;  /* the scenario has a "micro" block */
+    char *filter;  /* regular expression over benchmark names (default ".") */
+    char *profile; /* quick, ci or precise (default "ci") */
+};
+
+struct h2b_scenario {
+    char *name;
+    char *description;
+    struct h2b_target_spec *targets;
+    size_t ntargets;
+    struct h2b_client_spec client;
+    bool has_matrix;
+    struct h2b_matrix_spec matrix;
+    struct h2b_micro_spec micro;
+};
+
+/* Where validation failed: a field path in the document and what was expected. */
+struct h2b_scenario_error {
+    char path[H2B_SCENARIO_PATH_MAX]; /* "matrix.connections[2]"; "" for the document itself */
+    char message[H2B_SCENARIO_MSG_MAX];
+};
+
+/* Builds a scenario from a parsed JSON document. Peer names are checked against known_peers
+ * (NULL-terminated; NULL skips the check). Returns H2B_OK, H2B_ERR_INVAL with *err filled when
+ * the document is not a valid scenario, or H2B_ERR_NOMEM. *out is untouched on failure. */
+int h2b_scenario_from_json(const json_t *doc, const char *const *known_peers,
+                           struct h2b_scenario **out, struct h2b_scenario_error *err);
+
+/* Frees a scenario (NULL is fine). */
+void h2b_scenario_del(struct h2b_scenario *s);
+
+/* Index of the target called name, or -1. */
+int h2b_scenario_find_target(const struct h2b_scenario *s, const char *name);
+
+#endif
