@@ -60,6 +60,16 @@ static int test_passed, test_failed;
         }                                                                                          \
     } while (0)
 
+/* Writes text to path, replacing the file. Returns 0 or -1. */
+static inline int test_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    int rv = fputs(text, f) < 0 ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rv;
+}
+
 static inline int test_report(void)
 {
     printf("%d passed, %d failed\n", test_passed, test_failed);

@@ -1,0 +1,229 @@
+/*
+ * test_results.c - h2bench.result/1: a new document has the contract's fields, a filled one
+ * survives a write/read round trip unchanged, and malformed files (bad JSON, wrong schema,
+ * wrong types, missing fields) are rejected with file:line:column naming the field.
+ */
+#include "error.h"
+#include "results.h"
+#include "test.h"
+#include "version.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/h2b_test_results.XXXXXX";
+
+static void tmp_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", tmpdir, name);
+}
+
+static json_t *micro_entry(void)
+{
+    return json_pack("{s:s, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:n, s:i}", "name",
+                     "hpack/decode-browser-request", "ops", (json_int_t)1000000, "ns_per_op", 812.5,
+                     "bytes_per_op", 0.0, "allocs_per_op", 0.0, "p50_ns", (json_int_t)790, "p99_ns",
+                     (json_int_t)1200, "p999_ns", (json_int_t)4000, "instructions_per_op", "forks",
+                     3);
+}
+
+static json_t *matrix_entry(void)
+{
+    return json_pack(
+        "{s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:f,"
+        " s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:f, s:f, s:I, s:s}",
+        "target", "h2ref", "client", "h2bench", "connections", 100, "streams_requested", 100,
+        "streams_effective", 40, "repeat", 0, "requests", (json_int_t)50000, "succeeded",
+        (json_int_t)50000, "failed", (json_int_t)0, "errors", (json_int_t)0, "duration_s", 2.5,
+        "req_per_s", 20000.0, "bytes_per_s", 1.5e6, "latency_ns", "min", (json_int_t)1000, "p50",
+        (json_int_t)50000, "p90", (json_int_t)90000, "p99", (json_int_t)200000, "p999",
+        (json_int_t)400000, "max", (json_int_t)900000, "client_cpu_s", 2.0, "server_cpu_s", 1.25,
+        "server_rss_kib", (json_int_t)8192, "note", "extra fields are allowed");
+}
+
+static void test_new(void)
+{
+    char scen[256];
+    tmp_path(scen, sizeof(scen), "scenario.json");
+    test_write_text(scen, "abc");
+    json_t *doc = NULL;
+    CHECK_EQ_INT(h2b_results_new(&doc, "smoke", scen), H2B_OK);
+    CHECK_STR(json_string_value(json_object_get(doc, "schema")), "h2bench.result/1");
+    CHECK_EQ_INT(strlen(json_string_value(json_object_get(doc, "created"))), 20);
+    json_t *tool = json_object_get(doc, "tool");
+    CHECK_STR(json_string_value(json_object_get(tool, "name")), "h2bench");
+    CHECK_STR(json_string_value(json_object_get(tool, "version")), h2b_version());
+    CHECK_STR(json_string_value(json_object_get(tool, "git_commit")), h2b_version_git_commit());
+    json_t *scenario = json_object_get(doc, "scenario");
+    CHECK_STR(json_string_value(json_object_get(scenario, "name")), "smoke");
+    CHECK_STR(json_string_value(json_object_get(scenario, "file")), scen);
+    CHECK_STR(json_string_value(json_object_get(scenario, "sha256")),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(json_is_object(json_object_get(doc, "env")));
+    CHECK(json_is_array(json_object_get(doc, "micro")));
+    CHECK_EQ_INT(json_array_size(json_object_get(doc, "matrix")), 0);
+    /* The top-level keys in the contract's order. */
+    static const char *const order[] = {"schema", "created", "tool",  "scenario",
+                                        "env",    "micro",   "matrix"};
+    size_t i = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach(doc, key, value)
+    {
+        CHECK(i < 7 && strcmp(key, order[i]) == 0);
+        i++;
+    }
+    CHECK_EQ_INT(h2b_results_validate(doc, NULL, NULL), H2B_OK);
+    json_decref(doc);
+
+    doc = NULL;
+    CHECK_EQ_INT(h2b_results_new(&doc, NULL, NULL), H2B_OK);
+    CHECK(json_is_null(json_object_get(json_object_get(doc, "scenario"), "sha256")));
+    CHECK_EQ_INT(h2b_results_validate(doc, NULL, NULL), H2B_OK);
+    json_decref(doc);
+
+    json_t *untouched = (json_t *)&untouched;
+    tmp_path(scen, sizeof(scen), "no-such-scenario.json");
+    CHECK_EQ_INT(h2b_results_new(&untouched, "x", scen), H2B_ERR_IO);
+    CHECK(untouched == (json_t *)&untouched);
+    tmp_path(scen, sizeof(scen), "scenario.json");
+    unlink(scen);
+}
+
+static void test_round_trip(void)
+{
+    char path[256];
+    tmp_path(path, sizeof(path), "result.json");
+    json_t *doc;
+    struct h2b_diag d;
+    CHECK_EQ_INT(h2b_results_new(&doc, "round-trip", NULL), H2B_OK);
+    CHECK_EQ_INT(h2b_results_append(doc, "micro", micro_entry()), H2B_OK);
+    CHECK_EQ_INT(h2b_results_append(doc, "matrix", matrix_entry()), H2B_OK);
+    CHECK_EQ_INT(h2b_results_append(doc, "nope", json_object()), H2B_ERR_INVAL);
+    CHECK_EQ_INT(h2b_results_write(path, doc, &d), H2B_OK);
+    json_t *back = NULL;
+    CHECK_EQ_INT(h2b_results_read(path, &back, &d), H2B_OK);
+    CHECK(back && json_equal(doc, back));
+    json_decref(back);
+
+    /* A document that breaks the contract is not written. */
+    json_object_set_new(json_array_get(json_object_get(doc, "matrix"), 0), "connections",
+                        json_integer(0));
+    char other[256];
+    tmp_path(other, sizeof(other), "invalid.json");
+    CHECK_EQ_INT(h2b_results_write(other, doc, &d), H2B_ERR_INVAL);
+    CHECK_STR(d.message, "matrix[0].connections: expected a positive integer, got 0");
+    CHECK(access(other, F_OK) != 0);
+    json_decref(doc);
+    unlink(path);
+}
+
+/* A valid file with one micro and one matrix entry; the cases below break one thing each. */
+static const char valid_file[] =
+    "{\n"
+    "  \"schema\": \"h2bench.result/1\",\n"
+    "  \"created\": \"2026-11-30T08:00:00Z\",\n"
+    "  \"tool\": {\"name\": \"h2bench\", \"version\": \"0.1.0\", \"git_commit\": \"abc\"},\n"
+    "  \"scenario\": {\"name\": null, \"file\": null, \"sha256\": null},\n"
+    "  \"env\": {\"cpus\": 2, \"perf_counters\": false},\n"
+    "  \"micro\": [\n"
+    "    {\"name\": \"m\", \"ops\": 10, \"ns_per_op\": 1.5, \"bytes_per_op\": 0,\n"
+    "     \"allocs_per_op\": 0, \"p50_ns\": 1, \"p99_ns\": null, \"p999_ns\": 3,\n"
+    "     \"instructions_per_op\": null, \"forks\": 3}\n"
+    "  ],\n"
+    "  \"matrix\": [\n"
+    "    {\"target\": \"h2ref\", \"client\": \"h2load\", \"connections\": 100,\n"
+    "     \"streams_requested\": 100, \"streams_effective\": 40, \"repeat\": 0,\n"
+    "     \"requests\": 5, \"succeeded\": 5, \"failed\": 0, \"errors\": null,\n"
+    "     \"duration_s\": 1.0, \"req_per_s\": 5.0, \"bytes_per_s\": 9.0,\n"
+    "     \"latency_ns\": {\"min\": 1, \"p50\": 2, \"p90\": 3, \"p99\": 4, \"p999\": 5,"
+    " \"max\": 6},\n"
+    "     \"client_cpu_s\": null, \"server_cpu_s\": null, \"server_rss_kib\": null}\n"
+    "  ]\n"
+    "}\n";
+
+static const struct {
+    const char *what;
+    const char *from, *to; /* replace the first occurrence of from in valid_file by to */
+    int rv, line, column;
+    const char *message;
+} bad_cases[] = {
+    {"valid", NULL, NULL, H2B_OK, 0, 0, NULL},
+    {"bad JSON", "\"repeat\": 0,", "\"repeat\": 0,,", H2B_ERR_PARSE, 14, 69,
+     "invalid JSON: string or '}' expected near ','"},
+    {"wrong schema", "result/1", "result/2", H2B_ERR_PARSE, 2, 13,
+     "schema: expected \"h2bench.result/1\", got \"h2bench.result/2\""},
+    {"connections as a string", "\"connections\": 100", "\"connections\": \"100\"", H2B_ERR_PARSE,
+     13, 60, "matrix[0].connections: expected a positive integer, got \"100\""},
+    {"negative p50", "\"p50_ns\": 1", "\"p50_ns\": -1", H2B_ERR_PARSE, 9, 36,
+     "micro[0].p50_ns: expected a non-negative integer, got -1"},
+    {"missing forks", ", \"forks\": 3}", "}", H2B_ERR_PARSE, 8, 5,
+     "micro[0].forks: missing required field (expected a non-negative integer)"},
+    {"null target", "\"target\": \"h2ref\"", "\"target\": null", H2B_ERR_PARSE, 13, 16,
+     "matrix[0].target: expected a non-empty string, got null"},
+    {"latency p99 as a real", "\"p99\": 4", "\"p99\": 4.5", H2B_ERR_PARSE, 17, 58,
+     "matrix[0].latency_ns.p99: expected a non-negative integer, got 4.5"},
+    {"micro not an array", "\"micro\": [", "\"micro\": {\"x\": [", H2B_ERR_PARSE, 0, 0, NULL},
+    {"matrix entry not an object", "\"matrix\": [\n    {", "\"matrix\": [\n    7, {", H2B_ERR_PARSE,
+     13, 5, "matrix[0]: expected an object, got 7"},
+    {"tool without version", "\"version\": \"0.1.0\", ", "", H2B_ERR_PARSE, 4, 11,
+     "tool.version: missing required field (expected a non-empty string)"},
+};
+
+static void test_malformed(void)
+{
+    char path[256];
+    tmp_path(path, sizeof(path), "case.json");
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+        char text[sizeof(valid_file) + 64];
+        snprintf(text, sizeof(text), "%s", valid_file);
+        if (bad_cases[i].from) {
+            char *at = strstr(text, bad_cases[i].from);
+            CHECK(at != NULL);
+            if (at == NULL)
+                continue;
+            char rest[sizeof(text)];
+            snprintf(rest, sizeof(rest), "%s", at + strlen(bad_cases[i].from));
+            snprintf(at, sizeof(text) - (size_t)(at - text), "%s%s", bad_cases[i].to, rest);
+        }
+        test_write_text(path, text);
+        json_t *doc = NULL;
+        struct h2b_diag d = {.line = -1};
+        int rv = h2b_results_read(path, &doc, &d);
+        if (rv != bad_cases[i].rv || (bad_cases[i].message && d.line != bad_cases[i].line)) {
+            fprintf(stderr, "case '%s': rv %d, ", bad_cases[i].what, rv);
+            h2b_diag_print(&d, stderr);
+        }
+        CHECK_EQ_INT(rv, bad_cases[i].rv);
+        if (rv == H2B_OK) {
+            json_decref(doc);
+            continue;
+        }
+        CHECK(doc == NULL);
+        CHECK_STR(d.file, path);
+        if (bad_cases[i].message) {
+            CHECK_EQ_INT(d.line, bad_cases[i].line);
+            CHECK_EQ_INT(d.column, bad_cases[i].column);
+            CHECK_STR(d.message, bad_cases[i].message);
+        }
+        if (i == 3) {
+            printf("wrong type reads: ");
+            h2b_diag_print(&d, stdout);
+        }
+    }
+    unlink(path);
+}
+
+int main(void)
+{
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_new();
+    test_round_trip();
+    test_malformed();
+    rmdir(tmpdir);
+    return test_report();
+}
