@@ -240,6 +240,31 @@ int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m)
     return H2B_OK;
 }
 
+int h2b_client_parse_perf_stat(const char *text, uint64_t *instructions)
+{
+    for (const char *line = text; line && *line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        if (*line == '#' || *line == '\n')
+            continue;
+        const char *event = strchr(line, ',');
+        const char *eol = strchr(line, '\n');
+        if (!event || (eol && event > eol))
+            continue;
+        event = strchr(event + 1, ',');
+        if (!event || (eol && event > eol) || strncmp(event + 1, "instructions", 12) != 0)
+            continue;
+        if (line[0] == '<')
+            return H2B_ERR_UNSUPPORTED;
+        char *end;
+        uint64_t v = strtoull(line, &end, 10);
+        if (end == line || *end != ',')
+            return H2B_ERR_PARSE;
+        *instructions = v;
+        return H2B_OK;
+    }
+    return H2B_ERR_PARSE;
+}
+
 void h2b_client_metrics_free(struct h2b_cell_metrics *m)
 {
     free(m->histogram);

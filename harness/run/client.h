@@ -48,6 +48,11 @@ int h2b_client_read_h2load_log(const char *path, struct h2b_cell_metrics *m);
  * H2B_ERR_PARSE (missing or mistyped field). */
 int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m);
 
+/* Reads the instruction count from `perf stat -x, -e instructions:u` output (CSV; '#' lines
+ * are comments). Returns H2B_OK, H2B_ERR_UNSUPPORTED ("<not supported>" / "<not counted>") or
+ * H2B_ERR_PARSE. */
+int h2b_client_parse_perf_stat(const char *text, uint64_t *instructions);
+
 /* Frees what *m owns. */
 void h2b_client_metrics_free(struct h2b_cell_metrics *m);
 

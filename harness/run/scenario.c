@@ -12,6 +12,7 @@
 #include "scenario.h"
 
 #include "error.h"
+#include "json.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,9 +24,12 @@
 #define MAX_CONNECTIONS 60000
 #define MAX_STREAMS 1000000
 #define MAX_ARGS 64
+#define PATH_LEN 128
+#define ANY_U64 UINT64_MAX
 
 struct ctx {
-    struct h2b_scenario_error *err;
+    const struct h2b_json_src *src;
+    struct h2b_diag *diag;
 };
 
 static int fail(struct ctx *c, const char *path, const char *fmt, ...)
@@ -33,118 +37,44 @@ static int fail(struct ctx *c, const char *path, const char *fmt, ...)
 
 static int fail(struct ctx *c, const char *path, const char *fmt, ...)
 {
-    snprintf(c->err->path, sizeof(c->err->path), "%s", path);
+    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->err->message, sizeof(c->err->message), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return H2B_ERR_INVAL;
+    h2b_diag_set(c->diag, c->src ? c->src->file : NULL, c->src ? c->src->text : NULL, path, "%s",
+                 msg);
+    return H2B_ERR_PARSE;
 }
 
-/* Paths are short (depth 3); a path that does not fit is cut, never overflowed. */
-static void join_key(char *buf, size_t size, const char *parent, const char *key)
-{
-    if (snprintf(buf, size, "%s%s%s", parent, parent[0] ? "." : "", key) >= (int)size)
-        buf[size - 1] = '\0';
-}
-
-static void join_index(char *buf, size_t size, const char *parent, size_t i)
-{
-    if (snprintf(buf, size, "%s[%zu]", parent, i) >= (int)size)
-        buf[size - 1] = '\0';
-}
-
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_NULL:
-        return "null";
-    }
-    return "a value";
-}
-
-/* Rejects any key of obj not in allowed (NULL-terminated). */
-static int check_keys(struct ctx *c, const json_t *obj, const char *path,
-                      const char *const *allowed)
-{
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)obj, key, value)
-    {
-        bool known = false;
-        for (const char *const *a = allowed; *a; a++)
-            known = known || strcmp(*a, key) == 0;
-        if (!known) {
-            char child[H2B_SCENARIO_PATH_MAX], list[160] = "";
-            size_t used = 0;
-            for (const char *const *a = allowed; *a && used < sizeof(list); a++) {
-                int n = snprintf(list + used, sizeof(list) - used, "%s%s", a == allowed ? "" : ", ",
-                                 *a);
-                used += n > 0 ? (size_t)n : 0;
-            }
-            join_key(child, sizeof(child), path, key);
-            return fail(c, child, "unknown field '%s' (known: %s)", key, list);
-        }
-    }
-    return H2B_OK;
-}
-
-static int expect_object(struct ctx *c, const json_t *v, const char *path)
-{
-    if (!json_is_object(v))
-        return fail(c, path, "expected an object, got %s", type_name(v));
-    return H2B_OK;
-}
-
-/* A string field; *out gets a copy of it or of def (which may be NULL). */
+/* An optional string field; *out gets a copy of it or of def (which may be NULL). */
 static int get_string(struct ctx *c, const json_t *obj, const char *key, const char *path,
                       const char *def, char **out)
 {
-    char child[H2B_SCENARIO_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
-    join_key(child, sizeof(child), path, key);
+    const char *v = def;
+    int rc = h2b_json_get_string(c->src, obj, path, key, H2B_JSON_OPTIONAL, &v, c->diag);
+    if (rc < 0)
+        return rc;
     if (!v) {
-        if (!def) {
-            *out = NULL;
-            return H2B_OK;
-        }
-        *out = strdup(def);
-        return *out ? H2B_OK : H2B_ERR_NOMEM;
+        *out = NULL;
+        return H2B_OK;
     }
-    if (!json_is_string(v))
-        return fail(c, child, "expected a string, got %s", type_name(v));
-    if (json_string_length(v) == 0 || strlen(json_string_value(v)) != json_string_length(v))
-        return fail(c, child, "expected a non-empty string without NUL bytes");
-    *out = strdup(json_string_value(v));
+    *out = strdup(v);
     return *out ? H2B_OK : H2B_ERR_NOMEM;
 }
 
+/* Positive or non-negative integers get the plain message the user needs ("expected a
+ * positive integer"); the upper bound is checked separately so it does not clutter it. */
 static int check_uint(struct ctx *c, const json_t *v, const char *path, uint64_t min, uint64_t max,
                       uint64_t *out)
 {
-    bool integer = json_is_integer(v) && json_integer_value(v) >= 0;
-    uint64_t value = integer ? (uint64_t)json_integer_value(v) : 0;
-    if (!integer || value < min || value > max) {
-        if (min == 1 && (!integer || value < 1))
-            return fail(c, path, "expected a positive integer");
-        if (!integer)
-            return fail(c, path, "expected a non-negative integer");
-        return fail(c, path, "expected an integer in [%llu, %llu], got %llu",
-                    (unsigned long long)min, (unsigned long long)max, (unsigned long long)value);
-    }
+    uint64_t value = 0;
+    int rc = h2b_json_check_u64(c->src, v, path, H2B_JSON_REQUIRED, min, ANY_U64, &value, c->diag);
+    if (rc < 0)
+        return rc;
+    if (value > max)
+        return fail(c, path, "expected at most %llu, got %llu", (unsigned long long)max,
+                    (unsigned long long)value);
     *out = value;
     return H2B_OK;
 }
@@ -152,20 +82,20 @@ static int check_uint(struct ctx *c, const json_t *v, const char *path, uint64_t
 static int get_uint(struct ctx *c, const json_t *obj, const char *key, const char *path,
                     uint64_t min, uint64_t max, uint64_t def, uint64_t *out)
 {
-    char child[H2B_SCENARIO_PATH_MAX];
+    char child[PATH_LEN];
     const json_t *v = json_object_get(obj, key);
     if (!v) {
         *out = def;
         return H2B_OK;
     }
-    join_key(child, sizeof(child), path, key);
+    h2b_json_path_key(child, sizeof(child), path, key);
     return check_uint(c, v, child, min, max, out);
 }
 
 static int get_u32(struct ctx *c, const json_t *obj, const char *key, const char *path,
                    uint32_t min, uint32_t max, uint32_t def, uint32_t *out)
 {
-    uint64_t value;
+    uint64_t value = def;
     int rc = get_uint(c, obj, key, path, min, max, def, &value);
     if (rc == H2B_OK)
         *out = (uint32_t)value;
@@ -176,35 +106,22 @@ static int get_u32(struct ctx *c, const json_t *obj, const char *key, const char
 static int get_seconds(struct ctx *c, const json_t *obj, const char *key, const char *path,
                        double min, double max, double def, double *out)
 {
-    char child[H2B_SCENARIO_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
-    if (!v) {
-        *out = def;
-        return H2B_OK;
-    }
-    join_key(child, sizeof(child), path, key);
-    if (!json_is_number(v))
-        return fail(c, child, "expected a number of seconds, got %s", type_name(v));
-    double value = json_number_value(v);
-    if (!(value >= min && value <= max))
-        return fail(c, child, "expected seconds in [%g, %g], got %g", min, max, value);
-    *out = value;
+    double v = def;
+    int rc = h2b_json_get_double(c->src, obj, path, key, H2B_JSON_OPTIONAL, min, max, &v, c->diag);
+    if (rc < 0)
+        return rc;
+    *out = v;
     return H2B_OK;
 }
 
 static int get_bool(struct ctx *c, const json_t *obj, const char *key, const char *path, bool def,
                     bool *out)
 {
-    char child[H2B_SCENARIO_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
-    if (!v) {
-        *out = def;
-        return H2B_OK;
-    }
-    join_key(child, sizeof(child), path, key);
-    if (!json_is_boolean(v))
-        return fail(c, child, "expected true or false, got %s", type_name(v));
-    *out = json_is_true(v);
+    bool v = def;
+    int rc = h2b_json_get_bool(c->src, obj, path, key, H2B_JSON_OPTIONAL, &v, c->diag);
+    if (rc < 0)
+        return rc;
+    *out = v;
     return H2B_OK;
 }
 
@@ -212,18 +129,17 @@ static int get_bool(struct ctx *c, const json_t *obj, const char *key, const cha
 static int get_u32_list(struct ctx *c, const json_t *obj, const char *key, const char *path,
                         uint32_t min, uint32_t max, bool required, uint32_t **out, size_t *n)
 {
-    char child[H2B_SCENARIO_PATH_MAX], item[H2B_SCENARIO_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
-    join_key(child, sizeof(child), path, key);
+    char child[PATH_LEN], item[PATH_LEN];
+    json_t *v = NULL;
+    int rc = h2b_json_get_array(c->src, obj, path, key,
+                                required ? H2B_JSON_REQUIRED : H2B_JSON_OPTIONAL, &v, c->diag);
     *out = NULL;
     *n = 0;
-    if (!v) {
-        if (required)
-            return fail(c, child, "required: a list of integers");
+    if (rc < 0)
+        return rc;
+    if (!v)
         return H2B_OK;
-    }
-    if (!json_is_array(v))
-        return fail(c, child, "expected a list of integers, got %s", type_name(v));
+    h2b_json_path_key(child, sizeof(child), path, key);
     size_t len = json_array_size(v);
     if (len == 0 || len > MAX_LIST)
         return fail(c, child, "expected 1 to %d entries, got %zu", MAX_LIST, len);
@@ -232,9 +148,8 @@ static int get_u32_list(struct ctx *c, const json_t *obj, const char *key, const
         return H2B_ERR_NOMEM;
     for (size_t i = 0; i < len; i++) {
         uint64_t value = 0;
-        join_index(item, sizeof(item), child, i);
-        int rc = check_uint(c, json_array_get(v, i), item, min, max, &value);
-        if (rc != H2B_OK) {
+        h2b_json_path_index(item, sizeof(item), child, i);
+        if ((rc = check_uint(c, json_array_get(v, i), item, min, max, &value))) {
             free(list);
             return rc;
         }
@@ -264,34 +179,48 @@ static void free_strv(char **v)
 static int get_strv(struct ctx *c, const json_t *obj, const char *key, const char *path,
                     char ***out, size_t *n)
 {
-    char child[H2B_SCENARIO_PATH_MAX], item[H2B_SCENARIO_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
-    join_key(child, sizeof(child), path, key);
-    size_t len = 0;
-    if (v && !json_is_array(v))
-        return fail(c, child, "expected a list of strings, got %s", type_name(v));
-    if (v)
-        len = json_array_size(v);
+    char child[PATH_LEN], item[PATH_LEN];
+    json_t *v = NULL;
+    int rc = h2b_json_get_array(c->src, obj, path, key, H2B_JSON_OPTIONAL, &v, c->diag);
+    if (rc < 0)
+        return rc;
+    h2b_json_path_key(child, sizeof(child), path, key);
+    size_t len = v ? json_array_size(v) : 0;
     if (len > MAX_ARGS)
         return fail(c, child, "expected at most %d entries, got %zu", MAX_ARGS, len);
     char **list = calloc(len + 1, sizeof(*list));
     if (!list)
         return H2B_ERR_NOMEM;
     for (size_t i = 0; i < len; i++) {
-        const json_t *s = json_array_get(v, i);
-        if (!json_is_string(s)) {
+        const char *str = NULL;
+        h2b_json_path_index(item, sizeof(item), child, i);
+        if ((rc = h2b_json_check_string(c->src, json_array_get(v, i), item, H2B_JSON_REQUIRED, &str,
+                                        c->diag)) < 0) {
             free_strv(list);
-            join_index(item, sizeof(item), child, i);
-            return fail(c, item, "expected a string, got %s", type_name(s));
+            return rc;
         }
-        list[i] = strdup(json_string_value(s));
-        if (!list[i]) {
+        if (!(list[i] = strdup(str))) {
             free_strv(list);
             return H2B_ERR_NOMEM;
         }
     }
     *out = list;
     *n = len;
+    return H2B_OK;
+}
+
+/* The object at key, or NULL when absent (then every getter on it sees no field). */
+static int get_object(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                      const char *const *keys, json_t **out)
+{
+    char child[PATH_LEN];
+    *out = NULL;
+    int rc = h2b_json_get_object(c->src, obj, path, key, H2B_JSON_OPTIONAL, out, c->diag);
+    if (rc < 0)
+        return rc;
+    h2b_json_path_key(child, sizeof(child), path, key);
+    if (*out && (rc = h2b_json_check_keys(c->src, *out, child, keys, c->diag)))
+        return rc;
     return H2B_OK;
 }
 
@@ -312,14 +241,16 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
     static const char *const keys[] = {
         "name", "type", "peer", "url", "cpus", "threads", "max_streams", "args", "ready_timeout_s",
         NULL};
-    char child[H2B_SCENARIO_PATH_MAX];
+    char child[PATH_LEN];
     char *type = NULL;
     int rc;
-    if ((rc = expect_object(c, v, path)) || (rc = check_keys(c, v, path, keys)))
+    if ((rc = h2b_json_check_object(c->src, v, path, H2B_JSON_REQUIRED, &(json_t *){NULL},
+                                    c->diag)) ||
+        (rc = h2b_json_check_keys(c->src, v, path, keys, c->diag)))
         return rc;
     if ((rc = get_string(c, v, "type", path, "bundled", &type)))
         return rc;
-    join_key(child, sizeof(child), path, "type");
+    h2b_json_path_key(child, sizeof(child), path, "type");
     if (strcmp(type, "bundled") == 0)
         t->kind = H2B_TARGET_BUNDLED;
     else if (strcmp(type, "peer") == 0)
@@ -341,12 +272,12 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         (rc = get_seconds(c, v, "ready_timeout_s", path, 0.1, 600, 10, &t->ready_timeout_s)))
         return rc;
 
-    join_key(child, sizeof(child), path, "cpus");
+    h2b_json_path_key(child, sizeof(child), path, "cpus");
     if (!cpu_list_ok(t->cpus))
         return fail(c, child, "expected a CPU list like \"0\" or \"0-1,3\", got \"%s\"", t->cpus);
 
     if (t->kind == H2B_TARGET_PEER) {
-        join_key(child, sizeof(child), path, "peer");
+        h2b_json_path_key(child, sizeof(child), path, "peer");
         if (!t->peer)
             return fail(c, child, "required for a target of type \"peer\"");
         bool known = !known_peers;
@@ -355,10 +286,10 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         if (!known)
             return fail(c, child, "unknown peer '%s' (servers/peers/peers.json)", t->peer);
     } else if (t->peer) {
-        join_key(child, sizeof(child), path, "peer");
+        h2b_json_path_key(child, sizeof(child), path, "peer");
         return fail(c, child, "only a target of type \"peer\" names a peer");
     }
-    join_key(child, sizeof(child), path, "url");
+    h2b_json_path_key(child, sizeof(child), path, "url");
     if (t->kind == H2B_TARGET_URL) {
         if (!t->url)
             return fail(c, child, "required for a target of type \"url\"");
@@ -378,12 +309,11 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
 static int parse_targets(struct ctx *c, const json_t *doc, const char *const *known_peers,
                          struct h2b_scenario *s)
 {
-    char item[H2B_SCENARIO_PATH_MAX], child[H2B_SCENARIO_PATH_MAX];
-    const json_t *v = json_object_get(doc, "targets");
-    if (!v)
-        return fail(c, "targets", "required: a list of targets");
-    if (!json_is_array(v))
-        return fail(c, "targets", "expected a list of targets, got %s", type_name(v));
+    char item[PATH_LEN], child[PATH_LEN];
+    json_t *v = NULL;
+    int rc = h2b_json_get_array(c->src, doc, "", "targets", H2B_JSON_REQUIRED, &v, c->diag);
+    if (rc < 0)
+        return rc;
     size_t len = json_array_size(v);
     if (len == 0 || len > MAX_TARGETS)
         return fail(c, "targets", "expected 1 to %d targets, got %zu", MAX_TARGETS, len);
@@ -394,8 +324,7 @@ static int parse_targets(struct ctx *c, const json_t *doc, const char *const *kn
     for (size_t i = 0; i < len; i++) {
         struct h2b_target_spec *t = &s->targets[i];
         const json_t *tv = json_array_get(v, i);
-        int rc;
-        join_index(item, sizeof(item), "targets", i);
+        h2b_json_path_index(item, sizeof(item), "targets", i);
         if ((rc = parse_target(c, tv, item, known_peers, t)))
             return rc;
         /* The name defaults to what the target is, so a plain list of peers needs no names. */
@@ -406,7 +335,7 @@ static int parse_targets(struct ctx *c, const json_t *doc, const char *const *kn
             return rc;
         for (size_t j = 0; j < i; j++) {
             if (strcmp(s->targets[j].name, t->name) == 0) {
-                join_key(child, sizeof(child), item, "name");
+                h2b_json_path_key(child, sizeof(child), item, "name");
                 return fail(c, child, "duplicate target name '%s' (give each target a name)",
                             t->name);
             }
@@ -420,10 +349,10 @@ static int parse_client(struct ctx *c, const json_t *doc, struct h2b_client_spec
     static const char *const keys[] = {"type",        "command",   "cpus", "threads",
                                        "latency_log", "timeout_s", "args", NULL};
     /* Absent: every getter below sees no field (json_object_get(NULL, ...) is NULL). */
-    const json_t *v = json_object_get(doc, "client");
+    json_t *v = NULL;
     char *type = NULL;
     int rc;
-    if (v && ((rc = expect_object(c, v, "client")) || (rc = check_keys(c, v, "client", keys))))
+    if ((rc = get_object(c, doc, "client", "", keys, &v)))
         return rc;
     if ((rc = get_string(c, v, "type", "client", "h2bench", &type)))
         return rc;
@@ -453,14 +382,8 @@ static int parse_client(struct ctx *c, const json_t *doc, struct h2b_client_spec
 
 static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *m)
 {
-    static const char *const keys[] = {"connections", "streams",      "frame_size", "window_bits",
-                                       "path",        "method",       "body_bytes", "requests",
-                                       "duration_s",  "min_requests", "warmup_s",   "aggregate_cap",
-                                       "repeats",     "order",        NULL};
     char *order = NULL;
     int rc;
-    if ((rc = expect_object(c, v, "matrix")) || (rc = check_keys(c, v, "matrix", keys)))
-        return rc;
     if ((rc = get_u32_list(c, v, "connections", "matrix", 1, MAX_CONNECTIONS, true, &m->connections,
                            &m->nconnections)) ||
         (rc = get_u32_list(c, v, "streams", "matrix", 1, MAX_STREAMS, true, &m->streams,
@@ -523,8 +446,8 @@ static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *
     }
     for (size_t i = 0; i < m->nconnections; i++) {
         if (m->duration_s == 0 && m->requests < m->connections[i]) {
-            char item[H2B_SCENARIO_PATH_MAX];
-            join_index(item, sizeof(item), "matrix.connections", i);
+            char item[PATH_LEN];
+            h2b_json_path_index(item, sizeof(item), "matrix.connections", i);
             rc = fail(c, item,
                       "%u connections need at least as many requests (matrix.requests "
                       "is %llu)",
@@ -539,10 +462,8 @@ out:
 
 static int parse_micro(struct ctx *c, const json_t *v, struct h2b_micro_spec *mi)
 {
-    static const char *const keys[] = {"filter", "profile", NULL};
     int rc;
-    if ((rc = expect_object(c, v, "micro")) || (rc = check_keys(c, v, "micro", keys)) ||
-        (rc = get_string(c, v, "filter", "micro", ".", &mi->filter)) ||
+    if ((rc = get_string(c, v, "filter", "micro", ".", &mi->filter)) ||
         (rc = get_string(c, v, "profile", "micro", "ci", &mi->profile)))
         return rc;
     if (strcmp(mi->profile, "quick") != 0 && strcmp(mi->profile, "ci") != 0 &&
@@ -553,35 +474,44 @@ static int parse_micro(struct ctx *c, const json_t *v, struct h2b_micro_spec *mi
     return H2B_OK;
 }
 
-int h2b_scenario_from_json(const json_t *doc, const char *const *known_peers,
-                           struct h2b_scenario **out, struct h2b_scenario_error *err)
+int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
+                      const char *const *known_peers, struct h2b_scenario **out,
+                      struct h2b_diag *diag)
 {
     static const char *const keys[] = {"name",   "description", "targets", "client",
                                        "matrix", "micro",       NULL};
-    struct ctx c = {err};
+    static const char *const matrix_keys[] = {
+        "connections", "streams",       "frame_size", "window_bits", "path",
+        "method",      "body_bytes",    "requests",   "duration_s",  "min_requests",
+        "warmup_s",    "aggregate_cap", "repeats",    "order",       NULL};
+    static const char *const micro_keys[] = {"filter", "profile", NULL};
+    struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));
+    json_t *matrix = NULL, *micro = NULL;
     int rc;
     if (!s)
         return H2B_ERR_NOMEM;
-    if ((rc = expect_object(&c, doc, "")) || (rc = check_keys(&c, doc, "", keys)))
+    if ((rc = h2b_json_check_object(src, doc, "", H2B_JSON_REQUIRED, &(json_t *){NULL}, diag)) ||
+        (rc = h2b_json_check_keys(src, doc, "", keys, diag)))
         goto fail;
-    if ((rc = get_string(&c, doc, "name", "", NULL, &s->name)))
+    const char *name = NULL;
+    if ((rc = h2b_json_get_string(src, doc, "", "name", H2B_JSON_REQUIRED, &name, diag)))
         goto fail;
-    if (!s->name) {
-        rc = fail(&c, "name", "required: the scenario's name");
-        goto fail;
-    }
-    for (const char *p = s->name; *p; p++) {
+    for (const char *p = name; *p; p++) {
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '-' || *p == '_' || *p == '.')) {
             rc = fail(&c, "name", "expected letters, digits, '-', '_' or '.' (it names files)");
             goto fail;
         }
     }
-    if ((rc = get_string(&c, doc, "description", "", "", &s->description)))
+    if (!(s->name = strdup(name))) {
+        rc = H2B_ERR_NOMEM;
         goto fail;
-    const json_t *matrix = json_object_get(doc, "matrix");
-    const json_t *micro = json_object_get(doc, "micro");
+    }
+    if ((rc = get_string(&c, doc, "description", "", "", &s->description)) ||
+        (rc = get_object(&c, doc, "matrix", "", matrix_keys, &matrix)) ||
+        (rc = get_object(&c, doc, "micro", "", micro_keys, &micro)))
+        goto fail;
     if (!matrix && !micro) {
         rc = fail(&c, "", "a scenario needs a \"matrix\", a \"micro\" block, or both");
         goto fail;

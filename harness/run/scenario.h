@@ -3,8 +3,8 @@
  *
  * A scenario is a JSON document (docs/scenarios.md) naming the targets to start or reach, the
  * client that drives them, the connection x stream matrix and the micro suites to run. Loading
- * validates every field; the first problem is reported as a field path ("matrix.connections[2]")
- * plus a message, and the caller turns the path into file:line:column with the core JSON helpers.
+ * validates every field; the first problem is reported with the core JSON diagnostics as
+ * file:line:column, the field path ("matrix.connections[2]") and what was expected.
  *
  * Ownership: h2b_scenario_load returns a scenario the caller frees with h2b_scenario_del; every
  * string in it is owned by the scenario. Not thread-safe; nothing here is on a hot path.
@@ -12,14 +12,12 @@
 #ifndef H2B_RUN_SCENARIO_H
 #define H2B_RUN_SCENARIO_H
 
+#include "json.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* Longest field path and message a validation error carries. */
-#define H2B_SCENARIO_PATH_MAX 128
-#define H2B_SCENARIO_MSG_MAX 256
 
 enum h2b_target_kind {
     H2B_TARGET_BUNDLED, /* h2bench serve, started by the runner */
@@ -97,17 +95,13 @@ struct h2b_scenario {
     struct h2b_micro_spec micro;
 };
 
-/* Where validation failed: a field path in the document and what was expected. */
-struct h2b_scenario_error {
-    char path[H2B_SCENARIO_PATH_MAX]; /* "matrix.connections[2]"; "" for the document itself */
-    char message[H2B_SCENARIO_MSG_MAX];
-};
-
-/* Builds a scenario from a parsed JSON document. Peer names are checked against known_peers
- * (NULL-terminated; NULL skips the check). Returns H2B_OK, H2B_ERR_INVAL with *err filled when
- * the document is not a valid scenario, or H2B_ERR_NOMEM. *out is untouched on failure. */
-int h2b_scenario_from_json(const json_t *doc, const char *const *known_peers,
-                           struct h2b_scenario **out, struct h2b_scenario_error *err);
+/* Builds a scenario from a parsed JSON document. src (may be NULL) locates errors: on a document
+ * that is not a valid scenario, diag gets "file:line:column: field.path: what was expected".
+ * Peer names are checked against known_peers (NULL-terminated; NULL skips the check).
+ * Returns H2B_OK, H2B_ERR_PARSE or H2B_ERR_NOMEM. *out is untouched on failure. */
+int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
+                      const char *const *known_peers, struct h2b_scenario **out,
+                      struct h2b_diag *diag);
 
 /* Frees a scenario (NULL is fine). */
 void h2b_scenario_del(struct h2b_scenario *s);

@@ -36,13 +36,13 @@ static struct h2b_scenario *scenario(const char *json)
     json_error_t jerr;
     json_t *doc = json_loads(json, 0, &jerr);
     struct h2b_scenario *s = NULL;
-    struct h2b_scenario_error err;
+    struct h2b_diag diag;
     CHECK(doc != NULL);
     if (!doc)
         return NULL;
-    int rc = h2b_scenario_from_json(doc, NULL, &s, &err);
+    int rc = h2b_scenario_load(doc, NULL, NULL, &s, &diag);
     if (rc)
-        fprintf(stderr, "scenario: %s: %s\n", err.path, err.message);
+        h2b_diag_print(&diag, stderr);
     CHECK_EQ_INT(rc, H2B_OK);
     json_decref(doc);
     return s;
@@ -223,6 +223,19 @@ static void test_client_argv(void)
     h2b_scenario_del(s);
 }
 
+static void test_perf_stat(void)
+{
+    uint64_t n = 0;
+    CHECK_EQ_INT(h2b_client_parse_perf_stat("# started on Mon\n\n123456789,,instructions:u,2000000,"
+                                            "100.00,,\n",
+                                            &n),
+                 H2B_OK);
+    CHECK_EQ_U64(n, 123456789);
+    CHECK_EQ_INT(h2b_client_parse_perf_stat("<not supported>,,instructions:u,0,100.00,,\n", &n),
+                 H2B_ERR_UNSUPPORTED);
+    CHECK_EQ_INT(h2b_client_parse_perf_stat("# nothing\n", &n), H2B_ERR_PARSE);
+}
+
 static void test_peer_expand(void)
 {
     struct h2b_peer_vars vars = {.host = "127.0.0.1",
@@ -252,6 +265,7 @@ int main(void)
     test_sequential_and_sweeps();
     test_h2load_text();
     test_client_argv();
+    test_perf_stat();
     test_peer_expand();
     return test_report();
 }
