@@ -17,6 +17,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"report", "render results into a markdown report with charts", h2b_cmd_report},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,97 @@
+/*
+ * cmd_report.c - `h2bench report`: options in, h2b_report_write out.
+ */
+#include "commands.h"
+#include "error.h"
+#include "report.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f, "usage: h2bench report RESULTS... -o DIR [--ceilings FILE] [--compare BASE.json]\n"
+           "                      [--summary] [--gnuplot BIN]\n\n"
+           "Render h2bench.result/1 files into DIR/REPORT.md with gnuplot charts (DIR/*.png,\n"
+           "*.svg, and the *.gp scripts and *.dat data that draw them). With several RESULTS\n"
+           "(oldest first) the last is reported in full and a History section covers all.\n\n"
+           "  -o, --out DIR         output directory (created if missing)\n"
+           "      --ceilings FILE   h2bench.ceilings/1 file: adds the Gated hot paths section\n"
+           "      --compare BASE    base results file: adds the A/B section (head = last RESULTS)\n"
+           "      --summary         also print the markdown to stdout (CI step summary)\n"
+           "      --gnuplot BIN     gnuplot binary (default: $H2B_GNUPLOT, else gnuplot in PATH);\n"
+           "                        without gnuplot the report is written without charts\n"
+           "  -h, --help            this help\n\n"
+           "Exit codes: 0 written, 2 usage error or malformed input (file:line:column),\n"
+           "3 runtime failure (gnuplot failed, output not writable). A failing run leaves\n"
+           "DIR as it was.\n");
+}
+
+int h2b_cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
+                                         {"ceilings", required_argument, NULL, 'c'},
+                                         {"compare", required_argument, NULL, 'b'},
+                                         {"summary", no_argument, NULL, 's'},
+                                         {"gnuplot", required_argument, NULL, 'g'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    struct h2b_report_options o = {0};
+    int summary = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            o.out_dir = optarg;
+            break;
+        case 'c':
+            o.ceilings = optarg;
+            break;
+        case 'b':
+            o.compare = optarg;
+            break;
+        case 's':
+            summary = 1;
+            break;
+        case 'g':
+            o.gnuplot = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return H2B_EXIT_OK;
+        default:
+            fprintf(stderr, "h2bench report: unknown option or missing value: '%s'\n\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return H2B_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc || o.out_dir == NULL) {
+        fprintf(stderr, "h2bench report: %s\n\n",
+                optind >= argc ? "no results files given" : "-o DIR is required");
+        usage(stderr);
+        return H2B_EXIT_USAGE;
+    }
+    o.results = (const char *const *)(argv + optind);
+    o.n_results = (size_t)(argc - optind);
+
+    char err[2048] = "";
+    char *md = NULL;
+    int rc = h2b_report_write(&o, summary ? &md : NULL, err, sizeof(err));
+    if (rc != H2B_OK) {
+        fprintf(stderr, "h2bench report: %s\n", err);
+        /* inputs: malformed or unreadable is the user's to fix (2); the rest is runtime (3) */
+        bool input = rc == H2B_ERR_PARSE || rc == H2B_ERR_INVAL || rc == H2B_ERR_NOTFOUND;
+        return input ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+    }
+    if (md) {
+        fputs(md, stdout);
+        free(md);
+    }
+    fprintf(stderr, "h2bench report: wrote %s/REPORT.md\n", o.out_dir);
+    return H2B_EXIT_OK;
+}

@@ -1,0 +1,174 @@
+/*
+ * chart.c - fill gnuplot templates and run gnuplot.
+ *
+ * The templates are embedded at build time (embed.cmake), so an installed h2bench needs no data
+ * directory, yet the scripts a report leaves beside its charts are plain gnuplot a user can
+ * edit and re-run. Substitution is literal {{KEY}} replacement: gnuplot's own @macro and
+ * $variable syntax stays untouched, and a key the caller forgot is an error instead of an empty
+ * string in a plot command.
+ *
+ * gnuplot runs once for all charts (one process, each script starts with `reset`), through
+ * posix_spawnp so a missing binary is told apart (ENOENT) from a failing one.
+ */
+#include "chart.h"
+#include "error.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *h2b_chart_template(const char *name)
+{
+    for (const struct h2b_chart_template *t = h2b__chart_templates; t->name; t++) {
+        if (strcmp(t->name, name) == 0)
+            return t->text;
+    }
+    return NULL;
+}
+
+int h2b_chart_expand(const char *tmpl, const struct h2b_chart_var *vars, size_t nvars,
+                     struct h2b_strbuf *out)
+{
+    const char *p = tmpl;
+    for (;;) {
+        const char *open = strstr(p, "{{");
+        if (open == NULL)
+            break;
+        const char *close = strstr(open + 2, "}}");
+        if (close == NULL)
+            break;
+        h2b_strbuf_append(out, p, (size_t)(open - p));
+        size_t klen = (size_t)(close - open - 2);
+        const char *value = NULL;
+        for (size_t i = 0; i < nvars; i++) {
+            if (strlen(vars[i].key) == klen && memcmp(vars[i].key, open + 2, klen) == 0) {
+                value = vars[i].value;
+                break;
+            }
+        }
+        if (value == NULL)
+            return H2B_ERR_NOTFOUND;
+        h2b_strbuf_puts(out, value);
+        p = close + 2;
+    }
+    h2b_strbuf_puts(out, p);
+    return h2b_strbuf_error(out);
+}
+
+#define MAX_VARS 24
+
+int h2b_chart_script(const char *name, const char *tmpl, const char *title,
+                     const struct h2b_chart_var *vars, size_t nvars, struct h2b_strbuf *out)
+{
+    const char *head = h2b_chart_template("head"), *tail = h2b_chart_template("tail");
+    const char *body = h2b_chart_template(tmpl);
+    if (head == NULL || tail == NULL || body == NULL || nvars > MAX_VARS - 5)
+        return H2B_ERR_NOTFOUND;
+    struct h2b_chart_var all[MAX_VARS] = {
+        {"NAME", name}, {"TEMPLATE", tmpl}, {"TITLE", title}, {"WIDTH", "960"}, {"HEIGHT", "560"},
+    };
+    memcpy(all + 5, vars, nvars * sizeof(*vars));
+    int rc;
+    if ((rc = h2b_chart_expand(head, all, nvars + 5, out)) ||
+        (rc = h2b_chart_expand(body, all, nvars + 5, out)) ||
+        (rc = h2b_chart_expand(tail, all, nvars + 5, out)))
+        return rc;
+    return H2B_OK;
+}
+
+/* Copies the last lines of the log into err. */
+static void log_tail(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    if (!feof(f)) {
+        /* keep the end: gnuplot's error is the last thing it prints */
+        fseek(f, -(long)(sizeof(buf) - 1), SEEK_END);
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+    }
+    fclose(f);
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    const char *start = buf;
+    if (n > 600)
+        start = buf + n - 600;
+    size_t len = strlen(start);
+    if (errlen == 0)
+        return;
+    if (len >= errlen)
+        len = errlen - 1;
+    memcpy(err, start, len);
+    err[len] = '\0';
+}
+
+int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *const *scripts,
+                          size_t nscripts, const char *log_name, char *err, size_t errlen)
+{
+    if (nscripts > 32)
+        return H2B_ERR_INVAL;
+    char log_path[4096];
+    snprintf(log_path, sizeof(log_path), "%s/%s", dir, log_name);
+    char *argv[32 + 2];
+    argv[0] = (char *)gnuplot;
+    for (size_t i = 0; i < nscripts; i++)
+        argv[i + 1] = (char *)scripts[i];
+    argv[nscripts + 1] = NULL;
+
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return H2B_ERR_NOMEM;
+    int rc = H2B_ERR_SYS;
+    if (posix_spawn_file_actions_addchdir_np(&fa, dir) != 0 ||
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) != 0 ||
+        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path, O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO) != 0) {
+        rc = H2B_ERR_NOMEM;
+        goto out_destroy;
+    }
+    pid_t pid;
+    int e = posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
+    if (e == ENOENT) {
+        snprintf(err, errlen, "%s: not found", gnuplot);
+        rc = H2B_ERR_NOTFOUND;
+        goto out_destroy;
+    }
+    if (e != 0) {
+        snprintf(err, errlen, "%s: cannot start: %s", gnuplot, strerror(e));
+        goto out_destroy;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            snprintf(err, errlen, "%s: waitpid: %s", gnuplot, strerror(errno));
+            goto out_destroy;
+        }
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        rc = H2B_OK;
+    } else {
+        char tail[700] = "";
+        log_tail(log_path, tail, sizeof(tail));
+        if (WIFEXITED(status))
+            snprintf(err, errlen, "%s exited with status %d: %s", gnuplot, WEXITSTATUS(status),
+                     tail);
+        else
+            snprintf(err, errlen, "%s killed by signal %d: %s", gnuplot, WTERMSIG(status), tail);
+    }
+out_destroy:
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}

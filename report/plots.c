@@ -1,0 +1,394 @@
+/*
+ * plots.c - the data files and gnuplot scripts behind the report's charts.
+ *
+ * Which charts: the component suite as bars (head run), req/s against connections (one line
+ * per target and requested stream level), the latency percentile spectrum for a few chosen
+ * cells (the lightest, the first target's throughput peak and the heaviest: the three places a
+ * reader looks), and a history across runs when several results files are given. A chart is
+ * only written when it has data, because gnuplot fails on an empty log-scale axis.
+ *
+ * Data files are whitespace tables, one gnuplot "index" block per line of the chart, so a user
+ * can re-plot them with any tool.
+ */
+#include "chart.h"
+#include "error.h"
+#include "hist.h"
+#include "report_int.h"
+#include "stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REPEATS 256
+
+static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                     "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+#define N_COLORS (sizeof(colors) / sizeof(colors[0]))
+
+/* gnuplot double-quoted strings: drop what could end or escape them. */
+static void quoted(struct h2b_strbuf *b, const char *s)
+{
+    h2b_strbuf_puts(b, "\"");
+    for (; *s; s++) {
+        if (*s != '"' && *s != '\\' && *s != '\n')
+            h2b_strbuf_append(b, s, 1);
+    }
+    h2b_strbuf_puts(b, "\"");
+}
+
+static int save(const char *dir, const char *name, const char *ext, struct h2b_strbuf *b)
+{
+    if (h2b_strbuf_error(b))
+        return h2b_strbuf_error(b);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return H2B_ERR_IO;
+    size_t n = b->len;
+    bool ok = fwrite(h2b_strbuf_str(b), 1, n, f) == n;
+    if (fclose(f) != 0 || !ok)
+        return H2B_ERR_IO;
+    return H2B_OK;
+}
+
+static struct h2b__chart *add_chart(struct h2b__report *rep, enum h2b__chart_kind kind,
+                                    const char *name, const char *alt)
+{
+    if (rep->n_charts == H2B__REPORT_MAX_CHARTS)
+        return NULL;
+    struct h2b__chart *c = &rep->charts[rep->n_charts++];
+    c->kind = kind;
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    snprintf(c->alt, sizeof(c->alt), "%s", alt);
+    return c;
+}
+
+/* Writes NAME.dat and NAME.gp and records the chart. */
+static int emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
+                const char *name, const char *tmpl, const char *title, struct h2b_strbuf *data,
+                const struct h2b_chart_var *vars, size_t nvars)
+{
+    struct h2b_strbuf script;
+    h2b_strbuf_init(&script);
+    int rc = h2b_chart_script(name, tmpl, title, vars, nvars, &script);
+    if (rc == H2B_OK)
+        rc = save(dir, name, "dat", data);
+    if (rc == H2B_OK)
+        rc = save(dir, name, "gp", &script);
+    if (rc == H2B_OK && add_chart(rep, kind, name, title) == NULL)
+        rc = H2B_ERR_RANGE;
+    h2b_strbuf_free(&script);
+    return rc;
+}
+
+static int plot_micro(struct h2b__report *rep, const char *dir)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    double ymin = INFINITY;
+    for (size_t i = 0; i < r->n_micro; i++) {
+        if (r->micro[i].ns_per_op > 0 && r->micro[i].ns_per_op < ymin)
+            ymin = r->micro[i].ns_per_op;
+        if (r->micro[i].p99_ns > 0 && r->micro[i].p99_ns < ymin)
+            ymin = r->micro[i].p99_ns;
+    }
+    if (!isfinite(ymin))
+        return H2B_OK;
+    struct h2b_strbuf data, plot;
+    h2b_strbuf_init(&data);
+    h2b_strbuf_init(&plot);
+    h2b_strbuf_puts(&data, "# benchmark ns_per_op p99_ns\n");
+    for (size_t i = 0; i < r->n_micro; i++) {
+        const struct h2b_rdata_micro *m = &r->micro[i];
+        quoted(&data, m->name);
+        h2b_strbuf_printf(&data, " %.6g", m->ns_per_op > 0 ? m->ns_per_op : NAN);
+        if (m->p99_ns > 0)
+            h2b_strbuf_printf(&data, " %.6g\n", m->p99_ns);
+        else
+            h2b_strbuf_puts(&data, " ?\n");
+    }
+    h2b_strbuf_printf(&plot,
+                      "'micro.dat' using 2:xtic(1) title \"ns/op (median of epochs)\" "
+                      "lc rgb \"%s\", '' using 3 title \"p99 per operation\" lc rgb \"%s\"",
+                      colors[0], colors[4]);
+    char ybuf[32];
+    snprintf(ybuf, sizeof(ybuf), "%g", pow(10, floor(log10(ymin))));
+    struct h2b_chart_var vars[] = {{"YMIN", ybuf}, {"PLOT", h2b_strbuf_str(&plot)}};
+    int rc = h2b_strbuf_error(&plot);
+    if (rc == H2B_OK)
+        rc = emit(rep, dir, H2B__CHART_MICRO, "micro", "micro",
+                  "Component suite: ns/op and p99 per benchmark", &data, vars, 2);
+    h2b_strbuf_free(&data);
+    h2b_strbuf_free(&plot);
+    return rc;
+}
+
+static int plot_rps(struct h2b__report *rep, const char *dir)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    struct h2b_strbuf data, plot, xtics;
+    h2b_strbuf_init(&data);
+    h2b_strbuf_init(&plot);
+    h2b_strbuf_init(&xtics);
+    long streams[64];
+    size_t ns = 0;
+    for (size_t k = 0; k < rep->n_keys; k++) {
+        size_t j;
+        for (j = 0; j < ns && streams[j] != rep->keys[k].streams; j++)
+            ;
+        if (j == ns && ns < 64)
+            streams[ns++] = rep->keys[k].streams;
+    }
+    long cmin = 0, cmax = 0, prev = 0;
+    size_t block = 0;
+    for (size_t t = 0; t < rep->n_targets; t++) {
+        for (size_t s = 0; s < ns; s++) {
+            size_t points = 0;
+            for (size_t k = 0; k < rep->n_keys; k++) {
+                if (rep->keys[k].streams != streams[s])
+                    continue;
+                double v[MAX_REPEATS];
+                size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k], 0, v, MAX_REPEATS);
+                if (n == 0)
+                    continue;
+                if (points == 0)
+                    h2b_strbuf_printf(&data, "# %s, %ld streams requested\n", rep->targets[t],
+                                      streams[s]);
+                h2b_strbuf_printf(&data, "%ld %.6g\n", rep->keys[k].connections,
+                                  h2b_stats_median(v, n));
+                points++;
+            }
+            if (points == 0)
+                continue;
+            h2b_strbuf_puts(&data, "\n\n");
+            char title[160];
+            snprintf(title, sizeof(title), "%s, %ld stream%s", rep->targets[t], streams[s],
+                     streams[s] == 1 ? "" : "s");
+            h2b_strbuf_printf(&plot,
+                              "%s'matrix-rps.dat' index %zu using 1:2 with linespoints "
+                              "lw 2 lc rgb \"%s\" dt %zu pt %zu ps 1.2 title ",
+                              block ? ", " : "", block, colors[t % N_COLORS], s % 5 + 1,
+                              (size_t[]){7, 5, 9, 11, 13}[s % 5]);
+            quoted(&plot, title);
+            block++;
+        }
+    }
+    int rc = H2B_OK;
+    if (block == 0)
+        goto out;
+    for (size_t k = 0; k < rep->n_keys; k++) {
+        long c = rep->keys[k].connections;
+        if (cmin == 0 || c < cmin)
+            cmin = c;
+        if (c > cmax)
+            cmax = c;
+        if (c != prev)
+            h2b_strbuf_printf(&xtics, "%s\"%ld\" %ld", prev ? ", " : "", c, c);
+        prev = c;
+    }
+    char xmin[32], xmax[32];
+    snprintf(xmin, sizeof(xmin), "%g", cmin / 1.6);
+    snprintf(xmax, sizeof(xmax), "%g", cmax * 1.6);
+    struct h2b_chart_var vars[] = {{"XMIN", xmin},
+                                   {"XMAX", xmax},
+                                   {"XTICS", h2b_strbuf_str(&xtics)},
+                                   {"PLOT", h2b_strbuf_str(&plot)}};
+    rc = h2b_strbuf_error(&plot) ? h2b_strbuf_error(&plot) : h2b_strbuf_error(&xtics);
+    if (rc == H2B_OK)
+        rc = emit(rep, dir, H2B__CHART_RPS, "matrix-rps", "matrix-rps",
+                  "Requests per second against connections", &data, vars, 4);
+out:
+    h2b_strbuf_free(&data);
+    h2b_strbuf_free(&plot);
+    h2b_strbuf_free(&xtics);
+    return rc;
+}
+
+struct spectrum {
+    struct h2b_strbuf *data;
+    uint64_t total, cum;
+    double unit, xmax;
+};
+
+static int spectrum_point(uint64_t value, uint64_t count, void *arg)
+{
+    struct spectrum *s = arg;
+    s->cum += count;
+    double x = s->cum >= s->total ? s->xmax : 1.0 / (1.0 - (double)s->cum / (double)s->total);
+    h2b_strbuf_printf(s->data, "%.6g %.6g\n", x < s->xmax ? x : s->xmax, (double)value / s->unit);
+    return 0;
+}
+
+static int plot_latency_cell(struct h2b__report *rep, const char *dir, struct h2b__cellkey k)
+{
+    struct h2b_hist *h[64] = {0};
+    size_t nt = rep->n_targets < 64 ? rep->n_targets : 64, have = 0;
+    uint64_t total_max = 0, vmax = 0;
+    for (size_t t = 0; t < nt; t++) {
+        size_t repeats;
+        h[t] = h2b__report_group_hist(rep->head, rep->targets[t], k, &repeats);
+        if (h[t]) {
+            have++;
+            if (h[t]->total > total_max)
+                total_max = h[t]->total;
+            if (h[t]->max > vmax)
+                vmax = h[t]->max;
+        }
+    }
+    int rc = H2B_OK;
+    if (have == 0)
+        goto out;
+    double xmax = pow(10, ceil(log10((double)total_max)));
+    if (xmax > 1e6)
+        xmax = 1e6;
+    if (xmax < 10)
+        xmax = 10;
+    double unit = vmax >= 1e6 ? 1e6 : 1e3;
+    struct h2b_strbuf data, plot;
+    h2b_strbuf_init(&data);
+    h2b_strbuf_init(&plot);
+    size_t block = 0;
+    for (size_t t = 0; t < nt; t++) {
+        if (h[t] == NULL)
+            continue;
+        h2b_strbuf_printf(&data, "# %s: x = 1/(1-percentile), latency in %s\n", rep->targets[t],
+                          unit == 1e6 ? "ms" : "us");
+        h2b_strbuf_printf(&data, "1 %.6g\n", (double)h[t]->min / unit);
+        struct spectrum sp = {&data, h[t]->total, 0, unit, xmax};
+        h2b_hist_foreach(h[t], spectrum_point, &sp);
+        h2b_strbuf_puts(&data, "\n\n");
+        char name[64];
+        snprintf(name, sizeof(name), "latency-c%ld-s%ld", k.connections, k.streams);
+        h2b_strbuf_printf(&plot,
+                          "%s'%s.dat' index %zu using 1:2 with lines lw 2 lc rgb \"%s\" "
+                          "title ",
+                          block ? ", " : "", name, block, colors[t % N_COLORS]);
+        quoted(&plot, rep->targets[t]);
+        block++;
+    }
+    char name[64], title[160], xbuf[32];
+    snprintf(name, sizeof(name), "latency-c%ld-s%ld", k.connections, k.streams);
+    snprintf(title, sizeof(title), "Latency percentile spectrum, %ld connection%s x %ld stream%s",
+             k.connections, k.connections == 1 ? "" : "s", k.streams, k.streams == 1 ? "" : "s");
+    snprintf(xbuf, sizeof(xbuf), "%g", xmax);
+    struct h2b_chart_var vars[] = {
+        {"XMAX", xbuf}, {"UNIT", unit == 1e6 ? "ms" : "µs"}, {"PLOT", h2b_strbuf_str(&plot)}};
+    rc = h2b_strbuf_error(&plot);
+    if (rc == H2B_OK)
+        rc = emit(rep, dir, H2B__CHART_LATENCY, name, "latency", title, &data, vars, 3);
+    h2b_strbuf_free(&data);
+    h2b_strbuf_free(&plot);
+out:
+    for (size_t t = 0; t < nt; t++)
+        h2b_hist_del(h[t]);
+    return rc;
+}
+
+/* The lightest cell, the first target's req/s peak and the heaviest cell, without repeats. */
+static int plot_latency(struct h2b__report *rep, const char *dir)
+{
+    if (rep->n_keys == 0 || rep->n_targets == 0)
+        return H2B_OK;
+    size_t pick[3] = {0, 0, rep->n_keys - 1};
+    double best = -1;
+    for (size_t k = 0; k < rep->n_keys; k++) {
+        double v[MAX_REPEATS];
+        size_t n = h2b__report_group(rep->head, rep->targets[0], rep->keys[k], 0, v, MAX_REPEATS);
+        double med = h2b_stats_median(v, n);
+        if (n > 0 && med > best) {
+            best = med;
+            pick[1] = k;
+        }
+        long load = rep->keys[k].connections * rep->keys[k].streams;
+        long hl = rep->keys[pick[2]].connections * rep->keys[pick[2]].streams;
+        if (load > hl)
+            pick[2] = k;
+    }
+    /* ascending, without duplicates */
+    size_t order[3] = {pick[0], pick[1], pick[2]};
+    for (int i = 0; i < 3; i++) {
+        for (int j = i + 1; j < 3; j++) {
+            if (order[j] < order[i]) {
+                size_t t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (i > 0 && order[i] == order[i - 1])
+            continue;
+        int rc = plot_latency_cell(rep, dir, rep->keys[order[i]]);
+        if (rc)
+            return rc;
+    }
+    return H2B_OK;
+}
+
+static int plot_history(struct h2b__report *rep, const char *dir)
+{
+    if (rep->n_runs < 2)
+        return H2B_OK;
+    const struct h2b_rdata_results *first = rep->runs[0];
+    struct h2b_strbuf data, plot, xtics;
+    h2b_strbuf_init(&data);
+    h2b_strbuf_init(&plot);
+    h2b_strbuf_init(&xtics);
+    size_t block = 0;
+    for (size_t i = 0; i < rep->head->n_micro; i++) {
+        const char *name = rep->head->micro[i].name;
+        const struct h2b_rdata_micro *m0 = h2b_rdata_micro_find(first, name);
+        if (m0 == NULL || !(m0->ns_per_op > 0))
+            continue;
+        h2b_strbuf_printf(&data, "# %s ns/op relative to run 1\n", name);
+        for (size_t r = 0; r < rep->n_runs; r++) {
+            const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
+            if (m && m->ns_per_op > 0)
+                h2b_strbuf_printf(&data, "%zu %.6g\n", r + 1, m->ns_per_op / m0->ns_per_op);
+        }
+        h2b_strbuf_puts(&data, "\n\n");
+        h2b_strbuf_printf(&plot,
+                          "%s'history.dat' index %zu using 1:2 with linespoints lw 2 "
+                          "lc rgb \"%s\" dt %zu pt 7 title ",
+                          block ? ", " : "", block, colors[block % N_COLORS], block / N_COLORS + 1);
+        char title[160];
+        snprintf(title, sizeof(title), "%s ns/op", name);
+        quoted(&plot, title);
+        block++;
+    }
+    int rc = H2B_OK;
+    if (block == 0)
+        goto out;
+    for (size_t r = 0; r < rep->n_runs; r++) {
+        char label[16];
+        snprintf(label, sizeof(label), "%.10s", rep->runs[r]->created);
+        h2b_strbuf_printf(&xtics, "%s\"%zu\\n%s\" %zu", r ? ", " : "", r + 1, label, r + 1);
+    }
+    char xmin[16], xmax[16];
+    snprintf(xmin, sizeof(xmin), "0.7");
+    snprintf(xmax, sizeof(xmax), "%.1f", (double)rep->n_runs + 0.3);
+    struct h2b_chart_var vars[] = {{"XMIN", xmin},
+                                   {"XMAX", xmax},
+                                   {"XTICS", h2b_strbuf_str(&xtics)},
+                                   {"PLOT", h2b_strbuf_str(&plot)}};
+    rc = h2b_strbuf_error(&plot) ? h2b_strbuf_error(&plot) : h2b_strbuf_error(&xtics);
+    if (rc == H2B_OK)
+        rc = emit(rep, dir, H2B__CHART_HISTORY, "history", "history",
+                  "Component suite across runs (ns/op relative to run 1)", &data, vars, 4);
+out:
+    h2b_strbuf_free(&data);
+    h2b_strbuf_free(&plot);
+    h2b_strbuf_free(&xtics);
+    return rc;
+}
+
+int h2b__report_plots(struct h2b__report *rep, const char *dir)
+{
+    int rc;
+    if ((rc = plot_micro(rep, dir)) || (rc = plot_rps(rep, dir)) || (rc = plot_latency(rep, dir)) ||
+        (rc = plot_history(rep, dir)))
+        return rc;
+    return H2B_OK;
+}

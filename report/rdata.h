@@ -1,0 +1,95 @@
+/*
+ * rdata.h - results and ceilings files as the report reads them.
+ *
+ * Loads an h2bench.result/1 or h2bench.ceilings/1 document, validates the fields the report
+ * uses and exposes them as plain structs. Strings point into the parsed document and live as
+ * long as the owning h2b_rdata_results / h2b_rdata_ceilings. Numbers that are null or absent are
+ * NAN ("not measured"); the report prints them as such, never as 0.
+ */
+#ifndef H2B_RDATA_H
+#define H2B_RDATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct h2b_hist;
+
+struct h2b_rdata_micro {
+    const char *name;
+    double ns_per_op;
+    double bytes_per_op;
+    double allocs_per_op;
+    double p50_ns, p99_ns, p999_ns;
+    double instructions_per_op;
+    long forks;        /* 0 when absent */
+    double *p99_forks; /* per-fork p99 in ns (p99_ns_forks), n_p99_forks of them */
+    size_t n_p99_forks;
+    const char *note;      /* NULL when absent */
+    struct h2b_hist *hist; /* decoded "histogram", NULL when absent */
+};
+
+/* Indexes into h2b_rdata_cell.latency_ns. */
+enum { H2B_LAT_MIN, H2B_LAT_P50, H2B_LAT_P90, H2B_LAT_P99, H2B_LAT_P999, H2B_LAT_MAX, H2B_LAT_N };
+
+struct h2b_rdata_cell {
+    const char *target;
+    const char *client; /* NULL when absent */
+    long connections;
+    long streams_requested;
+    long streams_effective;
+    long repeat;
+    double requests, succeeded, failed_requests, errors;
+    double duration_s, req_per_s, bytes_per_s;
+    double client_cpu_s, server_cpu_s, server_rss_kib;
+    double latency_ns[H2B_LAT_N];
+    bool failed;        /* the cell did not complete ("failed": true) */
+    const char *reason; /* why it failed, NULL otherwise */
+    const char *note;
+    struct h2b_hist *hist;
+};
+
+struct h2b_rdata_results {
+    char *path;
+    void *doc; /* the parsed document (json_t *), owner of every string below */
+    const char *created;
+    const char *tool_name, *tool_version, *git_commit;
+    const char *scenario_name, *scenario_file, *scenario_sha256;
+    void *env; /* the "env" object (json_t *, borrowed from doc) */
+    struct h2b_rdata_micro *micro;
+    size_t n_micro;
+    struct h2b_rdata_cell *cells;
+    size_t n_cells;
+};
+
+/* Reads and validates a results file. On malformed input returns H2B_ERR_PARSE with
+ * "file:line:column: what was expected" in err; H2B_ERR_NOTFOUND when the file cannot be
+ * opened or read;
+ * H2B_ERR_NOMEM. *out untouched on failure; the caller owns *out (h2b_rdata_results_del). */
+int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, char *err,
+                           size_t errlen);
+void h2b_rdata_results_del(struct h2b_rdata_results *r);
+
+/* The micro entry named name, or NULL. */
+const struct h2b_rdata_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
+                                                   const char *name);
+
+struct h2b_rdata_ceiling {
+    const char *bench;
+    const char *metric; /* bytes_per_op, allocs_per_op, p99_ns, instructions_per_op, ... */
+    double max;
+    const char *why;
+};
+
+struct h2b_rdata_ceilings {
+    char *path;
+    void *doc;
+    struct h2b_rdata_ceiling *items; /* in file order, benchmark by benchmark */
+    size_t n_items;
+};
+
+/* Reads and validates an h2bench.ceilings/1 file; errors as h2b_rdata_results_load. */
+int h2b_rdata_ceilings_load(const char *path, struct h2b_rdata_ceilings **out, char *err,
+                            size_t errlen);
+void h2b_rdata_ceilings_del(struct h2b_rdata_ceilings *c);
+
+#endif

@@ -1,0 +1,335 @@
+/*
+ * report.c - h2b_report_write: load, render, and commit the report atomically.
+ *
+ * Order matters for "a failing run leaves nothing half-written": every input is loaded and
+ * validated before the output directory is touched; charts and REPORT.md are produced in a
+ * fresh temporary directory inside the output directory (same filesystem, so rename() is
+ * atomic); only when everything succeeded are the files renamed into place, REPORT.md last, and
+ * the temporary directory removed. On any failure the temporary directory is deleted.
+ *
+ * Rejected: writing each file with its own temp+rename as it is produced. A gnuplot failure on
+ * the third chart would then leave two new charts beside an old REPORT.md.
+ */
+#include "chart.h"
+#include "error.h"
+#include "hist.h"
+#include "report_int.h"
+#include "stats.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_REPEATS 256
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct h2b__cellkey *x = a, *y = b;
+    if (x->connections != y->connections)
+        return x->connections < y->connections ? -1 : 1;
+    return (x->streams > y->streams) - (x->streams < y->streams);
+}
+
+int h2b__report_index(const struct h2b_rdata_results *r, const char ***targets, size_t *n_targets,
+                      struct h2b__cellkey **keys, size_t *n_keys)
+{
+    size_t n = r->n_cells ? r->n_cells : 1;
+    const char **t = calloc(n, sizeof(*t));
+    struct h2b__cellkey *k = calloc(n, sizeof(*k));
+    if (t == NULL || k == NULL) {
+        free(t);
+        free(k);
+        return H2B_ERR_NOMEM;
+    }
+    size_t nt = 0, nk = 0;
+    for (size_t i = 0; i < r->n_cells; i++) {
+        const struct h2b_rdata_cell *c = &r->cells[i];
+        size_t j;
+        for (j = 0; j < nt && strcmp(t[j], c->target) != 0; j++)
+            ;
+        if (j == nt)
+            t[nt++] = c->target;
+        for (j = 0; j < nk; j++) {
+            if (k[j].connections == c->connections && k[j].streams == c->streams_requested)
+                break;
+        }
+        if (j == nk)
+            k[nk++] = (struct h2b__cellkey){c->connections, c->streams_requested};
+    }
+    qsort(k, nk, sizeof(*k), cmp_key);
+    *targets = t;
+    *n_targets = nt;
+    *keys = k;
+    *n_keys = nk;
+    return H2B_OK;
+}
+
+static bool in_group(const struct h2b_rdata_cell *c, const char *target, struct h2b__cellkey k)
+{
+    return c->connections == k.connections && c->streams_requested == k.streams &&
+           strcmp(c->target, target) == 0;
+}
+
+size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
+                         struct h2b__cellkey k, int which, double *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_cells && n < max; i++) {
+        const struct h2b_rdata_cell *c = &r->cells[i];
+        if (c->failed || !in_group(c, target, k))
+            continue;
+        double v = which == 0   ? c->req_per_s
+                   : which == 1 ? c->latency_ns[H2B_LAT_P50]
+                                : c->latency_ns[H2B_LAT_P99];
+        if (!isnan(v))
+            out[n++] = v;
+    }
+    return n;
+}
+
+struct h2b_hist *h2b__report_group_hist(const struct h2b_rdata_results *r, const char *target,
+                                        struct h2b__cellkey k, size_t *repeats)
+{
+    struct h2b_hist *m = NULL;
+    *repeats = 0;
+    for (size_t i = 0; i < r->n_cells; i++) {
+        const struct h2b_rdata_cell *c = &r->cells[i];
+        if (c->failed || !in_group(c, target, k))
+            continue;
+        (*repeats)++;
+        if (c->hist == NULL ||
+            (m == NULL &&
+             h2b_hist_new(&m, c->hist->lowest, c->hist->highest, c->hist->sub_bits) != H2B_OK) ||
+            h2b_hist_merge(m, c->hist) != H2B_OK) {
+            h2b_hist_del(m);
+            return NULL;
+        }
+    }
+    if (m && m->total == 0) {
+        h2b_hist_del(m);
+        return NULL;
+    }
+    return m;
+}
+
+double h2b__report_group_latency(const struct h2b_rdata_results *r, const char *target,
+                                 struct h2b__cellkey k, double p, bool *merged)
+{
+    size_t repeats;
+    struct h2b_hist *m = h2b__report_group_hist(r, target, k, &repeats);
+    *merged = m != NULL && repeats > 1;
+    if (*merged) {
+        double v = (double)h2b_hist_percentile(m, p);
+        h2b_hist_del(m);
+        return v;
+    }
+    h2b_hist_del(m);
+    double vals[MAX_REPEATS];
+    size_t nv = h2b__report_group(r, target, k, p < 75 ? 1 : 2, vals, MAX_REPEATS);
+    return h2b_stats_median(vals, nv);
+}
+
+/* Removes dir and the plain files in it (the temporary directory holds nothing else). */
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int write_file(const char *path, const char *text, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return H2B_ERR_IO;
+    }
+    size_t n = strlen(text);
+    bool ok = fwrite(text, 1, n, f) == n;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
+    if (fclose(f) != 0 || !ok) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        return H2B_ERR_IO;
+    }
+    return H2B_OK;
+}
+
+/* Renames every file of tmp into dir, REPORT.md last. */
+static int commit(const char *tmp, const char *dir, char *err, size_t errlen)
+{
+    DIR *d = opendir(tmp);
+    if (d == NULL) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return H2B_ERR_IO;
+    }
+    struct dirent *e;
+    int rc = H2B_OK;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "REPORT.md") == 0 ||
+            strcmp(e->d_name, "gnuplot.log") == 0)
+            continue;
+        char from[4096], to[4096];
+        snprintf(from, sizeof(from), "%s/%s", tmp, e->d_name);
+        snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
+        if (rename(from, to) != 0) {
+            snprintf(err, errlen, "rename %s -> %s: %s", from, to, strerror(errno));
+            rc = H2B_ERR_IO;
+            break;
+        }
+    }
+    closedir(d);
+    if (rc)
+        return rc;
+    char from[4096], to[4096];
+    snprintf(from, sizeof(from), "%s/REPORT.md", tmp);
+    snprintf(to, sizeof(to), "%s/REPORT.md", dir);
+    if (rename(from, to) != 0) {
+        snprintf(err, errlen, "rename %s -> %s: %s", from, to, strerror(errno));
+        return H2B_ERR_IO;
+    }
+    return H2B_OK;
+}
+
+static int load_all(struct h2b__report *rep, char *err, size_t errlen)
+{
+    const struct h2b_report_options *o = rep->opt;
+    rep->runs = calloc(o->n_results, sizeof(*rep->runs));
+    if (rep->runs == NULL)
+        return H2B_ERR_NOMEM;
+    int rc;
+    for (size_t i = 0; i < o->n_results; i++) {
+        if ((rc = h2b_rdata_results_load(o->results[i], &rep->runs[i], err, errlen)))
+            return rc;
+        rep->n_runs = i + 1;
+    }
+    rep->head = rep->runs[rep->n_runs - 1];
+    if (o->compare && (rc = h2b_rdata_results_load(o->compare, &rep->base, err, errlen)))
+        return rc;
+    if (o->ceilings && (rc = h2b_rdata_ceilings_load(o->ceilings, &rep->ceilings, err, errlen)))
+        return rc;
+    return h2b__report_index(rep->head, &rep->targets, &rep->n_targets, &rep->keys, &rep->n_keys);
+}
+
+static void unload_all(struct h2b__report *rep)
+{
+    for (size_t i = 0; i < rep->n_runs; i++)
+        h2b_rdata_results_del(rep->runs[i]);
+    free(rep->runs);
+    h2b_rdata_results_del(rep->base);
+    h2b_rdata_ceilings_del(rep->ceilings);
+    free(rep->targets);
+    free(rep->keys);
+}
+
+static int render_charts(struct h2b__report *rep, const char *tmp, char *err, size_t errlen)
+{
+    int rc = h2b__report_plots(rep, tmp);
+    if (rc) {
+        snprintf(err, errlen, "writing chart scripts into %s: %s", tmp, h2b_strerror(rc));
+        return rc;
+    }
+    if (rep->n_charts == 0) {
+        rep->charts_rendered = true;
+        return H2B_OK;
+    }
+    const char *gnuplot = rep->opt->gnuplot;
+    if (gnuplot == NULL)
+        gnuplot = getenv("H2B_GNUPLOT");
+    if (gnuplot == NULL || gnuplot[0] == '\0')
+        gnuplot = "gnuplot";
+    char scripts[H2B__REPORT_MAX_CHARTS][80];
+    const char *argv[H2B__REPORT_MAX_CHARTS];
+    for (size_t i = 0; i < rep->n_charts; i++) {
+        snprintf(scripts[i], sizeof(scripts[i]), "%s.gp", rep->charts[i].name);
+        argv[i] = scripts[i];
+    }
+    char msg[1024] = "";
+    rc = h2b_chart_run_gnuplot(gnuplot, tmp, argv, rep->n_charts, "gnuplot.log", msg, sizeof(msg));
+    if (rc == H2B_ERR_NOTFOUND) {
+        rep->charts_rendered = false;
+        snprintf(rep->charts_note, sizeof(rep->charts_note),
+                 "gnuplot was not found (`%s`; install gnuplot-nox, or set H2B_GNUPLOT to its "
+                 "path)",
+                 h2b__basename(gnuplot));
+        return H2B_OK;
+    }
+    if (rc) {
+        snprintf(err, errlen, "rendering charts: %s", msg);
+        return rc;
+    }
+    rep->charts_rendered = true;
+    return H2B_OK;
+}
+
+int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char *err,
+                     size_t errlen)
+{
+    if (opt == NULL || opt->n_results == 0 || opt->results == NULL || opt->out_dir == NULL) {
+        snprintf(err, errlen, "no results files or no output directory");
+        return H2B_ERR_INVAL;
+    }
+    struct h2b__report rep = {.opt = opt};
+    struct h2b_strbuf md;
+    h2b_strbuf_init(&md);
+    char tmp[4096] = "";
+    int rc = load_all(&rep, err, errlen);
+    if (rc)
+        goto out_unload;
+
+    if (mkdir(opt->out_dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: %s", opt->out_dir, strerror(errno));
+        rc = H2B_ERR_IO;
+        goto out_unload;
+    }
+    snprintf(tmp, sizeof(tmp), "%s/.report-tmp.XXXXXX", opt->out_dir);
+    if (mkdtemp(tmp) == NULL) {
+        snprintf(err, errlen, "%s: cannot create a temporary directory: %s", opt->out_dir,
+                 strerror(errno));
+        tmp[0] = '\0';
+        rc = H2B_ERR_IO;
+        goto out_unload;
+    }
+    if ((rc = render_charts(&rep, tmp, err, errlen)))
+        goto out_remove;
+    if ((rc = h2b__report_markdown(&rep, &md))) {
+        snprintf(err, errlen, "rendering the markdown: %s", h2b_strerror(rc));
+        goto out_remove;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/REPORT.md", tmp);
+    if ((rc = write_file(path, h2b_strbuf_str(&md), err, errlen)))
+        goto out_remove;
+    if ((rc = commit(tmp, opt->out_dir, err, errlen)))
+        goto out_remove;
+    if (markdown) {
+        *markdown = h2b_strbuf_take(&md);
+        if (*markdown == NULL) {
+            snprintf(err, errlen, "out of memory");
+            rc = H2B_ERR_NOMEM;
+        }
+    }
+
+out_remove:
+    remove_tree(tmp);
+out_unload:
+    h2b_strbuf_free(&md);
+    unload_all(&rep);
+    return rc;
+}

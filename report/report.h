@@ -1,0 +1,34 @@
+/*
+ * report.h - render h2bench.result/1 files into a markdown performance report with charts.
+ *
+ * h2b_report_write loads every input first (a malformed file stops it before anything is
+ * written), renders the charts with gnuplot and REPORT.md into a temporary directory inside the
+ * output directory, then renames the files into place, REPORT.md last. A failing run leaves the
+ * output directory as it was. Not thread-safe (it spawns gnuplot and changes no global state,
+ * but two reports into one directory race on the renames).
+ */
+#ifndef H2B_REPORT_H
+#define H2B_REPORT_H
+
+#include <stddef.h>
+
+struct h2b_report_options {
+    const char *const *results; /* results files, oldest first; the last is reported in full */
+    size_t n_results;           /* >= 1 */
+    const char *ceilings;       /* h2bench.ceilings/1 file for "Gated hot paths", or NULL */
+    const char *compare;        /* base results file for the A/B section, or NULL */
+    const char *out_dir;        /* created if missing (one level) */
+    const char *gnuplot;        /* gnuplot binary; NULL: $H2B_GNUPLOT, else "gnuplot" in PATH */
+};
+
+/* Writes out_dir/REPORT.md, the charts (NAME.png, NAME.svg) and their sources (NAME.gp,
+ * NAME.dat). When markdown is not NULL it receives a malloc'd copy of REPORT.md (caller frees).
+ * Without gnuplot the report is written without charts and says so.
+ * Returns H2B_OK; H2B_ERR_PARSE (malformed input; err holds "file:line:column: ..."),
+ * H2B_ERR_NOTFOUND (an input cannot be read), H2B_ERR_IO (the output cannot be written),
+ * H2B_ERR_INVAL (bad options), H2B_ERR_SYS (gnuplot failed), H2B_ERR_NOMEM. err always gets a
+ * message on failure. */
+int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char *err,
+                     size_t errlen);
+
+#endif

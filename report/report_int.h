@@ -1,0 +1,83 @@
+/*
+ * report_int.h - internals shared by the report's source files (report.c orchestrates, md.c
+ * writes the markdown, plots.c writes the chart data and scripts, fmt.c formats numbers).
+ */
+#ifndef H2B_REPORT_INT_H
+#define H2B_REPORT_INT_H
+
+#include "rdata.h"
+#include "report.h"
+#include "strbuf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define H2B__REPORT_MAX_CHARTS 16
+
+enum h2b__chart_kind { H2B__CHART_MICRO, H2B__CHART_RPS, H2B__CHART_LATENCY, H2B__CHART_HISTORY };
+
+struct h2b__chart {
+    enum h2b__chart_kind kind;
+    char name[64]; /* file stem */
+    char alt[192]; /* alt text and caption */
+};
+
+/* One row of the matrix tables: a (connections, requested streams) pair. */
+struct h2b__cellkey {
+    long connections;
+    long streams;
+};
+
+struct h2b__report {
+    const struct h2b_report_options *opt;
+    struct h2b_rdata_results **runs; /* n_runs, oldest first */
+    size_t n_runs;
+    const struct h2b_rdata_results *head; /* runs[n_runs - 1] */
+    struct h2b_rdata_results *base;       /* --compare, or NULL */
+    struct h2b_rdata_ceilings *ceilings;  /* --ceilings, or NULL */
+    const char **targets;                 /* head's targets in order of first appearance */
+    size_t n_targets;
+    struct h2b__cellkey *keys; /* head's cells, sorted by connections then streams */
+    size_t n_keys;
+    struct h2b__chart charts[H2B__REPORT_MAX_CHARTS];
+    size_t n_charts;
+    bool charts_rendered; /* false: gnuplot missing, charts_note says why */
+    char charts_note[512];
+};
+
+/* Distinct targets and (connections, streams) keys of r, allocated into *targets / *keys. */
+int h2b__report_index(const struct h2b_rdata_results *r, const char ***targets, size_t *n_targets,
+                      struct h2b__cellkey **keys, size_t *n_keys);
+
+/* Values of one matrix group: the repeats of (target, connections, requested streams) that did
+ * not fail. which: 0 req/s, 1 p50, 2 p99. Returns how many were written (at most max). */
+size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
+                         struct h2b__cellkey k, int which, double *out, size_t max);
+
+/* The histograms of a group's repeats merged into a new histogram (caller frees), or NULL when
+ * a repeat has none (or on allocation failure). *repeats counts the group's measured repeats. */
+struct h2b_hist *h2b__report_group_hist(const struct h2b_rdata_results *r, const char *target,
+                                        struct h2b__cellkey k, size_t *repeats);
+
+/* The group's latency percentile p (50, 99) in ns: from the repeats' histograms merged when
+ * there are several repeats and all have one, else the median of the repeats' values. NAN when
+ * nothing was measured. *merged says which it was. */
+double h2b__report_group_latency(const struct h2b_rdata_results *r, const char *target,
+                                 struct h2b__cellkey k, double p, bool *merged);
+
+/* Writes the chart data and scripts into dir and records them in rep->charts. */
+int h2b__report_plots(struct h2b__report *rep, const char *dir);
+
+/* Renders REPORT.md into out. */
+int h2b__report_markdown(const struct h2b__report *rep, struct h2b_strbuf *out);
+
+/* Number formatting into caller buffers (return buf). NAN prints as "n/a". */
+const char *h2b__fmt_ns(double ns, char *buf, size_t n);   /* 812 ns, 12.3 µs, 4.56 ms */
+const char *h2b__fmt_count(double v, char *buf, size_t n); /* 1,234 or 3.50 */
+const char *h2b__fmt_ratio(double head, double base, char *buf, size_t n); /* 1.04× */
+const char *h2b__fmt_signed_ns(double ns, char *buf, size_t n);  /* +1.20 µs, −50.0 ns */
+const char *h2b__fmt_rate(double v, char *buf, size_t n);        /* 123,457 (rounded) */
+const char *h2b__fmt_signed_rate(double v, char *buf, size_t n); /* +1,234, −56 */
+const char *h2b__basename(const char *path);
+
+#endif
