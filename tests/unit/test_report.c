@@ -1,0 +1,261 @@
+/*
+ * test_report.c - the report library's pieces with known answers: number formatting, the A/B
+ * statistics, template expansion, gnuplot discovery, and the results/ceilings validation
+ * messages (table-driven: each malformed document names its place).
+ */
+#include "chart.h"
+#include "error.h"
+#include "rdata.h"
+#include "report_int.h"
+#include "stats.h"
+#include "strbuf.h"
+#include "test.h"
+
+#include <math.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/h2b-test-report.XXXXXX";
+
+static void test_fmt(void)
+{
+    char b[64];
+    CHECK_STR(h2b__fmt_ns(NAN, b, sizeof(b)), "n/a");
+    CHECK_STR(h2b__fmt_ns(8.123, b, sizeof(b)), "8.12 ns");
+    CHECK_STR(h2b__fmt_ns(81.23, b, sizeof(b)), "81.2 ns");
+    CHECK_STR(h2b__fmt_ns(999.4, b, sizeof(b)), "999 ns");
+    CHECK_STR(h2b__fmt_ns(999.6, b, sizeof(b)), "1.00 µs");
+    CHECK_STR(h2b__fmt_ns(12345, b, sizeof(b)), "12.3 µs");
+    CHECK_STR(h2b__fmt_ns(4.56e6, b, sizeof(b)), "4.56 ms");
+    CHECK_STR(h2b__fmt_ns(2.5e9, b, sizeof(b)), "2.50 s");
+    CHECK_STR(h2b__fmt_count(0, b, sizeof(b)), "0");
+    CHECK_STR(h2b__fmt_count(1234567, b, sizeof(b)), "1,234,567");
+    CHECK_STR(h2b__fmt_count(3.5, b, sizeof(b)), "3.50");
+    CHECK_STR(h2b__fmt_count(NAN, b, sizeof(b)), "n/a");
+    CHECK_STR(h2b__fmt_rate(9950.2, b, sizeof(b)), "9,950");
+    CHECK_STR(h2b__fmt_signed_rate(-1234.4, b, sizeof(b)), "−1,234");
+    CHECK_STR(h2b__fmt_signed_ns(-50, b, sizeof(b)), "−50.0 ns");
+    CHECK_STR(h2b__fmt_ratio(0, 0, b, sizeof(b)), "—");
+    CHECK_STR(h2b__fmt_ratio(2, 0, b, sizeof(b)), "new (base 0)");
+    CHECK_STR(h2b__fmt_ratio(3, 2, b, sizeof(b)), "1.50×");
+    CHECK_STR(h2b__basename("a/b/c.json"), "c.json");
+}
+
+static void test_stats(void)
+{
+    double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
+    CHECK(h2b_stats_median(odd, 3) == 2.0);
+    CHECK(h2b_stats_median(even, 4) == 2.5);
+    CHECK(isnan(h2b_stats_median(odd, 0)));
+    CHECK(h2b_stats_t999(1) == 636.619);
+    CHECK(h2b_stats_t999(4.9) == 8.610); /* fractional df round down */
+    CHECK(h2b_stats_t999(30.5) == 3.646);
+    CHECK(h2b_stats_t999(1e9) == 3.291);
+
+    /* means 11 and 21, variances 1: se = sqrt(2/3), df = 4, half-width 8.610 * 0.8165 */
+    double b1[] = {10, 11, 12}, h1[] = {20, 21, 22};
+    struct h2b_stats_ab ab = h2b_stats_welch(b1, 3, h1, 3);
+    CHECK(ab.testable && ab.significant);
+    CHECK(fabs(ab.diff - 10) < 1e-9);
+    CHECK(fabs(ab.df - 4) < 1e-9);
+    CHECK(fabs(ab.lo - (10 - 8.610 * sqrt(2.0 / 3))) < 1e-9);
+    /* the same difference of 1 with variance 4 is noise at 99.9% */
+    double b2[] = {10, 12, 14}, h2[] = {11, 13, 15};
+    ab = h2b_stats_welch(b2, 3, h2, 3);
+    CHECK(ab.testable && !ab.significant);
+    /* one sample a side: no test */
+    ab = h2b_stats_welch(b2, 1, h2, 3);
+    CHECK(!ab.testable && !ab.significant);
+    /* no spread, different values: certain */
+    double c1[] = {5, 5}, c2[] = {6, 6};
+    ab = h2b_stats_welch(c1, 2, c2, 2);
+    CHECK(ab.testable && ab.significant);
+}
+
+static void test_strbuf_and_templates(void)
+{
+    struct h2b_strbuf b;
+    h2b_strbuf_init(&b);
+    for (int i = 0; i < 1000; i++)
+        h2b_strbuf_printf(&b, "%04d,", i);
+    CHECK_EQ_U64(b.len, 5000);
+    CHECK(strncmp(h2b_strbuf_str(&b) + 4995, "0999,", 5) == 0);
+    h2b_strbuf_free(&b);
+
+    struct h2b_chart_var vars[] = {{"A", "x"}, {"BB", "yy"}};
+    h2b_strbuf_init(&b);
+    CHECK_EQ_INT(h2b_chart_expand("{{A}}-{{BB}}-{{A}} @macro {x}", vars, 2, &b), H2B_OK);
+    CHECK_STR(h2b_strbuf_str(&b), "x-yy-x @macro {x}");
+    h2b_strbuf_free(&b);
+    h2b_strbuf_init(&b);
+    CHECK_EQ_INT(h2b_chart_expand("{{A}} {{MISSING}}", vars, 2, &b), H2B_ERR_NOTFOUND);
+    h2b_strbuf_free(&b);
+
+    const char *names[] = {"head", "tail", "micro", "matrix-rps", "latency", "history"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        CHECK(h2b_chart_template(names[i]) != NULL);
+    CHECK(h2b_chart_template("nope") == NULL);
+    /* a whole script: head + body + tail, every key filled */
+    struct h2b_chart_var lat[] = {{"XMAX", "1000"}, {"UNIT", "ms"}, {"PLOT", "'d' using 1:2"}};
+    h2b_strbuf_init(&b);
+    CHECK_EQ_INT(h2b_chart_script("lat", "latency", "T", lat, 3, &b), H2B_OK);
+    CHECK(strstr(h2b_strbuf_str(&b), "set output 'lat.png'") != NULL);
+    CHECK(strstr(h2b_strbuf_str(&b), "set output 'lat.svg'") != NULL);
+    CHECK(strstr(h2b_strbuf_str(&b), "{{") == NULL);
+    h2b_strbuf_free(&b);
+}
+
+static void test_gnuplot_discovery(void)
+{
+    char err[512] = "";
+    const char *scripts[] = {"x.gp"};
+    CHECK_EQ_INT(
+        h2b_chart_run_gnuplot("/nonexistent/gnuplot", tmpdir, scripts, 1, "log", err, sizeof(err)),
+        H2B_ERR_NOTFOUND);
+    CHECK_EQ_INT(
+        h2b_chart_run_gnuplot("h2b-no-such-gnuplot", tmpdir, scripts, 1, "log", err, sizeof(err)),
+        H2B_ERR_NOTFOUND);
+    CHECK_EQ_INT(h2b_chart_run_gnuplot("false", tmpdir, scripts, 1, "log", err, sizeof(err)),
+                 H2B_ERR_SYS);
+    CHECK(strstr(err, "exited with status 1") != NULL);
+}
+
+#define MINI_HEAD                                                                                  \
+    "{\"schema\": \"h2bench.result/1\", \"created\": \"2026-11-30T08:00:00Z\",\n"                  \
+    " \"tool\": {\"name\": \"h2bench\", \"version\": \"0.1.0\"},\n"                                \
+    " \"scenario\": {\"name\": \"t\"}, \"env\": {},\n"
+#define MINI_CELL                                                                                  \
+    "\"target\": \"a\", \"connections\": 1, \"streams_requested\": 1, "                            \
+    "\"streams_effective\": 1"
+
+struct bad_case {
+    const char *json;
+    int rc;
+    const char *message; /* expected after "FILE:" / "FILE" */
+};
+
+static const struct bad_case bad_results[] = {
+    {"{\"schema\": \"h2bench.result/1\",\n  \"created\": ,}", H2B_ERR_PARSE, ":2:14: "},
+    {"[1, 2]", H2B_ERR_PARSE, ": expected a JSON object at the top level"},
+    {"{\"schema\": \"other/1\"}", H2B_ERR_PARSE, ": schema: expected \"h2bench.result/1\""},
+    {MINI_HEAD "\"micro\": {}}", H2B_ERR_PARSE, ": micro: expected an array"},
+    {MINI_HEAD "\"micro\": [{\"ns_per_op\": 1}]}", H2B_ERR_PARSE,
+     ": micro[0].name: missing; expected a string"},
+    {MINI_HEAD "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 1, \"p99_ns\": \"1\"}]}",
+     H2B_ERR_PARSE, ": micro[0].p99_ns: expected a number or null"},
+    {MINI_HEAD "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 1, \"p99_ns_forks\": [1, -2]}]}",
+     H2B_ERR_PARSE, ": micro[0].p99_ns_forks[1]: expected a non-negative number"},
+    {MINI_HEAD "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 1, \"histogram\": \"h2bh1:AAAA\"}]}",
+     H2B_ERR_PARSE, ": micro[0].histogram: not a valid encoded histogram"},
+    {MINI_HEAD "\"matrix\": [{\"target\": \"a\", \"connections\": 0, \"streams_requested\": 1, "
+               "\"streams_effective\": 1, \"req_per_s\": 1, \"latency_ns\": {}}]}",
+     H2B_ERR_PARSE, ": matrix[0].connections: expected an integer >= 1"},
+    {MINI_HEAD "\"matrix\": [{" MINI_CELL ", \"failed\": true}]}", H2B_ERR_PARSE,
+     ": matrix[0].reason: missing; a failed cell must say why"},
+    {MINI_HEAD "\"matrix\": [{" MINI_CELL ", \"req_per_s\": 5}]}", H2B_ERR_PARSE,
+     ": matrix[0].latency_ns: missing; expected an object"},
+    {MINI_HEAD "\"matrix\": [{" MINI_CELL ", \"failed\": \"no\"}]}", H2B_ERR_PARSE,
+     ": matrix[0].failed: expected a count of failed requests, or true for a failed cell"},
+    {MINI_HEAD "\"other\": 1}", H2B_ERR_PARSE, ": neither \"micro\" nor \"matrix\""},
+};
+
+static int write_tmp(const char *name, const char *text, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static void test_results_validation(void)
+{
+    char path[512], err[1024];
+    for (size_t i = 0; i < sizeof(bad_results) / sizeof(bad_results[0]); i++) {
+        const struct bad_case *c = &bad_results[i];
+        CHECK(write_tmp("bad.json", c->json, path, sizeof(path)) == 0);
+        struct h2b_rdata_results *r = (struct h2b_rdata_results *)&i; /* must stay untouched */
+        err[0] = '\0';
+        CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), c->rc);
+        CHECK(r == (struct h2b_rdata_results *)&i);
+        CHECK(strncmp(err, path, strlen(path)) == 0);
+        if (strstr(err, c->message) == NULL) {
+            fprintf(stderr, "case %zu: '%s' lacks '%s'\n", i, err, c->message);
+            CHECK(0);
+        }
+    }
+    snprintf(path, sizeof(path), "%s/absent.json", tmpdir);
+    struct h2b_rdata_results *r = NULL;
+    CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_ERR_NOTFOUND);
+
+    /* A valid document: nulls are NAN, a numeric "failed" is a request count, true a failed cell */
+    const char *ok = MINI_HEAD
+        "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 12.5, \"p99_ns\": null, \"forks\": 3,"
+        " \"p99_ns_forks\": [30, 31, 29]}],\n"
+        "\"matrix\": [{" MINI_CELL ", \"req_per_s\": 100, \"failed\": 2, \"latency_ns\": "
+        "{\"p50\": 10, \"p99\": null}},\n"
+        "{" MINI_CELL ", \"repeat\": 1, \"failed\": true, \"reason\": \"died\"}]}";
+    CHECK(write_tmp("ok.json", ok, path, sizeof(path)) == 0);
+    CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_OK);
+    if (r) {
+        CHECK_EQ_U64(r->n_micro, 1);
+        CHECK(r->micro[0].ns_per_op == 12.5 && isnan(r->micro[0].p99_ns));
+        CHECK(isnan(r->micro[0].instructions_per_op));
+        CHECK_EQ_U64(r->micro[0].n_p99_forks, 3);
+        CHECK_EQ_U64(r->n_cells, 2);
+        CHECK(!r->cells[0].failed && r->cells[0].failed_requests == 2);
+        CHECK(r->cells[0].latency_ns[H2B_LAT_P50] == 10);
+        CHECK(isnan(r->cells[0].latency_ns[H2B_LAT_P99]));
+        CHECK(r->cells[1].failed && strcmp(r->cells[1].reason, "died") == 0);
+        CHECK(h2b_rdata_micro_find(r, "x") == &r->micro[0]);
+        CHECK(h2b_rdata_micro_find(r, "y") == NULL);
+    }
+    h2b_rdata_results_del(r);
+}
+
+static void test_ceilings_validation(void)
+{
+    char path[512], err[1024];
+    struct h2b_rdata_ceilings *c = NULL;
+    CHECK(write_tmp("c.json",
+                    "{\"schema\": \"h2bench.ceilings/1\", \"benchmarks\": {\"a\": {\"p99_ns\": "
+                    "{\"max\": 10, \"why\": \"w\"}, \"allocs_per_op\": {\"max\": 0, \"why\": "
+                    "\"exact\"}}, \"b\": {\"bytes_per_op\": {\"max\": 64, \"why\": \"x\"}}}}",
+                    path, sizeof(path)) == 0);
+    CHECK_EQ_INT(h2b_rdata_ceilings_load(path, &c, err, sizeof(err)), H2B_OK);
+    if (c) {
+        CHECK_EQ_U64(c->n_items, 3);
+        CHECK_STR(c->items[0].bench, "a");
+        CHECK_STR(c->items[0].metric, "p99_ns");
+        CHECK_STR(c->items[1].metric, "allocs_per_op");
+        CHECK(c->items[2].max == 64);
+    }
+    h2b_rdata_ceilings_del(c);
+    c = NULL;
+    CHECK(write_tmp("c.json",
+                    "{\"schema\": \"h2bench.ceilings/1\", \"benchmarks\": {\"a\": {\"p99_ns\": "
+                    "{\"max\": 10}}}}",
+                    path, sizeof(path)) == 0);
+    CHECK_EQ_INT(h2b_rdata_ceilings_load(path, &c, err, sizeof(err)), H2B_ERR_PARSE);
+    CHECK(strstr(err, "benchmarks.a.p99_ns.why: missing") != NULL);
+    CHECK(c == NULL);
+}
+
+int main(void)
+{
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_fmt();
+    test_stats();
+    test_strbuf_and_templates();
+    test_gnuplot_discovery();
+    test_results_validation();
+    test_ceilings_validation();
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return test_report();
+}
