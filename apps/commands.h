@@ -10,5 +10,6 @@
 enum { H2B_EXIT_OK = 0, H2B_EXIT_FAIL = 1, H2B_EXIT_USAGE = 2, H2B_EXIT_RUNTIME = 3 };
 
 int h2b_cmd_report(int argc, char **argv);
+int h2b_cmd_load(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ struct command {
 
 static const struct command commands[] = {
     {"report", "render results into a markdown report with charts", h2b_cmd_report},
+    {"load", "generate HTTP/2 load (h2load-compatible, open-loop --rate)", h2b_cmd_load},
     {NULL, NULL, NULL},
 };
 

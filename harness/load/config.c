@@ -1,0 +1,566 @@
+/*
+ * config.c - `h2bench load` options: h2load's flags with h2load's meaning, plus ours.
+ *
+ * getopt_long gives h2load's spellings for free (-n1000, -n 1000, --requests=1000). Values go
+ * through the strict core parsers, so "-c 10x" is an error instead of 10. The -d body and the -i
+ * URI list are read here, once, so the engine never touches a file during the run.
+ */
+#include "cli.h"
+#include "cpu.h"
+#include "error.h"
+#include "engine.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BODY (256ULL << 20)    /* -d files are held in memory once */
+#define MAX_URI_FILE (64ULL << 20) /* -i */
+#define MAX_DURATION (30ULL * 24 * 3600 * 1000000000ULL)
+
+void h2b_load_config_init(struct h2b_load_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->requests = 1;
+    cfg->connections = 1;
+    cfg->streams = 1;
+    cfg->threads = 1;
+    cfg->window_bits = 30;
+    cfg->conn_window_bits = 30;
+    cfg->header_table_size = 4096;
+    cfg->timeout_ns = 30ULL * 1000000000ULL;
+    cfg->arrival = H2B_ARRIVAL_CONSTANT;
+    cfg->seed = 1;
+    cfg->progress = H2B_LOAD_PROGRESS_AUTO;
+}
+
+void h2b_load_uri_free(struct h2b_load_uri *u)
+{
+    if (!u)
+        return;
+    free(u->scheme);
+    free(u->host);
+    free(u->port);
+    free(u->authority);
+    free(u->path);
+    memset(u, 0, sizeof(*u));
+}
+
+void h2b_load_config_free(struct h2b_load_config *cfg)
+{
+    for (size_t i = 0; i < cfg->nuris; i++)
+        h2b_load_uri_free(&cfg->uris[i]);
+    free(cfg->uris);
+    for (size_t i = 0; i < cfg->nheaders; i++) {
+        free(cfg->headers[i].name);
+        free(cfg->headers[i].value);
+    }
+    free(cfg->headers);
+    free(cfg->data_path);
+    free(cfg->body);
+    free(cfg->cpus_text);
+    free(cfg->json_path);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+static char *dup_range(const char *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, p, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+int h2b_load_uri_parse(const char *text, struct h2b_load_uri *out)
+{
+    struct h2b_load_uri u = {0};
+    const char *p;
+    if (strncmp(text, "http://", 7) == 0) {
+        p = text + 7;
+    } else if (strncmp(text, "https://", 8) == 0) {
+        p = text + 8;
+        u.tls = true;
+    } else {
+        return H2B_ERR_PARSE;
+    }
+    size_t alen = strcspn(p, "/?#");
+    if (alen == 0)
+        return H2B_ERR_PARSE;
+    const char *host = p, *port = NULL;
+    size_t hlen = alen, plen = 0;
+    if (*p == '[') {
+        const char *close = memchr(p, ']', alen);
+        if (!close || close == p + 1)
+            return H2B_ERR_PARSE;
+        host = p + 1;
+        hlen = (size_t)(close - host);
+        if (close + 1 < p + alen) {
+            if (close[1] != ':')
+                return H2B_ERR_PARSE;
+            port = close + 2;
+            plen = (size_t)(p + alen - port);
+        }
+    } else {
+        const char *colon = memchr(p, ':', alen);
+        if (colon) {
+            hlen = (size_t)(colon - p);
+            port = colon + 1;
+            plen = (size_t)(p + alen - port);
+        }
+    }
+    if (hlen == 0)
+        return H2B_ERR_PARSE;
+    if (port) {
+        if (plen == 0 || plen > 5)
+            return H2B_ERR_PARSE;
+        unsigned v = 0;
+        for (size_t i = 0; i < plen; i++) {
+            if (!isdigit((unsigned char)port[i]))
+                return H2B_ERR_PARSE;
+            v = v * 10 + (unsigned)(port[i] - '0');
+        }
+        if (v == 0 || v > 65535)
+            return H2B_ERR_PARSE;
+    }
+    const char *path = p + alen;
+    size_t pathlen = strcspn(path, "#");
+    u.scheme = strdup(u.tls ? "https" : "http");
+    u.host = dup_range(host, hlen);
+    u.port = port ? dup_range(port, plen) : strdup(u.tls ? "443" : "80");
+    u.authority = dup_range(p, alen);
+    if (pathlen == 0 || path[0] != '/') {
+        /* "http://h?q" has the query but no path: the path is "/" in front of it. */
+        size_t n = pathlen + 1;
+        u.path = malloc(n + 1);
+        if (u.path) {
+            u.path[0] = '/';
+            memcpy(u.path + 1, path, pathlen);
+            u.path[n] = '\0';
+        }
+    } else {
+        u.path = dup_range(path, pathlen);
+    }
+    if (!u.scheme || !u.host || !u.port || !u.authority || !u.path) {
+        h2b_load_uri_free(&u);
+        return H2B_ERR_NOMEM;
+    }
+    *out = u;
+    return H2B_OK;
+}
+
+void h2b_load_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: h2bench load [options] URI...\n"
+        "\n"
+        "HTTP/2 load generator: h2load's flags and output, plus an open-loop rate whose latency\n"
+        "stays honest when the server stalls. URIs are used round-robin per connection; the\n"
+        "first one's scheme, host and port count (http:// is h2c prior knowledge, https:// is\n"
+        "TLS with ALPN h2).\n"
+        "\n"
+        "h2load's options:\n"
+        "  -n, --requests=N        requests over all connections (default 1; ignored with -D)\n"
+        "  -c, --clients=N         connections (default 1)\n"
+        "  -m, --max-concurrent-streams=N\n"
+        "                          streams in flight per connection (default 1); clamped to\n"
+        "                          the server's SETTINGS_MAX_CONCURRENT_STREAMS\n"
+        "  -t, --threads=N         worker threads (default 1)\n"
+        "  -D, --duration=DUR      measure for DUR (10, 1.5s, 500ms) instead of -n\n"
+        "      --warm-up-time=DUR  unmeasured warm-up before -D (connections kept)\n"
+        "  -H, --header='NAME: VALUE'  add or override a request header (repeatable)\n"
+        "  -d, --data=FILE         POST FILE as the request body\n"
+        "  -i, --input-file=FILE   URIs, one per line ('-' reads stdin)\n"
+        "  -T, --connection-active-timeout=DUR    longest life of a connection\n"
+        "  -N, --connection-inactivity-timeout=DUR longest silence with requests in flight\n"
+        "  -w, --window-bits=N     stream window 2^N-1 (default 30)\n"
+        "  -W, --connection-window-bits=N  connection window 2^N-1 (default 30)\n"
+        "      --header-table-size=SIZE    HPACK decoder table size (default 4K)\n"
+        "\n"
+        "h2bench's options:\n"
+        "      --rate=R            open loop: R requests/s in total, latency measured from each\n"
+        "                          request's intended send time (no coordinated omission)\n"
+        "      --arrival=KIND      constant (default) or poisson\n"
+        "      --seed=N            seed of the poisson schedule (default 1)\n"
+        "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
+        "      --cpus=LIST         pin worker i to the i-th CPU of LIST (0,2-3)\n"
+        "      --json=FILE         write the results as JSON (written atomically)\n"
+        "      --fail-on-error     exit 1 if any request failed, errored or timed out\n"
+        "      --progress          one line a second on stderr even when it is not a terminal\n"
+        "      --no-progress       no progress lines\n"
+        "  -h, --help              this text\n"
+        "\n"
+        "Exit codes: 0 ok, 1 --fail-on-error and a request failed, 2 usage error,\n"
+        "3 runtime failure (no connection could be made, interrupted).\n");
+}
+
+int h2b__load_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int read_file(const char *path, uint64_t max, uint8_t **out, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        return H2B_ERR_IO;
+    size_t cap = 4096, n = 0;
+    uint8_t *buf = malloc(cap + 1);
+    int rv = H2B_ERR_NOMEM;
+    if (!buf)
+        goto out_close;
+    for (;;) {
+        if (n == cap) {
+            if (cap >= max) {
+                rv = H2B_ERR_RANGE;
+                goto out_free;
+            }
+            cap *= 2;
+            uint8_t *nb = realloc(buf, cap + 1);
+            if (!nb)
+                goto out_free;
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) {
+            if (ferror(f)) {
+                rv = H2B_ERR_IO;
+                goto out_free;
+            }
+            break;
+        }
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    rv = H2B_OK;
+    goto out_close;
+out_free:
+    free(buf);
+out_close:
+    if (f != stdin)
+        fclose(f);
+    return rv;
+}
+
+static int add_uri(struct h2b_load_config *cfg, const char *text, char *err, size_t errlen)
+{
+    struct h2b_load_uri u;
+    int rv = h2b_load_uri_parse(text, &u);
+    if (rv == H2B_ERR_PARSE)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "bad URI '%s' (expected http://host[:port]/path or https://...)",
+                              text);
+    if (rv != H2B_OK)
+        return h2b__load_errf(err, errlen, rv, "out of memory");
+    struct h2b_load_uri *nu = realloc(cfg->uris, (cfg->nuris + 1) * sizeof(*nu));
+    if (!nu) {
+        h2b_load_uri_free(&u);
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    }
+    cfg->uris = nu;
+    cfg->uris[cfg->nuris++] = u;
+    return H2B_OK;
+}
+
+static int add_header(struct h2b_load_config *cfg, const char *text, char *err, size_t errlen)
+{
+    /* "name: value"; a leading ':' belongs to the name (":authority: x"). */
+    const char *colon = strchr(text[0] == ':' ? text + 1 : text, ':');
+    if (!colon || colon == text)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "-H: expected 'NAME: VALUE', got '%s'",
+                              text);
+    const char *v = colon + 1;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    struct h2b_load_header *nh = realloc(cfg->headers, (cfg->nheaders + 1) * sizeof(*nh));
+    if (!nh)
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    cfg->headers = nh;
+    char *name = dup_range(text, (size_t)(colon - text));
+    char *value = strdup(v);
+    if (!name || !value) {
+        free(name);
+        free(value);
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    }
+    for (char *p = name; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    cfg->headers[cfg->nheaders].name = name;
+    cfg->headers[cfg->nheaders].value = value;
+    cfg->nheaders++;
+    return H2B_OK;
+}
+
+static int add_uri_file(struct h2b_load_config *cfg, const char *path, char *err, size_t errlen)
+{
+    uint8_t *buf;
+    size_t len;
+    int rv = read_file(path, MAX_URI_FILE, &buf, &len);
+    if (rv != H2B_OK)
+        return h2b__load_errf(err, errlen, H2B_ERR_IO, "-i %s: %s", path,
+                              rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
+    char *line = (char *)buf;
+    unsigned lineno = 0;
+    rv = H2B_OK;
+    while (*line && rv == H2B_OK) {
+        lineno++;
+        char *eol = strchr(line, '\n');
+        char *next = eol ? eol + 1 : line + strlen(line);
+        if (eol)
+            *eol = '\0';
+        size_t n = strlen(line);
+        while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
+            line[--n] = '\0';
+        if (n > 0) {
+            rv = add_uri(cfg, line, err, errlen);
+            if (rv != H2B_OK) {
+                char inner[200];
+                snprintf(inner, sizeof(inner), "%s", err);
+                h2b__load_errf(err, errlen, rv, "%s:%u:1: %s", path, lineno, inner);
+            }
+        }
+        line = next;
+    }
+    free(buf);
+    return rv;
+}
+
+enum {
+    OPT_WARMUP = 256,
+    OPT_HEADER_TABLE,
+    OPT_RATE,
+    OPT_ARRIVAL,
+    OPT_SEED,
+    OPT_TIMEOUT,
+    OPT_CPUS,
+    OPT_JSON,
+    OPT_FAIL_ON_ERROR,
+    OPT_PROGRESS,
+    OPT_NO_PROGRESS
+};
+
+static const struct option long_options[] = {
+    {"requests", required_argument, NULL, 'n'},
+    {"clients", required_argument, NULL, 'c'},
+    {"max-concurrent-streams", required_argument, NULL, 'm'},
+    {"threads", required_argument, NULL, 't'},
+    {"duration", required_argument, NULL, 'D'},
+    {"warm-up-time", required_argument, NULL, OPT_WARMUP},
+    {"header", required_argument, NULL, 'H'},
+    {"data", required_argument, NULL, 'd'},
+    {"input-file", required_argument, NULL, 'i'},
+    {"connection-active-timeout", required_argument, NULL, 'T'},
+    {"connection-inactivity-timeout", required_argument, NULL, 'N'},
+    {"window-bits", required_argument, NULL, 'w'},
+    {"connection-window-bits", required_argument, NULL, 'W'},
+    {"header-table-size", required_argument, NULL, OPT_HEADER_TABLE},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"arrival", required_argument, NULL, OPT_ARRIVAL},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"cpus", required_argument, NULL, OPT_CPUS},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"fail-on-error", no_argument, NULL, OPT_FAIL_ON_ERROR},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad_value(char *err, size_t errlen, int rv, const char *opt, const char *val,
+                     const char *what)
+{
+    return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "%s '%s': %s (expected %s)", opt, val,
+                          rv == H2B_ERR_RANGE ? "out of range" : "not a valid value", what);
+}
+
+static int set_string(char **dst, const char *src, char *err, size_t errlen)
+{
+    char *s = strdup(src);
+    if (!s)
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    free(*dst);
+    *dst = s;
+    return H2B_OK;
+}
+
+int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, char *err,
+                          size_t errlen)
+{
+    bool input_file = false;
+    uint64_t v;
+    int rv = H2B_OK;
+    optind = 0; /* glibc: full re-initialisation, so tests can parse repeatedly */
+    opterr = 0;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":n:c:m:t:D:H:d:i:T:N:w:W:h", long_options, NULL);
+        if (c == -1)
+            break;
+        const char *a = optarg;
+        switch (c) {
+        case 'n':
+            if ((rv = h2b_cli_parse_u64(a, 1, UINT64_MAX / 2, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-n", a, "a count >= 1");
+            cfg->requests = v;
+            break;
+        case 'c':
+            if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-c", a, "1..1000000");
+            cfg->connections = (uint32_t)v;
+            break;
+        case 'm':
+            if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-m", a, "1..1000000");
+            cfg->streams = (uint32_t)v;
+            break;
+        case 't':
+            if ((rv = h2b_cli_parse_u64(a, 1, 1024, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-t", a, "1..1024");
+            cfg->threads = (uint32_t)v;
+            break;
+        case 'D':
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-D", a, "a duration >= 1ms, like 10 or 1.5s");
+            cfg->duration_ns = v;
+            break;
+        case OPT_WARMUP:
+            if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--warm-up-time", a, "a duration");
+            cfg->warmup_ns = v;
+            break;
+        case 'H':
+            if ((rv = add_header(cfg, a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
+        case 'd': {
+            uint8_t *body;
+            size_t len;
+            if ((rv = set_string(&cfg->data_path, a, err, errlen)) != H2B_OK)
+                return rv;
+            rv = read_file(a, MAX_BODY, &body, &len);
+            if (rv != H2B_OK)
+                return h2b__load_errf(err, errlen, H2B_ERR_IO, "-d %s: %s", a,
+                                      rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
+            free(cfg->body);
+            cfg->body = body;
+            cfg->body_len = len;
+            break;
+        }
+        case 'i':
+            if ((rv = add_uri_file(cfg, a, err, errlen)) != H2B_OK)
+                return rv;
+            input_file = true;
+            break;
+        case 'T':
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-T", a, "a duration >= 1ms");
+            cfg->conn_active_timeout_ns = v;
+            break;
+        case 'N':
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-N", a, "a duration >= 1ms");
+            cfg->conn_inactivity_timeout_ns = v;
+            break;
+        case 'w':
+        case 'W':
+            if ((rv = h2b_cli_parse_u64(a, 0, 30, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, c == 'w' ? "-w" : "-W", a, "0..30");
+            if (c == 'w')
+                cfg->window_bits = (int)v;
+            else
+                cfg->conn_window_bits = (int)v;
+            break;
+        case OPT_HEADER_TABLE:
+            if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--header-table-size", a, "a size like 4K");
+            cfg->header_table_size = (uint32_t)v;
+            break;
+        case OPT_RATE: {
+            double r;
+            if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--rate", a, "requests/s in 0.001..1e9");
+            cfg->rate = r;
+            break;
+        }
+        case OPT_ARRIVAL:
+            if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
+                return bad_value(err, errlen, H2B_ERR_PARSE, "--arrival", a, "constant or poisson");
+            break;
+        case OPT_SEED:
+            if ((rv = h2b_cli_parse_u64(a, 0, UINT64_MAX, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--seed", a, "an unsigned integer");
+            cfg->seed = v;
+            break;
+        case OPT_TIMEOUT:
+            if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--timeout", a, "a duration, 0 = none");
+            cfg->timeout_ns = v;
+            break;
+        case OPT_CPUS:
+            if ((rv = h2b_cpu_parse_list(a, &cfg->cpus)) != H2B_OK || CPU_COUNT(&cfg->cpus) == 0)
+                return bad_value(err, errlen, rv, "--cpus", a, "a CPU list like 1 or 0,2-3");
+            if ((rv = set_string(&cfg->cpus_text, a, err, errlen)) != H2B_OK)
+                return rv;
+            cfg->pin = true;
+            break;
+        case OPT_JSON:
+            if ((rv = set_string(&cfg->json_path, a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_FAIL_ON_ERROR:
+            cfg->fail_on_error = true;
+            break;
+        case OPT_PROGRESS:
+            cfg->progress = H2B_LOAD_PROGRESS_ON;
+            break;
+        case OPT_NO_PROGRESS:
+            cfg->progress = H2B_LOAD_PROGRESS_OFF;
+            break;
+        case 'h':
+            cfg->help = true;
+            return H2B_OK;
+        case ':':
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "option '%s' needs a value",
+                                  argv[optind - 1]);
+        default:
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "unknown option '%s'",
+                                  argv[optind - 1]);
+        }
+    }
+    /* As in h2load, -i replaces the URIs of the command line. */
+    if (!input_file) {
+        for (int i = optind; i < argc; i++)
+            if ((rv = add_uri(cfg, argv[i], err, errlen)) != H2B_OK)
+                return rv;
+    }
+    if (cfg->nuris == 0)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "no URI given");
+    if (cfg->threads > cfg->connections)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-t %u is more than -c %u: every thread needs a connection",
+                              cfg->threads, cfg->connections);
+    if (cfg->warmup_ns && !cfg->duration_ns)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--warm-up-time needs -D");
+    if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-n %llu is less than -c %u: every connection needs a request",
+                              (unsigned long long)cfg->requests, cfg->connections);
+    if (cfg->duration_ns)
+        cfg->requests = 0; /* h2load: -n is ignored with -D */
+    if (cfg->rate > 0 && cfg->rate < cfg->threads)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "--rate %g is below -t %u: each thread needs at least 1 request/s",
+                              cfg->rate, cfg->threads);
+    return H2B_OK;
+}

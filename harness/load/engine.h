@@ -1,0 +1,96 @@
+/*
+ * engine.h - internals shared by load.c (the run) and worker.c (one worker thread).
+ *
+ * Not installed, not for users of the library: the public surface is load.h.
+ */
+#ifndef H2B_LOAD_ENGINE_H
+#define H2B_LOAD_ENGINE_H
+
+#include "arrival.h"
+#include "load.h"
+
+#include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+/* Read-only during the run; every worker points at the same one. */
+struct h2b__load_shared {
+    const struct h2b_load_config *cfg;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    SSL_CTX *ssl_ctx; /* NULL for h2c */
+    nghttp2_session_callbacks *callbacks;
+    nghttp2_option *option;
+    nghttp2_nv **nva; /* per URI, names and values point into cfg (NO_COPY) */
+    size_t *nvlen;
+    uint64_t t0;        /* run start (CLOCK_MONOTONIC ns) */
+    uint64_t t_measure; /* requests intended before this are warm-up: not measured */
+    uint64_t t_end;     /* -D: end of the measurement; 0 in count mode */
+    bool rate_mode;
+    bool progress;    /* keep interval histograms for the progress line */
+    atomic_int *stop; /* set by h2b_load_stop() */
+};
+
+struct h2b__load_conn;
+
+/* Published on request by the progress line (see worker.c: snapshot). */
+struct h2b__load_snapshot {
+    uint64_t ended;  /* requests ended (done + errored), cumulative */
+    uint64_t errors; /* failed, cumulative */
+    uint64_t inflight;
+};
+
+struct h2b__load_worker {
+    int id;
+    pthread_t thread;
+    const struct h2b__load_shared *sh;
+    int epfd;
+    uint64_t now;
+    struct h2b__load_conn *conns;
+    uint32_t nconns;
+    struct h2b__load_conn **dirty; /* connections with bytes to send this loop turn */
+    uint32_t ndirty;
+    uint8_t *rbuf;
+    uint64_t inflight;
+    bool all_busy; /* --rate: no connection had a free stream at the last release */
+    uint32_t rr;   /* --rate: round-robin cursor over conns */
+    struct h2b_arrival sched;
+    bool sched_started;
+    uint64_t sched_left; /* --rate with -n: arrivals still to hand out */
+    uint64_t next_tick;  /* next scan for timeouts */
+    uint64_t tick_ns;
+    struct h2b_load_stats stats;
+    double *conn_rps; /* per connection, filled when the worker ends */
+    bool interrupted;
+    /* progress hand-off: the aggregator bumps snap_req; the worker swaps interval histograms,
+     * fills snap and stores snap_ack = snap_req (release). */
+    struct h2b_hist *ival[2];
+    int ival_active;
+    int ival_retired; /* the one handed to the aggregator at the last snapshot */
+    atomic_uint snap_req;
+    atomic_uint snap_ack;
+    unsigned snap_seen;
+    struct h2b__load_snapshot snap;
+    atomic_int finished;
+    int rc;
+};
+
+/* Sets up a worker for conns connections (first_conn is its global index, for URI rotation).
+ * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_SYS. */
+int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__load_shared *sh,
+                          uint32_t nconns, uint32_t first_conn, uint64_t requests);
+void h2b__load_worker_free(struct h2b__load_worker *w);
+
+/* Thread body: runs the worker's loop to the end; w->rc holds the outcome. */
+void *h2b__load_worker_main(void *arg);
+
+/* Formats a message into err (one line, truncated to errlen) and returns code. */
+int h2b__load_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Callbacks for every session (created once per run). */
+int h2b__load_callbacks_new(nghttp2_session_callbacks **out);
+
+#endif

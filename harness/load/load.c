@@ -1,0 +1,326 @@
+/*
+ * load.c - one run: resolve the target, set up TLS and nghttp2 once, start the workers, print
+ * progress while they run, join them and merge what they measured.
+ *
+ * Shared read-only state (address, SSL_CTX, callbacks, prebuilt header arrays) is built before
+ * the threads start. The only cross-thread traffic during the run is the stop flag and, with
+ * progress on, a once-a-second snapshot hand-off per worker (see engine.h); nothing per request.
+ * Workers block SIGINT/SIGTERM, so the caller's handler runs on the main thread and only calls
+ * h2b_load_stop().
+ */
+#include "clock.h"
+#include "cpu.h"
+#include "engine.h"
+#include "error.h"
+
+#include <netdb.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static atomic_int stop_flag;
+
+void h2b_load_stop(void)
+{
+    atomic_store(&stop_flag, 1);
+}
+
+static nghttp2_nv make_nv(const char *name, const char *value)
+{
+    nghttp2_nv nv = {(uint8_t *)(uintptr_t)name, (uint8_t *)(uintptr_t)value, strlen(name),
+                     strlen(value), NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
+    return nv;
+}
+
+/* Request headers per URI: the pseudo-headers and user-agent, then -H (a -H with the name of one
+ * of those replaces it; "host" replaces :authority, as in h2load). */
+static int build_nva(struct h2b__load_shared *sh, char *content_length)
+{
+    const struct h2b_load_config *cfg = sh->cfg;
+    sh->nva = calloc(cfg->nuris, sizeof(*sh->nva));
+    sh->nvlen = calloc(cfg->nuris, sizeof(*sh->nvlen));
+    if (!sh->nva || !sh->nvlen)
+        return H2B_ERR_NOMEM;
+    for (size_t u = 0; u < cfg->nuris; u++) {
+        const struct h2b_load_uri *uri = &cfg->uris[u];
+        nghttp2_nv *nv = calloc(6 + cfg->nheaders, sizeof(*nv));
+        if (!nv)
+            return H2B_ERR_NOMEM;
+        size_t n = 0;
+        nv[n++] = make_nv(":method", cfg->body ? "POST" : "GET");
+        nv[n++] = make_nv(":scheme", cfg->uris[0].scheme);
+        nv[n++] = make_nv(":authority", cfg->uris[0].authority);
+        nv[n++] = make_nv(":path", uri->path);
+        nv[n++] = make_nv("user-agent", "h2bench/" H2B_LOAD_VERSION);
+        if (cfg->body)
+            nv[n++] = make_nv("content-length", content_length);
+        for (size_t h = 0; h < cfg->nheaders; h++) {
+            const char *name = cfg->headers[h].name;
+            if (strcmp(name, "host") == 0)
+                name = ":authority";
+            size_t k = 0;
+            while (k < n && strcmp((const char *)nv[k].name, name) != 0)
+                k++;
+            nv[k] = make_nv(name, cfg->headers[h].value);
+            if (k == n)
+                n++;
+        }
+        sh->nva[u] = nv;
+        sh->nvlen[u] = n;
+    }
+    return H2B_OK;
+}
+
+static int resolve(struct h2b__load_shared *sh, char *err, size_t errlen)
+{
+    const struct h2b_load_uri *u = &sh->cfg->uris[0];
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res;
+    int rv = getaddrinfo(u->host, u->port, &hints, &res);
+    if (rv != 0)
+        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "cannot resolve %s:%s: %s", u->host,
+                              u->port, gai_strerror(rv));
+    memcpy(&sh->addr, res->ai_addr, res->ai_addrlen);
+    sh->addrlen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return H2B_OK;
+}
+
+static SSL_CTX *tls_context(void)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx)
+        return NULL;
+    /* A benchmark talks to test servers with self-signed certificates: no verification, as in
+     * h2load. */
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                              SSL_MODE_RELEASE_BUFFERS);
+    static const unsigned char alpn[] = "\x02h2";
+    if (SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1) != 0) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static void shared_free(struct h2b__load_shared *sh)
+{
+    if (sh->nva)
+        for (size_t u = 0; u < sh->cfg->nuris; u++)
+            free(sh->nva[u]);
+    free(sh->nva);
+    free(sh->nvlen);
+    if (sh->callbacks)
+        nghttp2_session_callbacks_del(sh->callbacks);
+    if (sh->option)
+        nghttp2_option_del(sh->option);
+    if (sh->ssl_ctx)
+        SSL_CTX_free(sh->ssl_ctx);
+}
+
+static void format_ms(char *buf, size_t n, uint64_t ns)
+{
+    if (ns >= 10 * H2B_NS_PER_SEC)
+        snprintf(buf, n, "%.1fs", (double)ns / 1e9);
+    else if (ns >= H2B_NS_PER_MS)
+        snprintf(buf, n, "%.2fms", (double)ns / 1e6);
+    else
+        snprintf(buf, n, "%.0fus", (double)ns / 1e3);
+}
+
+struct progress {
+    FILE *out;
+    struct h2b_hist *interval;
+    uint64_t last_ns;
+    uint64_t last_ended;
+};
+
+/* One progress line: collect every running worker's snapshot (bounded wait: a worker notices the
+ * request within one loop turn, at most ~100 ms) and merge the retired interval histograms. */
+static void progress_line(struct progress *p, struct h2b__load_worker *w, uint32_t nw,
+                          const struct h2b__load_shared *sh)
+{
+    unsigned req[1024];
+    for (uint32_t i = 0; i < nw; i++) {
+        req[i] = atomic_load(&w[i].snap_req) + 1;
+        atomic_store_explicit(&w[i].snap_req, req[i], memory_order_release);
+    }
+    uint64_t ended = 0, errors = 0, inflight = 0;
+    for (uint32_t i = 0; i < nw; i++) {
+        uint64_t deadline = h2b_clock_now_ns() + 250 * H2B_NS_PER_MS;
+        while (atomic_load_explicit(&w[i].snap_ack, memory_order_acquire) != req[i] &&
+               !atomic_load_explicit(&w[i].finished, memory_order_acquire) &&
+               h2b_clock_now_ns() < deadline)
+            h2b_clock_sleep_ns(H2B_NS_PER_MS);
+        if (atomic_load_explicit(&w[i].snap_ack, memory_order_acquire) != req[i])
+            continue;
+        ended += w[i].snap.ended;
+        errors += w[i].snap.errors;
+        inflight += w[i].snap.inflight;
+        int retired = w[i].ival_retired;
+        h2b_hist_merge(p->interval, w[i].ival[retired]);
+        h2b_hist_reset(w[i].ival[retired]);
+    }
+    uint64_t now = h2b_clock_now_ns();
+    double dt = (double)(now - p->last_ns) / 1e9;
+    char p50[32], p99[32];
+    format_ms(p50, sizeof(p50), h2b_hist_percentile(p->interval, 50));
+    format_ms(p99, sizeof(p99), h2b_hist_percentile(p->interval, 99));
+    fprintf(p->out,
+            "progress: %.1fs, %.0f req/s, %llu in flight, %llu errors, interval p50 %s p99 %s%s\n",
+            (double)(now - sh->t0) / 1e9, dt > 0 ? (double)(ended - p->last_ended) / dt : 0.0,
+            (unsigned long long)inflight, (unsigned long long)errors, p50, p99,
+            sh->t_measure > now ? " (warm-up)" : "");
+    fflush(p->out);
+    h2b_hist_reset(p->interval);
+    p->last_ns = now;
+    p->last_ended = ended;
+}
+
+static bool all_finished(struct h2b__load_worker *w, uint32_t nw)
+{
+    for (uint32_t i = 0; i < nw; i++)
+        if (!atomic_load_explicit(&w[i].finished, memory_order_acquire))
+            return false;
+    return true;
+}
+
+int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_load_result *res,
+                 char *err, size_t errlen)
+{
+    struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag};
+    struct h2b__load_worker *w = NULL;
+    uint32_t nw = cfg->threads, started = 0;
+    char content_length[32];
+    int rv;
+    memset(res, 0, sizeof(*res));
+    if (cfg->nuris == 0 || cfg->connections == 0 || nw == 0 || nw > cfg->connections || nw > 1024)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "invalid configuration");
+    snprintf(content_length, sizeof(content_length), "%zu", cfg->body_len);
+    sh.rate_mode = cfg->rate > 0;
+    sh.progress = progress != NULL;
+    if ((rv = resolve(&sh, err, errlen)) != H2B_OK)
+        return rv;
+    if (cfg->uris[0].tls && !(sh.ssl_ctx = tls_context())) {
+        rv = h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
+        goto out;
+    }
+    if (h2b__load_callbacks_new(&sh.callbacks) != H2B_OK || nghttp2_option_new(&sh.option) != 0 ||
+        build_nva(&sh, content_length) != H2B_OK) {
+        rv = h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    /* We measure the server, we do not police it: skip nghttp2's HTTP semantic checks on every
+     * header (framing and HPACK are still fully validated). */
+    nghttp2_option_set_no_http_messaging(sh.option, 1);
+    w = calloc(nw, sizeof(*w));
+    if (!w) {
+        rv = h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    uint64_t rl = 0, rh = 0;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < cfg->connections + 64ULL &&
+        lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max; /* 1000 connections need more than the usual 1024 fds */
+        setrlimit(RLIMIT_NOFILE, &lim);
+    }
+    atomic_store(&stop_flag, 0);
+    sh.t0 = h2b_clock_now_ns();
+    sh.t_measure = cfg->duration_ns ? sh.t0 + cfg->warmup_ns : 0;
+    sh.t_end = cfg->duration_ns ? sh.t0 + cfg->warmup_ns + cfg->duration_ns : 0;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < nw; i++) {
+        uint32_t nc = cfg->connections / nw + (i < cfg->connections % nw ? 1 : 0);
+        uint64_t nr = cfg->requests / nw + (i < cfg->requests % nw ? 1 : 0);
+        if ((rv = h2b__load_worker_init(&w[i], (int)i, &sh, nc, first, nr)) != H2B_OK) {
+            h2b__load_errf(err, errlen, rv, "cannot set up worker %u: %s", i, h2b_strerror(rv));
+            for (uint32_t k = 0; k < i; k++)
+                h2b__load_worker_free(&w[k]);
+            goto out;
+        }
+        first += nc;
+    }
+    h2b_clock_rusage_ns(&rl, &rh, NULL);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    rv = H2B_OK;
+    for (; started < nw; started++) {
+        if (pthread_create(&w[started].thread, NULL, h2b__load_worker_main, &w[started]) != 0) {
+            rv = h2b__load_errf(err, errlen, H2B_ERR_SYS, "cannot start worker thread");
+            atomic_store(&stop_flag, 1);
+            break;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (progress && rv == H2B_OK) {
+        struct progress p = {.out = progress, .last_ns = sh.t0};
+        if (h2b_hist_new_default(&p.interval) == H2B_OK) {
+            uint64_t next = sh.t0 + H2B_NS_PER_SEC;
+            while (!all_finished(w, nw)) {
+                h2b_clock_sleep_ns(20 * H2B_NS_PER_MS);
+                if (h2b_clock_now_ns() >= next && !all_finished(w, nw)) {
+                    progress_line(&p, w, nw, &sh);
+                    next += H2B_NS_PER_SEC;
+                }
+            }
+            h2b_hist_del(p.interval);
+        }
+    }
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+    uint64_t t_end = h2b_clock_now_ns();
+    uint64_t ul = 0, uh = 0;
+    h2b_clock_rusage_ns(&ul, &uh, NULL);
+    res->cpu_user_ns = ul - rl;
+    res->cpu_sys_ns = uh - rh;
+    res->wall_ns = t_end - sh.t0;
+    if (rv == H2B_OK && (rv = h2b_load_stats_init(&res->s)) == H2B_OK) {
+        res->conn_rps = calloc(cfg->connections, sizeof(*res->conn_rps));
+        for (uint32_t i = 0; i < nw && rv == H2B_OK; i++) {
+            rv = h2b_load_stats_merge(&res->s, &w[i].stats);
+            if (w[i].interrupted)
+                res->interrupted = true;
+            if (w[i].rc != H2B_OK)
+                rv = h2b__load_errf(err, errlen, w[i].rc, "worker %u failed: %s", i,
+                                    h2b_strerror(w[i].rc));
+            if (res->conn_rps) {
+                memcpy(res->conn_rps + res->nconn_rps, w[i].conn_rps, w[i].nconns * sizeof(double));
+                res->nconn_rps += w[i].nconns;
+            }
+        }
+        if (res->s.server_max_streams == UINT32_MAX)
+            res->s.server_max_streams = 0;
+        if (res->s.streams_effective == UINT32_MAX)
+            res->s.streams_effective = 0;
+        if (!cfg->duration_ns)
+            res->measure_ns = res->wall_ns;
+        else if (res->interrupted || t_end < sh.t_end)
+            res->measure_ns = t_end > sh.t_measure ? t_end - sh.t_measure : 1;
+        else
+            res->measure_ns = cfg->duration_ns;
+        snprintf(res->alpn, sizeof(res->alpn), "%s", sh.ssl_ctx ? "h2" : "h2c");
+        if (rv != H2B_OK)
+            h2b_load_result_free(res);
+    }
+    for (uint32_t i = 0; i < nw; i++)
+        h2b__load_worker_free(&w[i]);
+out:
+    free(w);
+    shared_free(&sh);
+    return rv;
+}
+
+void h2b_load_result_free(struct h2b_load_result *res)
+{
+    h2b_load_stats_free(&res->s);
+    free(res->conn_rps);
+    res->conn_rps = NULL;
+    res->nconn_rps = 0;
+}

@@ -1,0 +1,175 @@
+/*
+ * load.h - the load generator engine behind `h2bench load`.
+ *
+ * A run opens `connections` HTTP/2 connections (h2c prior knowledge for http://, TLS with ALPN
+ * "h2" for https://), split evenly over `threads` pthread workers. Each worker owns one epoll
+ * loop, its connections, its nghttp2 sessions, its counters and its histograms; nothing is shared
+ * per request. Results are merged after the workers are joined.
+ *
+ * Two load models:
+ *  - closed loop (h2load's): every connection keeps min(-m, server's MAX_CONCURRENT_STREAMS)
+ *    requests in flight; latency runs from submission to stream close;
+ *  - open loop (--rate R): requests get intended send times from an arrival schedule and
+ *    latency runs from the intended time, so a stalled server is charged for every request it
+ *    delayed (no coordinated omission). The time from the actual send is kept beside it
+ *    ("service"), never mixed in.
+ *
+ * Memory grows with connections and in-flight streams, never with the number of requests.
+ */
+#ifndef H2B_LOAD_H
+#define H2B_LOAD_H
+
+#include "arrival.h"
+#include "hist.h"
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Status codes 0..H2B_LOAD_STATUS_MAX-1 are counted exactly; others go to status_other. */
+#define H2B_LOAD_STATUS_MAX 600
+
+struct h2b_load_uri {
+    char *scheme;    /* "http" or "https" */
+    char *host;      /* without brackets for IPv6 literals */
+    char *port;      /* decimal, defaulted from the scheme */
+    char *authority; /* host[:port] as written in the URI */
+    char *path;      /* path and query, "/" when empty */
+    bool tls;
+};
+
+struct h2b_load_header {
+    char *name; /* lower-cased */
+    char *value;
+};
+
+enum h2b_load_progress {
+    H2B_LOAD_PROGRESS_AUTO = 0, /* on when stderr is a terminal */
+    H2B_LOAD_PROGRESS_ON = 1,
+    H2B_LOAD_PROGRESS_OFF = 2
+};
+
+struct h2b_load_config {
+    struct h2b_load_uri *uris; /* round-robin per connection; the first one's authority counts */
+    size_t nuris;
+    uint64_t requests;               /* -n, total over all connections (ignored with -D) */
+    uint32_t connections;            /* -c */
+    uint32_t streams;                /* -m, requested; clamped per connection to the server's */
+    uint32_t threads;                /* -t */
+    uint64_t duration_ns;            /* -D, 0 = count mode */
+    uint64_t warmup_ns;              /* --warm-up-time, only with -D */
+    struct h2b_load_header *headers; /* -H, added or overriding */
+    size_t nheaders;
+    char *data_path; /* -d */
+    uint8_t *body;   /* the -d file, read once */
+    size_t body_len;
+    uint64_t conn_active_timeout_ns;     /* -T, 0 = none: longest life of a connection */
+    uint64_t conn_inactivity_timeout_ns; /* -N, 0 = none: longest silence with streams open */
+    uint64_t timeout_ns;                 /* --timeout per request, 0 = none */
+    int window_bits;                     /* -w: stream window 2^w - 1 */
+    int conn_window_bits;                /* -W: connection window 2^W - 1 */
+    uint32_t header_table_size;          /* --header-table-size (decoder), bytes */
+    double rate;                         /* --rate, requests/s over all workers; 0 = closed loop */
+    enum h2b_arrival_kind arrival;       /* --arrival */
+    uint64_t seed;                       /* --seed */
+    bool pin;                            /* --cpus given */
+    cpu_set_t cpus;                      /* --cpus: worker i runs on the i-th CPU of the list */
+    char *cpus_text;
+    char *json_path;                 /* --json */
+    bool fail_on_error;              /* --fail-on-error */
+    enum h2b_load_progress progress; /* --progress / --no-progress */
+    bool help;                       /* --help was given */
+};
+
+/* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
+ * else that ended (non-2xx/3xx responses and errors); errored = no response (reset, connection
+ * lost, timed out, never sent); timeouts is a subset of errored. Every ended request, failed or
+ * not, is in the latency histogram. */
+struct h2b_load_stats {
+    uint64_t started;    /* requests submitted */
+    uint64_t done;       /* requests that got a whole response (any status) */
+    uint64_t succeeded;  /* done with status 2xx or 3xx */
+    uint64_t failed;     /* ended without success: non-2xx/3xx responses + errored */
+    uint64_t errored;    /* ended without a response */
+    uint64_t timeouts;   /* errored because --timeout, -T or -N expired */
+    uint64_t resets;     /* errored because the server reset the stream (RST_STREAM) */
+    uint64_t not_sent;   /* errored because their connection died before they were submitted */
+    uint64_t unfinished; /* still in flight when the run ended (-D deadline or stop): not ended */
+    uint64_t unsent;     /* --rate: intended before the end but never submitted (backlog) */
+    uint64_t status[H2B_LOAD_STATUS_MAX];
+    uint64_t status_other;
+    uint64_t bytes_total;          /* bytes received (after TLS decryption) */
+    uint64_t bytes_headers;        /* HEADERS payload received (compressed) */
+    uint64_t bytes_headers_decomp; /* sum of received header name + value lengths */
+    uint64_t bytes_data;           /* DATA payload received */
+    uint64_t bytes_sent;           /* bytes written (before TLS encryption) */
+    uint64_t conns_ok;             /* connections that reached HTTP/2 */
+    uint64_t conns_failed;         /* connection attempts that failed */
+    uint64_t reconnects;
+    uint64_t sched_lag_max_ns;   /* --rate: worst lateness of a release behind its intended time */
+    uint32_t server_max_streams; /* smallest SETTINGS_MAX_CONCURRENT_STREAMS seen */
+    uint32_t streams_effective;  /* smallest effective streams per connection */
+    struct h2b_hist *latency;    /* intended (closed loop: submitted) -> ended, ns */
+    struct h2b_hist *service;    /* HEADERS sent -> ended, ns: the actual-send-time view */
+    struct h2b_hist *ttfb;       /* HEADERS sent -> first response byte, per request, ns */
+    struct h2b_hist *connect;    /* connect start -> HTTP/2 ready (TCP + TLS), per connection */
+};
+
+struct h2b_load_result {
+    struct h2b_load_stats s;
+    double *conn_rps; /* per connection: completed requests / its active time */
+    size_t nconn_rps;
+    uint64_t wall_ns;     /* start to end, connection setup and warm-up included */
+    uint64_t measure_ns;  /* the divisor of the rates: -D duration, else wall_ns */
+    uint64_t cpu_user_ns; /* client process CPU during the run */
+    uint64_t cpu_sys_ns;
+    bool interrupted; /* h2b_load_stop() ended the run early */
+    char alpn[32];    /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */
+};
+
+/* Sets the defaults h2load has (-n 1 -c 1 -m 1 -t 1 -w 30 -W 30, header table 4096) plus ours
+ * (--timeout 30s, --arrival constant, --seed 1). Free with h2b_load_config_free. */
+void h2b_load_config_init(struct h2b_load_config *cfg);
+void h2b_load_config_free(struct h2b_load_config *cfg);
+
+/* Parses `h2bench load` arguments (argv[0] is the command name) into cfg, which must come from
+ * h2b_load_config_init. Reads -d and -i files. On error writes a one-line message into err and
+ * returns H2B_ERR_INVAL (bad flag or value), H2B_ERR_IO (unreadable file). Not thread-safe
+ * (getopt). */
+int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, char *err,
+                          size_t errlen);
+
+/* Writes the option summary for --help. */
+void h2b_load_usage(FILE *f);
+
+/* Parses an absolute http:// or https:// URI. Returns H2B_OK, H2B_ERR_PARSE or H2B_ERR_NOMEM;
+ * free with h2b_load_uri_free. */
+int h2b_load_uri_parse(const char *text, struct h2b_load_uri *out);
+void h2b_load_uri_free(struct h2b_load_uri *u);
+
+/* Runs the load. progress, when not NULL, gets one line a second. Fills *res (free with
+ * h2b_load_result_free) also when the run was interrupted. Returns H2B_OK, H2B_ERR_NOTFOUND
+ * (host does not resolve), H2B_ERR_NOMEM, H2B_ERR_SYS (threads, epoll) or H2B_ERR_UNSUPPORTED
+ * (TLS set-up); on error *res holds nothing to free. Errors of single connections and requests
+ * are counted in *res, not returned. One run at a time per process. */
+int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_load_result *res,
+                 char *err, size_t errlen);
+
+/* Asks a running h2b_load_run to stop: in-flight requests are reported as unfinished. Async-
+ * signal-safe (one atomic store); call it from a SIGINT handler. */
+void h2b_load_stop(void);
+
+void h2b_load_result_free(struct h2b_load_result *res);
+
+/* The h2load 1.52-compatible text block followed by h2bench's extra lines. */
+void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
+                          const struct h2b_load_result *res);
+
+/* Stats helpers shared by the engine, the report and the tests. */
+int h2b_load_stats_init(struct h2b_load_stats *s);
+void h2b_load_stats_free(struct h2b_load_stats *s);
+int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats *src);
+
+#endif

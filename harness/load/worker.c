@@ -1,0 +1,1037 @@
+/*
+ * worker.c - one load worker: an epoll loop driving its share of HTTP/2 client connections.
+ *
+ * Each loop turn: wait (epoll_pwait2, ns timeout), read every ready connection into one shared
+ * buffer and feed it to nghttp2 (stream closes submit the next request in closed-loop mode),
+ * release due arrivals in --rate mode, check timers at a coarse tick, then flush every connection
+ * that has output with one write each. Batching writes per turn is most of what makes this
+ * cheaper than h2load, which writes from inside its callbacks; reads are level-triggered and stop
+ * at a short read, so there is no read() that only returns EAGAIN.
+ *
+ * Time: one clock read after epoll returns and one after each read(); every callback of that
+ * batch shares it. Per request state lives in a fixed slot array per connection (sized to the
+ * effective stream count once the server's SETTINGS arrive), so the request count never grows
+ * memory. Slots are stream user data; a free list links the idle ones.
+ *
+ * Failure policy: a connection that dies records its in-flight requests as errored (their
+ * latency up to now is kept). It reconnects if it had received responses since its last connect;
+ * otherwise it is dead and, in -n mode, the requests it still owed count as errored (not sent).
+ * A run against a dead or silent server therefore ends within --timeout/-N/-T, never hangs.
+ */
+#include "clock.h"
+#include "cpu.h"
+#include "engine.h"
+#include "error.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define RBUF_SIZE (64 * 1024)
+#define WBUF_FILL (32 * 1024)             /* stop pulling frames from nghttp2 beyond this */
+#define MAX_WAIT_NS (100 * H2B_NS_PER_MS) /* stop flag and progress are noticed this fast */
+#define NO_SLOT UINT32_MAX
+
+enum conn_state {
+    CONN_IDLE,       /* not started, or waiting to reconnect */
+    CONN_CONNECTING, /* TCP connect in progress */
+    CONN_HANDSHAKE,  /* TLS handshake in progress */
+    CONN_SETTINGS,   /* HTTP/2 preface sent, waiting for the server's SETTINGS */
+    CONN_READY,      /* requests flow */
+    CONN_DONE,       /* finished its work, closed */
+    CONN_DEAD        /* failed for good */
+};
+
+struct slot {
+    uint64_t t_intended; /* latency origin: schedule (--rate) or submission (closed loop) */
+    uint64_t t_submit;
+    uint64_t t_sent; /* request HEADERS handed to the socket; 0 until then */
+    uint64_t t_first;
+    size_t body_off;
+    int32_t stream_id; /* 0 when the slot is free */
+    uint32_t next_free;
+    uint16_t status;
+    bool measured; /* intended after warm-up */
+    bool recorded; /* already counted (timed out before its stream closed) */
+};
+
+struct h2b__load_conn {
+    struct h2b__load_worker *w;
+    uint32_t index; /* global connection number: URI rotation starts here */
+    enum conn_state state;
+    int fd;
+    SSL *ssl;
+    nghttp2_session *session;
+    bool dirty;      /* on w->dirty */
+    bool want_out;   /* EPOLLOUT registered */
+    bool draining;   /* GOAWAY received or stream ids exhausted: no new requests */
+    bool broken;     /* fatal error seen inside a callback: close after the callback returns */
+    bool timed_out;  /* why it broke */
+    uint64_t budget; /* -n mode: requests this connection still has to submit */
+    uint32_t m_eff;  /* effective streams in flight */
+    uint32_t inflight;
+    struct slot *slots;
+    uint32_t nslots;
+    uint32_t free_head;
+    uint32_t uri_next;
+    uint64_t responses;     /* responses since the last connect */
+    uint64_t completed;     /* measured requests ended on this connection, all connects */
+    uint64_t t_connect;     /* start of the current connect */
+    uint64_t t_first_start; /* first connect: start of its active time */
+    uint64_t t_last_end;    /* end of its active time */
+    uint64_t last_read;
+    uint8_t *wbuf;
+    size_t wcap, woff, wlen;
+};
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static void record_latency(struct h2b__load_worker *w, uint64_t ns)
+{
+    h2b_hist_record(w->stats.latency, ns);
+    if (w->sh->progress)
+        h2b_hist_record(w->ival[w->ival_active], ns);
+}
+
+static void mark_dirty(struct h2b__load_conn *c)
+{
+    if (!c->dirty) {
+        c->dirty = true;
+        c->w->dirty[c->w->ndirty++] = c;
+    }
+}
+
+static int epoll_set(struct h2b__load_conn *c, int op, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = c};
+    return epoll_ctl(c->w->epfd, op, c->fd, &ev);
+}
+
+static void want_out(struct h2b__load_conn *c, bool on)
+{
+    if (c->want_out != on) {
+        c->want_out = on;
+        epoll_set(c, EPOLL_CTL_MOD, EPOLLIN | (on ? EPOLLOUT : 0));
+    }
+}
+
+/* ---- request outcomes ----------------------------------------------------------------- */
+
+enum outcome { OUT_RESPONSE, OUT_RESET, OUT_ERROR, OUT_TIMEOUT };
+
+static void finish_request(struct h2b__load_conn *c, struct slot *s, enum outcome how)
+{
+    struct h2b__load_worker *w = c->w;
+    struct h2b_load_stats *st = &w->stats;
+    s->recorded = true;
+    if (!s->measured)
+        return;
+    uint64_t now = w->now;
+    record_latency(w, now > s->t_intended ? now - s->t_intended : 0);
+    if (s->t_sent)
+        h2b_hist_record(st->service, now > s->t_sent ? now - s->t_sent : 0);
+    c->completed++;
+    if (how == OUT_RESPONSE && s->status != 0) {
+        st->done++;
+        if (s->status < H2B_LOAD_STATUS_MAX)
+            st->status[s->status]++;
+        else
+            st->status_other++;
+        if (s->status >= 200 && s->status < 400)
+            st->succeeded++;
+        else
+            st->failed++;
+        return;
+    }
+    st->errored++;
+    st->failed++;
+    if (how == OUT_RESET)
+        st->resets++;
+    else if (how == OUT_TIMEOUT)
+        st->timeouts++;
+}
+
+static void slot_release(struct h2b__load_conn *c, struct slot *s)
+{
+    s->stream_id = 0;
+    s->next_free = c->free_head;
+    c->free_head = (uint32_t)(s - c->slots);
+    c->inflight--;
+    c->w->inflight--;
+    c->w->all_busy = false;
+}
+
+/* ---- submitting ----------------------------------------------------------------------- */
+
+static ssize_t body_read(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
+                         uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
+{
+    (void)session;
+    (void)stream_id;
+    struct h2b__load_conn *c = user_data;
+    struct slot *s = source->ptr;
+    const struct h2b_load_config *cfg = c->w->sh->cfg;
+    size_t n = cfg->body_len - s->body_off;
+    if (n > length)
+        n = length;
+    memcpy(buf, cfg->body + s->body_off, n);
+    s->body_off += n;
+    if (s->body_off == cfg->body_len)
+        *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)n;
+}
+
+/* Submits one request on c (which has a free slot). Returns false if the session refused. */
+static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
+{
+    struct h2b__load_worker *w = c->w;
+    const struct h2b__load_shared *sh = w->sh;
+    uint32_t i = c->free_head;
+    struct slot *s = &c->slots[i];
+    uint32_t u = c->uri_next;
+    c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
+    nghttp2_data_provider prd = {.source.ptr = s, .read_callback = body_read};
+    int32_t id = nghttp2_submit_request(c->session, NULL, sh->nva[u], sh->nvlen[u],
+                                        sh->cfg->body ? &prd : NULL, s);
+    if (id < 0) {
+        c->draining = true; /* stream ids exhausted or session closing: reconnect */
+        return false;
+    }
+    c->free_head = s->next_free;
+    s->t_intended = t_intended;
+    s->t_submit = w->now;
+    s->t_sent = 0;
+    s->t_first = 0;
+    s->body_off = 0;
+    s->stream_id = id;
+    s->status = 0;
+    s->recorded = false;
+    s->measured = t_intended >= sh->t_measure;
+    if (s->measured)
+        w->stats.started++;
+    c->inflight++;
+    w->inflight++;
+    mark_dirty(c);
+    return true;
+}
+
+static bool running(const struct h2b__load_worker *w)
+{
+    return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
+}
+
+/* Closed loop: keep m_eff requests in flight while the budget lasts. */
+static void fill(struct h2b__load_conn *c)
+{
+    if (c->w->sh->rate_mode)
+        return; /* --rate: release() decides when requests go out */
+    while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
+           running(c->w)) {
+        if (!submit(c, c->w->now))
+            break;
+        if (c->budget != UINT64_MAX)
+            c->budget--;
+    }
+}
+
+/* ---- nghttp2 callbacks ---------------------------------------------------------------- */
+
+static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+    struct h2b__load_conn *c = user_data;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_RESPONSE)
+        return 0;
+    struct slot *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    if (s && s->t_first == 0) {
+        s->t_first = c->w->now;
+        if (s->measured && s->t_sent)
+            h2b_hist_record(c->w->stats.ttfb, c->w->now - s->t_sent);
+    }
+    return 0;
+}
+
+static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *user_data)
+{
+    (void)flags;
+    struct h2b__load_conn *c = user_data;
+    c->w->stats.bytes_headers_decomp += namelen + valuelen;
+    if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0 && valuelen == 3 &&
+        frame->hd.type == NGHTTP2_HEADERS) {
+        struct slot *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+        if (s && s->status == 0) {
+            unsigned v = (unsigned)(value[0] - '0') * 100 + (unsigned)(value[1] - '0') * 10 +
+                         (unsigned)(value[2] - '0');
+            /* 1xx are interim responses; the final status replaces them */
+            if (v >= 200 && v <= 999)
+                s->status = (uint16_t)v;
+        }
+    }
+    return 0;
+}
+
+static void settings_received(struct h2b__load_conn *c)
+{
+    struct h2b__load_worker *w = c->w;
+    uint32_t server_max =
+        nghttp2_session_get_remote_settings(c->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+    uint32_t m = w->sh->cfg->streams;
+    if (server_max < m)
+        m = server_max;
+    if (server_max < w->stats.server_max_streams)
+        w->stats.server_max_streams = server_max;
+    if (c->state == CONN_SETTINGS) {
+        if (c->nslots < m) {
+            struct slot *ns = realloc(c->slots, (size_t)m * sizeof(*ns));
+            if (!ns) {
+                c->broken = true;
+                return;
+            }
+            c->slots = ns;
+            c->nslots = m;
+        }
+        memset(c->slots, 0, (size_t)c->nslots * sizeof(*c->slots));
+        c->free_head = c->nslots ? 0 : NO_SLOT;
+        for (uint32_t i = 0; i < c->nslots; i++)
+            c->slots[i].next_free = i + 1 < c->nslots ? i + 1 : NO_SLOT;
+        c->state = CONN_READY;
+        c->m_eff = m;
+        w->all_busy = false;
+    } else {
+        /* a later SETTINGS may lower (or raise, up to the slots we have) the limit */
+        c->m_eff = m < c->nslots ? m : c->nslots;
+    }
+    if (c->m_eff < w->stats.streams_effective)
+        w->stats.streams_effective = c->m_eff;
+}
+
+static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+    (void)session;
+    struct h2b__load_conn *c = user_data;
+    switch (frame->hd.type) {
+    case NGHTTP2_HEADERS: {
+        size_t len = frame->hd.length - frame->headers.padlen;
+        if (frame->hd.flags & NGHTTP2_FLAG_PRIORITY)
+            len -= 5;
+        c->w->stats.bytes_headers += len;
+        break;
+    }
+    case NGHTTP2_SETTINGS:
+        if (!(frame->hd.flags & NGHTTP2_FLAG_ACK))
+            settings_received(c);
+        break;
+    case NGHTTP2_GOAWAY:
+        c->draining = true;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_id,
+                         const uint8_t *data, size_t len, void *user_data)
+{
+    (void)session;
+    (void)flags;
+    (void)stream_id;
+    (void)data;
+    struct h2b__load_conn *c = user_data;
+    c->w->stats.bytes_data += len;
+    return 0;
+}
+
+static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+    struct h2b__load_conn *c = user_data;
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+        struct slot *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+        if (s)
+            s->t_sent = c->w->now;
+    }
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
+                           void *user_data)
+{
+    struct h2b__load_conn *c = user_data;
+    struct slot *s = nghttp2_session_get_stream_user_data(session, stream_id);
+    if (!s || s->stream_id != stream_id)
+        return 0;
+    if (!s->recorded) {
+        enum outcome how = OUT_RESPONSE;
+        if (error_code != NGHTTP2_NO_ERROR)
+            how = OUT_RESET; /* RST_STREAM, REFUSED_STREAM after GOAWAY, or a stream error */
+        finish_request(c, s, how);
+        if (s->status)
+            c->responses++;
+    }
+    slot_release(c, s);
+    fill(c);
+    return 0;
+}
+
+int h2b__load_callbacks_new(nghttp2_session_callbacks **out)
+{
+    nghttp2_session_callbacks *cb;
+    if (nghttp2_session_callbacks_new(&cb) != 0)
+        return H2B_ERR_NOMEM;
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    *out = cb;
+    return H2B_OK;
+}
+
+/* ---- connection life ------------------------------------------------------------------ */
+
+static void conn_start(struct h2b__load_conn *c);
+
+/* Tears c down. Unrecorded in-flight requests are errored (timeouts if timed_out). Then the
+ * connection reconnects, finishes or dies (see the file comment). */
+static void conn_close(struct h2b__load_conn *c, bool timed_out)
+{
+    struct h2b__load_worker *w = c->w;
+    bool was_open = c->state >= CONN_CONNECTING && c->state <= CONN_READY;
+    if (!was_open)
+        return;
+    bool reached_h2 = c->state == CONN_READY;
+    for (uint32_t i = 0; i < c->nslots && c->inflight > 0; i++) {
+        struct slot *s = &c->slots[i];
+        if (s->stream_id == 0)
+            continue;
+        if (!s->recorded) {
+            if (running(w))
+                finish_request(c, s, timed_out ? OUT_TIMEOUT : OUT_ERROR);
+            else if (s->measured)
+                w->stats.unfinished++;
+        }
+        slot_release(c, s);
+    }
+    if (c->session) {
+        nghttp2_session_del(c->session);
+        c->session = NULL;
+    }
+    if (c->ssl) {
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+    }
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+    c->woff = c->wlen = 0;
+    c->want_out = false;
+    c->broken = false;
+    c->timed_out = false;
+    c->draining = false;
+    c->t_last_end = w->now;
+    if (!reached_h2)
+        w->stats.conns_failed++;
+    if (c->budget > 0 && running(w) && c->responses > 0) {
+        c->state = CONN_IDLE;
+        c->responses = 0; /* one more try: it must get a response to earn the next */
+        w->stats.reconnects++;
+        conn_start(c);
+        return;
+    }
+    c->state = c->budget == 0 ? CONN_DONE : CONN_DEAD;
+    if (c->budget != UINT64_MAX && c->budget > 0 && running(w)) {
+        /* -n mode: what this connection still owed can never be sent */
+        w->stats.not_sent += c->budget;
+        w->stats.errored += c->budget;
+        w->stats.failed += c->budget;
+        c->budget = 0;
+    }
+}
+
+static void conn_fail(struct h2b__load_conn *c)
+{
+    conn_close(c, false);
+}
+
+static void session_start(struct h2b__load_conn *c)
+{
+    struct h2b__load_worker *w = c->w;
+    const struct h2b_load_config *cfg = w->sh->cfg;
+    if (nghttp2_session_client_new2(&c->session, w->sh->callbacks, c, w->sh->option) != 0) {
+        conn_fail(c);
+        return;
+    }
+    nghttp2_settings_entry iv[3] = {
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1U << cfg->window_bits) - 1},
+        {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, cfg->header_table_size},
+    };
+    nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 3);
+    int32_t cw = (int32_t)((1U << cfg->conn_window_bits) - 1);
+    if (cw > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
+        nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);
+    uint64_t connect_ns = w->now - c->t_connect;
+    h2b_hist_record(w->stats.connect, connect_ns);
+    w->stats.conns_ok++;
+    c->responses = 0;
+    c->state = CONN_SETTINGS;
+    c->last_read = w->now;
+    epoll_set(c, EPOLL_CTL_MOD, EPOLLIN);
+    mark_dirty(c);
+}
+
+static void tls_step(struct h2b__load_conn *c)
+{
+    int rv = SSL_do_handshake(c->ssl);
+    if (rv == 1) {
+        const unsigned char *alpn = NULL;
+        unsigned alpnlen = 0;
+        SSL_get0_alpn_selected(c->ssl, &alpn, &alpnlen);
+        if (alpnlen != 2 || memcmp(alpn, "h2", 2) != 0) {
+            conn_fail(c); /* the server does not speak HTTP/2 over TLS */
+            return;
+        }
+        session_start(c);
+        return;
+    }
+    int e = SSL_get_error(c->ssl, rv);
+    if (e == SSL_ERROR_WANT_READ)
+        epoll_set(c, EPOLL_CTL_MOD, EPOLLIN);
+    else if (e == SSL_ERROR_WANT_WRITE)
+        epoll_set(c, EPOLL_CTL_MOD, EPOLLOUT);
+    else {
+        ERR_clear_error();
+        conn_fail(c);
+    }
+}
+
+static void connected(struct h2b__load_conn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+        conn_fail(c);
+        return;
+    }
+    const struct h2b__load_shared *sh = c->w->sh;
+    if (!sh->ssl_ctx) {
+        session_start(c);
+        return;
+    }
+    c->ssl = SSL_new(sh->ssl_ctx);
+    if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
+        conn_fail(c);
+        return;
+    }
+    SSL_set_connect_state(c->ssl);
+    const char *host = sh->cfg->uris[0].host;
+    if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))
+        SSL_set_tlsext_host_name(c->ssl, host);
+    c->state = CONN_HANDSHAKE;
+    tls_step(c);
+}
+
+static void conn_start(struct h2b__load_conn *c)
+{
+    struct h2b__load_worker *w = c->w;
+    const struct h2b__load_shared *sh = w->sh;
+    c->t_connect = w->now;
+    if (c->t_first_start == 0)
+        c->t_first_start = w->now;
+    c->fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0) {
+        c->state = CONN_CONNECTING; /* so that conn_close counts the failure */
+        conn_fail(c);
+        return;
+    }
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->state = CONN_CONNECTING;
+    int rv = connect(c->fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
+    if (rv != 0 && errno != EINPROGRESS) {
+        conn_fail(c);
+        return;
+    }
+    if (epoll_set(c, EPOLL_CTL_ADD, EPOLLOUT) != 0) {
+        conn_fail(c);
+        return;
+    }
+    if (rv == 0)
+        connected(c);
+}
+
+/* ---- I/O ------------------------------------------------------------------------------ */
+
+/* > 0 bytes, 0 would block, -1 closed or failed. */
+static ssize_t conn_recv(struct h2b__load_conn *c, uint8_t *buf, size_t len)
+{
+    if (c->ssl) {
+        ERR_clear_error();
+        int n = SSL_read(c->ssl, buf, (int)len);
+        if (n > 0)
+            return n;
+        int e = SSL_get_error(c->ssl, n);
+        return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
+    }
+    ssize_t n = read(c->fd, buf, len);
+    if (n > 0)
+        return n;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    return -1;
+}
+
+/* >= 0 bytes written (0: would block), -1 failed. */
+static ssize_t conn_send(struct h2b__load_conn *c, const uint8_t *buf, size_t len)
+{
+    if (c->ssl) {
+        ERR_clear_error();
+        int n = SSL_write(c->ssl, buf, (int)len);
+        if (n > 0)
+            return n;
+        int e = SSL_get_error(c->ssl, n);
+        return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
+    }
+    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
+    if (n >= 0)
+        return n;
+    return errno == EAGAIN || errno == EINTR ? 0 : -1;
+}
+
+static void conn_read(struct h2b__load_conn *c)
+{
+    struct h2b__load_worker *w = c->w;
+    for (int round = 0; round < 8; round++) {
+        ssize_t n = conn_recv(c, w->rbuf, RBUF_SIZE);
+        if (n == 0)
+            break;
+        w->now = h2b_clock_now_ns();
+        if (n < 0) {
+            conn_fail(c);
+            return;
+        }
+        w->stats.bytes_total += (uint64_t)n;
+        c->last_read = w->now;
+        ssize_t rv = nghttp2_session_mem_recv(c->session, w->rbuf, (size_t)n);
+        if (rv < 0 || c->broken) {
+            conn_close(c, c->timed_out);
+            return;
+        }
+        /* TLS may hold decrypted bytes that epoll cannot see; a plain short read is the end */
+        if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
+            break;
+    }
+    if (nghttp2_session_want_write(c->session))
+        mark_dirty(c);
+}
+
+/* Sends what nghttp2 has queued: pull frames into wbuf up to WBUF_FILL, write once, repeat
+ * while the socket takes everything. */
+static void conn_flush(struct h2b__load_conn *c)
+{
+    struct h2b__load_worker *w = c->w;
+    for (;;) {
+        if (c->wlen == c->woff) {
+            c->woff = c->wlen = 0;
+            while (c->wlen < WBUF_FILL) {
+                const uint8_t *data;
+                ssize_t n = nghttp2_session_mem_send(c->session, &data);
+                if (n < 0) {
+                    conn_fail(c);
+                    return;
+                }
+                if (n == 0)
+                    break;
+                if (c->wlen + (size_t)n > c->wcap) {
+                    size_t cap = c->wcap * 2;
+                    while (cap < c->wlen + (size_t)n)
+                        cap *= 2;
+                    uint8_t *nb = realloc(c->wbuf, cap);
+                    if (!nb) {
+                        conn_fail(c);
+                        return;
+                    }
+                    c->wbuf = nb;
+                    c->wcap = cap;
+                }
+                memcpy(c->wbuf + c->wlen, data, (size_t)n);
+                c->wlen += (size_t)n;
+            }
+            if (c->wlen == 0) {
+                want_out(c, false);
+                break;
+            }
+        }
+        ssize_t n = conn_send(c, c->wbuf + c->woff, c->wlen - c->woff);
+        if (n < 0) {
+            conn_fail(c);
+            return;
+        }
+        w->stats.bytes_sent += (uint64_t)n;
+        c->woff += (size_t)n;
+        if (c->woff < c->wlen) {
+            want_out(c, true);
+            break;
+        }
+    }
+    if (c->state == CONN_READY && c->inflight == 0 &&
+        (c->budget == 0 || c->draining || !running(w)) && !nghttp2_session_want_write(c->session))
+        conn_close(c, false);
+}
+
+static void conn_event(struct h2b__load_conn *c, uint32_t events)
+{
+    switch (c->state) {
+    case CONN_CONNECTING:
+        connected(c);
+        return;
+    case CONN_HANDSHAKE:
+        tls_step(c);
+        return;
+    case CONN_SETTINGS:
+    case CONN_READY:
+        if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            conn_read(c);
+        if (c->state < CONN_SETTINGS || c->state > CONN_READY)
+            return;
+        if (events & EPOLLOUT)
+            mark_dirty(c);
+        fill(c);
+        if (c->inflight == 0)
+            mark_dirty(c); /* conn_flush closes a connection that has finished its work */
+        return;
+    default:
+        return;
+    }
+}
+
+/* ---- timers --------------------------------------------------------------------------- */
+
+static void check_timeouts(struct h2b__load_worker *w)
+{
+    const struct h2b_load_config *cfg = w->sh->cfg;
+    uint64_t now = w->now;
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h2b__load_conn *c = &w->conns[i];
+        if (c->state < CONN_CONNECTING || c->state > CONN_READY)
+            continue;
+        if (cfg->conn_active_timeout_ns && now - c->t_connect >= cfg->conn_active_timeout_ns) {
+            conn_close(c, true);
+            continue;
+        }
+        if (c->state != CONN_READY) {
+            /* a connect or handshake that hangs is bounded by the request timeout */
+            uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
+            if (limit && now - c->t_connect >= limit)
+                conn_close(c, true);
+            continue;
+        }
+        if (cfg->conn_inactivity_timeout_ns && c->inflight > 0 &&
+            now - c->last_read >= cfg->conn_inactivity_timeout_ns) {
+            conn_close(c, true);
+            continue;
+        }
+        if (!cfg->timeout_ns || c->inflight == 0)
+            continue;
+        for (uint32_t k = 0; k < c->nslots; k++) {
+            struct slot *s = &c->slots[k];
+            if (s->stream_id == 0 || s->recorded || now - s->t_submit < cfg->timeout_ns)
+                continue;
+            if (now - c->last_read >= cfg->timeout_ns) {
+                /* silent for a whole timeout: the server is gone, not slow; give up on the
+                 * connection instead of timing its requests out one by one */
+                conn_close(c, true);
+                break;
+            }
+            finish_request(c, s, OUT_TIMEOUT);
+            nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, s->stream_id, NGHTTP2_CANCEL);
+            mark_dirty(c);
+        }
+    }
+}
+
+/* ---- open loop ------------------------------------------------------------------------ */
+
+static struct h2b__load_conn *free_conn(struct h2b__load_worker *w)
+{
+    for (uint32_t k = 0; k < w->nconns; k++) {
+        struct h2b__load_conn *c = &w->conns[w->rr];
+        w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
+        if (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff)
+            return c;
+    }
+    w->all_busy = true;
+    return NULL;
+}
+
+static bool all_settled(const struct h2b__load_worker *w)
+{
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (w->conns[i].state < CONN_READY)
+            return false;
+    return true;
+}
+
+/* Releases every arrival whose intended time has come, onto connections with a free stream.
+ * Arrivals that find none stay in the schedule and keep their intended time. */
+static void release(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    if (!w->sched_started) {
+        /* The schedule starts once this worker's connections are up (or failed), so connection
+         * set-up is not charged to the first requests. Worker i is phase-shifted by i/R so the
+         * merged constant stream is evenly interleaved. */
+        if (!all_settled(w))
+            return;
+        const struct h2b_load_config *cfg = sh->cfg;
+        uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
+        h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start,
+                         cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL);
+        w->sched_started = true;
+    }
+    while (w->sched_left > 0 && !w->all_busy && h2b_arrival_peek(&w->sched) <= w->now) {
+        if (sh->t_end && h2b_arrival_peek(&w->sched) >= sh->t_end)
+            break;
+        struct h2b__load_conn *c = free_conn(w);
+        if (!c)
+            break;
+        uint64_t t = h2b_arrival_peek(&w->sched);
+        if (!submit(c, t))
+            continue;
+        h2b_arrival_pop(&w->sched);
+        if (w->sched_left != UINT64_MAX)
+            w->sched_left--;
+        if (t >= sh->t_measure && w->now - t > w->stats.sched_lag_max_ns)
+            w->stats.sched_lag_max_ns = w->now - t;
+    }
+}
+
+/* ---- the loop ------------------------------------------------------------------------- */
+
+static void snapshot(struct h2b__load_worker *w)
+{
+    unsigned req = atomic_load_explicit(&w->snap_req, memory_order_acquire);
+    if (req == w->snap_seen)
+        return;
+    w->snap_seen = req;
+    w->ival_retired = w->ival_active;
+    w->ival_active ^= 1;
+    w->snap.ended = w->stats.done + w->stats.errored - w->stats.not_sent;
+    w->snap.errors = w->stats.failed;
+    w->snap.inflight = w->inflight;
+    atomic_store_explicit(&w->snap_ack, req, memory_order_release);
+}
+
+static bool worker_done(struct h2b__load_worker *w)
+{
+    if (!running(w))
+        return true;
+    if (w->sh->rate_mode) {
+        bool any_alive = false;
+        for (uint32_t i = 0; i < w->nconns; i++)
+            if (w->conns[i].state <= CONN_READY)
+                any_alive = true;
+        return !any_alive || (w->sched_left == 0 && w->inflight == 0);
+    }
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (w->conns[i].state <= CONN_READY)
+            return false;
+    return true;
+}
+
+static uint64_t wait_ns(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    uint64_t until = w->now + MAX_WAIT_NS;
+    if (w->next_tick < until)
+        until = w->next_tick;
+    if (sh->t_end && sh->t_end < until)
+        until = sh->t_end;
+    if (sh->rate_mode && w->sched_started && w->sched_left > 0 && !w->all_busy &&
+        h2b_arrival_peek(&w->sched) < until)
+        until = h2b_arrival_peek(&w->sched);
+    return until > w->now ? until - w->now : 0;
+}
+
+static void end_of_run(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    if (sh->rate_mode && w->sched_started) {
+        /* intended before the end but never submitted: the backlog a stall left behind */
+        uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
+        while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
+            if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
+                w->stats.unsent++;
+            h2b_arrival_pop(&w->sched);
+            if (w->sched_left != UINT64_MAX)
+                w->sched_left--;
+        }
+    }
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h2b__load_conn *c = &w->conns[i];
+        if (c->state >= CONN_CONNECTING && c->state <= CONN_READY) {
+            c->budget = 0; /* no reconnect, nothing owed */
+            conn_close(c, false);
+        }
+        uint64_t end = c->t_last_end ? c->t_last_end : w->now;
+        double secs =
+            c->t_first_start && end > c->t_first_start ? (double)(end - c->t_first_start) / 1e9 : 0;
+        w->conn_rps[i] = secs > 0 ? (double)c->completed / secs : 0;
+    }
+}
+
+void *h2b__load_worker_main(void *arg)
+{
+    struct h2b__load_worker *w = arg;
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    char name[16];
+    snprintf(name, sizeof(name), "h2b-load-%d", w->id);
+    pthread_setname_np(pthread_self(), name);
+    if (cfg->pin)
+        h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
+    if (sh->rate_mode)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ~20 us wake-ups instead of ~75 us */
+    struct epoll_event events[256];
+    w->now = h2b_clock_now_ns();
+    w->next_tick = w->now + w->tick_ns;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        conn_start(&w->conns[i]);
+    while (!worker_done(w)) {
+        for (uint32_t i = 0; i < w->ndirty; i++) {
+            struct h2b__load_conn *c = w->dirty[i];
+            c->dirty = false;
+            if (c->state >= CONN_SETTINGS && c->state <= CONN_READY)
+                conn_flush(c);
+        }
+        w->ndirty = 0;
+        if (worker_done(w))
+            break;
+        uint64_t ns = wait_ns(w);
+        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
+                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
+        int n = epoll_pwait2(w->epfd, events, 256, &ts, NULL);
+        if (n < 0 && errno != EINTR) {
+            w->rc = H2B_ERR_SYS;
+            break;
+        }
+        w->now = h2b_clock_now_ns();
+        for (int i = 0; i < n; i++)
+            conn_event(events[i].data.ptr, events[i].events);
+        if (atomic_load_explicit(sh->stop, memory_order_relaxed))
+            w->interrupted = true;
+        if (sh->rate_mode && running(w))
+            release(w);
+        if (w->now >= w->next_tick) {
+            check_timeouts(w);
+            w->next_tick = w->now + w->tick_ns;
+        }
+        if (sh->progress)
+            snapshot(w);
+    }
+    w->now = h2b_clock_now_ns();
+    end_of_run(w);
+    if (sh->progress)
+        snapshot(w);
+    atomic_store_explicit(&w->finished, 1, memory_order_release);
+    return NULL;
+}
+
+int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__load_shared *sh,
+                          uint32_t nconns, uint32_t first_conn, uint64_t requests)
+{
+    const struct h2b_load_config *cfg = sh->cfg;
+    memset(w, 0, sizeof(*w));
+    w->id = id;
+    w->sh = sh;
+    w->nconns = nconns;
+    w->epfd = -1;
+    int rv = h2b_load_stats_init(&w->stats);
+    if (rv != H2B_OK)
+        return rv;
+    w->conns = calloc(nconns, sizeof(*w->conns));
+    w->dirty = calloc(nconns, sizeof(*w->dirty));
+    w->conn_rps = calloc(nconns, sizeof(*w->conn_rps));
+    w->rbuf = malloc(RBUF_SIZE);
+    if (!w->conns || !w->dirty || !w->conn_rps || !w->rbuf)
+        goto out_nomem;
+    if (sh->progress) {
+        if (h2b_hist_new_default(&w->ival[0]) != H2B_OK ||
+            h2b_hist_new_default(&w->ival[1]) != H2B_OK)
+            goto out_nomem;
+    }
+    /* -n is split as h2load splits it: per worker, then per connection, remainders first */
+    for (uint32_t i = 0; i < nconns; i++) {
+        struct h2b__load_conn *c = &w->conns[i];
+        c->w = w;
+        c->index = first_conn + i;
+        c->fd = -1;
+        c->uri_next = (uint32_t)(c->index % cfg->nuris);
+        c->free_head = NO_SLOT;
+        if (sh->rate_mode || cfg->duration_ns)
+            c->budget = UINT64_MAX;
+        else
+            c->budget = requests / nconns + (i < requests % nconns ? 1 : 0);
+        c->wcap = WBUF_FILL * 2;
+        c->wbuf = malloc(c->wcap);
+        if (!c->wbuf)
+            goto out_nomem;
+    }
+    w->sched_left = sh->rate_mode && !cfg->duration_ns ? requests : UINT64_MAX;
+    uint64_t smallest = UINT64_MAX;
+    if (cfg->timeout_ns)
+        smallest = cfg->timeout_ns;
+    if (cfg->conn_inactivity_timeout_ns && cfg->conn_inactivity_timeout_ns < smallest)
+        smallest = cfg->conn_inactivity_timeout_ns;
+    if (cfg->conn_active_timeout_ns && cfg->conn_active_timeout_ns < smallest)
+        smallest = cfg->conn_active_timeout_ns;
+    w->tick_ns = smallest / 20;
+    if (w->tick_ns < 5 * H2B_NS_PER_MS)
+        w->tick_ns = 5 * H2B_NS_PER_MS;
+    if (w->tick_ns > MAX_WAIT_NS)
+        w->tick_ns = MAX_WAIT_NS;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->epfd < 0) {
+        h2b__load_worker_free(w);
+        return H2B_ERR_SYS;
+    }
+    return H2B_OK;
+out_nomem:
+    h2b__load_worker_free(w);
+    return H2B_ERR_NOMEM;
+}
+
+void h2b__load_worker_free(struct h2b__load_worker *w)
+{
+    for (uint32_t i = 0; w->conns && i < w->nconns; i++) {
+        struct h2b__load_conn *c = &w->conns[i];
+        if (c->session)
+            nghttp2_session_del(c->session);
+        if (c->ssl)
+            SSL_free(c->ssl);
+        if (c->fd >= 0)
+            close(c->fd);
+        free(c->slots);
+        free(c->wbuf);
+    }
+    free(w->conns);
+    free(w->dirty);
+    free(w->conn_rps);
+    free(w->rbuf);
+    h2b_hist_del(w->ival[0]);
+    h2b_hist_del(w->ival[1]);
+    h2b_load_stats_free(&w->stats);
+    if (w->epfd >= 0)
+        close(w->epfd);
+    w->conns = NULL;
+    w->epfd = -1;
+}

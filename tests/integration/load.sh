@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# load.sh - `h2bench load` against nghttpd on loopback: exact counts, -D ends on time, the
+# h2load-compatible text block, --fail-on-error, a server killed or stopped mid-run, usage errors.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/load_lib.sh"
+make_docroot
+start_nghttpd "$TMP/www"
+URL=http://127.0.0.1:$PORT
+
+# counts add up: -n 10000 gives 10,000 succeeded, split over 10 connections x 10 streams
+out=$("$H2BENCH" load -n 10000 -c 10 -m 10 -t 2 "$URL/hello"); rc=$?
+expect_eq "-n 10000 exit" "$rc" 0
+expect_match "-n 10000 requests line" "$out" \
+    '^requests: 10000 total, 10000 started, 10000 done, 10000 succeeded, 0 failed, 0 errored, 0 timeout$'
+expect_match "status codes line" "$out" '^status codes: 10000 2xx, 0 3xx, 0 4xx, 0 5xx$'
+expect_match "exact status" "$out" 'status: 200 x10000$'
+expect_match "finished line (h2load layout)" "$out" \
+    '^finished in [0-9.]+(us|ms|s), [0-9]+\.[0-9]{2} req/s, [0-9.]+[KMG]?B/s$'
+expect_match "traffic line (h2load layout)" "$out" \
+    '^traffic: [0-9.]+[KMG]?B \([0-9]+\) total, [0-9.]+[KMG]?B \([0-9]+\) headers \(space savings [0-9.]+%\), [0-9.]+[KMG]?B \(60000\) data$'
+expect_match "table header" "$out" '^                     min         max         mean         sd        \+/- sd$'
+expect_match "request row" "$out" '^time for request: +[0-9.]+(us|ms|s) +[0-9.]+(us|ms|s) +[0-9.]+(us|ms|s) +[0-9.]+(us|ms|s) +[0-9.]+%$'
+expect_match "req/s row" "$out" '^req/s           : +[0-9]+\.[0-9]{2} '
+expect_match "percentile line" "$out" '^latency: p50 [0-9.]+(us|ms|s), p90 .*, p99 .*, p99\.9 .*, p99\.99 .*, max .* \(10000 requests'
+expect_match "streams reported" "$out" 'requested 10, effective 10 \(server SETTINGS_MAX_CONCURRENT_STREAMS 100\)'
+
+# -m above the server's SETTINGS_MAX_CONCURRENT_STREAMS is clamped, and both are reported
+out=$("$H2BENCH" load -n 2000 -c 2 -m 500 "$URL/hello"); rc=$?
+expect_eq "-m 500 exit" "$rc" 0
+expect_match "-m clamped" "$out" 'requested 500, effective 100 \(server SETTINGS_MAX_CONCURRENT_STREAMS 100\)'
+expect_match "-m 500 all succeeded" "$out" ' 2000 succeeded, 0 failed'
+
+# several URIs go round-robin: half of them 404 here
+out=$("$H2BENCH" load -n 1000 -c 1 -m 4 "$URL/hello" "$URL/missing"); rc=$?
+expect_eq "two URIs exit without --fail-on-error" "$rc" 0
+expect_match "round-robin statuses" "$out" 'status: 200 x500 404 x500$'
+
+# --fail-on-error: exit 1 when anything failed, 0 when nothing did
+"$H2BENCH" load -n 100 -c 2 --fail-on-error "$URL/missing" >"$TMP/out" 2>"$TMP/err"; rc=$?
+expect_eq "--fail-on-error with 404s" "$rc" 1
+expect_match "--fail-on-error message" "$(cat "$TMP/err")" '100 of 100 requests failed'
+"$H2BENCH" load -n 100 -c 2 --fail-on-error "$URL/hello" >/dev/null 2>&1; rc=$?
+expect_eq "--fail-on-error all good" "$rc" 0
+
+# -D ends on time (1 s measured after 0.5 s warm-up; generous upper bound for a loaded machine)
+start=$(date +%s%N)
+out=$("$H2BENCH" load -D 1 --warm-up-time 0.5 -c 4 -m 8 "$URL/hello"); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+expect_eq "-D exit" "$rc" 0
+if [ "$ms" -ge 1500 ] && [ "$ms" -lt 4000 ]; then ok; else fail "-D 1 + warm-up 0.5 took ${ms} ms"; fi
+started=$(field "$out" '^requests: [0-9]+ total, ([0-9]+) started.*')
+done_=$(field "$out" '^requests: .* ([0-9]+) done.*')
+unfinished=$(field "$out" '.* ([0-9]+) unfinished at the end$')
+expect_eq "-D: started = done + unfinished" "$started" "$((done_ + unfinished))"
+if [ "${started:-0}" -gt 100 ]; then ok; else fail "-D: only '$started' requests started"; fi
+
+# --progress prints one line a second to stderr, also in -D mode
+"$H2BENCH" load -D 2.2 -c 1 --progress "$URL/hello" >/dev/null 2>"$TMP/err"; rc=$?
+expect_eq "--progress exit" "$rc" 0
+expect_eq "--progress lines" "$(grep -c '^progress: ' "$TMP/err")" 2
+expect_match "--progress line" "$(cat "$TMP/err")" \
+    '^progress: [0-9.]+s, [0-9]+ req/s, [0-9]+ in flight, 0 errors, interval p50 [0-9.]+(us|ms|s) p99 '
+
+# usage errors exit 2 with the usage on stderr
+for args in "-c 0 $URL/" "-c 2 -n 1 $URL/" "-n 10x $URL/" "--arrival sometimes --rate 5 $URL/" \
+    "--warm-up-time 1 $URL/" "ftp://x/" "" "--no-such-flag $URL/"; do
+    # shellcheck disable=SC2086
+    "$H2BENCH" load $args >/dev/null 2>"$TMP/err"; rc=$?
+    expect_eq "usage error exit for '$args'" "$rc" 2
+    expect_match "usage on stderr for '$args'" "$(cat "$TMP/err")" 'usage: h2bench load'
+done
+out=$("$H2BENCH" load --help); rc=$?
+expect_eq "--help exit" "$rc" 0
+expect_match "--help text" "$out" '--rate=R'
+
+# nothing listening: runtime failure (3), errors counted, no hang
+dead=$(free_port)
+out=$(timeout 20 "$H2BENCH" load -n 10 -c 2 "http://127.0.0.1:$dead/" 2>"$TMP/err"); rc=$?
+expect_eq "no server exit" "$rc" 3
+expect_match "no server: requests errored" "$out" ' 10 failed, 10 errored'
+
+# the server is killed mid-run: the run ends well before -D with the errors counted
+start=$(date +%s%N)
+( sleep 0.7; kill -9 "$NGHTTPD_PID" ) &
+out=$(timeout 30 "$H2BENCH" load -D 20 -c 4 -m 8 --timeout 2s "$URL/hello"); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+wait "$NGHTTPD_PID" 2>/dev/null
+if [ "$ms" -lt 10000 ]; then ok; else fail "killed server: run took ${ms} ms"; fi
+errored=$(field "$out" '^requests: .* ([0-9]+) errored.*')
+if [ "${errored:-0}" -gt 0 ]; then ok; else fail "killed server: no errors counted: $out"; fi
+
+# a stopped (SIGSTOP) server: requests time out, the connections give up, the run ends
+start_nghttpd "$TMP/www"
+( sleep 0.5; kill -STOP "$NGHTTPD_PID" ) &
+start=$(date +%s%N)
+out=$(timeout 30 "$H2BENCH" load -n 100000000 -c 2 -m 4 --timeout 1s "http://127.0.0.1:$PORT/hello"); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+kill -CONT "$NGHTTPD_PID"
+if [ "$ms" -lt 10000 ]; then ok; else fail "stopped server: run took ${ms} ms"; fi
+expect_match "stopped server: timeouts counted" "$out" ' [1-9][0-9]* timeout$'
+finish
