@@ -11,5 +11,7 @@ enum { H2B_EXIT_OK = 0, H2B_EXIT_FAIL = 1, H2B_EXIT_USAGE = 2, H2B_EXIT_RUNTIME 
 
 int h2b_cmd_report(int argc, char **argv);
 int h2b_cmd_load(int argc, char **argv);
+/* h2bench serve: the reference HTTP/2 server (cmd_serve.c). */
+int h2b_cmd_serve(int argc, char **argv);
 
 #endif

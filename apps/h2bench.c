@@ -19,6 +19,7 @@ struct command {
 static const struct command commands[] = {
     {"report", "render results into a markdown report with charts", h2b_cmd_report},
     {"load", "generate HTTP/2 load (h2load-compatible, open-loop --rate)", h2b_cmd_load},
+    {"serve", "run the reference HTTP/2 server", h2b_cmd_serve},
     {NULL, NULL, NULL},
 };
 

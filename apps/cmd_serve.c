@@ -1,0 +1,216 @@
+/*
+ * cmd_serve.c - `h2bench serve`: parse options, run the reference server (servers/h2ref).
+ */
+#include "cli.h"
+#include "commands.h"
+#include "cpu.h"
+#include "error.h"
+#include "server.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: h2bench serve [options]\n\n"
+            "Run the reference HTTP/2 server (h2c with prior knowledge, or TLS with ALPN h2).\n"
+            "Prints 'listening on http://HOST:PORT' when ready; SIGTERM or SIGINT shuts it down\n"
+            "gracefully (GOAWAY, in-flight streams finish) and exits 0.\n\n"
+            "options:\n"
+            "  --host HOST             address to bind (default 127.0.0.1)\n"
+            "  --port N                port, 0 = ephemeral (default 0)\n"
+            "  --threads N             worker threads (default: online CPUs, or CPUs in --cpus)\n"
+            "  --cpus LIST             pin worker i to the i-th CPU of LIST (e.g. 0 or 0-3)\n"
+            "  --max-streams N         SETTINGS_MAX_CONCURRENT_STREAMS (default 256)\n"
+            "  --window SIZE           stream receive window, e.g. 1M (default 1M)\n"
+            "  --conn-window SIZE      connection receive window (default 16M)\n"
+            "  --frame-size SIZE       SETTINGS_MAX_FRAME_SIZE accepted (default 16384)\n"
+            "  --header-table-size SIZE  SETTINGS_HEADER_TABLE_SIZE (default 4096)\n"
+            "  --max-header-list SIZE  per-request header budget, name+value+32 (default 64K)\n"
+            "  --max-connections N     open connections at once; more are refused (default "
+            "4096)\n"
+            "  --idle-timeout DUR      close connections idle this long, e.g. 30s (default 60s)\n"
+            "  --slow-timeout DUR      close clients making no progress (default 10s)\n"
+            "  --drain-timeout DUR     on shutdown, wait this long for streams (default 3s)\n"
+            "  --docroot DIR           also serve files from DIR\n"
+            "  --tls                   TLS 1.2/1.3 with ALPN h2 (self-signed unless --cert)\n"
+            "  --cert FILE --key FILE  PEM certificate chain and key for --tls\n"
+            "  --help                  this text\n\n"
+            "endpoints: / and /hello, /bytes/N, POST /sink, POST /echo, /status/NNN, "
+            "/delay/MS,\n"
+            "           /stats (JSON counters), docroot files, anything else 404.\n");
+}
+
+enum {
+    O_HOST = 256,
+    O_PORT,
+    O_THREADS,
+    O_CPUS,
+    O_MAX_STREAMS,
+    O_WINDOW,
+    O_CONN_WINDOW,
+    O_FRAME_SIZE,
+    O_HTS,
+    O_MAX_HDR,
+    O_MAX_CONNS,
+    O_IDLE,
+    O_SLOW,
+    O_DRAIN,
+    O_DOCROOT,
+    O_TLS,
+    O_CERT,
+    O_KEY,
+    O_HELP
+};
+
+static const struct option options[] = {
+    {"host", required_argument, NULL, O_HOST},
+    {"port", required_argument, NULL, O_PORT},
+    {"threads", required_argument, NULL, O_THREADS},
+    {"cpus", required_argument, NULL, O_CPUS},
+    {"max-streams", required_argument, NULL, O_MAX_STREAMS},
+    {"window", required_argument, NULL, O_WINDOW},
+    {"conn-window", required_argument, NULL, O_CONN_WINDOW},
+    {"frame-size", required_argument, NULL, O_FRAME_SIZE},
+    {"header-table-size", required_argument, NULL, O_HTS},
+    {"max-header-list", required_argument, NULL, O_MAX_HDR},
+    {"max-connections", required_argument, NULL, O_MAX_CONNS},
+    {"idle-timeout", required_argument, NULL, O_IDLE},
+    {"slow-timeout", required_argument, NULL, O_SLOW},
+    {"drain-timeout", required_argument, NULL, O_DRAIN},
+    {"docroot", required_argument, NULL, O_DOCROOT},
+    {"tls", no_argument, NULL, O_TLS},
+    {"cert", required_argument, NULL, O_CERT},
+    {"key", required_argument, NULL, O_KEY},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad(const char *opt, const char *val, int rc)
+{
+    fprintf(stderr, "h2bench serve: invalid --%s '%s': %s\n\n", opt, val, h2b_strerror(rc));
+    usage(stderr);
+    return H2B_EXIT_USAGE;
+}
+
+/* Parses a 32-bit size option into *out. */
+static int size32(const char *val, uint64_t min, uint64_t max, uint32_t *out)
+{
+    uint64_t v;
+    int rc = h2b_cli_parse_size(val, min, max, &v);
+    if (rc == H2B_OK)
+        *out = (uint32_t)v;
+    return rc;
+}
+
+int h2b_cmd_serve(int argc, char **argv)
+{
+    struct h2b_server_config cfg;
+    h2b_server_config_defaults(&cfg);
+    bool threads_set = false;
+    uint64_t v;
+    int rc = H2B_OK;
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        const char *name = opt >= O_HOST && opt <= O_HELP ? options[opt - O_HOST].name : "";
+        switch (opt) {
+        case O_HOST:
+            cfg.host = optarg;
+            break;
+        case O_PORT:
+            rc = h2b_cli_parse_u64(optarg, 0, 65535, &v);
+            cfg.port = (uint16_t)v;
+            break;
+        case O_THREADS:
+            rc = h2b_cli_parse_u64(optarg, 1, 1024, &v);
+            cfg.threads = (int)v;
+            threads_set = true;
+            break;
+        case O_CPUS:
+            rc = h2b_cpu_parse_list(optarg, &cfg.cpus);
+            if (rc == H2B_OK && CPU_COUNT(&cfg.cpus) == 0)
+                rc = H2B_ERR_RANGE;
+            cfg.pin = true;
+            break;
+        case O_MAX_STREAMS:
+            rc = h2b_cli_parse_u64(optarg, 1, 0x7fffffff, &v);
+            cfg.conn.max_streams = (uint32_t)v;
+            break;
+        case O_WINDOW:
+            rc = size32(optarg, 1, 0x7fffffff, &cfg.conn.window);
+            break;
+        case O_CONN_WINDOW:
+            rc = size32(optarg, 65535, 0x7fffffff, &cfg.conn.conn_window);
+            break;
+        case O_FRAME_SIZE:
+            rc = size32(optarg, 16384, 16777215, &cfg.conn.frame_size);
+            break;
+        case O_HTS:
+            rc = size32(optarg, 0, 0x7fffffff, &cfg.conn.header_table_size);
+            break;
+        case O_MAX_HDR:
+            rc = size32(optarg, 1024, 0x7fffffff, &cfg.conn.max_header_list);
+            break;
+        case O_MAX_CONNS:
+            rc = h2b_cli_parse_u64(optarg, 1, 1000000, &v);
+            cfg.max_connections = (uint32_t)v;
+            break;
+        case O_IDLE:
+            rc = h2b_cli_parse_duration_ns(optarg, 1000000, 86400ull * 1000000000, &v);
+            cfg.conn.idle_timeout_ns = v;
+            break;
+        case O_SLOW:
+            rc = h2b_cli_parse_duration_ns(optarg, 1000000, 86400ull * 1000000000, &v);
+            cfg.conn.slow_timeout_ns = v;
+            break;
+        case O_DRAIN:
+            rc = h2b_cli_parse_duration_ns(optarg, 0, 3600ull * 1000000000, &v);
+            cfg.drain_ns = v;
+            break;
+        case O_DOCROOT:
+            cfg.docroot = optarg;
+            break;
+        case O_TLS:
+            cfg.tls = true;
+            break;
+        case O_CERT:
+            cfg.cert_file = optarg;
+            break;
+        case O_KEY:
+            cfg.key_file = optarg;
+            break;
+        case O_HELP:
+            usage(stdout);
+            return H2B_EXIT_OK;
+        default:
+            fprintf(stderr, "h2bench serve: unknown or incomplete option '%s'\n\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return H2B_EXIT_USAGE;
+        }
+        if (rc != H2B_OK)
+            return bad(name, optarg, rc);
+    }
+    if (optind < argc) {
+        fprintf(stderr, "h2bench serve: unexpected argument '%s'\n\n", argv[optind]);
+        usage(stderr);
+        return H2B_EXIT_USAGE;
+    }
+    if ((cfg.cert_file || cfg.key_file) && !cfg.tls) {
+        fprintf(stderr, "h2bench serve: --cert and --key need --tls\n");
+        return H2B_EXIT_USAGE;
+    }
+    if (cfg.pin && !threads_set)
+        cfg.threads = CPU_COUNT(&cfg.cpus);
+    char err[512] = "";
+    rc = h2b_server_run(&cfg, err, sizeof err);
+    if (rc != H2B_OK) {
+        fprintf(stderr, "h2bench serve: %s\n", err[0] ? err : h2b_strerror(rc));
+        return rc == H2B_ERR_INVAL ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+    }
+    return H2B_EXIT_OK;
+}

@@ -1,0 +1,1419 @@
+/*
+ * conn.c - one server-side HTTP/2 connection over libnghttp2, driven without sockets.
+ *
+ * Approach (see ../../shared notes/server.md for the study behind it):
+ * - Input goes straight into nghttp2_session_mem_recv; nghttp2 consumes all of it, so there is
+ *   no per-connection read buffer. Callbacks decide the route while headers are decoded (no
+ *   copies of names or values) and queue finished requests on a ready list; responses are
+ *   submitted after mem_recv returns, so a request reset in the same batch costs no work.
+ * - Output: nghttp2_session_mem_send frames are copied into one pooled 64 KiB buffer; large
+ *   static bodies (the /bytes pattern) are referenced by iovec instead of copied
+ *   (NGHTTP2_DATA_FLAG_NO_COPY + send_data_callback), so a flush is one writev of up to 512 KiB.
+ *   A connection holds a buffer only while it has unsent bytes.
+ * - Flow control is manual (no_auto_window_update): /echo consumes request bytes only when they
+ *   leave as response DATA, so its memory is bounded by the stream window.
+ * - Guards nghttp2 1.52 lacks: a header list budget, an idle and a slow-client timeout, a flood
+ *   budget (token bucket charged for empty DATA, PRIORITY, PING, SETTINGS, tiny WINDOW_UPDATE,
+ *   unknown frames, resets and invalid frames) and an outbound queue cap.
+ * - Timers are intrusive lists with one duration each (idle, busy), so appending keeps them
+ *   sorted: O(1) arm and disarm. /delay responses sit on a deadline-sorted list.
+ * Rejected: a send_callback writing per frame (one syscall per frame); per-connection arenas
+ * (connections live for millions of requests and nghttp2 frees objects one by one).
+ */
+#include "conn.h"
+
+#include "clock.h"
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <nghttp2/nghttp2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define OUTBUF_SIZE (64 * 1024)
+#define OUT_IOV_MAX 64
+#define OUT_PENDING_MAX (512 * 1024)
+#define OUT_MIN_ROOM 1024
+#define CHUNK_SIZE 16384
+#define DATA_MAX 16384 /* nghttp2 never sends larger DATA payloads without a length callback */
+#define REF_MIN 1024   /* smaller static payloads are copied: cheaper than an iovec */
+#define KEEP_STREAMS 4096
+#define KEEP_CHUNKS 256
+#define KEEP_BUFS 64
+#define MAX_DELAY_MS 60000
+
+enum route {
+    R_NONE,
+    R_HELLO,
+    R_BYTES,
+    R_SINK,
+    R_ECHO,
+    R_STATUS,
+    R_DELAY,
+    R_STATS,
+    R_FILE,
+    R_NOTFOUND,
+    R_BAD,
+};
+
+enum method { M_NONE, M_GET, M_HEAD, M_POST, M_PUT, M_OTHER };
+
+enum body { B_NONE, B_MEM, B_PATTERN, B_CHUNKS, B_FILE };
+
+enum list { L_NONE, L_READY, L_DELAY };
+
+struct chunk {
+    struct chunk *next;
+    size_t len; /* bytes stored */
+    size_t off; /* bytes already taken */
+    uint8_t data[CHUNK_SIZE];
+};
+
+struct stream {
+    struct stream *next, *prev;   /* ready or delay list; free list (next) */
+    struct stream *anext, *aprev; /* all streams of the connection */
+    struct h2b_conn *conn;
+    int32_t id;
+    uint8_t route;
+    uint8_t method;
+    uint8_t list;
+    uint8_t body;
+    bool eof_in;    /* request END_STREAM seen */
+    bool responded; /* response submitted */
+    bool deferred;  /* data provider returned NGHTTP2_ERR_DEFERRED */
+    uint32_t hdr_bytes;
+    uint64_t arg;      /* /bytes N, /status code, /delay ms */
+    uint64_t deadline; /* /delay: monotonic ns */
+    uint64_t rx;       /* request body bytes */
+    uint64_t len, off; /* response body length and bytes sent */
+    const uint8_t *mem;
+    struct chunk *ch_head, *ch_tail;
+    uint64_t ch_bytes; /* bytes held in chunks (echo: received, not yet sent) */
+    int fd;
+    char status_str[4];
+    char cl[24];
+    char text[24]; /* small bodies (/sink's count) */
+};
+
+struct freebuf {
+    struct freebuf *next;
+};
+
+struct conn_list {
+    struct h2b_conn *head, *tail;
+};
+
+struct h2b_conn {
+    struct h2b_conn_ctx *ctx;
+    void *user;
+    nghttp2_session *sess;
+    struct stream *ready_head, *ready_tail;
+    struct stream *streams; /* every open stream, released on h2b_conn_del */
+    /* timers */
+    struct h2b_conn *tprev, *tnext;
+    struct conn_list *tlist;
+    uint64_t last; /* last progress, monotonic ns */
+    /* dirty list */
+    struct h2b_conn *dnext;
+    bool dirty;
+    /* output */
+    uint8_t *obuf;
+    size_t olen;
+    size_t opending;
+    int niov, ifirst;
+    bool hold; /* an iovec references nghttp2's frame buffer: no mem_send until it is sent */
+    struct iovec iov[OUT_IOV_MAX];
+    /* state */
+    bool fatal;      /* unusable: close now */
+    bool terminated; /* GOAWAY queued, input is discarded */
+    bool got_frame;  /* the client preface and a first frame arrived */
+    bool progress;   /* a frame arrived or bytes left since the timer was last touched */
+    bool calm;       /* flood budget spent */
+    bool goaway_sent;
+    bool frame_open; /* a frame's header arrived, its payload has not all arrived */
+    uint32_t nstreams, ndelayed;
+    double tokens;
+    uint64_t tokens_at;
+};
+
+struct h2b_conn_ctx {
+    struct h2b_conn_config cfg;
+    nghttp2_session_callbacks *cbs;
+    nghttp2_option *opt;
+    struct h2b_stats stats;
+    struct stream *free_streams;
+    size_t n_free_streams;
+    struct chunk *free_chunks;
+    size_t n_free_chunks;
+    struct freebuf *free_bufs;
+    size_t n_free_bufs;
+    struct conn_list idle, busy;
+    struct stream *delay_head, *delay_tail;
+    struct h2b_conn *dirty;
+    uint64_t now;
+    time_t date_sec;
+    char date[32];
+    h2b_conn_stats_fn stats_fn;
+    void *stats_arg;
+    int nconns;
+};
+
+static const char hello_body[] = "Hello, World!";
+static const char notfound_body[] = "Not Found\n";
+static uint8_t pattern[256 + DATA_MAX];
+static pthread_once_t pattern_once = PTHREAD_ONCE_INIT;
+
+static void pattern_init(void)
+{
+    for (size_t i = 0; i < sizeof pattern; i++)
+        pattern[i] = (uint8_t)(i & 0xff);
+}
+
+void h2b_conn_config_defaults(struct h2b_conn_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->max_streams = 256;
+    cfg->window = 1u << 20;
+    cfg->conn_window = 16u << 20;
+    cfg->frame_size = 16384;
+    cfg->header_table_size = 4096;
+    cfg->max_header_list = 64 * 1024;
+    cfg->idle_timeout_ns = 60 * H2B_NS_PER_SEC;
+    cfg->slow_timeout_ns = 10 * H2B_NS_PER_SEC;
+    cfg->flood_burst = 1000;
+    cfg->flood_rate = 100;
+    cfg->max_outbound_queue = 5000;
+    cfg->max_body = 1ull << 30;
+    cfg->docroot_fd = -1;
+}
+
+/* ---- pools: per-ctx free lists, bypassed under sanitizers so that every free is seen ---- */
+
+static struct stream *stream_get(struct h2b_conn_ctx *ctx)
+{
+    (void)ctx;
+    struct stream *st = NULL;
+#ifndef H2B_SANITIZED
+    if (ctx->free_streams) {
+        st = ctx->free_streams;
+        ctx->free_streams = st->next;
+        ctx->n_free_streams--;
+    }
+#endif
+    if (!st)
+        st = malloc(sizeof *st);
+    if (st) {
+        memset(st, 0, offsetof(struct stream, status_str));
+        st->fd = -1;
+    }
+    return st;
+}
+
+static void stream_put(struct h2b_conn_ctx *ctx, struct stream *st)
+{
+#ifndef H2B_SANITIZED
+    if (ctx->n_free_streams < KEEP_STREAMS) {
+        st->next = ctx->free_streams;
+        ctx->free_streams = st;
+        ctx->n_free_streams++;
+        return;
+    }
+#else
+    (void)ctx;
+#endif
+    free(st);
+}
+
+static struct chunk *chunk_get(struct h2b_conn_ctx *ctx)
+{
+    (void)ctx;
+    struct chunk *ch = NULL;
+#ifndef H2B_SANITIZED
+    if (ctx->free_chunks) {
+        ch = ctx->free_chunks;
+        ctx->free_chunks = ch->next;
+        ctx->n_free_chunks--;
+    }
+#endif
+    if (!ch)
+        ch = malloc(sizeof *ch);
+    if (ch) {
+        ch->next = NULL;
+        ch->len = ch->off = 0;
+    }
+    return ch;
+}
+
+static void chunk_put(struct h2b_conn_ctx *ctx, struct chunk *ch)
+{
+#ifndef H2B_SANITIZED
+    if (ctx->n_free_chunks < KEEP_CHUNKS) {
+        ch->next = ctx->free_chunks;
+        ctx->free_chunks = ch;
+        ctx->n_free_chunks++;
+        return;
+    }
+#else
+    (void)ctx;
+#endif
+    free(ch);
+}
+
+static uint8_t *buf_get(struct h2b_conn_ctx *ctx)
+{
+#ifndef H2B_SANITIZED
+    if (ctx->free_bufs) {
+        struct freebuf *b = ctx->free_bufs;
+        ctx->free_bufs = b->next;
+        ctx->n_free_bufs--;
+        return (uint8_t *)b;
+    }
+#else
+    (void)ctx;
+#endif
+    return malloc(OUTBUF_SIZE);
+}
+
+static void buf_put(struct h2b_conn_ctx *ctx, uint8_t *buf)
+{
+#ifndef H2B_SANITIZED
+    if (ctx->n_free_bufs < KEEP_BUFS) {
+        struct freebuf *b = (struct freebuf *)(void *)buf;
+        b->next = ctx->free_bufs;
+        ctx->free_bufs = b;
+        ctx->n_free_bufs++;
+        return;
+    }
+#else
+    (void)ctx;
+#endif
+    free(buf);
+}
+
+/* ---- timers and dirty list ---- */
+
+static void tlist_unlink(struct h2b_conn *c)
+{
+    struct conn_list *l = c->tlist;
+    if (!l)
+        return;
+    if (c->tprev)
+        c->tprev->tnext = c->tnext;
+    else
+        l->head = c->tnext;
+    if (c->tnext)
+        c->tnext->tprev = c->tprev;
+    else
+        l->tail = c->tprev;
+    c->tprev = c->tnext = NULL;
+    c->tlist = NULL;
+}
+
+static void tlist_append(struct conn_list *l, struct h2b_conn *c)
+{
+    c->tlist = l;
+    c->tnext = NULL;
+    c->tprev = l->tail;
+    if (l->tail)
+        l->tail->tnext = c;
+    else
+        l->head = c;
+    l->tail = c;
+}
+
+static bool conn_busy(const struct h2b_conn *c)
+{
+    return !c->got_frame || c->nstreams > 0 || c->niov > c->ifirst || c->terminated ||
+           c->frame_open;
+}
+
+/* Puts c on the timer list matching its state; progress or a change of list restarts its
+ * timer (every member of a list has the same duration, so the tail is always the newest). */
+static void conn_retime(struct h2b_conn *c)
+{
+    if (c->fatal) {
+        tlist_unlink(c);
+        return;
+    }
+    struct conn_list *want = conn_busy(c) ? &c->ctx->busy : &c->ctx->idle;
+    if (want == c->tlist && !c->progress)
+        return;
+    c->progress = false;
+    c->last = c->ctx->now;
+    tlist_unlink(c);
+    tlist_append(want, c);
+}
+
+void h2b_conn_mark_dirty(struct h2b_conn *c)
+{
+    if (c->dirty)
+        return;
+    c->dirty = true;
+    c->dnext = c->ctx->dirty;
+    c->ctx->dirty = c;
+}
+
+bool h2b_conn_ctx_has_dirty(const struct h2b_conn_ctx *ctx)
+{
+    return ctx->dirty != NULL;
+}
+
+struct h2b_conn *h2b_conn_ctx_pop_dirty(struct h2b_conn_ctx *ctx)
+{
+    struct h2b_conn *c = ctx->dirty;
+    if (c) {
+        ctx->dirty = c->dnext;
+        c->dnext = NULL;
+        c->dirty = false;
+    }
+    return c;
+}
+
+static void update_date(struct h2b_conn_ctx *ctx)
+{
+    time_t t = time(NULL);
+    if (t == ctx->date_sec)
+        return;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    /* Always 29 characters, so header values that still point here stay the same length. */
+    strftime(ctx->date, sizeof ctx->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    ctx->date_sec = t;
+}
+
+/* ---- flood budget ---- */
+
+static void charge(struct h2b_conn *c, double n)
+{
+    const struct h2b_conn_config *cfg = &c->ctx->cfg;
+    uint64_t now = c->ctx->now;
+    if (now > c->tokens_at) {
+        c->tokens += (double)(now - c->tokens_at) * cfg->flood_rate / 1e9;
+        if (c->tokens > cfg->flood_burst)
+            c->tokens = cfg->flood_burst;
+        c->tokens_at = now;
+    }
+    c->tokens -= n;
+    if (c->tokens < 0) {
+        c->tokens = 0;
+        c->calm = true;
+    }
+}
+
+/* ---- output ---- */
+
+static bool out_ensure(struct h2b_conn *c)
+{
+    if (!c->obuf)
+        c->obuf = buf_get(c->ctx);
+    return c->obuf != NULL;
+}
+
+static size_t out_room(const struct h2b_conn *c)
+{
+    return c->obuf ? OUTBUF_SIZE - c->olen : OUTBUF_SIZE;
+}
+
+/* Copies n bytes to the buffer (the caller checked the room). */
+static void out_copy(struct h2b_conn *c, const void *p, size_t n)
+{
+    uint8_t *dst = c->obuf + c->olen;
+    struct iovec *last = c->niov > c->ifirst ? &c->iov[c->niov - 1] : NULL;
+    if (last && (uint8_t *)last->iov_base + last->iov_len == dst)
+        last->iov_len += n;
+    else
+        c->iov[c->niov++] = (struct iovec){.iov_base = dst, .iov_len = n};
+    memcpy(dst, p, n);
+    c->olen += n;
+    c->opending += n;
+}
+
+/* References n bytes that stay valid until they are sent. */
+static void out_ref(struct h2b_conn *c, const void *p, size_t n)
+{
+    c->iov[c->niov++] = (struct iovec){.iov_base = (void *)p, .iov_len = n};
+    c->opending += n;
+}
+
+static void out_reset(struct h2b_conn *c)
+{
+    c->niov = c->ifirst = 0;
+    c->olen = c->opending = 0;
+    c->hold = false;
+    if (c->obuf) {
+        buf_put(c->ctx, c->obuf);
+        c->obuf = NULL;
+    }
+}
+
+static void fail(struct h2b_conn *c, enum h2b_stat why)
+{
+    if (!c->fatal)
+        h2b_stats_add(&c->ctx->stats, why, 1);
+    c->fatal = true;
+    tlist_unlink(c);
+}
+
+static void fill(struct h2b_conn *c)
+{
+    while (!c->hold && !c->fatal) {
+        if (c->niov > OUT_IOV_MAX - 3 || c->opending >= OUT_PENDING_MAX ||
+            out_room(c) < OUT_MIN_ROOM)
+            break;
+        const uint8_t *p;
+        ssize_t n = nghttp2_session_mem_send(c->sess, &p);
+        if (n < 0) {
+            fail(c, H2B_STAT_ERR_PROTOCOL);
+            return;
+        }
+        if (n == 0)
+            break;
+        if (!out_ensure(c)) {
+            fail(c, H2B_STAT_ERR_PROTOCOL);
+            return;
+        }
+        if ((size_t)n <= out_room(c)) {
+            out_copy(c, p, (size_t)n);
+        } else {
+            out_ref(c, p, (size_t)n); /* valid until the next mem_send: hold until sent */
+            c->hold = true;
+        }
+    }
+    if (c->niov == c->ifirst && c->obuf)
+        out_reset(c);
+}
+
+int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
+{
+    if (c->fatal)
+        return H2B_ERR_PROTO;
+    fill(c);
+    if (c->fatal)
+        return H2B_ERR_PROTO;
+    *iov = &c->iov[c->ifirst];
+    return c->niov - c->ifirst;
+}
+
+void h2b_conn_sent(struct h2b_conn *c, size_t n)
+{
+    if (n == 0)
+        return;
+    h2b_stats_add(&c->ctx->stats, H2B_STAT_BYTES_OUT, n);
+    c->opending -= n;
+    c->progress = true;
+    while (n > 0 && c->ifirst < c->niov) {
+        struct iovec *v = &c->iov[c->ifirst];
+        if (n >= v->iov_len) {
+            n -= v->iov_len;
+            c->ifirst++;
+        } else {
+            v->iov_base = (uint8_t *)v->iov_base + n;
+            v->iov_len -= n;
+            n = 0;
+        }
+    }
+    if (c->ifirst == c->niov)
+        out_reset(c);
+    conn_retime(c);
+}
+
+/* ---- requests ---- */
+
+static void ready_unlink(struct h2b_conn *c, struct stream *st)
+{
+    if (st->list == L_READY) {
+        if (st->prev)
+            st->prev->next = st->next;
+        else
+            c->ready_head = st->next;
+        if (st->next)
+            st->next->prev = st->prev;
+        else
+            c->ready_tail = st->prev;
+    } else if (st->list == L_DELAY) {
+        struct h2b_conn_ctx *ctx = c->ctx;
+        if (st->prev)
+            st->prev->next = st->next;
+        else
+            ctx->delay_head = st->next;
+        if (st->next)
+            st->next->prev = st->prev;
+        else
+            ctx->delay_tail = st->prev;
+        c->ndelayed--;
+    }
+    st->next = st->prev = NULL;
+    st->list = L_NONE;
+}
+
+static void ready_push(struct h2b_conn *c, struct stream *st)
+{
+    if (st->list != L_NONE || st->responded)
+        return;
+    st->list = L_READY;
+    st->next = NULL;
+    st->prev = c->ready_tail;
+    if (c->ready_tail)
+        c->ready_tail->next = st;
+    else
+        c->ready_head = st;
+    c->ready_tail = st;
+}
+
+static void delay_insert(struct h2b_conn *c, struct stream *st)
+{
+    struct h2b_conn_ctx *ctx = c->ctx;
+    struct stream *after = ctx->delay_tail;
+    while (after && after->deadline > st->deadline)
+        after = after->prev;
+    st->list = L_DELAY;
+    st->prev = after;
+    st->next = after ? after->next : ctx->delay_head;
+    if (st->next)
+        st->next->prev = st;
+    else
+        ctx->delay_tail = st;
+    if (after)
+        after->next = st;
+    else
+        ctx->delay_head = st;
+    c->ndelayed++;
+}
+
+static bool eq(const uint8_t *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && memcmp(p, lit, l) == 0;
+}
+
+static bool prefix(const uint8_t *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n >= l && memcmp(p, lit, l) == 0;
+}
+
+/* Digits only, at least one, value <= max. */
+static bool parse_num(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
+{
+    if (n == 0 || n > 19)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* A docroot path: '/' then [A-Za-z0-9._-/], no "..", at most 255 bytes. Opens it relative to
+ * the docroot; sets st->fd and st->len for a regular file. */
+static bool open_file(struct h2b_conn *c, struct stream *st, const uint8_t *p, size_t n)
+{
+    char path[256];
+    if (n < 2 || n >= sizeof path || p[0] != '/')
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        uint8_t ch = p[i];
+        bool okc = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                   (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' || ch == '/';
+        if (!okc)
+            return false;
+        if (ch == '.' && p[i - 1] == '.')
+            return false;
+    }
+    memcpy(path, p + 1, n - 1);
+    path[n - 1] = '\0';
+    int fd = openat(c->ctx->cfg.docroot_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return false;
+    }
+    st->fd = fd;
+    st->len = (uint64_t)sb.st_size;
+    return true;
+}
+
+static void route_path(struct h2b_conn *c, struct stream *st, const uint8_t *p, size_t n)
+{
+    const uint8_t *q = memchr(p, '?', n);
+    if (q)
+        n = (size_t)(q - p);
+    if (eq(p, n, "/") || eq(p, n, "/hello")) {
+        st->route = R_HELLO;
+    } else if (prefix(p, n, "/bytes/")) {
+        st->route = parse_num(p + 7, n - 7, c->ctx->cfg.max_body, &st->arg) ? R_BYTES : R_BAD;
+    } else if (eq(p, n, "/sink")) {
+        st->route = R_SINK;
+    } else if (eq(p, n, "/echo")) {
+        st->route = R_ECHO;
+    } else if (prefix(p, n, "/status/")) {
+        bool okv = n - 8 == 3 && parse_num(p + 8, 3, 599, &st->arg) && st->arg >= 200;
+        st->route = okv ? R_STATUS : R_BAD;
+    } else if (prefix(p, n, "/delay/")) {
+        st->route = parse_num(p + 7, n - 7, MAX_DELAY_MS, &st->arg) ? R_DELAY : R_BAD;
+    } else if (eq(p, n, "/stats")) {
+        st->route = R_STATS;
+    } else if (c->ctx->cfg.docroot_fd >= 0 && open_file(c, st, p, n)) {
+        st->route = R_FILE;
+    } else {
+        st->route = R_NOTFOUND;
+    }
+}
+
+static bool is_upload(const struct stream *st)
+{
+    return st->method == M_POST || st->method == M_PUT;
+}
+
+static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)sess, (void)id, (void)buf, (void)ud;
+    struct stream *st = src->ptr;
+    if (st->route == R_ECHO) {
+        if (st->ch_bytes == 0) {
+            if (st->eof_in) {
+                *flags |= NGHTTP2_DATA_FLAG_EOF;
+                return 0;
+            }
+            st->deferred = true;
+            return NGHTTP2_ERR_DEFERRED;
+        }
+        size_t n = st->ch_bytes < length ? (size_t)st->ch_bytes : length;
+        *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+        if (st->eof_in && n == st->ch_bytes)
+            *flags |= NGHTTP2_DATA_FLAG_EOF;
+        return (ssize_t)n;
+    }
+    uint64_t rem = st->len - st->off;
+    size_t n = rem < length ? (size_t)rem : length;
+    *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    if (n == rem)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)n;
+}
+
+/* Moves n bytes out of the stream's chunks into the output buffer. */
+static void take_chunks(struct h2b_conn *c, struct stream *st, size_t n)
+{
+    while (n > 0) {
+        struct chunk *ch = st->ch_head;
+        size_t k = ch->len - ch->off;
+        if (k > n)
+            k = n;
+        out_copy(c, ch->data + ch->off, k);
+        ch->off += k;
+        n -= k;
+        st->ch_bytes -= k;
+        if (ch->off == ch->len && (ch->next || st->route != R_ECHO || ch->len == CHUNK_SIZE)) {
+            st->ch_head = ch->next;
+            if (!st->ch_head)
+                st->ch_tail = NULL;
+            chunk_put(c->ctx, ch);
+        }
+    }
+}
+
+static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t *framehd,
+                     size_t length, nghttp2_data_source *src, void *ud)
+{
+    struct h2b_conn *c = ud;
+    struct stream *st = src->ptr;
+    if (frame->data.padlen > 0)
+        return NGHTTP2_ERR_CALLBACK_FAILURE; /* we never ask for padding */
+    bool ref = !c->ctx->cfg.copy_bodies && length >= REF_MIN &&
+               (st->body == B_PATTERN || st->body == B_MEM);
+    size_t copy = 9 + (ref ? 0 : length);
+    if (c->niov > OUT_IOV_MAX - 2 || out_room(c) < copy ||
+        (c->opending > 0 && c->opending + 9 + length > OUT_PENDING_MAX))
+        return NGHTTP2_ERR_WOULDBLOCK;
+    if (!out_ensure(c))
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    out_copy(c, framehd, 9);
+    switch (st->body) {
+    case B_MEM:
+        if (ref)
+            out_ref(c, st->mem + st->off, length);
+        else
+            out_copy(c, st->mem + st->off, length);
+        break;
+    case B_PATTERN:
+        if (ref)
+            out_ref(c, pattern + (st->off & 0xff), length);
+        else
+            out_copy(c, pattern + (st->off & 0xff), length);
+        break;
+    case B_CHUNKS:
+        take_chunks(c, st, length);
+        if (st->route == R_ECHO)
+            nghttp2_session_consume(sess, st->id, length);
+        break;
+    case B_FILE: {
+        ssize_t r = pread(st->fd, c->obuf + c->olen, length, (off_t)st->off);
+        if (r != (ssize_t)length)
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        /* account the bytes pread wrote in place as a copy */
+        struct iovec *last = &c->iov[c->niov - 1];
+        last->iov_len += length;
+        c->olen += length;
+        c->opending += length;
+        break;
+    }
+    default:
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    st->off += length;
+    return 0;
+}
+
+#define NV(n, v, vl)                                                                               \
+    {                                                                                              \
+        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vl),                                       \
+            NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE                           \
+    }
+
+static const char ct_text[] = "text/plain";
+static const char ct_octet[] = "application/octet-stream";
+static const char ct_json[] = "application/json";
+static const char server_name[] = "h2bench";
+
+static void fmt_u64(char *buf, size_t cap, uint64_t v)
+{
+    snprintf(buf, cap, "%llu", (unsigned long long)v);
+}
+
+/* Submits the response for st. Body source, status and headers are set here. */
+static void respond(struct h2b_conn *c, struct stream *st)
+{
+    struct h2b_conn_ctx *ctx = c->ctx;
+    unsigned status = 200;
+    const char *ct = ct_text;
+    bool has_cl = true;
+    uint64_t file_len = st->len; /* set by open_file() */
+    st->body = B_NONE;
+    st->len = 0;
+    st->off = 0;
+    switch (st->route) {
+    case R_HELLO:
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)hello_body;
+        st->len = sizeof hello_body - 1;
+        break;
+    case R_BYTES:
+        st->body = B_PATTERN;
+        st->len = st->arg;
+        ct = ct_octet;
+        break;
+    case R_SINK:
+        if (!is_upload(st)) {
+            status = 405;
+            break;
+        }
+        snprintf(st->text, sizeof st->text, "%llu\n", (unsigned long long)st->rx);
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)st->text;
+        st->len = strlen(st->text);
+        break;
+    case R_ECHO:
+        if (!is_upload(st)) {
+            status = 405;
+            break;
+        }
+        st->body = B_CHUNKS;
+        ct = ct_octet;
+        has_cl = false;
+        break;
+    case R_STATUS:
+        status = (unsigned)st->arg;
+        has_cl = status != 204 && status != 304;
+        break;
+    case R_DELAY:
+        st->deadline = ctx->now + st->arg * H2B_NS_PER_MS;
+        delay_insert(c, st);
+        return;
+    case R_STATS: {
+        struct chunk *ch = chunk_get(ctx);
+        if (!ch) {
+            status = 503;
+            break;
+        }
+        int n = ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, CHUNK_SIZE)
+                              : h2b_stats_json(&ctx->stats, 0, (char *)ch->data, CHUNK_SIZE);
+        if (n < 0) {
+            chunk_put(ctx, ch);
+            status = 500;
+            break;
+        }
+        ch->len = (size_t)n;
+        st->ch_head = st->ch_tail = ch;
+        st->ch_bytes = (uint64_t)n;
+        st->body = B_CHUNKS;
+        st->len = (uint64_t)n;
+        ct = ct_json;
+        break;
+    }
+    case R_FILE:
+        st->body = B_FILE;
+        st->len = file_len;
+        ct = ct_octet;
+        break;
+    case R_BAD:
+        status = 400;
+        break;
+    default:
+        status = 404;
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)notfound_body;
+        st->len = sizeof notfound_body - 1;
+        break;
+    }
+    if (st->method == M_HEAD && st->body != B_CHUNKS)
+        st->body = B_NONE; /* headers as for GET, no DATA */
+    snprintf(st->status_str, sizeof st->status_str, "%03u", status);
+    nghttp2_nv nva[5] = {
+        NV(":status", st->status_str, 3),         NV("server", server_name, sizeof server_name - 1),
+        NV("date", ctx->date, strlen(ctx->date)), NV("content-type", ct, strlen(ct)),
+        NV("content-length", st->cl, 0),
+    };
+    size_t nnv = 4;
+    if (has_cl) {
+        fmt_u64(st->cl, sizeof st->cl, st->len);
+        nva[4].valuelen = strlen(st->cl);
+        nnv = 5;
+    }
+    nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_body};
+    bool body = st->body != B_NONE && (st->len > 0 || st->body == B_CHUNKS);
+    st->responded = true;
+    if (nghttp2_submit_response(c->sess, st->id, nva, nnv, body ? &prd : NULL) != 0)
+        return;
+    h2b_stats_add(&ctx->stats, H2B_STAT_REQUESTS, 1);
+    h2b_stats_status(&ctx->stats, status);
+}
+
+static void dispatch(struct h2b_conn *c)
+{
+    struct stream *st;
+    while ((st = c->ready_head) != NULL) {
+        ready_unlink(c, st);
+        respond(c, st);
+    }
+}
+
+/* ---- nghttp2 callbacks ---- */
+
+static int on_begin_frame(nghttp2_session *sess, const nghttp2_frame_hd *hd, void *ud)
+{
+    (void)sess;
+    struct h2b_conn *c = ud;
+    /* A new frame means the previous one is complete (frames nghttp2 ignores have no receive
+     * callback). A half-received frame keeps the connection on the slow-client timer. */
+    c->frame_open = hd->length > 0;
+    switch (hd->type) {
+    case NGHTTP2_DATA:
+        if (hd->length == 0 && !(hd->flags & NGHTTP2_FLAG_END_STREAM))
+            charge(c, 1);
+        break;
+    case NGHTTP2_PRIORITY:
+        charge(c, 1);
+        break;
+    case NGHTTP2_SETTINGS:
+    case NGHTTP2_PING:
+        if (!(hd->flags & NGHTTP2_FLAG_ACK))
+            charge(c, 1);
+        break;
+    case NGHTTP2_CONTINUATION:
+        if (hd->length == 0)
+            charge(c, 1);
+        break;
+    case NGHTTP2_HEADERS:
+    case NGHTTP2_RST_STREAM:
+    case NGHTTP2_WINDOW_UPDATE:
+    case NGHTTP2_GOAWAY:
+        break;
+    default: /* PUSH_PROMISE from a client, unknown and extension frames */
+        charge(c, 1);
+        break;
+    }
+    return 0;
+}
+
+static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *frame, void *ud)
+{
+    struct h2b_conn *c = ud;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    struct stream *st = stream_get(c->ctx);
+    if (!st)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    st->conn = c;
+    st->id = frame->hd.stream_id;
+    st->anext = c->streams;
+    if (c->streams)
+        c->streams->aprev = st;
+    c->streams = st;
+    nghttp2_session_set_stream_user_data(sess, st->id, st);
+    c->nstreams++;
+    h2b_stats_add(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
+    h2b_stats_add(&c->ctx->stats, H2B_STAT_STREAMS_TOTAL, 1);
+    return 0;
+}
+
+static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
+{
+    (void)flags;
+    struct h2b_conn *c = ud;
+    if (frame->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    struct stream *st = nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
+    if (!st)
+        return 0;
+    st->hdr_bytes += (uint32_t)(namelen + valuelen + 32);
+    if (st->hdr_bytes > c->ctx->cfg.max_header_list) {
+        h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_HEADERS, 1);
+        charge(c, 10);
+        nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_ENHANCE_YOUR_CALM);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || namelen == 0 || name[0] != ':')
+        return 0;
+    if (eq(name, namelen, ":method")) {
+        if (eq(value, valuelen, "GET"))
+            st->method = M_GET;
+        else if (eq(value, valuelen, "HEAD"))
+            st->method = M_HEAD;
+        else if (eq(value, valuelen, "POST"))
+            st->method = M_POST;
+        else if (eq(value, valuelen, "PUT"))
+            st->method = M_PUT;
+        else
+            st->method = M_OTHER;
+    } else if (eq(name, namelen, ":path") && st->route == R_NONE) {
+        route_path(c, st, value, valuelen);
+    }
+    return 0;
+}
+
+static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void *ud)
+{
+    struct h2b_conn *c = ud;
+    c->got_frame = true;
+    c->progress = true;
+    c->frame_open = false;
+    switch (frame->hd.type) {
+    case NGHTTP2_HEADERS:
+    case NGHTTP2_DATA: {
+        struct stream *st = nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
+        if (!st)
+            break;
+        bool end = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
+        if (end)
+            st->eof_in = true;
+        if (st->route == R_ECHO && is_upload(st)) {
+            if (!st->responded)
+                ready_push(c, st); /* stream the echo from the first byte */
+            else if (end && st->deferred) {
+                st->deferred = false;
+                nghttp2_session_resume_data(sess, st->id);
+            }
+        } else if (end) {
+            ready_push(c, st);
+        }
+        break;
+    }
+    case NGHTTP2_WINDOW_UPDATE:
+        if (frame->window_update.window_size_increment < 1024)
+            charge(c, 1);
+        break;
+    case NGHTTP2_RST_STREAM:
+        h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_RECV, 1);
+        charge(c, 1);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_invalid_frame(nghttp2_session *sess, const nghttp2_frame *frame, int err, void *ud)
+{
+    (void)sess, (void)frame, (void)err;
+    charge(ud, 10);
+    return 0;
+}
+
+static void consume(nghttp2_session *sess, int32_t id, size_t len)
+{
+    if (nghttp2_session_consume(sess, id, len) != 0)
+        nghttp2_session_consume_connection(sess, len);
+}
+
+static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const uint8_t *data,
+                         size_t len, void *ud)
+{
+    (void)flags;
+    struct h2b_conn *c = ud;
+    c->progress = true;
+    struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
+    if (!st || st->route != R_ECHO || !is_upload(st)) {
+        if (st)
+            st->rx += len;
+        consume(sess, id, len);
+        return 0;
+    }
+    st->rx += len;
+    while (len > 0) {
+        struct chunk *ch = st->ch_tail;
+        if (!ch || ch->len == CHUNK_SIZE) {
+            ch = chunk_get(c->ctx);
+            if (!ch)
+                return NGHTTP2_ERR_CALLBACK_FAILURE;
+            if (st->ch_tail)
+                st->ch_tail->next = ch;
+            else
+                st->ch_head = ch;
+            st->ch_tail = ch;
+        }
+        size_t k = CHUNK_SIZE - ch->len;
+        if (k > len)
+            k = len;
+        memcpy(ch->data + ch->len, data, k);
+        ch->len += k;
+        st->ch_bytes += k;
+        data += k;
+        len -= k;
+    }
+    if (st->deferred) {
+        st->deferred = false;
+        nghttp2_session_resume_data(sess, id);
+    }
+    return 0;
+}
+
+static void stream_release(struct h2b_conn *c, struct stream *st)
+{
+    ready_unlink(c, st);
+    if (st->aprev)
+        st->aprev->anext = st->anext;
+    else
+        c->streams = st->anext;
+    if (st->anext)
+        st->anext->aprev = st->aprev;
+    while (st->ch_head) {
+        struct chunk *ch = st->ch_head;
+        st->ch_head = ch->next;
+        chunk_put(c->ctx, ch);
+    }
+    if (st->fd >= 0)
+        close(st->fd);
+    c->nstreams--;
+    h2b_stats_sub(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
+    stream_put(c->ctx, st);
+}
+
+/* Always returns 0: a fatal error here leaks (CVE-2023-35945, unfixed in Debian's 1.52). */
+static int on_stream_close(nghttp2_session *sess, int32_t id, uint32_t error_code, void *ud)
+{
+    (void)error_code;
+    struct h2b_conn *c = ud;
+    struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
+    if (!st)
+        return 0;
+    if (st->route == R_ECHO && st->ch_bytes > 0)
+        nghttp2_session_consume_connection(sess, (size_t)st->ch_bytes);
+    nghttp2_session_set_stream_user_data(sess, id, NULL);
+    stream_release(c, st);
+    return 0;
+}
+
+static int on_frame_send(nghttp2_session *sess, const nghttp2_frame *frame, void *ud)
+{
+    (void)sess;
+    struct h2b_conn *c = ud;
+    if (frame->hd.type == NGHTTP2_RST_STREAM) {
+        h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_SENT, 1);
+    } else if (frame->hd.type == NGHTTP2_GOAWAY) {
+        h2b_stats_add(&c->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
+        c->goaway_sent = true;
+    }
+    return 0;
+}
+
+/* ---- context ---- */
+
+int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cfg)
+{
+    if (cfg->max_streams == 0 || cfg->window > 0x7fffffff || cfg->conn_window > 0x7fffffff ||
+        cfg->frame_size < 16384 || cfg->frame_size > 16777215 || cfg->flood_burst == 0)
+        return H2B_ERR_INVAL;
+    pthread_once(&pattern_once, pattern_init);
+    struct h2b_conn_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return H2B_ERR_NOMEM;
+    ctx->cfg = *cfg;
+    if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
+        goto out_free;
+    nghttp2_session_callbacks *cb = ctx->cbs;
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_send_data_callback(cb, send_data);
+    if (nghttp2_option_new(&ctx->opt) != 0)
+        goto out_cbs;
+    nghttp2_option_set_no_closed_streams(ctx->opt, 1);
+    nghttp2_option_set_no_auto_window_update(ctx->opt, 1);
+    /* Debian's 1.52 already defaults stream_reset_rate_limit to 1000 + 33/s and
+     * max_continuations to 8 (backports of 1.57 and 1.61); the flood budget covers the rest. */
+    ctx->now = h2b_clock_now_ns();
+    update_date(ctx);
+    *out = ctx;
+    return H2B_OK;
+out_cbs:
+    nghttp2_session_callbacks_del(ctx->cbs);
+out_free:
+    free(ctx);
+    return H2B_ERR_NOMEM;
+}
+
+void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    while (ctx->free_streams) {
+        struct stream *st = ctx->free_streams;
+        ctx->free_streams = st->next;
+        free(st);
+    }
+    while (ctx->free_chunks) {
+        struct chunk *ch = ctx->free_chunks;
+        ctx->free_chunks = ch->next;
+        free(ch);
+    }
+    while (ctx->free_bufs) {
+        struct freebuf *b = ctx->free_bufs;
+        ctx->free_bufs = b->next;
+        free(b);
+    }
+    nghttp2_option_del(ctx->opt);
+    nghttp2_session_callbacks_del(ctx->cbs);
+    free(ctx);
+}
+
+void h2b_conn_ctx_set_stats_fn(struct h2b_conn_ctx *ctx, h2b_conn_stats_fn fn, void *arg)
+{
+    ctx->stats_fn = fn;
+    ctx->stats_arg = arg;
+}
+
+const struct h2b_stats *h2b_conn_ctx_stats(const struct h2b_conn_ctx *ctx)
+{
+    return &ctx->stats;
+}
+
+void h2b_conn_ctx_count(struct h2b_conn_ctx *ctx, enum h2b_stat which)
+{
+    h2b_stats_add(&ctx->stats, which, 1);
+}
+
+void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
+{
+    ctx->now = now_ns;
+    update_date(ctx);
+    while (ctx->delay_head && ctx->delay_head->deadline <= now_ns) {
+        struct stream *st = ctx->delay_head;
+        struct h2b_conn *c = st->conn;
+        ready_unlink(c, st);
+        st->route = R_HELLO;
+        respond(c, st);
+        c->progress = true;
+        conn_retime(c);
+        h2b_conn_mark_dirty(c);
+    }
+    const struct h2b_conn_config *cfg = &ctx->cfg;
+    struct h2b_conn *c;
+    while ((c = ctx->idle.head) != NULL && c->last + cfg->idle_timeout_ns <= now_ns) {
+        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_IDLE, 1);
+        nghttp2_session_terminate_session(c->sess, NGHTTP2_NO_ERROR);
+        c->terminated = true;
+        conn_retime(c); /* now busy: a peer that never reads the GOAWAY is cut off later */
+        h2b_conn_mark_dirty(c);
+    }
+    while ((c = ctx->busy.head) != NULL && c->last + cfg->slow_timeout_ns <= now_ns) {
+        if (c->ndelayed > 0) { /* waiting on us, not on the peer */
+            c->progress = true;
+            conn_retime(c);
+            continue;
+        }
+        if (!c->got_frame || c->terminated) {
+            if (!c->terminated)
+                h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            c->fatal = true;
+            tlist_unlink(c);
+        } else {
+            h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
+            c->terminated = true;
+            c->progress = true;
+            conn_retime(c);
+        }
+        h2b_conn_mark_dirty(c);
+    }
+}
+
+uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
+{
+    uint64_t d = UINT64_MAX;
+    if (ctx->delay_head)
+        d = ctx->delay_head->deadline;
+    if (ctx->idle.head && ctx->idle.head->last + ctx->cfg.idle_timeout_ns < d)
+        d = ctx->idle.head->last + ctx->cfg.idle_timeout_ns;
+    if (ctx->busy.head && ctx->busy.head->last + ctx->cfg.slow_timeout_ns < d)
+        d = ctx->busy.head->last + ctx->cfg.slow_timeout_ns;
+    return d;
+}
+
+/* ---- connection ---- */
+
+int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
+{
+    struct h2b_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return H2B_ERR_NOMEM;
+    c->ctx = ctx;
+    c->user = user;
+    c->tokens = ctx->cfg.flood_burst;
+    c->tokens_at = ctx->now;
+    if (nghttp2_session_server_new2(&c->sess, ctx->cbs, c, ctx->opt) != 0)
+        goto out_free;
+    const struct h2b_conn_config *cfg = &ctx->cfg;
+    nghttp2_settings_entry iv[5];
+    size_t n = 0;
+    iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, cfg->max_streams};
+    iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, cfg->window};
+    iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, cfg->max_header_list};
+    if (cfg->frame_size != 16384)
+        iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_MAX_FRAME_SIZE, cfg->frame_size};
+    if (cfg->header_table_size != 4096)
+        iv[n++] =
+            (nghttp2_settings_entry){NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, cfg->header_table_size};
+    if (nghttp2_submit_settings(c->sess, NGHTTP2_FLAG_NONE, iv, n) != 0)
+        goto out_sess;
+    if (cfg->conn_window > 65535 &&
+        nghttp2_session_set_local_window_size(c->sess, NGHTTP2_FLAG_NONE, 0,
+                                              (int32_t)cfg->conn_window) != 0)
+        goto out_sess;
+    ctx->nconns++;
+    h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_OPEN, 1);
+    h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_TOTAL, 1);
+    conn_retime(c);
+    *out = c;
+    return H2B_OK;
+out_sess:
+    nghttp2_session_del(c->sess);
+out_free:
+    free(c);
+    return H2B_ERR_NOMEM;
+}
+
+void h2b_conn_del(struct h2b_conn *c)
+{
+    if (!c)
+        return;
+    struct h2b_conn_ctx *ctx = c->ctx;
+    tlist_unlink(c);
+    if (c->dirty) {
+        struct h2b_conn **pp = &ctx->dirty;
+        while (*pp != c)
+            pp = &(*pp)->dnext;
+        *pp = c->dnext;
+    }
+    /* nghttp2_session_del calls no stream-close callbacks: release our streams here. */
+    while (c->streams)
+        stream_release(c, c->streams);
+    nghttp2_session_del(c->sess);
+    out_reset(c);
+    ctx->nconns--;
+    h2b_stats_sub(&ctx->stats, H2B_STAT_CONNS_OPEN, 1);
+    free(c);
+}
+
+void *h2b_conn_user(const struct h2b_conn *c)
+{
+    return c->user;
+}
+
+int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len)
+{
+    struct h2b_conn_ctx *ctx = c->ctx;
+    h2b_stats_add(&ctx->stats, H2B_STAT_BYTES_IN, len);
+    if (c->fatal)
+        return H2B_ERR_PROTO;
+    if (c->terminated)
+        return H2B_OK;
+    ssize_t rv = nghttp2_session_mem_recv(c->sess, data, len);
+    if (rv < 0) {
+        enum h2b_stat why = H2B_STAT_ERR_PROTOCOL;
+        if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC)
+            why = H2B_STAT_ERR_PREFACE;
+        else if (rv == NGHTTP2_ERR_FLOODED)
+            why = H2B_STAT_ERR_FLOODED;
+        else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
+            why = H2B_STAT_ERR_CONTINUATION;
+        fail(c, why);
+        return H2B_ERR_PROTO;
+    }
+    dispatch(c);
+    if (c->calm) {
+        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_FLOOD, 1);
+        nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
+        c->terminated = true;
+    } else if (nghttp2_session_get_outbound_queue_size(c->sess) > ctx->cfg.max_outbound_queue) {
+        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_OUTQ, 1);
+        nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
+        c->terminated = true;
+    } else if (!nghttp2_session_want_read(c->sess)) {
+        c->terminated = true; /* nghttp2 queued a GOAWAY for a protocol error */
+    }
+    conn_retime(c);
+    return H2B_OK;
+}
+
+bool h2b_conn_done(const struct h2b_conn *c)
+{
+    if (c->fatal)
+        return true;
+    return c->niov == c->ifirst && !nghttp2_session_want_read(c->sess) &&
+           !nghttp2_session_want_write(c->sess);
+}
+
+bool h2b_conn_fatal(const struct h2b_conn *c)
+{
+    return c->fatal;
+}
+
+void h2b_conn_shutdown(struct h2b_conn *c)
+{
+    if (!c->fatal && !c->terminated)
+        nghttp2_submit_goaway(c->sess, NGHTTP2_FLAG_NONE,
+                              nghttp2_session_get_last_proc_stream_id(c->sess), NGHTTP2_NO_ERROR,
+                              NULL, 0);
+    h2b_conn_mark_dirty(c);
+}

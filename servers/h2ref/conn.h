@@ -1,0 +1,144 @@
+/*
+ * conn.h - the reference server's HTTP/2 connection, without sockets.
+ *
+ * A struct h2b_conn is one server-side HTTP/2 session (libnghttp2) plus everything the server
+ * does with it: routing, responses, flow-controlled bodies, guards and timeouts. It never
+ * touches a file descriptor of the network: the caller feeds it received bytes and collects the
+ * bytes it wants to send. The epoll server (server.h) is one caller; the microbenchmark suite
+ * (route-and-respond) and the fuzz targets are others, driving the real callbacks in memory.
+ *
+ * Objects and threads
+ *   struct h2b_conn_ctx is per thread: configuration, nghttp2 callbacks, free lists (streams,
+ *   body chunks, output buffers), timer lists, counters and the cached Date header. Every
+ *   h2b_conn belongs to one ctx and must only be used on the thread that uses the ctx. Nothing
+ *   here locks. The only cross-thread access is reading a ctx's counters (h2b_conn_ctx_stats).
+ *
+ * Driving a connection
+ *   1. h2b_conn_new(): the server preface (SETTINGS) is queued at once.
+ *   2. h2b_conn_recv(data, len) for every chunk received. It runs nghttp2_session_mem_recv,
+ *      whose callbacks route requests, and submits the responses that became ready.
+ *   3. h2b_conn_output() gathers pending frames into iovecs (one syscall's worth); write them,
+ *      then report how many bytes went out with h2b_conn_sent(). Repeat until it returns 0.
+ *   4. h2b_conn_done() says when the connection has nothing left to do (close it then), and
+ *      h2b_conn_fatal() whether it ended abnormally (close without lingering).
+ *   Time: the caller sets the ctx clock with h2b_conn_ctx_tick(now) once per loop turn; that
+ *   runs due timers (/delay responses, idle and slow-client timeouts). Connections that gained
+ *   output or finished outside h2b_conn_recv() are queued; take them with
+ *   h2b_conn_ctx_pop_dirty() and flush them. h2b_conn_ctx_next_deadline() is when to tick next.
+ *
+ * Memory: no allocation per request in this code. Streams, echo chunks and output buffers come
+ * from per-ctx free lists (built with H2B_SANITIZED, the free lists are bypassed so that the
+ * sanitizer sees every free). nghttp2's own allocations go through the ctx's nghttp2_mem.
+ */
+#ifndef H2B_CONN_H
+#define H2B_CONN_H
+
+#include "stats.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct h2b_conn;
+struct h2b_conn_ctx;
+
+/* Protocol configuration; sizes in bytes, times in ns. Fill with h2b_conn_config_defaults(). */
+struct h2b_conn_config {
+    uint32_t max_streams;        /* SETTINGS_MAX_CONCURRENT_STREAMS (default 256) */
+    uint32_t window;             /* SETTINGS_INITIAL_WINDOW_SIZE (default 1 MiB) */
+    uint32_t conn_window;        /* connection receive window (default 16 MiB) */
+    uint32_t frame_size;         /* SETTINGS_MAX_FRAME_SIZE we accept (default 16384) */
+    uint32_t header_table_size;  /* SETTINGS_HEADER_TABLE_SIZE (default 4096) */
+    uint32_t max_header_list;    /* per request, sum of name + value + 32 (default 64 KiB) */
+    uint64_t idle_timeout_ns;    /* no stream open, nothing pending: GOAWAY (default 60 s) */
+    uint64_t slow_timeout_ns;    /* preface, request or unread output without progress (10 s) */
+    uint32_t flood_burst;        /* flood budget: suspicious frames allowed at once (1000) */
+    uint32_t flood_rate;         /* flood budget refill per second (100) */
+    uint32_t max_outbound_queue; /* nghttp2 outbound queue items before closing (5000) */
+    uint64_t max_body;           /* largest /bytes/N (default 1 GiB) */
+    int docroot_fd;              /* directory fd for static files, or -1 (not owned) */
+    bool copy_bodies;            /* true: never reference bodies from iovecs (TLS wants one
+                                  * contiguous buffer per flush) */
+};
+
+/* Fills cfg with the defaults above. */
+void h2b_conn_config_defaults(struct h2b_conn_config *cfg);
+
+/* Renders the server-wide /stats JSON into buf; returns its length or a negative H2B_ERR_*. */
+typedef int (*h2b_conn_stats_fn)(void *arg, char *buf, size_t cap);
+
+/* Creates a per-thread context. cfg is copied. Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_INVAL;
+ * *out is untouched on failure. */
+int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cfg);
+
+/* Destroys ctx. All its connections must have been deleted. Accepts NULL. */
+void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx);
+
+/* Routes /stats to fn(arg) (the server sums all workers there). Without a hook, /stats shows
+ * this ctx's counters only. */
+void h2b_conn_ctx_set_stats_fn(struct h2b_conn_ctx *ctx, h2b_conn_stats_fn fn, void *arg);
+
+/* This ctx's counters. The owning thread writes them; any thread may read them with
+ * h2b_stats_accumulate(). Valid until h2b_conn_ctx_del(). */
+const struct h2b_stats *h2b_conn_ctx_stats(const struct h2b_conn_ctx *ctx);
+
+/* Counts a connection the caller refused (--max-connections) in this ctx's stats. */
+void h2b_conn_ctx_count(struct h2b_conn_ctx *ctx, enum h2b_stat which);
+
+/* Sets the ctx clock to now_ns (CLOCK_MONOTONIC ns) and runs every timer due by then: delayed
+ * responses, idle and slow-client timeouts. Connections that gained output become dirty. */
+void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns);
+
+/* The earliest pending timer (monotonic ns), or UINT64_MAX when none is armed. */
+uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx);
+
+/* Takes one connection that has output to flush or has finished since it was last flushed
+ * (by a timer, a shutdown or a flush cut short); NULL when none. Each is returned once per
+ * marking. */
+struct h2b_conn *h2b_conn_ctx_pop_dirty(struct h2b_conn_ctx *ctx);
+
+/* True when some connection is waiting in the dirty queue (poll with a zero timeout then). */
+bool h2b_conn_ctx_has_dirty(const struct h2b_conn_ctx *ctx);
+
+/* Creates a connection in ctx; user is the caller's handle (h2b_conn_user). The server preface
+ * is queued for output. Returns H2B_OK or H2B_ERR_NOMEM; *out is untouched on failure. */
+int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user);
+
+/* Frees c and everything it holds (streams, buffers, open files). Accepts NULL. */
+void h2b_conn_del(struct h2b_conn *c);
+
+/* The user pointer given to h2b_conn_new(). */
+void *h2b_conn_user(const struct h2b_conn *c);
+
+/* Feeds len received bytes (data is only read during the call). Returns H2B_OK, or
+ * H2B_ERR_PROTO when the session failed fatally (bad preface, flood, callback failure): the
+ * caller should close the connection at once. After a graceful termination (GOAWAY queued) the
+ * input is counted and discarded. */
+int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len);
+
+/* Gathers pending output. On return *iov points to the conn's iovec array (valid until the next
+ * h2b_conn_output/h2b_conn_sent/h2b_conn_del); the memory it references stays valid and
+ * unchanged until those bytes are reported sent. Returns the iovec count (0: nothing to send)
+ * or H2B_ERR_PROTO when the session failed (close the connection). */
+int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov);
+
+/* Reports that n bytes from the front of the last h2b_conn_output() were written. */
+void h2b_conn_sent(struct h2b_conn *c, size_t n);
+
+/* True when the connection has nothing more to do: the session neither wants to read nor to
+ * write and no output is pending, or it failed. The caller closes it then. */
+bool h2b_conn_done(const struct h2b_conn *c);
+
+/* True when the connection failed or was cut off without a GOAWAY the peer could read (no point
+ * in a lingering close). */
+bool h2b_conn_fatal(const struct h2b_conn *c);
+
+/* Starts a graceful shutdown: GOAWAY(NO_ERROR, last processed stream); in-flight streams finish.
+ * Marks the connection dirty. */
+void h2b_conn_shutdown(struct h2b_conn *c);
+
+/* Marks c dirty (the caller cut a flush short and wants to resume it next turn). */
+void h2b_conn_mark_dirty(struct h2b_conn *c);
+
+#endif

@@ -1,0 +1,811 @@
+/*
+ * server.c - sockets, threads and epoll around the socket-free connection logic of conn.c.
+ *
+ * Threads: the calling thread owns the listener and a signalfd; it accepts and hands each
+ * connection to the next worker (round-robin queue + eventfd). SO_REUSEPORT was rejected as the
+ * default: the kernel's 4-tuple hash can put both of h2load's two connections on one worker.
+ *
+ * Each worker: one epoll instance, edge-triggered, each fd registered once with
+ * EPOLLIN|EPOLLOUT|EPOLLRDHUP (no epoll_ctl in steady state). A read turn is bounded (64 KiB of
+ * plaintext); a connection that may hold more goes on the more-to-read list, served before the
+ * next epoll_wait with a zero timeout. That bound is what lets nghttp2's flood counters work
+ * (its outbound ACK queue is checked between reads). Output is gathered by conn.c and written
+ * with one writev (or a few SSL_writes) per flush, never one syscall per frame; a flush is
+ * capped at 1 MiB per turn for fairness, the rest resumes through the dirty list.
+ *
+ * Closing: after a GOAWAY, shutdown(SHUT_WR) and read-and-discard for up to 2 s, so the peer
+ * sees the GOAWAY instead of a TCP reset for its unread input. Connections closed while events
+ * for them are still in the batch are freed at the end of the loop turn.
+ */
+#include "server.h"
+
+#include "clock.h"
+#include "cpu.h"
+#include "error.h"
+#include "tls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define RBUF_SIZE (64 * 1024)
+#define FLUSH_BUDGET (1024 * 1024)
+#define LINGER_NS (2 * H2B_NS_PER_SEC)
+#define MAX_EVENTS 256
+#define ACCEPT_BURST 256
+
+struct worker;
+
+struct sconn {
+    struct sconn *next, *prev;   /* worker's connections */
+    struct sconn *rnext, *rprev; /* more-to-read list, or linger list */
+    struct worker *w;
+    struct h2b_conn *conn;
+    SSL *ssl;
+    int fd;
+    bool in_rlist, lingering, handshaking, write_blocked, closed;
+    uint64_t linger_until;
+};
+
+struct slist {
+    struct sconn *head, *tail;
+};
+
+struct server;
+
+struct worker {
+    struct server *srv;
+    int idx;
+    int cpu;
+    pthread_t th;
+    int ep;
+    int evfd;
+    struct h2b_conn_ctx *ctx;
+    pthread_mutex_t lock;
+    int *queue;
+    size_t qlen, qcap;
+    atomic_bool stop;
+    uint8_t *rbuf;
+    struct sconn *conns;
+    size_t nconns;
+    struct slist more, linger;
+    struct sconn *grave; /* closed this turn, freed at its end */
+    bool draining;
+    uint64_t drain_until;
+};
+
+struct server {
+    struct h2b_server_config cfg;
+    SSL_CTX *ssl;
+    int docroot_fd;
+    int nworkers;
+    struct worker *w;
+    atomic_uint nconns;
+    struct h2b_stats stats; /* written by the accepting thread only */
+};
+
+void h2b_server_config_defaults(struct h2b_server_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    h2b_conn_config_defaults(&cfg->conn);
+    cfg->host = "127.0.0.1";
+    cfg->max_connections = 4096;
+    cfg->drain_ns = 3 * H2B_NS_PER_SEC;
+}
+
+/* ---- intrusive list for more-to-read and linger ---- */
+
+static void slist_push(struct slist *l, struct sconn *sc)
+{
+    sc->rnext = NULL;
+    sc->rprev = l->tail;
+    if (l->tail)
+        l->tail->rnext = sc;
+    else
+        l->head = sc;
+    l->tail = sc;
+}
+
+static void slist_remove(struct slist *l, struct sconn *sc)
+{
+    if (sc->rprev)
+        sc->rprev->rnext = sc->rnext;
+    else
+        l->head = sc->rnext;
+    if (sc->rnext)
+        sc->rnext->rprev = sc->rprev;
+    else
+        l->tail = sc->rprev;
+    sc->rnext = sc->rprev = NULL;
+}
+
+/* ---- /stats: the sum of every worker ---- */
+
+static int stats_json(void *arg, char *buf, size_t cap)
+{
+    struct server *srv = arg;
+    struct h2b_stats sum;
+    memset(&sum, 0, sizeof sum);
+    h2b_stats_accumulate(&sum, &srv->stats);
+    for (int i = 0; i < srv->nworkers; i++)
+        h2b_stats_accumulate(&sum, h2b_conn_ctx_stats(srv->w[i].ctx));
+    return h2b_stats_json(&sum, 0, buf, cap);
+}
+
+/* ---- connection life ---- */
+
+static void conn_close(struct sconn *sc)
+{
+    if (sc->closed)
+        return;
+    struct worker *w = sc->w;
+    sc->closed = true;
+    if (sc->in_rlist) {
+        slist_remove(&w->more, sc);
+        sc->in_rlist = false;
+    }
+    if (sc->lingering)
+        slist_remove(&w->linger, sc);
+    if (sc->prev)
+        sc->prev->next = sc->next;
+    else
+        w->conns = sc->next;
+    if (sc->next)
+        sc->next->prev = sc->prev;
+    w->nconns--;
+    h2b_conn_del(sc->conn);
+    sc->conn = NULL;
+    SSL_free(sc->ssl);
+    sc->ssl = NULL;
+    close(sc->fd);
+    atomic_fetch_sub(&w->srv->nconns, 1);
+    sc->next = w->grave;
+    w->grave = sc;
+}
+
+/* The session is over: close now if it failed, otherwise half-close and linger. */
+static void conn_finish(struct sconn *sc)
+{
+    struct worker *w = sc->w;
+    if (h2b_conn_fatal(sc->conn) || w->draining) {
+        conn_close(sc);
+        return;
+    }
+    h2b_conn_del(sc->conn);
+    sc->conn = NULL;
+    if (sc->in_rlist) {
+        slist_remove(&w->more, sc);
+        sc->in_rlist = false;
+    }
+    if (sc->ssl)
+        SSL_shutdown(sc->ssl);
+    shutdown(sc->fd, SHUT_WR);
+    sc->lingering = true;
+    sc->linger_until = h2b_clock_now_ns() + LINGER_NS;
+    slist_push(&w->linger, sc);
+}
+
+/* Writes iovecs as TLS records until done or the socket is full. With partial writes on,
+ * SSL_write returns after each record, so only WANT_WRITE means "blocked" (*blocked). */
+static ssize_t tls_write(struct sconn *sc, const struct iovec *iov, int cnt, bool *blocked)
+{
+    size_t total = 0;
+    for (int i = 0; i < cnt; i++) {
+        size_t done = 0;
+        while (done < iov[i].iov_len) {
+            ERR_clear_error();
+            int r = SSL_write(sc->ssl, (const uint8_t *)iov[i].iov_base + done,
+                              (int)(iov[i].iov_len - done));
+            if (r <= 0) {
+                int e = SSL_get_error(sc->ssl, r);
+                if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
+                    *blocked = true;
+                    return (ssize_t)(total + done);
+                }
+                errno = EIO;
+                return -1;
+            }
+            done += (size_t)r;
+        }
+        total += done;
+    }
+    return (ssize_t)total;
+}
+
+static void conn_flush(struct sconn *sc)
+{
+    if (sc->closed || sc->lingering || sc->handshaking)
+        return;
+    size_t budget = FLUSH_BUDGET;
+    while (!sc->write_blocked) {
+        const struct iovec *iov;
+        int cnt = h2b_conn_output(sc->conn, &iov);
+        if (cnt < 0) {
+            conn_close(sc);
+            return;
+        }
+        if (cnt == 0)
+            break;
+        size_t want = 0;
+        for (int i = 0; i < cnt; i++)
+            want += iov[i].iov_len;
+        bool blocked = false;
+        ssize_t wr = sc->ssl ? tls_write(sc, iov, cnt, &blocked) : writev(sc->fd, iov, cnt);
+        if (wr < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                sc->write_blocked = true;
+                break;
+            }
+            if (errno == EINTR)
+                continue;
+            conn_close(sc);
+            return;
+        }
+        h2b_conn_sent(sc->conn, (size_t)wr);
+        if (blocked || (size_t)wr < want) {
+            sc->write_blocked = true; /* the socket is full: wait for the EPOLLOUT edge */
+            break;
+        }
+        if ((size_t)wr >= budget) {
+            h2b_conn_mark_dirty(sc->conn);
+            break;
+        }
+        budget -= (size_t)wr;
+    }
+    if (h2b_conn_done(sc->conn))
+        conn_finish(sc);
+}
+
+static void more_to_read(struct sconn *sc)
+{
+    if (!sc->in_rlist) {
+        sc->in_rlist = true;
+        slist_push(&sc->w->more, sc);
+    }
+}
+
+static void linger_read(struct sconn *sc)
+{
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = read(sc->fd, sc->w->rbuf, RBUF_SIZE);
+        if (n > 0)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0 && errno == EINTR)
+            continue;
+        conn_close(sc);
+        return;
+    }
+}
+
+static void plain_read(struct sconn *sc)
+{
+    struct worker *w = sc->w;
+    ssize_t n = read(sc->fd, w->rbuf, RBUF_SIZE);
+    if (n > 0) {
+        if (h2b_conn_recv(sc->conn, w->rbuf, (size_t)n) != H2B_OK) {
+            conn_close(sc);
+            return;
+        }
+        if (n == RBUF_SIZE)
+            more_to_read(sc);
+        conn_flush(sc);
+    } else if (n == 0) {
+        conn_close(sc);
+    } else if (errno == EINTR) {
+        more_to_read(sc);
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        conn_close(sc);
+    }
+}
+
+static void tls_read(struct sconn *sc)
+{
+    struct worker *w = sc->w;
+    size_t total = 0;
+    for (;;) {
+        ERR_clear_error();
+        int r = SSL_read(sc->ssl, w->rbuf, RBUF_SIZE);
+        if (r > 0) {
+            if (h2b_conn_recv(sc->conn, w->rbuf, (size_t)r) != H2B_OK) {
+                conn_close(sc);
+                return;
+            }
+            total += (size_t)r;
+            if (total >= RBUF_SIZE) {
+                more_to_read(sc); /* bounded turn; decrypted bytes may wait inside OpenSSL */
+                break;
+            }
+            continue;
+        }
+        int e = SSL_get_error(sc->ssl, r);
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+            break;
+        conn_close(sc); /* close_notify, EOF or a TLS error */
+        return;
+    }
+    conn_flush(sc);
+}
+
+static void tls_handshake(struct sconn *sc)
+{
+    ERR_clear_error();
+    int r = SSL_do_handshake(sc->ssl);
+    if (r != 1) {
+        int e = SSL_get_error(sc->ssl, r);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+            conn_close(sc);
+        return;
+    }
+    const unsigned char *alpn = NULL;
+    unsigned alpnlen = 0;
+    SSL_get0_alpn_selected(sc->ssl, &alpn, &alpnlen);
+    if (alpnlen != 2 || memcmp(alpn, "h2", 2) != 0) {
+        conn_close(sc);
+        return;
+    }
+    sc->handshaking = false;
+    tls_read(sc);
+}
+
+static void conn_readable(struct sconn *sc)
+{
+    if (sc->closed)
+        return;
+    if (sc->lingering)
+        linger_read(sc);
+    else if (sc->handshaking)
+        tls_handshake(sc);
+    else if (sc->ssl)
+        tls_read(sc);
+    else
+        plain_read(sc);
+}
+
+static void conn_adopt(struct worker *w, int fd)
+{
+    struct server *srv = w->srv;
+    struct sconn *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        goto out_fd;
+    sc->w = w;
+    sc->fd = fd;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (srv->ssl) {
+        sc->ssl = SSL_new(srv->ssl);
+        if (!sc->ssl || SSL_set_fd(sc->ssl, fd) != 1)
+            goto out_sc;
+        SSL_set_accept_state(sc->ssl);
+        sc->handshaking = true;
+    }
+    if (h2b_conn_new(&sc->conn, w->ctx, sc) != H2B_OK)
+        goto out_sc;
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = sc};
+    if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+        goto out_conn;
+    sc->next = w->conns;
+    if (w->conns)
+        w->conns->prev = sc;
+    w->conns = sc;
+    w->nconns++;
+    if (w->draining)
+        conn_close(sc);
+    return;
+out_conn:
+    h2b_conn_del(sc->conn);
+out_sc:
+    SSL_free(sc->ssl);
+    free(sc);
+out_fd:
+    close(fd);
+    atomic_fetch_sub(&srv->nconns, 1);
+}
+
+static void worker_wake(struct worker *w)
+{
+    uint64_t one = 1;
+    ssize_t r = write(w->evfd, &one, sizeof one);
+    (void)r; /* a full counter still wakes the worker */
+}
+
+static void worker_adopt_queue(struct worker *w)
+{
+    uint64_t v;
+    ssize_t r = read(w->evfd, &v, sizeof v);
+    (void)r;
+    int fds[64];
+    for (;;) {
+        size_t n = 0;
+        pthread_mutex_lock(&w->lock);
+        while (n < 64 && w->qlen > 0)
+            fds[n++] = w->queue[--w->qlen];
+        pthread_mutex_unlock(&w->lock);
+        if (n == 0)
+            break;
+        for (size_t i = 0; i < n; i++)
+            conn_adopt(w, fds[i]);
+    }
+}
+
+static int worker_timeout_ms(struct worker *w, uint64_t now)
+{
+    if (w->more.head || h2b_conn_ctx_has_dirty(w->ctx))
+        return 0;
+    uint64_t d = h2b_conn_ctx_next_deadline(w->ctx);
+    if (w->linger.head && w->linger.head->linger_until < d)
+        d = w->linger.head->linger_until;
+    if (w->draining && w->drain_until < d)
+        d = w->drain_until;
+    if (d == UINT64_MAX)
+        return -1;
+    if (d <= now)
+        return 0;
+    uint64_t ms = (d - now + H2B_NS_PER_MS - 1) / H2B_NS_PER_MS;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+static void worker_start_drain(struct worker *w, uint64_t now)
+{
+    w->draining = true;
+    w->drain_until = now + w->srv->cfg.drain_ns;
+    for (struct sconn *sc = w->conns, *next; sc; sc = next) {
+        next = sc->next;
+        if (sc->handshaking || sc->lingering)
+            conn_close(sc);
+        else
+            h2b_conn_shutdown(sc->conn);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    char name[16];
+    snprintf(name, sizeof name, "h2b-w%d", w->idx);
+    pthread_setname_np(pthread_self(), name);
+    if (w->cpu >= 0)
+        h2b_cpu_pin_self_to(w->cpu);
+    struct epoll_event evs[MAX_EVENTS];
+    for (;;) {
+        int n = epoll_wait(w->ep, evs, MAX_EVENTS, worker_timeout_ms(w, h2b_clock_now_ns()));
+        uint64_t now = h2b_clock_now_ns();
+        h2b_conn_ctx_tick(w->ctx, now);
+        for (int i = 0; i < n; i++) {
+            struct sconn *sc = evs[i].data.ptr;
+            if (!sc) {
+                worker_adopt_queue(w);
+                continue;
+            }
+            if (sc->closed)
+                continue;
+            uint32_t e = evs[i].events;
+            if (e & EPOLLOUT) {
+                sc->write_blocked = false;
+                if (sc->handshaking)
+                    tls_handshake(sc);
+                else
+                    conn_flush(sc);
+            }
+            if (e & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
+                conn_readable(sc);
+        }
+        /* One bounded turn for each connection that may hold more input. */
+        struct slist turn = w->more;
+        w->more.head = w->more.tail = NULL;
+        for (struct sconn *sc = turn.head; sc; sc = turn.head) {
+            slist_remove(&turn, sc);
+            sc->in_rlist = false;
+            conn_readable(sc);
+        }
+        struct h2b_conn *c;
+        while ((c = h2b_conn_ctx_pop_dirty(w->ctx)) != NULL) {
+            struct sconn *sc = h2b_conn_user(c);
+            if (h2b_conn_fatal(c))
+                conn_close(sc);
+            else
+                conn_flush(sc);
+        }
+        while (w->linger.head && w->linger.head->linger_until <= now)
+            conn_close(w->linger.head);
+        if (atomic_load_explicit(&w->stop, memory_order_acquire) && !w->draining)
+            worker_start_drain(w, now);
+        while (w->grave) {
+            struct sconn *sc = w->grave;
+            w->grave = sc->next;
+            free(sc);
+        }
+        if (w->draining && (w->nconns == 0 || now >= w->drain_until))
+            break;
+    }
+    while (w->conns)
+        conn_close(w->conns);
+    while (w->grave) {
+        struct sconn *sc = w->grave;
+        w->grave = sc->next;
+        free(sc);
+    }
+    return NULL;
+}
+
+/* ---- setup ---- */
+
+static int listen_on(const struct h2b_server_config *cfg, int *out, char *err, size_t errlen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    char port[8];
+    snprintf(port, sizeof port, "%u", cfg->port);
+    int rc = getaddrinfo(cfg->host, port, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot resolve --host %s: %s", cfg->host, gai_strerror(rc));
+        return H2B_ERR_INVAL;
+    }
+    int fd = -1;
+    int saved = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            saved = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 4096) == 0)
+            break;
+        saved = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot listen on %s:%u: %s", cfg->host, cfg->port, strerror(saved));
+        return H2B_ERR_SYS;
+    }
+    *out = fd;
+    return H2B_OK;
+}
+
+static void print_ready(const struct h2b_server_config *cfg, int lfd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    unsigned port = cfg->port;
+    if (getsockname(lfd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET)
+            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6)
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    bool v6 = strchr(cfg->host, ':') != NULL;
+    FILE *f = cfg->ready ? cfg->ready : stdout;
+    fprintf(f, "listening on %s://%s%s%s:%u\n", cfg->tls ? "https" : "http", v6 ? "[" : "",
+            cfg->host, v6 ? "]" : "", port);
+    fflush(f);
+}
+
+static void raise_nofile(uint32_t max_connections)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t want = (rlim_t)max_connections + 128;
+    if (rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static int worker_init(struct server *srv, struct worker *w, int idx)
+{
+    w->srv = srv;
+    w->idx = idx;
+    w->cpu = srv->cfg.pin ? h2b_cpu_nth(&srv->cfg.cpus, idx) : -1;
+    w->ep = epoll_create1(EPOLL_CLOEXEC);
+    w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    w->rbuf = malloc(RBUF_SIZE);
+    pthread_mutex_init(&w->lock, NULL);
+    atomic_init(&w->stop, false);
+    if (w->ep < 0 || w->evfd < 0 || !w->rbuf)
+        return H2B_ERR_SYS;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    if (epoll_ctl(w->ep, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
+        return H2B_ERR_SYS;
+    struct h2b_conn_config cc = srv->cfg.conn;
+    cc.docroot_fd = srv->docroot_fd;
+    cc.copy_bodies = srv->cfg.tls;
+    int rc = h2b_conn_ctx_new(&w->ctx, &cc);
+    if (rc != H2B_OK)
+        return rc;
+    h2b_conn_ctx_set_stats_fn(w->ctx, stats_json, srv);
+    return H2B_OK;
+}
+
+static void worker_free(struct worker *w)
+{
+    h2b_conn_ctx_del(w->ctx);
+    if (w->ep >= 0)
+        close(w->ep);
+    if (w->evfd >= 0)
+        close(w->evfd);
+    for (size_t i = 0; i < w->qlen; i++)
+        close(w->queue[i]);
+    free(w->queue);
+    free(w->rbuf);
+    pthread_mutex_destroy(&w->lock);
+}
+
+static bool worker_push(struct worker *w, int fd)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->qlen == w->qcap) {
+        size_t cap = w->qcap ? w->qcap * 2 : 64;
+        int *q = realloc(w->queue, cap * sizeof *q);
+        if (!q) {
+            pthread_mutex_unlock(&w->lock);
+            return false;
+        }
+        w->queue = q;
+        w->qcap = cap;
+    }
+    bool was_empty = w->qlen == 0;
+    w->queue[w->qlen++] = fd;
+    pthread_mutex_unlock(&w->lock);
+    if (was_empty)
+        worker_wake(w);
+    return true;
+}
+
+/* Accepts until EAGAIN (bounded); returns false when accept should pause (EMFILE and such). */
+static bool accept_burst(struct server *srv, int lfd, unsigned *rr)
+{
+    for (int i = 0; i < ACCEPT_BURST; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK;
+        }
+        if (atomic_load(&srv->nconns) >= srv->cfg.max_connections) {
+            h2b_stats_add(&srv->stats, H2B_STAT_GUARD_MAXCONN, 1);
+            close(fd);
+            continue;
+        }
+        atomic_fetch_add(&srv->nconns, 1);
+        struct worker *w = &srv->w[(*rr)++ % (unsigned)srv->nworkers];
+        if (!worker_push(w, fd)) {
+            close(fd);
+            atomic_fetch_sub(&srv->nconns, 1);
+        }
+    }
+    return true;
+}
+
+int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen)
+{
+    int rc = H2B_OK;
+    struct server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return H2B_ERR_NOMEM;
+    srv->cfg = *cfg;
+    srv->docroot_fd = -1;
+    srv->nworkers = cfg->threads > 0 ? cfg->threads : h2b_cpu_online();
+    int lfd = -1, sfd = -1, started = 0;
+    if (cfg->docroot) {
+        srv->docroot_fd = open(cfg->docroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (srv->docroot_fd < 0) {
+            snprintf(err, errlen, "cannot open --docroot %s: %s", cfg->docroot, strerror(errno));
+            rc = H2B_ERR_IO;
+            goto out;
+        }
+    }
+    if (cfg->tls) {
+        srv->ssl = h2b_tls_ctx_new(cfg->cert_file, cfg->key_file, err, errlen);
+        if (!srv->ssl) {
+            rc = H2B_ERR_IO;
+            goto out;
+        }
+    }
+    raise_nofile(cfg->max_connections);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t sigs, old;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old);
+    sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (sfd < 0) {
+        snprintf(err, errlen, "signalfd: %s", strerror(errno));
+        rc = H2B_ERR_SYS;
+        goto out_mask;
+    }
+    rc = listen_on(cfg, &lfd, err, errlen);
+    if (rc != H2B_OK)
+        goto out_mask;
+    srv->w = calloc((size_t)srv->nworkers, sizeof *srv->w);
+    if (!srv->w) {
+        rc = H2B_ERR_NOMEM;
+        goto out_mask;
+    }
+    for (int i = 0; i < srv->nworkers; i++)
+        srv->w[i].ep = srv->w[i].evfd = -1;
+    for (int i = 0; i < srv->nworkers; i++) {
+        rc = worker_init(srv, &srv->w[i], i);
+        if (rc != H2B_OK) {
+            snprintf(err, errlen, "cannot set up worker %d: %s", i, h2b_strerror(rc));
+            goto out_workers;
+        }
+    }
+    for (; started < srv->nworkers; started++) {
+        if (pthread_create(&srv->w[started].th, NULL, worker_main, &srv->w[started]) != 0) {
+            snprintf(err, errlen, "cannot start worker threads");
+            rc = H2B_ERR_SYS;
+            goto out_stop;
+        }
+    }
+    print_ready(cfg, lfd);
+    unsigned rr = 0;
+    bool accepting = true;
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
+        int n = poll(pf, accepting ? 2 : 1, accepting ? -1 : 100);
+        if (n < 0 && errno != EINTR) {
+            rc = H2B_ERR_SYS;
+            break;
+        }
+        if (pf[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+                break;
+        }
+        if (!accepting) {
+            accepting = true; /* 100 ms pause after EMFILE is over */
+            continue;
+        }
+        if (pf[1].revents & POLLIN)
+            accepting = accept_burst(srv, lfd, &rr);
+    }
+    close(lfd);
+    lfd = -1;
+out_stop:
+    for (int i = 0; i < started; i++) {
+        atomic_store_explicit(&srv->w[i].stop, true, memory_order_release);
+        worker_wake(&srv->w[i]);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(srv->w[i].th, NULL);
+out_workers:
+    for (int i = 0; srv->w && i < srv->nworkers; i++)
+        worker_free(&srv->w[i]);
+    free(srv->w);
+out_mask:
+    if (lfd >= 0)
+        close(lfd);
+    if (sfd >= 0)
+        close(sfd);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+out:
+    if (srv->docroot_fd >= 0)
+        close(srv->docroot_fd);
+    SSL_CTX_free(srv->ssl);
+    free(srv);
+    return rc;
+}

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""h2raw.py - a raw HTTP/2 frame client for robustness tests (standard library only).
+
+Usage: h2raw.py HOST PORT SCENARIO...   (or "all")
+
+Each scenario opens its own connection, misbehaves, and checks that the server answers the
+way RFC 9113 and the server's guards say (GOAWAY with a code, RST_STREAM, or a closed
+connection). After each one a fresh control connection must still get "Hello, World!".
+Prints "ok NAME: detail" or "FAIL NAME: detail"; exits 1 if anything failed.
+"""
+import json
+import socket
+import struct
+import sys
+import time
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+DATA, HEADERS, PRIORITY, RST, SETTINGS, PUSH, PING, GOAWAY, WINUP, CONT = range(10)
+END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
+NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR, FRAME_SIZE_ERROR = 0, 1, 2, 6
+COMPRESSION_ERROR, ENHANCE_YOUR_CALM = 9, 11
+
+
+def frame(ftype, flags, sid, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([ftype, flags]) + struct.pack(">I", sid) + payload
+
+
+def hstr(s):
+    b = s.encode() if isinstance(s, str) else s
+    assert len(b) < 127
+    return bytes([len(b)]) + b
+
+
+def hstr_long(b):
+    """HPACK string literal with a multi-byte length (no Huffman)."""
+    n = len(b)
+    if n < 127:
+        return bytes([n]) + b
+    out = bytearray([127])
+    n -= 127
+    while n >= 128:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out) + b
+
+
+def request_block(path, method="GET"):
+    """HPACK block: indexed :method GET(2)/POST(3), :scheme http(6), literal :path(4), :authority(1)."""
+    m = b"\x82" if method == "GET" else b"\x83"
+    return m + b"\x86" + b"\x04" + hstr(path) + b"\x01" + hstr("localhost")
+
+
+class Conn:
+    def __init__(self, host, port, preface=True):
+        self.sock = socket.create_connection((host, port), timeout=5)
+        self.buf = b""
+        self.closed = False
+        self.ack = preface  # never ACK before our own preface is complete
+        if preface:
+            self.send(PREFACE + frame(SETTINGS, 0, 0))
+
+    def send(self, data):
+        try:
+            self.sock.sendall(data)
+            return True
+        except OSError:
+            self.closed = True
+            return False
+
+    def frames(self, timeout):
+        """Yields (type, flags, sid, payload) until the connection closes or timeout passes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            while len(self.buf) >= 9:
+                n = int.from_bytes(self.buf[:3], "big")
+                if len(self.buf) < 9 + n:
+                    break
+                t, fl = self.buf[3], self.buf[4]
+                sid = struct.unpack(">I", self.buf[5:9])[0] & 0x7FFFFFFF
+                payload = self.buf[9 : 9 + n]
+                self.buf = self.buf[9 + n :]
+                if t == SETTINGS and not fl & ACK and self.ack:
+                    self.send(frame(SETTINGS, ACK, 0))
+                yield t, fl, sid, payload
+            left = deadline - time.monotonic()
+            if left <= 0 or self.closed:
+                return
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed = True
+                continue
+            self.buf += chunk
+
+    def outcome(self, timeout=5):
+        """Reads until close: returns (goaway_code or None, {sid: rst_code}, closed)."""
+        goaway, rsts = None, {}
+        for t, fl, sid, p in self.frames(timeout):
+            if t == GOAWAY and len(p) >= 8:
+                goaway = struct.unpack(">I", p[4:8])[0]
+            elif t == RST and len(p) == 4:
+                rsts[sid] = struct.unpack(">I", p)[0]
+        return goaway, rsts, self.closed
+
+    def get_body(self, path, sid=1, timeout=5):
+        self.send(frame(HEADERS, END_STREAM | END_HEADERS, sid, request_block(path)))
+        body = b""
+        for t, fl, s, p in self.frames(timeout):
+            if s != sid:
+                continue
+            if t == DATA:
+                body += p
+                self.send(frame(WINUP, 0, 0, struct.pack(">I", len(p) or 1)))
+            if t == RST:
+                return None
+            if t in (DATA, HEADERS) and fl & END_STREAM:
+                return body
+        return None
+
+    def close(self):
+        self.sock.close()
+
+
+class Runner:
+    def __init__(self, host, port):
+        self.host, self.port = host, port
+        self.failed = 0
+
+    def conn(self, preface=True):
+        return Conn(self.host, self.port, preface)
+
+    def check(self, name, ok, detail):
+        print(("ok " if ok else "FAIL ") + name + ": " + detail, flush=True)
+        if not ok:
+            self.failed += 1
+
+    def control(self, name):
+        c = self.conn()
+        body = c.get_body("/hello")
+        c.close()
+        self.check(name + "/control", body == b"Hello, World!", "another client still served: %r" % body)
+
+    def stats(self):
+        c = self.conn()
+        body = c.get_body("/stats")
+        c.close()
+        return json.loads(body)
+
+    # ---- scenarios ----
+
+    def bad_preface(self):
+        c = self.conn(preface=False)
+        c.send(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        goaway, _, closed = c.outcome()
+        self.check("bad_preface", closed, "closed=%s goaway=%s" % (closed, goaway))
+
+    def invalid_frames(self):
+        c = self.conn()
+        c.send(frame(PING, 0, 1, b"12345678"))  # PING on a stream
+        goaway, _, closed = c.outcome()
+        self.check("invalid_frames/ping-on-stream", goaway == PROTOCOL_ERROR and closed,
+                   "goaway=%s closed=%s" % (goaway, closed))
+        c = self.conn()
+        c.send(frame(SETTINGS, 0, 0, b"\x00\x01\x00"))  # length not a multiple of 6
+        goaway, _, closed = c.outcome()
+        self.check("invalid_frames/settings-length", goaway == FRAME_SIZE_ERROR and closed,
+                   "goaway=%s closed=%s" % (goaway, closed))
+        c = self.conn()
+        c.send(frame(DATA, 0, 0, b"x"))  # DATA on stream 0
+        goaway, _, closed = c.outcome()
+        self.check("invalid_frames/data-stream-0", goaway == PROTOCOL_ERROR and closed,
+                   "goaway=%s closed=%s" % (goaway, closed))
+
+    def bad_hpack(self):
+        c = self.conn()
+        c.send(frame(HEADERS, END_STREAM | END_HEADERS, 1, b"\xff\xff\xff\xff\x7f"))
+        goaway, _, closed = c.outcome()
+        self.check("bad_hpack", goaway == COMPRESSION_ERROR and closed,
+                   "goaway=%s closed=%s" % (goaway, closed))
+
+    def rapid_reset(self):
+        c = self.conn()
+        burst = bytearray()
+        for i in range(3000):
+            sid = 1 + 2 * i
+            burst += frame(HEADERS, END_STREAM | END_HEADERS, sid, request_block("/hello"))
+            burst += frame(RST, 0, sid, struct.pack(">I", 8))
+        c.send(bytes(burst))
+        goaway, _, closed = c.outcome()
+        self.check("rapid_reset", goaway in (ENHANCE_YOUR_CALM, INTERNAL_ERROR) and closed,
+                   "goaway=%s closed=%s" % (goaway, closed))
+
+    def flood(self, name, one, count):
+        c = self.conn()
+        c.send(one * count)
+        goaway, _, closed = c.outcome()
+        ok = closed and goaway in (None, ENHANCE_YOUR_CALM)
+        self.check(name, ok, "%d frames: goaway=%s closed=%s" % (count, goaway, closed))
+
+    def ping_flood(self):
+        self.flood("ping_flood", frame(PING, 0, 0, b"12345678"), 100000)
+
+    def settings_flood(self):
+        self.flood("settings_flood", frame(SETTINGS, 0, 0), 100000)
+
+    def continuation_flood(self):
+        c = self.conn()
+        block = request_block("/hello") + b"\x40" + hstr("x-a") + hstr("b")
+        data = frame(HEADERS, END_STREAM, 1, block)
+        data += frame(CONT, 0, 1, b"\x40" + hstr("x-a") + hstr("b")) * 1000
+        c.send(data)
+        goaway, _, closed = c.outcome()
+        self.check("continuation_flood", closed, "goaway=%s closed=%s" % (goaway, closed))
+
+    def empty_data(self):
+        c = self.conn()
+        c.send(frame(HEADERS, END_HEADERS, 1, request_block("/sink", "POST")))
+        c.send(frame(DATA, 0, 1) * 100000)
+        goaway, _, closed = c.outcome()
+        self.check("empty_data", goaway == ENHANCE_YOUR_CALM and closed,
+                   "100000 empty DATA: goaway=%s closed=%s" % (goaway, closed))
+
+    def header_list(self):
+        c = self.conn()
+        big = b"v" * 12000
+        block = request_block("/hello")
+        for i in range(7):  # 7 x 12 KB: over the 64 KiB header list budget
+            block += b"\x00" + hstr("x-big-%d" % i) + hstr_long(big)
+        frames = [block[i : i + 16000] for i in range(0, len(block), 16000)]
+        data = frame(HEADERS, END_STREAM | (END_HEADERS if len(frames) == 1 else 0), 1, frames[0])
+        for i, f in enumerate(frames[1:]):
+            data += frame(CONT, END_HEADERS if i == len(frames) - 2 else 0, 1, f)
+        c.send(data)
+        rst = None
+        for t, fl, sid, p in c.frames(5):
+            if t == RST and sid == 1:
+                rst = struct.unpack(">I", p)[0]
+                break
+        body = c.get_body("/hello", sid=3) if rst is not None else None
+        c.close()
+        self.check("header_list", rst == ENHANCE_YOUR_CALM and body == b"Hello, World!",
+                   "rst=%s then same connection /hello=%r" % (rst, body))
+
+    def idle_client(self):
+        c = self.conn()
+        start = time.monotonic()
+        goaway, _, closed = c.outcome(timeout=8)
+        self.check("idle_client", goaway == NO_ERROR and closed,
+                   "goaway=%s closed=%s after %.1fs" % (goaway, closed, time.monotonic() - start))
+
+    def slow_client(self):
+        c = self.conn(preface=False)
+        c.send(PREFACE[:10])  # half a preface, then nothing
+        start = time.monotonic()
+        goaway, _, closed = c.outcome(timeout=8)
+        self.check("slow_client/preface", closed,
+                   "closed=%s after %.1fs" % (closed, time.monotonic() - start))
+        c = self.conn()
+        hdr = frame(HEADERS, END_STREAM | END_HEADERS, 1, request_block("/hello"))
+        c.send(hdr[:12])  # a request that never completes
+        start = time.monotonic()
+        goaway, _, closed = c.outcome(timeout=8)
+        self.check("slow_client/request", goaway == ENHANCE_YOUR_CALM and closed,
+                   "goaway=%s closed=%s after %.1fs" % (goaway, closed, time.monotonic() - start))
+
+    def guards_counted(self):
+        s = self.stats()
+        for key in ("guard_flood", "guard_header_list", "guard_idle_timeout", "guard_slow_client"):
+            self.check("stats/" + key, s.get(key, 0) >= 1, "%s=%s" % (key, s.get(key)))
+        self.check("stats/rss", 0 < s["rss_kib"] < 256 * 1024, "rss_kib=%s" % s["rss_kib"])
+
+    def max_connections(self):
+        """Needs a server started with --max-connections 2."""
+        held = [self.conn(), self.conn()]
+        for h in held:
+            list(h.frames(0.3))
+        extra = self.conn()
+        _, _, closed = extra.outcome(timeout=3)
+        self.check("max_connections", closed, "third connection closed=%s" % closed)
+        for h in held:
+            h.close()
+
+
+SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
+             "settings_flood", "continuation_flood", "empty_data", "header_list", "idle_client",
+             "slow_client", "guards_counted"]
+
+
+def main():
+    host, port, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    if names == ["all"]:
+        names = SCENARIOS
+    r = Runner(host, port)
+    for n in names:
+        try:
+            getattr(r, n)()
+        except Exception as e:  # a crash of the client is a failure, not a pass
+            r.check(n, False, "exception %r" % e)
+        if n not in ("guards_counted", "max_connections"):
+            r.control(n)
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

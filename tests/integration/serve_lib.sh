@@ -1,0 +1,35 @@
+# serve_lib.sh - start `h2bench serve` for a test and learn its URL. Source after lib.sh.
+
+# start_serve NAME [serve options...]: starts the server in the background (stdout to
+# $TMP/NAME.out, stderr to $TMP/NAME.err), waits up to 10 s for its "listening on" line, sets
+# SERVE_PID and SERVE_URL (http[s]://127.0.0.1:PORT). Returns 1 if it never got ready.
+start_serve() {
+    local name=$1
+    shift
+    "$H2BENCH" serve "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    SERVE_PID=$!
+    PIDS+=("$SERVE_PID")
+    SERVE_URL=
+    for _ in $(seq 100); do
+        SERVE_URL=$(sed -n 's/^listening on \(https\{0,1\}:\/\/.*\)$/\1/p' "$TMP/$name.out")
+        [ -n "$SERVE_URL" ] && return 0
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "$name: server not ready: $(cat "$TMP/$name.err")"
+    return 1
+}
+
+# stop_serve PID: SIGTERM, then the exit code (waits at most 10 s before SIGKILL).
+stop_serve() {
+    kill -TERM "$1" 2>/dev/null
+    for _ in $(seq 100); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1"
+}
+
+# url_port URL: the port of http://host:port
+url_port() { printf '%s\n' "${1##*:}"; }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# serve_robust.sh - hostile clients against h2bench serve (tests/integration/h2raw.py): bad
+# preface, invalid frames, bad HPACK, rapid reset, PING/SETTINGS/CONTINUATION floods, 100,000
+# empty DATA frames, oversized headers, idle and slow clients, --max-connections. Each must end
+# with the right GOAWAY/RST_STREAM or a closed connection while other clients are served, the
+# guards are counted in /stats, RSS stays bounded and the server still exits 0.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+RAW="python3 $(dirname "$0")/h2raw.py"
+
+start_serve robust --threads 2 --idle-timeout 1s --slow-timeout 1s || { finish; exit; }
+PID=$SERVE_PID
+PORT=$(url_port "$SERVE_URL")
+$RAW 127.0.0.1 "$PORT" all >"$TMP/raw.out" 2>&1; rc=$?
+cat "$TMP/raw.out"
+expect_eq "raw scenarios" "$rc" 0
+expect_eq "no scenario failed" "$(grep -c '^FAIL' "$TMP/raw.out")" 0
+expect_match "scenarios ran" "$(grep -c '^ok' "$TMP/raw.out")" '^(2[5-9]|[3-9][0-9])$'
+hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$PID/status")
+expect_eq "peak RSS under 256 MiB (${hwm} KiB)" "$(( hwm < 262144 ))" 1
+stop_serve "$PID"; rc=$?
+expect_eq "server exit after abuse" "$rc" 0
+
+start_serve maxconn --threads 1 --max-connections 2 || { finish; exit; }
+$RAW 127.0.0.1 "$(url_port "$SERVE_URL")" max_connections >"$TMP/maxconn.out" 2>&1; rc=$?
+cat "$TMP/maxconn.out"
+expect_eq "max connections" "$rc" 0
+stats=$(curl -s --max-time 5 --http2-prior-knowledge "$SERVE_URL/stats")
+expect_match "max connections counted" "$stats" '"guard_max_connections":[1-9]'
+stop_serve "$SERVE_PID"; rc=$?
+expect_eq "maxconn server exit" "$rc" 0
+finish
