@@ -222,13 +222,16 @@ static void micro(const struct h2b__report *rep, struct h2b_strbuf *o)
             h2b_strbuf_printf(o, "%ld |\n", m->forks);
         else
             h2b_strbuf_puts(o, "n/a |\n");
-        notes = notes || m->note;
+        notes = notes || m->note || m->error;
     }
     if (notes) {
         h2b_strbuf_puts(o, "\nNotes from the results file:\n\n");
         for (size_t i = 0; i < r->n_micro; i++) {
-            if (r->micro[i].note)
-                h2b_strbuf_printf(o, "- `%s`: %s\n", r->micro[i].name, r->micro[i].note);
+            const struct h2b_rdata_micro *m = &r->micro[i];
+            if (m->error)
+                h2b_strbuf_printf(o, "- `%s`: **failed**: %s\n", m->name, m->error);
+            if (m->note)
+                h2b_strbuf_printf(o, "- `%s`: %s\n", m->name, m->note);
         }
     }
     chart(rep, o, H2B__CHART_MICRO);
@@ -444,8 +447,8 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
             if (n == 0)
                 h2b_strbuf_puts(o, all ? " failed |" : " — |");
             else if (f)
-                h2b_strbuf_printf(o, " %s (%zu of %zu failed) |", h2b__fmt_rate(med, a, 64), f,
-                                  all);
+                h2b_strbuf_printf(o, " %s (%zu of %zu repeats failed) |", h2b__fmt_rate(med, a, 64),
+                                  f, all);
             else
                 h2b_strbuf_printf(o, " %s |", h2b__fmt_rate(med, a, 64));
         }
@@ -573,12 +576,11 @@ static void ab_micro(const struct h2b__report *rep, struct h2b_strbuf *o)
         B(y);
         B(z);
         char sig[256];
-        h2b_strbuf_printf(o,
-                          "| `%s` | ns/op | %s | %s | %s | n/a (one value per run: the "
-                          "median of its epochs) |\n",
-                          h->name, h2b__fmt_ns(b->ns_per_op, x, 64),
-                          h2b__fmt_ns(h->ns_per_op, y, 64),
-                          h2b__fmt_ratio(h->ns_per_op, b->ns_per_op, z, 64));
+        significance(b->ns_forks, b->n_ns_forks, h->ns_forks, h->n_ns_forks, true, "forks", sig,
+                     sizeof(sig));
+        h2b_strbuf_printf(o, "| `%s` | ns/op | %s | %s | %s | %s |\n", h->name,
+                          h2b__fmt_ns(b->ns_per_op, x, 64), h2b__fmt_ns(h->ns_per_op, y, 64),
+                          h2b__fmt_ratio(h->ns_per_op, b->ns_per_op, z, 64), sig);
         significance(b->p99_forks, b->n_p99_forks, h->p99_forks, h->n_p99_forks, true, "forks", sig,
                      sizeof(sig));
         h2b_strbuf_printf(o, "| | p99 | %s | %s | %s | %s |\n", h2b__fmt_ns(b->p99_ns, x, 64),

@@ -1,10 +1,12 @@
 /*
- * rdata.c - load and validate results and ceilings files for the report.
+ * rdata.c - load results and ceilings files for the report.
  *
- * jansson parses; this file checks the fields the report reads, with messages that name the
- * file, the place and the field path (micro[3].p99_ns: expected a number or null), and converts
- * them into flat structs so the renderer never touches JSON. Validation is strict about types
- * and lenient about extra fields: DESIGN.md lets producers add fields freely.
+ * The contract is checked by core: h2b_results_read validates h2bench.result/1 (types, required
+ * identifiers, nullable metrics) with file:line:column diagnostics. This file reads what the
+ * report needs into flat structs, and checks with the same located diagnostics the fields that
+ * producers add beyond the contract: a cell's "status"/"reason", encoded histograms
+ * ("histogram" in micro entries, "latency_histogram" or "histogram" in cells) and per-fork
+ * values ("fork_p99_ns" and "fork_ns_per_op" as h2bench micro writes them, "p99_ns_forks").
  *
  * Rejected: rendering straight from the JSON tree. Every table would then repeat the type checks
  * and a malformed file would be found half-way through writing a report.
@@ -12,275 +14,214 @@
 #include "rdata.h"
 #include "error.h"
 #include "hist.h"
+#include "json.h"
+#include "results.h"
 
-#include <jansson.h>
+#include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RESULTS_SCHEMA "h2bench.result/1"
 #define CEILINGS_SCHEMA "h2bench.ceilings/1"
 
 struct ctx {
-    const char *file;
-    char *err;
-    size_t errlen;
+    struct h2b_json_src src;
+    struct h2b_diag diag;
 };
 
-static int fail(const struct ctx *c, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(const struct ctx *c, const char *where, const char *fmt, ...)
+/* diag as "file:line:column: message" (or "file: message" when it has no position). */
+static void diag_to_err(const struct h2b_diag *d, char *err, size_t errlen)
 {
-    if (c->errlen == 0)
-        return H2B_ERR_PARSE;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    snprintf(c->err, c->errlen, "%s: %s%s%s", c->file, where ? where : "", where ? ": " : "", msg);
-    return H2B_ERR_PARSE;
+    if (errlen == 0)
+        return;
+    if (d->line > 0)
+        snprintf(err, errlen, "%s:%d:%d: %s", d->file, d->line, d->column, d->message);
+    else
+        snprintf(err, errlen, "%s: %s", d->file, d->message);
 }
 
-/* objpath.key into where (a message may show a truncated path; it is never parsed). */
-static void join(char *where, size_t n, const char *objpath, const char *key)
+/* Loads path keeping its text for locating later diagnostics. An unreadable file is
+ * H2B_ERR_NOTFOUND so the CLI can call it an input error. */
+static int load(const char *path, json_t **doc, char **text, char *err, size_t errlen)
 {
-    int k = snprintf(where, n, "%s%s%s", objpath, objpath[0] ? "." : "", key);
-    if (k < 0 || (size_t)k >= n)
-        where[n - 1] = '\0';
+    struct h2b_diag d = {0};
+    int rc = h2b_json_load(path, doc, text, &d);
+    if (rc != H2B_OK) {
+        if (d.file[0] == '\0')
+            snprintf(d.file, sizeof(d.file), "%s", path);
+        diag_to_err(&d, err, errlen);
+        return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
+    }
+    return H2B_OK;
 }
 
-static int load_doc(const struct ctx *c, json_t **out)
+/* A nullable non-negative number: NAN when absent or null. */
+static int num(struct ctx *c, const json_t *obj, const char *path, const char *key, double *out)
 {
-    json_error_t je;
-    json_t *doc = json_load_file(c->file, JSON_REJECT_DUPLICATES, &je);
-    if (doc == NULL) {
-        if (je.line < 0) {
-            snprintf(c->err, c->errlen, "%s: %s", c->file, je.text);
-            return H2B_ERR_NOTFOUND;
+    *out = NAN;
+    int rc = h2b_json_get_double(&c->src, obj, path, key, H2B_JSON_OPTIONAL | H2B_JSON_NULLABLE, 0,
+                                 DBL_MAX, out, &c->diag);
+    return rc < 0 ? rc : H2B_OK;
+}
+
+static int str(struct ctx *c, const json_t *obj, const char *path, const char *key,
+               const char **out)
+{
+    *out = NULL;
+    int rc = h2b_json_get_string(&c->src, obj, path, key, H2B_JSON_OPTIONAL | H2B_JSON_NULLABLE,
+                                 out, &c->diag);
+    return rc < 0 ? rc : H2B_OK;
+}
+
+static int integer(struct ctx *c, const json_t *obj, const char *path, const char *key, long *out)
+{
+    uint64_t v = 0;
+    int rc = h2b_json_get_u64(&c->src, obj, path, key, H2B_JSON_OPTIONAL | H2B_JSON_NULLABLE, 0,
+                              INT32_MAX, &v, &c->diag);
+    *out = (long)v;
+    return rc < 0 ? rc : H2B_OK;
+}
+
+/* The first of keys present: an encoded histogram, decoded into *out. */
+static int hist(struct ctx *c, const json_t *obj, const char *path, const char *const *keys,
+                struct h2b_hist **out)
+{
+    for (; *keys; keys++) {
+        const char *text;
+        int rc = str(c, obj, path, *keys, &text);
+        if (rc)
+            return rc;
+        if (text == NULL)
+            continue;
+        rc = h2b_hist_decode(text, out);
+        if (rc == H2B_ERR_NOMEM)
+            return rc;
+        if (rc != H2B_OK) {
+            char where[512];
+            h2b_json_path_key(where, sizeof(where), path, *keys);
+            h2b_diag_set(&c->diag, c->src.file, c->src.text, where,
+                         "not a valid encoded histogram (%s)", h2b_strerror(rc));
+            return H2B_ERR_PARSE;
         }
-        snprintf(c->err, c->errlen, "%s:%d:%d: %s", c->file, je.line, je.column, je.text);
-        return H2B_ERR_PARSE;
-    }
-    if (!json_is_object(doc)) {
-        json_decref(doc);
-        return fail(c, NULL, "expected a JSON object at the top level");
-    }
-    *out = doc;
-    return H2B_OK;
-}
-
-static int check_schema(const struct ctx *c, json_t *doc, const char *schema)
-{
-    json_t *s = json_object_get(doc, "schema");
-    if (!json_is_string(s))
-        return fail(c, "schema", "expected the string \"%s\"", schema);
-    if (strcmp(json_string_value(s), schema) != 0)
-        return fail(c, "schema", "expected \"%s\", found \"%s\"", schema, json_string_value(s));
-    return H2B_OK;
-}
-
-/* A string field: required, or optional (NULL when absent or null). */
-static int get_str(const struct ctx *c, json_t *obj, const char *objpath, const char *key,
-                   bool required, const char **out)
-{
-    char where[256];
-    join(where, sizeof(where), objpath, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL || json_is_null(v)) {
-        if (required)
-            return fail(c, where, "missing; expected a string");
-        *out = NULL;
         return H2B_OK;
     }
-    if (!json_is_string(v))
-        return fail(c, where, "expected a string");
-    *out = json_string_value(v);
     return H2B_OK;
 }
 
-/* A number field; null and absent become NAN unless required. */
-static int get_num(const struct ctx *c, json_t *obj, const char *objpath, const char *key,
-                   bool required, double *out)
+/* The first of keys present: an array of non-negative numbers, copied into *out. */
+static int samples(struct ctx *c, const json_t *obj, const char *path, const char *const *keys,
+                   double **out, size_t *n)
 {
-    char where[256];
-    join(where, sizeof(where), objpath, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL || json_is_null(v)) {
-        if (required)
-            return fail(c, where, "missing; expected a number");
-        *out = NAN;
-        return H2B_OK;
-    }
-    if (!json_is_number(v))
-        return fail(c, where, "expected a number or null");
-    double d = json_number_value(v);
-    if (!isfinite(d) || d < 0)
-        return fail(c, where, "expected a non-negative number");
-    *out = d;
-    return H2B_OK;
-}
-
-/* An integer field >= min; def when absent and not required. */
-static int get_int(const struct ctx *c, json_t *obj, const char *objpath, const char *key,
-                   bool required, long min, long def, long *out)
-{
-    char where[256];
-    join(where, sizeof(where), objpath, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL) {
-        if (required)
-            return fail(c, where, "missing; expected an integer >= %ld", min);
-        *out = def;
-        return H2B_OK;
-    }
-    if (!json_is_integer(v) || json_integer_value(v) < min)
-        return fail(c, where, "expected an integer >= %ld", min);
-    *out = (long)json_integer_value(v);
-    return H2B_OK;
-}
-
-static int get_obj(const struct ctx *c, json_t *obj, const char *key, json_t **out)
-{
-    json_t *v = json_object_get(obj, key);
-    if (!json_is_object(v))
-        return fail(c, key, "%s; expected an object", v ? "wrong type" : "missing");
-    *out = v;
-    return H2B_OK;
-}
-
-static int get_hist(const struct ctx *c, json_t *obj, const char *objpath, struct h2b_hist **out)
-{
-    json_t *v = json_object_get(obj, "histogram");
-    if (v == NULL || json_is_null(v))
-        return H2B_OK;
-    char where[256];
-    join(where, sizeof(where), objpath, "histogram");
-    if (!json_is_string(v))
-        return fail(c, where, "expected an encoded histogram string (h2bh1:...)");
-    int rc = h2b_hist_decode(json_string_value(v), out);
-    if (rc == H2B_ERR_NOMEM)
-        return rc;
-    if (rc != H2B_OK)
-        return fail(c, where, "not a valid encoded histogram (%s)", h2b_strerror(rc));
-    return H2B_OK;
-}
-
-static int load_micro(const struct ctx *c, json_t *e, size_t i, struct h2b_rdata_micro *m)
-{
-    char p[64];
-    snprintf(p, sizeof(p), "micro[%zu]", i);
-    if (!json_is_object(e))
-        return fail(c, p, "expected an object");
-    int rc;
-    if ((rc = get_str(c, e, p, "name", true, &m->name)) ||
-        (rc = get_num(c, e, p, "ns_per_op", true, &m->ns_per_op)) ||
-        (rc = get_num(c, e, p, "bytes_per_op", false, &m->bytes_per_op)) ||
-        (rc = get_num(c, e, p, "allocs_per_op", false, &m->allocs_per_op)) ||
-        (rc = get_num(c, e, p, "p50_ns", false, &m->p50_ns)) ||
-        (rc = get_num(c, e, p, "p99_ns", false, &m->p99_ns)) ||
-        (rc = get_num(c, e, p, "p999_ns", false, &m->p999_ns)) ||
-        (rc = get_num(c, e, p, "instructions_per_op", false, &m->instructions_per_op)) ||
-        (rc = get_int(c, e, p, "forks", false, 1, 0, &m->forks)) ||
-        (rc = get_str(c, e, p, "note", false, &m->note)))
-        return rc;
-    json_t *forks = json_object_get(e, "p99_ns_forks");
-    if (forks && !json_is_null(forks)) {
-        char where[96];
-        snprintf(where, sizeof(where), "%s.p99_ns_forks", p);
-        if (!json_is_array(forks))
-            return fail(c, where, "expected an array of numbers");
-        size_t n = json_array_size(forks);
-        m->p99_forks = calloc(n ? n : 1, sizeof(double));
-        if (m->p99_forks == NULL)
+    for (; *keys; keys++) {
+        json_t *arr;
+        int rc = h2b_json_get_array(&c->src, obj, path, *keys,
+                                    H2B_JSON_OPTIONAL | H2B_JSON_NULLABLE, &arr, &c->diag);
+        if (rc < 0)
+            return rc;
+        if (rc == H2B_JSON_ABSENT)
+            continue;
+        char where[512];
+        h2b_json_path_key(where, sizeof(where), path, *keys);
+        size_t len = json_array_size(arr);
+        double *v = calloc(len ? len : 1, sizeof(*v));
+        if (v == NULL)
             return H2B_ERR_NOMEM;
-        for (size_t k = 0; k < n; k++) {
-            json_t *v = json_array_get(forks, k);
-            if (!json_is_number(v) || json_number_value(v) < 0) {
-                snprintf(where, sizeof(where), "%s.p99_ns_forks[%zu]", p, k);
-                return fail(c, where, "expected a non-negative number");
+        for (size_t i = 0; i < len; i++) {
+            char item[560];
+            h2b_json_path_index(item, sizeof(item), where, i);
+            rc = h2b_json_check_double(&c->src, json_array_get(arr, i), item, H2B_JSON_REQUIRED, 0,
+                                       DBL_MAX, &v[i], &c->diag);
+            if (rc < 0) {
+                free(v);
+                return rc;
             }
-            m->p99_forks[k] = json_number_value(v);
         }
-        m->n_p99_forks = n;
+        *out = v;
+        *n = len;
+        return H2B_OK;
     }
-    return get_hist(c, e, p, &m->hist);
+    return H2B_OK;
 }
 
-static int load_cell(const struct ctx *c, json_t *e, size_t i, struct h2b_rdata_cell *m)
+static int load_micro(struct ctx *c, const json_t *e, const char *p, struct h2b_rdata_micro *m)
+{
+    static const char *const p99_keys[] = {"fork_p99_ns", "p99_ns_forks", NULL};
+    static const char *const ns_keys[] = {"fork_ns_per_op", NULL};
+    static const char *const hist_keys[] = {"histogram", NULL};
+    int rc;
+    if ((rc = str(c, e, p, "name", &m->name)) || (rc = num(c, e, p, "ns_per_op", &m->ns_per_op)) ||
+        (rc = num(c, e, p, "bytes_per_op", &m->bytes_per_op)) ||
+        (rc = num(c, e, p, "allocs_per_op", &m->allocs_per_op)) ||
+        (rc = num(c, e, p, "p50_ns", &m->p50_ns)) || (rc = num(c, e, p, "p99_ns", &m->p99_ns)) ||
+        (rc = num(c, e, p, "p999_ns", &m->p999_ns)) ||
+        (rc = num(c, e, p, "instructions_per_op", &m->instructions_per_op)) ||
+        (rc = integer(c, e, p, "forks", &m->forks)) || (rc = str(c, e, p, "note", &m->note)) ||
+        (rc = str(c, e, p, "error", &m->error)) ||
+        (rc = samples(c, e, p, p99_keys, &m->p99_forks, &m->n_p99_forks)) ||
+        (rc = samples(c, e, p, ns_keys, &m->ns_forks, &m->n_ns_forks)))
+        return rc;
+    return hist(c, e, p, hist_keys, &m->hist);
+}
+
+static int load_cell(struct ctx *c, const json_t *e, const char *p, struct h2b_rdata_cell *m)
 {
     static const char *const lat_keys[H2B_LAT_N] = {"min", "p50", "p90", "p99", "p999", "max"};
-    char p[64];
-    snprintf(p, sizeof(p), "matrix[%zu]", i);
-    if (!json_is_object(e))
-        return fail(c, p, "expected an object");
-    /* "failed" is overloaded by the contract: a count of failed requests in a measured cell,
-     * true in a cell that could not be measured (then "reason" says why). */
-    json_t *failed = json_object_get(e, "failed");
-    if (failed && !json_is_boolean(failed) && !json_is_null(failed) && !json_is_number(failed)) {
-        char where[96];
-        snprintf(where, sizeof(where), "%s.failed", p);
-        return fail(c, where, "expected a count of failed requests, or true for a failed cell");
-    }
-    m->failed = json_is_true(failed);
-    bool need = !m->failed; /* a failed cell may lack its measurements */
+    static const char *const hist_keys[] = {"latency_histogram", "histogram", NULL};
+    const char *status;
     int rc;
-    if ((rc = get_str(c, e, p, "target", true, &m->target)) ||
-        (rc = get_str(c, e, p, "client", false, &m->client)) ||
-        (rc = get_int(c, e, p, "connections", true, 1, 0, &m->connections)) ||
-        (rc = get_int(c, e, p, "streams_requested", true, 1, 0, &m->streams_requested)) ||
-        (rc = get_int(c, e, p, "streams_effective", true, 1, 0, &m->streams_effective)) ||
-        (rc = get_int(c, e, p, "repeat", false, 0, 0, &m->repeat)) ||
-        (rc = get_num(c, e, p, "requests", false, &m->requests)) ||
-        (rc = get_num(c, e, p, "succeeded", false, &m->succeeded)) ||
-
-        (rc = get_num(c, e, p, "errors", false, &m->errors)) ||
-        (rc = get_num(c, e, p, "duration_s", false, &m->duration_s)) ||
-        (rc = get_num(c, e, p, "req_per_s", need, &m->req_per_s)) ||
-        (rc = get_num(c, e, p, "bytes_per_s", false, &m->bytes_per_s)) ||
-        (rc = get_num(c, e, p, "client_cpu_s", false, &m->client_cpu_s)) ||
-        (rc = get_num(c, e, p, "server_cpu_s", false, &m->server_cpu_s)) ||
-        (rc = get_num(c, e, p, "server_rss_kib", false, &m->server_rss_kib)) ||
-        (rc = get_str(c, e, p, "reason", false, &m->reason)) ||
-        (rc = get_str(c, e, p, "note", false, &m->note)))
+    if ((rc = str(c, e, p, "target", &m->target)) || (rc = str(c, e, p, "client", &m->client)) ||
+        (rc = integer(c, e, p, "connections", &m->connections)) ||
+        (rc = integer(c, e, p, "streams_requested", &m->streams_requested)) ||
+        (rc = integer(c, e, p, "streams_effective", &m->streams_effective)) ||
+        (rc = integer(c, e, p, "repeat", &m->repeat)) ||
+        (rc = num(c, e, p, "requests", &m->requests)) ||
+        (rc = num(c, e, p, "succeeded", &m->succeeded)) ||
+        (rc = num(c, e, p, "failed", &m->failed_requests)) ||
+        (rc = num(c, e, p, "errors", &m->errors)) ||
+        (rc = num(c, e, p, "duration_s", &m->duration_s)) ||
+        (rc = num(c, e, p, "req_per_s", &m->req_per_s)) ||
+        (rc = num(c, e, p, "bytes_per_s", &m->bytes_per_s)) ||
+        (rc = num(c, e, p, "client_cpu_s", &m->client_cpu_s)) ||
+        (rc = num(c, e, p, "server_cpu_s", &m->server_cpu_s)) ||
+        (rc = num(c, e, p, "server_rss_kib", &m->server_rss_kib)) ||
+        (rc = str(c, e, p, "status", &status)) || (rc = str(c, e, p, "reason", &m->reason)) ||
+        (rc = str(c, e, p, "note", &m->note)))
         return rc;
-    m->failed_requests = json_is_number(failed) ? json_number_value(failed) : NAN;
-    if (m->failed_requests < 0) {
-        char where[96];
-        snprintf(where, sizeof(where), "%s.failed", p);
-        return fail(c, where, "expected a non-negative count");
+    char where[512];
+    h2b_json_path_key(where, sizeof(where), p, "status");
+    if (status && strcmp(status, "ok") != 0 && strcmp(status, "failed") != 0) {
+        h2b_diag_set(&c->diag, c->src.file, c->src.text, where,
+                     "expected \"ok\" or \"failed\", got \"%s\"", status);
+        return H2B_ERR_PARSE;
     }
+    m->failed = status && strcmp(status, "failed") == 0;
     if (m->failed && m->reason == NULL) {
-        char where[96];
-        snprintf(where, sizeof(where), "%s.reason", p);
-        return fail(c, where, "missing; a failed cell must say why");
+        h2b_diag_set(&c->diag, c->src.file, c->src.text, where,
+                     "a failed cell must say why in \"reason\"");
+        return H2B_ERR_PARSE;
     }
     json_t *lat = json_object_get(e, "latency_ns");
-    char lp[96];
-    snprintf(lp, sizeof(lp), "%s.latency_ns", p);
-    if (lat == NULL || json_is_null(lat)) {
-        if (need)
-            return fail(c, lp, "missing; expected an object");
-        for (int k = 0; k < H2B_LAT_N; k++)
-            m->latency_ns[k] = NAN;
-    } else {
-        if (!json_is_object(lat))
-            return fail(c, lp, "expected an object");
-        for (int k = 0; k < H2B_LAT_N; k++) {
-            if ((rc = get_num(c, lat, lp, lat_keys[k], false, &m->latency_ns[k])))
-                return rc;
-        }
+    h2b_json_path_key(where, sizeof(where), p, "latency_ns");
+    for (int k = 0; k < H2B_LAT_N; k++) {
+        m->latency_ns[k] = NAN;
+        if (json_is_object(lat) && (rc = num(c, lat, where, lat_keys[k], &m->latency_ns[k])))
+            return rc;
     }
-    return get_hist(c, e, p, &m->hist);
+    /* A measured cell without throughput is no measurement: say so rather than print n/a. */
+    if (!m->failed && isnan(m->req_per_s)) {
+        h2b_diag_set(&c->diag, c->src.file, c->src.text, p,
+                     "req_per_s is null but the cell is not marked \"status\": \"failed\"");
+        return H2B_ERR_PARSE;
+    }
+    return hist(c, e, p, hist_keys, &m->hist);
 }
 
 static void results_free(struct h2b_rdata_results *r)
 {
     for (size_t i = 0; i < r->n_micro; i++) {
         free(r->micro[i].p99_forks);
+        free(r->micro[i].ns_forks);
         h2b_hist_del(r->micro[i].hist);
     }
     for (size_t i = 0; i < r->n_cells; i++)
@@ -298,75 +239,73 @@ void h2b_rdata_results_del(struct h2b_rdata_results *r)
         results_free(r);
 }
 
+static int convert(struct ctx *c, json_t *doc, struct h2b_rdata_results *r)
+{
+    json_t *tool = json_object_get(doc, "tool"), *scenario = json_object_get(doc, "scenario");
+    int rc;
+    if ((rc = str(c, doc, "", "created", &r->created)) ||
+        (rc = str(c, tool, "tool", "name", &r->tool_name)) ||
+        (rc = str(c, tool, "tool", "version", &r->tool_version)) ||
+        (rc = str(c, tool, "tool", "git_commit", &r->git_commit)) ||
+        (rc = str(c, scenario, "scenario", "name", &r->scenario_name)) ||
+        (rc = str(c, scenario, "scenario", "file", &r->scenario_file)) ||
+        (rc = str(c, scenario, "scenario", "sha256", &r->scenario_sha256)))
+        return rc;
+    r->env = json_object_get(doc, "env");
+    json_t *micro = json_object_get(doc, "micro"), *matrix = json_object_get(doc, "matrix");
+    size_t nm = json_array_size(micro), nc = json_array_size(matrix);
+    r->micro = calloc(nm ? nm : 1, sizeof(*r->micro));
+    r->cells = calloc(nc ? nc : 1, sizeof(*r->cells));
+    if (r->micro == NULL || r->cells == NULL)
+        return H2B_ERR_NOMEM;
+    char p[64];
+    for (size_t i = 0; i < nm; i++) {
+        r->n_micro = i + 1; /* so that a failure frees what this entry allocated */
+        h2b_json_path_index(p, sizeof(p), "micro", i);
+        if ((rc = load_micro(c, json_array_get(micro, i), p, &r->micro[i])))
+            return rc;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        r->n_cells = i + 1;
+        h2b_json_path_index(p, sizeof(p), "matrix", i);
+        if ((rc = load_cell(c, json_array_get(matrix, i), p, &r->cells[i])))
+            return rc;
+    }
+    return H2B_OK;
+}
+
 int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, char *err,
                            size_t errlen)
 {
-    struct ctx c = {path, err, errlen};
     json_t *doc = NULL;
-    int rc = load_doc(&c, &doc);
+    char *text = NULL;
+    int rc = load(path, &doc, &text, err, errlen);
     if (rc)
         return rc;
+    struct ctx c = {.src = {path, text}};
     struct h2b_rdata_results *r = calloc(1, sizeof(*r));
     if (r == NULL) {
         json_decref(doc);
+        free(text);
         return H2B_ERR_NOMEM;
     }
     r->doc = doc;
     r->path = strdup(path);
-    if (r->path == NULL) {
+    if (r->path == NULL)
         rc = H2B_ERR_NOMEM;
-        goto out_free;
-    }
-    json_t *tool = NULL, *scenario = NULL, *env = NULL;
-    if ((rc = check_schema(&c, doc, RESULTS_SCHEMA)) ||
-        (rc = get_str(&c, doc, "", "created", true, &r->created)) ||
-        (rc = get_obj(&c, doc, "tool", &tool)) ||
-        (rc = get_str(&c, tool, "tool", "name", true, &r->tool_name)) ||
-        (rc = get_str(&c, tool, "tool", "version", true, &r->tool_version)) ||
-        (rc = get_str(&c, tool, "tool", "git_commit", false, &r->git_commit)) ||
-        (rc = get_obj(&c, doc, "scenario", &scenario)) ||
-        (rc = get_str(&c, scenario, "scenario", "name", true, &r->scenario_name)) ||
-        (rc = get_str(&c, scenario, "scenario", "file", false, &r->scenario_file)) ||
-        (rc = get_str(&c, scenario, "scenario", "sha256", false, &r->scenario_sha256)) ||
-        (rc = get_obj(&c, doc, "env", &env)))
-        goto out_free;
-    r->env = env;
-    json_t *micro = json_object_get(doc, "micro"), *matrix = json_object_get(doc, "matrix");
-    if (micro && !json_is_array(micro)) {
-        rc = fail(&c, "micro", "expected an array");
-        goto out_free;
-    }
-    if (matrix && !json_is_array(matrix)) {
-        rc = fail(&c, "matrix", "expected an array");
-        goto out_free;
-    }
-    if (micro == NULL && matrix == NULL) {
-        rc = fail(&c, NULL, "neither \"micro\" nor \"matrix\": nothing to report");
-        goto out_free;
-    }
-    size_t nm = json_array_size(micro), nc = json_array_size(matrix);
-    r->micro = calloc(nm ? nm : 1, sizeof(*r->micro));
-    r->cells = calloc(nc ? nc : 1, sizeof(*r->cells));
-    if (r->micro == NULL || r->cells == NULL) {
-        rc = H2B_ERR_NOMEM;
-        goto out_free;
-    }
-    for (size_t i = 0; i < nm; i++) {
-        r->n_micro = i + 1; /* so that a failure frees what this entry allocated */
-        if ((rc = load_micro(&c, json_array_get(micro, i), i, &r->micro[i])))
-            goto out_free;
-    }
-    for (size_t i = 0; i < nc; i++) {
-        r->n_cells = i + 1;
-        if ((rc = load_cell(&c, json_array_get(matrix, i), i, &r->cells[i])))
-            goto out_free;
+    else if ((rc = h2b_results_validate(doc, &c.src, &c.diag)) == H2B_OK)
+        rc = convert(&c, doc, r);
+    free(text);
+    if (rc) {
+        if (rc == H2B_ERR_NOMEM)
+            snprintf(err, errlen, "%s: out of memory", path);
+        else
+            diag_to_err(&c.diag, err, errlen);
+        results_free(r);
+        return rc;
     }
     *out = r;
     return H2B_OK;
-
-out_free:
-    results_free(r);
-    return rc;
 }
 
 const struct h2b_rdata_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
@@ -389,74 +328,88 @@ void h2b_rdata_ceilings_del(struct h2b_rdata_ceilings *c)
     free(c);
 }
 
-int h2b_rdata_ceilings_load(const char *path, struct h2b_rdata_ceilings **out, char *err,
-                            size_t errlen)
+static int convert_ceilings(struct ctx *c, json_t *doc, struct h2b_rdata_ceilings *ce)
 {
-    struct ctx c = {path, err, errlen};
-    json_t *doc = NULL;
-    int rc = load_doc(&c, &doc);
-    if (rc)
+    const char *schema;
+    json_t *benches;
+    int rc;
+    if ((rc = h2b_json_get_string(&c->src, doc, "", "schema", H2B_JSON_REQUIRED, &schema,
+                                  &c->diag)) < 0)
         return rc;
-    struct h2b_rdata_ceilings *ce = calloc(1, sizeof(*ce));
-    if (ce == NULL) {
-        json_decref(doc);
-        return H2B_ERR_NOMEM;
+    if (strcmp(schema, CEILINGS_SCHEMA) != 0) {
+        h2b_diag_set(&c->diag, c->src.file, c->src.text, "schema", "expected \"%s\", got \"%s\"",
+                     CEILINGS_SCHEMA, schema);
+        return H2B_ERR_PARSE;
     }
-    ce->doc = doc;
-    ce->path = strdup(path);
-    json_t *benches = NULL;
-    if (ce->path == NULL) {
-        rc = H2B_ERR_NOMEM;
-        goto out_free;
-    }
-    if ((rc = check_schema(&c, doc, CEILINGS_SCHEMA)) ||
-        (rc = get_obj(&c, doc, "benchmarks", &benches)))
-        goto out_free;
+    if ((rc = h2b_json_get_object(&c->src, doc, "", "benchmarks", H2B_JSON_REQUIRED, &benches,
+                                  &c->diag)) < 0)
+        return rc;
     size_t total = 0;
     const char *name;
     json_t *metrics;
     json_object_foreach(benches, name, metrics)
     {
-        if (!json_is_object(metrics)) {
-            char where[256];
-            join(where, sizeof(where), "benchmarks", name);
-            rc = fail(&c, where, "expected an object of ceilings");
-            goto out_free;
-        }
         total += json_object_size(metrics);
     }
     ce->items = calloc(total ? total : 1, sizeof(*ce->items));
-    if (ce->items == NULL) {
-        rc = H2B_ERR_NOMEM;
-        goto out_free;
-    }
+    if (ce->items == NULL)
+        return H2B_ERR_NOMEM;
     json_object_foreach(benches, name, metrics)
     {
+        char bp[512];
+        h2b_json_path_key(bp, sizeof(bp), "benchmarks", name);
+        if ((rc = h2b_json_check_object(&c->src, metrics, bp, H2B_JSON_REQUIRED, &metrics,
+                                        &c->diag)) < 0)
+            return rc;
         const char *metric;
         json_t *lim;
         json_object_foreach(metrics, metric, lim)
         {
-            char where[256];
-            char bench[256];
-            join(bench, sizeof(bench), "benchmarks", name);
-            join(where, sizeof(where), bench, metric);
+            char mp[600];
+            h2b_json_path_key(mp, sizeof(mp), bp, metric);
             struct h2b_rdata_ceiling *it = &ce->items[ce->n_items];
-            if (!json_is_object(lim)) {
-                rc = fail(&c, where, "expected {\"max\": N, \"why\": \"...\"}");
-                goto out_free;
-            }
-            if ((rc = get_num(&c, lim, where, "max", true, &it->max)) ||
-                (rc = get_str(&c, lim, where, "why", true, &it->why)))
-                goto out_free;
+            if ((rc = h2b_json_check_object(&c->src, lim, mp, H2B_JSON_REQUIRED, &lim, &c->diag)) <
+                    0 ||
+                (rc = h2b_json_get_double(&c->src, lim, mp, "max", H2B_JSON_REQUIRED, 0, DBL_MAX,
+                                          &it->max, &c->diag)) < 0 ||
+                (rc = h2b_json_get_string(&c->src, lim, mp, "why", H2B_JSON_REQUIRED, &it->why,
+                                          &c->diag)) < 0)
+                return rc;
             it->bench = name;
             it->metric = metric;
             ce->n_items++;
         }
     }
+    return H2B_OK;
+}
+
+int h2b_rdata_ceilings_load(const char *path, struct h2b_rdata_ceilings **out, char *err,
+                            size_t errlen)
+{
+    json_t *doc = NULL;
+    char *text = NULL;
+    int rc = load(path, &doc, &text, err, errlen);
+    if (rc)
+        return rc;
+    struct ctx c = {.src = {path, text}};
+    struct h2b_rdata_ceilings *ce = calloc(1, sizeof(*ce));
+    if (ce == NULL) {
+        json_decref(doc);
+        free(text);
+        return H2B_ERR_NOMEM;
+    }
+    ce->doc = doc;
+    ce->path = strdup(path);
+    rc = ce->path ? convert_ceilings(&c, doc, ce) : H2B_ERR_NOMEM;
+    free(text);
+    if (rc) {
+        if (rc == H2B_ERR_NOMEM)
+            snprintf(err, errlen, "%s: out of memory", path);
+        else
+            diag_to_err(&c.diag, err, errlen);
+        h2b_rdata_ceilings_del(ce);
+        return rc;
+    }
     *out = ce;
     return H2B_OK;
-
-out_free:
-    h2b_rdata_ceilings_del(ce);
-    return rc;
 }

@@ -22,9 +22,12 @@ struct h2b_rdata_micro {
     double p50_ns, p99_ns, p999_ns;
     double instructions_per_op;
     long forks;        /* 0 when absent */
-    double *p99_forks; /* per-fork p99 in ns (p99_ns_forks), n_p99_forks of them */
+    double *p99_forks; /* per-fork p99 in ns (fork_p99_ns or p99_ns_forks), NULL when absent */
     size_t n_p99_forks;
+    double *ns_forks; /* per-fork ns/op (fork_ns_per_op), NULL when absent */
+    size_t n_ns_forks;
     const char *note;      /* NULL when absent */
+    const char *error;     /* the benchmark failed ("error"), NULL otherwise */
     struct h2b_hist *hist; /* decoded "histogram", NULL when absent */
 };
 
@@ -42,7 +45,7 @@ struct h2b_rdata_cell {
     double duration_s, req_per_s, bytes_per_s;
     double client_cpu_s, server_cpu_s, server_rss_kib;
     double latency_ns[H2B_LAT_N];
-    bool failed;        /* the cell did not complete ("failed": true) */
+    bool failed;        /* the cell was not measured ("status": "failed", with "reason") */
     const char *reason; /* why it failed, NULL otherwise */
     const char *note;
     struct h2b_hist *hist;
@@ -61,7 +64,8 @@ struct h2b_rdata_results {
     size_t n_cells;
 };
 
-/* Reads and validates a results file. On malformed input returns H2B_ERR_PARSE with
+/* Reads a results file, validated by h2b_results_read's rules plus the optional fields the report
+ * reads. On malformed input returns H2B_ERR_PARSE with
  * "file:line:column: what was expected" in err; H2B_ERR_NOTFOUND when the file cannot be
  * opened or read;
  * H2B_ERR_NOMEM. *out untouched on failure; the caller owns *out (h2b_rdata_results_del). */

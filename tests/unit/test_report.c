@@ -12,6 +12,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/h2b-test-report.XXXXXX";
@@ -121,41 +122,51 @@ static void test_gnuplot_discovery(void)
 
 #define MINI_HEAD                                                                                  \
     "{\"schema\": \"h2bench.result/1\", \"created\": \"2026-11-30T08:00:00Z\",\n"                  \
-    " \"tool\": {\"name\": \"h2bench\", \"version\": \"0.1.0\"},\n"                                \
-    " \"scenario\": {\"name\": \"t\"}, \"env\": {},\n"
+    " \"tool\": {\"name\": \"h2bench\", \"version\": \"0.1.0\", \"git_commit\": \"abc\"},\n"       \
+    " \"scenario\": {\"name\": \"t\", \"file\": null, \"sha256\": null}, \"env\": {},\n"
+#define MINI_MICRO                                                                                 \
+    "\"name\": \"x\", \"ops\": 10, \"ns_per_op\": 1, \"bytes_per_op\": 0, \"allocs_per_op\": 0, "  \
+    "\"p50_ns\": 1, \"p999_ns\": 1, \"instructions_per_op\": null, \"forks\": 1"
 #define MINI_CELL                                                                                  \
-    "\"target\": \"a\", \"connections\": 1, \"streams_requested\": 1, "                            \
-    "\"streams_effective\": 1"
+    "\"target\": \"a\", \"client\": \"h2bench\", \"connections\": 1, \"streams_requested\": 1, "   \
+    "\"streams_effective\": 1, \"repeat\": 0, \"requests\": 10, \"succeeded\": 10, "               \
+    "\"failed\": 0, \"errors\": 0, \"duration_s\": 1, \"bytes_per_s\": 0, \"client_cpu_s\": 0, "   \
+    "\"server_cpu_s\": 0, \"server_rss_kib\": 0, \"latency_ns\": {\"min\": 1, \"p50\": 10, "       \
+    "\"p90\": 20, \"p99\": null, \"p999\": null, \"max\": 40}"
 
 struct bad_case {
     const char *json;
-    int rc;
-    const char *message; /* expected after "FILE:" / "FILE" */
+    int line;            /* where the message must point (the column only needs to be > 0) */
+    const char *message; /* expected right after "FILE:LINE:COLUMN: " */
 };
 
+/* Every case must fail with H2B_ERR_PARSE and a located message: the contract's checks come
+ * from core (h2b_results_validate), the optional fields' checks from rdata.c. */
 static const struct bad_case bad_results[] = {
-    {"{\"schema\": \"h2bench.result/1\",\n  \"created\": ,}", H2B_ERR_PARSE, ":2:14: "},
-    {"[1, 2]", H2B_ERR_PARSE, ": expected a JSON object at the top level"},
-    {"{\"schema\": \"other/1\"}", H2B_ERR_PARSE, ": schema: expected \"h2bench.result/1\""},
-    {MINI_HEAD "\"micro\": {}}", H2B_ERR_PARSE, ": micro: expected an array"},
-    {MINI_HEAD "\"micro\": [{\"ns_per_op\": 1}]}", H2B_ERR_PARSE,
-     ": micro[0].name: missing; expected a string"},
-    {MINI_HEAD "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 1, \"p99_ns\": \"1\"}]}",
-     H2B_ERR_PARSE, ": micro[0].p99_ns: expected a number or null"},
-    {MINI_HEAD "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 1, \"p99_ns_forks\": [1, -2]}]}",
-     H2B_ERR_PARSE, ": micro[0].p99_ns_forks[1]: expected a non-negative number"},
-    {MINI_HEAD "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 1, \"histogram\": \"h2bh1:AAAA\"}]}",
-     H2B_ERR_PARSE, ": micro[0].histogram: not a valid encoded histogram"},
-    {MINI_HEAD "\"matrix\": [{\"target\": \"a\", \"connections\": 0, \"streams_requested\": 1, "
-               "\"streams_effective\": 1, \"req_per_s\": 1, \"latency_ns\": {}}]}",
-     H2B_ERR_PARSE, ": matrix[0].connections: expected an integer >= 1"},
-    {MINI_HEAD "\"matrix\": [{" MINI_CELL ", \"failed\": true}]}", H2B_ERR_PARSE,
-     ": matrix[0].reason: missing; a failed cell must say why"},
-    {MINI_HEAD "\"matrix\": [{" MINI_CELL ", \"req_per_s\": 5}]}", H2B_ERR_PARSE,
-     ": matrix[0].latency_ns: missing; expected an object"},
-    {MINI_HEAD "\"matrix\": [{" MINI_CELL ", \"failed\": \"no\"}]}", H2B_ERR_PARSE,
-     ": matrix[0].failed: expected a count of failed requests, or true for a failed cell"},
-    {MINI_HEAD "\"other\": 1}", H2B_ERR_PARSE, ": neither \"micro\" nor \"matrix\""},
+    {"{\"schema\": \"h2bench.result/1\",\n  \"created\": ,}", 2, "invalid JSON"},
+    {"{\"schema\": \"other/1\"}", 1, "schema: "},
+    {MINI_HEAD "\"micro\": {}, \"matrix\": []}", 4, "micro: expected an array"},
+    {MINI_HEAD "\"micro\": [{\"ns_per_op\": 1}], \"matrix\": []}", 4,
+     "micro[0].name: missing required field"},
+    {MINI_HEAD "\"micro\": [{" MINI_MICRO ", \"p99_ns\": \"1\"}], \"matrix\": []}", 4,
+     "micro[0].p99_ns: expected a non-negative integer"},
+    {MINI_HEAD "\"micro\": [{" MINI_MICRO ", \"p99_ns\": null, \"fork_p99_ns\": [1, -2]}], "
+               "\"matrix\": []}",
+     4, "micro[0].fork_p99_ns[1]: expected a non-negative number"},
+    {MINI_HEAD "\"micro\": [{" MINI_MICRO ", \"p99_ns\": null, \"histogram\": \"h2bh1:AAAA\"}], "
+               "\"matrix\": []}",
+     4, "micro[0].histogram: not a valid encoded histogram"},
+    {MINI_HEAD "\"micro\": [], \"matrix\": [{" MINI_CELL ", \"req_per_s\": 5, "
+               "\"status\": \"failed\"}]}",
+     4, "matrix[0].status: a failed cell must say why in \"reason\""},
+    {MINI_HEAD "\"micro\": [], \"matrix\": [{" MINI_CELL ", \"req_per_s\": 5, "
+               "\"status\": \"maybe\"}]}",
+     4, "matrix[0].status: expected \"ok\" or \"failed\", got \"maybe\""},
+    {MINI_HEAD "\"micro\": [], \"matrix\": [{" MINI_CELL ", \"req_per_s\": null}]}", 4,
+     "matrix[0]: req_per_s is null but the cell is not marked"},
+    {MINI_HEAD "\"micro\": [], \"matrix\": [{" MINI_CELL ", \"req_per_s\": 5, "
+               "\"latency_histogram\": 7}]}",
+     4, "matrix[0].latency_histogram: expected a non-empty string"},
 };
 
 static int write_tmp(const char *name, const char *text, char *path, size_t n)
@@ -176,25 +187,32 @@ static void test_results_validation(void)
         CHECK(write_tmp("bad.json", c->json, path, sizeof(path)) == 0);
         struct h2b_rdata_results *r = (struct h2b_rdata_results *)&i; /* must stay untouched */
         err[0] = '\0';
-        CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), c->rc);
+        CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_ERR_PARSE);
         CHECK(r == (struct h2b_rdata_results *)&i);
-        CHECK(strncmp(err, path, strlen(path)) == 0);
-        if (strstr(err, c->message) == NULL) {
-            fprintf(stderr, "case %zu: '%s' lacks '%s'\n", i, err, c->message);
+        int line = 0, column = 0, used = 0;
+        size_t plen = strlen(path);
+        bool located = strncmp(err, path, plen) == 0 &&
+                       sscanf(err + plen, ":%d:%d: %n", &line, &column, &used) == 2 && used > 0;
+        if (!located || line != c->line || column <= 0 ||
+            strncmp(err + plen + used, c->message, strlen(c->message)) != 0) {
+            fprintf(stderr, "case %zu: got '%s'\n   expected %s:%d:COL: %s...\n", i, err, path,
+                    c->line, c->message);
             CHECK(0);
+        } else {
+            CHECK(1);
         }
     }
     snprintf(path, sizeof(path), "%s/absent.json", tmpdir);
     struct h2b_rdata_results *r = NULL;
     CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_ERR_NOTFOUND);
 
-    /* A valid document: nulls are NAN, a numeric "failed" is a request count, true a failed cell */
+    /* A valid document: nulls are NAN, "status": "failed" marks a cell that was not measured */
     const char *ok = MINI_HEAD
-        "\"micro\": [{\"name\": \"x\", \"ns_per_op\": 12.5, \"p99_ns\": null, \"forks\": 3,"
-        " \"p99_ns_forks\": [30, 31, 29]}],\n"
-        "\"matrix\": [{" MINI_CELL ", \"req_per_s\": 100, \"failed\": 2, \"latency_ns\": "
-        "{\"p50\": 10, \"p99\": null}},\n"
-        "{" MINI_CELL ", \"repeat\": 1, \"failed\": true, \"reason\": \"died\"}]}";
+        "\"micro\": [{\"name\": \"x\", \"ops\": 1, \"ns_per_op\": 12.5, \"bytes_per_op\": null,"
+        " \"allocs_per_op\": null, \"p50_ns\": null, \"p99_ns\": null, \"p999_ns\": null,"
+        " \"instructions_per_op\": null, \"forks\": 3, \"fork_p99_ns\": [30, 31, 29]}],\n"
+        "\"matrix\": [{" MINI_CELL ", \"req_per_s\": 100, \"status\": \"ok\"},\n"
+        "{" MINI_CELL ", \"req_per_s\": null, \"status\": \"failed\", \"reason\": \"died\"}]}";
     CHECK(write_tmp("ok.json", ok, path, sizeof(path)) == 0);
     CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_OK);
     if (r) {
@@ -203,7 +221,7 @@ static void test_results_validation(void)
         CHECK(isnan(r->micro[0].instructions_per_op));
         CHECK_EQ_U64(r->micro[0].n_p99_forks, 3);
         CHECK_EQ_U64(r->n_cells, 2);
-        CHECK(!r->cells[0].failed && r->cells[0].failed_requests == 2);
+        CHECK(!r->cells[0].failed && r->cells[0].failed_requests == 0);
         CHECK(r->cells[0].latency_ns[H2B_LAT_P50] == 10);
         CHECK(isnan(r->cells[0].latency_ns[H2B_LAT_P99]));
         CHECK(r->cells[1].failed && strcmp(r->cells[1].reason, "died") == 0);
@@ -237,7 +255,8 @@ static void test_ceilings_validation(void)
                     "{\"max\": 10}}}}",
                     path, sizeof(path)) == 0);
     CHECK_EQ_INT(h2b_rdata_ceilings_load(path, &c, err, sizeof(err)), H2B_ERR_PARSE);
-    CHECK(strstr(err, "benchmarks.a.p99_ns.why: missing") != NULL);
+    CHECK(strstr(err, ":1:") != NULL);
+    CHECK(strstr(err, ": benchmarks.a.p99_ns.why: missing required field") != NULL);
     CHECK(c == NULL);
 }
 

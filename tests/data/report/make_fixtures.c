@@ -2,8 +2,10 @@
  * make_fixtures.c - writes the report's fixture results files (older.json, base.json,
  * head.json) deterministically: the component suite of issue 5 and a 4x3 matrix of h2ref
  * against nghttpd with 3 repeats, encoded latency histograms, one failed cell and one cell with
- * errors. The numbers follow simple models (throughput rising with in-flight requests until the
- * server saturates, log-normal latency with a 1% slow mode), so the charts look like real runs.
+ * errors, in the shapes `h2bench run` and `h2bench micro` write (status/reason, latency_histogram,
+ * fork_p99_ns, fork_ns_per_op). The numbers follow simple models (throughput rising with in-flight
+ * requests until the server saturates, log-normal latency with a 1% slow mode), so the charts look
+ * like real runs.
  *
  * Not part of the tests: run it only to change the fixtures, then review and commit them and
  * the golden REPORT.md:  build/tests/make_report_fixtures tests/data/report
@@ -59,21 +61,23 @@ static json_t *micro(int variant)
             allocs += 1; /* the regression the head introduces */
             bytes += 96;
         }
-        json_t *forks = json_array();
+        json_t *forks = json_array(), *fork_ns = json_array();
         double best = INFINITY;
         for (int f = 0; f < 3; f++) {
             double p = round(ns * 2.4 * (1 + 0.06 * fabs(normal())));
             if (variant == 2 && i == 4)
                 p = round(p * 1.25); /* encoding across 256 streams got slower in head */
             best = p < best ? p : best;
-            json_array_append_new(forks, json_real(p));
+            json_array_append_new(forks, json_integer((json_int_t)p));
+            json_array_append_new(fork_ns, json_real(round(ns * (1 + 0.01 * normal()) * 10) / 10));
         }
         json_t *e =
             json_pack("{s:s, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:n, s:i, s:o}", "name", b->name,
                       "ops", (json_int_t)(2e8 / ns), "ns_per_op", ns, "bytes_per_op", bytes,
                       "allocs_per_op", allocs, "p50_ns", (json_int_t)round(ns * 0.96), "p99_ns",
                       (json_int_t)round(best * 1.04), "p999_ns", (json_int_t)round(ns * 6.5),
-                      "instructions_per_op", "forks", 3, "p99_ns_forks", forks);
+                      "instructions_per_op", "forks", 3, "fork_p99_ns", forks);
+        json_object_set_new(e, "fork_ns_per_op", fork_ns);
         if (strcmp(b->name, "h2ref/route-and-respond") == 0)
             json_object_set_new(
                 e, "note",
@@ -124,15 +128,15 @@ static json_t *cell(const char *target, long c, long s, long eff, int rep, int v
         (json_int_t)h2b_hist_percentile(h, 99.9), "max", (json_int_t)h2b_hist_percentile(h, 100));
     double total = (double)h->total;
     json_t *e = json_pack(
-        "{s:s, s:s, s:i, s:i, s:i, s:i, s:f, s:f, s:i, s:i, s:f, s:f, s:f, s:o, s:f, s:f, s:i, "
-        "s:s}",
+        "{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:f, s:o, s:f, s:f, "
+        "s:i, s:s}",
         "target", target, "client", "h2bench", "connections", (int)c, "streams_requested", (int)s,
-        "streams_effective", (int)eff, "repeat", rep, "requests", total, "succeeded", total,
-        "failed", 0, "errors", 0, "duration_s", duration, "req_per_s",
-        round(total / duration * 10) / 10, "bytes_per_s", round(total / duration * 1100),
-        "latency_ns", lat, "client_cpu_s", round(duration * 0.9 * 1000) / 1000, "server_cpu_s",
-        round(duration * 0.97 * 1000) / 1000, "server_rss_kib", (int)(6000 + c * 70), "histogram",
-        enc);
+        "streams_effective", (int)eff, "repeat", rep, "status", "ok", "requests", (json_int_t)total,
+        "succeeded", (json_int_t)total, "failed", 0, "errors", 0, "duration_s", duration,
+        "req_per_s", round(total / duration * 10) / 10, "bytes_per_s",
+        round(total / duration * 1100), "latency_ns", lat, "client_cpu_s",
+        round(duration * 0.9 * 1000) / 1000, "server_cpu_s", round(duration * 0.97 * 1000) / 1000,
+        "server_rss_kib", (int)(6000 + c * 70), "latency_histogram", enc);
     free(enc);
     h2b_hist_del(h);
     return e;
@@ -153,12 +157,17 @@ static json_t *matrix(int variant)
                 for (int t = 0; t < 2; t++) {
                     if (variant == 2 && t == 1 && c == 1000 && s == 100 && rep == 2) {
                         json_array_append_new(
-                            arr, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:s}", "target",
-                                           targets[t], "client", "h2bench", "connections", (int)c,
-                                           "streams_requested", (int)s, "streams_effective",
-                                           (int)eff, "repeat", rep, "failed", 1, "reason",
-                                           "target stopped answering: no response within 10 s, "
-                                           "readiness probe timed out"));
+                            arr,
+                            json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:n, s:n, s:n, "
+                                      "s:n, s:n, s:n, s:n, s:n, s:n, s:n, s:n}",
+                                      "target", targets[t], "client", "h2bench", "connections",
+                                      (int)c, "streams_requested", (int)s, "streams_effective",
+                                      (int)eff, "repeat", rep, "status", "failed", "reason",
+                                      "target stopped answering: no response within 10 s, "
+                                      "readiness probe timed out",
+                                      "requests", "succeeded", "failed", "errors", "duration_s",
+                                      "req_per_s", "bytes_per_s", "latency_ns", "client_cpu_s",
+                                      "server_cpu_s", "server_rss_kib"));
                         continue;
                     }
                     json_t *e = cell(targets[t], c, s, eff, rep, variant);
