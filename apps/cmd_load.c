@@ -6,6 +6,7 @@
  */
 #include "commands.h"
 #include "error.h"
+#include "json.h"
 #include "load.h"
 
 #include <signal.h>
@@ -55,6 +56,24 @@ int h2b_cmd_load(int argc, char **argv)
     }
     h2b_load_report_text(stdout, &cfg, &res);
     fflush(stdout);
+    if (cfg.json_path) {
+        json_t *doc = NULL;
+        struct h2b_diag diag;
+        memset(&diag, 0, sizeof(diag));
+        rv = h2b_load_report_json(&cfg, &res, &doc);
+        if (rv == H2B_OK)
+            rv = h2b_json_write_atomic(cfg.json_path, doc, &diag);
+        else
+            snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
+        json_decref(doc);
+        if (rv != H2B_OK) {
+            fprintf(stderr, "h2bench load: cannot write %s: ", cfg.json_path);
+            h2b_diag_print(&diag, stderr);
+            h2b_load_result_free(&res);
+            code = H2B_EXIT_RUNTIME;
+            goto out;
+        }
+    }
     if (res.s.conns_ok == 0) {
         fprintf(stderr, "h2bench load: no connection to %s could be made\n", cfg.uris[0].authority);
         code = H2B_EXIT_RUNTIME;

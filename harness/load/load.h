@@ -22,6 +22,7 @@
 #include "arrival.h"
 #include "hist.h"
 
+#include <jansson.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -166,6 +167,13 @@ void h2b_load_result_free(struct h2b_load_result *res);
 /* The h2load 1.52-compatible text block followed by h2bench's extra lines. */
 void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
                           const struct h2b_load_result *res);
+
+/* The results as one matrix-cell-shaped JSON object (DESIGN.md's fields first, then counts,
+ * traffic, per-metric percentiles, the configuration, the encoded histograms, tool and env).
+ * Fields not measured here are null and named in "note". *out owns the object.
+ * Returns H2B_OK or H2B_ERR_NOMEM. */
+int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_load_result *res,
+                         json_t **out);
 
 /* Stats helpers shared by the engine, the report and the tests. */
 int h2b_load_stats_init(struct h2b_load_stats *s);

@@ -8,9 +8,13 @@
  * every ended request (h2load drops errored ones) and "time to 1st byte" is per request (h2load's
  * is per connection and includes the handshake).
  */
+#include "env.h"
+#include "error.h"
 #include "load.h"
+#include "version.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -65,13 +69,13 @@ struct within {
     uint64_t count;
 };
 
-/* A bin counts as within mean +/- sd when its midpoint is: the same midpoints the mean and the
- * standard deviation come from. */
+/* A bin counts as within mean +/- sd when its range overlaps that interval (the histogram knows
+ * values only to a bin). */
 static int count_within(uint64_t value, uint64_t count, void *arg)
 {
     struct within *w = arg;
-    double mid = ((double)h2b_hist_lowest_equivalent(w->h, value) + (double)value) / 2.0;
-    if (mid >= w->lo - 0.5 && mid <= w->hi + 0.5)
+    double lo = (double)h2b_hist_lowest_equivalent(w->h, value);
+    if ((double)value >= w->lo && lo <= w->hi)
         w->count += count;
     return 0;
 }
@@ -81,7 +85,8 @@ static void hist_row(FILE *f, const char *label, const struct h2b_hist *h)
     char mn[64], mx[64], me[64], sd[64], pct[64];
     double mean = 0, stddev = 0, within = 0;
     if (h->total > 0) {
-        mean = h2b_hist_mean(h);
+        /* bin midpoints can put the mean of a narrow distribution outside [min, max] */
+        mean = fmin(fmax(h2b_hist_mean(h), (double)h->min), (double)h->max);
         stddev = h2b_hist_stddev(h);
         struct within w = {h, mean - stddev, mean + stddev, 0};
         h2b_hist_foreach(h, count_within, &w);
@@ -216,4 +221,195 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
             (double)res->cpu_user_ns / 1e9, (double)res->cpu_sys_ns / 1e9,
             ended ? cpu * 1e6 / (double)ended : 0.0,
             res->interrupted ? "; interrupted: partial results" : "");
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static json_t *latency_obj(const struct h2b_hist *h)
+{
+    if (h->total == 0)
+        return json_null();
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I}", "min", (json_int_t)h->min,
+                     "p50", (json_int_t)h2b_hist_percentile(h, 50), "p90",
+                     (json_int_t)h2b_hist_percentile(h, 90), "p99",
+                     (json_int_t)h2b_hist_percentile(h, 99), "p999",
+                     (json_int_t)h2b_hist_percentile(h, 99.9), "p9999",
+                     (json_int_t)h2b_hist_percentile(h, 99.99), "max", (json_int_t)h->max, "mean",
+                     h2b_hist_mean(h), "count", (json_int_t)h->total);
+}
+
+static int set_new(json_t *obj, const char *key, json_t *value)
+{
+    return value ? json_object_set_new(obj, key, value) : -1;
+}
+
+static int add_hist(json_t *obj, const char *key, const struct h2b_hist *h)
+{
+    char *enc;
+    if (h2b_hist_encode(h, &enc) != H2B_OK)
+        return -1;
+    int rv = set_new(obj, key, json_string(enc));
+    free(enc);
+    return rv;
+}
+
+static json_t *config_obj(const struct h2b_load_config *cfg)
+{
+    json_t *c = json_object(), *uris = json_array(), *headers = json_array();
+    if (!c || !uris || !headers) {
+        json_decref(c);
+        json_decref(uris);
+        json_decref(headers);
+        return NULL;
+    }
+    int bad = 0;
+    for (size_t i = 0; i < cfg->nuris; i++) {
+        const struct h2b_load_uri *u = &cfg->uris[i];
+        size_t n = strlen(u->scheme) + strlen(u->authority) + strlen(u->path) + 4;
+        char *s = malloc(n);
+        if (!s) {
+            bad = 1;
+            continue;
+        }
+        snprintf(s, n, "%s://%s%s", u->scheme, u->authority, u->path);
+        bad |= json_array_append_new(uris, json_string(s));
+        free(s);
+    }
+    for (size_t i = 0; i < cfg->nheaders; i++)
+        bad |= json_array_append_new(headers, json_pack("{s:s, s:s}", "name", cfg->headers[i].name,
+                                                        "value", cfg->headers[i].value));
+    bad |= json_object_set_new(c, "uris", uris);
+    bad |= json_object_set_new(c, "headers", headers);
+    bad |= set_new(
+        c, "options",
+        json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:o, s:f, s:f, s:f, s:i, s:i, s:I, s:f, s:s, "
+                  "s:I, s:o, s:b}",
+                  "requests", (json_int_t)cfg->requests, "connections",
+                  (json_int_t)cfg->connections, "streams", (json_int_t)cfg->streams, "threads",
+                  (json_int_t)cfg->threads, "duration_s", (double)cfg->duration_ns / 1e9,
+                  "warm_up_s", (double)cfg->warmup_ns / 1e9, "data",
+                  cfg->data_path ? json_string(cfg->data_path) : json_null(),
+                  "connection_active_timeout_s", (double)cfg->conn_active_timeout_ns / 1e9,
+                  "connection_inactivity_timeout_s", (double)cfg->conn_inactivity_timeout_ns / 1e9,
+                  "timeout_s", (double)cfg->timeout_ns / 1e9, "window_bits", cfg->window_bits,
+                  "connection_window_bits", cfg->conn_window_bits, "header_table_size",
+                  (json_int_t)cfg->header_table_size, "rate", cfg->rate, "arrival",
+                  h2b_arrival_kind_name(cfg->arrival), "seed", (json_int_t)cfg->seed, "cpus",
+                  cfg->cpus_text ? json_string(cfg->cpus_text) : json_null(), "fail_on_error",
+                  cfg->fail_on_error));
+    if (bad) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
+}
+
+int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_load_result *res,
+                         json_t **out)
+{
+    const struct h2b_load_stats *s = &res->s;
+    double secs = (double)res->measure_ns / 1e9;
+    const struct h2b_load_uri *u = &cfg->uris[0];
+    char target[1024];
+    snprintf(target, sizeof(target), "%s://%s%s", u->scheme, u->authority, u->path);
+    json_t *o = json_object(), *codes = json_object(), *hists = json_object(), *env = NULL;
+    int bad = !o || !codes || !hists;
+    for (int code = 0; !bad && code < H2B_LOAD_STATUS_MAX; code++) {
+        char k[8];
+        snprintf(k, sizeof(k), "%d", code);
+        if (s->status[code])
+            bad |= json_object_set_new(codes, k, json_integer((json_int_t)s->status[code]));
+    }
+    if (!bad && s->status_other)
+        bad |= json_object_set_new(codes, "other", json_integer((json_int_t)s->status_other));
+    bad |= add_hist(hists, "latency", s->latency);
+    bad |= add_hist(hists, "service", s->service);
+    bad |= add_hist(hists, "ttfb", s->ttfb);
+    bad |= add_hist(hists, "connect", s->connect);
+    if (h2b_env_collect(&env) != H2B_OK)
+        env = json_null();
+    if (bad) {
+        json_decref(o);
+        json_decref(codes);
+        json_decref(hists);
+        json_decref(env);
+        return H2B_ERR_NOMEM;
+    }
+    uint64_t ended = s->done + s->errored;
+    double cpu = (double)(res->cpu_user_ns + res->cpu_sys_ns) / 1e9;
+    /* the matrix-cell fields of DESIGN.md first, in its order */
+    bad |= set_new(o, "schema", json_string("h2bench.load/1"));
+    bad |= set_new(o, "target", json_string(target));
+    bad |= set_new(o, "client", json_string("h2bench"));
+    bad |= set_new(o, "connections", json_integer(cfg->connections));
+    bad |= set_new(o, "streams_requested", json_integer(cfg->streams));
+    bad |= set_new(o, "streams_effective",
+                   s->streams_effective ? json_integer(s->streams_effective) : json_null());
+    bad |= set_new(o, "repeat", json_integer(0));
+    bad |= set_new(o, "requests", json_integer((json_int_t)ended));
+    bad |= set_new(o, "succeeded", json_integer((json_int_t)s->succeeded));
+    bad |= set_new(o, "failed", json_integer((json_int_t)s->failed));
+    bad |= set_new(o, "errors", json_integer((json_int_t)s->errored));
+    bad |= set_new(o, "duration_s", json_real(secs));
+    bad |= set_new(o, "req_per_s", json_real(secs > 0 ? (double)s->done / secs : 0));
+    bad |= set_new(o, "bytes_per_s", json_real(secs > 0 ? (double)s->bytes_total / secs : 0));
+    bad |= set_new(o, "latency_ns", latency_obj(s->latency));
+    bad |= set_new(o, "client_cpu_s", json_real(cpu));
+    bad |= set_new(o, "server_cpu_s", json_null());
+    bad |= set_new(o, "server_rss_kib", json_null());
+    bad |= set_new(o, "note",
+                   json_string(s->streams_effective
+                                   ? "server_cpu_s, server_rss_kib: not measured by h2bench load "
+                                     "(the server is not its child)"
+                                   : "server_cpu_s, server_rss_kib: not measured by h2bench load; "
+                                     "streams_effective: no connection received the server's "
+                                     "SETTINGS"));
+    /* what h2bench load adds */
+    bad |= set_new(o, "goodput_per_s", json_real(secs > 0 ? (double)s->succeeded / secs : 0));
+    bad |= set_new(o, "wall_s", json_real((double)res->wall_ns / 1e9));
+    bad |= set_new(o, "started", json_integer((json_int_t)s->started));
+    bad |= set_new(o, "done", json_integer((json_int_t)s->done));
+    bad |= set_new(o, "timeouts", json_integer((json_int_t)s->timeouts));
+    bad |= set_new(o, "resets", json_integer((json_int_t)s->resets));
+    bad |= set_new(o, "not_sent", json_integer((json_int_t)s->not_sent));
+    bad |= set_new(o, "unfinished", json_integer((json_int_t)s->unfinished));
+    bad |= set_new(o, "unsent", json_integer((json_int_t)s->unsent));
+    bad |= set_new(o, "interrupted", json_boolean(res->interrupted));
+    bad |= set_new(o, "status_codes", codes);
+    bad |= set_new(o, "traffic",
+                   json_pack("{s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)s->bytes_total,
+                             "headers", (json_int_t)s->bytes_headers, "headers_decompressed",
+                             (json_int_t)s->bytes_headers_decomp, "data", (json_int_t)s->bytes_data,
+                             "sent", (json_int_t)s->bytes_sent));
+    bad |= set_new(o, "service_ns", latency_obj(s->service));
+    bad |= set_new(o, "ttfb_ns", latency_obj(s->ttfb));
+    bad |= set_new(o, "connect_ns", latency_obj(s->connect));
+    bad |= set_new(o, "client_cpu_user_s", json_real((double)res->cpu_user_ns / 1e9));
+    bad |= set_new(o, "client_cpu_sys_s", json_real((double)res->cpu_sys_ns / 1e9));
+    bad |= set_new(o, "protocol", json_string(res->alpn));
+    bad |= set_new(o, "server_max_concurrent_streams",
+                   s->streams_effective ? json_integer(s->server_max_streams) : json_null());
+    bad |= set_new(o, "connections_up", json_integer((json_int_t)s->conns_ok));
+    bad |= set_new(o, "connections_failed", json_integer((json_int_t)s->conns_failed));
+    bad |= set_new(o, "reconnects", json_integer((json_int_t)s->reconnects));
+    if (cfg->rate > 0)
+        bad |= set_new(o, "open_loop",
+                       json_pack("{s:f, s:s, s:I, s:f, s:I}", "target_per_s", cfg->rate, "arrival",
+                                 h2b_arrival_kind_name(cfg->arrival), "seed", (json_int_t)cfg->seed,
+                                 "achieved_per_s", secs > 0 ? (double)s->started / secs : 0.0,
+                                 "max_release_lag_ns", (json_int_t)s->sched_lag_max_ns));
+    else
+        bad |= set_new(o, "open_loop", json_null());
+    bad |= set_new(o, "config", config_obj(cfg));
+    bad |= set_new(o, "histograms", hists);
+    bad |= set_new(o, "tool",
+                   json_pack("{s:s, s:s, s:s}", "name", "h2bench", "version", h2b_version(),
+                             "git_commit", h2b_version_git_commit()));
+    bad |= set_new(o, "env", env);
+    if (bad) {
+        json_decref(o);
+        return H2B_ERR_NOMEM;
+    }
+    *out = o;
+    return H2B_OK;
 }

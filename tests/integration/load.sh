@@ -42,6 +42,45 @@ expect_match "--fail-on-error message" "$(cat "$TMP/err")" '100 of 100 requests 
 "$H2BENCH" load -n 100 -c 2 --fail-on-error "$URL/hello" >/dev/null 2>&1; rc=$?
 expect_eq "--fail-on-error all good" "$rc" 0
 
+# --json: one matrix-cell-shaped object with DESIGN.md's fields, the configuration and histograms
+out=$("$H2BENCH" load -n 3000 -c 3 -m 5 --json "$TMP/cell.json" "$URL/hello" "$URL/missing"); rc=$?
+expect_eq "--json exit" "$rc" 0
+for f in target client connections streams_requested streams_effective requests succeeded failed \
+    errors duration_s req_per_s bytes_per_s latency_ns client_cpu_s; do
+    expect_eq "--json has $f" "$(jq "has(\"$f\")" "$TMP/cell.json")" true
+done
+expect_eq "--json types" "$(jq -r '[(.target|type), (.client|type), (.connections|type),
+    (.requests|type), (.duration_s|type), (.req_per_s|type), (.latency_ns|type)] | join(",")' \
+    "$TMP/cell.json")" "string,string,number,number,number,number,object"
+expect_eq "--json latency keys" "$(jq -r '.latency_ns | [has("min","p50","p90","p99","p999","max")
+    | tostring] | unique | join(",")' "$TMP/cell.json")" "true"
+expect_eq "--json counts" "$(jq -c '[.connections, .streams_requested, .streams_effective,
+    .requests, .succeeded, .failed, .errors, .status_codes["200"], .status_codes["404"]]' \
+    "$TMP/cell.json")" "[3,5,5,3000,1500,1500,0,1500,1500]"
+expect_eq "--json percentiles ordered" "$(jq '.latency_ns | .min <= .p50 and .p50 <= .p90 and
+    .p90 <= .p99 and .p99 <= .p999 and .p999 <= .max' "$TMP/cell.json")" true
+expect_match "--json histogram" "$(jq -r .histograms.latency "$TMP/cell.json")" '^h2bh1:'
+expect_eq "--json config" "$(jq -c '[.config.options.requests, .config.uris[1]]' "$TMP/cell.json")" \
+    "[3000,\"$URL/missing\"]"
+expect_eq "--json server metrics are null with a note" \
+    "$(jq '.server_cpu_s == null and (.note | test("server_cpu_s"))' "$TMP/cell.json")" true
+"$H2BENCH" load -n 10 --json /nonexistent-dir/x.json "$URL/hello" >/dev/null 2>"$TMP/err"; rc=$?
+expect_eq "--json unwritable exit" "$rc" 3
+expect_match "--json unwritable message" "$(cat "$TMP/err")" 'cannot write /nonexistent-dir/x.json'
+
+# Ctrl-C: partial results are printed and the JSON is written; the run stops at once
+"$H2BENCH" load -D 60 -c 2 -m 2 --json "$TMP/int.json" "$URL/hello" >"$TMP/out" 2>&1 &
+lp=$!
+sleep 1
+kill -INT "$lp"
+start=$(date +%s%N)
+wait "$lp"; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+expect_eq "SIGINT exit" "$rc" 3
+if [ "$ms" -lt 2000 ]; then ok; else fail "SIGINT: took ${ms} ms to stop"; fi
+expect_match "SIGINT partial results" "$(cat "$TMP/out")" 'interrupted: partial results'
+expect_eq "SIGINT JSON" "$(jq '.interrupted and .succeeded > 0' "$TMP/int.json")" true
+
 # -D ends on time (1 s measured after 0.5 s warm-up; generous upper bound for a loaded machine)
 start=$(date +%s%N)
 out=$("$H2BENCH" load -D 1 --warm-up-time 0.5 -c 4 -m 8 "$URL/hello"); rc=$?
