@@ -303,6 +303,7 @@ static void settings_received(struct h2b__load_conn *c)
             c->slots[i].next_free = i + 1 < c->nslots ? i + 1 : NO_SLOT;
         c->state = CONN_READY;
         c->m_eff = m;
+        w->stats.conns_ok++;
         w->all_busy = false;
     } else {
         /* a later SETTINGS may lower (or raise, up to the slots we have) the limit */
@@ -481,7 +482,6 @@ static void session_start(struct h2b__load_conn *c)
         nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);
     uint64_t connect_ns = w->now - c->t_connect;
     h2b_hist_record(w->stats.connect, connect_ns);
-    w->stats.conns_ok++;
     c->responses = 0;
     c->state = CONN_SETTINGS;
     c->last_read = w->now;

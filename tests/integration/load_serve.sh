@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# load_serve.sh - `h2bench load` against `h2bench serve`: latency truth on /delay/MS, the
+# coordinated-omission test (--rate with the server stopped mid-run), --fail-on-error on
+# /status/500, TLS with ALPN, POST bodies.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+start_serve h2ref --threads 1 || { finish; exit 1; }
+URL=$SERVE_URL
+
+# latency truth: a server path that answers after 20 ms; the reported p50 lies within 1 ms above
+out=$("$H2BENCH" load -n 300 -c 3 -m 4 --json "$TMP/delay.json" "$URL/delay/20"); rc=$?
+expect_eq "/delay/20 exit" "$rc" 0
+expect_match "/delay/20 all succeeded" "$out" ' 300 succeeded, 0 failed'
+p50=$(jq '.latency_ns.p50' "$TMP/delay.json")
+echo "latency truth: /delay/20 p50 = $p50 ns"
+if [ "$p50" -ge 20000000 ] && [ "$p50" -le 21000000 ]; then ok; else
+    fail "/delay/20: p50 $p50 ns is not within [20 ms, 21 ms]"; fi
+min=$(jq '.latency_ns.min' "$TMP/delay.json")
+if [ "$min" -ge 20000000 ]; then ok; else fail "/delay/20: min $min ns is below the delay"; fi
+
+# --fail-on-error: exit 1 against a server answering 500, and the exact code is counted
+out=$("$H2BENCH" load -n 50 -c 2 --fail-on-error "$URL/status/500" 2>"$TMP/err"); rc=$?
+expect_eq "/status/500 --fail-on-error exit" "$rc" 1
+expect_match "/status/500 counted" "$out" 'status: 500 x50$'
+expect_match "/status/500 class" "$out" '^status codes: 0 2xx, 0 3xx, 0 4xx, 50 5xx$'
+out=$("$H2BENCH" load -n 50 -c 2 "$URL/status/204" "$URL/status/302" "$URL/status/429"); rc=$?
+expect_eq "mixed statuses exit" "$rc" 0
+expect_match "exact codes" "$out" 'status: 204 x17 302 x17 429 x16$'
+expect_match "2xx/3xx succeed, 4xx fail" "$out" ' 34 succeeded, 16 failed, 0 errored'
+
+# POST bodies (-d): 64 KiB each, sent whole (windows are 1M at the server)
+head -c 65536 /dev/zero >"$TMP/body"
+out=$("$H2BENCH" load -n 100 -c 2 -m 4 -d "$TMP/body" --json "$TMP/post.json" "$URL/sink"); rc=$?
+expect_eq "-d exit" "$rc" 0
+expect_match "-d all succeeded" "$out" ' 100 succeeded, 0 failed'
+sent=$(jq '.traffic.sent' "$TMP/post.json")
+if [ "$sent" -ge $((100 * 65536)) ]; then ok; else fail "-d: only $sent bytes sent"; fi
+
+# coordinated omission: 2000 req/s for 5 s, the server stopped for 1 s in the middle. Latency
+# from the intended send time must show the stall (p99 >= 500 ms); the actual-send-time view
+# (service) is printed beside it for comparison.
+( sleep 2; kill -STOP "$SERVE_PID"; sleep 1; kill -CONT "$SERVE_PID" ) &
+stopper=$!
+out=$("$H2BENCH" load --rate 2000 -D 5 -c 2 -m 8 --json "$TMP/co.json" "$URL/hello"); rc=$?
+wait "$stopper"
+expect_eq "CO run exit" "$rc" 0
+p99=$(jq '.latency_ns.p99' "$TMP/co.json")
+sp99=$(jq '.service_ns.p99' "$TMP/co.json")
+echo "coordinated omission: p99 from intended send time = $((p99 / 1000000)) ms;" \
+    "the actual-send-time view would say p99 = $((sp99 / 1000000)) ms"
+if [ "$p99" -ge 500000000 ]; then ok; else fail "CO: p99 $p99 ns < 500 ms"; fi
+achieved=$(jq '.open_loop.achieved_per_s | floor' "$TMP/co.json")
+if [ "$achieved" -ge 1800 ]; then ok; else fail "CO: achieved only $achieved req/s"; fi
+expect_eq "CO: no errors" "$(jq '.errors' "$TMP/co.json")" 0
+
+# TLS with ALPN h2
+start_serve tls --threads 1 --tls || { finish; exit 1; }
+out=$("$H2BENCH" load -n 2000 -c 4 -m 10 -t 2 "$SERVE_URL/hello"); rc=$?
+expect_eq "TLS exit" "$rc" 0
+expect_match "TLS all succeeded" "$out" ' 2000 succeeded, 0 failed, 0 errored'
+expect_match "TLS protocol" "$out" 'SETTINGS_MAX_CONCURRENT_STREAMS 256\); h2$'
+# h2c against a TLS port fails cleanly (no hang), and TLS against h2c too
+out=$(timeout 20 "$H2BENCH" load -n 4 -c 2 --timeout 2s "http://${SERVE_URL#https://}/hello" 2>&1); rc=$?
+if [ "$rc" -eq 3 ]; then ok; else fail "h2c to a TLS port: exit $rc"; fi
+out=$(timeout 20 "$H2BENCH" load -n 4 -c 2 --timeout 2s "https://${URL#http://}/hello" 2>&1); rc=$?
+if [ "$rc" -eq 3 ]; then ok; else fail "TLS to an h2c port: exit $rc"; fi
+finish
