@@ -438,6 +438,26 @@ int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *
         h2b_diag_at(diag, path, 0, 0, "cannot encode the document");
         return H2B_ERR_NOMEM;
     }
+    size_t len = strlen(data);
+    char *text = realloc(data, len + 2);
+    if (text == NULL) {
+        free(data);
+        h2b_diag_at(diag, path, 0, 0, "cannot encode the document");
+        return H2B_ERR_NOMEM;
+    }
+    text[len] = '\n';
+    text[len + 1] = '\0';
+    int rv = h2b_file_write_atomic(path, text, len + 1, diag);
+    free(text);
+    return rv;
+}
+
+int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag)
+{
+    if (path == NULL || data == NULL) {
+        h2b_diag_at(diag, path, 0, 0, "nothing to write");
+        return H2B_ERR_INVAL;
+    }
     /* The temporary lives in the target's directory so that rename() is atomic. */
     char dir[PATH_MAX], tmp[PATH_MAX];
     const char *slash = strrchr(path, '/');
@@ -452,16 +472,14 @@ int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *
     int n = snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.XXXXXX", dir, base);
     if (base[0] == '\0' || n < 0 || (size_t)n >= sizeof(tmp)) {
         h2b_diag_at(diag, path, 0, 0, "not a file name");
-        rv = H2B_ERR_INVAL;
-        goto out_free;
+        return H2B_ERR_INVAL;
     }
     const char *step = "create a temporary file";
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         goto out_fail;
     step = "write";
-    if (fchmod(fd, 0644) != 0 || write_all(fd, data, strlen(data)) != 0 ||
-        write_all(fd, "\n", 1) != 0)
+    if (fchmod(fd, 0644) != 0 || write_all(fd, data, len) != 0)
         goto out_unlink;
     step = "fsync";
     if (fsync(fd) != 0)
@@ -481,8 +499,7 @@ int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *
         (void)fsync(dfd);
         close(dfd);
     }
-    rv = H2B_OK;
-    goto out_free;
+    return H2B_OK;
 
 out_unlink:;
     int saved = errno;
@@ -492,8 +509,6 @@ out_unlink:;
     errno = saved;
 out_fail:
     h2b_diag_at(diag, path, 0, 0, "cannot %s: %s", step, strerror(errno));
-out_free:
-    free(data);
     return rv;
 }
 

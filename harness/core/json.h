@@ -71,6 +71,10 @@ void h2b_diag_print(const struct h2b_diag *d, FILE *f);
  * step failed and why). */
 int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *diag);
 
+/* Writes len bytes of data to path atomically, exactly as h2b_json_write_atomic does (same
+ * guarantees and codes); for the text outputs (markdown, JUnit XML) written beside JSON. */
+int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag);
+
 /* Path building: parent + "." + key, or parent + "[index]" (parent "" or NULL: the root).
  * Truncates safely to size. */
 void h2b_json_path_key(char *buf, size_t size, const char *parent, const char *key);
