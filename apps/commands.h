@@ -13,5 +13,7 @@ int h2b_cmd_report(int argc, char **argv);
 int h2b_cmd_load(int argc, char **argv);
 /* h2bench serve: the reference HTTP/2 server (cmd_serve.c). */
 int h2b_cmd_serve(int argc, char **argv);
+int h2b_cmd_gate(int argc, char **argv);
+int h2b_cmd_compare(int argc, char **argv);
 
 #endif

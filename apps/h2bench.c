@@ -20,6 +20,8 @@ static const struct command commands[] = {
     {"report", "render results into a markdown report with charts", h2b_cmd_report},
     {"load", "generate HTTP/2 load (h2load-compatible, open-loop --rate)", h2b_cmd_load},
     {"serve", "run the reference HTTP/2 server", h2b_cmd_serve},
+    {"gate", "check results against ceilings; propose ceilings", h2b_cmd_gate},
+    {"compare", "A/B two results files with confidence intervals", h2b_cmd_compare},
     {NULL, NULL, NULL},
 };
 

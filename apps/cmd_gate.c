@@ -1,0 +1,412 @@
+/*
+ * cmd_gate.c - `h2bench gate`: check results against ceilings, or propose ceilings.
+ *
+ * Thin: parses options, loads the files through the gate library, prints and writes what the
+ * library renders, and maps the verdict to the exit code. Output files are written atomically
+ * (temporary file + rename) so a failing gate never leaves half a report behind.
+ */
+#include "buf.h"
+#include "ceilings.h"
+#include "cli.h"
+#include "commands.h"
+#include "error.h"
+#include "gate.h"
+#include "h2b_version.h"
+#include "json.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_RESULTS 64
+#define MAX_RUNS 50
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: h2bench gate --ceilings FILE --results FILE... [options]\n"
+            "       h2bench gate --propose (--results FILE... | --runs N) [--write FILE]\n"
+            "       h2bench gate --ceilings FILE --baselines-md FILE\n\n"
+            "Checks microbenchmark results (h2bench.result/1) against stored ceilings\n"
+            "(h2bench.ceilings/1). Allocation ceilings are exact; p99 is checked as the best\n"
+            "fork's p99 and a breach is re-measured before it fails (docs/gates.md).\n\n"
+            "options:\n"
+            "  --ceilings FILE      the ceilings (for example gates/ceilings.json)\n"
+            "  --results FILE       a results file; repeat, or list files after the options\n"
+            "  --strict             benchmarks without a ceiling fail\n"
+            "  --confirm N          confirmation re-runs of a p99 breach (default 1; 0 = none)\n"
+            "  --runner PATH        h2bench executable for re-runs (default: the one beside\n"
+            "                       this executable)\n"
+            "  --profile NAME       micro profile for re-runs and --runs (default ci)\n"
+            "  --cpu N              pin re-runs and --runs to CPU N (passed to h2bench micro)\n"
+            "  --filter REGEX       with --runs: only these benchmarks\n"
+            "  --md FILE            write the verdict as markdown\n"
+            "  --junit FILE         write one JUnit test case per gate\n"
+            "  --propose            print proposed ceilings from the results (or --runs)\n"
+            "  --runs N             with --propose: run the component suite N times\n"
+            "  --headroom FRACTION  with --propose: p99 headroom (default 0.35)\n"
+            "  --date YYYY-MM-DD    with --propose: date in the why lines (default today)\n"
+            "  --write FILE         with --propose: also write the proposal to FILE (never the\n"
+            "                       ceilings file itself)\n"
+            "  --baselines-md FILE  render BASELINES.md from --ceilings into FILE (- = stdout)\n"
+            "  -h, --help           this text\n\n"
+            "Exit codes: 0 all gates pass, 1 a ceiling exceeded or a benchmark missing,\n"
+            "2 usage or malformed input (file:line:column), 3 measurement invalid (sanitizer or\n"
+            "non-Release build, counter unavailable, re-run failed).\n");
+}
+
+/* Writes text to path atomically, or to stdout for "-". Returns an exit code. */
+static int write_out(const char *path, const char *text)
+{
+    if (strcmp(path, "-") == 0) {
+        fputs(text, stdout);
+        return H2B_EXIT_OK;
+    }
+    struct h2b_diag d;
+    if (h2b_file_write_atomic(path, text, strlen(text), &d) != H2B_OK) {
+        h2b_diag_print(&d, stderr);
+        return H2B_EXIT_RUNTIME;
+    }
+    return H2B_EXIT_OK;
+}
+
+static int load_error(int rv)
+{
+    /* Parse errors were printed with file:line:column by the loaders. */
+    if (rv == H2B_ERR_NOMEM)
+        fprintf(stderr, "h2bench gate: out of memory\n");
+    return rv == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
+}
+
+/* True when a and b name the same file (so --write cannot overwrite the ceilings). */
+static bool same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (strcmp(a, b) == 0)
+        return true;
+    if (!realpath(a, ra) || !realpath(b, rb))
+        return false;
+    return strcmp(ra, rb) == 0;
+}
+
+static int propose(const char *const *results, size_t n_results, uint64_t runs,
+                   const struct h2b_gate_runner *runner, const char *filter, double headroom,
+                   const char *date, const char *write, const char *ceilings_path)
+{
+    struct h2b_gate_set *sets[MAX_RUNS] = {0};
+    size_t n_sets = 0;
+    char tmpdir[] = "/tmp/h2b-propose-XXXXXX";
+    bool made_tmp = false;
+    struct h2b_ceilings *proposal = NULL;
+    char *text = NULL;
+    int code = H2B_EXIT_RUNTIME, rv;
+
+    if (write && ceilings_path && same_file(write, ceilings_path)) {
+        fprintf(stderr,
+                "h2bench gate: --write %s names the ceilings file; a proposal is never "
+                "written in place (write it elsewhere and review the diff)\n",
+                write);
+        return H2B_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n_results; i++) {
+        rv = h2b_gate_set_load(&results[i], 1, &sets[n_sets]);
+        if (rv != H2B_OK) {
+            code = load_error(rv);
+            goto out;
+        }
+        n_sets++;
+    }
+    if (runs && !mkdtemp(tmpdir)) {
+        perror("h2bench gate: mkdtemp");
+        goto out;
+    }
+    made_tmp = runs > 0;
+    for (uint64_t i = 0; i < runs; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/run-%llu.json", tmpdir, (unsigned long long)i + 1);
+        fprintf(stderr, "h2bench gate: proposal run %llu of %llu\n", (unsigned long long)i + 1,
+                (unsigned long long)runs);
+        rv = h2b_gate_runner_run(runner, filter, path);
+        if (rv == H2B_OK) {
+            const char *p = path;
+            rv = h2b_gate_set_load(&p, 1, &sets[n_sets]);
+        }
+        unlink(path);
+        if (rv != H2B_OK) {
+            fprintf(stderr, "h2bench gate: proposal run %llu failed: %s\n",
+                    (unsigned long long)i + 1, h2b_strerror(rv));
+            goto out;
+        }
+        n_sets++;
+    }
+    for (size_t i = 0; i < n_sets; i++) {
+        if (sets[i]->invalid) {
+            fprintf(stderr, "h2bench gate: cannot propose ceilings: %s\n", sets[i]->invalid);
+            code = H2B_EXIT_RUNTIME;
+            goto out;
+        }
+    }
+    char tool[160];
+    snprintf(tool, sizeof(tool), "h2bench %s %s, %s", H2B_VERSION, H2B_GIT_COMMIT, H2B_BUILD_TYPE);
+    struct h2b_gate_propose_options popt = {.headroom = headroom, .date = date, .tool = tool};
+    rv = h2b_gate_propose((const struct h2b_gate_set *const *)sets, n_sets, &popt, &proposal);
+    if (rv == H2B_OK)
+        rv = h2b_ceilings_to_json(proposal, &text);
+    if (rv != H2B_OK) {
+        fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
+        goto out;
+    }
+    fputs(text, stdout);
+    code = write ? write_out(write, text) : H2B_EXIT_OK;
+    if (code == H2B_EXIT_OK && write)
+        fprintf(stderr,
+                "h2bench gate: proposal written to %s (review, then copy into the "
+                "ceilings by hand)\n",
+                write);
+out:
+    if (made_tmp)
+        rmdir(tmpdir);
+    for (size_t i = 0; i < n_sets; i++)
+        h2b_gate_set_del(sets[i]);
+    h2b_ceilings_del(proposal);
+    free(text);
+    return code;
+}
+
+static int baselines_md(const char *ceilings_path, const char *out_path)
+{
+    struct h2b_ceilings *c = NULL;
+    char *md = NULL;
+    int rv = h2b_ceilings_load(ceilings_path, &c);
+    if (rv != H2B_OK)
+        return load_error(rv);
+    rv = h2b_ceilings_baselines_md(c, ceilings_path, &md);
+    int code = rv == H2B_OK ? write_out(out_path, md) : H2B_EXIT_RUNTIME;
+    free(md);
+    h2b_ceilings_del(c);
+    return code;
+}
+
+static int check(const char *ceilings_path, const char *const *results, size_t n_results,
+                 const struct h2b_gate_options *opt, const char *md_path, const char *junit_path)
+{
+    struct h2b_ceilings *c = NULL;
+    struct h2b_gate_set *s = NULL;
+    struct h2b_gate_report *r = NULL;
+    char *text = NULL;
+    int code;
+    int rv = h2b_ceilings_load(ceilings_path, &c);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_load(results, n_results, &s);
+    if (rv != H2B_OK) {
+        code = load_error(rv);
+        goto out;
+    }
+    rv = h2b_gate_check(c, s, opt, &r);
+    if (rv == H2B_OK)
+        rv = h2b_gate_render_table(r, &text);
+    if (rv != H2B_OK) {
+        fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
+        code = H2B_EXIT_RUNTIME;
+        goto out;
+    }
+    fputs(text, stdout);
+    if (r->invalid_reason)
+        fprintf(stderr, "h2bench gate: %s\n", r->invalid_reason);
+    code = r->exit_code;
+    free(text);
+    text = NULL;
+    if (md_path && h2b_gate_render_md(r, &text) == H2B_OK) {
+        int wc = write_out(md_path, text);
+        code = code == H2B_EXIT_OK ? wc : code;
+        free(text);
+        text = NULL;
+    }
+    if (junit_path && h2b_gate_render_junit(r, &text) == H2B_OK) {
+        int wc = write_out(junit_path, text);
+        code = code == H2B_EXIT_OK ? wc : code;
+    }
+out:
+    free(text);
+    h2b_gate_report_del(r);
+    h2b_gate_set_del(s);
+    h2b_ceilings_del(c);
+    return code;
+}
+
+int h2b_cmd_gate(int argc, char **argv)
+{
+    enum {
+        O_CEILINGS = 256,
+        O_RESULTS,
+        O_STRICT,
+        O_CONFIRM,
+        O_RUNNER,
+        O_PROFILE,
+        O_CPU,
+        O_FILTER,
+        O_MD,
+        O_JUNIT,
+        O_PROPOSE,
+        O_RUNS,
+        O_HEADROOM,
+        O_DATE,
+        O_WRITE,
+        O_BASELINES_MD
+    };
+    static const struct option longopts[] = {
+        {"ceilings", required_argument, NULL, O_CEILINGS},
+        {"results", required_argument, NULL, O_RESULTS},
+        {"strict", no_argument, NULL, O_STRICT},
+        {"confirm", required_argument, NULL, O_CONFIRM},
+        {"runner", required_argument, NULL, O_RUNNER},
+        {"profile", required_argument, NULL, O_PROFILE},
+        {"cpu", required_argument, NULL, O_CPU},
+        {"filter", required_argument, NULL, O_FILTER},
+        {"md", required_argument, NULL, O_MD},
+        {"junit", required_argument, NULL, O_JUNIT},
+        {"propose", no_argument, NULL, O_PROPOSE},
+        {"runs", required_argument, NULL, O_RUNS},
+        {"headroom", required_argument, NULL, O_HEADROOM},
+        {"date", required_argument, NULL, O_DATE},
+        {"write", required_argument, NULL, O_WRITE},
+        {"baselines-md", required_argument, NULL, O_BASELINES_MD},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *ceilings = NULL, *md = NULL, *junit = NULL, *write = NULL, *date = NULL;
+    const char *filter = NULL, *baselines = NULL;
+    const char *results[MAX_RESULTS];
+    size_t n_results = 0;
+    bool want_propose = false;
+    uint64_t confirm = 1, runs = 0;
+    double headroom = 0.35;
+    struct h2b_gate_runner runner = {0};
+    struct h2b_gate_options opt = {0};
+    int c;
+
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_CEILINGS:
+            ceilings = optarg;
+            break;
+        case O_RESULTS:
+            if (n_results == MAX_RESULTS) {
+                fprintf(stderr, "h2bench gate: at most %d results files\n", MAX_RESULTS);
+                return H2B_EXIT_USAGE;
+            }
+            results[n_results++] = optarg;
+            break;
+        case O_STRICT:
+            opt.strict = true;
+            break;
+        case O_CONFIRM:
+            if (h2b_cli_parse_u64(optarg, 0, 10, &confirm) != H2B_OK) {
+                fprintf(stderr, "h2bench gate: --confirm: expected 0 to 10, got '%s'\n", optarg);
+                return H2B_EXIT_USAGE;
+            }
+            break;
+        case O_RUNNER:
+            runner.path = optarg;
+            break;
+        case O_PROFILE:
+            runner.profile = optarg;
+            break;
+        case O_CPU: {
+            uint64_t cpu;
+            if (h2b_cli_parse_u64(optarg, 0, 1023, &cpu) != H2B_OK) {
+                fprintf(stderr, "h2bench gate: --cpu: expected a CPU number, got '%s'\n", optarg);
+                return H2B_EXIT_USAGE;
+            }
+            runner.cpu = optarg;
+            break;
+        }
+        case O_FILTER:
+            filter = optarg;
+            break;
+        case O_MD:
+            md = optarg;
+            break;
+        case O_JUNIT:
+            junit = optarg;
+            break;
+        case O_PROPOSE:
+            want_propose = true;
+            break;
+        case O_RUNS:
+            if (h2b_cli_parse_u64(optarg, 1, MAX_RUNS, &runs) != H2B_OK) {
+                fprintf(stderr, "h2bench gate: --runs: expected 1 to %d, got '%s'\n", MAX_RUNS,
+                        optarg);
+                return H2B_EXIT_USAGE;
+            }
+            break;
+        case O_HEADROOM:
+            if (h2b_cli_parse_double(optarg, 0, 10, &headroom) != H2B_OK) {
+                fprintf(stderr,
+                        "h2bench gate: --headroom: expected a fraction such as 0.35, "
+                        "got '%s'\n",
+                        optarg);
+                return H2B_EXIT_USAGE;
+            }
+            break;
+        case O_DATE:
+            date = optarg;
+            break;
+        case O_WRITE:
+            write = optarg;
+            break;
+        case O_BASELINES_MD:
+            baselines = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return H2B_EXIT_OK;
+        default:
+            fprintf(stderr, "h2bench gate: unknown or incomplete option '%s'\n\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return H2B_EXIT_USAGE;
+        }
+    }
+    for (; optind < argc; optind++) {
+        if (n_results == MAX_RESULTS) {
+            fprintf(stderr, "h2bench gate: at most %d results files\n", MAX_RESULTS);
+            return H2B_EXIT_USAGE;
+        }
+        results[n_results++] = argv[optind];
+    }
+
+    if (baselines) {
+        if (!ceilings || want_propose || n_results) {
+            fprintf(stderr, "h2bench gate: --baselines-md takes only --ceilings\n\n");
+            usage(stderr);
+            return H2B_EXIT_USAGE;
+        }
+        return baselines_md(ceilings, baselines);
+    }
+    if (want_propose) {
+        if ((n_results == 0) == (runs == 0) || n_results + runs > MAX_RUNS || md || junit) {
+            fprintf(stderr,
+                    "h2bench gate: --propose takes results files or --runs N (not both, "
+                    "at most %d in all), and no --md/--junit\n\n",
+                    MAX_RUNS);
+            usage(stderr);
+            return H2B_EXIT_USAGE;
+        }
+        return propose(results, n_results, runs, &runner, filter, headroom, date, write, ceilings);
+    }
+    if (!ceilings || n_results == 0 || runs || write || date || filter) {
+        fprintf(stderr, "h2bench gate: needs --ceilings and at least one results file "
+                        "(--runs, --write, --date and --filter go with --propose)\n\n");
+        usage(stderr);
+        return H2B_EXIT_USAGE;
+    }
+    opt.confirm = (int)confirm;
+    opt.rerun = h2b_gate_runner_rerun;
+    opt.rerun_arg = &runner;
+    return check(ceilings, results, n_results, &opt, md, junit);
+}

@@ -1,0 +1,65 @@
+/*
+ * compare.h - A/B two results files with confidence intervals (`h2bench compare A B`).
+ *
+ * Every micro benchmark present in both files (matched by name) and every matrix cell present in
+ * both (matched by target, client, connections, streams_requested) gives one row per metric:
+ * the two values, the ratio B/A, a 99.9% confidence interval of the difference B - A and whether
+ * it is significant. Samples are the forks (micro: p99_ns_forks, ns_per_op_forks when present)
+ * or the repeats (matrix cells with the same key and different "repeat"). With one sample on a
+ * side the interval is "n/a", never a made-up number. Allocation counts are exact: any
+ * difference is real.
+ */
+#ifndef H2B_COMPARE_H
+#define H2B_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Welch's two-sample t interval for mean(b) - mean(a) at confidence conf (0.999). Needs at least
+ * two samples on each side: returns H2B_OK, or H2B_ERR_RANGE with *lo and *hi untouched. */
+int h2b_compare_welch(const double *a, size_t na, const double *b, size_t nb, double conf,
+                      double *lo, double *hi);
+
+/* Quantile of Student's t distribution with df degrees of freedom (df > 0), 0 < p < 1. */
+double h2b_compare_t_quantile(double p, double df);
+
+enum h2b_compare_sig {
+    H2B_COMPARE_SIG_NA, /* too few samples for an interval */
+    H2B_COMPARE_SIG_NO,
+    H2B_COMPARE_SIG_YES
+};
+
+struct h2b_compare_row {
+    char *item;         /* "hpack/decode-browser-request" or "h2ref h2bench c=100 s=100" */
+    const char *kind;   /* "micro" or "matrix" */
+    const char *metric; /* "ns/op", "p99", "B/op", "allocs/op", "req/s", "latency p50", ... */
+    const char *unit;   /* "ns", "B", "", "req/s" */
+    bool exact;         /* deterministic count: any difference is significant */
+    bool higher_better; /* req/s; everything else is better lower */
+    size_t n_a, n_b;
+    double a, b; /* means of the samples */
+    bool has_ratio;
+    double ratio; /* b / a */
+    bool has_ci;
+    double ci_lo, ci_hi; /* 99.9% interval of b - a */
+    enum h2b_compare_sig sig;
+};
+
+struct h2b_compare_report {
+    char *path_a, *path_b;
+    size_t count;
+    struct h2b_compare_row *rows;
+    size_t only_a, only_b; /* benchmarks and cells present in one file only */
+};
+
+/* Reads both files (h2b_results_read) and compares them. Malformed input: H2B_ERR_PARSE with
+ * file:line:column on stderr; unreadable: H2B_ERR_IO; H2B_ERR_NOMEM. *out untouched on failure. */
+int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare_report **out);
+
+void h2b_compare_report_del(struct h2b_compare_report *r);
+
+/* Terminal table / markdown. A malloc'd string in *out (caller frees); H2B_OK or NOMEM. */
+int h2b_compare_render_table(const struct h2b_compare_report *r, char **out);
+int h2b_compare_render_md(const struct h2b_compare_report *r, char **out);
+
+#endif

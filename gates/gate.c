@@ -1,0 +1,1121 @@
+/*
+ * gate.c - evaluate ceilings, confirm p99 breaches, render verdicts, propose ceilings.
+ *
+ * Approach: every (benchmark, metric) pair with a ceiling becomes one row; rows are computed in
+ * a first pass, p99 breaches are collected and re-measured in one runner invocation per
+ * confirmation round (only the breached benchmarks, so a round costs seconds, not the suite),
+ * and a breach fails only if every round breaches too. Renderers work on the finished rows, so
+ * the table, markdown and JUnit outputs can never disagree about the verdict.
+ *
+ * Why the best fork's p99: interference from other processes (a compiler on the other core, a
+ * timer interrupt storm) only ever adds latency, so across independent forks the lowest p99 is the
+ * one least contaminated. A real regression raises every fork, so it raises the minimum too.
+ * Rejected: the merged p99 (one disturbed fork drags it up), the mean of forks (same problem),
+ * and relative thresholds against the previous run (a comparison against the wrong base).
+ */
+#include "gate.h"
+#include "buf.h"
+#include "clock.h"
+#include "error.h"
+#include "results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Exact metrics are compared with this absolute slack, far below one byte or one allocation per
+ * op, so that 192.00000000000003 (a ratio computed in floating point) still equals 192. */
+#define EXACT_SLACK 1e-6
+
+double h2b_gate_robust_p99(const struct h2b_gate_obs *o)
+{
+    if (o->n_p99_forks == 0)
+        return o->value[H2B_METRIC_P99_NS];
+    double best = o->p99_forks[0];
+    for (size_t i = 1; i < o->n_p99_forks; i++) {
+        if (o->p99_forks[i] < best)
+            best = o->p99_forks[i];
+    }
+    return best;
+}
+
+/* ---------------------------------------------------------------- observations */
+
+void h2b_gate_set_del(struct h2b_gate_set *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->count; i++) {
+        free(s->obs[i].name);
+        free(s->obs[i].note);
+        free(s->obs[i].error);
+        free(s->obs[i].p99_forks);
+        free(s->obs[i].ns_forks);
+    }
+    free(s->obs);
+    for (size_t i = 0; i < s->n_sources; i++)
+        free(s->sources[i]);
+    free(s->sources);
+    free(s->invalid);
+    free(s);
+}
+
+int h2b_gate_set_new(struct h2b_gate_set **out)
+{
+    struct h2b_gate_set *s = calloc(1, sizeof(*s));
+    if (!s)
+        return H2B_ERR_NOMEM;
+    *out = s;
+    return H2B_OK;
+}
+
+int h2b_gate_results_load(const char *path, json_t **doc, char **text)
+{
+    json_t *d = NULL;
+    char *t = NULL;
+    struct h2b_diag diag;
+    int rv = h2b_json_load(path, &d, &t, &diag);
+    if (rv == H2B_OK) {
+        struct h2b_json_src src = {.file = path, .text = t};
+        rv = h2b_results_validate(d, &src, &diag);
+    }
+    if (rv != H2B_OK) {
+        h2b_diag_print(&diag, stderr);
+        json_decref(d);
+        free(t);
+        return rv;
+    }
+    *doc = d;
+    if (text)
+        *text = t;
+    else
+        free(t);
+    return H2B_OK;
+}
+
+/* Records why a results file cannot be gated (the first reason wins). */
+static int set_invalid(struct h2b_gate_set *s, const char *path, const char *what)
+{
+    if (s->invalid)
+        return H2B_OK;
+    struct h2b_buf b = {0};
+    h2b_buf_printf(&b, "%s: %s", path, what);
+    return h2b_buf_finish(&b, &s->invalid);
+}
+
+/* Gate numbers come only from Release builds without sanitizers (STYLE.md rule 12). */
+static int check_env(struct h2b_gate_set *s, const char *path, const json_t *doc)
+{
+    const json_t *env = json_object_get(doc, "env");
+    const json_t *san = json_object_get(env, "sanitizers");
+    const json_t *bt = json_object_get(env, "build_type");
+    char what[256];
+    if (json_is_array(san) && json_array_size(san) > 0) {
+        struct h2b_buf b = {0};
+        size_t i;
+        json_t *v;
+        json_array_foreach(san, i, v)
+        {
+            h2b_buf_printf(&b, "%s%s", i ? "," : "",
+                           json_is_string(v) ? json_string_value(v) : "?");
+        }
+        char *list = NULL;
+        int rv = h2b_buf_finish(&b, &list);
+        if (rv != H2B_OK)
+            return rv;
+        snprintf(what, sizeof(what), "measured in a build with sanitizers (%s)", list);
+        free(list);
+        return set_invalid(s, path, what);
+    }
+    if (json_is_string(san) && json_string_length(san) > 0) {
+        snprintf(what, sizeof(what), "measured in a build with sanitizers (%s)",
+                 json_string_value(san));
+        return set_invalid(s, path, what);
+    }
+    if (!json_is_string(bt) || strcmp(json_string_value(bt), "Release") != 0) {
+        snprintf(what, sizeof(what), "measured in a %s build, not Release",
+                 json_is_string(bt) ? json_string_value(bt) : "unknown");
+        return set_invalid(s, path, what);
+    }
+    return H2B_OK;
+}
+
+/* A number, or NAN for null/absent (the results validator checked the types). */
+static double num(const json_t *o, const char *key, bool *has)
+{
+    const json_t *v = json_object_get(o, key);
+    bool ok = json_is_number(v);
+    if (has)
+        *has = ok;
+    return ok ? json_number_value(v) : NAN;
+}
+
+/* Reads an optional array of non-negative numbers at entry.key (beyond the contract, so checked
+ * here). */
+static int fork_array(const struct h2b_json_src *src, const json_t *entry, const char *path,
+                      const char *key, double **out, size_t *n)
+{
+    struct h2b_diag d;
+    json_t *arr = NULL;
+    char apath[512], ipath[560];
+    int rv =
+        h2b_json_get_array(src, entry, path, key, H2B_JSON_OPTIONAL | H2B_JSON_NULLABLE, &arr, &d);
+    if (rv == H2B_JSON_ABSENT)
+        return H2B_OK;
+    if (rv != H2B_OK) {
+        h2b_diag_print(&d, stderr);
+        return rv;
+    }
+    size_t len = json_array_size(arr);
+    if (len == 0)
+        return H2B_OK;
+    double *v = malloc(len * sizeof(*v));
+    if (!v)
+        return H2B_ERR_NOMEM;
+    h2b_json_path_key(apath, sizeof(apath), path, key);
+    for (size_t i = 0; i < len; i++) {
+        h2b_json_path_index(ipath, sizeof(ipath), apath, i);
+        rv = h2b_json_check_double(src, json_array_get(arr, i), ipath, H2B_JSON_REQUIRED, 0, 1e15,
+                                   &v[i], &d);
+        if (rv != H2B_OK) {
+            h2b_diag_print(&d, stderr);
+            free(v);
+            return rv;
+        }
+    }
+    *out = v;
+    *n = len;
+    return H2B_OK;
+}
+
+static char *dup_or_null(const json_t *v)
+{
+    return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+}
+
+int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const json_t *doc, const char *text)
+{
+    struct h2b_json_src src = {.file = path, .text = text};
+    char **grown = realloc(s->sources, (s->n_sources + 1) * sizeof(*grown));
+    if (!grown)
+        return H2B_ERR_NOMEM;
+    s->sources = grown;
+    const char *source = s->sources[s->n_sources] = strdup(path);
+    if (!source)
+        return H2B_ERR_NOMEM;
+    s->n_sources++;
+    int rv = check_env(s, path, doc);
+    if (rv != H2B_OK)
+        return rv;
+    const json_t *micro = json_object_get(doc, "micro");
+    size_t n = json_array_size(micro);
+    if (n) {
+        struct h2b_gate_obs *more = realloc(s->obs, (s->count + n) * sizeof(*more));
+        if (!more)
+            return H2B_ERR_NOMEM;
+        s->obs = more;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(micro, i);
+        char epath[64];
+        h2b_json_path_index(epath, sizeof(epath), "micro", i);
+        struct h2b_gate_obs *o = &s->obs[s->count];
+        memset(o, 0, sizeof(*o));
+        o->source = source;
+        o->name = strdup(json_string_value(json_object_get(e, "name")));
+        if (!o->name)
+            return H2B_ERR_NOMEM;
+        s->count++; /* owned by the set from here on */
+        for (int m = 0; m < H2B_METRIC_COUNT; m++)
+            o->value[m] = num(e, h2b_metric_key(m), &o->has[m]);
+        o->ns_per_op = num(e, "ns_per_op", NULL);
+        o->p50_ns = num(e, "p50_ns", NULL);
+        o->p999_ns = num(e, "p999_ns", NULL);
+        double forks = num(e, "forks", NULL);
+        o->forks = isnan(forks) ? 0 : (int)forks;
+        const json_t *note = json_object_get(e, "note");
+        if (note && !(o->note = dup_or_null(note)) && json_is_string(note))
+            return H2B_ERR_NOMEM;
+        const json_t *err = json_object_get(e, "error");
+        if (json_is_string(err) && !(o->error = strdup(json_string_value(err))))
+            return H2B_ERR_NOMEM;
+        const json_t *det = json_object_get(e, "alloc_deterministic");
+        o->alloc_nondeterministic = json_is_false(det);
+        /* Per-fork values: "p99_ns_forks" (the contract's name) or the runner's "fork_p99_ns". */
+        const char *pkey = json_object_get(e, "p99_ns_forks") ? "p99_ns_forks" : "fork_p99_ns";
+        const char *nkey =
+            json_object_get(e, "ns_per_op_forks") ? "ns_per_op_forks" : "fork_ns_per_op";
+        rv = fork_array(&src, e, epath, pkey, &o->p99_forks, &o->n_p99_forks);
+        if (rv == H2B_OK)
+            rv = fork_array(&src, e, epath, nkey, &o->ns_forks, &o->n_ns_forks);
+        if (rv != H2B_OK)
+            return rv;
+    }
+    return H2B_OK;
+}
+
+int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **out)
+{
+    struct h2b_gate_set *s;
+    int rv = h2b_gate_set_new(&s);
+    if (rv != H2B_OK)
+        return rv;
+    for (size_t i = 0; i < n && rv == H2B_OK; i++) {
+        json_t *doc = NULL;
+        char *text = NULL;
+        rv = h2b_gate_results_load(paths[i], &doc, &text);
+        if (rv == H2B_OK)
+            rv = h2b_gate_set_add(s, paths[i], doc, text);
+        json_decref(doc);
+        free(text);
+    }
+    if (rv != H2B_OK) {
+        h2b_gate_set_del(s);
+        return rv;
+    }
+    *out = s;
+    return H2B_OK;
+}
+
+/* ---------------------------------------------------------------- the runner */
+
+int h2b_gate_runner_path(const struct h2b_gate_runner *r, char *buf, size_t size)
+{
+    if (r && r->path) {
+        if (strlen(r->path) >= size)
+            return H2B_ERR_RANGE;
+        memcpy(buf, r->path, strlen(r->path) + 1);
+        return H2B_OK;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0)
+        return H2B_ERR_SYS;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    int len = snprintf(buf, size, "%s/h2bench", slash ? self : ".");
+    return len < 0 || (size_t)len >= size ? H2B_ERR_RANGE : H2B_OK;
+}
+
+int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, const char *out_path)
+{
+    char exe[PATH_MAX];
+    int rv = h2b_gate_runner_path(r, exe, sizeof(exe));
+    if (rv != H2B_OK)
+        return rv;
+    const char *profile = r && r->profile ? r->profile : "ci";
+    char *argv[12] = {exe, "micro", "--profile", (char *)profile, "--json", (char *)out_path};
+    int argc = 6;
+    if (r && r->cpu) {
+        argv[argc++] = "--cpu";
+        argv[argc++] = (char *)r->cpu;
+    }
+    if (filter) {
+        argv[argc++] = "--filter";
+        argv[argc++] = (char *)filter;
+    }
+    argv[argc] = NULL;
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return H2B_ERR_NOMEM;
+    /* The runner's table goes to stderr: the gate's stdout carries only the gate's verdict. */
+    posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+    pid_t pid;
+    int err = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) {
+        fprintf(stderr, "h2bench gate: cannot run %s: %s\n", exe, strerror(err));
+        return H2B_ERR_SYS;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return H2B_ERR_SYS;
+    }
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "h2bench gate: %s micro was killed by signal %d\n", exe, WTERMSIG(status));
+        return H2B_ERR_UNSUPPORTED;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "h2bench gate: %s micro exited with status %d\n", exe,
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return H2B_ERR_UNSUPPORTED;
+    }
+    return H2B_OK;
+}
+
+/* Appends "^(a|b)$" with regex metacharacters in names escaped. */
+static void filter_for(struct h2b_buf *b, const char *const *names, size_t count)
+{
+    h2b_buf_printf(b, count > 1 ? "^(" : "^");
+    for (size_t i = 0; i < count; i++) {
+        if (i)
+            h2b_buf_append(b, "|", 1);
+        for (const char *c = names[i]; *c; c++) {
+            if (strchr("\\^$.|?*+()[]{}", *c))
+                h2b_buf_append(b, "\\", 1);
+            h2b_buf_append(b, c, 1);
+        }
+    }
+    h2b_buf_printf(b, count > 1 ? ")$" : "$");
+}
+
+int h2b_gate_runner_rerun(void *arg, const char *const *names, size_t count, double *p99_out)
+{
+    const struct h2b_gate_runner *r = arg;
+    char tmp[] = "/tmp/h2b-gate-confirm-XXXXXX.json";
+    int fd = mkstemps(tmp, 5);
+    if (fd < 0)
+        return H2B_ERR_SYS;
+    close(fd);
+    struct h2b_buf fb = {0};
+    char *filter = NULL;
+    struct h2b_gate_set *s = NULL;
+    filter_for(&fb, names, count);
+    int rv = h2b_buf_finish(&fb, &filter);
+    if (rv != H2B_OK)
+        goto out;
+    rv = h2b_gate_runner_run(r, filter, tmp);
+    if (rv != H2B_OK)
+        goto out;
+    const char *paths[] = {tmp};
+    rv = h2b_gate_set_load(paths, 1, &s);
+    if (rv != H2B_OK)
+        goto out;
+    if (s->invalid) {
+        fprintf(stderr, "h2bench gate: confirmation run invalid: %s\n", s->invalid);
+        rv = H2B_ERR_UNSUPPORTED;
+        goto out;
+    }
+    for (size_t i = 0; i < count; i++) {
+        p99_out[i] = NAN;
+        for (size_t j = 0; j < s->count; j++) {
+            if (strcmp(s->obs[j].name, names[i]) == 0)
+                p99_out[i] = h2b_gate_robust_p99(&s->obs[j]);
+        }
+    }
+out:
+    h2b_gate_set_del(s);
+    free(filter);
+    unlink(tmp);
+    return rv;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+void h2b_gate_report_del(struct h2b_gate_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->count; i++) {
+        free(r->rows[i].bench);
+        free(r->rows[i].evidence);
+    }
+    free(r->rows);
+    free(r->invalid_reason);
+    free(r);
+}
+
+static struct h2b_gate_row *add_row(struct h2b_gate_report *r, const char *bench, int metric)
+{
+    struct h2b_gate_row *rows = realloc(r->rows, (r->count + 1) * sizeof(*rows));
+    if (!rows)
+        return NULL;
+    r->rows = rows;
+    struct h2b_gate_row *row = &rows[r->count];
+    memset(row, 0, sizeof(*row));
+    row->metric = metric;
+    row->bench = strdup(bench);
+    if (!row->bench)
+        return NULL;
+    r->count++;
+    return row;
+}
+
+/* The value of exact metric m across every observation of a benchmark: the largest. Sets
+ * *varies when the observations disagree (a non-deterministic allocation). */
+static double exact_value(const struct h2b_gate_obs *const *obs, size_t n, int m, bool *varies,
+                          double *lowest)
+{
+    double hi = -INFINITY, lo = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double v = obs[i]->value[m];
+        hi = v > hi ? v : hi;
+        lo = v < lo ? v : lo;
+    }
+    *varies = hi - lo > EXACT_SLACK;
+    *lowest = lo;
+    return hi;
+}
+
+static void fmt_forks(struct h2b_buf *b, const struct h2b_gate_obs *const *obs, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += obs[i]->n_p99_forks ? obs[i]->n_p99_forks : 1;
+    h2b_buf_printf(b, "best of %zu fork p99s (", total);
+    const char *sep = "";
+    for (size_t i = 0; i < n; i++) {
+        if (!obs[i]->n_p99_forks) {
+            h2b_buf_printf(b, "%s%.0f merged", sep, obs[i]->value[H2B_METRIC_P99_NS]);
+            sep = ", ";
+        }
+        for (size_t k = 0; k < obs[i]->n_p99_forks; k++) {
+            h2b_buf_printf(b, "%s%.0f", sep, obs[i]->p99_forks[k]);
+            sep = ", ";
+        }
+    }
+    h2b_buf_printf(b, " ns)");
+}
+
+static int finish_evidence(struct h2b_gate_row *row, struct h2b_buf *b)
+{
+    free(row->evidence);
+    row->evidence = NULL;
+    return h2b_buf_finish(b, &row->evidence);
+}
+
+static bool baseline_of(const struct h2b_baseline *bl, int m, double *v)
+{
+    switch (m) {
+    case H2B_METRIC_BYTES_PER_OP:
+        *v = bl->bytes_per_op;
+        return bl->has_bytes;
+    case H2B_METRIC_ALLOCS_PER_OP:
+        *v = bl->allocs_per_op;
+        return bl->has_allocs;
+    case H2B_METRIC_P99_NS:
+        *v = bl->p99_ns;
+        return bl->has_p99;
+    default:
+        return false;
+    }
+}
+
+/* A p99 breach waiting for confirmation. */
+struct pending {
+    size_t row;
+    const char *name;
+};
+
+static int evaluate_bench(struct h2b_gate_report *r, const struct h2b_ceiling_bench *cb,
+                          const struct h2b_gate_obs *const *obs, size_t n, struct pending *pend,
+                          size_t *n_pend)
+{
+    if (n == 0) {
+        struct h2b_gate_row *row = add_row(r, cb->name, -1);
+        if (!row)
+            return H2B_ERR_NOMEM;
+        row->status = H2B_GATE_MISSING;
+        row->failing = true;
+        struct h2b_buf b = {0};
+        h2b_buf_printf(&b, "named in the ceilings but absent from the results");
+        return finish_evidence(row, &b);
+    }
+    for (int m = 0; m < H2B_METRIC_COUNT; m++) {
+        const struct h2b_ceiling *c = &cb->metric[m];
+        if (!c->set)
+            continue;
+        struct h2b_gate_row *row = add_row(r, cb->name, m);
+        if (!row)
+            return H2B_ERR_NOMEM;
+        row->has_ceiling = true;
+        row->ceiling = c->max;
+        row->has_baseline = baseline_of(&cb->baseline, m, &row->baseline);
+        struct h2b_buf b = {0};
+        /* A benchmark that failed, or a ceiling on a metric this run did not measure, cannot
+         * pass. */
+        for (size_t i = 0; i < n && row->status != H2B_GATE_INVALID; i++) {
+            if (obs[i]->error) {
+                row->status = H2B_GATE_INVALID;
+                row->failing = true;
+                h2b_buf_printf(&b, "the benchmark failed in %s: %s", obs[i]->source, obs[i]->error);
+            } else if (!obs[i]->has[m]) {
+                row->status = H2B_GATE_INVALID;
+                row->failing = true;
+                h2b_buf_printf(&b, "%s is null in %s: %s", h2b_metric_key(m), obs[i]->source,
+                               obs[i]->note ? obs[i]->note : "no reason given");
+            }
+        }
+        if (row->status == H2B_GATE_INVALID) {
+            int rv = finish_evidence(row, &b);
+            if (rv != H2B_OK)
+                return rv;
+            continue;
+        }
+        if (m == H2B_METRIC_P99_NS) {
+            double best = INFINITY;
+            for (size_t i = 0; i < n; i++) {
+                double v = h2b_gate_robust_p99(obs[i]);
+                best = v < best ? v : best;
+            }
+            row->has_current = true;
+            row->current = best;
+            fmt_forks(&b, obs, n);
+            if (best > c->max) {
+                row->status = H2B_GATE_FAIL;
+                row->failing = true;
+                pend[*n_pend].row = r->count - 1;
+                pend[*n_pend].name = cb->name;
+                (*n_pend)++;
+            }
+        } else {
+            bool varies;
+            double lowest;
+            row->has_current = true;
+            row->current = exact_value(obs, n, m, &varies, &lowest);
+            h2b_buf_printf(&b, "exact");
+            for (size_t i = 0; i < n; i++) {
+                if (obs[i]->alloc_nondeterministic && m != H2B_METRIC_INSTRUCTIONS_PER_OP) {
+                    h2b_buf_printf(&b, "; runner flags it not deterministic");
+                    break;
+                }
+            }
+            if (varies)
+                h2b_buf_printf(&b, "; not deterministic: %.15g to %.15g across results files",
+                               lowest, row->current);
+            if (row->current > c->max + EXACT_SLACK) {
+                row->status = H2B_GATE_FAIL;
+                row->failing = true;
+                h2b_buf_printf(&b, "; %.15g over the ceiling", row->current - c->max);
+            }
+        }
+        int rv = finish_evidence(row, &b);
+        if (rv != H2B_OK)
+            return rv;
+    }
+    return H2B_OK;
+}
+
+/* Re-measures pending breaches; a breach that any round does not reproduce passes. */
+static int confirm(struct h2b_gate_report *r, const struct h2b_gate_options *opt,
+                   struct pending *pend, size_t n_pend)
+{
+    const char **names = malloc((n_pend ? n_pend : 1) * sizeof(*names));
+    double *p99 = malloc((n_pend ? n_pend : 1) * sizeof(*p99));
+    int rv = H2B_OK;
+    if (!names || !p99) {
+        rv = H2B_ERR_NOMEM;
+        goto out;
+    }
+    size_t live = n_pend;
+    for (int round = 1; round <= opt->confirm && live > 0 && opt->rerun; round++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n_pend; i++) {
+            if (pend[i].name)
+                names[k++] = pend[i].name;
+        }
+        r->confirm_runs++;
+        rv = opt->rerun(opt->rerun_arg, names, k, p99);
+        if (rv != H2B_OK) {
+            for (size_t i = 0; i < n_pend; i++) {
+                if (!pend[i].name)
+                    continue;
+                struct h2b_gate_row *row = &r->rows[pend[i].row];
+                row->status = H2B_GATE_INVALID;
+                struct h2b_buf b = {0};
+                h2b_buf_printf(&b, "%s; confirmation run %d could not run (%s)", row->evidence,
+                               round, h2b_strerror(rv));
+                rv = finish_evidence(row, &b);
+                if (rv != H2B_OK)
+                    goto out;
+            }
+            goto out;
+        }
+        k = 0;
+        for (size_t i = 0; i < n_pend; i++) {
+            if (!pend[i].name)
+                continue;
+            struct h2b_gate_row *row = &r->rows[pend[i].row];
+            double v = p99[k++];
+            struct h2b_buf b = {0};
+            if (isnan(v)) {
+                row->status = H2B_GATE_INVALID;
+                h2b_buf_printf(&b, "%s; absent from confirmation run %d", row->evidence, round);
+                pend[i].name = NULL;
+                live--;
+            } else if (v <= row->ceiling) {
+                row->status = H2B_GATE_PASS;
+                row->failing = false;
+                h2b_buf_printf(&b, "%s; breach not confirmed: re-run %d p99 %.0f ns", row->evidence,
+                               round, v);
+                pend[i].name = NULL;
+                live--;
+            } else {
+                h2b_buf_printf(&b, "%s; confirmed by re-run %d: %.0f ns", row->evidence, round, v);
+            }
+            rv = finish_evidence(row, &b);
+            if (rv != H2B_OK)
+                goto out;
+        }
+    }
+    for (size_t i = 0; i < n_pend; i++) {
+        if (!pend[i].name)
+            continue;
+        struct h2b_gate_row *row = &r->rows[pend[i].row];
+        if (opt->confirm == 0 || !opt->rerun) {
+            struct h2b_buf b = {0};
+            h2b_buf_printf(&b, "%s; no confirmation re-run", row->evidence);
+            rv = finish_evidence(row, &b);
+            if (rv != H2B_OK)
+                goto out;
+        }
+    }
+out:
+    free(names);
+    free(p99);
+    return rv;
+}
+
+static int severity(const struct h2b_gate_row *row)
+{
+    if (row->status == H2B_GATE_INVALID)
+        return 0;
+    if (row->failing)
+        return 1;
+    if (row->status == H2B_GATE_UNGATED)
+        return 2;
+    return 3;
+}
+
+/* Stable sort by severity (insertion sort: reports have tens of rows). */
+static void sort_rows(struct h2b_gate_report *r)
+{
+    for (size_t i = 1; i < r->count; i++) {
+        struct h2b_gate_row row = r->rows[i];
+        size_t j = i;
+        while (j > 0 && severity(&r->rows[j - 1]) > severity(&row)) {
+            r->rows[j] = r->rows[j - 1];
+            j--;
+        }
+        r->rows[j] = row;
+    }
+}
+
+int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
+                   const struct h2b_gate_options *opt, struct h2b_gate_report **out)
+{
+    struct h2b_gate_report *r = calloc(1, sizeof(*r));
+    const struct h2b_gate_obs **obs = malloc((s->count ? s->count : 1) * sizeof(*obs));
+    struct pending *pend = malloc((c->count ? c->count : 1) * sizeof(*pend));
+    size_t n_pend = 0;
+    int rv = H2B_ERR_NOMEM;
+    if (!r || !obs || !pend)
+        goto out_err;
+    if (s->invalid) {
+        r->invalid_reason = strdup(s->invalid);
+        if (!r->invalid_reason)
+            goto out_err;
+        r->exit_code = 3;
+        goto out_ok;
+    }
+    for (size_t i = 0; i < c->count; i++) {
+        size_t n = 0;
+        for (size_t j = 0; j < s->count; j++) {
+            if (strcmp(s->obs[j].name, c->benches[i].name) == 0)
+                obs[n++] = &s->obs[j];
+        }
+        rv = evaluate_bench(r, &c->benches[i], obs, n, pend, &n_pend);
+        if (rv != H2B_OK)
+            goto out_err;
+    }
+    if (n_pend) {
+        rv = confirm(r, opt, pend, n_pend);
+        if (rv != H2B_OK)
+            goto out_err;
+    }
+    for (size_t j = 0; j < s->count; j++) {
+        const char *name = s->obs[j].name;
+        bool seen = h2b_ceilings_find(c, name) != NULL;
+        for (size_t k = 0; k < j && !seen; k++)
+            seen = strcmp(s->obs[k].name, name) == 0;
+        if (seen)
+            continue;
+        struct h2b_gate_row *row = add_row(r, name, -1);
+        if (!row) {
+            rv = H2B_ERR_NOMEM;
+            goto out_err;
+        }
+        row->status = H2B_GATE_UNGATED;
+        row->failing = opt->strict;
+        struct h2b_buf b = {0};
+        h2b_buf_printf(&b,
+                       "no ceiling in the ceilings file%s; B/op %.15g, allocs/op %.15g, p99 "
+                       "%.0f ns",
+                       opt->strict ? " (--strict)" : "", s->obs[j].value[H2B_METRIC_BYTES_PER_OP],
+                       s->obs[j].value[H2B_METRIC_ALLOCS_PER_OP], h2b_gate_robust_p99(&s->obs[j]));
+        rv = finish_evidence(row, &b);
+        if (rv != H2B_OK)
+            goto out_err;
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        switch (r->rows[i].status) {
+        case H2B_GATE_PASS:
+            r->passed++;
+            break;
+        case H2B_GATE_FAIL:
+            r->failed++;
+            break;
+        case H2B_GATE_MISSING:
+            r->missing++;
+            break;
+        case H2B_GATE_UNGATED:
+            r->ungated++;
+            break;
+        case H2B_GATE_INVALID:
+            r->invalid++;
+            break;
+        }
+    }
+    sort_rows(r);
+    if (r->invalid)
+        r->exit_code = 3;
+    else if (r->failed || r->missing || (opt->strict && r->ungated))
+        r->exit_code = 1;
+out_ok:
+    free(obs);
+    free(pend);
+    *out = r;
+    return H2B_OK;
+out_err:
+    free(obs);
+    free(pend);
+    h2b_gate_report_del(r);
+    return rv;
+}
+
+/* ---------------------------------------------------------------- rendering */
+
+static const char *status_word(const struct h2b_gate_row *row)
+{
+    switch (row->status) {
+    case H2B_GATE_PASS:
+        return "PASS";
+    case H2B_GATE_FAIL:
+        return "FAIL";
+    case H2B_GATE_MISSING:
+        return "MISSING";
+    case H2B_GATE_UNGATED:
+        return row->failing ? "UNGATED!" : "ungated";
+    default:
+        return "INVALID";
+    }
+}
+
+static const char *metric_label(const struct h2b_gate_row *row)
+{
+    return row->metric < 0 ? "-" : h2b_metric_label(row->metric);
+}
+
+static void fmt_value(char *buf, size_t size, bool has, double v, int metric)
+{
+    if (!has)
+        snprintf(buf, size, "-");
+    else if (metric == H2B_METRIC_P99_NS)
+        snprintf(buf, size, "%.0f ns", v);
+    else
+        snprintf(buf, size, "%.15g", v);
+}
+
+static void fmt_delta(char *buf, size_t size, const struct h2b_gate_row *row)
+{
+    if (!row->has_baseline || !row->has_current)
+        snprintf(buf, size, "-");
+    else if (row->current == row->baseline)
+        snprintf(buf, size, "0%%");
+    else if (row->baseline == 0)
+        snprintf(buf, size, row->current == 0 ? "0%%" : "+%.15g", row->current);
+    else
+        snprintf(buf, size, "%+.1f%%", (row->current - row->baseline) / row->baseline * 100.0);
+}
+
+static void verdict_line(struct h2b_buf *b, const struct h2b_gate_report *r, bool md)
+{
+    if (r->invalid_reason) {
+        h2b_buf_printf(b, "%sINVALID: measurement cannot be gated: %s", md ? "⛔ " : "",
+                       r->invalid_reason);
+        return;
+    }
+    const char *word = r->exit_code == 0 ? "PASS" : r->exit_code == 1 ? "FAIL" : "INVALID";
+    const char *icon = r->exit_code == 0 ? "✅ " : r->exit_code == 1 ? "❌ " : "⛔ ";
+    h2b_buf_printf(b, "%s%s: %d passed, %d exceeded, %d missing, %d ungated, %d invalid",
+                   md ? icon : "", word, r->passed, r->failed, r->missing, r->ungated, r->invalid);
+    if (r->confirm_runs)
+        h2b_buf_printf(b, " (%d confirmation re-run%s)", r->confirm_runs,
+                       r->confirm_runs == 1 ? "" : "s");
+}
+
+int h2b_gate_render_table(const struct h2b_gate_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    size_t wb = strlen("benchmark");
+    for (size_t i = 0; i < r->count; i++) {
+        size_t n = strlen(r->rows[i].bench);
+        wb = n > wb ? n : wb;
+    }
+    if (r->count) {
+        h2b_buf_printf(&b, "%-8s  %-*s  %-9s  %10s  %10s  %10s  %8s  %s\n", "status", (int)wb,
+                       "benchmark", "metric", "baseline", "ceiling", "current", "delta",
+                       "evidence");
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const struct h2b_gate_row *row = &r->rows[i];
+        char base[32], ceil_[32], cur[32], delta[32];
+        fmt_value(base, sizeof(base), row->has_baseline, row->baseline, row->metric);
+        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
+        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
+        fmt_delta(delta, sizeof(delta), row);
+        h2b_buf_printf(&b, "%-8s  %-*s  %-9s  %10s  %10s  %10s  %8s  %s\n", status_word(row),
+                       (int)wb, row->bench, metric_label(row), base, ceil_, cur, delta,
+                       row->evidence ? row->evidence : "");
+    }
+    verdict_line(&b, r, false);
+    h2b_buf_printf(&b, "\n");
+    return h2b_buf_finish(&b, out);
+}
+
+int h2b_gate_render_md(const struct h2b_gate_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    h2b_buf_printf(&b, "## h2bench gate: ");
+    verdict_line(&b, r, true);
+    h2b_buf_printf(&b, "\n\n");
+    if (r->count) {
+        h2b_buf_printf(&b,
+                       "| | Benchmark | Metric | Baseline | Ceiling | Current | Δ | Evidence |\n"
+                       "|---|---|---|---:|---:|---:|---:|---|\n");
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const struct h2b_gate_row *row = &r->rows[i];
+        char base[32], ceil_[32], cur[32], delta[32];
+        fmt_value(base, sizeof(base), row->has_baseline, row->baseline, row->metric);
+        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
+        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
+        fmt_delta(delta, sizeof(delta), row);
+        const char *icon = row->status == H2B_GATE_PASS                       ? "✅"
+                           : row->status == H2B_GATE_UNGATED && !row->failing ? "➖"
+                           : row->status == H2B_GATE_INVALID                  ? "⛔"
+                                                                              : "❌";
+        h2b_buf_printf(&b, "| %s | `", icon);
+        h2b_buf_md(&b, row->bench);
+        h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | ", metric_label(row), base, ceil_, cur,
+                       delta);
+        h2b_buf_md(&b, row->evidence ? row->evidence : "");
+        h2b_buf_printf(&b, " |\n");
+    }
+    if (r->exit_code == 1) {
+        h2b_buf_printf(&b, "\nTo accept an intended change: `h2bench gate --propose --runs 5 "
+                           "--write proposal.json`, review it, and copy the changed ceilings "
+                           "into `gates/ceilings.json` with their why lines.\n");
+    }
+    return h2b_buf_finish(&b, out);
+}
+
+int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    int failures = r->failed + r->missing + (r->invalid_reason ? 1 : 0);
+    int errors = r->invalid;
+    int skipped = 0;
+    for (size_t i = 0; i < r->count; i++) {
+        if (r->rows[i].status == H2B_GATE_UNGATED) {
+            if (r->rows[i].failing)
+                failures++;
+            else
+                skipped++;
+        }
+    }
+    size_t tests = r->count + (r->invalid_reason ? 1 : 0);
+    h2b_buf_printf(&b,
+                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                   "<testsuites name=\"h2bench gate\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" "
+                   "skipped=\"%d\">\n"
+                   "  <testsuite name=\"h2bench.gate\" tests=\"%zu\" failures=\"%d\" "
+                   "errors=\"%d\" skipped=\"%d\">\n",
+                   tests, failures, errors, skipped, tests, failures, errors, skipped);
+    if (r->invalid_reason) {
+        h2b_buf_printf(&b, "    <testcase classname=\"h2bench.gate\" name=\"measurement\">\n"
+                           "      <failure message=\"");
+        h2b_buf_xml(&b, r->invalid_reason);
+        h2b_buf_printf(&b, "\" type=\"invalid\"/>\n    </testcase>\n");
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const struct h2b_gate_row *row = &r->rows[i];
+        h2b_buf_printf(&b, "    <testcase classname=\"");
+        h2b_buf_xml(&b, row->bench);
+        h2b_buf_printf(&b, "\" name=\"%s\">",
+                       row->metric < 0 ? "present" : h2b_metric_key(row->metric));
+        char cur[32], ceil_[32];
+        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
+        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
+        const char *tag = NULL, *type = NULL;
+        if (row->status == H2B_GATE_INVALID)
+            tag = "error", type = "invalid";
+        else if (row->failing)
+            tag = "failure", type = row->status == H2B_GATE_MISSING   ? "missing"
+                                    : row->status == H2B_GATE_UNGATED ? "ungated"
+                                                                      : "exceeded";
+        if (tag) {
+            h2b_buf_printf(&b, "\n      <%s type=\"%s\" message=\"", tag, type);
+            h2b_buf_xml(&b, row->bench);
+            h2b_buf_printf(&b, " %s: current %s, ceiling %s\">", metric_label(row), cur, ceil_);
+            h2b_buf_xml(&b, row->evidence ? row->evidence : "");
+            h2b_buf_printf(&b, "</%s>\n    ", tag);
+        } else if (row->status == H2B_GATE_UNGATED) {
+            h2b_buf_printf(&b, "\n      <skipped message=\"no ceiling\"/>\n    ");
+        } else {
+            h2b_buf_printf(&b, "\n      <system-out>");
+            h2b_buf_printf(&b, "current %s, ceiling %s; ", cur, ceil_);
+            h2b_buf_xml(&b, row->evidence ? row->evidence : "");
+            h2b_buf_printf(&b, "</system-out>\n    ");
+        }
+        h2b_buf_printf(&b, "</testcase>\n");
+    }
+    h2b_buf_printf(&b, "  </testsuite>\n</testsuites>\n");
+    return h2b_buf_finish(&b, out);
+}
+
+/* ---------------------------------------------------------------- proposals */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The observation of name in run s (the first, if a file repeats a name), or NULL. */
+static const struct h2b_gate_obs *find_obs(const struct h2b_gate_set *s, const char *name)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        if (strcmp(s->obs[i].name, name) == 0)
+            return &s->obs[i];
+    }
+    return NULL;
+}
+
+static int propose_bench(struct h2b_ceilings *c, const char *name,
+                         const struct h2b_gate_set *const *runs, size_t count,
+                         const struct h2b_gate_propose_options *opt, const char *date, double *tmp)
+{
+    struct h2b_ceiling_bench *b;
+    int rv = h2b_ceilings_add(c, name, &b);
+    if (rv != H2B_OK)
+        return rv;
+    const char *tool = opt->tool ? opt->tool : "h2bench";
+    const struct h2b_gate_obs *obs[count];
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        const struct h2b_gate_obs *o = find_obs(runs[i], name);
+        if (o)
+            obs[n++] = o;
+    }
+    char why[512];
+    const char *partial = n < count ? " (absent from some runs)" : "";
+    for (int m = H2B_METRIC_BYTES_PER_OP; m <= H2B_METRIC_ALLOCS_PER_OP; m++) {
+        bool varies;
+        double lowest, hi = exact_value(obs, n, m, &varies, &lowest);
+        if (varies)
+            snprintf(why, sizeof(why),
+                     "%s: exact, NOT deterministic: %.15g to %.15g in %zu runs%s, ceiling at the "
+                     "largest; %s",
+                     date, lowest, hi, n, partial, tool);
+        else
+            snprintf(why, sizeof(why), "%s: exact, %.15g in each of %zu runs%s; %s", date, hi, n,
+                     partial, tool);
+        rv = h2b_ceilings_set(b, m, hi, why);
+        if (rv != H2B_OK)
+            return rv;
+    }
+    double worst = 0, best_run = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double v = h2b_gate_robust_p99(obs[i]);
+        worst = v > worst ? v : worst;
+        best_run = v < best_run ? v : best_run;
+    }
+    double ceiling = ceil(worst * (1.0 + opt->headroom));
+    snprintf(why, sizeof(why),
+             "%s: worst of %zu runs' best-fork p99 (%.0f..%.0f ns) + %.0f%% headroom%s; %s", date,
+             n, best_run, worst, opt->headroom * 100.0, partial, tool);
+    rv = h2b_ceilings_set(b, H2B_METRIC_P99_NS, ceiling, why);
+    if (rv != H2B_OK)
+        return rv;
+    bool all_instr = n > 0;
+    for (size_t i = 0; i < n; i++)
+        all_instr = all_instr && obs[i]->has[H2B_METRIC_INSTRUCTIONS_PER_OP];
+    if (all_instr) {
+        bool varies;
+        double lowest, hi = exact_value(obs, n, H2B_METRIC_INSTRUCTIONS_PER_OP, &varies, &lowest);
+        snprintf(why, sizeof(why), "%s: largest of %zu runs (%.15g..%.15g); %s", date, n, lowest,
+                 hi, tool);
+        rv = h2b_ceilings_set(b, H2B_METRIC_INSTRUCTIONS_PER_OP, hi, why);
+        if (rv != H2B_OK)
+            return rv;
+    }
+    struct h2b_baseline *bl = &b->baseline;
+    bl->runs = (int)n;
+    bl->has_bytes = bl->has_allocs = bl->has_p50 = bl->has_p99 = bl->has_p999 = true;
+    bl->bytes_per_op = b->metric[H2B_METRIC_BYTES_PER_OP].max;
+    bl->allocs_per_op = b->metric[H2B_METRIC_ALLOCS_PER_OP].max;
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = obs[i]->p50_ns;
+    bl->p50_ns = median(tmp, n);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = obs[i]->value[H2B_METRIC_P99_NS];
+    bl->p99_ns = median(tmp, n);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = obs[i]->p999_ns;
+    bl->p999_ns = median(tmp, n);
+    return H2B_OK;
+}
+
+int h2b_gate_propose(const struct h2b_gate_set *const *runs, size_t count,
+                     const struct h2b_gate_propose_options *opt, struct h2b_ceilings **out)
+{
+    if (count == 0)
+        return H2B_ERR_INVAL;
+    char date[32];
+    if (opt->date) {
+        snprintf(date, sizeof(date), "%s", opt->date);
+    } else {
+        h2b_clock_utc_string(date, sizeof(date));
+        date[10] = '\0'; /* the day is enough for a why line */
+    }
+    struct h2b_ceilings *c;
+    double *tmp = malloc(count * sizeof(*tmp));
+    int rv = tmp ? h2b_ceilings_new(&c) : H2B_ERR_NOMEM;
+    if (rv != H2B_OK) {
+        free(tmp);
+        return rv;
+    }
+    for (size_t r = 0; r < count && rv == H2B_OK; r++) {
+        for (size_t i = 0; i < runs[r]->count && rv == H2B_OK; i++) {
+            const char *name = runs[r]->obs[i].name;
+            if (!h2b_ceilings_find(c, name))
+                rv = propose_bench(c, name, runs, count, opt, date, tmp);
+        }
+    }
+    free(tmp);
+    if (rv != H2B_OK) {
+        h2b_ceilings_del(c);
+        return rv;
+    }
+    *out = c;
+    return H2B_OK;
+}

@@ -1,0 +1,167 @@
+/*
+ * gate.h - check microbenchmark results against stored ceilings; propose ceilings from runs.
+ *
+ * The gate reads `micro` entries of `h2bench.result/1` files into an observation set, evaluates
+ * every ceiling of a `struct h2b_ceilings`, confirms p99 breaches by re-running only the
+ * breached benchmarks, and renders the verdict as a terminal table, markdown and JUnit XML.
+ *
+ * Policy (docs/gates.md has the reasoning):
+ *   - bytes_per_op, allocs_per_op, instructions_per_op: exact. current > max fails (one byte
+ *     more per op fails). With several results files the largest value is checked.
+ *   - p99_ns: the best (lowest) p99 among the forks, across all results files, is checked;
+ *     noise from other processes only pushes a fork's tail up, so the best fork is the statistic
+ *     noise can push up least. A breach is re-measured `confirm` times with only the breached
+ *     benchmarks; it fails only if every confirmation breaches too.
+ *   - a benchmark named in the ceilings but absent from the results fails; a benchmark with no
+ *     ceiling is reported and fails only with strict.
+ *   - a measurement that cannot be judged (sanitizer or non-Release build, a ceiling on a counter
+ *     that was not measured) makes the verdict "invalid" (exit 3), never a pass.
+ *
+ * Nothing here is thread-safe; one gate run per thread.
+ */
+#ifndef H2B_GATE_H
+#define H2B_GATE_H
+
+#include "ceilings.h"
+
+#include <jansson.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One benchmark's numbers from one results file. Strings and arrays are owned by the set. A
+ * metric that is null in the file ("not measured here") has has[m] false. */
+struct h2b_gate_obs {
+    char *name;
+    const char *source;             /* the results file (owned by the set) */
+    double value[H2B_METRIC_COUNT]; /* p99_ns is the merged p99 here, see h2b_gate_robust_p99 */
+    bool has[H2B_METRIC_COUNT];
+    double ns_per_op, p50_ns, p999_ns; /* NAN when null */
+    char *note;                        /* the entry's "note" (why something is null), or NULL */
+    char *error;                       /* the entry's "error" (the benchmark failed), or NULL */
+    bool alloc_nondeterministic;       /* "alloc_deterministic": false */
+    double *p99_forks; /* each fork's p99 (ns): "p99_ns_forks" or "fork_p99_ns"; may be absent */
+    size_t n_p99_forks;
+    double *ns_forks; /* each fork's ns/op: "ns_per_op_forks" or "fork_ns_per_op"; may be absent */
+    size_t n_ns_forks;
+    int forks;
+};
+
+/* The micro entries of one or more results files. */
+struct h2b_gate_set {
+    size_t count;
+    struct h2b_gate_obs *obs;
+    size_t n_sources;
+    char **sources;
+    char *invalid; /* why these results cannot be gated (sanitizers, build type), or NULL */
+};
+
+/* Loads and validates a results file (h2b_json_load + h2b_results_validate); a problem is
+ * printed as file:line:column. *doc and *text (may be NULL) are the caller's on success.
+ * Returns H2B_OK or the codes of h2b_json_load (H2B_ERR_IO, H2B_ERR_PARSE, ...). */
+int h2b_gate_results_load(const char *path, json_t **doc, char **text);
+
+/* An empty set. */
+int h2b_gate_set_new(struct h2b_gate_set **out);
+
+/* Adds the micro entries of the validated document doc, loaded from path with text (for
+ * diagnostics about the fields the gate reads beyond the contract: p99_ns_forks,
+ * ns_per_op_forks). Returns H2B_OK, H2B_ERR_PARSE (printed) or H2B_ERR_NOMEM. */
+int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const json_t *doc, const char *text);
+
+/* Reads the micro entries of every file in paths. A malformed file is reported as
+ * file:line:column on stderr and returns H2B_ERR_PARSE; an unreadable one H2B_ERR_IO. Results
+ * measured in a sanitizer or non-Release build load fine but set (*out)->invalid. *out
+ * untouched on failure; caller owns it (h2b_gate_set_del). */
+int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **out);
+
+/* Frees s (NULL is fine). */
+void h2b_gate_set_del(struct h2b_gate_set *s);
+
+/* The p99 the gate checks for one observation: the best fork's p99, or p99_ns without forks. */
+double h2b_gate_robust_p99(const struct h2b_gate_obs *o);
+
+/* Re-measures names (count of them) and returns, per name, the robust p99 in p99_out[i] (NaN
+ * when the name is absent from the re-run). Returns H2B_OK or a negative code (the verdict then
+ * becomes invalid: a confirmation that cannot run is not a pass). */
+typedef int (*h2b_gate_rerun_fn)(void *arg, const char *const *names, size_t count,
+                                 double *p99_out);
+
+/* The default rerun: spawn `runner micro --filter '^(names)$' --profile PROFILE --json TMP`,
+ * the runner's stdout going to stderr, then read TMP. */
+struct h2b_gate_runner {
+    const char *path;    /* executable; NULL: h2bench next to /proc/self/exe */
+    const char *profile; /* NULL: "ci" */
+    const char *cpu;     /* passed as --cpu (pin the runner and its forks), or NULL */
+};
+int h2b_gate_runner_rerun(void *runner, const char *const *names, size_t count, double *p99_out);
+
+/* Runs `runner micro --profile PROFILE --json out_path [--cpu N] [--filter filter]` once. Returns
+ * H2B_OK, H2B_ERR_SYS (spawn failed) or H2B_ERR_UNSUPPORTED (the runner exited non-zero). */
+int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, const char *out_path);
+
+/* Resolves the runner path into buf (r->path or the h2bench beside /proc/self/exe). */
+int h2b_gate_runner_path(const struct h2b_gate_runner *r, char *buf, size_t size);
+
+struct h2b_gate_options {
+    bool strict;             /* benchmarks without a ceiling fail */
+    int confirm;             /* confirmation re-runs of p99 breaches (0: fail on first breach) */
+    h2b_gate_rerun_fn rerun; /* NULL: breaches fail without confirmation */
+    void *rerun_arg;
+};
+
+enum h2b_gate_status {
+    H2B_GATE_PASS,
+    H2B_GATE_FAIL,    /* a ceiling exceeded (confirmed for p99) */
+    H2B_GATE_MISSING, /* a benchmark with ceilings is absent from the results */
+    H2B_GATE_UNGATED, /* a benchmark without ceilings (fails with strict) */
+    H2B_GATE_INVALID  /* cannot be judged: counter unmeasured, confirmation could not run */
+};
+
+/* One gate: one (benchmark, metric), or one benchmark for MISSING/UNGATED rows (metric -1). */
+struct h2b_gate_row {
+    char *bench;
+    int metric; /* enum h2b_metric, or -1 */
+    enum h2b_gate_status status;
+    bool failing; /* counts against the verdict (FAIL, MISSING, UNGATED with strict, INVALID) */
+    bool has_baseline, has_ceiling, has_current;
+    double baseline, ceiling, current;
+    char *evidence;
+};
+
+struct h2b_gate_report {
+    size_t count;
+    struct h2b_gate_row *rows; /* failing rows first, then in ceilings order */
+    int passed, failed, missing, ungated, invalid;
+    int confirm_runs;     /* confirmation re-runs performed */
+    char *invalid_reason; /* set when the whole measurement is invalid */
+    int exit_code;        /* 0 pass, 1 failed, 3 invalid */
+};
+
+/* Evaluates every ceiling of c against s. Returns H2B_OK with *out (caller frees with
+ * h2b_gate_report_del) or H2B_ERR_NOMEM; *out untouched on failure. When s->invalid is set the
+ * report has no rows, invalid_reason set and exit code 3. */
+int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
+                   const struct h2b_gate_options *opt, struct h2b_gate_report **out);
+
+void h2b_gate_report_del(struct h2b_gate_report *r);
+
+/* Renderers: a malloc'd string in *out (caller frees). H2B_OK or H2B_ERR_NOMEM. */
+int h2b_gate_render_table(const struct h2b_gate_report *r, char **out);
+int h2b_gate_render_md(const struct h2b_gate_report *r, char **out);
+int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out);
+
+struct h2b_gate_propose_options {
+    double headroom;  /* 0.35: p99 ceiling = worst observed robust p99 * (1 + headroom) */
+    const char *date; /* "2026-11-30" for the why lines; NULL: today (UTC) */
+    const char *tool; /* e.g. "h2bench 0.1.0 abc123", in the why lines; may be NULL */
+};
+
+/* Proposes ceilings from runs (one results file per run, count >= 1): per benchmark, an exact
+ * bytes/allocs ceiling (the largest observed), a p99 ceiling (worst robust p99 over the runs plus
+ * headroom, rounded up to a whole ns), instructions when measured, each with a why line, and
+ * baselines (medians over the runs). Returns H2B_OK, H2B_ERR_INVAL (no runs) or H2B_ERR_NOMEM. */
+int h2b_gate_propose(const struct h2b_gate_set *const *runs, size_t count,
+                     const struct h2b_gate_propose_options *opt, struct h2b_ceilings **out);
+
+#endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# compare.sh - `h2bench compare A B` on fixtures with known differences: a p99 that doubled over
+# three forks is significant, an unchanged ns/op is not, single samples say n/a, allocation
+# counts are exact, matrix cells match across repeats; malformed input exits 2.
+. "$(dirname "$0")/lib.sh"
+D=$SRC/tests/data/gate
+
+"$H2BENCH" compare "$D/compare-a.json" "$D/compare-b.json" --md "$TMP/cmp.md" >"$TMP/out" 2>"$TMP/err"
+expect_eq "compare exit" "$?" 0
+out=$(cat "$TMP/out")
+# p99 forks 800/820/900 vs 1600/1650/1700: Welch 99.9% interval [447, 1173] ns.
+expect_match "p99 doubled is significant" "$out" 'fx/alloc-free +p99 +840 ns +1650 ns +1\.964x +\[447, 1173 ns\] +yes, worse'
+expect_match "same ns/op is not" "$out" 'fx/alloc-free +ns/op .* no$'
+expect_match "one sample is n/a" "$out" 'fx/tail +p99 .*n/a \(1 vs 1 sample\) +n/a'
+expect_match "exact allocations" "$out" 'fx/three-blocks +allocs/op +3 +4 +1\.333x +exact +yes, worse'
+expect_match "matrix cell over repeats" "$out" 'h2ref h2bench c=10 s=10 +req/s +100167 +80167 +0\.800x +\[-25369, -14631\] +yes, worse'
+expect_match "lower latency p50 unchanged" "$out" 'latency p50 .* no$'
+expect_match "md verdict" "$(head -1 "$TMP/cmp.md")" '^## h2bench compare: 5 significantly worse, 0 significantly better, 15 rows'
+expect_match "md row" "$(cat "$TMP/cmp.md")" '\| `fx/alloc-free` \| p99 \| 840 ns \| 1650 ns \| 1\.964x \| \[447, 1173 ns\] \| yes, worse \|'
+
+"$H2BENCH" compare "$D/compare-a.json" "$D/compare-a.json" >"$TMP/out" 2>&1
+expect_eq "self compare exit" "$?" 0
+expect_eq "nothing significant against itself" "$(grep -c 'yes,' "$TMP/out")" 0
+
+"$H2BENCH" compare "$D/compare-a.json" "$D/results-bad-forks.json" >/dev/null 2>"$TMP/err"
+expect_eq "malformed B" "$?" 2
+expect_match "malformed B position" "$(cat "$TMP/err")" 'results-bad-forks\.json:87:9: '
+"$H2BENCH" compare "$D/compare-a.json" >/dev/null 2>"$TMP/err"
+expect_eq "one file" "$?" 2
+"$H2BENCH" compare --help >/dev/null
+expect_eq "--help" "$?" 0
+finish

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# gate.sh - `h2bench gate` on fixture results: every exit code, exact allocation ceilings, the
+# robust p99 check with its confirmation re-runs (through a fake runner), malformed inputs with
+# file:line:column, --strict, the markdown and JUnit outputs, and --propose never touching the
+# ceilings file.
+. "$(dirname "$0")/lib.sh"
+D=$SRC/tests/data/gate
+C=$D/ceilings.json
+FAKE=$SRC/tests/integration/fake_runner.sh
+
+gate() { "$H2BENCH" gate "$@" >"$TMP/out" 2>"$TMP/err"; echo $?; }
+
+# --- verdicts ---------------------------------------------------------------------------------
+expect_eq "pass exit" "$(gate --ceilings "$C" --results "$D/results-pass.json")" 0
+expect_match "pass verdict" "$(cat "$TMP/out")" '^PASS: 9 passed, 0 exceeded, 0 missing'
+
+expect_eq "one byte more per op exit" "$(gate --ceilings "$C" --results "$D/results-alloc-byte.json")" 1
+expect_match "one byte more names benchmark and metric" "$(cat "$TMP/out")" \
+    '^FAIL +fx/three-blocks +B/op +192 +192 +193 '
+expect_eq "one allocation more exit" "$(gate --ceilings "$C" --results "$D/results-alloc-count.json")" 1
+expect_match "one allocation more row" "$(cat "$TMP/out")" '^FAIL +fx/three-blocks +allocs/op .* 4 '
+
+expect_eq "p99 breach without confirmation" \
+    "$(gate --ceilings "$C" --results "$D/results-p99.json" --confirm 0)" 1
+expect_match "p99 row" "$(cat "$TMP/out")" '^FAIL +fx/tail +p99 .*9000 ns.*no confirmation re-run'
+
+# The best fork decides: one fork disturbed to 31 us does not fail a 6 us ceiling.
+expect_eq "noisy fork passes" "$(gate --ceilings "$C" --results "$D/results-noisy-fork.json")" 0
+
+# Confirmation re-runs: only the breached benchmark, with the CI profile.
+export FAKE_RUNNER_LOG=$TMP/runner.log
+: >"$FAKE_RUNNER_LOG"
+export FAKE_RUNNER_OUTPUTS="$D/rerun-tail-pass.json"
+expect_eq "unconfirmed breach passes" \
+    "$(gate --ceilings "$C" --results "$D/results-p99.json" --runner "$FAKE" --cpu 0)" 0
+expect_match "unconfirmed evidence" "$(cat "$TMP/out")" 'breach not confirmed: re-run 1 p99 4100 ns'
+expect_eq "one re-run" "$(wc -l <"$FAKE_RUNNER_LOG")" 1
+expect_eq "re-run arguments" "$(cat "$FAKE_RUNNER_LOG")" \
+    "micro --profile ci --json $(sed -n 's/.*--json \([^ ]*\).*/\1/p' "$FAKE_RUNNER_LOG") --cpu 0 --filter ^fx/tail\$"
+
+: >"$FAKE_RUNNER_LOG"
+export FAKE_RUNNER_OUTPUTS="$D/rerun-tail-breach.json $D/rerun-tail-breach.json"
+expect_eq "confirmed breach fails" \
+    "$(gate --ceilings "$C" --results "$D/results-p99.json" --runner "$FAKE" --confirm 2)" 1
+expect_match "confirmed evidence" "$(cat "$TMP/out")" 'confirmed by re-run 2: 9100 ns'
+expect_eq "two re-runs" "$(wc -l <"$FAKE_RUNNER_LOG")" 2
+
+: >"$FAKE_RUNNER_LOG"
+export FAKE_RUNNER_OUTPUTS="$D/rerun-tail-breach.json $D/rerun-tail-pass.json"
+expect_eq "every confirmation must breach" \
+    "$(gate --ceilings "$C" --results "$D/results-p99.json" --runner "$FAKE" --confirm 2)" 0
+
+: >"$FAKE_RUNNER_LOG"
+expect_eq "re-run that cannot run is invalid" "$(FAKE_RUNNER_EXIT=1 gate --ceilings "$C" \
+    --results "$D/results-p99.json" --runner "$FAKE")" 3
+expect_match "re-run failure evidence" "$(cat "$TMP/out")" '^INVALID +fx/tail +p99 .*could not run'
+expect_eq "missing runner is invalid" "$(gate --ceilings "$C" --results "$D/results-p99.json" \
+    --runner "$TMP/no-such-runner")" 3
+
+# Missing and unceilinged benchmarks.
+expect_eq "missing benchmark fails" "$(gate --ceilings "$C" --results "$D/results-missing.json")" 1
+expect_match "missing row" "$(cat "$TMP/out")" '^MISSING +fx/tail '
+expect_eq "benchmark without ceiling passes" "$(gate --ceilings "$C" --results "$D/results-extra.json")" 0
+expect_match "ungated row" "$(cat "$TMP/out")" '^ungated +fx/new '
+expect_eq "--strict fails it" "$(gate --ceilings "$C" --results "$D/results-extra.json" --strict)" 1
+
+# Invalid measurements.
+expect_eq "sanitizer build" "$(gate --ceilings "$C" --results "$D/results-asan.json")" 3
+expect_match "sanitizer reason" "$(cat "$TMP/err")" 'sanitizers \(address,undefined\)'
+expect_eq "debug build" "$(gate --ceilings "$C" --results "$D/results-debug.json")" 3
+expect_eq "unmeasured counter" "$(gate --ceilings "$D/ceilings-instructions.json" \
+    --results "$D/results-pass.json")" 3
+expect_match "unmeasured counter row" "$(cat "$TMP/out")" '^INVALID +fx/tail +instr/op .*hardware counters unavailable'
+
+# --- malformed input: exit 2 with file:line:column -------------------------------------------
+expect_eq "ceilings bad JSON" "$(gate --ceilings "$D/ceilings-bad-syntax.json" --results "$D/results-pass.json")" 2
+expect_match "ceilings bad JSON position" "$(cat "$TMP/err")" 'ceilings-bad-syntax\.json:4:62: '
+expect_eq "ceilings wrong type" "$(gate --ceilings "$D/ceilings-bad-type.json" --results "$D/results-pass.json")" 2
+expect_match "ceilings wrong type position" "$(cat "$TMP/err")" \
+    'ceilings-bad-type\.json:6:25: benchmarks\.fx/alloc-free\.p99_ns\.max: expected a non-negative number'
+expect_eq "ceilings unknown metric" "$(gate --ceilings "$D/ceilings-unknown-metric.json" --results "$D/results-pass.json")" 2
+expect_match "ceilings unknown metric position" "$(cat "$TMP/err")" \
+    'ceilings-unknown-metric\.json:6:14: benchmarks\.fx/alloc-free\.p99: unknown metric'
+expect_eq "results bad JSON" "$(gate --ceilings "$C" --results "$D/results-bad-syntax.json")" 2
+expect_match "results bad JSON position" "$(cat "$TMP/err")" 'results-bad-syntax\.json:4:38: '
+expect_eq "results wrong type" "$(gate --ceilings "$C" --results "$D/results-bad-forks.json")" 2
+expect_match "results wrong type position" "$(cat "$TMP/err")" \
+    'results-bad-forks\.json:87:9: micro\[2\]\.p99_ns_forks\[1\]: expected a number'
+expect_eq "results file missing" "$(gate --ceilings "$C" --results "$TMP/nope.json")" 2
+expect_eq "unknown flag" "$(gate --ceilings "$C" --frobnicate)" 2
+expect_match "usage on stderr" "$(cat "$TMP/err")" 'usage: h2bench gate'
+expect_eq "no results" "$(gate --ceilings "$C")" 2
+expect_eq "--help" "$(gate --help)" 0
+
+# --- outputs ------------------------------------------------------------------------------------
+expect_eq "md and junit" "$(gate --ceilings "$C" --results "$D/results-alloc-byte.json" \
+    --md "$TMP/gate.md" --junit "$TMP/gate.xml")" 1
+expect_match "md verdict first" "$(head -1 "$TMP/gate.md")" '^## h2bench gate: ❌ FAIL: 8 passed, 1 exceeded'
+expect_match "md columns" "$(cat "$TMP/gate.md")" '\| \| Benchmark \| Metric \| Baseline \| Ceiling \| Current \| Δ \| Evidence \|'
+expect_match "md failing row" "$(sed -n 5p "$TMP/gate.md")" '^\| ❌ \| `fx/three-blocks` \| B/op \| 192 \| 192 \| 193 \| \+0\.5% \|'
+expect_match "junit totals" "$(cat "$TMP/gate.xml")" '<testsuite name="h2bench.gate" tests="9" failures="1" errors="0"'
+expect_eq "junit one testcase per gate" "$(grep -c '<testcase ' "$TMP/gate.xml")" 9
+expect_match "junit failure" "$(cat "$TMP/gate.xml")" '<failure type="exceeded" message="fx/three-blocks B/op: current 193, ceiling 192">'
+
+# --- proposals ----------------------------------------------------------------------------------
+cp "$C" "$TMP/ceilings.json"
+before=$(sha256sum <"$TMP/ceilings.json")
+expect_eq "propose from files" "$(gate --propose --ceilings "$TMP/ceilings.json" --date 2026-11-30 \
+    --results "$D/results-pass.json" "$D/results-noisy-fork.json" "$D/results-p99.json" \
+    --write "$TMP/proposal.json")" 0
+expect_eq "proposal printed and written alike" "$(cat "$TMP/out")" "$(cat "$TMP/proposal.json")"
+expect_eq "ceilings untouched by --propose" "$(sha256sum <"$TMP/ceilings.json")" "$before"
+# fx/tail best-fork p99 per run: 4000, 4300, 9000 -> worst 9000 * 1.35 = 12150.
+tail_block=$(sed -n '/"fx\/tail"/,/"baseline"/p' "$TMP/proposal.json")
+expect_match "p99 ceiling is worst + 35%" "$tail_block" '"max": 12150,'
+expect_match "p99 why line" "$tail_block" \
+    "2026-11-30: worst of 3 runs' best-fork p99 \(4000\.\.9000 ns\) \+ 35% headroom"
+expect_match "exact allocation ceiling" "$tail_block" '"max": 64,'
+expect_eq "proposal is a valid ceilings file" \
+    "$(gate --ceilings "$TMP/proposal.json" --results "$D/results-pass.json")" 0
+expect_eq "--write onto the ceilings is refused" "$(gate --propose --ceilings "$TMP/ceilings.json" \
+    --results "$D/results-pass.json" --write "$TMP/ceilings.json")" 2
+expect_eq "ceilings still untouched" "$(sha256sum <"$TMP/ceilings.json")" "$before"
+expect_eq "proposal from a sanitizer build" \
+    "$(gate --propose --results "$D/results-asan.json")" 3
+: >"$FAKE_RUNNER_LOG"
+export FAKE_RUNNER_OUTPUTS="$D/results-pass.json $D/results-noisy-fork.json"
+expect_eq "propose --runs" "$(gate --propose --runs 2 --headroom 0.5 --runner "$FAKE")" 0
+expect_eq "propose --runs ran the runner twice" "$(grep -c '^micro --profile ci --json ' "$FAKE_RUNNER_LOG")" 2
+expect_match "headroom 50%" "$(sed -n '/"fx\/tail"/,/"baseline"/p' "$TMP/out")" '"max": 6450,'
+finish

@@ -1,0 +1,157 @@
+/* test_gate.c - the gate engine on in-memory inputs: statistics (t quantiles, Welch interval),
+ * ceilings round trip, exact and robust checks, proposals. */
+#include "ceilings.h"
+#include "compare.h"
+#include "error.h"
+#include "gate.h"
+#include "test.h"
+
+#include <math.h>
+
+static bool near(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol;
+}
+
+/* A set with one benchmark observation; forks may be NULL. */
+static struct h2b_gate_set *one(const char *name, double bytes, double allocs, double *forks,
+                                size_t n)
+{
+    struct h2b_gate_set *s;
+    if (h2b_gate_set_new(&s) != H2B_OK)
+        return NULL;
+    s->obs = calloc(1, sizeof(*s->obs));
+    s->count = 1;
+    struct h2b_gate_obs *o = &s->obs[0];
+    o->name = strdup(name);
+    o->source = "memory";
+    o->value[H2B_METRIC_BYTES_PER_OP] = bytes;
+    o->value[H2B_METRIC_ALLOCS_PER_OP] = allocs;
+    o->value[H2B_METRIC_P99_NS] = n ? forks[n - 1] : 0;
+    o->has[H2B_METRIC_BYTES_PER_OP] = o->has[H2B_METRIC_ALLOCS_PER_OP] = true;
+    o->has[H2B_METRIC_P99_NS] = true;
+    o->p50_ns = 100;
+    o->p999_ns = 5000;
+    if (n) {
+        o->p99_forks = malloc(n * sizeof(double));
+        memcpy(o->p99_forks, forks, n * sizeof(double));
+        o->n_p99_forks = n;
+    }
+    return s;
+}
+
+static void test_stats(void)
+{
+    /* Reference values of Student's t quantiles. */
+    CHECK(near(h2b_compare_t_quantile(0.975, 10), 2.228139, 1e-5));
+    CHECK(near(h2b_compare_t_quantile(0.9995, 4), 8.610302, 1e-5));
+    CHECK(near(h2b_compare_t_quantile(0.9995, 1), 636.6192, 1e-3));
+    CHECK(near(h2b_compare_t_quantile(0.9995, 1e6), 3.290527, 1e-4));
+    CHECK(near(h2b_compare_t_quantile(0.025, 10), -2.228139, 1e-5));
+
+    double a[] = {800, 820, 900}, b[] = {1600, 1650, 1700}, lo = 0, hi = 0;
+    CHECK_EQ_INT(h2b_compare_welch(a, 3, b, 3, 0.999, &lo, &hi), H2B_OK);
+    CHECK(near(lo, 447.5, 1.0) && near(hi, 1172.5, 1.0));
+    CHECK_EQ_INT(h2b_compare_welch(a, 1, b, 3, 0.999, &lo, &hi), H2B_ERR_RANGE);
+    double same[] = {5, 5, 5};
+    CHECK_EQ_INT(h2b_compare_welch(same, 3, same, 3, 0.999, &lo, &hi), H2B_OK);
+    CHECK(lo == 0 && hi == 0);
+}
+
+static void test_ceilings_round_trip(void)
+{
+    struct h2b_ceilings *c = NULL, *back = NULL;
+    struct h2b_ceiling_bench *b = NULL;
+    char *text = NULL;
+    CHECK_EQ_INT(h2b_ceilings_new(&c), H2B_OK);
+    CHECK_EQ_INT(h2b_ceilings_add(c, "x/y", &b), H2B_OK);
+    CHECK_EQ_INT(h2b_ceilings_set(b, H2B_METRIC_BYTES_PER_OP, 192, "exact"), H2B_OK);
+    CHECK_EQ_INT(h2b_ceilings_set(b, H2B_METRIC_P99_NS, 1234.5, "headroom"), H2B_OK);
+    b->baseline.has_p99 = true;
+    b->baseline.p99_ns = 900;
+    b->baseline.runs = 5;
+    CHECK_EQ_INT(h2b_ceilings_to_json(c, &text), H2B_OK);
+    CHECK(strstr(text, "\"max\": 192,") != NULL); /* integers stay integers */
+    json_error_t err;
+    json_t *root = json_loads(text, 0, &err);
+    struct h2b_json_src src = {.file = "memory", .text = text};
+    CHECK_EQ_INT(h2b_ceilings_from_json(root, &src, &back), H2B_OK);
+    const struct h2b_ceiling_bench *e = back ? h2b_ceilings_find(back, "x/y") : NULL;
+    CHECK(e && e->metric[H2B_METRIC_BYTES_PER_OP].max == 192);
+    CHECK(e && e->metric[H2B_METRIC_P99_NS].max == 1234.5);
+    CHECK(e && !e->metric[H2B_METRIC_ALLOCS_PER_OP].set);
+    CHECK(e && e->baseline.has_p99 && e->baseline.p99_ns == 900 && e->baseline.runs == 5);
+    CHECK_STR(h2b_metric_key(H2B_METRIC_INSTRUCTIONS_PER_OP), "instructions_per_op");
+    CHECK_EQ_INT(h2b_metric_from_key("p99"), -1);
+    json_decref(root);
+    free(text);
+    h2b_ceilings_del(c);
+    h2b_ceilings_del(back);
+}
+
+static void test_check(void)
+{
+    struct h2b_ceilings *c = NULL;
+    struct h2b_ceiling_bench *b = NULL;
+    h2b_ceilings_new(&c);
+    h2b_ceilings_add(c, "bench", &b);
+    h2b_ceilings_set(b, H2B_METRIC_BYTES_PER_OP, 192, "exact");
+    h2b_ceilings_set(b, H2B_METRIC_ALLOCS_PER_OP, 3, "exact");
+    h2b_ceilings_set(b, H2B_METRIC_P99_NS, 1000, "headroom");
+    struct h2b_gate_options opt = {.confirm = 0};
+    struct h2b_gate_report *r = NULL;
+
+    /* Floating-point noise in an exact ratio is not a byte. */
+    double forks[] = {900, 5000, 4000};
+    struct h2b_gate_set *s = one("bench", 192.00000000000003, 3, forks, 3);
+    CHECK_EQ_INT(h2b_gate_check(c, s, &opt, &r), H2B_OK);
+    CHECK(r && r->exit_code == 0 && r->passed == 3);
+    CHECK(s && near(h2b_gate_robust_p99(&s->obs[0]), 900, 0));
+    h2b_gate_report_del(r);
+    h2b_gate_set_del(s);
+
+    /* One byte more fails. */
+    s = one("bench", 193, 3, forks, 3);
+    r = NULL;
+    CHECK_EQ_INT(h2b_gate_check(c, s, &opt, &r), H2B_OK);
+    CHECK(r && r->exit_code == 1 && r->failed == 1);
+    CHECK(r && r->rows[0].status == H2B_GATE_FAIL && r->rows[0].metric == H2B_METRIC_BYTES_PER_OP);
+    h2b_gate_report_del(r);
+    h2b_gate_set_del(s);
+
+    /* Every fork over the ceiling fails the p99 gate (no confirmation asked). */
+    double slow[] = {1100, 1200, 1300};
+    s = one("bench", 192, 3, slow, 3);
+    r = NULL;
+    CHECK_EQ_INT(h2b_gate_check(c, s, &opt, &r), H2B_OK);
+    CHECK(r && r->exit_code == 1 && r->rows[0].metric == H2B_METRIC_P99_NS);
+    CHECK(r && near(r->rows[0].current, 1100, 0));
+    h2b_gate_report_del(r);
+
+    /* Proposal: worst best-fork p99 over runs, plus headroom, rounded up. */
+    struct h2b_gate_set *fast = one("bench", 192, 3, forks, 3);
+    const struct h2b_gate_set *runs[] = {s, fast};
+    struct h2b_gate_propose_options popt = {.headroom = 0.35, .date = "2026-11-30", .tool = "t"};
+    struct h2b_ceilings *p = NULL;
+    CHECK_EQ_INT(h2b_gate_propose(runs, 2, &popt, &p), H2B_OK);
+    const struct h2b_ceiling_bench *pb = p ? h2b_ceilings_find(p, "bench") : NULL;
+    CHECK(pb && pb->metric[H2B_METRIC_P99_NS].max == 1485); /* 1100 * 1.35 */
+    CHECK(pb && pb->metric[H2B_METRIC_BYTES_PER_OP].max == 192);
+    CHECK(pb && pb->metric[H2B_METRIC_ALLOCS_PER_OP].max == 3);
+    CHECK(pb && !pb->metric[H2B_METRIC_INSTRUCTIONS_PER_OP].set);
+    CHECK(pb && pb->baseline.runs == 2);
+    CHECK(pb && strstr(pb->metric[H2B_METRIC_P99_NS].why, "+ 35% headroom") != NULL);
+    CHECK_EQ_INT(h2b_gate_propose(runs, 0, &popt, &p), H2B_ERR_INVAL);
+    h2b_ceilings_del(p);
+    h2b_gate_set_del(fast);
+    h2b_gate_set_del(s);
+    h2b_ceilings_del(c);
+}
+
+int main(void)
+{
+    test_stats();
+    test_ceilings_round_trip();
+    test_check();
+    return test_report();
+}
