@@ -7,3 +7,14 @@ bin=${1:-build/bin}
 "$bin/h2bench" --version
 echo
 build/tests/test_hist
+
+# The report: on the newest results under results/runs/ (where `h2bench run` writes), else on the
+# test fixtures, and say which.
+echo
+results=$(ls -t results/runs/*.json 2>/dev/null | head -n 1 || true)
+if [ -z "$results" ]; then
+    results=tests/data/report/head.json
+    echo "report: no results under results/runs/ yet, rendering the test fixture $results"
+fi
+"$bin/h2bench" report "$results" -o build/demo-report
+echo "report: $(pwd)/build/demo-report/REPORT.md"

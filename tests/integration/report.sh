@@ -2,6 +2,10 @@
 # report.sh - `h2bench report` on the fixture results in tests/data/report/: the markdown matches
 # the golden file section by section, the charts are real PNGs with the series drawn, the report
 # is still written (and says so) without gnuplot, and failures leave the output untouched.
+# After an intended change to the markdown, regenerate the golden file and review its diff:
+#   build/bin/h2bench report tests/data/report/{older,base,head}.json \
+#     --ceilings tests/data/report/ceilings.json --compare tests/data/report/base.json -o /tmp/r &&
+#   cp /tmp/r/REPORT.md tests/data/report/golden/REPORT.md
 . "$(dirname "$0")/lib.sh"
 
 DATA=$SRC/tests/data/report
