@@ -22,6 +22,7 @@
  */
 #include "conn.h"
 
+#include "alloc.h"
 #include "clock.h"
 #include "error.h"
 
@@ -851,7 +852,8 @@ static void respond(struct h2b_conn *c, struct stream *st)
             break;
         }
         int n = ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, CHUNK_SIZE)
-                              : h2b_stats_json(&ctx->stats, 0, (char *)ch->data, CHUNK_SIZE);
+                              : h2b_stats_json(&ctx->stats, h2b_alloc_counting_available(),
+                                               (char *)ch->data, CHUNK_SIZE);
         if (n < 0) {
             chunk_put(ctx, ch);
             status = 500;
@@ -1237,6 +1239,11 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
 {
     ctx->now = now_ns;
     update_date(ctx);
+    struct h2b_alloc_stats as;
+    h2b_alloc_nghttp2_read(&as);
+    __atomic_store_n(&ctx->stats.v[H2B_STAT_NGHTTP2_ALLOCS], as.allocs, __ATOMIC_RELAXED);
+    h2b_alloc_read(&as);
+    __atomic_store_n(&ctx->stats.v[H2B_STAT_THREAD_ALLOCS], as.allocs, __ATOMIC_RELAXED);
     while (ctx->delay_head && ctx->delay_head->deadline <= now_ns) {
         struct stream *st = ctx->delay_head;
         struct h2b_conn *c = st->conn;
@@ -1301,7 +1308,7 @@ int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
     c->user = user;
     c->tokens = ctx->cfg.flood_burst;
     c->tokens_at = ctx->now;
-    if (nghttp2_session_server_new2(&c->sess, ctx->cbs, c, ctx->opt) != 0)
+    if (nghttp2_session_server_new3(&c->sess, ctx->cbs, c, ctx->opt, h2b_alloc_nghttp2_mem()) != 0)
         goto out_free;
     const struct h2b_conn_config *cfg = &ctx->cfg;
     nghttp2_settings_entry iv[5];

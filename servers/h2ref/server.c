@@ -19,6 +19,7 @@
  */
 #include "server.h"
 
+#include "alloc.h"
 #include "clock.h"
 #include "cpu.h"
 #include "error.h"
@@ -144,7 +145,7 @@ static int stats_json(void *arg, char *buf, size_t cap)
     h2b_stats_accumulate(&sum, &srv->stats);
     for (int i = 0; i < srv->nworkers; i++)
         h2b_stats_accumulate(&sum, h2b_conn_ctx_stats(srv->w[i].ctx));
-    return h2b_stats_json(&sum, 0, buf, cap);
+    return h2b_stats_json(&sum, h2b_alloc_counting_available(), buf, cap);
 }
 
 /* ---- connection life ---- */
@@ -482,6 +483,10 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), name);
     if (w->cpu >= 0)
         h2b_cpu_pin_self_to(w->cpu);
+    /* Count this thread's allocations for /stats (a no-op without the interposer). */
+    h2b_alloc_nghttp2_reset();
+    h2b_alloc_reset();
+    h2b_alloc_arm();
     struct epoll_event evs[MAX_EVENTS];
     for (;;) {
         int n = epoll_wait(w->ep, evs, MAX_EVENTS, worker_timeout_ms(w, h2b_clock_now_ns()));

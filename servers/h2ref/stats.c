@@ -36,6 +36,7 @@ static const char *const names[H2B_STAT_COUNT] = {
     [H2B_STAT_ERR_CONTINUATION] = "error_too_many_continuations",
     [H2B_STAT_ERR_PROTOCOL] = "error_session_fatal",
     [H2B_STAT_NGHTTP2_ALLOCS] = "nghttp2_allocs",
+    [H2B_STAT_THREAD_ALLOCS] = "worker_allocs",
 };
 
 const char *h2b_stats_name(enum h2b_stat i)
@@ -88,7 +89,7 @@ __attribute__((format(printf, 4, 5))) static int put(char *buf, size_t cap, size
     return 1;
 }
 
-int h2b_stats_json(const struct h2b_stats *s, int allocs_available, char *buf, size_t cap)
+int h2b_stats_json(const struct h2b_stats *s, bool counting_available, char *buf, size_t cap)
 {
     size_t len = 0;
     int ok = put(buf, cap, &len, "{");
@@ -103,18 +104,20 @@ int h2b_stats_json(const struct h2b_stats *s, int allocs_available, char *buf, s
         sep = ",";
     }
     ok = ok && put(buf, cap, &len, "},");
-    if (allocs_available) {
-        uint64_t req = s->v[H2B_STAT_REQUESTS];
-        double per = req ? (double)s->v[H2B_STAT_NGHTTP2_ALLOCS] / (double)req : 0.0;
+    uint64_t req = s->v[H2B_STAT_REQUESTS];
+    double per_ng = req ? (double)s->v[H2B_STAT_NGHTTP2_ALLOCS] / (double)req : 0.0;
+    ok = ok && put(buf, cap, &len, "\"nghttp2_allocs_per_request\":%.3f,", per_ng);
+    if (counting_available) {
+        double per = req ? (double)s->v[H2B_STAT_THREAD_ALLOCS] / (double)req : 0.0;
         ok = ok && put(buf, cap, &len,
-                       "\"allocs_per_request\":%.3f,\"allocs_note\":\"nghttp2 allocations "
-                       "through the counting nghttp2_mem; the server's own code allocates "
-                       "nothing per request\",",
+                       "\"allocs_per_request\":%.3f,\"allocs_note\":\"every allocation on the "
+                       "worker threads (nghttp2, OpenSSL, ours; sessions included) per response; "
+                       "the server's own code allocates nothing per request\",",
                        per);
     } else {
         ok = ok && put(buf, cap, &len,
-                       "\"allocs_per_request\":null,\"allocs_note\":\"counting allocator not "
-                       "available in this build\",");
+                       "\"allocs_per_request\":null,\"allocs_note\":\"the counting allocator "
+                       "is not active in this build (sanitizers own malloc)\",");
     }
     ok = ok && put(buf, cap, &len, "\"rss_kib\":%llu}\n", (unsigned long long)h2b_stats_rss_kib());
     return ok ? (int)len : H2B_ERR_RANGE;

@@ -10,6 +10,7 @@
 #ifndef H2B_STATS_H
 #define H2B_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +35,8 @@ enum h2b_stat {
     H2B_STAT_ERR_FLOODED,      /* nghttp2 ERR_FLOODED (too many queued PING/SETTINGS ACKs) */
     H2B_STAT_ERR_CONTINUATION, /* nghttp2 ERR_TOO_MANY_CONTINUATIONS */
     H2B_STAT_ERR_PROTOCOL,     /* other fatal session errors */
-    H2B_STAT_NGHTTP2_ALLOCS,   /* allocations nghttp2 made through the counting allocator */
+    H2B_STAT_NGHTTP2_ALLOCS,   /* allocations nghttp2 made (counting nghttp2_mem) */
+    H2B_STAT_THREAD_ALLOCS,    /* every allocation on the worker threads (interposer) */
     H2B_STAT_COUNT
 };
 
@@ -72,10 +74,11 @@ void h2b_stats_accumulate(struct h2b_stats *dst, const struct h2b_stats *src);
 const char *h2b_stats_name(enum h2b_stat i);
 
 /* Renders s as one JSON object into buf (NUL-terminated): every counter, "responses" by status
- * (non-zero codes only), "allocs_per_request" (nghttp2 allocations / requests, or null when
- * allocs_available is 0, with a "allocs_note"), and "rss_kib" of this process. Returns the
- * length written, or H2B_ERR_RANGE if cap is too small. */
-int h2b_stats_json(const struct h2b_stats *s, int allocs_available, char *buf, size_t cap);
+ * (non-zero codes only), "allocs_per_request" (every allocation on the worker threads per
+ * response, or null when counting_available is false: the interposer is not linked or a
+ * sanitizer owns malloc), "nghttp2_allocs_per_request" (always counted), and "rss_kib" of this
+ * process. Returns the length written, or H2B_ERR_RANGE if cap is too small. */
+int h2b_stats_json(const struct h2b_stats *s, bool counting_available, char *buf, size_t cap);
 
 /* Resident set size of this process in KiB, or 0 if /proc is unreadable. */
 uint64_t h2b_stats_rss_kib(void);

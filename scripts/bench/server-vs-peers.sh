@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# server-vs-peers.sh - h2bench serve against nghttpd and h2o, side by side, in one invocation.
+#
+# Each server runs ONE worker pinned to CPU 0 (taskset -c 0; nghttpd -n 1, h2o num-threads 1,
+# h2bench serve --threads 1 --cpus 0); h2load runs one thread pinned to CPU 1. Servers are
+# measured alternately, round after round, so drift on this shared machine hits all of them
+# alike; the table shows the median of the rounds and the ratio of h2bench to each peer.
+# Cells: (connections, streams) = (1,1) (10,10) (100,100) (1000,4) on /hello (13 bytes), then
+# 1 MiB responses (10 connections x 1 stream) in GB/s. Peak RSS of each server during the
+# (1000,4) cell is sampled from /proc.
+#
+# usage: scripts/bench/server-vs-peers.sh [BUILD_BIN_DIR]
+# env:   ROUNDS (default 3), DURATION seconds per run (default 3), WARMUP seconds (default 1)
+# Not a test: speed is never asserted in CTest. Needs nghttpd, h2o, h2load, taskset.
+set -u
+BIN=${1:-build/bin}
+H2BENCH=$(realpath "$BIN/h2bench")
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-3}
+WARMUP=${WARMUP:-1}
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+for tool in nghttpd h2o h2load taskset python3; do
+    command -v "$tool" >/dev/null || { echo "server-vs-peers: $tool not found" >&2; exit 3; }
+done
+[ -x "$H2BENCH" ] || { echo "server-vs-peers: no $H2BENCH (build first)" >&2; exit 3; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "server-vs-peers: nothing listens on port $1" >&2
+    exit 3
+}
+
+# Same bodies everywhere: 13-byte /hello and a 1 MiB file for the peers' docroot.
+DOC=$TMP/doc
+mkdir -p "$DOC"
+printf 'Hello, World!' >"$DOC/hello"
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(i & 255 for i in range(1 << 20)))' >"$DOC/1m"
+
+# h2bench serve
+taskset -c 0 "$H2BENCH" serve --threads 1 --cpus 0 --max-connections 8192 \
+    >"$TMP/h2bench.out" 2>"$TMP/h2bench.err" &
+PID_h2bench=$!
+PIDS+=("$PID_h2bench")
+for _ in $(seq 100); do grep -q '^listening on' "$TMP/h2bench.out" && break; sleep 0.1; done
+URL_h2bench=$(sed -n 's/^listening on //p' "$TMP/h2bench.out")
+[ -n "$URL_h2bench" ] || { echo "server-vs-peers: h2bench serve did not start" >&2; exit 3; }
+
+# nghttpd: one thread, same stream limit and windows as ours (1 MiB stream, 16 MiB connection).
+P=$(free_port)
+taskset -c 0 nghttpd --no-tls -n 1 -a 127.0.0.1 -d "$DOC" -m 256 -w 20 -W 24 "$P" \
+    >"$TMP/nghttpd.log" 2>&1 &
+PID_nghttpd=$!
+PIDS+=("$PID_nghttpd")
+wait_port "$P"
+URL_nghttpd=http://127.0.0.1:$P
+
+# h2o 2.2.5 from the shared peer template (servers/peers/h2o.conf.in).
+P=$(free_port)
+sed -e "s|{host}|127.0.0.1|; s|{port}|$P|; s|{threads}|1|; s|{max_streams}|100|" \
+    -e "s|{dir}|$TMP|; s|{docroot}|$DOC|" "$SRC/servers/peers/h2o.conf.in" >"$TMP/h2o.conf"
+taskset -c 0 h2o -c "$TMP/h2o.conf" >"$TMP/h2o.log" 2>&1 &
+PID_h2o=$!
+PIDS+=("$PID_h2o")
+wait_port "$P"
+URL_h2o=http://127.0.0.1:$P
+
+SERVERS="h2bench nghttpd h2o"
+path_for() { # server, kind
+    case "$1:$2" in
+    h2bench:hello) echo /hello ;;
+    h2bench:mib) echo /bytes/1048576 ;;
+    *:hello) echo /hello ;;
+    *:mib) echo /1m ;;
+    esac
+}
+
+# peak_rss PID: highest VmRSS (KiB) seen until the file $TMP/stop-rss appears.
+peak_rss() {
+    local peak=0 v
+    while [ ! -e "$TMP/stop-rss" ]; do
+        v=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null)
+        [ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
+        sleep 0.05
+    done
+    echo "$peak"
+}
+
+# run SERVER KIND C M -> prints "req_per_s bytes_per_s" (or "fail ...")
+run() {
+    local s=$1 kind=$2 c=$3 m=$4 url pid out
+    eval "url=\$URL_$s; pid=\$PID_$s"
+    rm -f "$TMP/stop-rss"
+    if [ "$c" -ge 1000 ]; then peak_rss "$pid" >"$TMP/rss.$s" & fi
+    out=$(taskset -c 1 h2load -t 1 -c "$c" -m "$m" -D "$DURATION" --warm-up-time "$WARMUP" \
+        "$url$(path_for "$s" "$kind")" 2>&1)
+    touch "$TMP/stop-rss"
+    wait 2>/dev/null
+    if ! printf '%s' "$out" | grep -q ' 0 failed, 0 errored'; then
+        echo "fail $(printf '%s' "$out" | grep -E '^requests:' | head -1)" >&2
+    fi
+    printf '%s\n' "$out" | sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s, \([0-9.]*\)\([KMG]*\)B\/s.*/\1 \2 \3/p'
+}
+
+CELLS="hello:1:1 hello:10:10 hello:100:100 hello:1000:4 mib:10:1"
+echo "server-vs-peers: $ROUNDS rounds x ${DURATION}s (+${WARMUP}s warm-up), servers on CPU 0, h2load on CPU 1"
+echo "  h2bench: $URL_h2bench  nghttpd: $URL_nghttpd  h2o: $URL_h2o"
+for r in $(seq "$ROUNDS"); do
+    for cell in $CELLS; do
+        IFS=: read -r kind c m <<<"$cell"
+        for s in $SERVERS; do
+            res=$(run "$s" "$kind" "$c" "$m")
+            echo "$cell $s $res" >>"$TMP/results"
+            [ -e "$TMP/rss.$s" ] && [ "$kind:$c" = "hello:1000" ] &&
+                echo "$s $(cat "$TMP/rss.$s")" >>"$TMP/rss" && rm -f "$TMP/rss.$s"
+        done
+    done
+    echo "  round $r done" >&2
+done
+
+python3 - "$TMP/results" "$TMP/rss" <<'EOF'
+import statistics, sys
+res = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 4:
+        continue
+    cell, srv, rps, bps, unit = f[0], f[1], float(f[2]), float(f[3]), (f[4] if len(f) > 4 else "")
+    scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[unit]
+    res.setdefault(cell, {}).setdefault(srv, []).append((rps, bps * scale))
+print()
+print("| cell (c,m) | h2bench | nghttpd | h2o | vs nghttpd | vs h2o |")
+print("|---|---:|---:|---:|---:|---:|")
+for cell, by in res.items():
+    kind, c, m = cell.split(":")
+    mib = kind == "mib"
+    def med(s):
+        v = [x[1] / 1e9 if mib else x[0] for x in by.get(s, [])]
+        return statistics.median(v) if v else float("nan")
+    a, n, h = med("h2bench"), med("nghttpd"), med("h2o")
+    fmt = (lambda v: "%.2f GB/s" % v) if mib else (lambda v: "%.0f" % v)
+    name = "1 MiB (%s,%s)" % (c, m) if mib else "/hello (%s,%s)" % (c, m)
+    print("| %s | %s | %s | %s | %.2fx | %.2fx |" % (name, fmt(a), fmt(n), fmt(h), a / n, a / h))
+try:
+    rss = {}
+    for line in open(sys.argv[2]):
+        s, v = line.split()
+        rss.setdefault(s, []).append(int(v))
+    print()
+    print("peak RSS during (1000,4): " + ", ".join(
+        "%s %.1f MiB" % (s, max(v) / 1024) for s, v in rss.items()))
+except FileNotFoundError:
+    pass
+EOF
