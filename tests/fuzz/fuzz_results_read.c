@@ -1,0 +1,49 @@
+/*
+ * fuzz_results_read.c - the results reader (JSON syntax, schema validation and the located
+ * diagnostics) on arbitrary bytes.
+ *
+ * Whatever it rejects must come with a message and a position inside the text; whatever it
+ * accepts must survive locating every top-level field.
+ */
+#include "error.h"
+#include "fuzz_input.h"
+#include "json.h"
+#include "results.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char path[64];
+    int fd = fuzz_input_path(data, size, path, sizeof(path));
+    if (fd < 0)
+        return 0;
+    json_t *doc = NULL;
+    struct h2b_diag diag = {0};
+    int rv = h2b_results_read(path, &doc, &diag);
+    if (rv == H2B_OK) {
+        json_decref(doc);
+    } else if (diag.message[0] == '\0' || (diag.line != 0 && diag.line < 1) || diag.column < 0) {
+        abort(); /* a rejection must say why, at a real place */
+    }
+    /* The locator on arbitrary text with paths of every shape. */
+    char *text = malloc(size + 1);
+    if (text != NULL) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+        static const char *paths[] = {
+            "schema", "matrix[0].latency_ns.p99", "micro[3].name", "env", "a.b.c[10]", "[0]", ""};
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+            int line = 0, column = 0;
+            if (h2b_json_locate(text, paths[i], &line, &column) == H2B_OK &&
+                (line < 1 || column < 1))
+                abort();
+        }
+        free(text);
+    }
+    close(fd);
+    return 0;
+}
