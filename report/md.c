@@ -9,7 +9,10 @@
  * The output is deterministic for given inputs (no generation timestamp, inputs named by their
  * base names), so golden tests compare it byte for byte.
  */
+#include "ceilings.h"
+#include "compare.h"
 #include "error.h"
+#include "gate.h"
 #include "report_int.h"
 #include "stats.h"
 
@@ -237,126 +240,107 @@ static void micro(const struct h2b__report *rep, struct h2b_strbuf *o)
     chart(rep, o, H2B__CHART_MICRO);
 }
 
-static const char *metric_label(const char *metric)
+static void fmt_metric(enum h2b_metric m, double v, char *buf, size_t n)
 {
-    static const char *const map[][2] = {{"bytes_per_op", "B/op"},
-                                         {"allocs_per_op", "allocs/op"},
-                                         {"p99_ns", "p99"},
-                                         {"p50_ns", "p50"},
-                                         {"p999_ns", "p99.9"},
-                                         {"ns_per_op", "ns/op"},
-                                         {"instructions_per_op", "instructions/op"}};
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-        if (strcmp(map[i][0], metric) == 0)
-            return map[i][1];
-    }
-    return metric;
-}
-
-static bool is_time_metric(const char *metric)
-{
-    size_t n = strlen(metric);
-    return n > 3 && strcmp(metric + n - 3, "_ns") == 0;
-}
-
-/* The value a ceiling is checked against: for p99 the best fork's when forks are recorded (the
- * statistic noise cannot push up much), else the merged value. */
-static double ceiling_value(const struct h2b_rdata_micro *m, const char *metric, bool *best_fork)
-{
-    *best_fork = false;
-    if (strcmp(metric, "p99_ns") == 0 && m->n_p99_forks > 0) {
-        double best = m->p99_forks[0];
-        for (size_t i = 1; i < m->n_p99_forks; i++)
-            best = m->p99_forks[i] < best ? m->p99_forks[i] : best;
-        *best_fork = true;
-        return best;
-    }
-    static const char *const names[] = {
-        "bytes_per_op", "allocs_per_op",      "p99_ns", "p50_ns", "p999_ns",
-        "ns_per_op",    "instructions_per_op"};
-    const double vals[] = {m->bytes_per_op, m->allocs_per_op,      m->p99_ns, m->p50_ns, m->p999_ns,
-                           m->ns_per_op,    m->instructions_per_op};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (strcmp(names[i], metric) == 0)
-            return vals[i];
-    }
-    return NAN;
-}
-
-static void fmt_metric(const char *metric, double v, char *buf, size_t n)
-{
-    if (is_time_metric(metric))
+    if (m == H2B_METRIC_P99_NS)
         h2b__fmt_ns(v, buf, n);
     else
         h2b__fmt_count(v, buf, n);
 }
 
+static const char *gate_verdict(enum h2b_gate_status s)
+{
+    switch (s) {
+    case H2B_GATE_PASS:
+        return "✅ pass";
+    case H2B_GATE_FAIL:
+        return "❌ exceeded";
+    case H2B_GATE_MISSING:
+        return "❌ missing from the results";
+    case H2B_GATE_UNGATED:
+        return "no ceiling";
+    case H2B_GATE_INVALID:
+        return "⚠️ cannot judge";
+    }
+    return "?";
+}
+
+/* The verdict of the gate engine (h2bench gate without its confirmation re-runs), so the report
+ * and the CI gate never disagree about what passes. */
 static void gates(const struct h2b__report *rep, struct h2b_strbuf *o)
 {
-    const struct h2b_rdata_ceilings *ce = rep->ceilings;
-    if (ce == NULL)
+    const struct h2b_gate_report *g = rep->gate;
+    if (g == NULL)
         return;
-    size_t pass = 0, over = 0, missing = 0, unmeasured = 0;
-    struct h2b_strbuf rows;
-    h2b_strbuf_init(&rows);
-    for (size_t i = 0; i < ce->n_items; i++) {
-        const struct h2b_rdata_ceiling *c = &ce->items[i];
-        const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->head, c->bench);
-        B(lim);
-        B(cur);
-        fmt_metric(c->metric, c->max, lim, sizeof(lim));
-        if (m == NULL) {
-            missing++;
-            h2b_strbuf_printf(&rows,
-                              "| `%s` | %s | %s | missing | — | ❌ missing from the "
-                              "results | %s |\n",
-                              c->bench, metric_label(c->metric), lim, c->why);
-            continue;
-        }
-        bool best;
-        double v = ceiling_value(m, c->metric, &best);
-        if (isnan(v)) {
-            unmeasured++;
-            h2b_strbuf_printf(&rows, "| `%s` | %s | %s | n/a | — | ⚠️ not measured | %s |\n",
-                              c->bench, metric_label(c->metric), lim, c->why);
-            continue;
-        }
-        fmt_metric(c->metric, v, cur, sizeof(cur));
-        char head[48];
-        if (c->max > 0)
-            snprintf(head, sizeof(head), "%s%.1f%%", v > c->max ? "−" : "",
-                     fabs(c->max - v) / c->max * 100.0);
-        else
-            snprintf(head, sizeof(head), "%s", v > c->max ? "exceeded" : "exact");
-        bool ok = v <= c->max;
-        if (ok)
-            pass++;
-        else
-            over++;
-        h2b_strbuf_printf(&rows, "| `%s` | %s | %s | %s%s | %s | %s | %s |\n", c->bench,
-                          metric_label(c->metric), lim, cur, best ? " (best fork)" : "", head,
-                          ok ? "✅ pass" : "❌ exceeded", c->why);
-    }
     h2b_strbuf_puts(o, "\n## Gated hot paths\n\n");
-    size_t total = ce->n_items;
-    h2b_strbuf_printf(o, "**%s %zu of %zu ceilings hold", over + missing ? "❌" : "✅", pass, total);
-    if (over)
-        h2b_strbuf_printf(o, ", %zu exceeded", over);
-    if (missing)
-        h2b_strbuf_printf(o, ", %zu missing from the results", missing);
-    if (unmeasured)
-        h2b_strbuf_printf(o, ", %zu not measured", unmeasured);
-    h2b_strbuf_printf(o, ".** Ceilings from `%s`.\n\n", h2b__basename(ce->path));
-    h2b_strbuf_puts(o, "Allocation ceilings are exact. p99 is compared as the best fork's p99 "
-                       "when the results record forks, a statistic noise cannot push up much. "
-                       "This table informs; `h2bench gate` decides, and confirms a p99 breach "
-                       "by re-running before it fails.\n\n");
+    if (g->invalid_reason) {
+        h2b_strbuf_printf(o, "**⚠️ These results cannot be gated: %s.** Ceilings from `%s`.\n",
+                          g->invalid_reason, h2b__basename(rep->opt->ceilings));
+        return;
+    }
+    int total = g->passed + g->failed + g->missing + g->invalid;
+    h2b_strbuf_printf(o, "**%s %d of %d ceilings hold",
+                      g->failed + g->missing + g->invalid ? "❌" : "✅", g->passed, total);
+    if (g->failed)
+        h2b_strbuf_printf(o, ", %d exceeded", g->failed);
+    if (g->missing)
+        h2b_strbuf_printf(o, ", %d missing from the results", g->missing);
+    if (g->invalid)
+        h2b_strbuf_printf(o, ", %d cannot be judged", g->invalid);
+    h2b_strbuf_printf(o, ".** Ceilings from `%s`, failing rows first.\n\n",
+                      h2b__basename(rep->opt->ceilings));
+    h2b_strbuf_puts(o, "Verdicts are those of `h2bench gate` on these results: allocation "
+                       "ceilings are exact, p99 is the best fork's p99. In CI the gate also "
+                       "re-runs a breached p99 before it fails.\n\n");
     h2b_strbuf_puts(o, "| Benchmark | Metric | Ceiling | Current | Headroom | Verdict | Why |\n"
                        "|---|---|---:|---:|---:|---|---|\n");
-    h2b_strbuf_puts(o, h2b_strbuf_str(&rows));
-    if (h2b_strbuf_error(&rows))
-        h2b_strbuf_printf(o, "(table lost: %s)\n", h2b_strerror(h2b_strbuf_error(&rows)));
-    h2b_strbuf_free(&rows);
+    bool ungated = false;
+    for (size_t i = 0; i < g->count; i++) {
+        const struct h2b_gate_row *r = &g->rows[i];
+        if (r->status == H2B_GATE_UNGATED) {
+            ungated = true;
+            continue;
+        }
+        const struct h2b_ceiling_bench *cb = h2b_ceilings_find(rep->ceil, r->bench);
+        B(lim);
+        B(cur);
+        char head[48] = "—";
+        const char *why = "";
+        const char *label = r->metric >= 0 ? h2b_metric_label(r->metric) : "every ceiling";
+        snprintf(lim, sizeof(lim), "—");
+        snprintf(cur, sizeof(cur), "%s", r->status == H2B_GATE_MISSING ? "missing" : "n/a");
+        if (r->metric >= 0) {
+            if (r->has_ceiling)
+                fmt_metric(r->metric, r->ceiling, lim, sizeof(lim));
+            if (r->has_current)
+                fmt_metric(r->metric, r->current, cur, sizeof(cur));
+            if (cb && cb->metric[r->metric].set)
+                why = cb->metric[r->metric].why;
+            if (r->has_ceiling && r->has_current && r->ceiling > 0)
+                snprintf(head, sizeof(head), "%s%.1f%%", r->current > r->ceiling ? "−" : "",
+                         fabs(r->ceiling - r->current) / r->ceiling * 100.0);
+            else if (r->has_ceiling && r->has_current)
+                snprintf(head, sizeof(head), "%s", r->current > r->ceiling ? "exceeded" : "exact");
+        } else if (cb) {
+            for (int m = 0; m < H2B_METRIC_COUNT && !why[0]; m++)
+                why = cb->metric[m].set ? cb->metric[m].why : "";
+        }
+        h2b_strbuf_printf(o, "| `%s` | %s | %s | %s%s | %s | %s | %s |\n", r->bench, label, lim,
+                          cur,
+                          r->metric == H2B_METRIC_P99_NS && r->has_current ? " (best fork)" : "",
+                          head, gate_verdict(r->status), why);
+    }
+    if (ungated) {
+        h2b_strbuf_puts(o, "\nNo ceiling (reported, not gated):");
+        bool first = true;
+        for (size_t i = 0; i < g->count; i++) {
+            if (g->rows[i].status == H2B_GATE_UNGATED) {
+                h2b_strbuf_printf(o, "%s `%s`", first ? "" : ",", g->rows[i].bench);
+                first = false;
+            }
+        }
+        h2b_strbuf_puts(o, ".\n");
+    }
 }
 
 /* "100/40", or per target when the targets' servers advertised different limits. */
@@ -534,110 +518,82 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
     }
 }
 
-/* One A/B row: significance text from per-fork or per-repeat samples. */
-static void significance(const double *b, size_t nb, const double *h, size_t nh, bool time,
-                         const char *unit, char *buf, size_t n)
+static void fmt_cmp(const struct h2b_compare_row *r, double v, char *buf, size_t n)
 {
-    if (nb < 2 || nh < 2) {
-        snprintf(buf, n, "n/a (%zu %s in base, %zu in head; needs 2 a side)", nb, unit, nh);
-        return;
-    }
-    struct h2b_stats_ab ab = h2b_stats_welch(b, nb, h, nh);
-    B(lo);
-    B(hi);
-    if (time) {
-        h2b__fmt_signed_ns(ab.lo, lo, 64);
-        h2b__fmt_signed_ns(ab.hi, hi, 64);
-    } else {
-        h2b__fmt_signed_rate(ab.lo, lo, 64);
-        h2b__fmt_signed_rate(ab.hi, hi, 64);
-    }
-    snprintf(buf, n, "%s: 99.9%% CI of head − base [%s, %s], %zu+%zu %s",
-             ab.significant ? "**yes**" : "no", lo, hi, nb, nh, unit);
+    if (strcmp(r->unit, "ns") == 0)
+        h2b__fmt_ns(v, buf, n);
+    else if (r->higher_better)
+        h2b__fmt_rate(v, buf, n);
+    else
+        h2b__fmt_count(v, buf, n);
 }
 
-static void ab_micro(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void fmt_cmp_signed(const struct h2b_compare_row *r, double v, char *buf, size_t n)
 {
-    const struct h2b_rdata_results *base = rep->base, *head = rep->head;
-    size_t shared = 0;
-    for (size_t i = 0; i < head->n_micro; i++)
-        shared += h2b_rdata_micro_find(base, head->micro[i].name) != NULL;
-    if (shared == 0)
-        return;
-    h2b_strbuf_puts(o, "\n### Component benchmarks\n\n"
-                       "| Benchmark | Metric | Base | Head | Ratio | Significant? |\n"
-                       "|---|---|---:|---:|---:|---|\n");
-    for (size_t i = 0; i < head->n_micro; i++) {
-        const struct h2b_rdata_micro *h = &head->micro[i];
-        const struct h2b_rdata_micro *b = h2b_rdata_micro_find(base, h->name);
-        if (b == NULL)
+    if (strcmp(r->unit, "ns") == 0)
+        h2b__fmt_signed_ns(v, buf, n);
+    else
+        h2b__fmt_signed_rate(v, buf, n);
+}
+
+/* The significance column: the verdict, which way, and the evidence. */
+static void significance(const struct h2b_compare_row *r, char *buf, size_t n)
+{
+    const char *samples = strcmp(r->kind, "micro") == 0 ? "forks" : "repeats";
+    bool better = r->higher_better ? r->b > r->a : r->b < r->a;
+    if (r->exact) {
+        snprintf(buf, n, "%s",
+                 r->sig == H2B_COMPARE_SIG_YES ? "**yes**: exact counts differ"
+                                               : "no: exact counts, equal");
+    } else if (r->sig == H2B_COMPARE_SIG_NA) {
+        snprintf(buf, n, "n/a (%zu %s in base, %zu in head; needs 2 a side)", r->n_a, samples,
+                 r->n_b);
+    } else {
+        B(lo);
+        B(hi);
+        fmt_cmp_signed(r, r->ci_lo, lo, sizeof(lo));
+        fmt_cmp_signed(r, r->ci_hi, hi, sizeof(hi));
+        snprintf(buf, n, "%s: 99.9%% CI of head − base [%s, %s], %zu+%zu %s",
+                 r->sig == H2B_COMPARE_SIG_YES ? (better ? "**yes, better**" : "**yes, worse**")
+                                               : "no",
+                 lo, hi, r->n_a, r->n_b, samples);
+    }
+}
+
+static void ab_rows(const struct h2b__report *rep, struct h2b_strbuf *o, const char *kind)
+{
+    const struct h2b_compare_report *c = rep->compare;
+    bool header = false;
+    const char *prev = "";
+    for (size_t i = 0; i < c->count; i++) {
+        const struct h2b_compare_row *r = &c->rows[i];
+        if (strcmp(r->kind, kind) != 0)
             continue;
+        if (!header)
+            h2b_strbuf_printf(o,
+                              "\n### %s\n\n| %s | Metric | Base | Head | Ratio | "
+                              "Significant? |\n|---|---|---:|---:|---:|---|\n",
+                              strcmp(kind, "micro") == 0 ? "Component benchmarks"
+                                                         : "End-to-end cells",
+                              strcmp(kind, "micro") == 0 ? "Benchmark" : "Cell");
+        header = true;
         B(x);
         B(y);
         B(z);
         char sig[256];
-        significance(b->ns_forks, b->n_ns_forks, h->ns_forks, h->n_ns_forks, true, "forks", sig,
-                     sizeof(sig));
-        h2b_strbuf_printf(o, "| `%s` | ns/op | %s | %s | %s | %s |\n", h->name,
-                          h2b__fmt_ns(b->ns_per_op, x, 64), h2b__fmt_ns(h->ns_per_op, y, 64),
-                          h2b__fmt_ratio(h->ns_per_op, b->ns_per_op, z, 64), sig);
-        significance(b->p99_forks, b->n_p99_forks, h->p99_forks, h->n_p99_forks, true, "forks", sig,
-                     sizeof(sig));
-        h2b_strbuf_printf(o, "| | p99 | %s | %s | %s | %s |\n", h2b__fmt_ns(b->p99_ns, x, 64),
-                          h2b__fmt_ns(h->p99_ns, y, 64),
-                          h2b__fmt_ratio(h->p99_ns, b->p99_ns, z, 64), sig);
-        const char *names[2] = {"B/op", "allocs/op"};
-        double bv[2] = {b->bytes_per_op, b->allocs_per_op};
-        double hv[2] = {h->bytes_per_op, h->allocs_per_op};
-        for (int k = 0; k < 2; k++) {
-            const char *verdict = isnan(bv[k]) || isnan(hv[k]) ? "n/a (not measured)"
-                                  : bv[k] == hv[k]             ? "no: exact counts, equal"
-                                                               : "**yes**: exact counts differ";
-            h2b_strbuf_printf(o, "| | %s | %s | %s | %s | %s |\n", names[k],
-                              h2b__fmt_count(bv[k], x, 64), h2b__fmt_count(hv[k], y, 64),
-                              h2b__fmt_ratio(hv[k], bv[k], z, 64), verdict);
-        }
-    }
-}
-
-static void ab_matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
-{
-    const struct h2b_rdata_results *base = rep->base, *head = rep->head;
-    bool header = false;
-    for (size_t k = 0; k < rep->n_keys; k++) {
-        for (size_t t = 0; t < rep->n_targets; t++) {
-            double hv[MAX_REPEATS], bv[MAX_REPEATS];
-            size_t nh = h2b__report_group(head, rep->targets[t], rep->keys[k], 0, hv, MAX_REPEATS);
-            size_t nb = h2b__report_group(base, rep->targets[t], rep->keys[k], 0, bv, MAX_REPEATS);
-            if (nh == 0 || nb == 0)
-                continue;
-            if (!header)
-                h2b_strbuf_puts(o, "\n### End-to-end cells\n\n"
-                                   "| Target | Connections | Streams | Metric | Base | Head | "
-                                   "Ratio | Significant? |\n"
-                                   "|---|---:|---:|---|---:|---:|---:|---|\n");
-            header = true;
-            char sig[256];
-            B(x);
-            B(y);
-            B(z);
-            significance(bv, nb, hv, nh, false, "repeats", sig, sizeof(sig));
-            double mb = h2b_stats_median(bv, nb), mh = h2b_stats_median(hv, nh);
-            h2b_strbuf_printf(o, "| %s | %ld | %ld | req/s | %s | %s | %s | %s |\n",
-                              rep->targets[t], rep->keys[k].connections, rep->keys[k].streams,
-                              h2b__fmt_rate(mb, x, 64), h2b__fmt_rate(mh, y, 64),
-                              h2b__fmt_ratio(mh, mb, z, 64), sig);
-            nh = h2b__report_group(head, rep->targets[t], rep->keys[k], 2, hv, MAX_REPEATS);
-            nb = h2b__report_group(base, rep->targets[t], rep->keys[k], 2, bv, MAX_REPEATS);
-            significance(bv, nb, hv, nh, true, "repeats", sig, sizeof(sig));
-            bool merged;
-            double pb =
-                h2b__report_group_latency(base, rep->targets[t], rep->keys[k], 99.0, &merged);
-            double ph =
-                h2b__report_group_latency(head, rep->targets[t], rep->keys[k], 99.0, &merged);
-            h2b_strbuf_printf(o, "| | | | p99 | %s | %s | %s | %s |\n", h2b__fmt_ns(pb, x, 64),
-                              h2b__fmt_ns(ph, y, 64), h2b__fmt_ratio(ph, pb, z, 64), sig);
-        }
+        fmt_cmp(r, r->a, x, sizeof(x));
+        fmt_cmp(r, r->b, y, sizeof(y));
+        significance(r, sig, sizeof(sig));
+        if (r->has_ratio)
+            snprintf(z, sizeof(z), "%.2f×", r->ratio);
+        else
+            snprintf(z, sizeof(z), "%s", r->a == r->b ? "—" : "new (base 0)");
+        if (strcmp(prev, r->item) == 0)
+            h2b_strbuf_puts(o, "| |");
+        else
+            h2b_strbuf_printf(o, strcmp(kind, "micro") == 0 ? "| `%s` |" : "| %s |", r->item);
+        h2b_strbuf_printf(o, " %s | %s | %s | %s | %s |\n", r->metric, x, y, z, sig);
+        prev = r->item;
     }
 }
 
@@ -654,11 +610,11 @@ static void ab(const struct h2b__report *rep, struct h2b_strbuf *o)
                       head->created);
     if (head->git_commit)
         h2b_strbuf_printf(o, ", commit `%s`", head->git_commit);
-    h2b_strbuf_puts(o, "). Ratio is head / base. A difference is significant when the 99.9% "
-                       "Welch confidence interval of head − base, from the per-fork or "
-                       "per-repeat values, excludes zero; with fewer than two values a side "
-                       "there is no test and the table says n/a. Allocation counts are exact, so "
-                       "any difference in them is real.");
+    h2b_strbuf_puts(o, "). Ratio is head / base; values are means over forks or repeats. A "
+                       "difference is significant when the 99.9% Welch confidence interval of "
+                       "head − base excludes zero; with fewer than two values a side there is "
+                       "no test and the table says n/a. Allocation counts are exact, so any "
+                       "difference in them is real. Same rows as `h2bench compare`.");
     const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
     if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0)
         h2b_strbuf_printf(o,
@@ -666,26 +622,11 @@ static void ab(const struct h2b__report *rep, struct h2b_strbuf *o)
                           "timing ratios mix code and machine.**",
                           bcpu, hcpu);
     h2b_strbuf_puts(o, "\n");
-    ab_micro(rep, o);
-    ab_matrix(rep, o);
-    bool first = true;
-    for (size_t i = 0; i < head->n_micro; i++) {
-        if (h2b_rdata_micro_find(base, head->micro[i].name) == NULL) {
-            h2b_strbuf_printf(o, "%s`%s`", first ? "\nOnly in head: " : ", ", head->micro[i].name);
-            first = false;
-        }
-    }
-    if (!first)
-        h2b_strbuf_puts(o, ".\n");
-    first = true;
-    for (size_t i = 0; i < base->n_micro; i++) {
-        if (h2b_rdata_micro_find(head, base->micro[i].name) == NULL) {
-            h2b_strbuf_printf(o, "%s`%s`", first ? "\nOnly in base: " : ", ", base->micro[i].name);
-            first = false;
-        }
-    }
-    if (!first)
-        h2b_strbuf_puts(o, ".\n");
+    ab_rows(rep, o, "micro");
+    ab_rows(rep, o, "matrix");
+    if (rep->compare->only_a || rep->compare->only_b)
+        h2b_strbuf_printf(o, "\nOnly in base: %zu benchmarks or cells; only in head: %zu.\n",
+                          rep->compare->only_a, rep->compare->only_b);
 }
 
 static void history(const struct h2b__report *rep, struct h2b_strbuf *o)

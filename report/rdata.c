@@ -1,5 +1,5 @@
 /*
- * rdata.c - load results and ceilings files for the report.
+ * rdata.c - load results files for the report.
  *
  * The contract is checked by core: h2b_results_read validates h2bench.result/1 (types, required
  * identifiers, nullable metrics) with file:line:column diagnostics. This file reads what the
@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CEILINGS_SCHEMA "h2bench.ceilings/1"
 
 struct ctx {
     struct h2b_json_src src;
@@ -316,100 +314,4 @@ const struct h2b_rdata_micro *h2b_rdata_micro_find(const struct h2b_rdata_result
             return &r->micro[i];
     }
     return NULL;
-}
-
-void h2b_rdata_ceilings_del(struct h2b_rdata_ceilings *c)
-{
-    if (c == NULL)
-        return;
-    free(c->items);
-    json_decref(c->doc);
-    free(c->path);
-    free(c);
-}
-
-static int convert_ceilings(struct ctx *c, json_t *doc, struct h2b_rdata_ceilings *ce)
-{
-    const char *schema;
-    json_t *benches;
-    int rc;
-    if ((rc = h2b_json_get_string(&c->src, doc, "", "schema", H2B_JSON_REQUIRED, &schema,
-                                  &c->diag)) < 0)
-        return rc;
-    if (strcmp(schema, CEILINGS_SCHEMA) != 0) {
-        h2b_diag_set(&c->diag, c->src.file, c->src.text, "schema", "expected \"%s\", got \"%s\"",
-                     CEILINGS_SCHEMA, schema);
-        return H2B_ERR_PARSE;
-    }
-    if ((rc = h2b_json_get_object(&c->src, doc, "", "benchmarks", H2B_JSON_REQUIRED, &benches,
-                                  &c->diag)) < 0)
-        return rc;
-    size_t total = 0;
-    const char *name;
-    json_t *metrics;
-    json_object_foreach(benches, name, metrics)
-    {
-        total += json_object_size(metrics);
-    }
-    ce->items = calloc(total ? total : 1, sizeof(*ce->items));
-    if (ce->items == NULL)
-        return H2B_ERR_NOMEM;
-    json_object_foreach(benches, name, metrics)
-    {
-        char bp[512];
-        h2b_json_path_key(bp, sizeof(bp), "benchmarks", name);
-        if ((rc = h2b_json_check_object(&c->src, metrics, bp, H2B_JSON_REQUIRED, &metrics,
-                                        &c->diag)) < 0)
-            return rc;
-        const char *metric;
-        json_t *lim;
-        json_object_foreach(metrics, metric, lim)
-        {
-            char mp[600];
-            h2b_json_path_key(mp, sizeof(mp), bp, metric);
-            struct h2b_rdata_ceiling *it = &ce->items[ce->n_items];
-            if ((rc = h2b_json_check_object(&c->src, lim, mp, H2B_JSON_REQUIRED, &lim, &c->diag)) <
-                    0 ||
-                (rc = h2b_json_get_double(&c->src, lim, mp, "max", H2B_JSON_REQUIRED, 0, DBL_MAX,
-                                          &it->max, &c->diag)) < 0 ||
-                (rc = h2b_json_get_string(&c->src, lim, mp, "why", H2B_JSON_REQUIRED, &it->why,
-                                          &c->diag)) < 0)
-                return rc;
-            it->bench = name;
-            it->metric = metric;
-            ce->n_items++;
-        }
-    }
-    return H2B_OK;
-}
-
-int h2b_rdata_ceilings_load(const char *path, struct h2b_rdata_ceilings **out, char *err,
-                            size_t errlen)
-{
-    json_t *doc = NULL;
-    char *text = NULL;
-    int rc = load(path, &doc, &text, err, errlen);
-    if (rc)
-        return rc;
-    struct ctx c = {.src = {path, text}};
-    struct h2b_rdata_ceilings *ce = calloc(1, sizeof(*ce));
-    if (ce == NULL) {
-        json_decref(doc);
-        free(text);
-        return H2B_ERR_NOMEM;
-    }
-    ce->doc = doc;
-    ce->path = strdup(path);
-    rc = ce->path ? convert_ceilings(&c, doc, ce) : H2B_ERR_NOMEM;
-    free(text);
-    if (rc) {
-        if (rc == H2B_ERR_NOMEM)
-            snprintf(err, errlen, "%s: out of memory", path);
-        else
-            diag_to_err(&c.diag, err, errlen);
-        h2b_rdata_ceilings_del(ce);
-        return rc;
-    }
-    *out = ce;
-    return H2B_OK;
 }

@@ -1,10 +1,10 @@
 /*
  * rdata.h - results and ceilings files as the report reads them.
  *
- * Loads an h2bench.result/1 or h2bench.ceilings/1 document, validates the fields the report
- * uses and exposes them as plain structs. Strings point into the parsed document and live as
- * long as the owning h2b_rdata_results / h2b_rdata_ceilings. Numbers that are null or absent are
- * NAN ("not measured"); the report prints them as such, never as 0.
+ * Loads an h2bench.result/1 document, validates the fields the report uses and exposes them as
+ * plain structs. Strings point into the parsed document and live as long as the owning
+ * h2b_rdata_results. (Ceilings are read by the gate engine, gates/ceilings.h.) Numbers that are
+ * null or absent are NAN ("not measured"); the report prints them as such, never as 0.
  */
 #ifndef H2B_RDATA_H
 #define H2B_RDATA_H
@@ -76,24 +76,5 @@ void h2b_rdata_results_del(struct h2b_rdata_results *r);
 /* The micro entry named name, or NULL. */
 const struct h2b_rdata_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
                                                    const char *name);
-
-struct h2b_rdata_ceiling {
-    const char *bench;
-    const char *metric; /* bytes_per_op, allocs_per_op, p99_ns, instructions_per_op, ... */
-    double max;
-    const char *why;
-};
-
-struct h2b_rdata_ceilings {
-    char *path;
-    void *doc;
-    struct h2b_rdata_ceiling *items; /* in file order, benchmark by benchmark */
-    size_t n_items;
-};
-
-/* Reads and validates an h2bench.ceilings/1 file; errors as h2b_rdata_results_load. */
-int h2b_rdata_ceilings_load(const char *path, struct h2b_rdata_ceilings **out, char *err,
-                            size_t errlen);
-void h2b_rdata_ceilings_del(struct h2b_rdata_ceilings *c);
 
 #endif

@@ -207,6 +207,29 @@ static int commit(const char *tmp, const char *dir, char *err, size_t errlen)
     return H2B_OK;
 }
 
+/* The gate engine's verdict on the head run (no confirmation re-runs: a report measures
+ * nothing). Its loaders print file:line:column diagnostics to stderr themselves. */
+static int gate_head(struct h2b__report *rep, char *err, size_t errlen)
+{
+    const char *head = rep->opt->results[rep->opt->n_results - 1];
+    struct h2b_gate_set *set = NULL;
+    int rc = h2b_ceilings_load(rep->opt->ceilings, &rep->ceil);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s (see above)", rep->opt->ceilings, h2b_strerror(rc));
+        return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
+    }
+    if ((rc = h2b_gate_set_load(&head, 1, &set))) {
+        snprintf(err, errlen, "%s: %s (see above)", head, h2b_strerror(rc));
+        return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
+    }
+    struct h2b_gate_options gopt = {.strict = false, .confirm = 0};
+    rc = h2b_gate_check(rep->ceil, set, &gopt, &rep->gate);
+    h2b_gate_set_del(set);
+    if (rc)
+        snprintf(err, errlen, "checking ceilings: %s", h2b_strerror(rc));
+    return rc;
+}
+
 static int load_all(struct h2b__report *rep, char *err, size_t errlen)
 {
     const struct h2b_report_options *o = rep->opt;
@@ -222,8 +245,16 @@ static int load_all(struct h2b__report *rep, char *err, size_t errlen)
     rep->head = rep->runs[rep->n_runs - 1];
     if (o->compare && (rc = h2b_rdata_results_load(o->compare, &rep->base, err, errlen)))
         return rc;
-    if (o->ceilings && (rc = h2b_rdata_ceilings_load(o->ceilings, &rep->ceilings, err, errlen)))
+    if (o->ceilings && (rc = gate_head(rep, err, errlen)))
         return rc;
+    if (o->compare) {
+        rc = h2b_compare_files(o->compare, o->results[o->n_results - 1], &rep->compare);
+        if (rc) {
+            snprintf(err, errlen, "comparing %s with %s: %s (see above)", o->compare,
+                     o->results[o->n_results - 1], h2b_strerror(rc));
+            return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
+        }
+    }
     return h2b__report_index(rep->head, &rep->targets, &rep->n_targets, &rep->keys, &rep->n_keys);
 }
 
@@ -233,7 +264,9 @@ static void unload_all(struct h2b__report *rep)
         h2b_rdata_results_del(rep->runs[i]);
     free(rep->runs);
     h2b_rdata_results_del(rep->base);
-    h2b_rdata_ceilings_del(rep->ceilings);
+    h2b_ceilings_del(rep->ceil);
+    h2b_gate_report_del(rep->gate);
+    h2b_compare_report_del(rep->compare);
     free(rep->targets);
     free(rep->keys);
 }

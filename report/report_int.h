@@ -9,6 +9,10 @@
 #include "report.h"
 #include "strbuf.h"
 
+#include "ceilings.h"
+#include "compare.h"
+#include "gate.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -34,7 +38,9 @@ struct h2b__report {
     size_t n_runs;
     const struct h2b_rdata_results *head; /* runs[n_runs - 1] */
     struct h2b_rdata_results *base;       /* --compare, or NULL */
-    struct h2b_rdata_ceilings *ceilings;  /* --ceilings, or NULL */
+    struct h2b_ceilings *ceil;            /* --ceilings, or NULL */
+    struct h2b_gate_report *gate;         /* the gate's verdict on head with --ceilings */
+    struct h2b_compare_report *compare;   /* base against head with --compare */
     const char **targets;                 /* head's targets in order of first appearance */
     size_t n_targets;
     struct h2b__cellkey *keys; /* head's cells, sorted by connections then streams */
