@@ -445,21 +445,23 @@ static void worker_adopt_queue(struct worker *w)
     }
 }
 
-static int worker_timeout_ms(struct worker *w, uint64_t now)
+/* How long epoll may sleep: until the next timer, 0 with work pending, NULL for ever. ns
+ * precision (epoll_pwait2) so that /delay/MS answers on time, not on a millisecond boundary. */
+static struct timespec *worker_timeout(struct worker *w, uint64_t now, struct timespec *ts)
 {
-    if (w->more.head || h2b_conn_ctx_has_dirty(w->ctx))
-        return 0;
     uint64_t d = h2b_conn_ctx_next_deadline(w->ctx);
+    if (w->more.head || h2b_conn_ctx_has_dirty(w->ctx))
+        d = now;
     if (w->linger.head && w->linger.head->linger_until < d)
         d = w->linger.head->linger_until;
     if (w->draining && w->drain_until < d)
         d = w->drain_until;
     if (d == UINT64_MAX)
-        return -1;
-    if (d <= now)
-        return 0;
-    uint64_t ms = (d - now + H2B_NS_PER_MS - 1) / H2B_NS_PER_MS;
-    return ms > 60000 ? 60000 : (int)ms;
+        return NULL;
+    uint64_t wait = d > now ? d - now : 0;
+    ts->tv_sec = (time_t)(wait / H2B_NS_PER_SEC);
+    ts->tv_nsec = (long)(wait % H2B_NS_PER_SEC);
+    return ts;
 }
 
 static void worker_start_drain(struct worker *w, uint64_t now)
@@ -489,7 +491,9 @@ static void *worker_main(void *arg)
     h2b_alloc_arm();
     struct epoll_event evs[MAX_EVENTS];
     for (;;) {
-        int n = epoll_wait(w->ep, evs, MAX_EVENTS, worker_timeout_ms(w, h2b_clock_now_ns()));
+        struct timespec ts;
+        int n =
+            epoll_pwait2(w->ep, evs, MAX_EVENTS, worker_timeout(w, h2b_clock_now_ns(), &ts), NULL);
         uint64_t now = h2b_clock_now_ns();
         h2b_conn_ctx_tick(w->ctx, now);
         for (int i = 0; i < n; i++) {
