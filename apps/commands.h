@@ -15,5 +15,6 @@ int h2b_cmd_load(int argc, char **argv);
 int h2b_cmd_serve(int argc, char **argv);
 int h2b_cmd_gate(int argc, char **argv);
 int h2b_cmd_compare(int argc, char **argv);
+int h2b_cmd_run(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct command commands[] = {
     {"serve", "run the reference HTTP/2 server", h2b_cmd_serve},
     {"gate", "check results against ceilings; propose ceilings", h2b_cmd_gate},
     {"compare", "A/B two results files with confidence intervals", h2b_cmd_compare},
+    {"run", "run a scenario file: matrix cells and micro suites, one results file", h2b_cmd_run},
     {NULL, NULL, NULL},
 };
 

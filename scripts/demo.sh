@@ -1,20 +1,15 @@
 #!/usr/bin/env bash
-# demo.sh - the main job on a fresh build. Until the server and the load generator exist this is
-# the quickest real end-to-end job there is: the version and the histogram's accuracy check on a
-# million samples.
+# demo.sh - the main job on a fresh build: scenarios/quick.json (the bundled server alone driven
+# by h2bench load over connections {1, 10, 100} x streams {1, 10, 100}, about 30 s), then a
+# report on those results, and where both went.
 set -euo pipefail
 bin=${1:-build/bin}
 "$bin/h2bench" --version
 echo
-build/tests/test_hist
+results=results/runs/quick-$(date -u +%Y%m%dT%H%M%SZ).json
+"$bin/h2bench" run scenarios/quick.json --out "$results"
+echo "demo: results in $(pwd)/$results"
 
-# The report: on the newest results under results/runs/ (where `h2bench run` writes), else on the
-# test fixtures, and say which.
 echo
-results=$(ls -t results/runs/*.json 2>/dev/null | head -n 1 || true)
-if [ -z "$results" ]; then
-    results=tests/data/report/head.json
-    echo "report: no results under results/runs/ yet, rendering the test fixture $results"
-fi
 "$bin/h2bench" report "$results" -o build/demo-report
 echo "report: $(pwd)/build/demo-report/REPORT.md"

@@ -228,10 +228,9 @@ int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m)
                               get_u64(lat, "p99", &m->lat_p99_ns) == H2B_OK &&
                               get_u64(lat, "p999", &m->lat_p999_ns) == H2B_OK;
     }
-    /* The encoded histogram: the first string field whose value is an h2bh1 encoding. */
-    const json_t *hist = json_object_get(obj, "histogram");
-    if (!json_is_string(hist))
-        hist = json_object_get(obj, "latency_histogram");
+    /* h2bench load writes its encoded histograms under "histograms"; "latency" is the one
+     * the percentiles above come from. */
+    const json_t *hist = json_object_get(json_object_get(obj, "histograms"), "latency");
     if (json_is_string(hist)) {
         m->histogram = strdup(json_string_value(hist));
         if (!m->histogram)

@@ -188,7 +188,7 @@ int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const c
     return H2B_OK;
 }
 
-static int read_file(const char *path, char **out)
+int h2b__run_read_text(const char *path, char **out)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -223,7 +223,7 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
         char *tmpl = NULL, *text = NULL;
         snprintf(tmpl_path, sizeof(tmpl_path), "%s/%s", p->dir, peer->config);
         snprintf(config_path, sizeof(config_path), "%s/%s.conf", vars->dir, peer->name);
-        if ((rc = read_file(tmpl_path, &tmpl))) {
+        if ((rc = h2b__run_read_text(tmpl_path, &tmpl))) {
             snprintf(msg, msg_size, "cannot read %s", tmpl_path);
             return rc;
         }
@@ -255,4 +255,20 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
     }
     *argv = v;
     return H2B_OK;
+}
+
+void h2b__run_last_line(const char *path, char *buf, size_t size)
+{
+    char *text = NULL;
+    buf[0] = '\0';
+    if (h2b__run_read_text(path, &text) != H2B_OK)
+        return;
+    size_t len = strlen(text);
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        text[--len] = '\0';
+    size_t start = len;
+    while (start > 0 && text[start - 1] != '\n')
+        start--;
+    snprintf(buf, size, "%s", text + start);
+    free(text);
 }

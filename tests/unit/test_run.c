@@ -223,6 +223,35 @@ static void test_client_argv(void)
     h2b_scenario_del(s);
 }
 
+/* The shape h2bench load --json writes (harness/load/report.c). */
+static void test_load_json(void)
+{
+    json_error_t jerr;
+    json_t *o = json_loads(
+        "{\"schema\": \"h2bench.load/1\", \"connections\": 2, \"streams_requested\": 8, "
+        "\"streams_effective\": 4, \"requests\": 1000, \"succeeded\": 990, \"failed\": 10, "
+        "\"errors\": 3, \"duration_s\": 0.5, \"req_per_s\": 2000.0, \"bytes_per_s\": 1e5, "
+        "\"latency_ns\": {\"min\": 10, \"p50\": 20, \"p90\": 30, \"p99\": 40, \"p999\": 50, "
+        "\"p9999\": 55, \"max\": 60, \"mean\": 21.5, \"count\": 1000}, \"client_cpu_s\": 0.1, "
+        "\"histograms\": {\"latency\": \"h2bh1:xyz\"}}",
+        0, &jerr);
+    struct h2b_cell_metrics m;
+    CHECK_EQ_INT(h2b_client_from_json(o, &m), H2B_OK);
+    CHECK_EQ_U64(m.requests, 1000);
+    CHECK_EQ_U64(m.succeeded, 990);
+    CHECK_EQ_U64(m.failed, 10);
+    CHECK_EQ_U64(m.errors, 3);
+    CHECK_EQ_U64(m.client_streams, 4);
+    CHECK(m.have_percentiles);
+    CHECK_EQ_U64(m.lat_p99_ns, 40);
+    CHECK_EQ_U64(m.lat_max_ns, 60);
+    CHECK_STR(m.histogram, "h2bh1:xyz");
+    h2b_client_metrics_free(&m);
+    json_object_del(o, "succeeded");
+    CHECK_EQ_INT(h2b_client_from_json(o, &m), H2B_ERR_PARSE);
+    json_decref(o);
+}
+
 static void test_perf_stat(void)
 {
     uint64_t n = 0;
@@ -265,6 +294,7 @@ int main(void)
     test_sequential_and_sweeps();
     test_h2load_text();
     test_client_argv();
+    test_load_json();
     test_perf_stat();
     test_peer_expand();
     return test_report();

@@ -1,0 +1,987 @@
+/*
+ * runner.c - `h2bench run`: scenario in, targets up, cells measured, results out.
+ *
+ * Shape: every target is started once, before the first cell, and stays up for the whole run,
+ * so "alternate" really interleaves warm targets (starting a server per cell would measure its
+ * start-up). Each cell spawns the client pinned to the client CPUs and, while it runs, samples
+ * the server's RSS every 100 ms (the peak is recorded) and watches both processes; the server's
+ * CPU time is the /proc/PID/stat delta across the cell, the client's comes from its rusage.
+ *
+ * Failure policy: a cell fails (status "failed" with a reason, metrics null) when its target is
+ * not running, dies during the cell, or the client crashes, times out or completes fewer than
+ * min_requests. Failed requests inside a completed cell are data, not a failure. A dead target
+ * is not restarted: its remaining cells fail with the original reason. The results file is
+ * written in every case, atomically, and the exit status says whether anything failed.
+ *
+ * Rejected: running cells in threads of this process (the client's CPU time and a crash in it
+ * would be ours); restarting dead targets (it hides the crash the run exists to reveal).
+ */
+#include "runner.h"
+
+#include "client.h"
+#include "clock.h"
+#include "cpu.h"
+#include "env.h"
+#include "error.h"
+#include "expand.h"
+#include "peers.h"
+#include "probe.h"
+#include "proc.h"
+#include "results.h"
+#include "scenario.h"
+#include "target.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define POLL_NS (100 * H2B_NS_PER_MS)
+#define PROBE_TIMEOUT_NS (5 * H2B_NS_PER_SEC)
+
+#ifndef H2B_PEERS_DIR_DEFAULT
+#define H2B_PEERS_DIR_DEFAULT "servers/peers"
+#endif
+
+struct run {
+    const struct h2b_run_options *o;
+    struct h2b_diag *diag;
+    json_t *doc;     /* the scenario document */
+    json_t *results; /* the h2bench.result/1 document being built */
+    char *text;      /* the scenario file's text, for diagnostics */
+    struct h2b_scenario *s;
+    struct h2b_peers *peers;
+    struct h2b_target **targets; /* NULL where the target did not start */
+    char (*target_why)[256];     /* why a target is unavailable */
+    uint32_t *server_max;        /* advertised (or configured) max streams per target */
+    bool *server_max_probed;
+    struct h2b_cell *cells;
+    size_t ncells;
+    char dir[256]; /* private run directory (configs, logs, client outputs) */
+    char docroot[300];
+    char body_file[300];
+    bool perf;
+    char perf_reason[256];
+    uint64_t started_ns;
+    size_t done;
+    bool bar_shown;
+};
+
+/* Formats a reason into buf; reasons quote logs and paths, and a long one is cut, not an error
+ * (vsnprintf: the compiler cannot prove every quoted path fits, and it need not). */
+static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void say(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- loading ---- */
+
+static const char *peers_dir(const struct h2b_run_options *o)
+{
+    if (o->peers_dir)
+        return o->peers_dir;
+    const char *env = getenv("H2B_PEERS_DIR");
+    return env && *env ? env : H2B_PEERS_DIR_DEFAULT;
+}
+
+static int load_peers(struct run *r)
+{
+    char path[4096], fpath[128], msg[256];
+    json_t *doc = NULL;
+    char *text = NULL;
+    snprintf(path, sizeof(path), "%s/peers.json", peers_dir(r->o));
+    int rc = h2b_json_load(path, &doc, &text, r->diag);
+    if (rc)
+        return rc == H2B_ERR_NOMEM ? rc : H2B_ERR_PARSE;
+    rc = h2b_peers_from_json(doc, peers_dir(r->o), &r->peers, fpath, sizeof(fpath), msg,
+                             sizeof(msg));
+    if (rc == H2B_ERR_INVAL)
+        h2b_diag_set(r->diag, path, text, fpath, "%s", msg);
+    json_decref(doc);
+    free(text);
+    return rc == H2B_ERR_INVAL ? H2B_ERR_PARSE : rc;
+}
+
+static int load_scenario(struct run *r)
+{
+    struct h2b_json_src src;
+    int rc = h2b_json_load(r->o->scenario, &r->doc, &r->text, r->diag);
+    if (rc)
+        return rc == H2B_ERR_NOMEM ? rc : H2B_ERR_PARSE; /* unreadable input is an input error */
+    src.file = r->o->scenario;
+    src.text = r->text;
+    /* Peers are needed only to validate peer names; a scenario without peers runs even where
+     * servers/peers/ is not installed. */
+    bool wants_peers = false;
+    json_t *targets = json_object_get(r->doc, "targets");
+    for (size_t i = 0; json_is_array(targets) && i < json_array_size(targets); i++) {
+        json_t *type = json_object_get(json_array_get(targets, i), "type");
+        wants_peers =
+            wants_peers || (json_is_string(type) && strcmp(json_string_value(type), "peer") == 0);
+    }
+    if (wants_peers && (rc = load_peers(r)))
+        return rc;
+    return h2b_scenario_load(r->doc, &src, r->peers ? r->peers->names : NULL, &r->s, r->diag);
+}
+
+/* ---- the run directory ---- */
+
+static int write_pattern_file(const char *path, uint64_t size, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return H2B_ERR_IO;
+    if (text) {
+        fputs(text, f);
+    } else {
+        char chunk[4096];
+        for (size_t i = 0; i < sizeof(chunk); i++)
+            chunk[i] = (char)('a' + i % 26);
+        for (uint64_t left = size; left > 0;) {
+            size_t n = left < sizeof(chunk) ? (size_t)left : sizeof(chunk);
+            fwrite(chunk, 1, n, f);
+            left -= n;
+        }
+    }
+    return fclose(f) == 0 ? H2B_OK : H2B_ERR_IO;
+}
+
+static int mkdirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int rc = mkdir(path, 0755);
+        *p = '/';
+        if (rc != 0 && errno != EEXIST)
+            return H2B_ERR_IO;
+    }
+    return H2B_OK;
+}
+
+/* Peers serve files: give them the matrix path as a file. /bytes/N gets N bytes (the bundled
+ * server's endpoint); anything else gets the bundled server's 13-byte "Hello, World!". */
+static int make_docroot(struct run *r)
+{
+    char file[600];
+    const char *path = r->s->matrix.path;
+    snprintf(r->docroot, sizeof(r->docroot), "%s/docroot", r->dir);
+    if (mkdir(r->docroot, 0755) != 0)
+        return H2B_ERR_IO;
+    size_t plen = strcspn(path, "?#");
+    bool dir = plen > 0 && path[plen - 1] == '/';
+    snprintf(file, sizeof(file), "%s%.*s%s", r->docroot, (int)plen, path, dir ? "index.html" : "");
+    if (mkdirs(file))
+        return H2B_ERR_IO;
+    uint64_t n = 0;
+    const char *bytes = "/bytes/";
+    if (strncmp(path, bytes, strlen(bytes)) == 0 &&
+        sscanf(path + strlen(bytes), "%" SCNu64, &n) == 1)
+        return write_pattern_file(file, n, NULL);
+    return write_pattern_file(file, 0, "Hello, World!");
+}
+
+static void remove_tree(const char *dir)
+{
+    /* Only the run directory we created: configuration, logs, outputs, the docroot. */
+    char cmd[600];
+    if (strncmp(dir, "/tmp/h2bench-run-", 17) != 0)
+        return;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "h2bench run: could not remove %s\n", dir);
+}
+
+/* ---- progress ---- */
+
+static void fmt_clock(char *buf, size_t size, double s)
+{
+    unsigned t = s < 0 ? 0 : s > 359999 ? 359999 : (unsigned)(s + 0.5);
+    say(buf, size, "%u:%02u", t / 60, t % 60);
+}
+
+static double cell_estimate_s(const struct h2b_scenario *s)
+{
+    return s->matrix.duration_s > 0 ? s->matrix.duration_s + s->matrix.warmup_s + 0.5 : 1.0;
+}
+
+static void progress(struct run *r, size_t i)
+{
+    if (!r->o->progress)
+        return;
+    const struct h2b_cell *c = &r->cells[i];
+    double elapsed = (double)(h2b_clock_now_ns() - r->started_ns) / 1e9;
+    double per = r->done ? elapsed / (double)r->done : cell_estimate_s(r->s);
+    char el[16], eta[16], bar[21];
+    fmt_clock(el, sizeof(el), elapsed);
+    fmt_clock(eta, sizeof(eta), per * (double)(r->ncells - r->done));
+    size_t fill = r->ncells ? r->done * 20 / r->ncells : 0;
+    for (size_t k = 0; k < 20; k++)
+        bar[k] = k < fill ? '#' : '.';
+    bar[20] = '\0';
+    fprintf(stderr, "\r[%s] cell %zu/%zu %-8s %ux%u  elapsed %s  ETA %s \033[K", bar, i + 1,
+            r->ncells, r->s->targets[c->target].name, c->connections, c->streams_requested, el,
+            eta);
+    fflush(stderr);
+    r->bar_shown = true;
+}
+
+static void progress_clear(struct run *r)
+{
+    if (r->bar_shown) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+        r->bar_shown = false;
+    }
+}
+
+/* ---- one cell ---- */
+
+struct cell_result {
+    bool ok;
+    char reason[512];
+    struct h2b_cell_metrics m;
+    bool have_client_cpu, have_server;
+    double client_cpu_s, server_cpu_s;
+    uint64_t server_rss_kib;
+    bool have_instructions;
+    double instructions_per_request;
+    char perf_note[160]; /* why instructions are missing although counters exist */
+};
+
+static void client_program(const struct run *r, char *buf, size_t size)
+{
+    const struct h2b_client_spec *cl = &r->s->client;
+    if (cl->command)
+        snprintf(buf, size, "%s", cl->command);
+    else
+        snprintf(buf, size, "%s", cl->kind == H2B_CLIENT_H2LOAD ? "h2load" : r->o->self);
+}
+
+static char *read_text(const char *path)
+{
+    char *text = NULL;
+    return h2b__run_read_text(path, &text) == H2B_OK ? text : NULL;
+}
+
+static int parse_output(const struct run *r, const char *out_path, const char *json_path,
+                        const char *log_path, struct cell_result *res)
+{
+    if (r->s->client.kind == H2B_CLIENT_H2LOAD) {
+        char *text = read_text(out_path);
+        int rc = text ? h2b_client_parse_h2load(text, &res->m) : H2B_ERR_IO;
+        free(text);
+        if (rc == H2B_OK && log_path)
+            rc = h2b_client_read_h2load_log(log_path, &res->m);
+        return rc;
+    }
+    json_t *obj = NULL;
+    struct h2b_diag d;
+    int rc = h2b_json_load(json_path, &obj, NULL, &d);
+    if (rc)
+        return rc;
+    rc = h2b_client_from_json(obj, &res->m);
+    json_decref(obj);
+    return rc;
+}
+
+/* perf stat attached to the server for the cell: user-space instructions of every thread. */
+static struct h2b_proc *perf_attach(const struct run *r, pid_t pid, const char *out_path)
+{
+    char pidbuf[32];
+    struct h2b_proc *p = NULL;
+    if (!r->perf || pid <= 0)
+        return NULL;
+    snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+    char *argv[] = {"perf", "stat", "-e", "instructions:u", "-x", ",",
+                    "-p",   pidbuf, "-o", (char *)out_path, NULL};
+    struct h2b_proc_opts opts = {
+        .out = H2B_PROC_DEVNULL, .err = H2B_PROC_DEVNULL, .kill_on_parent_exit = true};
+    return h2b_proc_spawn(&p, argv, &opts) == H2B_OK ? p : NULL;
+}
+
+/* Stops perf (SIGINT makes it print its count) and reads the count; false with a note if none. */
+static bool perf_detach(struct h2b_proc *p, const char *out_path, uint64_t *count,
+                        struct cell_result *res)
+{
+    if (!p)
+        return false;
+    h2b_proc_signal(p, SIGINT);
+    h2b_proc_wait(p, 5 * H2B_NS_PER_SEC, NULL);
+    h2b_proc_del(p);
+    char *text = read_text(out_path);
+    int rc = text ? h2b_client_parse_perf_stat(text, count) : H2B_ERR_IO;
+    free(text);
+    if (rc != H2B_OK)
+        say(res->perf_note, sizeof(res->perf_note),
+            "server_instructions_per_request: perf stat gave no count (%s)", h2b_strerror(rc));
+    return rc == H2B_OK;
+}
+
+static void run_cell(struct run *r, size_t i, struct cell_result *res)
+{
+    const struct h2b_cell *c = &r->cells[i];
+    struct h2b_target *t = r->targets[c->target];
+    const struct h2b_matrix_spec *m = &r->s->matrix;
+    char url[1024], prog[4096], out_path[512], err_path[512], json_path[512], log_path[512];
+    char perf_path[512];
+    char why[256];
+    memset(res, 0, sizeof(*res));
+    if (!t) {
+        say(res->reason, sizeof(res->reason), "%s", r->target_why[c->target]);
+        return;
+    }
+    if (!h2b_target_alive(t, why, sizeof(why))) {
+        say(res->reason, sizeof(res->reason), "target not running: %s", why);
+        return;
+    }
+    snprintf(url, sizeof(url), "%s%s", h2b_target_url(t), m->path);
+    snprintf(out_path, sizeof(out_path), "%s/cell-%zu.out", r->dir, i);
+    snprintf(err_path, sizeof(err_path), "%s/cell-%zu.err", r->dir, i);
+    snprintf(json_path, sizeof(json_path), "%s/cell-%zu.json", r->dir, i);
+    snprintf(log_path, sizeof(log_path), "%s/cell-%zu.log", r->dir, i);
+    snprintf(perf_path, sizeof(perf_path), "%s/cell-%zu.perf", r->dir, i);
+    client_program(r, prog, sizeof(prog));
+    struct h2b_client_call call = {
+        .program = prog,
+        .url = url,
+        .body_file = r->body_file[0] ? r->body_file : NULL,
+        .json_out = json_path,
+        .log_file = r->s->client.latency_log ? log_path : NULL,
+    };
+    char **argv = NULL;
+    if (h2b_client_argv(r->s, c, &call, &argv) != H2B_OK) {
+        say(res->reason, sizeof(res->reason), "out of memory");
+        return;
+    }
+
+    cpu_set_t cpus;
+    h2b_cpu_parse_list(r->s->client.cpus, &cpus);
+    uint64_t srv_cpu0 = 0, srv_cpu1 = 0, rss = 0, rss_now;
+    bool have_srv = h2b_target_pid(t) > 0 && h2b_target_cpu_ns(t, &srv_cpu0) == H2B_OK;
+    struct h2b_proc *client = NULL;
+    struct h2b_proc_opts opts = {
+        .cpus = &cpus,
+        .out = H2B_PROC_FILE,
+        .out_path = out_path,
+        .err = H2B_PROC_FILE,
+        .err_path = err_path,
+        .kill_on_parent_exit = true,
+    };
+    struct h2b_proc *perf = perf_attach(r, h2b_target_pid(t), perf_path);
+    int rc = h2b_proc_spawn(&client, argv, &opts);
+    h2b_client_argv_free(argv);
+    uint64_t instructions = 0;
+    if (rc) {
+        perf_detach(perf, perf_path, &instructions, res);
+        say(res->reason, sizeof(res->reason), "cannot start the client %s: %s", prog,
+            h2b_strerror(rc));
+        return;
+    }
+    uint64_t deadline = h2b_clock_now_ns() + (uint64_t)(r->s->client.timeout_s * 1e9);
+    bool target_died = false;
+    int status = 0;
+    for (;;) {
+        bool exited = h2b_proc_exited(client, &status);
+        if (have_srv && h2b_target_rss_kib(t, &rss_now) == H2B_OK && rss_now > rss)
+            rss = rss_now;
+        if (!target_died && !h2b_target_alive(t, why, sizeof(why))) {
+            /* Let the client notice and finish within its own timeouts; it is stopped below
+             * if it does not. */
+            target_died = true;
+            deadline = h2b_clock_now_ns() + 10 * H2B_NS_PER_SEC;
+        }
+        if (exited)
+            break;
+        progress(r, i);
+        if (h2b_clock_now_ns() >= deadline) {
+            perf_detach(perf, perf_path, &instructions, res);
+            h2b_proc_del(client); /* SIGKILL and reap */
+            if (target_died)
+                say(res->reason, sizeof(res->reason), "target died during the cell: %s", why);
+            else
+                say(res->reason, sizeof(res->reason),
+                    "client did not finish within client.timeout_s (%.0f s): the target "
+                    "stopped answering?",
+                    r->s->client.timeout_s);
+            return;
+        }
+        h2b_clock_sleep_ns(POLL_NS);
+    }
+    uint64_t client_cpu = 0;
+    bool have_client_cpu = h2b_proc_cpu_ns(client, &client_cpu) == H2B_OK;
+    h2b_proc_del(client);
+    if (have_srv && h2b_target_cpu_ns(t, &srv_cpu1) == H2B_OK && srv_cpu1 >= srv_cpu0) {
+        res->have_server = true;
+        res->server_cpu_s = (double)(srv_cpu1 - srv_cpu0) / 1e9;
+        res->server_rss_kib = rss;
+    }
+    bool counted = perf_detach(perf, perf_path, &instructions, res);
+    res->have_client_cpu = have_client_cpu;
+    res->client_cpu_s = (double)client_cpu / 1e9;
+    if (target_died || !h2b_target_alive(t, why, sizeof(why))) {
+        say(res->reason, sizeof(res->reason), "target died during the cell: %s", why);
+        return;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char tail[256];
+        h2b__run_last_line(err_path, tail, sizeof(tail));
+        say(res->reason, sizeof(res->reason), "client %s %d%s%s",
+            WIFEXITED(status) ? "exited with status" : "killed by signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? ": " : "", tail);
+        return;
+    }
+    if (parse_output(r, out_path, json_path, r->s->client.latency_log ? log_path : NULL, res) !=
+        H2B_OK) {
+        say(res->reason, sizeof(res->reason), "cannot read the client's results (%s)",
+            r->s->client.kind == H2B_CLIENT_H2LOAD ? out_path : json_path);
+        return;
+    }
+    if (counted && res->m.succeeded > 0) {
+        res->have_instructions = true;
+        res->instructions_per_request = (double)instructions / (double)res->m.succeeded;
+    }
+    if (res->m.succeeded < m->min_requests) {
+        say(res->reason, sizeof(res->reason),
+            "%llu requests succeeded, fewer than matrix.min_requests (%llu)",
+            (unsigned long long)res->m.succeeded, (unsigned long long)m->min_requests);
+        return;
+    }
+    res->ok = true;
+}
+
+/* ---- results ---- */
+
+static json_t *u64_or_null(bool have, uint64_t v)
+{
+    return have ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *real_or_null(bool have, double v)
+{
+    return have && isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *cell_json(const struct run *r, const struct h2b_cell *c,
+                         const struct cell_result *res)
+{
+    const struct h2b_cell_metrics *mt = &res->m;
+    bool have = res->ok || mt->requests > 0;
+    json_t *o = json_object();
+    json_object_set_new(o, "target", json_string(r->s->targets[c->target].name));
+    json_object_set_new(o, "client",
+                        json_string(r->s->client.kind == H2B_CLIENT_H2LOAD ? "h2load" : "h2bench"));
+    json_object_set_new(o, "connections", json_integer(c->connections));
+    json_object_set_new(o, "streams_requested", json_integer(c->streams_requested));
+    json_object_set_new(o, "streams_effective", json_integer(c->streams_effective));
+    json_object_set_new(o, "server_max_streams",
+                        c->server_max_streams ? json_integer(c->server_max_streams) : json_null());
+    json_object_set_new(o, "server_max_streams_source",
+                        json_string(r->server_max_probed[c->target] ? "probe" : "configured"));
+    if (c->frame_size)
+        json_object_set_new(o, "frame_size", json_integer(c->frame_size));
+    if (c->window_bits)
+        json_object_set_new(o, "window_bits", json_integer(c->window_bits));
+    json_object_set_new(o, "path", json_string(r->s->matrix.path));
+    json_object_set_new(o, "repeat", json_integer(c->repeat));
+    json_object_set_new(o, "status", json_string(res->ok ? "ok" : "failed"));
+    if (!res->ok)
+        json_object_set_new(o, "reason", json_string(res->reason));
+    json_object_set_new(o, "requests", u64_or_null(have, mt->requests));
+    json_object_set_new(o, "succeeded", u64_or_null(have, mt->succeeded));
+    json_object_set_new(o, "failed", u64_or_null(have, mt->failed));
+    json_object_set_new(o, "errors", u64_or_null(have, mt->errors));
+    json_object_set_new(o, "duration_s", real_or_null(have, mt->duration_s));
+    json_object_set_new(o, "req_per_s", real_or_null(have, mt->req_per_s));
+    json_object_set_new(o, "bytes_per_s", real_or_null(have, mt->bytes_per_s));
+    json_t *lat = json_object();
+    bool pct = have && mt->have_percentiles;
+    json_object_set_new(lat, "min", u64_or_null(have && mt->have_latency, mt->lat_min_ns));
+    json_object_set_new(lat, "p50", u64_or_null(pct, mt->lat_p50_ns));
+    json_object_set_new(lat, "p90", u64_or_null(pct, mt->lat_p90_ns));
+    json_object_set_new(lat, "p99", u64_or_null(pct, mt->lat_p99_ns));
+    json_object_set_new(lat, "p999", u64_or_null(pct, mt->lat_p999_ns));
+    json_object_set_new(lat, "max", u64_or_null(have && mt->have_latency, mt->lat_max_ns));
+    json_object_set_new(
+        lat, "mean",
+        real_or_null(have && mt->have_latency && mt->lat_mean_ns > 0, mt->lat_mean_ns));
+    json_object_set_new(o, "latency_ns", lat);
+    if (mt->histogram)
+        json_object_set_new(o, "latency_histogram", json_string(mt->histogram));
+    json_object_set_new(o, "client_cpu_s", real_or_null(res->have_client_cpu, res->client_cpu_s));
+    json_object_set_new(o, "server_cpu_s", real_or_null(res->have_server, res->server_cpu_s));
+    json_object_set_new(o, "server_rss_kib", u64_or_null(res->have_server, res->server_rss_kib));
+    json_object_set_new(o, "server_instructions_per_request",
+                        real_or_null(res->have_instructions, res->instructions_per_request));
+    char note[800];
+    const char *perf = r->perf_reason[0] ? r->perf_reason : res->perf_note;
+    snprintf(note, sizeof(note), "%s%s%s", mt->note, mt->note[0] && perf[0] ? "; " : "", perf);
+    if (note[0])
+        json_object_set_new(o, "note", json_string(note));
+    return o;
+}
+
+/* ---- output ---- */
+
+static void fmt_ns(char *buf, size_t size, bool have, uint64_t ns)
+{
+    if (!have)
+        snprintf(buf, size, "-");
+    else if (ns >= 10 * H2B_NS_PER_MS)
+        snprintf(buf, size, "%.1fms", (double)ns / 1e6);
+    else if (ns >= H2B_NS_PER_MS)
+        snprintf(buf, size, "%.2fms", (double)ns / 1e6);
+    else
+        snprintf(buf, size, "%.0fus", (double)ns / 1e3);
+}
+
+static void print_cell_line(const struct run *r, size_t i, const struct cell_result *res)
+{
+    const struct h2b_cell *c = &r->cells[i];
+    FILE *f = r->o->report;
+    char p50[16], p99[16], cs[32];
+    if (!f)
+        return;
+    snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
+    if (!res->ok) {
+        fprintf(f, "%4zu  %-9s %6u %9s  FAILED: %s\n", i + 1, r->s->targets[c->target].name,
+                c->connections, cs, res->reason);
+        fflush(f);
+        return;
+    }
+    fmt_ns(p50, sizeof(p50), res->m.have_percentiles, res->m.lat_p50_ns);
+    fmt_ns(p99, sizeof(p99), res->m.have_percentiles, res->m.lat_p99_ns);
+    fprintf(f, "%4zu  %-9s %6u %9s %11.0f %9.3f %8s %8s %7llu %6.2f %6.2f %8llu\n", i + 1,
+            r->s->targets[c->target].name, c->connections, cs, res->m.req_per_s,
+            res->m.bytes_per_s / 1e9, p50, p99, (unsigned long long)res->m.failed,
+            res->client_cpu_s, res->server_cpu_s, (unsigned long long)res->server_rss_kib);
+    fflush(f);
+}
+
+static void print_header(const struct run *r)
+{
+    if (!r->o->report)
+        return;
+    fprintf(r->o->report, "%4s  %-9s %6s %9s %11s %9s %8s %8s %7s %6s %6s %8s\n", "cell", "target",
+            "conns", "streams", "req/s", "GB/s", "p50", "p99", "failed", "cli_s", "srv_s",
+            "srv_KiB");
+}
+
+static void print_plan(const struct run *r)
+{
+    FILE *f = r->o->report;
+    fprintf(f, "%s: %zu cells (%zu targets)\n", r->s->name, r->ncells, r->s->ntargets);
+    for (size_t t = 0; t < r->s->ntargets; t++)
+        fprintf(f, "  target %-9s max streams %u (%s)\n", r->s->targets[t].name, r->server_max[t],
+                r->server_max_probed[t] ? "probed" : "configured, not probed in a dry run");
+    fprintf(f, "%4s  %-9s %6s %9s %9s %10s %8s %6s %6s\n", "cell", "target", "conns", "requested",
+            "effective", "server_max", "frame", "window", "repeat");
+    for (size_t i = 0; i < r->ncells; i++) {
+        const struct h2b_cell *c = &r->cells[i];
+        char frame[16] = "-", window[16] = "-";
+        if (c->frame_size)
+            snprintf(frame, sizeof(frame), "%u", c->frame_size);
+        if (c->window_bits)
+            snprintf(window, sizeof(window), "2^%u-1", c->window_bits);
+        fprintf(f, "%4zu  %-9s %6u %9u %9u %10u %8s %6s %6u\n", i + 1,
+                r->s->targets[c->target].name, c->connections, c->streams_requested,
+                c->streams_effective, c->server_max_streams, frame, window, c->repeat);
+    }
+}
+
+/* One row per matrix point, one req/s column per target and its ratio to the first target. */
+static void print_summary(const struct run *r, const json_t *matrix)
+{
+    FILE *f = r->o->report;
+    if (!f || r->s->ntargets == 0)
+        return;
+    fprintf(f, "\n%-6s %-9s", "conns", "streams");
+    for (size_t t = 0; t < r->s->ntargets; t++)
+        fprintf(f, " %12s", r->s->targets[t].name);
+    for (size_t t = 1; t < r->s->ntargets; t++) {
+        char ratio[64];
+        snprintf(ratio, sizeof(ratio), "%s/%s", r->s->targets[0].name, r->s->targets[t].name);
+        fprintf(f, " %15s", ratio);
+    }
+
+    fprintf(f, "   (req/s; median over repeats)\n");
+    for (size_t i = 0; i < r->ncells; i++) {
+        const struct h2b_cell *c = &r->cells[i];
+        bool first = true;
+        for (size_t j = 0; j < i; j++) {
+            const struct h2b_cell *d = &r->cells[j];
+            first = first && !(d->connections == c->connections &&
+                               d->streams_requested == c->streams_requested &&
+                               d->frame_size == c->frame_size && d->window_bits == c->window_bits);
+        }
+        if (!first)
+            continue;
+        double rate[16] = {0};
+        for (size_t t = 0; t < r->s->ntargets && t < 16; t++) {
+            double vals[1024];
+            size_t nv = 0;
+            for (size_t j = 0; j < r->ncells && nv < 1024; j++) {
+                const struct h2b_cell *d = &r->cells[j];
+                json_t *e = json_array_get(matrix, j);
+                if (d->target == t && d->connections == c->connections &&
+                    d->streams_requested == c->streams_requested &&
+                    d->frame_size == c->frame_size && d->window_bits == c->window_bits &&
+                    json_is_number(json_object_get(e, "req_per_s")) &&
+                    strcmp(json_string_value(json_object_get(e, "status")), "ok") == 0)
+                    vals[nv++] = json_number_value(json_object_get(e, "req_per_s"));
+            }
+            for (size_t a = 1; a < nv; a++) /* insertion sort: a handful of repeats */
+                for (size_t b = a; b > 0 && vals[b - 1] > vals[b]; b--) {
+                    double tmp = vals[b];
+                    vals[b] = vals[b - 1];
+                    vals[b - 1] = tmp;
+                }
+            rate[t] = nv ? (nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2) : 0;
+        }
+        char cs[32];
+        snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
+        fprintf(f, "%-6u %-9s", c->connections, cs);
+        for (size_t t = 0; t < r->s->ntargets && t < 16; t++) {
+            if (rate[t] > 0)
+                fprintf(f, " %12.0f", rate[t]);
+            else
+                fprintf(f, " %12s", "failed");
+        }
+        for (size_t t = 1; t < r->s->ntargets && t < 16; t++) {
+            if (rate[0] > 0 && rate[t] > 0)
+                fprintf(f, " %14.2fx", rate[0] / rate[t]);
+            else
+                fprintf(f, " %15s", "-");
+        }
+        if (c->frame_size || c->window_bits)
+            fprintf(f, "  frame %u window 2^%u-1", c->frame_size, c->window_bits);
+        fprintf(f, "\n");
+    }
+}
+
+/* ---- targets ---- */
+
+static void start_targets(struct run *r)
+{
+    for (size_t t = 0; t < r->s->ntargets; t++) {
+        const struct h2b_target_spec *spec = &r->s->targets[t];
+        char tdir[512], why[256];
+        snprintf(tdir, sizeof(tdir), "%s/%s", r->dir, spec->name);
+        if (mkdir(tdir, 0755) != 0) {
+            say(r->target_why[t], sizeof(r->target_why[t]), "cannot create %s", tdir);
+            continue;
+        }
+        struct h2b_target_env env = {
+            .self = r->o->self,
+            .peers = r->peers,
+            .dir = tdir,
+            .docroot = r->docroot,
+            .ready_path = r->s->matrix.path,
+        };
+        int rc = h2b_target_start(&r->targets[t], spec, &env, why, sizeof(why));
+        if (rc) {
+            say(r->target_why[t], sizeof(r->target_why[t]), "target did not start: %s", why);
+            fprintf(stderr, "h2bench run: %s: %s\n", spec->name, r->target_why[t]);
+            continue;
+        }
+        uint32_t max;
+        rc = h2b_probe_max_streams(h2b_target_url(r->targets[t]), PROBE_TIMEOUT_NS, &max, why,
+                                   sizeof(why));
+        if (rc) {
+            say(r->target_why[t], sizeof(r->target_why[t]), "SETTINGS probe failed: %s", why);
+            fprintf(stderr, "h2bench run: %s: %s\n", spec->name, r->target_why[t]);
+            h2b_target_del(r->targets[t]);
+            r->targets[t] = NULL;
+            continue;
+        }
+        r->server_max[t] = max;
+        r->server_max_probed[t] = true;
+    }
+}
+
+/* The configured maximum, for dry runs: what the command line or template sets. */
+static uint32_t configured_max(const struct run *r, const struct h2b_target_spec *spec)
+{
+    if (spec->max_streams)
+        return spec->max_streams;
+    if (spec->kind == H2B_TARGET_PEER) {
+        const struct h2b_peer *p = h2b_peers_find(r->peers, spec->peer);
+        return p ? p->max_streams : 0;
+    }
+    if (spec->kind == H2B_TARGET_BUNDLED)
+        return H2B_TARGET_BUNDLED_MAX_STREAMS;
+    return 0;
+}
+
+/* ---- micro suites ---- */
+
+static int run_micro(struct run *r)
+{
+    const struct h2b_micro_spec *mi = &r->s->micro;
+    char json_path[512], err_path[512];
+    snprintf(json_path, sizeof(json_path), "%s/micro.json", r->dir);
+    snprintf(err_path, sizeof(err_path), "%s/micro.err", r->dir);
+    char *argv[] = {(char *)r->o->self, "micro",  "--profile", mi->profile, "--filter",
+                    mi->filter,         "--json", json_path,   NULL};
+    struct h2b_proc *p = NULL;
+    struct h2b_proc_opts opts = {.out = H2B_PROC_FILE,
+                                 .out_path = err_path,
+                                 .err_to_out = true,
+                                 .kill_on_parent_exit = true};
+    int status = 0;
+    int rc = h2b_proc_spawn(&p, argv, &opts);
+    if (rc) {
+        fprintf(stderr, "h2bench run: cannot start h2bench micro: %s\n", h2b_strerror(rc));
+        return rc;
+    }
+    rc = h2b_proc_wait(p, 3600 * H2B_NS_PER_SEC, &status);
+    h2b_proc_del(p);
+    if (rc || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char tail[256];
+        h2b__run_last_line(err_path, tail, sizeof(tail));
+        fprintf(stderr, "h2bench run: h2bench micro failed: %s\n", tail);
+        return H2B_ERR_INTERRUPTED;
+    }
+    json_t *obj = NULL;
+    struct h2b_diag d;
+    if ((rc = h2b_json_load(json_path, &obj, NULL, &d))) {
+        h2b_diag_print(&d, stderr);
+        return rc;
+    }
+    /* h2bench micro --json writes either the entries or a results document holding them. */
+    json_t *entries = json_is_array(obj) ? obj : json_object_get(obj, "micro");
+    size_t k;
+    json_t *e;
+    json_array_foreach(entries, k, e) h2b_results_append(r->results, "micro", json_incref(e));
+    json_decref(obj);
+    return H2B_OK;
+}
+
+/* ---- the run ---- */
+
+static int default_out(const struct run *r, char *buf, size_t size)
+{
+    char stamp[32];
+    h2b_clock_utc_string(stamp, sizeof(stamp));
+    for (char *p = stamp; *p; p++)
+        if (*p == ':')
+            *p = '-';
+    snprintf(buf, size, "results/runs/%s-%s.json", r->s->name, stamp);
+    char dirs[] = "results/runs/";
+    return mkdirs(dirs);
+}
+
+static int prepare(struct run *r)
+{
+    const struct h2b_matrix_spec *m = &r->s->matrix;
+    snprintf(r->dir, sizeof(r->dir), "/tmp/h2bench-run-XXXXXX");
+    if (!mkdtemp(r->dir)) {
+        h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot create a run directory in /tmp: %s",
+                     strerror(errno));
+        return H2B_ERR_IO;
+    }
+    if (make_docroot(r)) {
+        h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write the docroot in %s", r->dir);
+        return H2B_ERR_IO;
+    }
+    if (m->body_bytes > 0) {
+        snprintf(r->body_file, sizeof(r->body_file), "%s/body", r->dir);
+        if (write_pattern_file(r->body_file, m->body_bytes, NULL)) {
+            h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write %s", r->body_file);
+            return H2B_ERR_IO;
+        }
+    }
+    return H2B_OK;
+}
+
+/* Cells need file descriptors: 1000 connections are 1000 on each side. Children inherit. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int run_matrix(struct run *r, struct h2b_run_summary *sum)
+{
+    json_t *matrix = json_object_get(r->results, "matrix");
+    print_header(r);
+    r->started_ns = h2b_clock_now_ns();
+    for (size_t i = 0; i < r->ncells; i++) {
+        struct cell_result res;
+        progress(r, i);
+        run_cell(r, i, &res);
+        r->done++;
+        progress_clear(r);
+        print_cell_line(r, i, &res);
+        json_t *e = cell_json(r, &r->cells[i], &res);
+        h2b_client_metrics_free(&res.m);
+        if (!e || h2b_results_append(r->results, "matrix", e) != H2B_OK)
+            return H2B_ERR_NOMEM;
+        if (res.ok) {
+            sum->cells_ok++;
+        } else {
+            sum->cells_failed++;
+            if (r->o->fail_fast) {
+                fprintf(stderr, "h2bench run: --fail-fast: stopping after cell %zu\n", i + 1);
+                break;
+            }
+        }
+    }
+    progress_clear(r);
+    print_summary(r, matrix);
+    return H2B_OK;
+}
+
+static void cleanup(struct run *r)
+{
+    for (size_t t = 0; r->targets && t < r->s->ntargets; t++)
+        h2b_target_del(r->targets[t]);
+    free(r->targets);
+    free(r->target_why);
+    free(r->server_max);
+    free(r->server_max_probed);
+    free(r->cells);
+    h2b_scenario_del(r->s);
+    h2b_peers_del(r->peers);
+    json_decref(r->doc);
+    json_decref(r->results);
+    free(r->text);
+}
+
+int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct h2b_diag *diag)
+{
+    struct run r = {.o = o, .diag = diag};
+    struct h2b_cell_filter *filters = NULL;
+    size_t nfilters = 0;
+    int rc;
+    memset(sum, 0, sizeof(*sum));
+    if ((rc = load_scenario(&r)))
+        goto out;
+    if (o->filter) {
+        char msg[256];
+        if (!r.s->has_matrix) {
+            h2b_diag_set(diag, NULL, NULL, NULL, "--filter: the scenario has no matrix");
+            rc = H2B_ERR_INVAL;
+            goto out;
+        }
+        if ((rc = h2b_expand_parse_filter(r.s, o->filter, &filters, &nfilters, msg, sizeof(msg)))) {
+            h2b_diag_set(diag, NULL, NULL, NULL, "--filter: %s", msg);
+            rc = rc == H2B_ERR_PARSE ? H2B_ERR_INVAL : rc;
+            goto out;
+        }
+    }
+    size_t nt = r.s->ntargets;
+    r.targets = calloc(nt ? nt : 1, sizeof(*r.targets));
+    r.target_why = calloc(nt ? nt : 1, sizeof(*r.target_why));
+    r.server_max = calloc(nt ? nt : 1, sizeof(*r.server_max));
+    r.server_max_probed = calloc(nt ? nt : 1, sizeof(*r.server_max_probed));
+    if (!r.targets || !r.target_why || !r.server_max || !r.server_max_probed) {
+        rc = H2B_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t t = 0; t < nt; t++)
+        r.server_max[t] = configured_max(&r, &r.s->targets[t]);
+
+    if (o->dry_run) {
+        /* No process is started in a dry run: peers and the bundled server use the maximum
+         * their command line configures; URL targets are already up, so they are probed. */
+        for (size_t t = 0; t < nt; t++) {
+            const struct h2b_target_spec *spec = &r.s->targets[t];
+            uint32_t max;
+            char why[256];
+            if (spec->kind == H2B_TARGET_URL && !spec->max_streams &&
+                h2b_probe_max_streams(spec->url, PROBE_TIMEOUT_NS, &max, why, sizeof(why)) ==
+                    H2B_OK) {
+                r.server_max[t] = max;
+                r.server_max_probed[t] = true;
+            }
+        }
+        if (r.s->has_matrix && (rc = h2b_expand_matrix(r.s, r.server_max, o->repeat, filters,
+                                                       nfilters, &r.cells, &r.ncells)))
+            goto out;
+        sum->cells = r.ncells;
+        if (r.s->has_matrix)
+            print_plan(&r);
+        if (r.s->micro.enabled)
+            fprintf(o->report, "micro: h2bench micro --profile %s --filter '%s'\n",
+                    r.s->micro.profile, r.s->micro.filter);
+        goto out;
+    }
+
+    char out_path[4096];
+    if (o->out)
+        snprintf(out_path, sizeof(out_path), "%s", o->out);
+    else if (default_out(&r, out_path, sizeof(out_path))) {
+        h2b_diag_set(diag, NULL, NULL, NULL, "cannot create results/runs/");
+        rc = H2B_ERR_IO;
+        goto out;
+    }
+    if ((rc = h2b_results_new(&r.results, r.s->name, o->scenario))) {
+        h2b_diag_set(diag, o->scenario, NULL, NULL, "cannot start the results: %s",
+                     h2b_strerror(rc));
+        goto out;
+    }
+    r.perf = h2b_env_perf_counters(r.perf_reason, sizeof(r.perf_reason));
+    if (r.perf) {
+        r.perf_reason[0] = '\0';
+    } else {
+        char reason[256];
+        snprintf(reason, sizeof(reason), "%s", r.perf_reason);
+        say(r.perf_reason, sizeof(r.perf_reason),
+            "server_instructions_per_request: no hardware counters (%s)", reason);
+    }
+    if (r.s->has_matrix) {
+        raise_fd_limit();
+        if ((rc = prepare(&r)))
+            goto out;
+        start_targets(&r);
+        if ((rc = h2b_expand_matrix(r.s, r.server_max, o->repeat, filters, nfilters, &r.cells,
+                                    &r.ncells)))
+            goto out;
+        sum->cells = r.ncells;
+        if ((rc = run_matrix(&r, sum)))
+            goto out;
+        for (size_t t = 0; t < nt; t++) {
+            h2b_target_del(r.targets[t]);
+            r.targets[t] = NULL;
+        }
+    }
+    if (r.s->micro.enabled && !(o->fail_fast && sum->cells_failed)) {
+        if (!r.dir[0] && (rc = prepare(&r)))
+            goto out;
+        sum->micro_failed = run_micro(&r) != H2B_OK;
+    }
+    if ((rc = h2b_results_write(out_path, r.results, diag)))
+        goto out;
+    snprintf(sum->out, sizeof(sum->out), "%s", out_path);
+    if (sum->cells_failed || sum->micro_failed) {
+        fprintf(stderr, "h2bench run: %zu of %zu cells failed%s; logs kept in %s\n",
+                sum->cells_failed, sum->cells, sum->micro_failed ? ", micro suites failed" : "",
+                r.dir);
+        r.dir[0] = '\0';
+        rc = H2B_ERR_INTERRUPTED;
+    }
+out:
+    if (r.dir[0])
+        remove_tree(r.dir);
+    free(filters);
+    cleanup(&r);
+    return rc;
+}

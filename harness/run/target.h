@@ -1,0 +1,62 @@
+/*
+ * target.h - the lifecycle of one matrix target: start, ready, observe, stop.
+ *
+ * A bundled target is `h2bench serve --port 0`, whose "listening on http://HOST:PORT" line gives
+ * the URL. A peer gets a free loopback port chosen here (bind port 0, read it back, close) and
+ * a rendered configuration, then libcurl polls it until it answers. A URL target is only
+ * polled. Started targets are pinned to their CPU list before exec, so every thread they create
+ * inherits the pinning, exactly as taskset would do.
+ */
+#ifndef H2B_RUN_TARGET_H
+#define H2B_RUN_TARGET_H
+
+#include "peers.h"
+#include "scenario.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* SETTINGS_MAX_CONCURRENT_STREAMS h2bench serve is started with when the scenario sets none
+ * (its own default). */
+#define H2B_TARGET_BUNDLED_MAX_STREAMS 256
+
+struct h2b_target;
+
+struct h2b_target_env {
+    const char *self; /* this h2bench executable */
+    const struct h2b_peers *peers;
+    const char *dir;        /* private directory for this target (config, logs) */
+    const char *docroot;    /* static files for peers */
+    const char *ready_path; /* path the readiness probe requests */
+};
+
+/* Starts (or, for a URL target, reaches) spec and waits until it answers. Returns H2B_OK, or
+ * an error with the reason in why (H2B_ERR_TIMEOUT: never answered; H2B_ERR_CLOSED: exited).
+ * *out untouched on failure; a process started on the way is stopped again. */
+int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec,
+                     const struct h2b_target_env *env, char *why, size_t why_size);
+
+/* Stops the target (SIGTERM, then SIGKILL after a grace period) and frees it; NULL is fine. */
+void h2b_target_del(struct h2b_target *t);
+
+/* scheme://host:port of the running target. */
+const char *h2b_target_url(const struct h2b_target *t);
+
+/* Process id, or 0 for a URL target (not ours to observe). */
+pid_t h2b_target_pid(const struct h2b_target *t);
+
+/* True while the process runs (URL targets: always). When it has exited, why says how
+ * ("exited with status 1", "killed by signal 9"), and later calls keep saying so. */
+bool h2b_target_alive(struct h2b_target *t, char *why, size_t why_size);
+
+/* CPU time (user + system, all threads) and resident set of the process. Return H2B_OK or
+ * H2B_ERR_UNSUPPORTED for URL targets, H2B_ERR_IO if /proc cannot be read. */
+int h2b_target_cpu_ns(const struct h2b_target *t, uint64_t *out);
+int h2b_target_rss_kib(const struct h2b_target *t, uint64_t *out);
+
+/* Where the target's stderr/stdout go (a file in its directory), for failure messages. */
+const char *h2b_target_log(const struct h2b_target *t);
+
+#endif

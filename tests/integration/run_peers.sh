@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# run_peers.sh - h2bench run end to end: the bundled server with h2bench load, then the peers
+# (nghttpd, h2o, nginx) driven by h2load. The probe finds the advertised
+# SETTINGS_MAX_CONCURRENT_STREAMS, cells complete with 0 failed requests, and the results file
+# validates. Then a target that dies mid-run: its cells are
+# marked failed with the reason, the run goes on, exit 3, and the results file is still written.
+. "$(dirname "$0")/lib.sh"
+DATA=$SRC/tests/data/run
+CHECK=$BIN/../tests/results_check
+
+"$H2BENCH" run "$DATA/peers-small.json" --out "$TMP/small.json" --no-progress \
+    >"$TMP/out" 2>"$TMP/err"
+expect_eq "small run exit" "$?" 0
+"$CHECK" "$TMP/small.json" >"$TMP/cells"
+expect_eq "small results validate" "$?" 0
+cells=$(cat "$TMP/cells")
+expect_eq "small: 4 cells" "$(grep -c '^nghttpd ' "$TMP/cells")" 4
+# max_streams 8 configured and probed: 16 requested streams become 8 (cap 4096 does not bind).
+expect_match "small: (4,16) -> 8 from the probe" "$cells" '^nghttpd 4 16 8 ok counted -$'
+expect_match "small: (1,1) -> 1" "$cells" '^nghttpd 1 1 1 ok counted -$'
+expect_eq "small: no failed requests" "$(grep -c 'failed_requests 0' "$TMP/cells")" 4
+expect_match "small: results path printed" "$(cat "$TMP/out")" "results: $TMP/small.json"
+expect_match "small: probed max in results" "$(cat "$TMP/small.json")" '"server_max_streams": 8'
+expect_match "small: percentiles from the log" "$(cat "$TMP/small.json")" '"p99": [0-9]+'
+expect_match "small: instructions null with a reason" "$(cat "$TMP/small.json")" \
+    '"note": ".*server_instructions_per_request'
+
+# The bundled server (h2bench serve --port 0, its "listening on" line) with h2bench load --json.
+"$H2BENCH" run "$DATA/bundled-small.json" --out "$TMP/bundled.json" --no-progress \
+    >"$TMP/out" 2>"$TMP/err"
+expect_eq "bundled run exit" "$?" 0
+"$CHECK" "$TMP/bundled.json" >"$TMP/cells"
+expect_eq "bundled results validate" "$?" 0
+cells=$(cat "$TMP/cells")
+expect_match "bundled: (4,8) -> 4 from the probe" "$cells" '^h2ref 4 8 4 ok counted -$'
+expect_match "bundled: (1,1)" "$cells" '^h2ref 1 1 1 ok counted -$'
+expect_eq "bundled: no failed requests" "$(grep -c 'failed_requests 0' "$TMP/cells")" 4
+expect_match "bundled: percentiles and histogram from h2bench load" "$(cat "$TMP/bundled.json")" \
+    '"latency_histogram": "h2bh1:'
+expect_match "bundled: server CPU measured" "$(cat "$TMP/bundled.json")" '"server_cpu_s": [0-9]'
+
+# Every shipped peer template renders, starts and answers. nghttpd and nginx advertise the
+# configured SETTINGS_MAX_CONCURRENT_STREAMS; h2o 2.2.5 always advertises 100 (its directive
+# limits concurrent processing), and the probe reports what is advertised, not what was asked.
+"$H2BENCH" run "$DATA/peers-all.json" --out "$TMP/all.json" --no-progress >"$TMP/out" 2>"$TMP/err"
+expect_eq "all peers run exit" "$?" 0
+"$CHECK" "$TMP/all.json" >"$TMP/cells"
+expect_eq "all peers results validate" "$?" 0
+cells=$(cat "$TMP/cells")
+expect_match "nghttpd answered, max 8" "$cells" '^nghttpd 2 16 8 ok counted -$'
+expect_match "nginx answered, max 8" "$cells" '^nginx 2 16 8 ok counted -$'
+expect_match "h2o answered, advertises 100" "$cells" '^h2o 2 16 16 ok counted -$'
+expect_eq "all peers: no failed requests" "$(grep -c 'failed_requests 0' "$TMP/cells")" 3
+
+"$H2BENCH" run "$DATA/dying.json" --peers-dir "$DATA/peers-dying" --out "$TMP/dying.json" \
+    --no-progress >"$TMP/out" 2>"$TMP/err"
+expect_eq "dying run exit" "$?" 3
+"$CHECK" "$TMP/dying.json" >"$TMP/cells"
+expect_eq "dying results validate" "$?" 0
+expect_eq "dying: every cell recorded" "$(grep -c '^dying ' "$TMP/cells")" 4
+expect_match "dying: first cell measured" "$(head -1 "$TMP/cells")" '^dying 1 1 1 ok '
+expect_eq "dying: later cells failed" "$(grep -c '^dying .* failed ' "$TMP/cells")" 3
+expect_match "dying: reason names the exit" "$(cat "$TMP/cells")" 'exited with status 7'
+expect_match "dying: stderr says logs are kept" "$(cat "$TMP/err")" '3 of 4 cells failed'
+kept=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$TMP/err" | awk '{print $4}')
+[ -n "$kept" ] && rm -rf "$kept"
+
+# --fail-fast stops at the first failed cell; the file is still written and valid.
+"$H2BENCH" run "$DATA/dying.json" --peers-dir "$DATA/peers-dying" --out "$TMP/ff.json" \
+    --fail-fast --no-progress >"$TMP/out" 2>"$TMP/err"
+expect_eq "fail-fast exit" "$?" 3
+"$CHECK" "$TMP/ff.json" >"$TMP/cells"
+expect_eq "fail-fast results validate" "$?" 0
+expect_eq "fail-fast: stops after the first failure" "$(grep -c '^dying ' "$TMP/cells")" 2
+# The failed runs kept their run directories for inspection; remove exactly those.
+for f in "$TMP"/err; do
+    dir=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$f" | awk '{print $4}')
+    [ -n "$dir" ] && rm -rf "$dir"
+done
+finish
