@@ -16,6 +16,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,8 @@ static void usage(FILE *f)
             "                       this executable)\n"
             "  --profile NAME       micro profile for re-runs and --runs (default ci)\n"
             "  --cpu N              pin re-runs and --runs to CPU N (passed to h2bench micro)\n"
-            "  --filter REGEX       with --runs: only these benchmarks\n"
+            "  --filter REGEX       only benchmarks matching REGEX (extended): the gate checks\n"
+            "                       just those ceilings; with --runs, only those are run\n"
             "  --md FILE            write the verdict as markdown\n"
             "  --junit FILE         write one JUnit test case per gate\n"
             "  --propose            print proposed ceilings from the results (or --runs)\n"
@@ -399,14 +401,25 @@ int h2b_cmd_gate(int argc, char **argv)
         }
         return propose(results, n_results, runs, &runner, filter, headroom, date, write, ceilings);
     }
-    if (!ceilings || n_results == 0 || runs || write || date || filter) {
+    if (!ceilings || n_results == 0 || runs || write || date) {
         fprintf(stderr, "h2bench gate: needs --ceilings and at least one results file "
-                        "(--runs, --write, --date and --filter go with --propose)\n\n");
+                        "(--runs, --write and --date go with --propose)\n\n");
         usage(stderr);
         return H2B_EXIT_USAGE;
+    }
+    regex_t re;
+    if (filter) {
+        if (regcomp(&re, filter, REG_EXTENDED | REG_NOSUB) != 0) {
+            fprintf(stderr, "h2bench gate: --filter: not a regular expression: '%s'\n", filter);
+            return H2B_EXIT_USAGE;
+        }
+        opt.filter = &re;
     }
     opt.confirm = (int)confirm;
     opt.rerun = h2b_gate_runner_rerun;
     opt.rerun_arg = &runner;
-    return check(ceilings, results, n_results, &opt, md, junit);
+    int code = check(ceilings, results, n_results, &opt, md, junit);
+    if (filter)
+        regfree(&re);
+    return code;
 }

@@ -703,6 +703,11 @@ static void sort_rows(struct h2b_gate_report *r)
     }
 }
 
+static bool selected(const struct h2b_gate_options *opt, const char *name)
+{
+    return !opt->filter || regexec(opt->filter, name, 0, NULL, 0) == 0;
+}
+
 int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
                    const struct h2b_gate_options *opt, struct h2b_gate_report **out)
 {
@@ -721,6 +726,8 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
         goto out_ok;
     }
     for (size_t i = 0; i < c->count; i++) {
+        if (!selected(opt, c->benches[i].name))
+            continue;
         size_t n = 0;
         for (size_t j = 0; j < s->count; j++) {
             if (strcmp(s->obs[j].name, c->benches[i].name) == 0)
@@ -737,7 +744,7 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
     }
     for (size_t j = 0; j < s->count; j++) {
         const char *name = s->obs[j].name;
-        bool seen = h2b_ceilings_find(c, name) != NULL;
+        bool seen = h2b_ceilings_find(c, name) != NULL || !selected(opt, name);
         for (size_t k = 0; k < j && !seen; k++)
             seen = strcmp(s->obs[k].name, name) == 0;
         if (seen)

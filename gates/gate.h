@@ -25,6 +25,7 @@
 #include "ceilings.h"
 
 #include <jansson.h>
+#include <regex.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -108,6 +109,7 @@ struct h2b_gate_options {
     int confirm;             /* confirmation re-runs of p99 breaches (0: fail on first breach) */
     h2b_gate_rerun_fn rerun; /* NULL: breaches fail without confirmation */
     void *rerun_arg;
+    const regex_t *filter; /* only benchmarks whose names match (a partial run), or NULL */
 };
 
 enum h2b_gate_status {

@@ -63,6 +63,12 @@ expect_match "missing row" "$(cat "$TMP/out")" '^MISSING +fx/tail '
 expect_eq "benchmark without ceiling passes" "$(gate --ceilings "$C" --results "$D/results-extra.json")" 0
 expect_match "ungated row" "$(cat "$TMP/out")" '^ungated +fx/new '
 expect_eq "--strict fails it" "$(gate --ceilings "$C" --results "$D/results-extra.json" --strict)" 1
+# --filter: a partial run is gated on its own benchmarks only.
+expect_eq "filter skips the missing" "$(gate --ceilings "$C" --results "$D/results-missing.json" \
+    --filter '^fx/(alloc-free|three-blocks)$')" 0
+expect_eq "filter keeps failures" "$(gate --ceilings "$C" --results "$D/results-alloc-byte.json" \
+    --filter 'three')" 1
+expect_eq "filter bad regex" "$(gate --ceilings "$C" --results "$D/results-pass.json" --filter '(')" 2
 
 # Invalid measurements.
 expect_eq "sanitizer build" "$(gate --ceilings "$C" --results "$D/results-asan.json")" 3
