@@ -408,7 +408,7 @@ int h2b_ceilings_to_json(const struct h2b_ceilings *c, char **out)
         else if (json_object_set_new(o, "baseline", base))
             goto out;
     }
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     if (!text)
         goto out;
     struct h2b_buf b = {0};

@@ -143,6 +143,21 @@ static void test_check(void)
     CHECK(pb && strstr(pb->metric[H2B_METRIC_P99_NS].why, "+ 35% headroom") != NULL);
     CHECK_EQ_INT(h2b_gate_propose(runs, 0, &popt, &p), H2B_ERR_INVAL);
     h2b_ceilings_del(p);
+
+    /* Allocation the runner flags as not deterministic (amortised growth): the next whole unit
+     * above the largest value, so the wobble never fails but one more per op does. */
+    struct h2b_gate_set *wob = one("bench", 1090.757, 10.0313, forks, 3);
+    wob->obs[0].alloc_nondeterministic = true;
+    const struct h2b_gate_set *wruns[] = {wob};
+    p = NULL;
+    CHECK_EQ_INT(h2b_gate_propose(wruns, 1, &popt, &p), H2B_OK);
+    pb = p ? h2b_ceilings_find(p, "bench") : NULL;
+    CHECK(pb && pb->metric[H2B_METRIC_BYTES_PER_OP].max == 1091);
+    CHECK(pb && pb->metric[H2B_METRIC_ALLOCS_PER_OP].max == 11);
+    CHECK(pb && strstr(pb->metric[H2B_METRIC_BYTES_PER_OP].why, "NOT deterministic") != NULL);
+    CHECK(pb && pb->baseline.has_bytes && pb->baseline.bytes_per_op == 1090.757);
+    h2b_ceilings_del(p);
+    h2b_gate_set_del(wob);
     h2b_gate_set_del(fast);
     h2b_gate_set_del(s);
     h2b_ceilings_del(c);
