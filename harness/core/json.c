@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #define PATH_MAX_LEN 512
-#define SCAN_MAX_DEPTH 1024
+#define SCAN_MAX_DEPTH 2048 /* jansson's own nesting limit */
 
 /* ---- diagnostics ------------------------------------------------------------------------- */
 
