@@ -372,6 +372,14 @@ static void streams_label(const struct h2b__report *rep, struct h2b__cellkey k, 
                               rep->targets[t]);
 }
 
+/* "| connections | requested/effective |": the first two columns of every matrix table. */
+static void row_start(const struct h2b__report *rep, struct h2b_strbuf *o, struct h2b__cellkey k)
+{
+    char sl[256];
+    streams_label(rep, k, sl, sizeof(sl));
+    h2b_strbuf_printf(o, "| %ld | %s |", k.connections, sl);
+}
+
 static size_t failed_in_group(const struct h2b_rdata_results *r, const char *target,
                               struct h2b__cellkey k, size_t *all)
 {
@@ -386,6 +394,44 @@ static size_t failed_in_group(const struct h2b_rdata_results *r, const char *tar
         f += c->failed;
     }
     return f;
+}
+
+/* Server CPU per request and peak RSS: what each target spent for its throughput. Left out when
+ * the results carry neither. */
+static void resources(const struct h2b__report *rep, struct h2b_strbuf *o)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    bool any = false;
+    for (size_t i = 0; i < r->n_cells && !any; i++)
+        any = !isnan(r->cells[i].server_cpu_s) || !isnan(r->cells[i].server_rss_kib);
+    if (!any)
+        return;
+    h2b_strbuf_puts(o, "\n### Server resources\n\nServer CPU time per request and the server's "
+                       "peak resident memory (median of the repeats).\n\n"
+                       "| Connections | Requested/effective streams |");
+    for (size_t t = 0; t < rep->n_targets; t++)
+        h2b_strbuf_printf(o, " %s CPU/request | %s RSS |", rep->targets[t], rep->targets[t]);
+    h2b_strbuf_puts(o, "\n|---:|---:|");
+    for (size_t t = 0; t < 2 * rep->n_targets; t++)
+        h2b_strbuf_puts(o, "---:|");
+    h2b_strbuf_puts(o, "\n");
+    for (size_t k = 0; k < rep->n_keys; k++) {
+        row_start(rep, o, rep->keys[k]);
+        for (size_t t = 0; t < rep->n_targets; t++) {
+            double v[MAX_REPEATS];
+            size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k],
+                                         H2B__GROUP_SERVER_NS_PER_REQ, v, MAX_REPEATS);
+            B(a);
+            h2b_strbuf_printf(o, " %s |", n ? h2b__fmt_ns(h2b_stats_median(v, n), a, 64) : "—");
+            n = h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_SERVER_RSS_KIB, v,
+                                  MAX_REPEATS);
+            if (n)
+                h2b_strbuf_printf(o, " %.1f MiB |", h2b_stats_median(v, n) / 1024.0);
+            else
+                h2b_strbuf_puts(o, " — |");
+        }
+        h2b_strbuf_puts(o, "\n");
+    }
 }
 
 static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
@@ -416,13 +462,12 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
         h2b_strbuf_puts(o, "---:|");
     h2b_strbuf_puts(o, "\n");
     for (size_t k = 0; k < rep->n_keys; k++) {
-        char sl[256];
-        streams_label(rep, rep->keys[k], sl, sizeof(sl));
-        h2b_strbuf_printf(o, "| %ld | %s |", rep->keys[k].connections, sl);
+        row_start(rep, o, rep->keys[k]);
         double first = NAN;
         for (size_t t = 0; t < rep->n_targets; t++) {
             double v[MAX_REPEATS];
-            size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k], 0, v, MAX_REPEATS);
+            size_t n =
+                h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_RPS, v, MAX_REPEATS);
             size_t all, f = failed_in_group(r, rep->targets[t], rep->keys[k], &all);
             double med = h2b_stats_median(v, n);
             if (t == 0)
@@ -438,7 +483,8 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
         }
         for (size_t t = 1; t < rep->n_targets; t++) {
             double v[MAX_REPEATS];
-            size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k], 0, v, MAX_REPEATS);
+            size_t n =
+                h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_RPS, v, MAX_REPEATS);
             B(a);
             h2b_strbuf_printf(o, " %s |", h2b__fmt_ratio(h2b_stats_median(v, n), first, a, 64));
         }
@@ -455,9 +501,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
     h2b_strbuf_puts(o, "\n");
     bool any_merged = false, any_median = false;
     for (size_t k = 0; k < rep->n_keys; k++) {
-        char sl[256];
-        streams_label(rep, rep->keys[k], sl, sizeof(sl));
-        h2b_strbuf_printf(o, "| %ld | %s |", rep->keys[k].connections, sl);
+        row_start(rep, o, rep->keys[k]);
         for (size_t t = 0; t < rep->n_targets; t++) {
             for (int q = 0; q < 2; q++) {
                 bool merged;
@@ -490,6 +534,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
         h2b_strbuf_puts(o, ".\n");
     }
     chart(rep, o, H2B__CHART_LATENCY);
+    resources(rep, o);
 
     bool header = false;
     for (size_t i = 0; i < r->n_cells; i++) {

@@ -150,7 +150,8 @@ static int plot_rps(struct h2b__report *rep, const char *dir)
                 if (rep->keys[k].streams != streams[s])
                     continue;
                 double v[MAX_REPEATS];
-                size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k], 0, v, MAX_REPEATS);
+                size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_RPS, v,
+                                             MAX_REPEATS);
                 if (n == 0)
                     continue;
                 if (points == 0)
@@ -295,7 +296,8 @@ static int plot_latency(struct h2b__report *rep, const char *dir)
     double best = -1;
     for (size_t k = 0; k < rep->n_keys; k++) {
         double v[MAX_REPEATS];
-        size_t n = h2b__report_group(rep->head, rep->targets[0], rep->keys[k], 0, v, MAX_REPEATS);
+        size_t n = h2b__report_group(rep->head, rep->targets[0], rep->keys[k], H2B__GROUP_RPS, v,
+                                     MAX_REPEATS);
         double med = h2b_stats_median(v, n);
         if (n > 0 && med > best) {
             best = med;

@@ -84,9 +84,23 @@ size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
         const struct h2b_rdata_cell *c = &r->cells[i];
         if (c->failed || !in_group(c, target, k))
             continue;
-        double v = which == 0   ? c->req_per_s
-                   : which == 1 ? c->latency_ns[H2B_LAT_P50]
-                                : c->latency_ns[H2B_LAT_P99];
+        double v;
+        switch (which) {
+        case H2B__GROUP_RPS:
+            v = c->req_per_s;
+            break;
+        case H2B__GROUP_P50:
+            v = c->latency_ns[H2B_LAT_P50];
+            break;
+        case H2B__GROUP_P99:
+            v = c->latency_ns[H2B_LAT_P99];
+            break;
+        case H2B__GROUP_SERVER_NS_PER_REQ:
+            v = c->requests > 0 ? c->server_cpu_s * 1e9 / c->requests : NAN;
+            break;
+        default:
+            v = c->server_rss_kib;
+        }
         if (!isnan(v))
             out[n++] = v;
     }
@@ -131,7 +145,8 @@ double h2b__report_group_latency(const struct h2b_rdata_results *r, const char *
     }
     h2b_hist_del(m);
     double vals[MAX_REPEATS];
-    size_t nv = h2b__report_group(r, target, k, p < 75 ? 1 : 2, vals, MAX_REPEATS);
+    size_t nv = h2b__report_group(r, target, k, p < 75 ? H2B__GROUP_P50 : H2B__GROUP_P99, vals,
+                                  MAX_REPEATS);
     return h2b_stats_median(vals, nv);
 }
 

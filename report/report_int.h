@@ -55,8 +55,18 @@ struct h2b__report {
 int h2b__report_index(const struct h2b_rdata_results *r, const char ***targets, size_t *n_targets,
                       struct h2b__cellkey **keys, size_t *n_keys);
 
+/* What h2b__report_group collects from each repeat. */
+enum h2b__group_metric {
+    H2B__GROUP_RPS,
+    H2B__GROUP_P50,
+    H2B__GROUP_P99,
+    H2B__GROUP_SERVER_NS_PER_REQ, /* server CPU time per request, ns */
+    H2B__GROUP_SERVER_RSS_KIB
+};
+
 /* Values of one matrix group: the repeats of (target, connections, requested streams) that did
- * not fail. which: 0 req/s, 1 p50, 2 p99. Returns how many were written (at most max). */
+ * not fail and measured which (enum h2b__group_metric). Returns how many were written (at most
+ * max). */
 size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
                          struct h2b__cellkey k, int which, double *out, size_t max);
 
