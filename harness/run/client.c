@@ -333,7 +333,7 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
     add(&b, "%u", cl->threads < cell->connections ? cl->threads : cell->connections);
     if (m->duration_s > 0) {
         add(&b, "-D");
-        add(&b, "%.0fms", m->duration_s * 1000);
+        add(&b, "%.0fms", (call->duration_s > 0 ? call->duration_s : m->duration_s) * 1000);
         if (m->warmup_s > 0)
             add(&b, "--warm-up-time=%.0fms", m->warmup_s * 1000);
     } else {

@@ -63,6 +63,7 @@ struct h2b_client_call {
     const char *body_file; /* POST body file or NULL */
     const char *json_out;  /* h2bench load --json destination */
     const char *log_file;  /* h2load --log-file destination or NULL */
+    double duration_s;     /* > 0: timed run of this length instead of matrix.duration_s */
 };
 
 /* Builds the NULL-terminated argument vector for a cell into *argv (malloc'd strings and

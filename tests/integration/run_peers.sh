@@ -39,6 +39,16 @@ expect_match "bundled: percentiles and histogram from h2bench load" "$(cat "$TMP
     '"latency_histogram": "h2bh1:'
 expect_match "bundled: server CPU measured" "$(cat "$TMP/bundled.json")" '"server_cpu_s": [0-9]'
 
+# A timed cell short of min_requests is extended once (to timeout_s / 2 here), then fails.
+"$H2BENCH" run "$DATA/extend.json" --out "$TMP/extend.json" --no-progress >"$TMP/out" 2>"$TMP/err"
+expect_eq "extend exit" "$?" 3
+"$CHECK" "$TMP/extend.json" >"$TMP/cells"
+expect_match "extend: failed for min_requests" "$(cat "$TMP/cells")" \
+    'failed counted [0-9]+ requests succeeded, fewer than matrix.min_requests'
+expect_match "extend: note says extended" "$(cat "$TMP/extend.json")" 'timed cell extended to 1.5 s'
+kept=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$TMP/err" | awk '{print $4}')
+[ -n "$kept" ] && rm -rf "$kept"
+
 # Every shipped peer template renders, starts and answers. nghttpd and nginx advertise the
 # configured SETTINGS_MAX_CONCURRENT_STREAMS; h2o 2.2.5 always advertises 100 (its directive
 # limits concurrent processing), and the probe reports what is advertised, not what was asked.
