@@ -8,6 +8,7 @@
 
 #include "arrival.h"
 #include "load.h"
+#include "pool.h"
 
 #include <nghttp2/nghttp2.h>
 #include <openssl/ssl.h>
@@ -53,6 +54,8 @@ struct h2b__load_worker {
     struct h2b__load_conn **dirty; /* connections with bytes to send this loop turn */
     uint32_t ndirty;
     uint8_t *rbuf;
+    struct h2b_pool pool; /* nghttp2's allocations for this worker's sessions */
+    nghttp2_mem mem;
     uint64_t inflight;
     bool all_busy; /* --rate: no connection had a free stream at the last release */
     uint32_t rr;   /* --rate: round-robin cursor over conns */

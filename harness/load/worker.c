@@ -467,7 +467,8 @@ static void session_start(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
     const struct h2b_load_config *cfg = w->sh->cfg;
-    if (nghttp2_session_client_new2(&c->session, w->sh->callbacks, c, w->sh->option) != 0) {
+    if (nghttp2_session_client_new3(&c->session, w->sh->callbacks, c, w->sh->option, &w->mem) !=
+        0) {
         conn_fail(c);
         return;
     }
@@ -955,6 +956,8 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
     w->sh = sh;
     w->nconns = nconns;
     w->epfd = -1;
+    h2b_pool_init(&w->pool);
+    w->mem = h2b_pool_nghttp2_mem(&w->pool);
     int rv = h2b_load_stats_init(&w->stats);
     if (rv != H2B_OK)
         return rv;
@@ -981,7 +984,7 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
             c->budget = UINT64_MAX;
         else
             c->budget = requests / nconns + (i < requests % nconns ? 1 : 0);
-        c->wcap = WBUF_FILL * 2;
+        c->wcap = 4096; /* grows while a burst needs it */
         c->wbuf = malloc(c->wcap);
         if (!c->wbuf)
             goto out_nomem;
@@ -1023,6 +1026,7 @@ void h2b__load_worker_free(struct h2b__load_worker *w)
         free(c->slots);
         free(c->wbuf);
     }
+    h2b_pool_free(&w->pool); /* after every session of this worker is deleted */
     free(w->conns);
     free(w->dirty);
     free(w->conn_rps);

@@ -12,9 +12,13 @@ out=$("$H2BENCH" load -n 300 -c 3 -m 4 --json "$TMP/delay.json" "$URL/delay/20")
 expect_eq "/delay/20 exit" "$rc" 0
 expect_match "/delay/20 all succeeded" "$out" ' 300 succeeded, 0 failed'
 p50=$(jq '.latency_ns.p50' "$TMP/delay.json")
-echo "latency truth: /delay/20 p50 = $p50 ns"
-if [ "$p50" -ge 20000000 ] && [ "$p50" -le 21000000 ]; then ok; else
-    fail "/delay/20: p50 $p50 ns is not within [20 ms, 21 ms]"; fi
+# The bound is 1 ms in the builds whose numbers count. Sanitizer builds run server and client
+# several times slower (the server's own timer rounds up to whole ms), so there it is 3 ms.
+slack=1000000
+"$H2BENCH" --version | grep -q sanitizers && slack=3000000
+echo "latency truth: /delay/20 p50 = $p50 ns (allowed: 20 ms + $((slack / 1000)) us)"
+if [ "$p50" -ge 20000000 ] && [ "$p50" -le $((20000000 + slack)) ]; then ok; else
+    fail "/delay/20: p50 $p50 ns is not within [20 ms, 20 ms + $slack ns]"; fi
 min=$(jq '.latency_ns.min' "$TMP/delay.json")
 if [ "$min" -ge 20000000 ]; then ok; else fail "/delay/20: min $min ns is below the delay"; fi
 

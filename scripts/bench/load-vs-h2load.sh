@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# load-vs-h2load.sh - client cost and throughput of `h2bench load` against h2load, side by side.
+#
+# One nghttpd worker pinned to CPU 0 serves a 12-byte file; h2load and `h2bench load` (both one
+# thread, pinned to CPU 1) take turns on the same server, alternating the order every repeat, at
+# (connections, streams) = (1,1), (10,10), (100,100), (1000,4). Client CPU (user+sys of the client
+# process, from /usr/bin/time) is reported per 100,000 requests together with req/s; the table
+# shows medians over the repeats and the ratios h2bench/h2load. Goal: CPU ratio <= 0.5 and req/s
+# ratio >= 0.98 in every cell. Not a test: the machine is shared, so read ratios, not absolutes.
+#
+# usage: scripts/bench/load-vs-h2load.sh [build/bin] [repeats]
+set -euo pipefail
+BIN=${1:-build/bin}
+REPEATS=${2:-3}
+H2BENCH=$BIN/h2bench
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+CELLS=${CELLS:-"1,1,40000 10,10,400000 100,100,400000 1000,4,200000"}
+command -v h2load >/dev/null && command -v nghttpd >/dev/null ||
+    { echo "needs h2load and nghttpd (nghttp2-client, nghttp2-server)" >&2; exit 2; }
+[ -x "$H2BENCH" ] || { echo "no $H2BENCH: build first" >&2; exit 2; }
+
+TMP=$(mktemp -d)
+SERVER=
+cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+mkdir -p "$TMP/www"
+printf 'hello world\n' >"$TMP/www/index.html"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+taskset -c "$SERVER_CPU" nghttpd --no-tls -n 1 -d "$TMP/www" "$PORT" >/dev/null 2>&1 &
+SERVER=$!
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
+ulimit -n 20000 2>/dev/null || true
+URL=http://127.0.0.1:$PORT/index.html
+
+# run TOOL C M N: prints "cpu_seconds req_per_s" for one run
+run() {
+    local tool=$1 c=$2 m=$3 n=$4 cmd
+    if [ "$tool" = h2load ]; then cmd=(h2load); else cmd=("$H2BENCH" load --no-progress); fi
+    /usr/bin/time -f '%U %S' -o "$TMP/time" taskset -c "$CLIENT_CPU" \
+        "${cmd[@]}" -n "$n" -c "$c" -m "$m" -t 1 "$URL" >"$TMP/out" 2>&1 ||
+        { echo "$tool failed:" >&2; cat "$TMP/out" >&2; exit 3; }
+    grep -q " $n succeeded" "$TMP/out" || { echo "$tool: not all requests succeeded" >&2; cat "$TMP/out" >&2; exit 3; }
+    local rps cpu
+    rps=$(sed -nE 's/^finished in [^,]+, ([0-9.]+) req\/s.*/\1/p' "$TMP/out")
+    cpu=$(awk '{print $1 + $2}' "$TMP/time")
+    echo "$cpu $rps"
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+echo "server: nghttpd -n 1 on CPU $SERVER_CPU; clients: -t 1 on CPU $CLIENT_CPU; $REPEATS repeats, medians"
+printf '%-12s %-9s | %14s %12s | %14s %12s | %9s %9s\n' "(c,m)" "requests" \
+    "h2load cpu/1e5" "h2load req/s" "h2bench cpu/1e5" "h2bench req/s" "cpu ratio" "req/s ratio"
+for cell in $CELLS; do
+    IFS=, read -r c m n <<<"$cell"
+    : >"$TMP/h2load.cpu"; : >"$TMP/h2load.rps"; : >"$TMP/h2bench.cpu"; : >"$TMP/h2bench.rps"
+    for r in $(seq "$REPEATS"); do
+        order="h2load h2bench"
+        [ $((r % 2)) -eq 0 ] && order="h2bench h2load"
+        for tool in $order; do
+            read -r cpu rps < <(run "$tool" "$c" "$m" "$n")
+            awk -v c="$cpu" -v n="$n" 'BEGIN {print c * 100000 / n}' >>"$TMP/$tool.cpu"
+            echo "$rps" >>"$TMP/$tool.rps"
+        done
+    done
+    hc=$(median <"$TMP/h2load.cpu"); hr=$(median <"$TMP/h2load.rps")
+    bc=$(median <"$TMP/h2bench.cpu"); br=$(median <"$TMP/h2bench.rps")
+    awk -v cell="($c,$m)" -v n="$n" -v hc="$hc" -v hr="$hr" -v bc="$bc" -v br="$br" 'BEGIN {
+        printf "%-12s %-9s | %13.3fs %12.0f | %14.3fs %12.0f | %9.2f %9.2f\n",
+            cell, n, hc, hr, bc, br, (hc > 0 ? bc / hc : 0), (hr > 0 ? br / hr : 0) }'
+done
