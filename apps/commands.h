@@ -16,5 +16,6 @@ int h2b_cmd_serve(int argc, char **argv);
 int h2b_cmd_gate(int argc, char **argv);
 int h2b_cmd_compare(int argc, char **argv);
 int h2b_cmd_run(int argc, char **argv);
+int h2b_cmd_micro(int argc, char **argv);
 
 #endif

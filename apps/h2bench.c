@@ -23,6 +23,7 @@ static const struct command commands[] = {
     {"gate", "check results against ceilings; propose ceilings", h2b_cmd_gate},
     {"compare", "A/B two results files with confidence intervals", h2b_cmd_compare},
     {"run", "run a scenario file: matrix cells and micro suites, one results file", h2b_cmd_run},
+    {"micro", "run component microbenchmarks (ns/op, p99, B/op, allocs/op)", h2b_cmd_micro},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,504 @@
+/*
+ * fork.c - every fork of a benchmark is a fresh process running the same command line.
+ *
+ * The parent re-executes its own executable (/proc/self/exe, with the command line it was
+ * started with), so a fork gets a fresh address-space layout, allocator, caches and lazy state,
+ * as JMH's forked JVMs do; fork() without exec would inherit the parent's warm heap. The job
+ * travels in the environment variable H2B_MICRO_CHILD ("m:<fd>:<name>" for the measurement
+ * passes, "c:<fd>:<calls>:<name>" for the callgrind pass) and the options in argv, which the
+ * child parses exactly as the parent did. The child writes one JSON object (its numbers and its
+ * histogram, encoded with h2b_hist_encode) to the pipe on <fd>; the parent decodes it. Histograms
+ * travel whole so the parent merges percentiles exactly instead of averaging them.
+ *
+ * The callgrind pass runs the child under valgrind --tool=callgrind --instr-atstart=no; the
+ * child brackets n and 4n calls with client requests and dumps twice, and the parent reads the
+ * two dump files' totals: instructions/op = (Ir(4n) - Ir(n)) / 3n.
+ */
+#include "error.h"
+#include "runner.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define CHILD_ENV "H2B_MICRO_CHILD"
+#define CHILD_FD 3
+#define MAX_ARGS 256
+
+/* The command line to re-execute: the process's own argv up to where h2b_micro_main's argv
+ * starts (e.g. "h2bench"), then h2b_micro_main's argv ("micro --forks 3 ..."). */
+static char *cmd_args[MAX_ARGS + 1];
+static int cmd_argc;
+
+static int read_cmdline(char ***out, int *count)
+{
+    static char buf[65536];
+    static char *args[MAX_ARGS];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return H2B_ERR_SYS;
+    size_t len = 0;
+    ssize_t r;
+    while (len < sizeof buf - 1 && (r = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)r;
+    close(fd);
+    buf[len] = '\0';
+    int n = 0;
+    for (size_t i = 0; i < len && n < MAX_ARGS; i += strlen(buf + i) + 1)
+        args[n++] = buf + i;
+    *out = args;
+    *count = n;
+    return H2B_OK;
+}
+
+void h2b__micro_set_command_line(int argc, char **argv)
+{
+    char **proc;
+    int nproc = 0;
+    cmd_argc = 0;
+    if (read_cmdline(&proc, &nproc) != H2B_OK || nproc == 0)
+        return;
+    /* The process ran "h2bench micro ARGS" and argv is "<name> ARGS" (h2bench micro), or it ran
+     * "./bench ARGS" and argv is its own argv (a user's main): keep the process's words up to
+     * ARGS, then ARGS. When argv does not end the process's command line (built by the
+     * caller), re-execute the program with argv's ARGS. argv[0] is a display name only. */
+    bool tail = argc > 0 && nproc >= argc;
+    for (int i = 1; i < argc && tail; i++)
+        tail = strcmp(proc[nproc - argc + i], argv[i]) == 0;
+    int prefix = tail ? nproc - argc + 1 : 1;
+    for (int i = 0; i < prefix && cmd_argc < MAX_ARGS; i++)
+        cmd_args[cmd_argc++] = proc[i];
+    for (int i = 1; i < argc && cmd_argc < MAX_ARGS; i++)
+        cmd_args[cmd_argc++] = argv[i];
+    cmd_args[cmd_argc] = NULL;
+}
+
+static int self_exe(char *buf, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    if (n < 0 || (size_t)n >= size - 1)
+        return H2B_ERR_SYS;
+    buf[n] = '\0';
+    return H2B_OK;
+}
+
+/* --- fork results as JSON ------------------------------------------------------------------ */
+
+static void put_maybe(json_t *o, const char *key, const char *reason_key,
+                      const struct h2b_micro_maybe *m)
+{
+    if (m->available) {
+        json_object_set_new(o, key, json_real(m->value));
+    } else {
+        json_object_set_new(o, key, json_null());
+        json_object_set_new(o, reason_key, json_string(m->reason));
+    }
+}
+
+static void get_maybe(json_t *o, const char *key, const char *reason_key, struct h2b_micro_maybe *m)
+{
+    json_t *v = json_object_get(o, key);
+    if (json_is_number(v)) {
+        m->available = true;
+        m->value = json_number_value(v);
+        m->reason[0] = '\0';
+    } else {
+        const char *r = json_string_value(json_object_get(o, reason_key));
+        m->available = false;
+        m->value = 0;
+        snprintf(m->reason, sizeof m->reason, "%s", r ? r : "not reported");
+    }
+}
+
+json_t *h2b__micro_fork_to_json(const struct h2b_micro_fork *f)
+{
+    json_t *o = json_object();
+    json_t *epochs = json_array();
+    if (!o || !epochs)
+        goto out_nomem;
+    json_object_set_new(o, "pid", json_integer(f->pid));
+    for (unsigned i = 0; i < f->epochs; i++)
+        json_array_append_new(epochs, json_real(f->epoch_ns_per_op[i]));
+    json_object_set_new(o, "epoch_ns_per_op", epochs);
+    epochs = NULL;
+    json_object_set_new(o, "ops", json_integer((json_int_t)f->ops));
+    json_object_set_new(o, "cpu_ns_per_op", json_real(f->cpu_ns_per_op));
+    if (f->hist) {
+        char *enc = NULL;
+        if (h2b_hist_encode(f->hist, &enc) != H2B_OK)
+            goto out_nomem;
+        json_object_set_new(o, "hist", json_string(enc));
+        free(enc);
+    }
+    json_object_set_new(o, "batch", json_integer((json_int_t)f->batch));
+    json_object_set_new(o, "timer_overhead_ns", json_integer((json_int_t)f->timer_overhead_ns));
+    put_maybe(o, "allocs_per_op", "allocs_note", &f->allocs_per_op);
+    put_maybe(o, "bytes_per_op", "bytes_note", &f->bytes_per_op);
+    json_object_set_new(o, "alloc_deterministic", json_boolean(f->alloc_deterministic));
+    put_maybe(o, "instructions_per_op", "instructions_note", &f->instructions_per_op);
+    if (f->error[0])
+        json_object_set_new(o, "error", json_string(f->error));
+    return o;
+out_nomem:
+    json_decref(epochs);
+    json_decref(o);
+    return NULL;
+}
+
+int h2b__micro_fork_from_json(json_t *o, struct h2b_micro_fork *f)
+{
+    if (!json_is_object(o))
+        return H2B_ERR_PARSE;
+    f->pid = (long)json_integer_value(json_object_get(o, "pid"));
+    json_t *epochs = json_object_get(o, "epoch_ns_per_op");
+    f->epochs = 0;
+    for (size_t i = 0; i < json_array_size(epochs) && i < H2B_MICRO_MAX_EPOCHS; i++)
+        f->epoch_ns_per_op[f->epochs++] = json_number_value(json_array_get(epochs, i));
+    f->ops = (uint64_t)json_integer_value(json_object_get(o, "ops"));
+    f->cpu_ns_per_op = json_number_value(json_object_get(o, "cpu_ns_per_op"));
+    const char *hist = json_string_value(json_object_get(o, "hist"));
+    if (hist) {
+        int rc = h2b_hist_decode(hist, &f->hist);
+        if (rc != H2B_OK)
+            return rc;
+    }
+    f->batch = (uint64_t)json_integer_value(json_object_get(o, "batch"));
+    f->timer_overhead_ns = (uint64_t)json_integer_value(json_object_get(o, "timer_overhead_ns"));
+    get_maybe(o, "allocs_per_op", "allocs_note", &f->allocs_per_op);
+    get_maybe(o, "bytes_per_op", "bytes_note", &f->bytes_per_op);
+    f->alloc_deterministic = json_is_true(json_object_get(o, "alloc_deterministic"));
+    get_maybe(o, "instructions_per_op", "instructions_note", &f->instructions_per_op);
+    const char *err = json_string_value(json_object_get(o, "error"));
+    snprintf(f->error, sizeof f->error, "%s", err ? err : "");
+    return H2B_OK;
+}
+
+/* --- the child side ------------------------------------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return H2B_ERR_IO;
+        p += w;
+        len -= (size_t)w;
+    }
+    return H2B_OK;
+}
+
+bool h2b__micro_child(const struct h2b_micro_config *cfg, int *exit_code)
+{
+    const char *job = getenv(CHILD_ENV);
+    if (!job)
+        return false;
+    char mode = job[0];
+    char *p;
+    long fd = strtol(job + 2, &p, 10);
+    uint64_t calls = 0;
+    if ((mode != 'm' && mode != 'c') || job[1] != ':' || *p != ':') {
+        fprintf(stderr, "micro: malformed %s='%s'\n", CHILD_ENV, job);
+        *exit_code = 3;
+        return true;
+    }
+    if (mode == 'c') {
+        calls = strtoull(p + 1, &p, 10);
+        if (*p != ':' || calls == 0) {
+            fprintf(stderr, "micro: malformed %s='%s'\n", CHILD_ENV, job);
+            *exit_code = 3;
+            return true;
+        }
+    }
+    const struct h2b_micro_instance *inst = h2b__micro_find(p + 1);
+    if (!inst) {
+        fprintf(stderr, "micro: child: no benchmark named '%s'\n", p + 1);
+        *exit_code = 3;
+        return true;
+    }
+    struct h2b_micro_fork f;
+    h2b__micro_fork_init(&f);
+    int rc = mode == 'm' ? h2b__micro_measure(inst, cfg, &f)
+                         : h2b__micro_measure_callgrind(inst, calls, &f);
+    json_t *j = rc == H2B_OK ? h2b__micro_fork_to_json(&f) : NULL;
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    *exit_code = text && write_all((int)fd, text, strlen(text)) == H2B_OK ? 0 : 3;
+    free(text);
+    json_decref(j);
+    h2b__micro_fork_free(&f);
+    close((int)fd);
+    return true;
+}
+
+/* --- the parent side ------------------------------------------------------------------------ */
+
+/* Spawns argv (argv[0] is the program path) with the job in the environment and a pipe on
+ * CHILD_FD; reads everything the child writes there into *out (malloc'd, NUL-terminated). */
+static int spawn_and_read(char *const argv[], const char *job, char **out, int *status)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0)
+        return H2B_ERR_SYS;
+    if (pfd[1] == CHILD_FD) { /* dup2 onto itself would keep O_CLOEXEC */
+        int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
+        close(pfd[1]);
+        pfd[1] = moved;
+    }
+    int rc = H2B_ERR_SYS;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], CHILD_FD);
+    setenv(CHILD_ENV, job, 1);
+    pid_t pid;
+    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    unsetenv(CHILD_ENV);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pfd[1]);
+    if (err != 0) {
+        fprintf(stderr, "micro: cannot start %s: %s\n", argv[0], strerror(err));
+        close(pfd[0]);
+        return H2B_ERR_SYS;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            rc = H2B_ERR_NOMEM;
+            break;
+        }
+        if (len + 1 == cap) {
+            char *bigger = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                continue;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t r = read(pfd[0], buf + len, cap - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r == 0 ? H2B_OK : H2B_ERR_IO;
+            break;
+        }
+        len += (size_t)r;
+    }
+    close(pfd[0]);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+    if (rc == H2B_OK) {
+        buf[len] = '\0';
+        *out = buf;
+    } else {
+        free(buf);
+    }
+    return rc;
+}
+
+static int run_child(const struct h2b_micro_instance *inst, struct h2b_micro_fork *f)
+{
+    char exe[PATH_MAX], job[H2B_MICRO_NAME_MAX + 32];
+    if (self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0) {
+        fprintf(stderr, "micro: cannot find this executable to start forks (use --forks 0)\n");
+        return H2B_ERR_SYS;
+    }
+    char *argv[MAX_ARGS + 1];
+    argv[0] = exe;
+    for (int i = 1; i < cmd_argc; i++)
+        argv[i] = cmd_args[i];
+    argv[cmd_argc] = NULL;
+    snprintf(job, sizeof job, "m:%d:%s", CHILD_FD, inst->name);
+    char *text = NULL;
+    int status = 0;
+    int rc = spawn_and_read(argv, job, &text, &status);
+    if (rc != H2B_OK)
+        return rc;
+    json_error_t jerr;
+    json_t *j = text[0] ? json_loads(text, 0, &jerr) : NULL;
+    free(text);
+    if (!j) {
+        fprintf(stderr, "micro: %s: fork exited with status %d without a result\n", inst->name,
+                WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        return H2B_ERR_IO;
+    }
+    rc = h2b__micro_fork_from_json(j, f);
+    json_decref(j);
+    if (rc != H2B_OK)
+        fprintf(stderr, "micro: %s: malformed result from fork\n", inst->name);
+    return rc;
+}
+
+int h2b__micro_run_forks(const struct h2b_micro_instance *inst, const struct h2b_micro_config *cfg,
+                         struct h2b_micro_fork *out)
+{
+    if (cfg->forks == 0) {
+        h2b__micro_fork_init(&out[0]);
+        return h2b__micro_measure(inst, cfg, &out[0]);
+    }
+    for (unsigned i = 0; i < cfg->forks; i++) {
+        h2b__micro_fork_init(&out[i]);
+        int rc = run_child(inst, &out[i]);
+        if (rc != H2B_OK)
+            return rc;
+        if (out[i].error[0])
+            return H2B_OK; /* the benchmark failed: no point in more forks */
+    }
+    return H2B_OK;
+}
+
+/* Reads the "totals:" (or "summary:") line of a callgrind dump: instructions executed. */
+static int read_dump_total(const char *path, uint64_t *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return H2B_ERR_IO;
+    char line[512];
+    int rc = H2B_ERR_PARSE;
+    while (fgets(line, sizeof line, f)) {
+        const char *v = NULL;
+        if (strncmp(line, "totals:", 7) == 0)
+            v = line + 7;
+        else if (strncmp(line, "summary:", 8) == 0)
+            v = line + 8;
+        if (v) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (errno == 0 && end != v) {
+                *out = n;
+                rc = H2B_OK;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Finds the dump whose "desc: Trigger: Client Request: <trigger>" matches; callgrind numbers
+ * dumps <out-file>.<n>. */
+static int find_dump(const char *dir, const char *trigger, uint64_t *total)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return H2B_ERR_IO;
+    struct dirent *e;
+    int rc = H2B_ERR_NOTFOUND;
+    while (rc == H2B_ERR_NOTFOUND && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX], line[512];
+        int len = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = len > 0 && (size_t)len < sizeof path ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        bool match = false;
+        while (fgets(line, sizeof line, f) && !match) {
+            if (strncmp(line, "desc: Trigger:", 14) == 0 && strstr(line, trigger) &&
+                strstr(line, trigger)[strlen(trigger)] == '\n')
+                match = true;
+            if (strncmp(line, "fn=", 3) == 0 || strncmp(line, "events:", 7) == 0)
+                break;
+        }
+        fclose(f);
+        if (match)
+            rc = read_dump_total(path, total);
+    }
+    closedir(d);
+    return rc;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.')
+                continue;
+            char path[PATH_MAX];
+            int len = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (len > 0 && (size_t)len < sizeof path)
+                unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+int h2b__micro_run_callgrind(const struct h2b_micro_instance *inst,
+                             const struct h2b_micro_config *cfg, struct h2b_micro_maybe *out)
+{
+    char exe[PATH_MAX], dir[PATH_MAX], outfile[PATH_MAX + 32], job[H2B_MICRO_NAME_MAX + 64];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/h2b-callgrind-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0 || !mkdtemp(dir)) {
+        fprintf(stderr, "micro: callgrind: cannot prepare a run: %s\n", strerror(errno));
+        return H2B_ERR_SYS;
+    }
+    snprintf(outfile, sizeof outfile, "--callgrind-out-file=%s/cg.out", dir);
+    char *argv[MAX_ARGS + 8];
+    int n = 0;
+    char valgrind[] = "/usr/bin/valgrind", tool[] = "--tool=callgrind",
+         atstart[] = "--instr-atstart=no", quiet[] = "-q", instr[] = "--dump-instr=no";
+    argv[n++] = valgrind;
+    argv[n++] = tool;
+    argv[n++] = atstart;
+    argv[n++] = instr;
+    argv[n++] = quiet;
+    argv[n++] = outfile;
+    argv[n++] = exe;
+    for (int i = 1; i < cmd_argc && n < MAX_ARGS + 7; i++)
+        argv[n++] = cmd_args[i];
+    argv[n] = NULL;
+    uint64_t calls = cfg->callgrind_calls ? cfg->callgrind_calls : 8;
+    snprintf(job, sizeof job, "c:%d:%" PRIu64 ":%s", CHILD_FD, calls, inst->name);
+    /* deterministic: no lazy binding, no layout randomisation effects on symbol lookups */
+    setenv("LD_BIND_NOW", "1", 1);
+    char *text = NULL;
+    int status = 0;
+    int rc = spawn_and_read(argv, job, &text, &status);
+    unsetenv("LD_BIND_NOW");
+    struct h2b_micro_fork f;
+    h2b__micro_fork_init(&f);
+    json_error_t jerr;
+    json_t *j = rc == H2B_OK && text[0] ? json_loads(text, 0, &jerr) : NULL;
+    free(text);
+    if (!j || h2b__micro_fork_from_json(j, &f) != H2B_OK) {
+        snprintf(out->reason, sizeof out->reason, "callgrind run failed (valgrind exit status %d)",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        rc = H2B_ERR_IO;
+    } else if (f.error[0]) {
+        snprintf(out->reason, sizeof out->reason, "callgrind run failed: %.200s", f.error);
+        rc = H2B_ERR_IO;
+    } else {
+        uint64_t a = 0, b = 0;
+        if (find_dump(dir, "h2bench-n", &a) != H2B_OK ||
+            find_dump(dir, "h2bench-4n", &b) != H2B_OK || b < a) {
+            snprintf(out->reason, sizeof out->reason, "callgrind dumps missing or unreadable");
+            rc = H2B_ERR_IO;
+        } else {
+            out->available = true;
+            out->value = (double)(b - a) / (3.0 * (double)calls * (double)inst->ops_per_call);
+            out->reason[0] = '\0';
+        }
+    }
+    json_decref(j);
+    h2b__micro_fork_free(&f);
+    remove_dir(dir);
+    return rc;
+}

@@ -1,0 +1,372 @@
+/*
+ * main.c - h2b_micro_main: the runner's command line, shared by "h2bench micro" and by every
+ * user benchmark executable linked with h2bench::micro.
+ *
+ * Options are parsed the same way in the parent and in its forks (a fork re-executes the same
+ * command line; see fork.c), so a fork measures with exactly the parent's settings. Profiles
+ * set defaults and explicit flags override them whatever their order.
+ */
+#include "cli.h"
+#include "clock.h"
+#include "cpu.h"
+#include "env.h"
+#include "error.h"
+#include "results.h"
+#include "runner.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef H2B_MICRO_VERSION
+#define H2B_MICRO_VERSION "0"
+#endif
+
+enum format { FORMAT_TABLE, FORMAT_GBENCH, FORMAT_GAB };
+
+struct profile {
+    const char *name;
+    unsigned forks, epochs;
+    uint64_t warmup_ns, time_ns;
+};
+
+/* time_ns is per pass (time and sample) per fork. */
+static const struct profile profiles[] = {
+    {"quick", 1, 7, 50 * H2B_NS_PER_MS, 100 * H2B_NS_PER_MS},
+    {"ci", 3, 15, 100 * H2B_NS_PER_MS, 300 * H2B_NS_PER_MS},
+    {"precise", 5, 25, 1000 * H2B_NS_PER_MS, 2000 * H2B_NS_PER_MS},
+};
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [options]\n"
+            "\n"
+            "Runs component microbenchmarks: ns/op (median of epochs), per-op latency\n"
+            "percentiles, exact B/op and allocs/op, instructions/op.\n"
+            "\n"
+            "  --list               print the benchmark names and exit\n"
+            "  --filter REGEX       run the benchmarks whose name matches (POSIX extended)\n"
+            "  --profile NAME       quick (default: 1 fork, 50ms warm-up, 100ms per pass),\n"
+            "                       ci (3 forks, 100ms, 300ms) or precise (5 forks, 1s, 2s)\n"
+            "  --forks N            fresh processes per benchmark (0: in this process)\n"
+            "  --warmup DURATION    warm-up per fork (e.g. 100ms)\n"
+            "  --time DURATION      measuring time of the time pass and of the sample pass\n"
+            "  --epochs N           epochs of the time pass (1..%d)\n"
+            "  --callgrind          also count instructions/op under valgrind --tool=callgrind\n"
+            "  --callgrind-calls N  calls in the callgrind pass (it runs N and 4N; default 8)\n"
+            "  --cpu N              pin the runner and its forks to CPU N\n"
+            "  --seed N             seed of the epoch-size jitter\n"
+            "  --json FILE          write the results as h2bench.result/1 (the \"micro\" entries)\n"
+            "  --format FMT         standard output: table (default), gbench (Google Benchmark\n"
+            "                       JSON) or gab (github-action-benchmark customSmallerIsBetter);\n"
+            "                       with gbench/gab the table goes to standard error\n"
+            "  --help               this text\n"
+            "\n"
+            "Exit codes: 0 ok, 2 usage error, 3 a benchmark failed or could not be measured.\n",
+            prog, H2B_MICRO_MAX_EPOCHS);
+}
+
+struct options {
+    struct h2b_micro_config cfg;
+    const char *filter, *json, *profile;
+    enum format format;
+    bool list;
+};
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    enum {
+        O_LIST = 256,
+        O_FILTER,
+        O_PROFILE,
+        O_FORKS,
+        O_WARMUP,
+        O_TIME,
+        O_EPOCHS,
+        O_CALLGRIND,
+        O_CALLGRIND_CALLS,
+        O_CPU,
+        O_SEED,
+        O_JSON,
+        O_FORMAT,
+        O_HELP
+    };
+    static const struct option longopts[] = {
+        {"list", no_argument, NULL, O_LIST},
+        {"filter", required_argument, NULL, O_FILTER},
+        {"profile", required_argument, NULL, O_PROFILE},
+        {"forks", required_argument, NULL, O_FORKS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"time", required_argument, NULL, O_TIME},
+        {"epochs", required_argument, NULL, O_EPOCHS},
+        {"callgrind", no_argument, NULL, O_CALLGRIND},
+        {"callgrind-calls", required_argument, NULL, O_CALLGRIND_CALLS},
+        {"cpu", required_argument, NULL, O_CPU},
+        {"seed", required_argument, NULL, O_SEED},
+        {"json", required_argument, NULL, O_JSON},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    uint64_t forks = UINT64_MAX, warmup = UINT64_MAX, time = UINT64_MAX, epochs = UINT64_MAX;
+    uint64_t v;
+    memset(o, 0, sizeof *o);
+    o->cfg.cpu = -1;
+    o->cfg.seed = 1;
+    o->cfg.callgrind_calls = 8;
+    o->profile = "quick";
+    optind = 0; /* full re-initialisation: the runner may be entered more than once */
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+        const char *bad = NULL;
+        switch (c) {
+        case O_LIST:
+            o->list = true;
+            break;
+        case O_FILTER:
+            o->filter = optarg;
+            break;
+        case O_PROFILE:
+            o->profile = optarg;
+            break;
+        case O_FORKS:
+            if (h2b_cli_parse_u64(optarg, 0, H2B_MICRO_MAX_FORKS, &forks) != H2B_OK)
+                bad = "--forks wants 0..32";
+            break;
+        case O_WARMUP:
+            if (h2b_cli_parse_duration_ns(optarg, 0, 600 * H2B_NS_PER_SEC, &warmup) != H2B_OK)
+                bad = "--warmup wants a duration like 100ms (at most 10m)";
+            break;
+        case O_TIME:
+            if (h2b_cli_parse_duration_ns(optarg, H2B_NS_PER_US, 600 * H2B_NS_PER_SEC, &time) !=
+                H2B_OK)
+                bad = "--time wants a duration like 300ms (1us..10m)";
+            break;
+        case O_EPOCHS:
+            if (h2b_cli_parse_u64(optarg, 1, H2B_MICRO_MAX_EPOCHS, &epochs) != H2B_OK)
+                bad = "--epochs wants 1..64";
+            break;
+        case O_CALLGRIND:
+            o->cfg.callgrind = true;
+            break;
+        case O_CALLGRIND_CALLS:
+            if (h2b_cli_parse_u64(optarg, 1, 1000000, &o->cfg.callgrind_calls) != H2B_OK)
+                bad = "--callgrind-calls wants 1..1000000";
+            break;
+        case O_CPU:
+            if (h2b_cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &v) != H2B_OK)
+                bad = "--cpu wants a CPU number";
+            else
+                o->cfg.cpu = (int)v;
+            break;
+        case O_SEED:
+            if (h2b_cli_parse_u64(optarg, 0, UINT64_MAX, &o->cfg.seed) != H2B_OK)
+                bad = "--seed wants an unsigned integer";
+            break;
+        case O_JSON:
+            o->json = optarg;
+            break;
+        case O_FORMAT:
+            if (strcmp(optarg, "table") == 0)
+                o->format = FORMAT_TABLE;
+            else if (strcmp(optarg, "gbench") == 0)
+                o->format = FORMAT_GBENCH;
+            else if (strcmp(optarg, "gab") == 0)
+                o->format = FORMAT_GAB;
+            else
+                bad = "--format wants table, gbench or gab";
+            break;
+        case O_HELP:
+            usage(stdout, argv[0]);
+            return 1;
+        default:
+            fprintf(stderr, "%s: unknown or incomplete option '%s'\n\n", argv[0], argv[optind - 1]);
+            usage(stderr, argv[0]);
+            return H2B_ERR_INVAL;
+        }
+        if (bad) {
+            fprintf(stderr, "%s: %s, got '%s'\n\n", argv[0], bad, optarg);
+            usage(stderr, argv[0]);
+            return H2B_ERR_INVAL;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n\n", argv[0], argv[optind]);
+        usage(stderr, argv[0]);
+        return H2B_ERR_INVAL;
+    }
+    const struct profile *p = NULL;
+    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++) {
+        if (strcmp(profiles[i].name, o->profile) == 0)
+            p = &profiles[i];
+    }
+    if (!p) {
+        fprintf(stderr, "%s: --profile wants quick, ci or precise, got '%s'\n\n", argv[0],
+                o->profile);
+        usage(stderr, argv[0]);
+        return H2B_ERR_INVAL;
+    }
+    o->cfg.forks = forks != UINT64_MAX ? (unsigned)forks : p->forks;
+    o->cfg.warmup_ns = warmup != UINT64_MAX ? warmup : p->warmup_ns;
+    o->cfg.time_ns = time != UINT64_MAX ? time : p->time_ns;
+    o->cfg.epochs = epochs != UINT64_MAX ? (unsigned)epochs : p->epochs;
+    return H2B_OK;
+}
+
+/* The h2bench.result/1 document (core/results.c) with one "micro" entry per benchmark,
+ * validated and written atomically. */
+static int write_results(const char *path, const struct h2b_micro_result *r, size_t n)
+{
+    json_t *doc = NULL;
+    int rc = h2b_results_new(&doc, NULL, NULL);
+    for (size_t i = 0; i < n && rc == H2B_OK; i++) {
+        json_t *e = h2b__micro_result_json(&r[i]);
+        rc = e ? h2b_results_append(doc, "micro", e) : H2B_ERR_NOMEM;
+    }
+    struct h2b_diag diag = {0};
+    if (rc == H2B_OK) {
+        rc = h2b_results_write(path, doc, &diag);
+        if (rc != H2B_OK)
+            fprintf(stderr, "micro: cannot write %s: %s%s%s\n", path, h2b_strerror(rc),
+                    diag.message[0] ? ": " : "", diag.message);
+    } else {
+        fprintf(stderr, "micro: cannot build the results: %s\n", h2b_strerror(rc));
+    }
+    json_decref(doc);
+    return rc;
+}
+
+static int print_json(json_t *doc)
+{
+    if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0)
+        return H2B_ERR_IO;
+    fputc('\n', stdout);
+    return H2B_OK;
+}
+
+int h2b_micro_main(int argc, char **argv)
+{
+    const char *prog = argc > 0 ? argv[0] : "micro";
+    struct options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc == 1)
+        return 0; /* --help */
+    if (rc != H2B_OK)
+        return 2;
+    if (h2b__micro_registry_load() != H2B_OK)
+        return 2;
+    int child_exit;
+    if (h2b__micro_child(&o.cfg, &child_exit))
+        return child_exit;
+    h2b__micro_set_command_line(argc, argv);
+
+    regex_t re;
+    if (o.filter && regcomp(&re, o.filter, REG_EXTENDED | REG_NOSUB) != 0) {
+        fprintf(stderr, "%s: --filter: invalid regular expression '%s'\n", prog, o.filter);
+        return 2;
+    }
+    size_t total = h2b__micro_instance_count(), selected = 0;
+    static const struct h2b_micro_instance *run[H2B_MICRO_MAX_INSTANCES];
+    for (size_t i = 0; i < total; i++) {
+        const struct h2b_micro_instance *in = h2b__micro_instance(i);
+        if (!o.filter || regexec(&re, in->name, 0, NULL, 0) == 0)
+            run[selected++] = in;
+    }
+    if (o.filter)
+        regfree(&re);
+    if (o.list) {
+        for (size_t i = 0; i < selected; i++)
+            printf("%s\n", run[i]->name);
+        return 0;
+    }
+    if (selected == 0) {
+        fprintf(stderr, "%s: no benchmark matches%s%s\n", prog, o.filter ? " " : "",
+                o.filter ? o.filter : "");
+        return 2;
+    }
+#ifdef H2B_SANITIZED
+    if (o.cfg.callgrind) {
+        fprintf(stderr, "%s: --callgrind cannot run a sanitizer build under valgrind\n", prog);
+        return 3;
+    }
+#endif
+    if (o.cfg.cpu >= 0 && h2b_cpu_pin_self_to(o.cfg.cpu) != H2B_OK) {
+        fprintf(stderr, "%s: --cpu %d: cannot pin: %s\n", prog, o.cfg.cpu, strerror(errno));
+        return 3;
+    }
+
+    char perf_reason[H2B_MICRO_REASON_MAX] = "";
+    bool perf = h2b_env_perf_counters(perf_reason, sizeof perf_reason);
+    FILE *table = o.format == FORMAT_TABLE ? stdout : stderr;
+    fprintf(table, "# %zu benchmarks, %u fork%s, warm-up %.0f ms, %.0f ms per pass, %u epochs%s\n",
+            selected, o.cfg.forks, o.cfg.forks == 1 ? "" : "s", (double)o.cfg.warmup_ns / 1e6,
+            (double)o.cfg.time_ns / 1e6, o.cfg.epochs, o.cfg.callgrind ? ", callgrind" : "");
+    if (!perf && !o.cfg.callgrind)
+        fprintf(table, "# instructions/op: %s\n", perf_reason);
+    h2b__micro_print_table_header(table);
+    fflush(table);
+
+    struct h2b_micro_result *results = calloc(selected, sizeof *results);
+    if (!results) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 3;
+    }
+    int exit_code = 0;
+    size_t done = 0;
+    for (size_t i = 0; i < selected; i++, done++) {
+        struct h2b_micro_result *r = &results[i];
+        r->inst = run[i];
+        r->forks = o.cfg.forks ? o.cfg.forks : 1;
+        rc = h2b__micro_run_forks(run[i], &o.cfg, r->fork);
+        if (rc == H2B_OK)
+            rc = h2b__micro_result_merge(r);
+        if (rc != H2B_OK && !r->error[0])
+            snprintf(r->error, sizeof r->error, "measurement failed: %s", h2b_strerror(rc));
+        if (!r->error[0] && o.cfg.callgrind) {
+            struct h2b_micro_maybe ins = {0};
+            if (h2b__micro_run_callgrind(run[i], &o.cfg, &ins) == H2B_OK) {
+                r->instructions_per_op = ins;
+                r->instructions_source = "callgrind";
+            } else {
+                snprintf(r->error, sizeof r->error, "%s", ins.reason);
+            }
+        }
+        if (r->error[0])
+            exit_code = 3;
+        h2b__micro_print_table_row(table, r);
+        fflush(table);
+    }
+    uint64_t overhead[H2B_MICRO_MAX_INSTANCES];
+    size_t no = 0;
+    for (size_t i = 0; i < done; i++) {
+        if (!results[i].error[0])
+            overhead[no++] = results[i].timer_overhead_ns;
+    }
+    if (no) {
+        double ov[H2B_MICRO_MAX_INSTANCES];
+        for (size_t i = 0; i < no; i++)
+            ov[i] = (double)overhead[i];
+        fprintf(table, "# timer overhead: %.0f ns per sample (median over benchmarks)\n",
+                h2b__micro_median(ov, no));
+    }
+
+    if (o.json && write_results(o.json, results, done) != H2B_OK)
+        exit_code = 3;
+    if (o.format != FORMAT_TABLE) {
+        json_t *doc = o.format == FORMAT_GBENCH ? h2b__micro_gbench_json(results, done, prog)
+                                                : h2b__micro_gab_json(results, done);
+        if (print_json(doc) != H2B_OK)
+            exit_code = 3;
+        json_decref(doc);
+    }
+    for (size_t i = 0; i < done; i++)
+        h2b__micro_result_free(&results[i]);
+    free(results);
+    return exit_code;
+}

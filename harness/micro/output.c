@@ -1,0 +1,409 @@
+/*
+ * output.c - merging forks into one result, and writing it: the console table, the "micro"
+ * entries of h2bench.result/1, Google Benchmark JSON and github-action-benchmark input.
+ *
+ * Merging rules: ns/op is the median over the epochs of every fork (with its median absolute
+ * percentage error); percentiles come from the forks' histograms merged bin by bin, never from
+ * averaged percentiles; per-fork p99 and ns/op stay in the entry so a gate can use the best
+ * fork. Allocation counts must agree across forks (and across the repeat inside each fork) to
+ * be called deterministic. A metric that could not be measured is null and its reason is in
+ * the entry's "note".
+ */
+#include "error.h"
+#include "runner.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef H2B_MICRO_VERSION
+#define H2B_MICRO_VERSION "0"
+#endif
+
+static int merge_hist(struct h2b_micro_result *r)
+{
+    for (unsigned i = 0; i < r->forks; i++) {
+        const struct h2b_hist *h = r->fork[i].hist;
+        if (!h)
+            continue;
+        if (!r->hist) {
+            int rc = h2b_hist_new(&r->hist, h->lowest, h->highest, h->sub_bits);
+            if (rc != H2B_OK)
+                return rc;
+        }
+        int rc = h2b_hist_merge(r->hist, h);
+        if (rc != H2B_OK)
+            return rc;
+    }
+    return H2B_OK;
+}
+
+static double fork_median(const struct h2b_micro_fork *f)
+{
+    double v[H2B_MICRO_MAX_EPOCHS];
+    memcpy(v, f->epoch_ns_per_op, f->epochs * sizeof v[0]);
+    return h2b__micro_median(v, f->epochs);
+}
+
+int h2b__micro_result_merge(struct h2b_micro_result *r)
+{
+    static double all[H2B_MICRO_MAX_EPOCHS * H2B_MICRO_MAX_FORKS];
+    size_t n = 0;
+    double cpu_ns = 0, min = INFINITY;
+    uint64_t overhead[H2B_MICRO_MAX_FORKS];
+    r->ops = 0;
+    r->batch = 0;
+    for (unsigned i = 0; i < r->forks; i++) {
+        const struct h2b_micro_fork *f = &r->fork[i];
+        if (f->error[0] && !r->error[0])
+            snprintf(r->error, sizeof r->error, "%s", f->error);
+        for (unsigned e = 0; e < f->epochs; e++) {
+            all[n++] = f->epoch_ns_per_op[e];
+            if (f->epoch_ns_per_op[e] < min)
+                min = f->epoch_ns_per_op[e];
+        }
+        cpu_ns += f->cpu_ns_per_op * (double)f->ops;
+        r->ops += f->ops;
+        if (f->batch > r->batch)
+            r->batch = f->batch;
+        overhead[i] = f->timer_overhead_ns;
+    }
+    r->ns_per_op = h2b__micro_median(all, n);
+    for (size_t i = 0; i < n; i++)
+        all[i] = r->ns_per_op > 0 ? fabs(all[i] - r->ns_per_op) / r->ns_per_op : 0;
+    r->ns_per_op_mdape = h2b__micro_median(all, n);
+    r->ns_per_op_min = n ? min : 0;
+    r->cpu_ns_per_op = r->ops ? cpu_ns / (double)r->ops : 0;
+    double ov[H2B_MICRO_MAX_FORKS];
+    for (unsigned i = 0; i < r->forks; i++)
+        ov[i] = (double)overhead[i];
+    r->timer_overhead_ns = (uint64_t)h2b__micro_median(ov, r->forks);
+
+    int rc = merge_hist(r);
+    if (rc != H2B_OK)
+        return rc;
+    if (r->hist) {
+        r->samples = r->hist->total;
+        r->p50 = h2b_hist_percentile(r->hist, 50);
+        r->p90 = h2b_hist_percentile(r->hist, 90);
+        r->p99 = h2b_hist_percentile(r->hist, 99);
+        r->p999 = h2b_hist_percentile(r->hist, 99.9);
+        r->max = r->hist->total ? r->hist->max : 0;
+    }
+
+    /* allocation: every fork must have measured, and agree */
+    r->allocs_per_op = r->fork[0].allocs_per_op;
+    r->bytes_per_op = r->fork[0].bytes_per_op;
+    r->alloc_deterministic = r->allocs_per_op.available;
+    for (unsigned i = 0; i < r->forks; i++) {
+        const struct h2b_micro_fork *f = &r->fork[i];
+        if (!f->allocs_per_op.available) {
+            r->allocs_per_op = f->allocs_per_op;
+            r->bytes_per_op = f->bytes_per_op;
+            r->alloc_deterministic = false;
+            break;
+        }
+        if (!f->alloc_deterministic || f->allocs_per_op.value != r->allocs_per_op.value ||
+            f->bytes_per_op.value != r->bytes_per_op.value)
+            r->alloc_deterministic = false;
+    }
+
+    /* perf instructions: median over forks when every fork has them */
+    double ins[H2B_MICRO_MAX_FORKS];
+    r->instructions_per_op = r->fork[0].instructions_per_op;
+    r->instructions_source = NULL;
+    for (unsigned i = 0; i < r->forks; i++) {
+        if (!r->fork[i].instructions_per_op.available) {
+            r->instructions_per_op = r->fork[i].instructions_per_op;
+            break;
+        }
+        ins[i] = r->fork[i].instructions_per_op.value;
+    }
+    if (r->instructions_per_op.available) {
+        r->instructions_per_op.value = h2b__micro_median(ins, r->forks);
+        r->instructions_source = "perf";
+    }
+    return H2B_OK;
+}
+
+void h2b__micro_result_free(struct h2b_micro_result *r)
+{
+    for (unsigned i = 0; i < r->forks; i++)
+        h2b__micro_fork_free(&r->fork[i]);
+    h2b_hist_del(r->hist);
+    r->hist = NULL;
+}
+
+static void append_note(char *note, size_t size, const char *metric, const char *reason)
+{
+    size_t len = strlen(note);
+    snprintf(note + len, size - len, "%s%s: %s", len ? "; " : "", metric, reason);
+}
+
+static json_t *maybe_json(const struct h2b_micro_maybe *m)
+{
+    return m->available ? json_real(m->value) : json_null();
+}
+
+json_t *h2b__micro_result_json(const struct h2b_micro_result *r)
+{
+    json_t *o = json_object(), *pids = json_array(), *p99s = json_array(), *nss = json_array();
+    if (!o || !pids || !p99s || !nss)
+        goto out_nomem;
+    json_object_set_new(o, "name", json_string(r->inst->name));
+    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
+    json_object_set_new(o, "ops_per_call", json_integer((json_int_t)r->inst->ops_per_call));
+    json_object_set_new(o, "ns_per_op", json_real(r->ns_per_op));
+    json_object_set_new(o, "ns_per_op_mdape", json_real(r->ns_per_op_mdape));
+    json_object_set_new(o, "ns_per_op_min", json_real(r->ns_per_op_min));
+    json_object_set_new(o, "cpu_ns_per_op", json_real(r->cpu_ns_per_op));
+    json_object_set_new(o, "bytes_per_op", maybe_json(&r->bytes_per_op));
+    json_object_set_new(o, "allocs_per_op", maybe_json(&r->allocs_per_op));
+    json_object_set_new(o, "alloc_deterministic",
+                        r->allocs_per_op.available ? json_boolean(r->alloc_deterministic)
+                                                   : json_null());
+    json_object_set_new(o, "p50_ns", json_integer((json_int_t)r->p50));
+    json_object_set_new(o, "p90_ns", json_integer((json_int_t)r->p90));
+    json_object_set_new(o, "p99_ns", json_integer((json_int_t)r->p99));
+    json_object_set_new(o, "p999_ns", json_integer((json_int_t)r->p999));
+    json_object_set_new(o, "max_ns", json_integer((json_int_t)r->max));
+    json_object_set_new(o, "samples", json_integer((json_int_t)r->samples));
+    json_object_set_new(o, "sample_batch", json_integer((json_int_t)r->batch));
+    json_object_set_new(o, "timer_overhead_ns", json_integer((json_int_t)r->timer_overhead_ns));
+    json_object_set_new(o, "instructions_per_op", maybe_json(&r->instructions_per_op));
+    if (r->instructions_source)
+        json_object_set_new(o, "instructions_source", json_string(r->instructions_source));
+    json_object_set_new(o, "forks", json_integer(r->forks));
+    for (unsigned i = 0; i < r->forks; i++) {
+        const struct h2b_micro_fork *f = &r->fork[i];
+        json_array_append_new(pids, json_integer(f->pid));
+        json_array_append_new(
+            p99s, json_integer(f->hist ? (json_int_t)h2b_hist_percentile(f->hist, 99) : 0));
+        json_array_append_new(nss, json_real(fork_median(f)));
+    }
+    json_object_set_new(o, "fork_pids", pids);
+    json_object_set_new(o, "fork_p99_ns", p99s);
+    json_object_set_new(o, "fork_ns_per_op", nss);
+    pids = p99s = nss = NULL;
+    if (r->hist) {
+        char *enc = NULL;
+        if (h2b_hist_encode(r->hist, &enc) != H2B_OK)
+            goto out_nomem;
+        json_object_set_new(o, "histogram", json_string(enc));
+        free(enc);
+    }
+    char note[4 * H2B_MICRO_REASON_MAX] = "";
+    if (!r->allocs_per_op.available)
+        append_note(note, sizeof note, "allocs_per_op", r->allocs_per_op.reason);
+    else if (!r->alloc_deterministic)
+        append_note(note, sizeof note, "allocs_per_op",
+                    "not deterministic (forks or repeats disagree); do not gate it exactly");
+    if (!r->instructions_per_op.available)
+        append_note(note, sizeof note, "instructions_per_op", r->instructions_per_op.reason);
+    if (r->batch > 1)
+        append_note(note, sizeof note, "percentiles", "per-op averages over sample batches");
+    if (note[0])
+        json_object_set_new(o, "note", json_string(note));
+    if (r->error[0])
+        json_object_set_new(o, "error", json_string(r->error));
+    return o;
+out_nomem:
+    json_decref(o);
+    json_decref(pids);
+    json_decref(p99s);
+    json_decref(nss);
+    return NULL;
+}
+
+/* --- console table -------------------------------------------------------------------------- */
+
+static void fmt_maybe(char *buf, size_t size, const struct h2b_micro_maybe *m)
+{
+    if (!m->available)
+        snprintf(buf, size, "-");
+    else if (m->value == floor(m->value) && m->value < 1e9)
+        snprintf(buf, size, "%.0f", m->value);
+    else
+        snprintf(buf, size, "%.2f", m->value);
+}
+
+void h2b__micro_print_table_header(FILE *f)
+{
+    fprintf(f, "%-36s %11s %6s %9s %9s %9s %9s %9s %10s\n", "benchmark", "ns/op", "err%", "B/op",
+            "allocs/op", "p50 ns", "p99 ns", "p999 ns", "ins/op");
+}
+
+void h2b__micro_print_table_row(FILE *f, const struct h2b_micro_result *r)
+{
+    if (r->error[0]) {
+        fprintf(f, "%-36s FAILED: %s\n", r->inst->name, r->error);
+        return;
+    }
+    char bytes[32], allocs[32], ins[32];
+    fmt_maybe(bytes, sizeof bytes, &r->bytes_per_op);
+    fmt_maybe(allocs, sizeof allocs, &r->allocs_per_op);
+    fmt_maybe(ins, sizeof ins, &r->instructions_per_op);
+    if (r->allocs_per_op.available && !r->alloc_deterministic) {
+        size_t len = strlen(allocs);
+        snprintf(allocs + len, sizeof allocs - len, "~");
+    }
+    fprintf(f, "%-36s %11.1f %5.1f%% %9s %9s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10s\n",
+            r->inst->name, r->ns_per_op, 100.0 * r->ns_per_op_mdape, bytes, allocs, r->p50, r->p99,
+            r->p999, ins);
+}
+
+/* --- Google Benchmark JSON ------------------------------------------------------------------ */
+
+static json_int_t cpu_mhz(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    double mhz = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "cpu MHz", 7) == 0) {
+            const char *c = strchr(line, ':');
+            if (c)
+                mhz = strtod(c + 1, NULL);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return (json_int_t)(mhz + 0.5);
+}
+
+json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const char *exe)
+{
+    json_t *doc = json_object(), *ctx = json_object(), *list = json_array(), *load = json_array();
+    if (!doc || !ctx || !list || !load) {
+        json_decref(doc);
+        json_decref(ctx);
+        json_decref(list);
+        json_decref(load);
+        return NULL;
+    }
+    char date[64], host[256] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", &tm);
+    /* RFC 3339 wants +HH:MM */
+    size_t dl = strlen(date);
+    if (dl >= 5 && dl + 2 < sizeof date) {
+        memmove(date + dl - 1, date + dl - 2, 3);
+        date[dl - 2] = ':';
+    }
+    gethostname(host, sizeof host - 1);
+    double la[3];
+    int nla = getloadavg(la, 3);
+    for (int i = 0; i < nla; i++)
+        json_array_append_new(load, json_real(la[i]));
+    json_object_set_new(ctx, "date", json_string(date));
+    json_object_set_new(ctx, "host_name", json_string(host));
+    if (exe)
+        json_object_set_new(ctx, "executable", json_string(exe));
+    json_object_set_new(ctx, "num_cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    json_object_set_new(ctx, "mhz_per_cpu", json_integer(cpu_mhz()));
+    json_object_set_new(ctx, "caches", json_array());
+    json_object_set_new(ctx, "load_avg", load);
+    json_object_set_new(ctx, "library_version", json_string("h2bench " H2B_MICRO_VERSION));
+#ifdef NDEBUG
+    json_object_set_new(ctx, "library_build_type", json_string("release"));
+#else
+    json_object_set_new(ctx, "library_build_type", json_string("debug"));
+#endif
+    json_object_set_new(ctx, "json_schema_version", json_integer(1));
+    json_object_set_new(doc, "context", ctx);
+    for (size_t i = 0; i < n; i++) {
+        const struct h2b_micro_result *b = &r[i];
+        for (unsigned k = 0; k < b->forks; k++) {
+            const struct h2b_micro_fork *f = &b->fork[k];
+            json_t *e = json_object();
+            if (!e)
+                break;
+            json_object_set_new(e, "name", json_string(b->inst->name));
+            json_object_set_new(e, "family_index", json_integer((json_int_t)i));
+            json_object_set_new(e, "per_family_instance_index", json_integer(0));
+            json_object_set_new(e, "run_name", json_string(b->inst->name));
+            json_object_set_new(e, "run_type", json_string("iteration"));
+            json_object_set_new(e, "repetitions", json_integer(b->forks));
+            json_object_set_new(e, "repetition_index", json_integer(k));
+            json_object_set_new(e, "threads", json_integer(1));
+            json_object_set_new(e, "iterations", json_integer((json_int_t)f->ops));
+            json_object_set_new(e, "real_time", json_real(fork_median(f)));
+            json_object_set_new(e, "cpu_time", json_real(f->cpu_ns_per_op));
+            json_object_set_new(e, "time_unit", json_string("ns"));
+            if (f->bytes_per_op.available)
+                json_object_set_new(e, "bytes_per_op", json_real(f->bytes_per_op.value));
+            if (f->allocs_per_op.available) {
+                json_object_set_new(e, "allocs_per_op", json_real(f->allocs_per_op.value));
+                json_object_set_new(e, "allocs_per_iter", json_real(f->allocs_per_op.value));
+            }
+            if (f->hist) {
+                json_object_set_new(e, "p50_ns",
+                                    json_real((double)h2b_hist_percentile(f->hist, 50)));
+                json_object_set_new(e, "p99_ns",
+                                    json_real((double)h2b_hist_percentile(f->hist, 99)));
+            }
+            const struct h2b_micro_maybe *ins = b->instructions_per_op.available
+                                                    ? &b->instructions_per_op
+                                                    : &f->instructions_per_op;
+            if (ins->available)
+                json_object_set_new(e, "instructions_per_op", json_real(ins->value));
+            json_array_append_new(list, e);
+        }
+    }
+    json_object_set_new(doc, "benchmarks", list);
+    return doc;
+}
+
+/* --- github-action-benchmark customSmallerIsBetter ------------------------------------------ */
+
+static void gab_add(json_t *list, const char *bench, const char *metric, const char *unit,
+                    double value, const char *range, const char *extra)
+{
+    char name[H2B_MICRO_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s - %s", bench, metric);
+    json_t *e = json_object();
+    if (!e)
+        return;
+    json_object_set_new(e, "name", json_string(name));
+    json_object_set_new(e, "unit", json_string(unit));
+    json_object_set_new(e, "value", json_real(value));
+    if (range)
+        json_object_set_new(e, "range", json_string(range));
+    if (extra)
+        json_object_set_new(e, "extra", json_string(extra));
+    json_array_append_new(list, e);
+}
+
+json_t *h2b__micro_gab_json(const struct h2b_micro_result *r, size_t n)
+{
+    json_t *list = json_array();
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct h2b_micro_result *b = &r[i];
+        if (b->error[0])
+            continue;
+        char range[64], extra[128];
+        snprintf(range, sizeof range, "± %.2f", b->ns_per_op * b->ns_per_op_mdape);
+        snprintf(extra, sizeof extra, "forks: %u\nops: %" PRIu64, b->forks, b->ops);
+        gab_add(list, b->inst->name, "ns/op", "ns/op", b->ns_per_op, range, extra);
+        if (b->bytes_per_op.available)
+            gab_add(list, b->inst->name, "B/op", "B/op", b->bytes_per_op.value, NULL,
+                    b->alloc_deterministic ? "deterministic" : "not deterministic");
+        if (b->allocs_per_op.available)
+            gab_add(list, b->inst->name, "allocs/op", "allocs/op", b->allocs_per_op.value, NULL,
+                    NULL);
+        snprintf(extra, sizeof extra, "n=%" PRIu64 " samples", b->samples);
+        gab_add(list, b->inst->name, "p99", "ns", (double)b->p99, NULL, extra);
+        if (b->instructions_per_op.available)
+            gab_add(list, b->inst->name, "instructions/op", "instructions/op",
+                    b->instructions_per_op.value, NULL, b->instructions_source);
+    }
+    return list;
+}
