@@ -805,16 +805,39 @@ static int run_micro(struct run *r)
 
 /* ---- the run ---- */
 
-static int default_out(const struct run *r, char *buf, size_t size)
+/* The results path: --out or results/runs/NAME-STAMP.json. Its directory is created now and
+ * must be writable, so a run never measures for minutes and then has nowhere to write. */
+static int out_path_ready(const struct run *r, char *buf, size_t size)
 {
-    char stamp[32];
-    h2b_clock_utc_string(stamp, sizeof(stamp));
-    for (char *p = stamp; *p; p++)
-        if (*p == ':')
-            *p = '-';
-    snprintf(buf, size, "results/runs/%s-%s.json", r->s->name, stamp);
-    char dirs[] = "results/runs/";
-    return mkdirs(dirs);
+    if (r->o->out) {
+        snprintf(buf, size, "%s", r->o->out);
+    } else {
+        char stamp[32];
+        h2b_clock_utc_string(stamp, sizeof(stamp));
+        for (char *p = stamp; *p; p++)
+            if (*p == ':')
+                *p = '-';
+        snprintf(buf, size, "results/runs/%s-%s.json", r->s->name, stamp);
+    }
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", buf);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        snprintf(dir, sizeof(dir), ".");
+    } else {
+        slash[1] = '\0';
+        if (mkdirs(dir) != H2B_OK) {
+            h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot create the directory of %s: %s", buf,
+                         strerror(errno));
+            return H2B_ERR_IO;
+        }
+    }
+    if (access(dir, W_OK) != 0) {
+        h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write results into %s: %s", dir,
+                     strerror(errno));
+        return H2B_ERR_IO;
+    }
+    return H2B_OK;
 }
 
 static int prepare(struct run *r)
@@ -958,13 +981,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     }
 
     char out_path[4096];
-    if (o->out)
-        snprintf(out_path, sizeof(out_path), "%s", o->out);
-    else if (default_out(&r, out_path, sizeof(out_path))) {
-        h2b_diag_set(diag, NULL, NULL, NULL, "cannot create results/runs/");
-        rc = H2B_ERR_IO;
+    if ((rc = out_path_ready(&r, out_path, sizeof(out_path))))
         goto out;
-    }
     if ((rc = h2b_results_new(&r.results, r.s->name, o->scenario))) {
         h2b_diag_set(diag, o->scenario, NULL, NULL, "cannot start the results: %s",
                      h2b_strerror(rc));

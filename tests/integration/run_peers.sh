@@ -8,9 +8,18 @@
 DATA=$SRC/tests/data/run
 CHECK=$BIN/../tests/results_check
 
-"$H2BENCH" run "$DATA/peers-small.json" --out "$TMP/small.json" --no-progress \
+# An unwritable results path fails before anything is measured.
+"$H2BENCH" run "$DATA/peers-small.json" --out /proc/no/such/dir/r.json --no-progress \
+    >"$TMP/out" 2>"$TMP/err"
+expect_eq "unwritable --out exit" "$?" 3
+expect_eq "unwritable --out: nothing measured" "$(cat "$TMP/out")" ""
+expect_match "unwritable --out message" "$(cat "$TMP/err")" 'cannot create the directory'
+
+# --out's directory is created.
+"$H2BENCH" run "$DATA/peers-small.json" --out "$TMP/new/dir/small.json" --no-progress \
     >"$TMP/out" 2>"$TMP/err"
 expect_eq "small run exit" "$?" 0
+mv "$TMP/new/dir/small.json" "$TMP/small.json"
 "$CHECK" "$TMP/small.json" >"$TMP/cells"
 expect_eq "small results validate" "$?" 0
 cells=$(cat "$TMP/cells")
@@ -19,7 +28,7 @@ expect_eq "small: 4 cells" "$(grep -c '^nghttpd ' "$TMP/cells")" 4
 expect_match "small: (4,16) -> 8 from the probe" "$cells" '^nghttpd 4 16 8 ok counted -$'
 expect_match "small: (1,1) -> 1" "$cells" '^nghttpd 1 1 1 ok counted -$'
 expect_eq "small: no failed requests" "$(grep -c 'failed_requests 0' "$TMP/cells")" 4
-expect_match "small: results path printed" "$(cat "$TMP/out")" "results: $TMP/small.json"
+expect_match "small: results path printed" "$(cat "$TMP/out")" "results: $TMP/new/dir/small.json"
 expect_match "small: probed max in results" "$(cat "$TMP/small.json")" '"server_max_streams": 8'
 expect_match "small: percentiles from the log" "$(cat "$TMP/small.json")" '"p99": [0-9]+'
 expect_match "small: instructions null with a reason" "$(cat "$TMP/small.json")" \
