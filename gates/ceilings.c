@@ -153,8 +153,8 @@ static int parse_ceiling(struct parse *p, const json_t *v, const char *path, str
     return H2B_OK;
 }
 
-static void parse_baseline(struct parse *p, const json_t *v, const char *path,
-                           struct h2b_baseline *b)
+static int parse_baseline(struct parse *p, const json_t *v, const char *path,
+                          struct h2b_baseline *b)
 {
     static const char *const keys[] = {"bytes_per_op", "allocs_per_op", "p50_ns",
                                        "p99_ns",       "p999_ns",       "runs"};
@@ -163,20 +163,30 @@ static void parse_baseline(struct parse *p, const json_t *v, const char *path,
     char sub[1024];
     if (!json_is_object(v)) {
         bad(p, path, "expected an object of observed values, found %s", type_name(v));
-        return;
+        return H2B_OK;
     }
     const char *key;
     json_t *item;
     json_object_foreach((json_t *)v, key, item)
     {
         h2b_json_path_key(sub, sizeof(sub), path, key);
+        if (strcmp(key, "note") == 0) {
+            if (!json_is_string(item)) {
+                bad(p, sub, "expected a string, found %s", type_name(item));
+                continue;
+            }
+            free(b->note);
+            if (!(b->note = strdup(json_string_value(item))))
+                return H2B_ERR_NOMEM;
+            continue;
+        }
         size_t k = 0;
         while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[k], key) != 0)
             k++;
         if (k == sizeof(keys) / sizeof(keys[0])) {
             bad(p, sub,
                 "unknown key (expected bytes_per_op, allocs_per_op, p50_ns, p99_ns, "
-                "p999_ns or runs)");
+                "p999_ns, runs or note)");
             continue;
         }
         double d;
@@ -192,6 +202,7 @@ static void parse_baseline(struct parse *p, const json_t *v, const char *path,
             *has[k] = true;
         }
     }
+    return H2B_OK;
 }
 
 static int parse_bench(struct parse *p, const char *name, const json_t *v,
@@ -214,7 +225,9 @@ static int parse_bench(struct parse *p, const char *name, const json_t *v,
             if (rv != H2B_OK)
                 return rv;
         } else if (strcmp(key, "baseline") == 0) {
-            parse_baseline(p, item, sub, &b->baseline);
+            int rv = parse_baseline(p, item, sub, &b->baseline);
+            if (rv != H2B_OK)
+                return rv;
         } else {
             bad(p, sub,
                 "unknown metric (expected bytes_per_op, allocs_per_op, p99_ns, "
@@ -267,6 +280,7 @@ void h2b_ceilings_del(struct h2b_ceilings *c)
         return;
     for (size_t i = 0; i < c->count; i++) {
         free(c->benches[i].name);
+        free(c->benches[i].baseline.note);
         for (int m = 0; m < H2B_METRIC_COUNT; m++)
             free(c->benches[i].metric[m].why);
     }
@@ -399,7 +413,8 @@ int h2b_ceilings_to_json(const struct h2b_ceilings *c, char **out)
             (bl->has_p50 && json_object_set_new(base, "p50_ns", number(bl->p50_ns))) ||
             (bl->has_p99 && json_object_set_new(base, "p99_ns", number(bl->p99_ns))) ||
             (bl->has_p999 && json_object_set_new(base, "p999_ns", number(bl->p999_ns))) ||
-            (bl->runs && json_object_set_new(base, "runs", json_integer(bl->runs)))) {
+            (bl->runs && json_object_set_new(base, "runs", json_integer(bl->runs))) ||
+            (bl->note && json_object_set_new(base, "note", json_string(bl->note)))) {
             json_decref(base);
             goto out;
         }
@@ -454,9 +469,25 @@ int h2b_ceilings_baselines_md(const struct h2b_ceilings *c, const char *source, 
         md_value(&b, bl->has_p50, bl->p50_ns, " ns");
         md_value(&b, bl->has_p99, bl->p99_ns, " ns");
         md_value(&b, bl->has_p999, bl->p999_ns, " ns");
-        md_value(&b, p99->set, p99->max, " ns");
+        if (p99->set || !bl->note)
+            md_value(&b, p99->set, p99->max, " ns");
+        else
+            h2b_buf_printf(&b, " not gated¹ |");
         h2b_buf_printf(&b, "\n");
     }
+    bool notes = false;
+    for (size_t i = 0; i < c->count; i++) {
+        const struct h2b_ceiling_bench *e = &c->benches[i];
+        if (e->baseline.note && !e->metric[H2B_METRIC_P99_NS].set) {
+            h2b_buf_printf(&b, "%s`", notes ? "; " : "\n¹ ");
+            h2b_buf_md(&b, e->name);
+            h2b_buf_printf(&b, "`: ");
+            h2b_buf_md(&b, e->baseline.note);
+            notes = true;
+        }
+    }
+    if (notes)
+        h2b_buf_printf(&b, ".\n");
     h2b_buf_printf(&b, "\n## Why these ceilings\n\n");
     for (size_t i = 0; i < c->count; i++) {
         const struct h2b_ceiling_bench *e = &c->benches[i];

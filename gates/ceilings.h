@@ -10,7 +10,8 @@
  *                 "p99_ns": {"max": N, "why": "..."},
  *                 "instructions_per_op": {"max": N, "why": "..."},      (optional)
  *                 "baseline": {"bytes_per_op": N, "allocs_per_op": N,   (optional, observed)
- *                              "p50_ns": N, "p99_ns": N, "p999_ns": N, "runs": N}}}}
+ *                              "p50_ns": N, "p99_ns": N, "p999_ns": N, "runs": N,
+ *                              "note": "..."}}}}
  *
  * Every metric is optional per benchmark; an unknown key is an error, not silently ignored, so a
  * typo ("p99" for "p99_ns") cannot turn a gate off. The gate never writes this file: proposals go
@@ -57,7 +58,8 @@ struct h2b_ceiling {
 struct h2b_baseline {
     bool has_bytes, has_allocs, has_p50, has_p99, has_p999;
     double bytes_per_op, allocs_per_op, p50_ns, p99_ns, p999_ns;
-    int runs; /* 0 when not recorded */
+    int runs;   /* 0 when not recorded */
+    char *note; /* owned, or NULL: e.g. why p99 has no ceiling (too few samples per fork) */
 };
 
 struct h2b_ceiling_bench {

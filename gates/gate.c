@@ -242,6 +242,7 @@ int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const json_t *doc
         o->p999_ns = num(e, "p999_ns", NULL);
         double forks = num(e, "forks", NULL);
         o->forks = isnan(forks) ? 0 : (int)forks;
+        o->samples = num(e, "samples", NULL);
         const json_t *note = json_object_get(e, "note");
         if (note && !(o->note = dup_or_null(note)) && json_is_string(note))
             return H2B_ERR_NOMEM;
@@ -1093,7 +1094,19 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
         if (rv != H2B_OK)
             return rv;
     }
-    if (all_have(obs, n, H2B_METRIC_P99_NS)) {
+    double fewest = INFINITY; /* samples per fork, in the sparsest run */
+    for (size_t i = 0; i < n; i++) {
+        double per_fork = obs[i]->samples / (obs[i]->forks > 0 ? obs[i]->forks : 1);
+        fewest = per_fork < fewest ? per_fork : fewest; /* NAN (unknown) never wins */
+    }
+    if (fewest < H2B_GATE_MIN_P99_SAMPLES) {
+        snprintf(why, sizeof(why),
+                 "p99 not gated: %.0f samples per fork in the sparsest of %zu runs, a p99 needs "
+                 "%d (100 above it); at this operation's length its tail is scheduler noise",
+                 fewest, n, H2B_GATE_MIN_P99_SAMPLES);
+        if (!(b->baseline.note = strdup(why)))
+            return H2B_ERR_NOMEM;
+    } else if (all_have(obs, n, H2B_METRIC_P99_NS)) {
         double worst = 0, best_run = INFINITY;
         for (size_t i = 0; i < n; i++) {
             double v = h2b_gate_robust_p99(obs[i]);

@@ -46,6 +46,7 @@ struct h2b_gate_obs {
     double *ns_forks; /* each fork's ns/op: "ns_per_op_forks" or "fork_ns_per_op"; may be absent */
     size_t n_ns_forks;
     int forks;
+    double samples; /* latency samples over all forks ("samples"), NAN when absent */
 };
 
 /* The micro entries of one or more results files. */
@@ -153,6 +154,10 @@ int h2b_gate_render_table(const struct h2b_gate_report *r, char **out);
 int h2b_gate_render_md(const struct h2b_gate_report *r, char **out);
 int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out);
 
+/* A fork's p99 is gated only when it rests on at least this many samples: n * (1 - 0.99) >= 100
+ * samples above it (notes/microbench.md, section 6.2). Fewer, and the tail is scheduler noise. */
+#define H2B_GATE_MIN_P99_SAMPLES 10000
+
 struct h2b_gate_propose_options {
     double headroom;  /* 0.35: p99 ceiling = worst observed robust p99 * (1 + headroom) */
     const char *date; /* "2026-11-30" for the why lines; NULL: today (UTC) */
@@ -160,9 +165,11 @@ struct h2b_gate_propose_options {
 };
 
 /* Proposes ceilings from runs (one results file per run, count >= 1): per benchmark, an exact
- * bytes/allocs ceiling (the largest observed), a p99 ceiling (worst robust p99 over the runs plus
- * headroom, rounded up to a whole ns), instructions when measured, each with a why line, and
- * baselines (medians over the runs). Returns H2B_OK, H2B_ERR_INVAL (no runs) or H2B_ERR_NOMEM. */
+ * bytes/allocs ceiling (the largest observed; the next whole unit when the runner flags it not
+ * deterministic), a p99 ceiling (worst robust p99 over the runs plus headroom, rounded up to a
+ * whole ns; none, with a baseline note, when a run had fewer than H2B_GATE_MIN_P99_SAMPLES
+ * samples per fork), instructions when measured, each with a why line, and baselines (medians
+ * over the runs). Returns H2B_OK, H2B_ERR_INVAL (no runs) or H2B_ERR_NOMEM. */
 int h2b_gate_propose(const struct h2b_gate_set *const *runs, size_t count,
                      const struct h2b_gate_propose_options *opt, struct h2b_ceilings **out);
 

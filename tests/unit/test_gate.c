@@ -32,6 +32,8 @@ static struct h2b_gate_set *one(const char *name, double bytes, double allocs, d
     o->has[H2B_METRIC_P99_NS] = true;
     o->p50_ns = 100;
     o->p999_ns = 5000;
+    o->samples = NAN; /* unknown: does not block a p99 ceiling */
+    o->forks = (int)n;
     if (n) {
         o->p99_forks = malloc(n * sizeof(double));
         memcpy(o->p99_forks, forks, n * sizeof(double));
@@ -156,6 +158,19 @@ static void test_check(void)
     CHECK(pb && pb->metric[H2B_METRIC_ALLOCS_PER_OP].max == 11);
     CHECK(pb && strstr(pb->metric[H2B_METRIC_BYTES_PER_OP].why, "NOT deterministic") != NULL);
     CHECK(pb && pb->baseline.has_bytes && pb->baseline.bytes_per_op == 1090.757);
+    h2b_ceilings_del(p);
+
+    /* Too few samples per fork for a p99: no p99 ceiling, a baseline note instead. */
+    wob->obs[0].samples = 3 * 9000.0;
+    p = NULL;
+    CHECK_EQ_INT(h2b_gate_propose(wruns, 1, &popt, &p), H2B_OK);
+    pb = p ? h2b_ceilings_find(p, "bench") : NULL;
+    CHECK(pb && !pb->metric[H2B_METRIC_P99_NS].set);
+    CHECK(pb && pb->baseline.note && strstr(pb->baseline.note, "9000 samples per fork"));
+    char *md = NULL;
+    CHECK(p && h2b_ceilings_baselines_md(p, "x.json", &md) == H2B_OK);
+    CHECK(md && strstr(md, "| not gated¹ |") && strstr(md, "¹ `bench`: p99 not gated"));
+    free(md);
     h2b_ceilings_del(p);
     h2b_gate_set_del(wob);
     h2b_gate_set_del(fast);
