@@ -65,7 +65,7 @@ static int add_instance(const struct h2b_micro_bench *b, const char *suffix, int
             return H2B_ERR_INVAL;
         }
     }
-    in->bench = b;
+    in->bench = h2b__micro_inject(b, in->name);
     in->param = param;
     in->ops_per_call = b->ops_per_call ? b->ops_per_call : 1;
     instance_count++;

@@ -74,6 +74,10 @@ struct h2b_micro_fork {
 /* registry.c */
 /* Validates and expands the registered benchmarks; on error prints why and returns
  * H2B_ERR_INVAL. Idempotent. */
+/* The bench to run for instance name: b, or a wrapper injecting a regression when
+ * H2B_INJECT_ALLOC or H2B_INJECT_SLOW names the instance (inject.c). */
+const struct h2b_micro_bench *h2b__micro_inject(const struct h2b_micro_bench *b, const char *name);
+
 int h2b__micro_registry_load(void);
 size_t h2b__micro_instance_count(void);
 const struct h2b_micro_instance *h2b__micro_instance(size_t i);
