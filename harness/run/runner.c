@@ -635,72 +635,104 @@ static void print_plan(const struct run *r)
     }
 }
 
-/* One row per matrix point, one req/s column per target and its ratio to the first target. */
-static void print_summary(const struct run *r, const json_t *matrix)
+enum metric { METRIC_REQ_PER_S, METRIC_REQ_PER_CPU_S, METRIC_GB_PER_S };
+
+/* A successful cell's value of metric; false when it has none. */
+static bool cell_metric(const json_t *e, enum metric metric, double *out)
+{
+    const json_t *status = json_object_get(e, "status");
+    if (!json_is_string(status) || strcmp(json_string_value(status), "ok") != 0)
+        return false;
+    const json_t *rps = json_object_get(e, "req_per_s"), *bps = json_object_get(e, "bytes_per_s");
+    const json_t *ok = json_object_get(e, "succeeded"), *cpu = json_object_get(e, "server_cpu_s");
+    switch (metric) {
+    case METRIC_REQ_PER_S:
+        *out = json_number_value(rps);
+        return json_is_number(rps);
+    case METRIC_GB_PER_S:
+        *out = json_number_value(bps) / 1e9;
+        return json_is_number(bps);
+    case METRIC_REQ_PER_CPU_S:
+        if (!json_is_integer(ok) || !json_is_number(cpu) || json_number_value(cpu) <= 0)
+            return false;
+        *out = (double)json_integer_value(ok) / json_number_value(cpu);
+        return true;
+    }
+    return false;
+}
+
+static bool same_point(const struct h2b_cell *a, const struct h2b_cell *b)
+{
+    return a->connections == b->connections && a->streams_requested == b->streams_requested &&
+           a->frame_size == b->frame_size && a->window_bits == b->window_bits;
+}
+
+/* Median of metric over the repeats of target t at point c; 0 when no cell has it. */
+static double point_median(const struct run *r, const json_t *matrix, const struct h2b_cell *c,
+                           size_t t, enum metric metric)
+{
+    double vals[1024];
+    size_t nv = 0;
+    for (size_t j = 0; j < r->ncells && j < json_array_size(matrix) && nv < 1024; j++) {
+        if (r->cells[j].target == t && same_point(&r->cells[j], c) &&
+            cell_metric(json_array_get(matrix, j), metric, &vals[nv]))
+            nv++;
+    }
+    for (size_t a = 1; a < nv; a++) /* insertion sort: a handful of repeats */
+        for (size_t b = a; b > 0 && vals[b - 1] > vals[b]; b--) {
+            double tmp = vals[b];
+            vals[b] = vals[b - 1];
+            vals[b - 1] = tmp;
+        }
+    return nv ? (nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2) : 0;
+}
+
+/* One row per matrix point, one column per target and its ratio to the first target. */
+static void print_summary(const struct run *r, const json_t *matrix, enum metric metric,
+                          const char *what)
 {
     FILE *f = r->o->report;
-    if (!f || r->s->ntargets == 0)
+    size_t nt = r->s->ntargets < 16 ? r->s->ntargets : 16;
+    if (!f || nt == 0)
         return;
-    fprintf(f, "\n%-6s %-9s", "conns", "streams");
-    for (size_t t = 0; t < r->s->ntargets; t++)
+    fprintf(f, "\n%s, median over repeats:\n%-6s %-9s", what, "conns", "streams");
+    for (size_t t = 0; t < nt; t++)
         fprintf(f, " %12s", r->s->targets[t].name);
-    for (size_t t = 1; t < r->s->ntargets; t++) {
+    for (size_t t = 1; t < nt; t++) {
         char ratio[64];
         snprintf(ratio, sizeof(ratio), "%s/%s", r->s->targets[0].name, r->s->targets[t].name);
         fprintf(f, " %15s", ratio);
     }
-
-    fprintf(f, "   (req/s; median over repeats)\n");
+    fprintf(f, "\n");
     for (size_t i = 0; i < r->ncells; i++) {
         const struct h2b_cell *c = &r->cells[i];
         bool first = true;
-        for (size_t j = 0; j < i; j++) {
-            const struct h2b_cell *d = &r->cells[j];
-            first = first && !(d->connections == c->connections &&
-                               d->streams_requested == c->streams_requested &&
-                               d->frame_size == c->frame_size && d->window_bits == c->window_bits);
-        }
+        for (size_t j = 0; j < i; j++)
+            first = first && !same_point(&r->cells[j], c);
         if (!first)
             continue;
-        double rate[16] = {0};
-        for (size_t t = 0; t < r->s->ntargets && t < 16; t++) {
-            double vals[1024];
-            size_t nv = 0;
-            for (size_t j = 0; j < r->ncells && nv < 1024; j++) {
-                const struct h2b_cell *d = &r->cells[j];
-                json_t *e = json_array_get(matrix, j);
-                if (d->target == t && d->connections == c->connections &&
-                    d->streams_requested == c->streams_requested &&
-                    d->frame_size == c->frame_size && d->window_bits == c->window_bits &&
-                    json_is_number(json_object_get(e, "req_per_s")) &&
-                    strcmp(json_string_value(json_object_get(e, "status")), "ok") == 0)
-                    vals[nv++] = json_number_value(json_object_get(e, "req_per_s"));
-            }
-            for (size_t a = 1; a < nv; a++) /* insertion sort: a handful of repeats */
-                for (size_t b = a; b > 0 && vals[b - 1] > vals[b]; b--) {
-                    double tmp = vals[b];
-                    vals[b] = vals[b - 1];
-                    vals[b - 1] = tmp;
-                }
-            rate[t] = nv ? (nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2) : 0;
-        }
+        double v[16];
+        for (size_t t = 0; t < nt; t++)
+            v[t] = point_median(r, matrix, c, t, metric);
         char cs[32];
         snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
         fprintf(f, "%-6u %-9s", c->connections, cs);
-        for (size_t t = 0; t < r->s->ntargets && t < 16; t++) {
-            if (rate[t] > 0)
-                fprintf(f, " %12.0f", rate[t]);
+        for (size_t t = 0; t < nt; t++) {
+            if (v[t] <= 0)
+                fprintf(f, " %12s", "-");
+            else if (metric == METRIC_GB_PER_S)
+                fprintf(f, " %12.3f", v[t]);
             else
-                fprintf(f, " %12s", "failed");
+                fprintf(f, " %12.0f", v[t]);
         }
-        for (size_t t = 1; t < r->s->ntargets && t < 16; t++) {
-            if (rate[0] > 0 && rate[t] > 0)
-                fprintf(f, " %14.2fx", rate[0] / rate[t]);
+        for (size_t t = 1; t < nt; t++) {
+            if (v[0] > 0 && v[t] > 0)
+                fprintf(f, " %14.2fx", v[0] / v[t]);
             else
                 fprintf(f, " %15s", "-");
         }
         if (c->frame_size || c->window_bits)
-            fprintf(f, "  frame %u window 2^%u-1", c->frame_size, c->window_bits);
+            fprintf(f, "  frame %u, window 2^%u-1", c->frame_size, c->window_bits);
         fprintf(f, "\n");
     }
 }
@@ -900,7 +932,12 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
         }
     }
     progress_clear(r);
-    print_summary(r, matrix);
+    print_summary(r, matrix, METRIC_REQ_PER_S, "req/s");
+    if (strncmp(r->s->matrix.path, "/bytes/", 7) == 0)
+        print_summary(r, matrix, METRIC_GB_PER_S, "GB/s (response bytes)");
+    /* On a shared machine throughput follows whatever CPU the server got; requests per CPU
+     * second of the server is the steadier comparison (its CPU time includes warm-up). */
+    print_summary(r, matrix, METRIC_REQ_PER_CPU_S, "requests per server CPU second");
     return H2B_OK;
 }
 
