@@ -5,7 +5,8 @@
  * with h2bench::alloc). Each run does ITERS malloc/free pairs over a few small sizes, REPS times,
  * and prints the best ns per pair for each mode it supports: "disarmed" (the interposer is in the
  * path, counting off: the cost every h2bench process pays) and, in the counting build, "armed".
- * alloc_overhead.sh runs the two executables alternately on one CPU and reports the ratio.
+ * alloc_overhead.sh runs the two executables alternately on one CPU and reports the ratio, and
+ * counts instructions per pair under callgrind (--mode runs a single mode for that).
  * Compiled with -fno-builtin so the pairs are not folded away.
  */
 #include "clock.h"
@@ -15,6 +16,7 @@
 #include "alloc.h"
 #endif
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,7 @@ static double best_of(uint64_t iters, uint64_t reps)
 int main(int argc, char **argv)
 {
     uint64_t iters = 2000000, reps = 5, cpu = 1;
+    const char *only = NULL; /* --mode: run just this mode (for instruction counting) */
     for (int i = 1; i < argc; i++) {
         int rv = -1;
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
@@ -55,30 +58,46 @@ int main(int argc, char **argv)
             rv = h2b_cli_parse_u64(argv[++i], 1, 1000, &reps);
         else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
             rv = h2b_cli_parse_u64(argv[++i], 0, 1023, &cpu);
+        else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && (only = argv[++i]))
+            rv = 0;
         if (rv != 0) {
-            fprintf(stderr, "usage: %s [--iters N] [--reps N] [--cpu N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iters N] [--reps N] [--cpu N] [--mode MODE]\n", argv[0]);
             return 2;
         }
     }
     if (h2b_cpu_pin_self_to((int)cpu) != 0)
         fprintf(stderr, "warning: cannot pin to CPU %d, running unpinned\n", (int)cpu);
     (void)best_of(iters / 10 + 1, 1); /* warm the heap and the caches */
+    bool ran = false;
 #ifdef H2B_BENCH_COUNTING
     if (!h2b_alloc_counting_available()) {
         fprintf(stderr, "counting allocator unavailable in this build\n");
         return 3;
     }
-    printf("disarmed %.3f\n", best_of(iters, reps));
-    h2b_alloc_reset();
-    h2b_alloc_arm();
-    double armed = best_of(iters, reps);
-    h2b_alloc_disarm();
-    struct h2b_alloc_stats s;
-    h2b_alloc_read(&s);
-    printf("armed %.3f\n", armed);
-    printf("counted %llu\n", (unsigned long long)s.allocs);
+    if (only == NULL || strcmp(only, "disarmed") == 0) {
+        printf("disarmed %.3f\n", best_of(iters, reps));
+        ran = true;
+    }
+    if (only == NULL || strcmp(only, "armed") == 0) {
+        h2b_alloc_reset();
+        h2b_alloc_arm();
+        double armed = best_of(iters, reps);
+        h2b_alloc_disarm();
+        struct h2b_alloc_stats s;
+        h2b_alloc_read(&s);
+        printf("armed %.3f\n", armed);
+        printf("counted %llu\n", (unsigned long long)s.allocs);
+        ran = true;
+    }
 #else
-    printf("plain %.3f\n", best_of(iters, reps));
+    if (only == NULL || strcmp(only, "plain") == 0) {
+        printf("plain %.3f\n", best_of(iters, reps));
+        ran = true;
+    }
 #endif
+    if (!ran) {
+        fprintf(stderr, "mode '%s' is not available in this build\n", only);
+        return 2;
+    }
     return 0;
 }
