@@ -40,6 +40,7 @@ extern char **environ;
  * starts (e.g. "h2bench"), then h2b_micro_main's argv ("micro --forks 3 ..."). */
 static char *cmd_args[MAX_ARGS + 1];
 static int cmd_argc;
+static int cmd_prefix; /* leading words that select the runner ("h2bench micro") */
 
 static int read_cmdline(char ***out, int *count)
 {
@@ -77,6 +78,7 @@ void h2b__micro_set_command_line(int argc, char **argv)
     for (int i = 1; i < argc && tail; i++)
         tail = strcmp(proc[nproc - argc + i], argv[i]) == 0;
     int prefix = tail ? nproc - argc + 1 : 1;
+    cmd_prefix = prefix < MAX_ARGS ? prefix : MAX_ARGS;
     for (int i = 0; i < prefix && cmd_argc < MAX_ARGS; i++)
         cmd_args[cmd_argc++] = proc[i];
     for (int i = 1; i < argc && cmd_argc < MAX_ARGS; i++)
@@ -245,8 +247,11 @@ bool h2b__micro_child(const struct h2b_micro_config *cfg, int *exit_code)
 /* --- the parent side ------------------------------------------------------------------------ */
 
 /* Spawns argv (argv[0] is the program path) with the job in the environment and a pipe on
- * CHILD_FD; reads everything the child writes there into *out (malloc'd, NUL-terminated). */
-static int spawn_and_read(char *const argv[], const char *job, char **out, int *status)
+ * CHILD_FD; reads everything the child writes there into *out (malloc'd, NUL-terminated).
+ * clean_env: the child gets only the job and LD_BIND_NOW=1, nothing that varies between shells
+ * (the environment sits on the child's stack, and its size shifts the stack's alignment). */
+static int spawn_and_read(char *const argv[], const char *job, bool clean_env, char **out,
+                          int *status)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -260,10 +265,15 @@ static int spawn_and_read(char *const argv[], const char *job, char **out, int *
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], CHILD_FD);
-    setenv(CHILD_ENV, job, 1);
+    char job_var[H2B_MICRO_NAME_MAX + 64], bind_now[] = "LD_BIND_NOW=1";
+    snprintf(job_var, sizeof job_var, "%s=%s", CHILD_ENV, job);
+    char *clean[] = {job_var, bind_now, NULL};
+    if (!clean_env)
+        setenv(CHILD_ENV, job, 1);
     pid_t pid;
-    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    unsetenv(CHILD_ENV);
+    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, clean_env ? clean : environ);
+    if (!clean_env)
+        unsetenv(CHILD_ENV);
     posix_spawn_file_actions_destroy(&fa);
     close(pfd[1]);
     if (err != 0) {
@@ -324,7 +334,7 @@ static int run_child(const struct h2b_micro_instance *inst, struct h2b_micro_for
     snprintf(job, sizeof job, "m:%d:%s", CHILD_FD, inst->name);
     char *text = NULL;
     int status = 0;
-    int rc = spawn_and_read(argv, job, &text, &status);
+    int rc = spawn_and_read(argv, job, false, &text, &status);
     if (rc != H2B_OK)
         return rc;
     json_error_t jerr;
@@ -462,17 +472,16 @@ int h2b__micro_run_callgrind(const struct h2b_micro_instance *inst,
     argv[n++] = quiet;
     argv[n++] = outfile;
     argv[n++] = exe;
-    for (int i = 1; i < cmd_argc && n < MAX_ARGS + 7; i++)
+    /* only the words that select the runner: options do not matter to this pass, and a
+     * different command line would move the child's stack */
+    for (int i = 1; i < cmd_prefix && n < MAX_ARGS + 7; i++)
         argv[n++] = cmd_args[i];
     argv[n] = NULL;
     uint64_t calls = cfg->callgrind_calls ? cfg->callgrind_calls : 8;
     snprintf(job, sizeof job, "c:%d:%" PRIu64 ":%s", CHILD_FD, calls, inst->name);
-    /* deterministic: no lazy binding, no layout randomisation effects on symbol lookups */
-    setenv("LD_BIND_NOW", "1", 1);
     char *text = NULL;
     int status = 0;
-    int rc = spawn_and_read(argv, job, &text, &status);
-    unsetenv("LD_BIND_NOW");
+    int rc = spawn_and_read(argv, job, true, &text, &status);
     struct h2b_micro_fork f;
     h2b__micro_fork_init(&f);
     json_error_t jerr;

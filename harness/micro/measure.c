@@ -270,11 +270,11 @@ static int sample_pass(struct h2b_micro_state *st, const struct h2b_micro_config
     return H2B_OK;
 }
 
-/* Alloc and instruction passes measure n and 4n calls: the number of calls for ~10 ms. */
-static uint64_t marginal_calls(double est)
-{
-    return calls_for(est, 10 * H2B_NS_PER_MS, 16, 1000000);
-}
+/* The allocation and instruction passes measure n and 4n calls with a fixed n, the same in every
+ * fork and every run: work that recurs every k ops (a WINDOW_UPDATE every 32 requests) then
+ * contributes the same fraction everywhere, so forks agree exactly. 4n = 256 calls keeps the
+ * slowest suite benchmark (a few hundred us per call) well under a second. */
+#define MARGINAL_CALLS 64
 
 /* One armed run of calls; false if the benchmark failed. */
 static bool alloc_run(struct h2b_micro_state *st, uint64_t calls, struct h2b_alloc_stats *s)
@@ -290,7 +290,7 @@ static bool alloc_run(struct h2b_micro_state *st, uint64_t calls, struct h2b_all
     return !st->failed;
 }
 
-static void alloc_pass(struct h2b_micro_state *st, double est, struct h2b_micro_fork *f)
+static void alloc_pass(struct h2b_micro_state *st, struct h2b_micro_fork *f)
 {
     if (!h2b_alloc_counting_available()) {
 #ifdef H2B_SANITIZED
@@ -302,7 +302,7 @@ static void alloc_pass(struct h2b_micro_state *st, double est, struct h2b_micro_
         set_reason(&f->bytes_per_op, "allocation counting unavailable: %s", why);
         return;
     }
-    uint64_t n = marginal_calls(est);
+    uint64_t n = MARGINAL_CALLS;
     double ops = 3.0 * (double)n * (double)st->inst->ops_per_call;
     double allocs[2] = {0, 0}, bytes[2] = {0, 0};
     for (int rep = 0; rep < 2; rep++) {
@@ -346,7 +346,7 @@ static bool perf_run(struct h2b_micro_state *st, int fd, uint64_t calls, uint64_
     return read(fd, count, sizeof *count) == (ssize_t)sizeof *count && !st->failed;
 }
 
-static void instr_pass(struct h2b_micro_state *st, double est, struct h2b_micro_fork *f)
+static void instr_pass(struct h2b_micro_state *st, struct h2b_micro_fork *f)
 {
     char reason[H2B_MICRO_REASON_MAX];
     int fd = perf_open(reason, sizeof reason);
@@ -354,7 +354,7 @@ static void instr_pass(struct h2b_micro_state *st, double est, struct h2b_micro_
         set_reason(&f->instructions_per_op, "%s", reason);
         return;
     }
-    uint64_t n = marginal_calls(est), a = 0, b = 0;
+    uint64_t n = MARGINAL_CALLS, a = 0, b = 0;
     if (begin(st)) {
         bool ok = perf_run(st, fd, n, &a) && perf_run(st, fd, 4 * n, &b);
         end(st);
@@ -383,9 +383,9 @@ int h2b__micro_measure(const struct h2b_micro_instance *inst, const struct h2b_m
     end(&st);
     if (rc != H2B_OK || st.failed)
         goto out_fail;
-    alloc_pass(&st, est, f);
+    alloc_pass(&st, f);
     if (!st.failed)
-        instr_pass(&st, est, f);
+        instr_pass(&st, f);
 out_fail:
     if (st.failed)
         snprintf(f->error, sizeof f->error, "%s", st.reason);

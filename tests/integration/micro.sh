@@ -110,7 +110,7 @@ out=$("$H2BENCH" micro --list)
 for name in h2/stream-lifecycle h2/response-encoding/1 h2/response-encoding/8 \
     h2/response-encoding/64 h2/response-encoding/256 hpack/decode-browser-request \
     hpack/encode-typical-response h2/frame-read-validate-discard h2/post-1k-lifecycle \
-    h2/stream-1mib-response; do
+    h2/stream-1mib-response h2ref/route-and-respond; do
     expect_match "suite has $name" "$out" "^$name\$"
 done
 "$H2BENCH" micro --forks 0 --warmup 1ms --time 5ms --epochs 3 --json "$TMP/suite.json" \
