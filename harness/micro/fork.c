@@ -248,8 +248,8 @@ bool h2b__micro_child(const struct h2b_micro_config *cfg, int *exit_code)
 
 /* Spawns argv (argv[0] is the program path) with the job in the environment and a pipe on
  * CHILD_FD; reads everything the child writes there into *out (malloc'd, NUL-terminated).
- * clean_env: the child gets only the job and LD_BIND_NOW=1, nothing that varies between shells
- * (the environment sits on the child's stack, and its size shifts the stack's alignment). */
+ * clean_env: the child gets only the job, LD_BIND_NOW=1 and H2B_INJECT_*, nothing that varies
+ * between shells (the environment sits on the child's stack; its size shifts the alignment). */
 static int spawn_and_read(char *const argv[], const char *job, bool clean_env, char **out,
                           int *status)
 {
@@ -267,7 +267,14 @@ static int spawn_and_read(char *const argv[], const char *job, bool clean_env, c
     posix_spawn_file_actions_adddup2(&fa, pfd[1], CHILD_FD);
     char job_var[H2B_MICRO_NAME_MAX + 64], bind_now[] = "LD_BIND_NOW=1";
     snprintf(job_var, sizeof job_var, "%s=%s", CHILD_ENV, job);
-    char *clean[] = {job_var, bind_now, NULL};
+    /* the job, eager binding, and the deliberate-regression switches (inject.c) */
+    char *clean[8] = {job_var, bind_now};
+    size_t nclean = 2;
+    for (char **e = environ; *e && nclean < sizeof clean / sizeof clean[0] - 1; e++) {
+        if (strncmp(*e, "H2B_INJECT_", 11) == 0)
+            clean[nclean++] = *e;
+    }
+    clean[nclean] = NULL;
     if (!clean_env)
         setenv(CHILD_ENV, job, 1);
     pid_t pid;
