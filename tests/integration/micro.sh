@@ -29,6 +29,12 @@ expect_match "--help text" "$(cat "$TMP/help")" '--format FMT'
 "$H2BENCH" micro --bogus >/dev/null 2>"$TMP/err"; expect_eq "h2bench micro bad flag" "$?" 2
 expect_match "usage on stderr" "$(cat "$TMP/err")" 'usage:'
 
+# --- --cpu pins the runner and, through inheritance, its forks ----------------------------------
+"$SELF" --filter alloc-none --cpu 0 --forks 1 "${FAST[@]}" --json "$TMP/cpu.json" >/dev/null 2>&1
+expect_eq "--cpu 0 exit" "$?" 0
+expect_eq "--cpu 0 measured" "$(entry "$TMP/cpu.json" selftest/alloc-none .forks)" 1
+"$SELF" --cpu 99999 >/dev/null 2>&1; expect_eq "bad --cpu exit" "$?" 2
+
 # --- a failing benchmark is exit 3 and says why ---------------------------------------------------
 "$SELF" --filter fails "${FAST[@]}" >"$TMP/out" 2>&1; rc=$?
 expect_eq "failing benchmark exit" "$rc" 3
