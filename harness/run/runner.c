@@ -475,10 +475,10 @@ static void run_cell(struct run *r, size_t i, struct cell_result *res)
         res->m.succeeded >= m->min_requests)
         return;
     /* Every cell completes at least min_requests (DESIGN.md). A timed cell that fell short (a
-     * slow cell on a busy machine) runs once more, long enough to get there with margin,
+     * slow cell on a busy machine) runs once more, long enough to get there twice over,
      * bounded by half the client timeout; the note says so. */
     uint64_t got = res->m.succeeded;
-    double need = m->duration_s * 1.5 * (double)m->min_requests / (double)got;
+    double need = m->duration_s * 2 * (double)m->min_requests / (double)got;
     double cap = r->s->client.timeout_s / 2;
     need = need > cap ? cap : need;
     h2b_client_metrics_free(&res->m);
@@ -1059,6 +1059,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         goto out;
     snprintf(sum->out, sizeof(sum->out), "%s", out_path);
     if (sum->cells_failed || sum->micro_failed) {
+        fflush(o->report);
         fprintf(stderr, "h2bench run: %zu of %zu cells failed%s; logs kept in %s\n",
                 sum->cells_failed, sum->cells, sum->micro_failed ? ", micro suites failed" : "",
                 r.dir);
