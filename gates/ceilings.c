@@ -438,8 +438,10 @@ out:
 
 static void md_value(struct h2b_buf *b, bool has, double v, const char *unit)
 {
-    if (has)
-        h2b_buf_printf(b, " %.15g%s |", v, unit);
+    if (has && v == floor(v))
+        h2b_buf_printf(b, " %.0f%s |", v, unit);
+    else if (has)
+        h2b_buf_printf(b, " %.2f%s |", v, unit);
     else
         h2b_buf_printf(b, " — |");
 }
@@ -447,15 +449,18 @@ static void md_value(struct h2b_buf *b, bool has, double v, const char *unit)
 int h2b_ceilings_baselines_md(const struct h2b_ceilings *c, const char *source, char **out)
 {
     struct h2b_buf b = {0};
-    h2b_buf_printf(&b,
-                   "# Baselines\n\n"
-                   "<!-- Generated from %s by `h2bench gate --baselines-md`; do not edit. -->\n\n"
-                   "Observed values of the component suite (`h2bench micro --profile ci`, Release "
-                   "build) and the p99 ceiling the CI gate enforces. Allocation ceilings are exact "
-                   "and equal the observed values. See `docs/gates.md` for the policy.\n\n"
-                   "| Benchmark | B/op | p50 | p99 | p999 | CI p99 ceiling |\n"
-                   "|---|---:|---:|---:|---:|---:|\n",
-                   source);
+    h2b_buf_printf(
+        &b,
+        "# Baselines\n\n"
+        "<!-- Generated from %s by `h2bench gate --baselines-md`; do not edit. -->\n\n"
+        "Observed values of the component suite (`h2bench micro --profile ci`, Release "
+        "build) and the p99 ceiling the CI gate enforces. Allocation ceilings are exact: "
+        "the observed values, or the next whole unit where the runner flags the "
+        "allocation as not deterministic (see the why lines). See `docs/gates.md` for "
+        "the policy.\n\n"
+        "| Benchmark | B/op | p50 | p99 | p999 | CI p99 ceiling |\n"
+        "|---|---:|---:|---:|---:|---:|\n",
+        source);
     for (size_t i = 0; i < c->count; i++) {
         const struct h2b_ceiling_bench *e = &c->benches[i];
         const struct h2b_baseline *bl = &e->baseline;

@@ -833,7 +833,7 @@ static void fmt_value(char *buf, size_t size, bool has, double v, int metric)
     else if (metric == H2B_METRIC_P99_NS)
         snprintf(buf, size, "%.0f ns", v);
     else
-        snprintf(buf, size, "%.15g", v);
+        snprintf(buf, size, "%.10g", v);
 }
 
 static void fmt_delta(char *buf, size_t size, const struct h2b_gate_row *row)
@@ -844,6 +844,8 @@ static void fmt_delta(char *buf, size_t size, const struct h2b_gate_row *row)
         snprintf(buf, size, "0%%");
     else if (row->baseline == 0)
         snprintf(buf, size, row->current == 0 ? "0%%" : "+%.15g", row->current);
+    else if (fabs(row->current - row->baseline) < 0.0005 * fabs(row->baseline))
+        snprintf(buf, size, "0%%");
     else
         snprintf(buf, size, "%+.1f%%", (row->current - row->baseline) / row->baseline * 100.0);
 }
