@@ -693,9 +693,11 @@ static void conn_event(struct h2b__load_conn *c, uint32_t events)
 {
     switch (c->state) {
     case CONN_CONNECTING:
+        c->w->now = h2b_clock_now_ns(); /* connect times are per connection, not per batch */
         connected(c);
         return;
     case CONN_HANDSHAKE:
+        c->w->now = h2b_clock_now_ns();
         tls_step(c);
         return;
     case CONN_SETTINGS:

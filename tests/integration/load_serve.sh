@@ -40,6 +40,25 @@ expect_match "-d all succeeded" "$out" ' 100 succeeded, 0 failed'
 sent=$(jq '.traffic.sent' "$TMP/post.json")
 if [ "$sent" -ge $((100 * 65536)) ]; then ok; else fail "-d: only $sent bytes sent"; fi
 
+# -i FILE: URIs one per line (blank lines skipped), round-robin per connection
+printf '%s\n' "$URL/hello" "$URL/bytes/100" "" "$URL/status/201" >"$TMP/uris"
+out=$("$H2BENCH" load -n 300 -c 3 -i "$TMP/uris"); rc=$?
+expect_eq "-i exit" "$rc" 0
+expect_match "-i round-robin" "$out" 'status: 200 x200 201 x100$'
+expect_match "-i data bytes" "$out" '\(11300\) data$'
+
+# RFC windows (-w 16 -W 16): 1 MB responses need WINDOW_UPDATEs and all arrive
+out=$("$H2BENCH" load -n 40 -c 2 -m 4 -w 16 -W 16 "$URL/bytes/1000000"); rc=$?
+expect_eq "-w 16 exit" "$rc" 0
+expect_match "-w 16 all data" "$out" ' 40 succeeded, 0 failed.*|\(40000000\) data$'
+expect_match "-w 16 data bytes" "$out" '\(40000000\) data$'
+
+# -T: connections live at most 1 s; they are replaced and the run goes on to its -D
+out=$("$H2BENCH" load -D 2.5 -c 2 -m 2 -T 1s "$URL/hello"); rc=$?
+expect_eq "-T exit" "$rc" 0
+reconnects=$(printf '%s\n' "$out" | sed -nE 's/.* ([0-9]+) reconnects;.*/\1/p')
+if [ "${reconnects:-0}" -ge 2 ]; then ok; else fail "-T 1s: only '$reconnects' reconnects"; fi
+
 # coordinated omission: 2000 req/s for 5 s, the server stopped for 1 s in the middle. Latency
 # from the intended send time must show the stall (p99 >= 500 ms); the actual-send-time view
 # (service) is printed beside it for comparison.
