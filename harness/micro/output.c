@@ -232,14 +232,14 @@ static void fmt_maybe(char *buf, size_t size, const struct h2b_micro_maybe *m)
 
 void h2b__micro_print_table_header(FILE *f)
 {
-    fprintf(f, "%-36s %11s %6s %9s %9s %9s %9s %9s %10s\n", "benchmark", "ns/op", "err%", "B/op",
-            "allocs/op", "p50 ns", "p99 ns", "p999 ns", "ins/op");
+    fprintf(f, "%-34s %10s %6s %10s %8s %9s %8s %8s %9s %10s\n", "benchmark", "ns/op", "err%",
+            "cpu ns/op", "B/op", "allocs/op", "p50 ns", "p99 ns", "p999 ns", "ins/op");
 }
 
 void h2b__micro_print_table_row(FILE *f, const struct h2b_micro_result *r)
 {
     if (r->error[0]) {
-        fprintf(f, "%-36s FAILED: %s\n", r->inst->name, r->error);
+        fprintf(f, "%-34s FAILED: %s\n", r->inst->name, r->error);
         return;
     }
     char bytes[32], allocs[32], ins[32];
@@ -250,9 +250,9 @@ void h2b__micro_print_table_row(FILE *f, const struct h2b_micro_result *r)
         size_t len = strlen(allocs);
         snprintf(allocs + len, sizeof allocs - len, "~");
     }
-    fprintf(f, "%-36s %11.1f %5.1f%% %9s %9s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10s\n",
-            r->inst->name, r->ns_per_op, 100.0 * r->ns_per_op_mdape, bytes, allocs, r->p50, r->p99,
-            r->p999, ins);
+    fprintf(f, "%-34s %10.1f %5.1f%% %10.1f %8s %9s %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %10s\n",
+            r->inst->name, r->ns_per_op, 100.0 * r->ns_per_op_mdape, r->cpu_ns_per_op, bytes,
+            allocs, r->p50, r->p99, r->p999, ins);
 }
 
 /* --- Google Benchmark JSON ------------------------------------------------------------------ */
