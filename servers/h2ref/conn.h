@@ -28,10 +28,10 @@
  *
  * Memory: no allocation per request in this code. Streams, echo chunks and output buffers come
  * from per-ctx free lists (built with H2B_SANITIZED, the free lists are bypassed so that the
- * sanitizer sees every free). nghttp2 allocates through h2b_alloc_nghttp2_mem(). Each tick
- * copies the ticking thread's allocation counters (h2bench::alloc: nghttp2_mem and, when the
- * interposer is active and armed, every allocation) into the ctx's stats; the thread should
- * reset them (h2b_alloc_reset, h2b_alloc_nghttp2_reset) before it creates connections.
+ * sanitizer sees every free). nghttp2 allocates through the ctx's nghttp2_mem: size classes
+ * (64-512 bytes) on free lists, every call counted in the stats (nghttp2_allocs). Each tick also
+ * copies the ticking thread's interposer count (h2bench::alloc, when linked and armed) into
+ * worker_allocs; a thread should h2b_alloc_reset() before it creates its connections.
  */
 #ifndef H2B_CONN_H
 #define H2B_CONN_H

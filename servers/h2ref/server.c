@@ -87,6 +87,7 @@ struct worker {
     struct slist more, linger;
     struct sconn *grave; /* closed this turn, freed at its end */
     bool draining;
+    bool no_pwait2; /* epoll_pwait2 is missing: millisecond epoll_wait instead */
     uint64_t drain_until;
 };
 
@@ -486,14 +487,26 @@ static void *worker_main(void *arg)
     if (w->cpu >= 0)
         h2b_cpu_pin_self_to(w->cpu);
     /* Count this thread's allocations for /stats (a no-op without the interposer). */
-    h2b_alloc_nghttp2_reset();
     h2b_alloc_reset();
     h2b_alloc_arm();
     struct epoll_event evs[MAX_EVENTS];
     for (;;) {
         struct timespec ts;
-        int n =
-            epoll_pwait2(w->ep, evs, MAX_EVENTS, worker_timeout(w, h2b_clock_now_ns(), &ts), NULL);
+        const struct timespec *tmo = worker_timeout(w, h2b_clock_now_ns(), &ts);
+        int n = -1;
+        if (!w->no_pwait2) {
+            n = epoll_pwait2(w->ep, evs, MAX_EVENTS, tmo, NULL);
+            w->no_pwait2 = n < 0 && errno != EINTR; /* ENOSYS: old kernels, valgrind */
+        }
+        if (w->no_pwait2) {
+            long ms = -1;
+            if (tmo) {
+                uint64_t ns = (uint64_t)tmo->tv_sec * H2B_NS_PER_SEC + (uint64_t)tmo->tv_nsec;
+                ns = (ns + H2B_NS_PER_MS - 1) / H2B_NS_PER_MS;
+                ms = ns > 60000 ? 60000 : (long)ns;
+            }
+            n = epoll_wait(w->ep, evs, MAX_EVENTS, (int)ms);
+        }
         uint64_t now = h2b_clock_now_ns();
         h2b_conn_ctx_tick(w->ctx, now);
         for (int i = 0; i < n; i++) {
@@ -505,7 +518,9 @@ static void *worker_main(void *arg)
             if (sc->closed)
                 continue;
             uint32_t e = evs[i].events;
-            if (e & EPOLLOUT) {
+            /* EPOLLOUT is in nearly every event mask (the socket is writable); only a
+             * connection that was blocked or is handshaking has something to resume. */
+            if ((e & EPOLLOUT) && (sc->write_blocked || sc->handshaking)) {
                 sc->write_blocked = false;
                 if (sc->handshaking)
                     tls_handshake(sc);

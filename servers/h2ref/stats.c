@@ -111,8 +111,8 @@ int h2b_stats_json(const struct h2b_stats *s, bool counting_available, char *buf
         double per = req ? (double)s->v[H2B_STAT_THREAD_ALLOCS] / (double)req : 0.0;
         ok = ok && put(buf, cap, &len,
                        "\"allocs_per_request\":%.3f,\"allocs_note\":\"every allocation on the "
-                       "worker threads (nghttp2, OpenSSL, ours; sessions included) per response; "
-                       "the server's own code allocates nothing per request\",",
+                       "worker threads (malloc calls: ours, OpenSSL, nghttp2 beyond its pools; "
+                       "sessions included) per response\",",
                        per);
     } else {
         ok = ok && put(buf, cap, &len,

@@ -35,7 +35,7 @@ enum h2b_stat {
     H2B_STAT_ERR_FLOODED,      /* nghttp2 ERR_FLOODED (too many queued PING/SETTINGS ACKs) */
     H2B_STAT_ERR_CONTINUATION, /* nghttp2 ERR_TOO_MANY_CONTINUATIONS */
     H2B_STAT_ERR_PROTOCOL,     /* other fatal session errors */
-    H2B_STAT_NGHTTP2_ALLOCS,   /* allocations nghttp2 made (counting nghttp2_mem) */
+    H2B_STAT_NGHTTP2_ALLOCS,   /* allocation calls nghttp2 made (pooled nghttp2_mem) */
     H2B_STAT_THREAD_ALLOCS,    /* every allocation on the worker threads (interposer) */
     H2B_STAT_COUNT
 };
