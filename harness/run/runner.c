@@ -799,8 +799,11 @@ static int run_micro(struct run *r)
     char json_path[512], err_path[512];
     snprintf(json_path, sizeof(json_path), "%s/micro.json", r->dir);
     snprintf(err_path, sizeof(err_path), "%s/micro.err", r->dir);
-    char *argv[] = {(char *)r->o->self, "micro",  "--profile", mi->profile, "--filter",
-                    mi->filter,         "--json", json_path,   NULL};
+    char cpu[16];
+    snprintf(cpu, sizeof(cpu), "%u", mi->cpu);
+    char *argv[] = {(char *)r->o->self, "micro",    "--profile", mi->profile,
+                    "--filter",         mi->filter, "--cpu",     cpu,
+                    "--json",           json_path,  NULL};
     struct h2b_proc *p = NULL;
     struct h2b_proc_opts opts = {.out = H2B_PROC_FILE,
                                  .out_path = err_path,
@@ -881,6 +884,8 @@ static int prepare(struct run *r)
                      strerror(errno));
         return H2B_ERR_IO;
     }
+    if (!r->s->has_matrix)
+        return H2B_OK;
     if (make_docroot(r)) {
         h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write the docroot in %s", r->dir);
         return H2B_ERR_IO;
@@ -1012,8 +1017,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         if (r.s->has_matrix)
             print_plan(&r);
         if (r.s->micro.enabled)
-            fprintf(o->report, "micro: h2bench micro --profile %s --filter '%s'\n",
-                    r.s->micro.profile, r.s->micro.filter);
+            fprintf(o->report, "micro: h2bench micro --profile %s --filter '%s' --cpu %u\n",
+                    r.s->micro.profile, r.s->micro.filter, r.s->micro.cpu);
         goto out;
     }
 

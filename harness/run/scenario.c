@@ -14,6 +14,7 @@
 #include "error.h"
 #include "json.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -464,7 +465,8 @@ static int parse_micro(struct ctx *c, const json_t *v, struct h2b_micro_spec *mi
 {
     int rc;
     if ((rc = get_string(c, v, "filter", "micro", ".", &mi->filter)) ||
-        (rc = get_string(c, v, "profile", "micro", "ci", &mi->profile)))
+        (rc = get_string(c, v, "profile", "micro", "ci", &mi->profile)) ||
+        (rc = get_u32(c, v, "cpu", "micro", 0, CPU_SETSIZE - 1, 0, &mi->cpu)))
         return rc;
     if (strcmp(mi->profile, "quick") != 0 && strcmp(mi->profile, "ci") != 0 &&
         strcmp(mi->profile, "precise") != 0)
@@ -484,7 +486,7 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
         "connections", "streams",       "frame_size", "window_bits", "path",
         "method",      "body_bytes",    "requests",   "duration_s",  "min_requests",
         "warmup_s",    "aggregate_cap", "repeats",    "order",       NULL};
-    static const char *const micro_keys[] = {"filter", "profile", NULL};
+    static const char *const micro_keys[] = {"filter", "profile", "cpu", NULL};
     struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));
     json_t *matrix = NULL, *micro = NULL;

@@ -82,6 +82,7 @@ struct h2b_micro_spec {
     bool enabled;  /* the scenario has a "micro" block */
     char *filter;  /* regular expression over benchmark names (default ".") */
     char *profile; /* quick, ci or precise (default "ci") */
+    uint32_t cpu;  /* the runner and its forks are pinned here (default 0) */
 };
 
 struct h2b_scenario {

@@ -58,6 +58,21 @@ expect_match "extend: note says extended" "$(cat "$TMP/extend.json")" 'timed cel
 kept=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$TMP/err" | awk '{print $4}')
 [ -n "$kept" ] && rm -rf "$kept"
 
+# Micro suites: their entries join the results; a suite that fails makes the run exit 3 with the
+# results still written.
+"$H2BENCH" run "$DATA/micro-only.json" --out "$TMP/micro.json" >"$TMP/out" 2>"$TMP/err"
+expect_eq "micro-only exit" "$?" 0
+"$CHECK" "$TMP/micro.json" >"$TMP/cells"
+expect_eq "micro-only results validate" "$?" 0
+expect_eq "micro-only: one entry" "$(cat "$TMP/cells")" "micro 1"
+"$H2BENCH" run "$DATA/micro-none.json" --out "$TMP/micro-none.json" >"$TMP/out" 2>"$TMP/err"
+expect_eq "micro-none exit" "$?" 3
+expect_match "micro-none: says why" "$(cat "$TMP/err")" 'h2bench micro failed: .*no benchmark matches'
+"$CHECK" "$TMP/micro-none.json" >"$TMP/cells"
+expect_eq "micro-none results validate" "$?" 0
+kept=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$TMP/err" | awk '{print $4}')
+[ -n "$kept" ] && rm -rf "$kept"
+
 # Every shipped peer template renders, starts and answers. nghttpd and nginx advertise the
 # configured SETTINGS_MAX_CONCURRENT_STREAMS; h2o 2.2.5 always advertises 100 (its directive
 # limits concurrent processing), and the probe reports what is advertised, not what was asked.

@@ -39,6 +39,7 @@ done
 # Alternate order: the first point runs h2ref nghttpd h2o, the second the reverse.
 order=$(grep -E '^ +[0-9]+ ' "$TMP/matrix.plan" | head -6 | awk '{print $2}' | tr '\n' ' ')
 expect_eq "alternate order" "$order" "h2ref nghttpd h2o h2o nghttpd h2ref "
+expect_match "ci: micro suite planned" "$(cat "$TMP/ci.plan")" "^micro: h2bench micro --profile ci --filter '\\.' --cpu 0"
 bulk=$(grep -cE '^ +[0-9]+ +(h2ref|nghttpd|h2o) ' "$TMP/bulk.plan")
 expect_eq "bulk: 2 x 1 x 3 frame sizes x 2 windows x 3 targets" "$bulk" 36
 
