@@ -205,6 +205,22 @@ json_t *h2b__micro_result_json(const struct h2b_micro_result *r)
         append_note(note, sizeof note, "instructions_per_op", r->instructions_per_op.reason);
     if (r->batch > 1)
         append_note(note, sizeof note, "percentiles", "per-op averages over sample batches");
+    /* a percentile resting on fewer than 10 samples above it is an anecdote, not a tail */
+    static const struct {
+        const char *key;
+        double p;
+    } tails[] = {{"p99_ns", 99}, {"p999_ns", 99.9}};
+    json_t *thin = json_array();
+    for (size_t i = 0; thin && i < sizeof tails / sizeof tails[0]; i++) {
+        if ((double)r->samples * (1.0 - tails[i].p / 100.0) < 10.0) {
+            json_array_append_new(thin, json_string(tails[i].key));
+            char why[96];
+            snprintf(why, sizeof why, "fewer than 10 of %" PRIu64 " samples above it", r->samples);
+            append_note(note, sizeof note, tails[i].key, why);
+        }
+    }
+    if (thin)
+        json_object_set_new(o, "insufficient", thin);
     if (note[0])
         json_object_set_new(o, "note", json_string(note));
     if (r->error[0])

@@ -105,6 +105,10 @@ static void test_merge(void)
     CHECK(json_is_null(json_object_get(e, "instructions_per_op")));
     CHECK(strstr(json_string_value(json_object_get(e, "note")), "no PMU") != NULL);
     CHECK_EQ_U64(json_array_size(json_object_get(e, "fork_p99_ns")), 2);
+    /* 1000 samples: 10 above p99 (enough), 1 above p99.9 (not) */
+    json_t *thin = json_object_get(e, "insufficient");
+    CHECK_EQ_U64(json_array_size(thin), 1);
+    CHECK_STR(json_string_value(json_array_get(thin, 0)), "p999_ns");
     json_decref(e);
     h2b__micro_result_free(&r);
 
