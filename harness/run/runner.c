@@ -87,6 +87,10 @@ static void say(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Ctrl-C: the client (same process group) gets it too and ends its cell early; the runner
+ * records that cell, runs no more, stops the targets and writes what it has. */
+static volatile sig_atomic_t interrupted;
+
 /* ---- loading ---- */
 
 static const char *peers_dir(const struct h2b_run_options *o)
@@ -396,7 +400,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         return;
     }
     uint64_t deadline = h2b_clock_now_ns() + (uint64_t)(r->s->client.timeout_s * 1e9);
-    bool target_died = false;
+    bool target_died = false, told_client = false;
     int status = 0;
     for (;;) {
         bool exited = h2b_proc_exited(client, &status);
@@ -410,6 +414,11 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         }
         if (exited)
             break;
+        if (interrupted && !told_client) {
+            /* A client started just after the Ctrl-C did not get it: pass it on. */
+            h2b_proc_signal(client, SIGINT);
+            told_client = true;
+        }
         progress(r, i);
         if (h2b_clock_now_ns() >= deadline) {
             perf_detach(perf, perf_path, &instructions, res);
@@ -438,6 +447,10 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     res->client_cpu_s = (double)client_cpu / 1e9;
     if (target_died || !h2b_target_alive(t, why, sizeof(why))) {
         say(res->reason, sizeof(res->reason), "target died during the cell: %s", why);
+        return;
+    }
+    if (interrupted) {
+        say(res->reason, sizeof(res->reason), "interrupted (SIGINT) during the cell");
         return;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -704,7 +717,9 @@ static void print_summary(const struct run *r, const json_t *matrix, enum metric
         fprintf(f, " %15s", ratio);
     }
     fprintf(f, "\n");
-    for (size_t i = 0; i < r->ncells; i++) {
+    /* Only the cells that ran (an interrupted run has fewer entries than cells). */
+    size_t ran = json_array_size(matrix) < r->ncells ? json_array_size(matrix) : r->ncells;
+    for (size_t i = 0; i < ran; i++) {
         const struct h2b_cell *c = &r->cells[i];
         bool first = true;
         for (size_t j = 0; j < i; j++)
@@ -840,6 +855,12 @@ static int run_micro(struct run *r)
 
 /* ---- the run ---- */
 
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
 /* The results path: --out or results/runs/NAME-STAMP.json. Its directory is created now and
  * must be writable, so a run never measures for minutes and then has nowhere to write. */
 static int out_path_ready(const struct run *r, char *buf, size_t size)
@@ -873,6 +894,28 @@ static int out_path_ready(const struct run *r, char *buf, size_t size)
         return H2B_ERR_IO;
     }
     return H2B_OK;
+}
+
+/* env.pinning (DESIGN.md): the CPUs of the servers (each target's list, joined when they
+ * differ) and of the client. */
+static void add_pinning(struct run *r)
+{
+    json_t *env = json_object_get(r->results, "env");
+    if (!json_is_object(env) || !r->s->has_matrix)
+        return;
+    char server[256] = "";
+    size_t used = 0;
+    for (size_t t = 0; t < r->s->ntargets && used < sizeof(server); t++) {
+        bool seen = false;
+        for (size_t u = 0; u < t; u++)
+            seen = seen || strcmp(r->s->targets[u].cpus, r->s->targets[t].cpus) == 0;
+        if (!seen && r->s->targets[t].kind != H2B_TARGET_URL)
+            used += (size_t)snprintf(server + used, sizeof(server) - used, "%s%s", used ? " " : "",
+                                     r->s->targets[t].cpus);
+    }
+    json_t *pin = json_pack("{s:s, s:s}", "server", server, "client", r->s->client.cpus);
+    if (pin)
+        json_object_set_new(env, "pinning", pin);
 }
 
 static int prepare(struct run *r)
@@ -915,7 +958,7 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
     json_t *matrix = json_object_get(r->results, "matrix");
     print_header(r);
     r->started_ns = h2b_clock_now_ns();
-    for (size_t i = 0; i < r->ncells; i++) {
+    for (size_t i = 0; i < r->ncells && !interrupted; i++) {
         struct cell_result res;
         progress(r, i);
         run_cell(r, i, &res);
@@ -937,6 +980,10 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
         }
     }
     progress_clear(r);
+    if (interrupted) {
+        fprintf(stderr, "h2bench run: interrupted after %zu of %zu cells\n", r->done, r->ncells);
+        sum->interrupted = true;
+    }
     print_summary(r, matrix, METRIC_REQ_PER_S, "req/s");
     if (strncmp(r->s->matrix.path, "/bytes/", 7) == 0)
         print_summary(r, matrix, METRIC_GB_PER_S, "GB/s (response bytes)");
@@ -1030,6 +1077,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
                      h2b_strerror(rc));
         goto out;
     }
+    add_pinning(&r);
     r.perf = h2b_env_perf_counters(r.perf_reason, sizeof(r.perf_reason));
     if (r.perf) {
         r.perf_reason[0] = '\0';
@@ -1039,6 +1087,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         say(r.perf_reason, sizeof(r.perf_reason),
             "server_instructions_per_request: no hardware counters (%s)", reason);
     }
+    interrupted = 0;
+    signal(SIGINT, on_interrupt);
     if (r.s->has_matrix) {
         raise_fd_limit();
         if ((rc = prepare(&r)))
@@ -1055,7 +1105,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
             r.targets[t] = NULL;
         }
     }
-    if (r.s->micro.enabled && !(o->fail_fast && sum->cells_failed)) {
+    if (r.s->micro.enabled && !(o->fail_fast && sum->cells_failed) && !interrupted) {
         if (!r.dir[0] && (rc = prepare(&r)))
             goto out;
         sum->micro_failed = run_micro(&r) != H2B_OK;
@@ -1063,7 +1113,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     if ((rc = h2b_results_write(out_path, r.results, diag)))
         goto out;
     snprintf(sum->out, sizeof(sum->out), "%s", out_path);
-    if (sum->cells_failed || sum->micro_failed) {
+    if (sum->cells_failed || sum->micro_failed || sum->interrupted) {
         fflush(o->report);
         fprintf(stderr, "h2bench run: %zu of %zu cells failed%s; logs kept in %s\n",
                 sum->cells_failed, sum->cells, sum->micro_failed ? ", micro suites failed" : "",
@@ -1072,6 +1122,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         rc = H2B_ERR_INTERRUPTED;
     }
 out:
+    signal(SIGINT, SIG_DFL);
     if (r.dir[0])
         remove_tree(r.dir);
     free(filters);

@@ -35,6 +35,7 @@ struct h2b_run_summary {
     size_t cells_ok;     /* cells measured */
     size_t cells_failed; /* cells failed (target died, client failed, too few requests) */
     bool micro_failed;   /* the micro suites did not run */
+    bool interrupted;    /* SIGINT stopped the run early (the results hold the cells done) */
     char out[4096];      /* the results file written ("" for a dry run) */
 };
 

@@ -73,6 +73,26 @@ expect_eq "micro-none results validate" "$?" 0
 kept=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$TMP/err" | awk '{print $4}')
 [ -n "$kept" ] && rm -rf "$kept"
 
+# Ctrl-C (SIGINT to the run's process group, as a terminal sends it) during the first 30 s
+# cell: that cell is recorded as interrupted, no other runs, the targets stop, results written.
+setsid "$H2BENCH" run "$DATA/interrupt.json" --out "$TMP/int.json" --no-progress \
+    >"$TMP/int.out" 2>"$TMP/int.err" &
+runpid=$!
+for _ in $(seq 200); do grep -q '^cell' "$TMP/int.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.5
+kill -INT -- -"$runpid"
+wait "$runpid"
+expect_eq "interrupted run exit" "$?" 3
+"$CHECK" "$TMP/int.json" >"$TMP/cells"
+expect_eq "interrupted results validate" "$?" 0
+expect_match "interrupted cell recorded" "$(cat "$TMP/cells")" \
+    '^h2ref 1 1 1 failed .*interrupted \(SIGINT\)'
+expect_eq "no cell after the interrupt" "$(grep -c '^h2ref ' "$TMP/cells")" 1
+expect_match "interrupted: says so" "$(cat "$TMP/int.err")" 'interrupted after 1 of 2 cells'
+expect_eq "interrupted: no server left" "$(pgrep -f "$BIN/h2bench serve" -s "$runpid" | wc -l)" 0
+kept=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$TMP/int.err" | awk '{print $4}')
+[ -n "$kept" ] && rm -rf "$kept"
+
 # Every shipped peer template renders, starts and answers. nghttpd and nginx advertise the
 # configured SETTINGS_MAX_CONCURRENT_STREAMS; h2o 2.2.5 always advertises 100 (its directive
 # limits concurrent processing), and the probe reports what is advertised, not what was asked.
