@@ -96,8 +96,9 @@ static void method(const struct h2b__report *rep, struct h2b_strbuf *o)
     h2b_strbuf_printf(o, "- **Machine:** %s", cpu ? cpu : "unknown CPU");
     if (cpus > 0)
         h2b_strbuf_printf(o, ", %ld CPU%s", cpus, cpus == 1 ? "" : "s");
-    if (env_str(r, "kernel"))
-        h2b_strbuf_printf(o, ", Linux %s", env_str(r, "kernel"));
+    const char *kernel = env_str(r, "kernel");
+    if (kernel)
+        h2b_strbuf_printf(o, ", %s%s", strncmp(kernel, "Linux", 5) == 0 ? "" : "Linux ", kernel);
     h2b_strbuf_puts(o, ".\n");
     const char *bt = env_str(r, "build_type");
     h2b_strbuf_printf(o, "- **Build:** %s, %s build",
@@ -117,7 +118,8 @@ static void method(const struct h2b__report *rep, struct h2b_strbuf *o)
         h2b_strbuf_printf(o, "- **Pinning:** servers on CPU %s, the client on CPU %s.\n",
                           json_string_value(srv), json_string_value(cli));
     else
-        h2b_strbuf_puts(o, "- **Pinning:** none recorded; server and client shared the CPUs.\n");
+        h2b_strbuf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
+                           "names the CPUs of each target and of the client).\n");
     json_t *pc = json_object_get(r->env, "perf_counters");
     if (json_is_boolean(pc))
         h2b_strbuf_printf(o, "- **Hardware counters:** %s.\n",
@@ -434,6 +436,55 @@ static void resources(const struct h2b__report *rep, struct h2b_strbuf *o)
     }
 }
 
+/* Failed cells and cells with failed requests one by one, then each distinct note once with
+ * how many cells carry it (a producer repeats a machine-wide note, such as missing counters, on
+ * every cell). */
+static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_strbuf *o)
+{
+    bool header = false;
+    for (size_t i = 0; i < r->n_cells; i++) {
+        const struct h2b_rdata_cell *c = &r->cells[i];
+        if (!(c->failed || c->failed_requests > 0 || c->errors > 0))
+            continue;
+        if (!header)
+            h2b_strbuf_puts(o, "\n### Failures and errors\n\n");
+        header = true;
+        h2b_strbuf_printf(o, "- %s at %ld connection%s × %ld stream%s, repeat %ld: ", c->target,
+                          c->connections, c->connections == 1 ? "" : "s", c->streams_requested,
+                          c->streams_requested == 1 ? "" : "s", c->repeat);
+        B(a);
+        B(b);
+        if (c->failed)
+            h2b_strbuf_printf(o, "**cell failed**: %s\n", c->reason);
+        else
+            h2b_strbuf_printf(
+                o, "%s failed requests, %s errors\n",
+                h2b__fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
+                h2b__fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
+    }
+    header = false;
+    for (size_t i = 0; i < r->n_cells; i++) {
+        const char *note = r->cells[i].note;
+        size_t j, count = 0;
+        for (j = 0; j < i && !(r->cells[j].note && note && strcmp(r->cells[j].note, note) == 0);
+             j++)
+            ;
+        if (note == NULL || j < i)
+            continue; /* no note, or printed already */
+        for (j = i; j < r->n_cells; j++)
+            count += r->cells[j].note && strcmp(r->cells[j].note, note) == 0;
+        if (!header)
+            h2b_strbuf_puts(o, "\n### Notes from the results file\n\n");
+        header = true;
+        if (count == 1)
+            h2b_strbuf_printf(o, "- %s at %ld × %ld, repeat %ld: %s\n", r->cells[i].target,
+                              r->cells[i].connections, r->cells[i].streams_requested,
+                              r->cells[i].repeat, note);
+        else
+            h2b_strbuf_printf(o, "- %zu of %zu cells: %s\n", count, r->n_cells, note);
+    }
+}
+
 static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
@@ -536,31 +587,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
     chart(rep, o, H2B__CHART_LATENCY);
     resources(rep, o);
 
-    bool header = false;
-    for (size_t i = 0; i < r->n_cells; i++) {
-        const struct h2b_rdata_cell *c = &r->cells[i];
-        bool bad = c->failed || c->failed_requests > 0 || c->errors > 0;
-        if (!bad && !c->note)
-            continue;
-        if (!header)
-            h2b_strbuf_puts(o, "\n### Failures, errors and notes\n\n");
-        header = true;
-        h2b_strbuf_printf(o, "- %s at %ld connection%s × %ld stream%s, repeat %ld: ", c->target,
-                          c->connections, c->connections == 1 ? "" : "s", c->streams_requested,
-                          c->streams_requested == 1 ? "" : "s", c->repeat);
-        B(a);
-        B(b);
-        if (c->failed)
-            h2b_strbuf_printf(o, "**cell failed**: %s", c->reason);
-        else if (bad)
-            h2b_strbuf_printf(
-                o, "%s failed requests, %s errors",
-                h2b__fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
-                h2b__fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
-        if (c->note)
-            h2b_strbuf_printf(o, "%s%s", c->failed || bad ? "; " : "", c->note);
-        h2b_strbuf_puts(o, "\n");
-    }
+    failures_and_notes(r, o);
 }
 
 static void fmt_cmp(const struct h2b_compare_row *r, double v, char *buf, size_t n)
@@ -711,19 +738,11 @@ static void history(const struct h2b__report *rep, struct h2b_strbuf *o)
     }
     /* Matrix: each target's best cell (median req/s over repeats) per run. */
     for (size_t t = 0; t < rep->n_targets; t++) {
-        double peak[64];
-        size_t nr = rep->n_runs < 64 ? rep->n_runs : 64;
+        size_t nr = rep->n_runs < H2B__MAX_RUNS ? rep->n_runs : H2B__MAX_RUNS;
+        double peak[H2B__MAX_RUNS];
         h2b_strbuf_printf(o, "| %s peak req/s |", rep->targets[t]);
         for (size_t r = 0; r < nr; r++) {
-            peak[r] = NAN;
-            for (size_t k = 0; k < rep->n_keys; k++) {
-                double v[MAX_REPEATS];
-                size_t n = h2b__report_group(rep->runs[r], rep->targets[t], rep->keys[k], 0, v,
-                                             MAX_REPEATS);
-                double med = h2b_stats_median(v, n);
-                if (n > 0 && (isnan(peak[r]) || med > peak[r]))
-                    peak[r] = med;
-            }
+            peak[r] = h2b__report_peak_rps(rep->runs[r], rep->targets[t], rep->keys, rep->n_keys);
             B(a);
             h2b_strbuf_printf(o, " %s |", isnan(peak[r]) ? "—" : h2b__fmt_rate(peak[r], a, 64));
         }

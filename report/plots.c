@@ -217,7 +217,9 @@ static int spectrum_point(uint64_t value, uint64_t count, void *arg)
 {
     struct spectrum *s = arg;
     s->cum += count;
-    double x = s->cum >= s->total ? s->xmax : 1.0 / (1.0 - (double)s->cum / (double)s->total);
+    /* the last bin sits at 1 - 1/total, the finest percentile the samples resolve */
+    double x =
+        s->cum >= s->total ? (double)s->total : 1.0 / (1.0 - (double)s->cum / (double)s->total);
     h2b_strbuf_printf(s->data, "%.6g %.6g\n", x < s->xmax ? x : s->xmax, (double)value / s->unit);
     return 0;
 }
@@ -329,36 +331,53 @@ static int plot_latency(struct h2b__report *rep, const char *dir)
     return H2B_OK;
 }
 
+/* One line of the history chart: v[r] relative to v[0]; skipped when run 1 has no value. */
+static void history_series(struct h2b_strbuf *data, struct h2b_strbuf *plot, size_t *block,
+                           const char *title, const double *v, size_t nr)
+{
+    if (!(v[0] > 0))
+        return;
+    h2b_strbuf_printf(data, "# %s relative to run 1\n", title);
+    for (size_t r = 0; r < nr; r++) {
+        if (v[r] > 0)
+            h2b_strbuf_printf(data, "%zu %.6g\n", r + 1, v[r] / v[0]);
+    }
+    h2b_strbuf_puts(data, "\n\n");
+    h2b_strbuf_printf(plot,
+                      "%s'history.dat' index %zu using 1:2 with linespoints lw 2 "
+                      "lc rgb \"%s\" dt %zu pt 7 title ",
+                      *block ? ", " : "", *block, colors[*block % N_COLORS], *block / N_COLORS + 1);
+    quoted(plot, title);
+    (*block)++;
+}
+
 static int plot_history(struct h2b__report *rep, const char *dir)
 {
     if (rep->n_runs < 2)
         return H2B_OK;
-    const struct h2b_rdata_results *first = rep->runs[0];
     struct h2b_strbuf data, plot, xtics;
     h2b_strbuf_init(&data);
     h2b_strbuf_init(&plot);
     h2b_strbuf_init(&xtics);
     size_t block = 0;
+    double v[H2B__MAX_RUNS];
+    size_t nr = rep->n_runs < H2B__MAX_RUNS ? rep->n_runs : H2B__MAX_RUNS;
     for (size_t i = 0; i < rep->head->n_micro; i++) {
         const char *name = rep->head->micro[i].name;
-        const struct h2b_rdata_micro *m0 = h2b_rdata_micro_find(first, name);
-        if (m0 == NULL || !(m0->ns_per_op > 0))
-            continue;
-        h2b_strbuf_printf(&data, "# %s ns/op relative to run 1\n", name);
-        for (size_t r = 0; r < rep->n_runs; r++) {
+        for (size_t r = 0; r < nr; r++) {
             const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
-            if (m && m->ns_per_op > 0)
-                h2b_strbuf_printf(&data, "%zu %.6g\n", r + 1, m->ns_per_op / m0->ns_per_op);
+            v[r] = m ? m->ns_per_op : NAN;
         }
-        h2b_strbuf_puts(&data, "\n\n");
-        h2b_strbuf_printf(&plot,
-                          "%s'history.dat' index %zu using 1:2 with linespoints lw 2 "
-                          "lc rgb \"%s\" dt %zu pt 7 title ",
-                          block ? ", " : "", block, colors[block % N_COLORS], block / N_COLORS + 1);
         char title[160];
         snprintf(title, sizeof(title), "%s ns/op", name);
-        quoted(&plot, title);
-        block++;
+        history_series(&data, &plot, &block, title, v, nr);
+    }
+    for (size_t t = 0; t < rep->n_targets; t++) {
+        for (size_t r = 0; r < nr; r++)
+            v[r] = h2b__report_peak_rps(rep->runs[r], rep->targets[t], rep->keys, rep->n_keys);
+        char title[160];
+        snprintf(title, sizeof(title), "%s peak req/s", rep->targets[t]);
+        history_series(&data, &plot, &block, title, v, nr);
     }
     int rc = H2B_OK;
     if (block == 0)
@@ -378,7 +397,7 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     rc = h2b_strbuf_error(&plot) ? h2b_strbuf_error(&plot) : h2b_strbuf_error(&xtics);
     if (rc == H2B_OK)
         rc = emit(rep, dir, H2B__CHART_HISTORY, "history", "history",
-                  "Component suite across runs (ns/op relative to run 1)", &data, vars, 4);
+                  "History across runs, relative to run 1", &data, vars, 4);
 out:
     h2b_strbuf_free(&data);
     h2b_strbuf_free(&plot);

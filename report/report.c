@@ -107,6 +107,20 @@ size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
     return n;
 }
 
+double h2b__report_peak_rps(const struct h2b_rdata_results *r, const char *target,
+                            const struct h2b__cellkey *keys, size_t n_keys)
+{
+    double peak = NAN;
+    for (size_t k = 0; k < n_keys; k++) {
+        double v[MAX_REPEATS];
+        size_t n = h2b__report_group(r, target, keys[k], H2B__GROUP_RPS, v, MAX_REPEATS);
+        double med = h2b_stats_median(v, n);
+        if (n > 0 && (isnan(peak) || med > peak))
+            peak = med;
+    }
+    return peak;
+}
+
 struct h2b_hist *h2b__report_group_hist(const struct h2b_rdata_results *r, const char *target,
                                         struct h2b__cellkey k, size_t *repeats)
 {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #define H2B__REPORT_MAX_CHARTS 16
+#define H2B__MAX_RUNS 64 /* results files a history covers */
 
 enum h2b__chart_kind { H2B__CHART_MICRO, H2B__CHART_RPS, H2B__CHART_LATENCY, H2B__CHART_HISTORY };
 
@@ -80,6 +81,10 @@ struct h2b_hist *h2b__report_group_hist(const struct h2b_rdata_results *r, const
  * nothing was measured. *merged says which it was. */
 double h2b__report_group_latency(const struct h2b_rdata_results *r, const char *target,
                                  struct h2b__cellkey k, double p, bool *merged);
+
+/* The best median req/s over the cells keys of target in r; NAN when no cell measured. */
+double h2b__report_peak_rps(const struct h2b_rdata_results *r, const char *target,
+                            const struct h2b__cellkey *keys, size_t n_keys);
 
 /* Writes the chart data and scripts into dir and records them in rep->charts. */
 int h2b__report_plots(struct h2b__report *rep, const char *dir);
