@@ -18,7 +18,7 @@ static void usage(FILE *f)
            "Render h2bench.result/1 files into DIR/REPORT.md with gnuplot charts (DIR/*.png,\n"
            "*.svg, and the *.gp scripts and *.dat data that draw them). With several RESULTS\n"
            "(oldest first) the last is reported in full and a History section covers all.\n\n"
-           "  -o, --out DIR         output directory (created if missing)\n"
+           "  -o, --out DIR         output directory (created, with parents, if missing)\n"
            "      --ceilings FILE   h2bench.ceilings/1 file: adds the Gated hot paths section\n"
            "      --compare BASE    base results file: adds the A/B section (head = last RESULTS)\n"
            "      --summary         also print the markdown to stdout (CI step summary)\n"

@@ -131,11 +131,12 @@ int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *cons
     if (posix_spawn_file_actions_init(&fa) != 0)
         return H2B_ERR_NOMEM;
     int rc = H2B_ERR_SYS;
-    if (posix_spawn_file_actions_addchdir_np(&fa, dir) != 0 ||
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) != 0 ||
+    /* The actions run in order: open the log (dir may be relative) before changing directory. */
+    if (posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) != 0 ||
         posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path, O_WRONLY | O_CREAT | O_TRUNC,
                                          0644) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO) != 0) {
+        posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO) != 0 ||
+        posix_spawn_file_actions_addchdir_np(&fa, dir) != 0) {
         rc = H2B_ERR_NOMEM;
         goto out_destroy;
     }

@@ -611,7 +611,9 @@ static void fmt_cmp_signed(const struct h2b_compare_row *r, double v, char *buf,
 /* The significance column: the verdict, which way, and the evidence. */
 static void significance(const struct h2b_compare_row *r, char *buf, size_t n)
 {
-    const char *samples = strcmp(r->kind, "micro") == 0 ? "forks" : "repeats";
+    bool micro = strcmp(r->kind, "micro") == 0;
+    const char *samples =
+        micro ? (r->n_a == 1 ? "fork" : "forks") : (r->n_a == 1 ? "repeat" : "repeats");
     bool better = r->higher_better ? r->b > r->a : r->b < r->a;
     if (r->exact) {
         snprintf(buf, n, "%s",

@@ -259,6 +259,26 @@ static int gate_head(struct h2b__report *rep, char *err, size_t errlen)
     return rc;
 }
 
+/* mkdir -p: creates dir and its missing parents. 0 or -1 with errno. */
+static int mkdir_p(const char *dir)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof(path), "%s", dir);
+    if (n <= 0 || (size_t)n >= sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 static int load_all(struct h2b__report *rep, char *err, size_t errlen)
 {
     const struct h2b_report_options *o = rep->opt;
@@ -355,7 +375,7 @@ int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char
     if (rc)
         goto out_unload;
 
-    if (mkdir(opt->out_dir, 0777) != 0 && errno != EEXIST) {
+    if (mkdir_p(opt->out_dir) != 0) {
         snprintf(err, errlen, "%s: %s", opt->out_dir, strerror(errno));
         rc = H2B_ERR_IO;
         goto out_unload;

@@ -17,7 +17,7 @@ struct h2b_report_options {
     size_t n_results;           /* >= 1 */
     const char *ceilings;       /* h2bench.ceilings/1 file for "Gated hot paths", or NULL */
     const char *compare;        /* base results file for the A/B section, or NULL */
-    const char *out_dir;        /* created if missing (one level) */
+    const char *out_dir;        /* created with its parents if missing */
     const char *gnuplot;        /* gnuplot binary; NULL: $H2B_GNUPLOT, else "gnuplot" in PATH */
 };
 

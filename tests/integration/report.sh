@@ -82,6 +82,12 @@ gnuplot -e "set terminal pngcairo; set output '$TMP/blank.png'; unset border; un
 if "$PNG_CHECK" "$TMP/blank.png" >/dev/null 2>&1; then fail "png_check accepted a blank render"
 else ok; fi
 
+# A relative output directory works the same (gnuplot runs in it, its log is opened first).
+(cd "$TMP" && "$H2BENCH" report "$DATA/head.json" -o rel/out 2>"$TMP/stderr")
+expect_eq "relative -o: exit" "$?" 0
+expect_eq "relative -o: charts rendered" "$(grep -c 'Charts not rendered' "$TMP/rel/out/REPORT.md")" 0
+expect_eq "relative -o: PNGs" "$(ls "$TMP/rel/out" | grep -c '\.png$')" 4
+
 # 2. --summary prints exactly REPORT.md.
 "$H2BENCH" report "${RUNS[@]}" "${FULL[@]}" -o "$TMP/sum" --summary >"$TMP/summary.md" 2>/dev/null
 rc=$?
