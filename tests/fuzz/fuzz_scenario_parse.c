@@ -1,0 +1,39 @@
+/*
+ * fuzz_scenario_parse.c - the scenario validator on arbitrary JSON text.
+ *
+ * A rejected scenario must come with a message; an accepted one must be freed cleanly. The
+ * located diagnostics (json.c's scanner) run on the same text.
+ */
+#include "error.h"
+#include "json.h"
+#include "scenario.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (text == NULL)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    json_error_t err;
+    json_t *doc = json_loadb(text, size, JSON_REJECT_DUPLICATES, &err);
+    if (doc != NULL) {
+        static const char *const peers[] = {"nghttpd", "h2o", "nginx", NULL};
+        struct h2b_json_src src = {.file = "fuzz.json", .text = text};
+        struct h2b_scenario *s = NULL;
+        struct h2b_diag diag = {0};
+        int rv = h2b_scenario_load(doc, &src, peers, &s, &diag);
+        if (rv == H2B_OK)
+            h2b_scenario_del(s);
+        else if (diag.message[0] == '\0' || s != NULL)
+            abort();
+        json_decref(doc);
+    }
+    free(text);
+    return 0;
+}
