@@ -441,6 +441,9 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         res->have_server = true;
         res->server_cpu_s = (double)(srv_cpu1 - srv_cpu0) / 1e9;
         res->server_rss_kib = rss;
+    } else if (h2b_target_pid(t) == 0) {
+        say(res->extra_note, sizeof(res->extra_note),
+            "url target: not started by the runner, so its CPU time and RSS are not observed");
     }
     bool counted = perf_detach(perf, perf_path, &instructions, res);
     res->have_client_cpu = have_client_cpu;

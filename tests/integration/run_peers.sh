@@ -93,6 +93,27 @@ expect_eq "interrupted: no server left" "$(pgrep -f "$BIN/h2bench serve" -s "$ru
 kept=$(grep -o 'logs kept in /tmp/h2bench-run-[A-Za-z0-9]*' "$TMP/int.err" | awk '{print $4}')
 [ -n "$kept" ] && rm -rf "$kept"
 
+# A URL target: already running (here h2bench serve started by this script), only probed; its
+# CPU and RSS are null with a note. The dry run probes it too.
+"$H2BENCH" serve --port 0 --threads 1 --max-streams 6 >"$TMP/serve.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.05; done
+url=$(sed -n 's/^listening on //p' "$TMP/serve.out")
+cat >"$TMP/url.json" <<JSON
+{"name": "url", "targets": [{"type": "url", "url": "$url"}],
+ "client": {"type": "h2load"},
+ "matrix": {"connections": [2], "streams": [10], "requests": 200, "min_requests": 200}}
+JSON
+plan=$("$H2BENCH" run "$TMP/url.json" --dry-run)
+expect_match "url dry run probes the server" "$plan" 'max streams 6 \(probed\)'
+"$H2BENCH" run "$TMP/url.json" --out "$TMP/url-results.json" >"$TMP/out" 2>"$TMP/err"
+expect_eq "url run exit" "$?" 0
+"$CHECK" "$TMP/url-results.json" >"$TMP/cells"
+expect_match "url: probed 6 streams" "$(cat "$TMP/cells")" '^url 2 10 6 ok counted -$'
+expect_match "url: server CPU null with a note" "$(cat "$TMP/url-results.json")" \
+    '"server_cpu_s": null'
+expect_match "url: note" "$(cat "$TMP/url-results.json")" 'url target: not started by the runner'
+
 # Every shipped peer template renders, starts and answers. nghttpd and nginx advertise the
 # configured SETTINGS_MAX_CONCURRENT_STREAMS; h2o 2.2.5 always advertises 100 (its directive
 # limits concurrent processing), and the probe reports what is advertised, not what was asked.
