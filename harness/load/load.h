@@ -116,6 +116,7 @@ struct h2b_load_stats {
     struct h2b_hist *service;    /* HEADERS sent -> ended, ns: the actual-send-time view */
     struct h2b_hist *ttfb;       /* HEADERS sent -> first response byte, per request, ns */
     struct h2b_hist *connect;    /* connect start -> HTTP/2 ready (TCP + TLS), per connection */
+    struct h2b_hist *tls;        /* TLS handshake alone, per TLS connection */
 };
 
 struct h2b_load_result {

@@ -208,6 +208,14 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
             "SETTINGS_MAX_CONCURRENT_STREAMS %u); %s\n",
             cfg->connections, s->conns_ok, s->conns_failed, s->reconnects, cfg->streams,
             s->streams_effective, s->server_max_streams, res->alpn);
+    if (s->tls->total) {
+        fmt_ns(b1, sizeof(b1), h2b_hist_percentile(s->connect, 50));
+        fmt_ns(b2, sizeof(b2), h2b_hist_percentile(s->tls, 50));
+        fmt_ns(b3, sizeof(b3), s->tls->max);
+        fprintf(
+            f, "tls: handshake p50 %s, max %s (%" PRIu64 " handshakes); connect incl. TLS p50 %s\n",
+            b2, b3, s->tls->total, b1);
+    }
     if (open_loop) {
         fmt_ns(b1, sizeof(b1), s->sched_lag_max_ns);
         fprintf(f,
@@ -326,6 +334,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     bad |= add_hist(hists, "service", s->service);
     bad |= add_hist(hists, "ttfb", s->ttfb);
     bad |= add_hist(hists, "connect", s->connect);
+    bad |= add_hist(hists, "tls_handshake", s->tls);
     if (h2b_env_collect(&env) != H2B_OK)
         env = json_null();
     if (bad) {
@@ -384,6 +393,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     bad |= set_new(o, "service_ns", latency_obj(s->service));
     bad |= set_new(o, "ttfb_ns", latency_obj(s->ttfb));
     bad |= set_new(o, "connect_ns", latency_obj(s->connect));
+    bad |= set_new(o, "tls_handshake_ns", latency_obj(s->tls));
     bad |= set_new(o, "client_cpu_user_s", json_real((double)res->cpu_user_ns / 1e9));
     bad |= set_new(o, "client_cpu_sys_s", json_real((double)res->cpu_sys_ns / 1e9));
     bad |= set_new(o, "protocol", json_string(res->alpn));

@@ -17,7 +17,7 @@ int h2b_load_stats_init(struct h2b_load_stats *s)
     s->streams_effective = UINT32_MAX;
     if (h2b_hist_new_default(&s->latency) != H2B_OK ||
         h2b_hist_new_default(&s->service) != H2B_OK || h2b_hist_new_default(&s->ttfb) != H2B_OK ||
-        h2b_hist_new_default(&s->connect) != H2B_OK) {
+        h2b_hist_new_default(&s->connect) != H2B_OK || h2b_hist_new_default(&s->tls) != H2B_OK) {
         h2b_load_stats_free(s);
         return H2B_ERR_NOMEM;
     }
@@ -30,7 +30,8 @@ void h2b_load_stats_free(struct h2b_load_stats *s)
     h2b_hist_del(s->service);
     h2b_hist_del(s->ttfb);
     h2b_hist_del(s->connect);
-    s->latency = s->service = s->ttfb = s->connect = NULL;
+    h2b_hist_del(s->tls);
+    s->latency = s->service = s->ttfb = s->connect = s->tls = NULL;
 }
 
 int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats *src)
@@ -42,6 +43,8 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
         rv = h2b_hist_merge(dst->ttfb, src->ttfb);
     if (rv == H2B_OK)
         rv = h2b_hist_merge(dst->connect, src->connect);
+    if (rv == H2B_OK)
+        rv = h2b_hist_merge(dst->tls, src->tls);
     if (rv != H2B_OK)
         return rv;
 #define ADD(f) dst->f += src->f

@@ -83,6 +83,7 @@ struct h2b__load_conn {
     uint64_t responses;     /* responses since the last connect */
     uint64_t completed;     /* measured requests ended on this connection, all connects */
     uint64_t t_connect;     /* start of the current connect */
+    uint64_t t_tcp;         /* TCP connected: the TLS handshake starts */
     uint64_t t_first_start; /* first connect: start of its active time */
     uint64_t t_last_end;    /* end of its active time */
     uint64_t last_read;
@@ -481,8 +482,9 @@ static void session_start(struct h2b__load_conn *c)
     int32_t cw = (int32_t)((1U << cfg->conn_window_bits) - 1);
     if (cw > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
         nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);
-    uint64_t connect_ns = w->now - c->t_connect;
-    h2b_hist_record(w->stats.connect, connect_ns);
+    h2b_hist_record(w->stats.connect, w->now - c->t_connect);
+    if (c->ssl)
+        h2b_hist_record(w->stats.tls, w->now - c->t_tcp);
     c->responses = 0;
     c->state = CONN_SETTINGS;
     c->last_read = w->now;
@@ -524,6 +526,7 @@ static void connected(struct h2b__load_conn *c)
         return;
     }
     const struct h2b__load_shared *sh = c->w->sh;
+    c->t_tcp = c->w->now;
     if (!sh->ssl_ctx) {
         session_start(c);
         return;

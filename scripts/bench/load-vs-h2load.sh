@@ -15,7 +15,7 @@ REPEATS=${2:-3}
 H2BENCH=$BIN/h2bench
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
-CELLS=${CELLS:-"1,1,40000 10,10,400000 100,100,400000 1000,4,200000"}
+CELLS=${CELLS:-"1,1,10000 10,10,400000 100,100,400000 1000,4,200000"}
 command -v h2load >/dev/null && command -v nghttpd >/dev/null ||
     { echo "needs h2load and nghttpd (nghttp2-client, nghttp2-server)" >&2; exit 2; }
 [ -x "$H2BENCH" ] || { echo "no $H2BENCH: build first" >&2; exit 2; }

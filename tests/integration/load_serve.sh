@@ -66,6 +66,17 @@ expect_eq "-T exit" "$rc" 0
 reconnects=$(printf '%s\n' "$out" | sed -nE 's/.* ([0-9]+) reconnects;.*/\1/p')
 if [ "${reconnects:-0}" -ge 2 ]; then ok; else fail "-T 1s: only '$reconnects' reconnects"; fi
 
+# --cpus: worker i runs on the i-th CPU of the list (read back from /proc while it runs)
+"$H2BENCH" load -D 1.5 -c 2 -t 2 --cpus 0 "$URL/hello" >/dev/null 2>&1 &
+lp=$!
+sleep 0.7
+pinned=$(for t in /proc/$lp/task/*; do
+    [ "$(cat "$t/comm" 2>/dev/null)" = h2b-load-1 ] && sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"
+done)
+wait "$lp"; rc=$?
+expect_eq "--cpus exit" "$rc" 0
+expect_eq "--cpus 0: worker 1 pinned to CPU 0 (the list wraps)" "$pinned" 0
+
 # coordinated omission: 2000 req/s for 5 s, the server stopped for 1 s in the middle. Latency
 # from the intended send time must show the stall (p99 >= 500 ms); the actual-send-time view
 # (service) is printed beside it for comparison.
@@ -89,6 +100,7 @@ out=$("$H2BENCH" load -n 2000 -c 4 -m 10 -t 2 "$SERVE_URL/hello"); rc=$?
 expect_eq "TLS exit" "$rc" 0
 expect_match "TLS all succeeded" "$out" ' 2000 succeeded, 0 failed, 0 errored'
 expect_match "TLS protocol" "$out" 'SETTINGS_MAX_CONCURRENT_STREAMS 256\); h2$'
+expect_match "TLS handshake times" "$out" '^tls: handshake p50 [0-9.]+(us|ms|s), max .* \(4 handshakes\)'
 # h2c against a TLS port fails cleanly (no hang), and TLS against h2c too
 out=$(timeout 20 "$H2BENCH" load -n 4 -c 2 --timeout 2s "http://${SERVE_URL#https://}/hello" 2>&1); rc=$?
 if [ "$rc" -eq 3 ]; then ok; else fail "h2c to a TLS port: exit $rc"; fi
