@@ -151,7 +151,7 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
     fmt_size(b2, sizeof(b2), secs > 0 ? (double)s->bytes_total / secs : 0);
     fprintf(f, "\nfinished in %s, %.2f req/s, %sB/s\n", b1, secs > 0 ? (double)s->done / secs : 0.0,
             b2);
-    uint64_t total = cfg->duration_ns || cfg->rate > 0 ? s->started + s->not_sent : cfg->requests;
+    uint64_t total = cfg->duration_ns ? s->started + s->not_sent : cfg->requests;
     fprintf(f,
             "requests: %" PRIu64 " total, %" PRIu64 " started, %" PRIu64 " done, %" PRIu64
             " succeeded, %" PRIu64 " failed, %" PRIu64 " errored, %" PRIu64 " timeout\n",
