@@ -31,6 +31,8 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->window_bits = 30;
     cfg->conn_window_bits = 30;
     cfg->header_table_size = 4096;
+    cfg->encoder_table_size = 4096;
+    cfg->max_frame_size = 16384;
     cfg->timeout_ns = 30ULL * 1000000000ULL;
     cfg->arrival = H2B_ARRIVAL_CONSTANT;
     cfg->seed = 1;
@@ -181,6 +183,8 @@ void h2b_load_usage(FILE *f)
         "  -w, --window-bits=N     stream window 2^N-1 (default 30)\n"
         "  -W, --connection-window-bits=N  connection window 2^N-1 (default 30)\n"
         "      --header-table-size=SIZE    HPACK decoder table size (default 4K)\n"
+        "      --encoder-header-table-size=SIZE  HPACK encoder table size (default 4K)\n"
+        "  -f, --max-frame-size=SIZE  largest frame we accept (default 16K)\n"
         "\n"
         "h2bench's options:\n"
         "      --rate=R            open loop: R requests/s in total, latency measured from each\n"
@@ -339,6 +343,7 @@ static int add_uri_file(struct h2b_load_config *cfg, const char *path, char *err
 enum {
     OPT_WARMUP = 256,
     OPT_HEADER_TABLE,
+    OPT_ENCODER_TABLE,
     OPT_RATE,
     OPT_ARRIVAL,
     OPT_SEED,
@@ -365,6 +370,8 @@ static const struct option long_options[] = {
     {"window-bits", required_argument, NULL, 'w'},
     {"connection-window-bits", required_argument, NULL, 'W'},
     {"header-table-size", required_argument, NULL, OPT_HEADER_TABLE},
+    {"encoder-header-table-size", required_argument, NULL, OPT_ENCODER_TABLE},
+    {"max-frame-size", required_argument, NULL, 'f'},
     {"rate", required_argument, NULL, OPT_RATE},
     {"arrival", required_argument, NULL, OPT_ARRIVAL},
     {"seed", required_argument, NULL, OPT_SEED},
@@ -404,7 +411,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
     optind = 0; /* glibc: full re-initialisation, so tests can parse repeatedly */
     opterr = 0;
     for (;;) {
-        int c = getopt_long(argc, argv, ":n:c:m:t:D:H:d:i:T:N:w:W:h", long_options, NULL);
+        int c = getopt_long(argc, argv, ":n:c:m:t:D:H:d:i:T:N:w:W:f:h", long_options, NULL);
         if (c == -1)
             break;
         const char *a = optarg;
@@ -485,6 +492,17 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
                 return bad_value(err, errlen, rv, "--header-table-size", a, "a size like 4K");
             cfg->header_table_size = (uint32_t)v;
+            break;
+        case OPT_ENCODER_TABLE:
+            if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--encoder-header-table-size", a,
+                                 "a size like 4K");
+            cfg->encoder_table_size = (uint32_t)v;
+            break;
+        case 'f':
+            if ((rv = h2b_cli_parse_size(a, 16384, 16777215, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-f", a, "a size in 16K..16M-1");
+            cfg->max_frame_size = (uint32_t)v;
             break;
         case OPT_RATE: {
             double r;

@@ -216,6 +216,7 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
     /* We measure the server, we do not police it: skip nghttp2's HTTP semantic checks on every
      * header (framing and HPACK are still fully validated). */
     nghttp2_option_set_no_http_messaging(sh.option, 1);
+    nghttp2_option_set_max_deflate_dynamic_table_size(sh.option, cfg->encoder_table_size);
     w = calloc(nw, sizeof(*w));
     if (!w) {
         rv = h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");

@@ -72,6 +72,8 @@ struct h2b_load_config {
     int window_bits;                     /* -w: stream window 2^w - 1 */
     int conn_window_bits;                /* -W: connection window 2^W - 1 */
     uint32_t header_table_size;          /* --header-table-size (decoder), bytes */
+    uint32_t encoder_table_size;         /* --encoder-header-table-size, bytes */
+    uint32_t max_frame_size;             /* -f: SETTINGS_MAX_FRAME_SIZE we accept */
     double rate;                         /* --rate, requests/s over all workers; 0 = closed loop */
     enum h2b_arrival_kind arrival;       /* --arrival */
     uint64_t seed;                       /* --seed */
@@ -131,7 +133,7 @@ struct h2b_load_result {
     char alpn[32];    /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */
 };
 
-/* Sets the defaults h2load has (-n 1 -c 1 -m 1 -t 1 -w 30 -W 30, header table 4096) plus ours
+/* Sets the defaults h2load has (-n 1 -c 1 -m 1 -t 1 -w 30 -W 30 -f 16K, header tables 4K) plus ours
  * (--timeout 30s, --arrival constant, --seed 1). Free with h2b_load_config_free. */
 void h2b_load_config_init(struct h2b_load_config *cfg);
 void h2b_load_config_free(struct h2b_load_config *cfg);

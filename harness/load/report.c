@@ -290,21 +290,22 @@ static json_t *config_obj(const struct h2b_load_config *cfg)
     bad |= json_object_set_new(c, "headers", headers);
     bad |= set_new(
         c, "options",
-        json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:o, s:f, s:f, s:f, s:i, s:i, s:I, s:f, s:s, "
-                  "s:I, s:o, s:b}",
-                  "requests", (json_int_t)cfg->requests, "connections",
-                  (json_int_t)cfg->connections, "streams", (json_int_t)cfg->streams, "threads",
-                  (json_int_t)cfg->threads, "duration_s", (double)cfg->duration_ns / 1e9,
-                  "warm_up_s", (double)cfg->warmup_ns / 1e9, "data",
-                  cfg->data_path ? json_string(cfg->data_path) : json_null(),
-                  "connection_active_timeout_s", (double)cfg->conn_active_timeout_ns / 1e9,
-                  "connection_inactivity_timeout_s", (double)cfg->conn_inactivity_timeout_ns / 1e9,
-                  "timeout_s", (double)cfg->timeout_ns / 1e9, "window_bits", cfg->window_bits,
-                  "connection_window_bits", cfg->conn_window_bits, "header_table_size",
-                  (json_int_t)cfg->header_table_size, "rate", cfg->rate, "arrival",
-                  h2b_arrival_kind_name(cfg->arrival), "seed", (json_int_t)cfg->seed, "cpus",
-                  cfg->cpus_text ? json_string(cfg->cpus_text) : json_null(), "fail_on_error",
-                  cfg->fail_on_error));
+        json_pack(
+            "{s:I, s:I, s:I, s:I, s:f, s:f, s:o, s:f, s:f, s:f, s:i, s:i, s:I, s:f, s:s, "
+            "s:I, s:o, s:b, s:I, s:I}",
+            "requests", (json_int_t)cfg->requests, "connections", (json_int_t)cfg->connections,
+            "streams", (json_int_t)cfg->streams, "threads", (json_int_t)cfg->threads, "duration_s",
+            (double)cfg->duration_ns / 1e9, "warm_up_s", (double)cfg->warmup_ns / 1e9, "data",
+            cfg->data_path ? json_string(cfg->data_path) : json_null(),
+            "connection_active_timeout_s", (double)cfg->conn_active_timeout_ns / 1e9,
+            "connection_inactivity_timeout_s", (double)cfg->conn_inactivity_timeout_ns / 1e9,
+            "timeout_s", (double)cfg->timeout_ns / 1e9, "window_bits", cfg->window_bits,
+            "connection_window_bits", cfg->conn_window_bits, "header_table_size",
+            (json_int_t)cfg->header_table_size, "rate", cfg->rate, "arrival",
+            h2b_arrival_kind_name(cfg->arrival), "seed", (json_int_t)cfg->seed, "cpus",
+            cfg->cpus_text ? json_string(cfg->cpus_text) : json_null(), "fail_on_error",
+            cfg->fail_on_error, "encoder_header_table_size", (json_int_t)cfg->encoder_table_size,
+            "max_frame_size", (json_int_t)cfg->max_frame_size));
     if (bad) {
         json_decref(c);
         return NULL;

@@ -473,12 +473,13 @@ static void session_start(struct h2b__load_conn *c)
         conn_fail(c);
         return;
     }
-    nghttp2_settings_entry iv[3] = {
+    nghttp2_settings_entry iv[4] = {
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1U << cfg->window_bits) - 1},
         {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, cfg->header_table_size},
+        {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, cfg->max_frame_size},
     };
-    nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 3);
+    nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 4);
     int32_t cw = (int32_t)((1U << cfg->conn_window_bits) - 1);
     if (cw > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
         nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);

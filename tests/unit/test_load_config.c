@@ -48,8 +48,8 @@ static void defaults_and_h2load_flags(void)
 
     CHECK_EQ_INT(parse(&c, err, sizeof(err), "-n1000", "-c", "10", "--max-concurrent-streams=20",
                        "-t2", "-H", "X-Foo: bar", "--header=accept:  */*", "-w", "16", "-W16",
-                       "--header-table-size=8K", "-T", "5s", "-N", "500ms", "http://h/a",
-                       "http://h/b", NULL),
+                       "--header-table-size=8K", "--encoder-header-table-size", "0", "-f", "32K",
+                       "-T", "5s", "-N", "500ms", "http://h/a", "http://h/b", NULL),
                  H2B_OK);
     CHECK_EQ_U64(c.requests, 1000);
     CHECK_EQ_INT(c.connections, 10);
@@ -63,6 +63,8 @@ static void defaults_and_h2load_flags(void)
     CHECK_EQ_INT(c.window_bits, 16);
     CHECK_EQ_INT(c.conn_window_bits, 16);
     CHECK_EQ_INT(c.header_table_size, 8192);
+    CHECK_EQ_INT(c.encoder_table_size, 0);
+    CHECK_EQ_INT(c.max_frame_size, 32768);
     CHECK_EQ_U64(c.conn_active_timeout_ns, 5000000000ULL);
     CHECK_EQ_U64(c.conn_inactivity_timeout_ns, 500000000ULL);
     CHECK_EQ_INT(c.nuris, 2);
@@ -127,6 +129,7 @@ static void errors(void)
         {"http://h/", "-n", "2", "-c"}, /* missing value */
         {"http://h/", "-c", "4", "-n"}, /* missing value */
         {"http://h/", "-w", "31", NULL},
+        {"http://h/", "-f", "1K", NULL},
         {"http://h/", "-D", "0", NULL},
         {"http://h/", "--rate", "0", NULL},
         {"http://h/", "--arrival", "bursty", NULL},
