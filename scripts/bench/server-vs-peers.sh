@@ -4,21 +4,23 @@
 # Each server runs ONE worker pinned to CPU 0 (taskset -c 0; nghttpd -n 1, h2o num-threads 1,
 # h2bench serve --threads 1 --cpus 0); h2load runs one thread pinned to CPU 1. Servers are
 # measured alternately, round after round, so drift on this shared machine hits all of them
-# alike; the table shows the median of the rounds and the ratio of h2bench to each peer.
+# alike; the tables show the median of the rounds and the ratio of h2bench to each peer: req/s
+# (GB/s for 1 MiB), and the server's CPU time per request (utime+stime from /proc, all its
+# threads), which a busy machine disturbs much less than throughput.
 # Cells: (connections, streams) = (1,1) (10,10) (100,100) (1000,4) on /hello (13 bytes), then
 # 1 MiB responses (10 connections x 1 stream) in GB/s. Peak RSS of each server during the
 # (1000,4) cell is sampled from /proc.
 #
 # usage: scripts/bench/server-vs-peers.sh [BUILD_BIN_DIR]
-# env:   ROUNDS (default 3), DURATION seconds per run (default 3), WARMUP seconds (default 1)
+# env:   ROUNDS (default 3), SCALE multiplies the request count of every cell (default 1)
 # Not a test: speed is never asserted in CTest. Needs nghttpd, h2o, h2load, taskset.
 set -u
 BIN=${1:-build/bin}
 H2BENCH=$(realpath "$BIN/h2bench")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-3}
-WARMUP=${WARMUP:-1}
+SCALE=${SCALE:-1}
+TICK=$(getconf CLK_TCK)
 TMP=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -98,31 +100,45 @@ peak_rss() {
     echo "$peak"
 }
 
-# run SERVER KIND C M -> prints "req_per_s bytes_per_s" (or "fail ...")
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run SERVER KIND C M N -> prints "req_per_s bytes_per_s unit cpu_ticks requests_done"
 run() {
-    local s=$1 kind=$2 c=$3 m=$4 url pid out
+    local s=$1 kind=$2 c=$3 m=$4 n=$5 url pid out t0 t1 sampler=
     eval "url=\$URL_$s; pid=\$PID_$s"
     rm -f "$TMP/stop-rss"
-    if [ "$c" -ge 1000 ]; then peak_rss "$pid" >"$TMP/rss.$s" & fi
-    out=$(taskset -c 1 h2load -t 1 -c "$c" -m "$m" -D "$DURATION" --warm-up-time "$WARMUP" \
-        "$url$(path_for "$s" "$kind")" 2>&1)
-    touch "$TMP/stop-rss"
-    wait 2>/dev/null
-    if ! printf '%s' "$out" | grep -q ' 0 failed, 0 errored'; then
-        echo "fail $(printf '%s' "$out" | grep -E '^requests:' | head -1)" >&2
+    if [ "$c" -ge 1000 ]; then
+        peak_rss "$pid" >"$TMP/rss.$s" &
+        sampler=$!
     fi
-    printf '%s\n' "$out" | sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s, \([0-9.]*\)\([KMG]*\)B\/s.*/\1 \2 \3/p'
+    t0=$(cpu_ticks "$pid")
+    out=$(taskset -c 1 h2load -t 1 -c "$c" -m "$m" -n "$n" "$url$(path_for "$s" "$kind")" 2>&1)
+    t1=$(cpu_ticks "$pid")
+    touch "$TMP/stop-rss"
+    [ -n "$sampler" ] && wait "$sampler"
+    if ! printf '%s' "$out" | grep -q ' 0 failed, 0 errored'; then
+        echo "$s $kind ($c,$m): $(printf '%s' "$out" | grep -E '^requests:' | head -1)" >&2
+    fi
+    local rate ok
+    rate=$(printf '%s\n' "$out" | sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s, \([0-9.]*\)\([KMG]*\)B\/s.*/\1 \2 \3/p')
+    ok=$(printf '%s\n' "$out" | sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p')
+    [ -n "$rate" ] && echo "$rate $((t1 - t0)) ${ok:-0}"
 }
 
-CELLS="hello:1:1 hello:10:10 hello:100:100 hello:1000:4 mib:10:1"
-echo "server-vs-peers: $ROUNDS rounds x ${DURATION}s (+${WARMUP}s warm-up), servers on CPU 0, h2load on CPU 1"
+# kind:connections:streams:requests
+CELLS="hello:1:1:3000 hello:10:10:40000 hello:100:100:100000 hello:1000:4:40000 mib:10:1:400"
+echo "server-vs-peers: $ROUNDS rounds, servers on CPU 0, h2load on CPU 1 (SCALE=$SCALE)"
 echo "  h2bench: $URL_h2bench  nghttpd: $URL_nghttpd  h2o: $URL_h2o"
+for s in $SERVERS; do # warm-up: page cache, code paths, lazy allocations
+    run "$s" hello 10 10 2000 >/dev/null
+done
 for r in $(seq "$ROUNDS"); do
     for cell in $CELLS; do
-        IFS=: read -r kind c m <<<"$cell"
+        IFS=: read -r kind c m n <<<"$cell"
+        n=$(awk -v n="$n" -v k="$SCALE" -v c="$c" 'BEGIN { v = int(n * k); print (v < c ? c : v) }')
         for s in $SERVERS; do
-            res=$(run "$s" "$kind" "$c" "$m")
-            echo "$cell $s $res" >>"$TMP/results"
+            res=$(run "$s" "$kind" "$c" "$m" "$n")
+            echo "$kind:$c:$m $s $res" >>"$TMP/results"
             [ -e "$TMP/rss.$s" ] && [ "$kind:$c" = "hello:1000" ] &&
                 echo "$s $(cat "$TMP/rss.$s")" >>"$TMP/rss" && rm -f "$TMP/rss.$s"
         done
@@ -130,16 +146,19 @@ for r in $(seq "$ROUNDS"); do
     echo "  round $r done" >&2
 done
 
-python3 - "$TMP/results" "$TMP/rss" <<'EOF'
+python3 - "$TMP/results" "$TMP/rss" "$TICK" <<'EOF'
 import statistics, sys
-res = {}
+tick = float(sys.argv[3])
+res, cpu = {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) < 4:
+    if len(f) < 7:
         continue
-    cell, srv, rps, bps, unit = f[0], f[1], float(f[2]), float(f[3]), (f[4] if len(f) > 4 else "")
-    scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[unit]
+    cell, srv, rps, bps, unit = f[0], f[1], float(f[2]), float(f[3]), f[4]
+    scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}.get(unit, 1)
     res.setdefault(cell, {}).setdefault(srv, []).append((rps, bps * scale))
+    if int(f[6]) > 0:
+        cpu.setdefault(cell, {}).setdefault(srv, []).append(int(f[5]) / tick / int(f[6]) * 1e6)
 print()
 print("| cell (c,m) | h2bench | nghttpd | h2o | vs nghttpd | vs h2o |")
 print("|---|---:|---:|---:|---:|---:|")
@@ -153,6 +172,17 @@ for cell, by in res.items():
     fmt = (lambda v: "%.2f GB/s" % v) if mib else (lambda v: "%.0f" % v)
     name = "1 MiB (%s,%s)" % (c, m) if mib else "/hello (%s,%s)" % (c, m)
     print("| %s | %s | %s | %s | %.2fx | %.2fx |" % (name, fmt(a), fmt(n), fmt(h), a / n, a / h))
+print()
+print("server CPU per request, microseconds (lower is better; ratio = peer / h2bench)")
+print()
+print("| cell (c,m) | h2bench | nghttpd | h2o | nghttpd/h2bench | h2o/h2bench |")
+print("|---|---:|---:|---:|---:|---:|")
+for cell, by in cpu.items():
+    kind, c, m = cell.split(":")
+    med = lambda s: statistics.median(by[s]) if by.get(s) else float("nan")
+    a, n, h = med("h2bench"), med("nghttpd"), med("h2o")
+    name = "1 MiB (%s,%s)" % (c, m) if kind == "mib" else "/hello (%s,%s)" % (c, m)
+    print("| %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |" % (name, a, n, h, n / a, h / a))
 try:
     rss = {}
     for line in open(sys.argv[2]):

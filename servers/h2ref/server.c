@@ -87,7 +87,9 @@ struct worker {
     struct slist more, linger;
     struct sconn *grave; /* closed this turn, freed at its end */
     bool draining;
-    bool no_pwait2; /* epoll_pwait2 is missing: millisecond epoll_wait instead */
+    bool no_pwait2;        /* epoll_pwait2 is missing: millisecond epoll_wait instead */
+    int lfd;               /* the listener, when this worker accepts itself (one worker) */
+    uint64_t listen_pause; /* accept paused (EMFILE) until then; 0: accepting */
     uint64_t drain_until;
 };
 
@@ -446,6 +448,17 @@ static void worker_adopt_queue(struct worker *w)
     }
 }
 
+/* epoll data of a listener registered in a worker's own loop. */
+static char listener_tag;
+
+static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worker *direct);
+
+static void listener_watch(struct worker *w, bool on)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listener_tag};
+    epoll_ctl(w->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, w->lfd, &ev);
+}
+
 /* How long epoll may sleep: until the next timer, 0 with work pending, NULL for ever. ns
  * precision (epoll_pwait2) so that /delay/MS answers on time, not on a millisecond boundary. */
 static struct timespec *worker_timeout(struct worker *w, uint64_t now, struct timespec *ts)
@@ -457,6 +470,8 @@ static struct timespec *worker_timeout(struct worker *w, uint64_t now, struct ti
         d = w->linger.head->linger_until;
     if (w->draining && w->drain_until < d)
         d = w->drain_until;
+    if (w->listen_pause && w->listen_pause < d)
+        d = w->listen_pause;
     if (d == UINT64_MAX)
         return NULL;
     uint64_t wait = d > now ? d - now : 0;
@@ -467,6 +482,8 @@ static struct timespec *worker_timeout(struct worker *w, uint64_t now, struct ti
 
 static void worker_start_drain(struct worker *w, uint64_t now)
 {
+    if (w->lfd >= 0 && !w->listen_pause)
+        listener_watch(w, false);
     w->draining = true;
     w->drain_until = now + w->srv->cfg.drain_ns;
     for (struct sconn *sc = w->conns, *next; sc; sc = next) {
@@ -515,6 +532,13 @@ static void *worker_main(void *arg)
                 worker_adopt_queue(w);
                 continue;
             }
+            if (sc == (void *)&listener_tag) {
+                if (!accept_burst(w->srv, w->lfd, NULL, w)) {
+                    listener_watch(w, false); /* EMFILE and such: pause 100 ms, no spinning */
+                    w->listen_pause = now + 100 * H2B_NS_PER_MS;
+                }
+                continue;
+            }
             if (sc->closed)
                 continue;
             uint32_t e = evs[i].events;
@@ -548,6 +572,10 @@ static void *worker_main(void *arg)
         }
         while (w->linger.head && w->linger.head->linger_until <= now)
             conn_close(w->linger.head);
+        if (w->listen_pause && now >= w->listen_pause && !w->draining) {
+            listener_watch(w, true);
+            w->listen_pause = 0;
+        }
         if (atomic_load_explicit(&w->stop, memory_order_acquire) && !w->draining)
             worker_start_drain(w, now);
         while (w->grave) {
@@ -698,8 +726,10 @@ static bool worker_push(struct worker *w, int fd)
     return true;
 }
 
-/* Accepts until EAGAIN (bounded); returns false when accept should pause (EMFILE and such). */
-static bool accept_burst(struct server *srv, int lfd, unsigned *rr)
+/* Accepts until EAGAIN (bounded); returns false when accept should pause (EMFILE and such).
+ * Connections go to direct when given (a single worker accepting in its own loop), otherwise
+ * round-robin through the workers' queues. */
+static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worker *direct)
 {
     for (int i = 0; i < ACCEPT_BURST; i++) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -714,6 +744,10 @@ static bool accept_burst(struct server *srv, int lfd, unsigned *rr)
             continue;
         }
         atomic_fetch_add(&srv->nconns, 1);
+        if (direct) {
+            conn_adopt(direct, fd);
+            continue;
+        }
         struct worker *w = &srv->w[(*rr)++ % (unsigned)srv->nworkers];
         if (!worker_push(w, fd)) {
             close(fd);
@@ -770,13 +804,19 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
         goto out_mask;
     }
     for (int i = 0; i < srv->nworkers; i++)
-        srv->w[i].ep = srv->w[i].evfd = -1;
+        srv->w[i].ep = srv->w[i].evfd = srv->w[i].lfd = -1;
     for (int i = 0; i < srv->nworkers; i++) {
         rc = worker_init(srv, &srv->w[i], i);
         if (rc != H2B_OK) {
             snprintf(err, errlen, "cannot set up worker %d: %s", i, h2b_strerror(rc));
             goto out_workers;
         }
+    }
+    /* One worker accepts in its own loop: no handoff, no thread switch per connection. */
+    bool direct = srv->nworkers == 1;
+    if (direct) {
+        srv->w[0].lfd = lfd;
+        listener_watch(&srv->w[0], true);
     }
     for (; started < srv->nworkers; started++) {
         if (pthread_create(&srv->w[started].th, NULL, worker_main, &srv->w[started]) != 0) {
@@ -790,7 +830,7 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
     bool accepting = true;
     for (;;) {
         struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
-        int n = poll(pf, accepting ? 2 : 1, accepting ? -1 : 100);
+        int n = poll(pf, accepting && !direct ? 2 : 1, accepting ? -1 : 100);
         if (n < 0 && errno != EINTR) {
             rc = H2B_ERR_SYS;
             break;
@@ -804,11 +844,9 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
             accepting = true; /* 100 ms pause after EMFILE is over */
             continue;
         }
-        if (pf[1].revents & POLLIN)
-            accepting = accept_burst(srv, lfd, &rr);
+        if (!direct && (pf[1].revents & POLLIN))
+            accepting = accept_burst(srv, lfd, &rr, NULL);
     }
-    close(lfd);
-    lfd = -1;
 out_stop:
     for (int i = 0; i < started; i++) {
         atomic_store_explicit(&srv->w[i].stop, true, memory_order_release);
