@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_REPEATS 256
@@ -194,6 +195,69 @@ static void method(const struct h2b__report *rep, struct h2b_strbuf *o)
                        "numbers with another machine's.\n");
 }
 
+/* The next clause of a note: producers join "field: text" clauses with "; ". Returns the length
+ * of the clause starting at p and sets *next to the following one (NULL at the end). */
+static size_t note_clause(const char *p, const char **next)
+{
+    for (const char *q = strstr(p, "; "); q; q = strstr(q + 2, "; ")) {
+        const char *k = q + 2;
+        while ((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || *k == '_')
+            k++;
+        if (k > q + 2 && k[0] == ':' && k[1] == ' ') {
+            *next = q + 2;
+            return (size_t)(q - p);
+        }
+    }
+    *next = NULL;
+    return strlen(p);
+}
+
+/* True when note contains the clause c (len bytes) as one of its clauses. */
+static bool note_has(const char *note, const char *c, size_t len)
+{
+    for (const char *p = note, *next; p; p = next) {
+        size_t n = note_clause(p, &next);
+        if (n == len && memcmp(p, c, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Each distinct clause of notes[0..n) once: with its owner's label when one entry has it, else
+ * with how many of the n entries (noun) carry it. A producer repeats machine-wide notes (no
+ * hardware counters) on every entry; printing them once keeps the specific ones visible. */
+static void grouped_notes(struct h2b_strbuf *o, const char *heading, const char *const *notes,
+                          const char *const *labels, size_t n, const char *noun)
+{
+    bool header = false;
+    for (size_t i = 0; i < n; i++) {
+        if (notes[i] == NULL)
+            continue;
+        for (const char *p = notes[i], *next; p; p = next) {
+            size_t len = note_clause(p, &next);
+            bool seen = false;
+            for (size_t j = 0; j < i && !seen; j++)
+                seen = notes[j] && note_has(notes[j], p, len);
+            for (const char *q = notes[i], *qn; q < p && !seen; q = qn) {
+                size_t ql = note_clause(q, &qn);
+                seen = ql == len && memcmp(q, p, len) == 0;
+            }
+            if (seen || len == 0)
+                continue;
+            size_t count = 0, owner = i;
+            for (size_t j = i; j < n; j++)
+                count += notes[j] && note_has(notes[j], p, len);
+            if (!header)
+                h2b_strbuf_puts(o, heading);
+            header = true;
+            if (count == 1)
+                h2b_strbuf_printf(o, "- %s: %.*s\n", labels[owner], (int)len, p);
+            else
+                h2b_strbuf_printf(o, "- %zu of %zu %s: %.*s\n", count, n, noun, (int)len, p);
+        }
+    }
+}
+
 static void micro(const struct h2b__report *rep, struct h2b_strbuf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
@@ -230,14 +294,28 @@ static void micro(const struct h2b__report *rep, struct h2b_strbuf *o)
         notes = notes || m->note || m->error;
     }
     if (notes) {
-        h2b_strbuf_puts(o, "\nNotes from the results file:\n\n");
-        for (size_t i = 0; i < r->n_micro; i++) {
+        const char **texts = calloc(r->n_micro, sizeof(*texts));
+        char(*labels)[160] = calloc(r->n_micro, sizeof(*labels));
+        const char **lp = calloc(r->n_micro, sizeof(*lp));
+        bool failed = false;
+        for (size_t i = 0; i < r->n_micro && texts && labels && lp; i++) {
             const struct h2b_rdata_micro *m = &r->micro[i];
-            if (m->error)
-                h2b_strbuf_printf(o, "- `%s`: **failed**: %s\n", m->name, m->error);
-            if (m->note)
-                h2b_strbuf_printf(o, "- `%s`: %s\n", m->name, m->note);
+            if (m->error) {
+                if (!failed)
+                    h2b_strbuf_puts(o, "\nFailed benchmarks:\n\n");
+                failed = true;
+                h2b_strbuf_printf(o, "- `%s`: %s\n", m->name, m->error);
+            }
+            texts[i] = m->note;
+            snprintf(labels[i], sizeof(labels[i]), "`%s`", m->name);
+            lp[i] = labels[i];
         }
+        if (texts && labels && lp)
+            grouped_notes(o, "\nNotes from the results file:\n\n", texts, lp, r->n_micro,
+                          "benchmarks");
+        free(texts);
+        free(labels);
+        free(lp);
     }
     chart(rep, o, H2B__CHART_MICRO);
 }
@@ -462,27 +540,22 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_str
                 h2b__fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
                 h2b__fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
     }
-    header = false;
-    for (size_t i = 0; i < r->n_cells; i++) {
-        const char *note = r->cells[i].note;
-        size_t j, count = 0;
-        for (j = 0; j < i && !(r->cells[j].note && note && strcmp(r->cells[j].note, note) == 0);
-             j++)
-            ;
-        if (note == NULL || j < i)
-            continue; /* no note, or printed already */
-        for (j = i; j < r->n_cells; j++)
-            count += r->cells[j].note && strcmp(r->cells[j].note, note) == 0;
-        if (!header)
-            h2b_strbuf_puts(o, "\n### Notes from the results file\n\n");
-        header = true;
-        if (count == 1)
-            h2b_strbuf_printf(o, "- %s at %ld × %ld, repeat %ld: %s\n", r->cells[i].target,
-                              r->cells[i].connections, r->cells[i].streams_requested,
-                              r->cells[i].repeat, note);
-        else
-            h2b_strbuf_printf(o, "- %zu of %zu cells: %s\n", count, r->n_cells, note);
+    const char **texts = calloc(r->n_cells ? r->n_cells : 1, sizeof(*texts));
+    char(*labels)[160] = calloc(r->n_cells ? r->n_cells : 1, sizeof(*labels));
+    const char **lp = calloc(r->n_cells ? r->n_cells : 1, sizeof(*lp));
+    if (texts && labels && lp) {
+        for (size_t i = 0; i < r->n_cells; i++) {
+            const struct h2b_rdata_cell *c = &r->cells[i];
+            texts[i] = c->note;
+            snprintf(labels[i], sizeof(labels[i]), "%s at %ld × %ld, repeat %ld", c->target,
+                     c->connections, c->streams_requested, c->repeat);
+            lp[i] = labels[i];
+        }
+        grouped_notes(o, "\n### Notes from the results file\n\n", texts, lp, r->n_cells, "cells");
     }
+    free(texts);
+    free(labels);
+    free(lp);
 }
 
 static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)

@@ -21,7 +21,7 @@ set datafile missing "?"
 set xlabel "Percentile"
 set ylabel "Latency (ms)"
 set logscale x
-set xrange [1:100000]
+set xrange [1:1e+06]
 set xtics ("0%%" 1, "90%%" 10, "99%%" 100, "99.9%%" 1000, "99.99%%" 10000, "99.999%%" 100000, "99.9999%%" 1000000)
 set yrange [0:*]
 set key left top

@@ -1,6 +1,6 @@
-# Latency percentile spectrum, 100 connections x 100 streams
+# Latency percentile spectrum, 10 connections x 10 streams
 # Written by `h2bench report` from its template report/templates/latency.gp. To render
-# latency-c100-s100.png and latency-c100-s100.svg again, run `gnuplot latency-c100-s100.gp` in this directory.
+# latency-c10-s10.png and latency-c10-s10.svg again, run `gnuplot latency-c10-s10.gp` in this directory.
 reset
 set encoding utf8
 # gnuplot-nox has pngcairo; builds without cairo have the libgd png terminal only.
@@ -9,8 +9,8 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
 } else {
     set terminal png size 960,560 noenhanced background "#ffffff"
 }
-set output 'latency-c100-s100.png'
-set title "Latency percentile spectrum, 100 connections x 100 streams" noenhanced
+set output 'latency-c10-s10.png'
+set title "Latency percentile spectrum, 10 connections x 10 streams" noenhanced
 set grid lc rgb "#dddddd"
 set border 3 lc rgb "#444444"
 set tics nomirror
@@ -21,12 +21,12 @@ set datafile missing "?"
 set xlabel "Percentile"
 set ylabel "Latency (ms)"
 set logscale x
-set xrange [1:1e+06]
+set xrange [1:10000]
 set xtics ("0%%" 1, "90%%" 10, "99%%" 100, "99.9%%" 1000, "99.99%%" 10000, "99.999%%" 100000, "99.9999%%" 1000000)
 set yrange [0:*]
 set key left top
-plot 'latency-c100-s100.dat' index 0 using 1:2 with lines lw 2 lc rgb "#1f77b4" title "h2ref", 'latency-c100-s100.dat' index 1 using 1:2 with lines lw 2 lc rgb "#d62728" title "nghttpd", 'latency-c100-s100.dat' index 2 using 1:2 with lines lw 2 lc rgb "#2ca02c" title "h2o"
+plot 'latency-c10-s10.dat' index 0 using 1:2 with lines lw 2 lc rgb "#1f77b4" title "h2ref"
 set terminal svg size 960,560 dynamic noenhanced font "sans,10" background "#ffffff"
-set output 'latency-c100-s100.svg'
+set output 'latency-c10-s10.svg'
 replot
 unset output
