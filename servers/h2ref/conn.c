@@ -1272,6 +1272,7 @@ static int on_frame_send(nghttp2_session *sess, const nghttp2_frame *frame, void
     struct h2b_conn *c = ud;
     if (frame->hd.type == NGHTTP2_RST_STREAM) {
         h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_SENT, 1);
+        charge(c, 1); /* resets the peer provokes ("MadeYouReset") spend its flood budget */
     } else if (frame->hd.type == NGHTTP2_GOAWAY) {
         h2b_stats_add(&c->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
         c->goaway_sent = true;
