@@ -6,6 +6,7 @@
  */
 #include "ceilings.h"
 #include "error.h"
+#include "fuzz_input.h"
 #include "json.h"
 
 #include <stdlib.h>
@@ -15,11 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_input_text(data, size);
     if (text == NULL)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     json_error_t err;
     json_t *doc = json_loadb(text, size, JSON_REJECT_DUPLICATES, &err);
     if (doc != NULL) {

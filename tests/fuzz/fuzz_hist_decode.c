@@ -5,6 +5,7 @@
  * are monotonic and within [min, max], and re-encoding then decoding gives the same bins.
  */
 #include "error.h"
+#include "fuzz_input.h"
 #include "hist.h"
 
 #include <stdint.h>
@@ -15,11 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_input_text(data, size);
     if (text == NULL)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     struct h2b_hist *h = NULL;
     if (h2b_hist_decode(text, &h) != H2B_OK) {
         free(text);

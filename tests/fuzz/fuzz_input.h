@@ -1,5 +1,5 @@
 /*
- * fuzz_input.h - hands a fuzz input to readers that take a path.
+ * fuzz_input.h - hands a fuzz input to readers that take a path or a C string.
  *
  * The readers under test (results, scenarios, ceilings) open files by name, as users call them.
  * A memfd gives the input a path (/proc/self/fd/N) without touching the disk, so the fuzzer
@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,6 +32,17 @@ static inline int fuzz_input_path(const uint8_t *data, size_t size, char *path, 
     }
     snprintf(path, path_size, "/proc/self/fd/%d", fd);
     return fd;
+}
+
+/* A NUL-terminated copy of the input (the caller frees it), or NULL when out of memory. */
+static inline char *fuzz_input_text(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (text != NULL) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+    }
+    return text;
 }
 
 #endif

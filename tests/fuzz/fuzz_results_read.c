@@ -30,10 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* a rejection must say why, at a real place */
     }
     /* The locator on arbitrary text with paths of every shape. */
-    char *text = malloc(size + 1);
+    char *text = fuzz_input_text(data, size);
     if (text != NULL) {
-        memcpy(text, data, size);
-        text[size] = '\0';
         static const char *paths[] = {
             "schema", "matrix[0].latency_ns.p99", "micro[3].name", "env", "a.b.c[10]", "[0]", ""};
         for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
