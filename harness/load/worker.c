@@ -78,6 +78,8 @@ struct h2b__load_conn {
     uint32_t inflight;
     struct slot *slots;
     uint32_t nslots;
+    struct slot **by_id; /* direct map (stream_id / 2) & id_mask -> slot; misses fall back */
+    uint32_t id_mask;
     uint32_t free_head;
     uint32_t uri_next;
     uint64_t responses;     /* responses since the last connect */
@@ -205,6 +207,7 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
         return false;
     }
     c->free_head = s->next_free;
+    c->by_id[((uint32_t)id >> 1) & c->id_mask] = s;
     s->t_intended = t_intended;
     s->t_submit = w->now;
     s->t_sent = 0;
@@ -243,12 +246,23 @@ static void fill(struct h2b__load_conn *c)
 
 /* ---- nghttp2 callbacks ---------------------------------------------------------------- */
 
+/* The slot of a stream: our direct map first (stream ids of one connection are 1, 3, 5, ...,
+ * so in-flight ids rarely collide), nghttp2's stream map (a hash lookup that misses the cache
+ * at many connections) only on a miss. */
+static struct slot *slot_of(struct h2b__load_conn *c, nghttp2_session *session, int32_t id)
+{
+    struct slot *s = c->by_id ? c->by_id[((uint32_t)id >> 1) & c->id_mask] : NULL;
+    if (s && s->stream_id == id)
+        return s;
+    return nghttp2_session_get_stream_user_data(session, id);
+}
+
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
     struct h2b__load_conn *c = user_data;
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_RESPONSE)
         return 0;
-    struct slot *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    struct slot *s = slot_of(c, session, frame->hd.stream_id);
     if (s && s->t_first == 0) {
         s->t_first = c->w->now;
         if (s->measured && s->t_sent)
@@ -266,7 +280,7 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
     c->w->stats.bytes_headers_decomp += namelen + valuelen;
     if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0 && valuelen == 3 &&
         frame->hd.type == NGHTTP2_HEADERS) {
-        struct slot *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+        struct slot *s = slot_of(c, session, frame->hd.stream_id);
         if (s && s->status == 0) {
             unsigned v = (unsigned)(value[0] - '0') * 100 + (unsigned)(value[1] - '0') * 10 +
                          (unsigned)(value[2] - '0');
@@ -289,14 +303,23 @@ static void settings_received(struct h2b__load_conn *c)
     if (server_max < w->stats.server_max_streams)
         w->stats.server_max_streams = server_max;
     if (c->state == CONN_SETTINGS) {
-        if (c->nslots < m) {
-            struct slot *ns = realloc(c->slots, (size_t)m * sizeof(*ns));
-            if (!ns) {
+        if (c->nslots < m || !c->by_id) {
+            uint32_t n = 4;
+            while (n < 4 * (uint64_t)m && n < (1U << 20))
+                n *= 2;
+            struct slot *ns = realloc(c->slots, (size_t)(m ? m : 1) * sizeof(*ns));
+            struct slot **nb = ns ? calloc(n, sizeof(*nb)) : NULL;
+            if (!nb) {
+                if (ns)
+                    c->slots = ns;
                 c->broken = true;
                 return;
             }
             c->slots = ns;
             c->nslots = m;
+            free(c->by_id);
+            c->by_id = nb;
+            c->id_mask = n - 1;
         }
         memset(c->slots, 0, (size_t)c->nslots * sizeof(*c->slots));
         c->free_head = c->nslots ? 0 : NO_SLOT;
@@ -355,7 +378,7 @@ static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, v
 {
     struct h2b__load_conn *c = user_data;
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-        struct slot *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+        struct slot *s = slot_of(c, session, frame->hd.stream_id);
         if (s)
             s->t_sent = c->w->now;
     }
@@ -366,7 +389,7 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
                            void *user_data)
 {
     struct h2b__load_conn *c = user_data;
-    struct slot *s = nghttp2_session_get_stream_user_data(session, stream_id);
+    struct slot *s = slot_of(c, session, stream_id);
     if (!s || s->stream_id != stream_id)
         return 0;
     if (!s->recorded) {
@@ -715,6 +738,11 @@ static void conn_event(struct h2b__load_conn *c, uint32_t events)
         fill(c);
         if (c->inflight == 0)
             mark_dirty(c); /* conn_flush closes a connection that has finished its work */
+        /* Send the next requests now rather than after the whole batch: the server gets work
+         * while we read the other connections (same number of writes; the end-of-turn pass
+         * finds nothing left). */
+        if (c->dirty)
+            conn_flush(c);
         return;
     default:
         return;
@@ -1030,6 +1058,7 @@ void h2b__load_worker_free(struct h2b__load_worker *w)
         if (c->fd >= 0)
             close(c->fd);
         free(c->slots);
+        free(c->by_id);
         free(c->wbuf);
     }
     h2b_pool_free(&w->pool); /* after every session of this worker is deleted */
