@@ -296,10 +296,12 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
                 res->nconn_rps += w[i].nconns;
             }
         }
-        if (res->s.server_max_streams == UINT32_MAX)
-            res->s.server_max_streams = 0;
-        if (res->s.streams_effective == UINT32_MAX)
+        /* No SETTINGS from any connection: neither value is known. A server that sent SETTINGS
+         * without MAX_CONCURRENT_STREAMS keeps UINT32_MAX, the protocol's "unlimited". */
+        if (res->s.streams_effective == UINT32_MAX) {
             res->s.streams_effective = 0;
+            res->s.server_max_streams = 0;
+        }
         if (!cfg->duration_ns)
             res->measure_ns = res->wall_ns;
         else if (res->interrupted || t_end < sh.t_end)

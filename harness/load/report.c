@@ -202,12 +202,19 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
         "errors: %" PRIu64 " reset, %" PRIu64 " timed out, %" PRIu64 " connection lost or not sent"
         " (%" PRIu64 " not sent); %" PRIu64 " unfinished at the end\n",
         s->resets, s->timeouts, s->errored - s->resets - s->timeouts, s->not_sent, s->unfinished);
+    char server_max[48];
+    if (s->streams_effective == 0)
+        snprintf(server_max, sizeof(server_max), "none: no SETTINGS received");
+    else if (s->server_max_streams == UINT32_MAX)
+        snprintf(server_max, sizeof(server_max), "not advertised, unlimited");
+    else
+        snprintf(server_max, sizeof(server_max), "%u", s->server_max_streams);
     fprintf(f,
             "connections: %u, %" PRIu64 " up, %" PRIu64 " failed, %" PRIu64
             " reconnects; streams per connection: requested %u, effective %u (server "
-            "SETTINGS_MAX_CONCURRENT_STREAMS %u); %s\n",
+            "SETTINGS_MAX_CONCURRENT_STREAMS %s); %s\n",
             cfg->connections, s->conns_ok, s->conns_failed, s->reconnects, cfg->streams,
-            s->streams_effective, s->server_max_streams, res->alpn);
+            s->streams_effective, server_max, res->alpn);
     if (s->tls->total) {
         fmt_ns(b1, sizeof(b1), h2b_hist_percentile(s->connect, 50));
         fmt_ns(b2, sizeof(b2), h2b_hist_percentile(s->tls, 50));

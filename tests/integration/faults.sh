@@ -34,12 +34,16 @@ load() {
 
 load silent 3
 expect_match "silent: message" "$(cat "$TMP/silent.err")" 'no connection to 127.0.0.1:[0-9]+ could be made'
+expect_match "silent: no SETTINGS" "$(cat "$TMP/silent.out")" 'SETTINGS_MAX_CONCURRENT_STREAMS none: no SETTINGS received'
 load noread 1
 expect_match "noread: message" "$(cat "$TMP/noread.err")" '20 of 20 requests failed'
 if [ "$(jq '.timeouts' "$TMP/noread.json")" -ge 1 ]; then ok; else fail "noread: no timeout counted"; fi
 load reset 1
 expect_eq "reset: every stream counted as reset" "$(jq '.resets' "$TMP/reset.json")" 20
 expect_match "reset: text output" "$(cat "$TMP/reset.out")" 'errors: 20 reset'
+# fakepeer's SETTINGS carry no MAX_CONCURRENT_STREAMS: unlimited, not "0".
+expect_match "reset: unlimited streams" "$(cat "$TMP/reset.out")" \
+    'effective 2 \(server SETTINGS_MAX_CONCURRENT_STREAMS not advertised, unlimited\)'
 
 # h2bench run: peers that cannot start. Each cell fails with the reason, exit 3, results valid.
 mkdir -p "$TMP/peers"
