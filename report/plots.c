@@ -84,6 +84,23 @@ static int emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind k
     return rc;
 }
 
+/* emit() for the line charts whose template takes an x range, x tics and plot clauses (req/s
+ * against connections, history across runs); a failed buffer fails the chart. */
+static int emit_lines(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
+                      const char *name, const char *title, struct h2b_strbuf *data,
+                      const char *xmin, const char *xmax, struct h2b_strbuf *xtics,
+                      struct h2b_strbuf *plot)
+{
+    struct h2b_chart_var vars[] = {{"XMIN", xmin},
+                                   {"XMAX", xmax},
+                                   {"XTICS", h2b_strbuf_str(xtics)},
+                                   {"PLOT", h2b_strbuf_str(plot)}};
+    int rc = h2b_strbuf_error(plot) ? h2b_strbuf_error(plot) : h2b_strbuf_error(xtics);
+    if (rc == H2B_OK)
+        rc = emit(rep, dir, kind, name, name, title, data, vars, 4);
+    return rc;
+}
+
 static int plot_micro(struct h2b__report *rep, const char *dir)
 {
     const struct h2b_rdata_results *r = rep->head;
@@ -192,14 +209,8 @@ static int plot_rps(struct h2b__report *rep, const char *dir)
     char xmin[32], xmax[32];
     snprintf(xmin, sizeof(xmin), "%g", cmin / 1.6);
     snprintf(xmax, sizeof(xmax), "%g", cmax * 1.6);
-    struct h2b_chart_var vars[] = {{"XMIN", xmin},
-                                   {"XMAX", xmax},
-                                   {"XTICS", h2b_strbuf_str(&xtics)},
-                                   {"PLOT", h2b_strbuf_str(&plot)}};
-    rc = h2b_strbuf_error(&plot) ? h2b_strbuf_error(&plot) : h2b_strbuf_error(&xtics);
-    if (rc == H2B_OK)
-        rc = emit(rep, dir, H2B__CHART_RPS, "matrix-rps", "matrix-rps",
-                  "Requests per second against connections", &data, vars, 4);
+    rc = emit_lines(rep, dir, H2B__CHART_RPS, "matrix-rps",
+                    "Requests per second against connections", &data, xmin, xmax, &xtics, &plot);
 out:
     h2b_strbuf_free(&data);
     h2b_strbuf_free(&plot);
@@ -390,14 +401,8 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     char xmin[16], xmax[16];
     snprintf(xmin, sizeof(xmin), "0.7");
     snprintf(xmax, sizeof(xmax), "%.1f", (double)rep->n_runs + 0.3);
-    struct h2b_chart_var vars[] = {{"XMIN", xmin},
-                                   {"XMAX", xmax},
-                                   {"XTICS", h2b_strbuf_str(&xtics)},
-                                   {"PLOT", h2b_strbuf_str(&plot)}};
-    rc = h2b_strbuf_error(&plot) ? h2b_strbuf_error(&plot) : h2b_strbuf_error(&xtics);
-    if (rc == H2B_OK)
-        rc = emit(rep, dir, H2B__CHART_HISTORY, "history", "history",
-                  "History across runs, relative to run 1", &data, vars, 4);
+    rc = emit_lines(rep, dir, H2B__CHART_HISTORY, "history",
+                    "History across runs, relative to run 1", &data, xmin, xmax, &xtics, &plot);
 out:
     h2b_strbuf_free(&data);
     h2b_strbuf_free(&plot);
