@@ -16,17 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = fuzz_input_text(data, size);
-    if (text == NULL)
-        return 0;
-    json_error_t err;
-    json_t *doc = json_loadb(text, size, JSON_REJECT_DUPLICATES, &err);
+    char *text;
+    json_t *doc = fuzz_input_json(data, size, &text);
     if (doc != NULL) {
         struct h2b_json_src src = {.file = "fuzz.json", .text = text};
         struct h2b_ceilings *c = NULL;
         if (h2b_ceilings_from_json(doc, &src, &c) == H2B_OK) {
             char *again = NULL;
             if (h2b_ceilings_to_json(c, &again) == H2B_OK) {
+                json_error_t err;
                 json_t *doc2 = json_loads(again, 0, &err);
                 struct h2b_json_src src2 = {.file = "again.json", .text = again};
                 struct h2b_ceilings *c2 = NULL;

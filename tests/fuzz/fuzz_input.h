@@ -8,6 +8,7 @@
 #ifndef H2B_FUZZ_INPUT_H
 #define H2B_FUZZ_INPUT_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,18 @@ static inline char *fuzz_input_text(const uint8_t *data, size_t size)
         text[size] = '\0';
     }
     return text;
+}
+
+/* Parses the input as JSON the way h2b_json_load does (duplicate keys rejected). *text gets the
+ * NUL-terminated copy that diagnostics locate fields in (the caller frees it; NULL when out of
+ * memory). Returns the document (the caller decrefs it) or NULL for invalid JSON. */
+static inline json_t *fuzz_input_json(const uint8_t *data, size_t size, char **text)
+{
+    *text = fuzz_input_text(data, size);
+    if (*text == NULL)
+        return NULL;
+    json_error_t err;
+    return json_loadb(*text, size, JSON_REJECT_DUPLICATES, &err);
 }
 
 #endif

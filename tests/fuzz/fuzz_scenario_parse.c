@@ -16,11 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = fuzz_input_text(data, size);
-    if (text == NULL)
-        return 0;
-    json_error_t err;
-    json_t *doc = json_loadb(text, size, JSON_REJECT_DUPLICATES, &err);
+    char *text;
+    json_t *doc = fuzz_input_json(data, size, &text);
     if (doc != NULL) {
         static const char *const peers[] = {"nghttpd", "h2o", "nginx", NULL};
         struct h2b_json_src src = {.file = "fuzz.json", .text = text};
