@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -726,25 +728,110 @@ static bool parse_num(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
     return true;
 }
 
-/* A docroot path: '/' then [A-Za-z0-9._-/], no "..", at most 255 bytes. Opens it relative to
- * the docroot; sets st->fd and st->len for a regular file. */
+/* ---- static files under --docroot ----
+ * A request path names a file only if every '/'-separated segment, after percent-decoding, is
+ * non-empty, not "." or "..", and holds no NUL and no '/' (so "//etc/passwd", "/a/../b",
+ * "/%2e%2e/x" and "/a%2fb" are all refused before any system call). The open cannot leave the
+ * docroot either: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it
+ * (Linux 5.6+), else a walk that opens one segment at a time with O_NOFOLLOW, so no symlink is
+ * ever followed. Rejected: realpath() and a prefix compare (racy against renames, and it
+ * follows symlinks by design). */
+
+static int hexval(uint8_t ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* Decodes the request path p[0..n) (it starts with '/') into out as "seg/seg/seg",
+ * NUL-terminated. False for an empty, "." or ".." segment, a decoded NUL or '/', a malformed
+ * escape, or a result that does not fit in cap bytes. */
+static bool docroot_path(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+    if (n < 2 || p[0] != '/' || cap == 0)
+        return false;
+    size_t o = 0, seg = 0, i = 1; /* seg: where the current segment starts in out */
+    for (;;) {
+        if (i == n || p[i] == '/') {
+            size_t len = o - seg;
+            if (len == 0 || (len == 1 && out[seg] == '.') ||
+                (len == 2 && out[seg] == '.' && out[seg + 1] == '.'))
+                return false;
+            if (i == n)
+                break;
+            if (o + 1 >= cap)
+                return false;
+            out[o++] = '/';
+            seg = o;
+            i++;
+            continue;
+        }
+        uint8_t ch = p[i];
+        if (ch == '%') {
+            int hi = n - i >= 3 ? hexval(p[i + 1]) : -1;
+            int lo = n - i >= 3 ? hexval(p[i + 2]) : -1;
+            if (hi < 0 || lo < 0)
+                return false;
+            ch = (uint8_t)(hi * 16 + lo);
+            if (ch == '/')
+                return false;
+            i += 3;
+        } else {
+            i++;
+        }
+        if (ch == '\0' || o + 1 >= cap)
+            return false;
+        out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+    return true;
+}
+
+/* Opens path ("seg/seg", already checked by docroot_path) beneath dfd without following any
+ * symlink; path is modified (its '/' become NUL) on the walk. Returns the fd or -1. */
+static int docroot_open(int dfd, char *path, bool walk)
+{
+    const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW;
+#ifdef SYS_openat2
+    if (!walk) {
+        struct open_how how = {.flags = (uint64_t)flags,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
+        long fd = syscall(SYS_openat2, dfd, path, &how, sizeof how);
+        /* ENOSYS: kernel before 5.6; EPERM: a seccomp filter that does not know it. */
+        if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+            return (int)fd;
+    }
+#else
+    (void)walk;
+#endif
+    int cur = dfd;
+    char *s = path;
+    for (;;) {
+        char *slash = strchr(s, '/');
+        if (slash)
+            *slash = '\0';
+        int fd = openat(cur, s, slash ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC : flags);
+        if (cur != dfd)
+            close(cur);
+        if (fd < 0 || !slash)
+            return fd;
+        cur = fd;
+        s = slash + 1;
+    }
+}
+
+/* Opens the docroot file the path p[0..n) names; sets st->fd and st->len for a regular file. */
 static bool open_file(struct h2b_conn *c, struct stream *st, const uint8_t *p, size_t n)
 {
     char path[256];
-    if (n < 2 || n >= sizeof path || p[0] != '/')
+    if (!docroot_path(p, n, path, sizeof path))
         return false;
-    for (size_t i = 1; i < n; i++) {
-        uint8_t ch = p[i];
-        bool okc = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                   (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' || ch == '/';
-        if (!okc)
-            return false;
-        if (ch == '.' && p[i - 1] == '.')
-            return false;
-    }
-    memcpy(path, p + 1, n - 1);
-    path[n - 1] = '\0';
-    int fd = openat(c->ctx->cfg.docroot_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = docroot_open(c->ctx->cfg.docroot_fd, path, c->ctx->cfg.docroot_walk);
     if (fd < 0)
         return false;
     struct stat sb;

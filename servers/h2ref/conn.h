@@ -61,6 +61,7 @@ struct h2b_conn_config {
     uint32_t max_outbound_queue; /* nghttp2 outbound queue items before closing (5000) */
     uint64_t max_body;           /* largest /bytes/N (default 1 GiB) */
     int docroot_fd;              /* directory fd for static files, or -1 (not owned) */
+    bool docroot_walk;           /* open files by the O_NOFOLLOW walk, not openat2 (tests) */
     bool copy_bodies;            /* true: never reference bodies from iovecs (TLS wants one
                                   * contiguous buffer per flush) */
 };

@@ -36,6 +36,12 @@ expect_eq "/bytes/0 empty" "$($C "$URL/bytes/0" | wc -c)" "0"
 $C "$URL/sub/file.bin" -o "$TMP/got.bin"
 expect_eq "docroot file" "$(cmp -s "$TMP/got.bin" "$TMP/docroot/sub/file.bin" && echo same)" same
 expect_eq "docroot no traversal" "$($C -o /dev/null -w '%{http_code}' "$URL/../etc/passwd")" "404"
+# Issue 13 defect 1: an absolute path ("//etc/hostname"), encoded dot segments and symlinks
+# leading out of the docroot all stay 404 (the reproduction was curl on //etc/hostname).
+ln -s /etc/hostname "$TMP/docroot/out"
+for p in //etc/hostname /sub/%2e%2e/%2e%2e/etc/hostname /out /sub/../sub/file.bin; do
+    expect_eq "docroot refuses $p" "$($C --path-as-is -o /dev/null -w '%{http_code}' "$URL$p")" "404"
+done
 
 # /delay answers after the delay without blocking the worker: a concurrent /hello is fast.
 $C -o "$TMP/delay.txt" -w '%{time_total}' "$URL/delay/1500" >"$TMP/delay.time" &

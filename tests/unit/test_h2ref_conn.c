@@ -10,7 +10,10 @@
 #include "error.h"
 #include "test.h"
 
+#include <fcntl.h>
 #include <nghttp2/nghttp2.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_BODY (1 << 20)
 
@@ -157,6 +160,91 @@ static struct resp *fetch(struct client *cl, struct h2b_conn *c, const char *met
 static struct resp resp_buf;
 static uint8_t upload_buf[300000];
 
+static void put_file(int dfd, const char *name, const char *text)
+{
+    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        close(fd);
+    }
+}
+
+/* --docroot: only plain segments below the docroot, never through a symlink, with openat2 and
+ * with the O_NOFOLLOW walk. */
+static void test_docroot(bool walk)
+{
+    char dir[] = "/tmp/h2b-docroot-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK(dfd >= 0);
+    CHECK(mkdirat(dfd, "sub", 0755) == 0);
+    put_file(dfd, "a.txt", "AAA");
+    put_file(dfd, "sub/b.txt", "BBBB");
+    put_file(dfd, "sp ace", "C");
+    CHECK(symlinkat("/etc/hostname", dfd, "out") == 0);
+    CHECK(symlinkat("/etc", dfd, "outdir") == 0);
+    CHECK(symlinkat("a.txt", dfd, "in") == 0);
+    CHECK(mkfifoat(dfd, "fifo", 0644) == 0);
+
+    struct h2b_conn_config cfg;
+    h2b_conn_config_defaults(&cfg);
+    cfg.docroot_fd = dfd;
+    cfg.docroot_walk = walk;
+    struct h2b_conn_ctx *ctx = NULL;
+    CHECK_EQ_INT(h2b_conn_ctx_new(&ctx, &cfg), H2B_OK);
+    struct h2b_conn *c = NULL;
+    CHECK_EQ_INT(h2b_conn_new(&c, ctx, NULL), H2B_OK);
+    struct client cl;
+    client_init(&cl, &resp_buf);
+    static const struct {
+        const char *path;
+        int status;
+        const char *body;
+    } cases[] = {
+        {"/a.txt", 200, "AAA"},
+        {"/sub/b.txt", 200, "BBBB"},
+        {"/sp%20ace", 200, "C"},
+        {"/%61.txt?q=1", 200, "AAA"},
+        {"//etc/hostname", 404, NULL},
+        {"//tmp", 404, NULL},
+        {"/out", 404, NULL},
+        {"/outdir/hostname", 404, NULL},
+        {"/in", 404, NULL},
+        {"/sub/../a.txt", 404, NULL},
+        {"/sub/./b.txt", 404, NULL},
+        {"/./a.txt", 404, NULL},
+        {"/%2e%2e/etc/hostname", 404, NULL},
+        {"/sub/%2E%2E/a.txt", 404, NULL},
+        {"/sub%2fb.txt", 404, NULL},
+        {"/a.txt%00", 404, NULL},
+        {"/a.tx%7", 404, NULL},
+        {"/a.txt%zz", 404, NULL},
+        {"/sub//b.txt", 404, NULL},
+        {"/sub/", 404, NULL},
+        {"/sub", 404, NULL},
+        {"/fifo", 404, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct resp *r = fetch(&cl, c, "GET", cases[i].path, NULL, 0);
+        if (r->status != cases[i].status)
+            fprintf(stderr, "docroot%s %s: status %d\n", walk ? " (walk)" : "", cases[i].path,
+                    r->status);
+        CHECK_EQ_INT(r->status, cases[i].status);
+        if (cases[i].body)
+            CHECK(r->len == strlen(cases[i].body) && memcmp(r->body, cases[i].body, r->len) == 0);
+    }
+    h2b_conn_del(c);
+    nghttp2_session_del(cl.s);
+    h2b_conn_ctx_del(ctx);
+    const char *names[] = {"a.txt", "sub/b.txt", "sp ace", "out", "outdir", "in", "fifo"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CHECK(unlinkat(dfd, names[i], 0) == 0);
+    CHECK(unlinkat(dfd, "sub", AT_REMOVEDIR) == 0);
+    close(dfd);
+    CHECK(rmdir(dir) == 0);
+}
+
 int main(void)
 {
     struct h2b_conn_config cfg;
@@ -281,5 +369,8 @@ int main(void)
     CHECK_EQ_U64(h2b_conn_ctx_stats(ctx)->v[H2B_STAT_STREAMS_OPEN], 0);
     nghttp2_session_del(cl.s);
     h2b_conn_ctx_del(ctx);
+
+    test_docroot(false);
+    test_docroot(true);
     return test_report();
 }
