@@ -64,6 +64,23 @@ int h2b_chart_expand(const char *tmpl, const struct h2b_chart_var *vars, size_t 
     return h2b_strbuf_error(out);
 }
 
+void h2b_chart_quote(struct h2b_strbuf *out, const char *s)
+{
+    h2b_strbuf_puts(out, "'");
+    for (const char *p = s; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '\'')
+            h2b_strbuf_puts(out, "''");
+        else if (ch == '`')
+            continue; /* inert between single quotes; dropped so no copy of it can ever run */
+        else if (ch < 0x20 || ch == 0x7f)
+            h2b_strbuf_puts(out, " "); /* a newline would end the command */
+        else
+            h2b_strbuf_append(out, p, 1);
+    }
+    h2b_strbuf_puts(out, "'");
+}
+
 #define MAX_VARS 24
 
 int h2b_chart_script(const char *name, const char *tmpl, const char *title,
@@ -73,15 +90,22 @@ int h2b_chart_script(const char *name, const char *tmpl, const char *title,
     const char *body = h2b_chart_template(tmpl);
     if (head == NULL || tail == NULL || body == NULL || nvars > MAX_VARS - 5)
         return H2B_ERR_NOTFOUND;
+    struct h2b_strbuf qtitle;
+    h2b_strbuf_init(&qtitle);
+    h2b_chart_quote(&qtitle, title);
     struct h2b_chart_var all[MAX_VARS] = {
-        {"NAME", name}, {"TEMPLATE", tmpl}, {"TITLE", title}, {"WIDTH", "960"}, {"HEIGHT", "560"},
+        {"NAME", name},   {"TEMPLATE", tmpl}, {"TITLE", h2b_strbuf_str(&qtitle)},
+        {"WIDTH", "960"}, {"HEIGHT", "560"},
     };
     memcpy(all + 5, vars, nvars * sizeof(*vars));
-    int rc;
-    if ((rc = h2b_chart_expand(head, all, nvars + 5, out)) ||
+    int rc = h2b_strbuf_error(&qtitle);
+    if (rc || (rc = h2b_chart_expand(head, all, nvars + 5, out)) ||
         (rc = h2b_chart_expand(body, all, nvars + 5, out)) ||
-        (rc = h2b_chart_expand(tail, all, nvars + 5, out)))
+        (rc = h2b_chart_expand(tail, all, nvars + 5, out))) {
+        h2b_strbuf_free(&qtitle);
         return rc;
+    }
+    h2b_strbuf_free(&qtitle);
     return H2B_OK;
 }
 

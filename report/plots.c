@@ -27,15 +27,23 @@ static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                      "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 #define N_COLORS (sizeof(colors) / sizeof(colors[0]))
 
-/* gnuplot double-quoted strings: drop what could end or escape them. */
-static void quoted(struct h2b_strbuf *b, const char *s)
+/* A string field of a data file (read by gnuplot's data parser, never executed): double quotes,
+ * without the characters that would end the field or the line. Scripts use h2b_chart_quote. */
+static void dat_quoted(struct h2b_strbuf *b, const char *s)
 {
     h2b_strbuf_puts(b, "\"");
     for (; *s; s++) {
-        if (*s != '"' && *s != '\\' && *s != '\n')
+        if (*s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
             h2b_strbuf_append(b, s, 1);
     }
     h2b_strbuf_puts(b, "\"");
+}
+
+/* A "# ..." comment line of a data file: s without control characters. */
+static void dat_comment(struct h2b_strbuf *b, const char *s)
+{
+    for (; *s; s++)
+        h2b_strbuf_append(b, (unsigned char)*s < 0x20 ? " " : s, 1);
 }
 
 static int save(const char *dir, const char *name, const char *ext, struct h2b_strbuf *b)
@@ -119,7 +127,7 @@ static int plot_micro(struct h2b__report *rep, const char *dir)
     h2b_strbuf_puts(&data, "# benchmark ns_per_op p99_ns\n");
     for (size_t i = 0; i < r->n_micro; i++) {
         const struct h2b_rdata_micro *m = &r->micro[i];
-        quoted(&data, m->name);
+        dat_quoted(&data, m->name);
         h2b_strbuf_printf(&data, " %.6g", m->ns_per_op > 0 ? m->ns_per_op : NAN);
         if (m->p99_ns > 0)
             h2b_strbuf_printf(&data, " %.6g\n", m->p99_ns);
@@ -171,9 +179,11 @@ static int plot_rps(struct h2b__report *rep, const char *dir)
                                              MAX_REPEATS);
                 if (n == 0)
                     continue;
-                if (points == 0)
-                    h2b_strbuf_printf(&data, "# %s, %ld streams requested\n", rep->targets[t],
-                                      streams[s]);
+                if (points == 0) {
+                    h2b_strbuf_puts(&data, "# ");
+                    dat_comment(&data, rep->targets[t]);
+                    h2b_strbuf_printf(&data, ", %ld streams requested\n", streams[s]);
+                }
                 h2b_strbuf_printf(&data, "%ld %.6g\n", rep->keys[k].connections,
                                   h2b_stats_median(v, n));
                 points++;
@@ -189,7 +199,7 @@ static int plot_rps(struct h2b__report *rep, const char *dir)
                               "lw 2 lc rgb \"%s\" dt %zu pt %zu ps 1.2 title ",
                               block ? ", " : "", block, colors[t % N_COLORS], s % 5 + 1,
                               (size_t[]){7, 5, 9, 11, 13}[s % 5]);
-            quoted(&plot, title);
+            h2b_chart_quote(&plot, title);
             block++;
         }
     }
@@ -267,7 +277,9 @@ static int plot_latency_cell(struct h2b__report *rep, const char *dir, struct h2
     for (size_t t = 0; t < nt; t++) {
         if (h[t] == NULL)
             continue;
-        h2b_strbuf_printf(&data, "# %s: x = 1/(1-percentile), latency in %s\n", rep->targets[t],
+        h2b_strbuf_puts(&data, "# ");
+        dat_comment(&data, rep->targets[t]);
+        h2b_strbuf_printf(&data, ": x = 1/(1-percentile), latency in %s\n",
                           unit == 1e6 ? "ms" : "us");
         h2b_strbuf_printf(&data, "1 %.6g\n", (double)h[t]->min / unit);
         struct spectrum sp = {&data, h[t]->total, 0, unit, xmax};
@@ -279,7 +291,7 @@ static int plot_latency_cell(struct h2b__report *rep, const char *dir, struct h2
                           "%s'%s.dat' index %zu using 1:2 with lines lw 2 lc rgb \"%s\" "
                           "title ",
                           block ? ", " : "", name, block, colors[t % N_COLORS]);
-        quoted(&plot, rep->targets[t]);
+        h2b_chart_quote(&plot, rep->targets[t]);
         block++;
     }
     char name[64], title[160], xbuf[32];
@@ -348,7 +360,9 @@ static void history_series(struct h2b_strbuf *data, struct h2b_strbuf *plot, siz
 {
     if (!(v[0] > 0))
         return;
-    h2b_strbuf_printf(data, "# %s relative to run 1\n", title);
+    h2b_strbuf_puts(data, "# ");
+    dat_comment(data, title);
+    h2b_strbuf_puts(data, " relative to run 1\n");
     for (size_t r = 0; r < nr; r++) {
         if (v[r] > 0)
             h2b_strbuf_printf(data, "%zu %.6g\n", r + 1, v[r] / v[0]);
@@ -358,7 +372,7 @@ static void history_series(struct h2b_strbuf *data, struct h2b_strbuf *plot, siz
                       "%s'history.dat' index %zu using 1:2 with linespoints lw 2 "
                       "lc rgb \"%s\" dt %zu pt 7 title ",
                       *block ? ", " : "", *block, colors[*block % N_COLORS], *block / N_COLORS + 1);
-    quoted(plot, title);
+    h2b_chart_quote(plot, title);
     (*block)++;
 }
 
@@ -396,7 +410,10 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     for (size_t r = 0; r < rep->n_runs; r++) {
         char label[16];
         snprintf(label, sizeof(label), "%.10s", rep->runs[r]->created);
-        h2b_strbuf_printf(&xtics, "%s\"%zu\\n%s\" %zu", r ? ", " : "", r + 1, label, r + 1);
+        /* "N\n" . 'date': the date comes from a results file, so it is a quoted literal */
+        h2b_strbuf_printf(&xtics, "%s\"%zu\\n\".", r ? ", " : "", r + 1);
+        h2b_chart_quote(&xtics, label);
+        h2b_strbuf_printf(&xtics, " %zu", r + 1);
     }
     char xmin[16], xmax[16];
     snprintf(xmin, sizeof(xmin), "0.7");

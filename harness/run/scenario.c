@@ -48,6 +48,21 @@ static int fail(struct ctx *c, const char *path, const char *fmt, ...)
     return H2B_ERR_PARSE;
 }
 
+/* The character set of scenario and target names: they become file names, markdown table
+ * cells and gnuplot titles, so nothing there needs quoting. */
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64)
+        return false;
+    for (const char *p = s; *p; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            return false;
+    }
+    return true;
+}
+
 /* An optional string field; *out gets a copy of it or of def (which may be NULL). */
 static int get_string(struct ctx *c, const json_t *obj, const char *key, const char *path,
                       const char *def, char **out)
@@ -334,6 +349,12 @@ static int parse_targets(struct ctx *c, const json_t *doc, const char *const *kn
                                                         : "url";
         if ((rc = get_string(c, tv, "name", item, def, &t->name)))
             return rc;
+        if (!name_ok(t->name)) {
+            h2b_json_path_key(child, sizeof(child), item, "name");
+            return fail(c, child,
+                        "expected 1 to 64 letters, digits, '-', '_' or '.' (names reach "
+                        "file names, tables and chart scripts)");
+        }
         for (size_t j = 0; j < i; j++) {
             if (strcmp(s->targets[j].name, t->name) == 0) {
                 h2b_json_path_key(child, sizeof(child), item, "name");
@@ -499,12 +520,9 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     const char *name = NULL;
     if ((rc = h2b_json_get_string(src, doc, "", "name", H2B_JSON_REQUIRED, &name, diag)))
         goto fail;
-    for (const char *p = name; *p; p++) {
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '-' || *p == '_' || *p == '.')) {
-            rc = fail(&c, "name", "expected letters, digits, '-', '_' or '.' (it names files)");
-            goto fail;
-        }
+    if (!name_ok(name)) {
+        rc = fail(&c, "name", "expected 1 to 64 letters, digits, '-', '_' or '.' (it names files)");
+        goto fail;
     }
     if (!(s->name = strdup(name))) {
         rc = H2B_ERR_NOMEM;

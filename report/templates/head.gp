@@ -10,7 +10,7 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
     set terminal png size {{WIDTH}},{{HEIGHT}} noenhanced background "#ffffff"
 }
 set output '{{NAME}}.png'
-set title "{{TITLE}}" noenhanced
+set title {{TITLE}} noenhanced
 set grid lc rgb "#dddddd"
 set border 3 lc rgb "#444444"
 set tics nomirror

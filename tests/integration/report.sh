@@ -115,6 +115,33 @@ env -u H2B_GNUPLOT PATH=/nonexistent "$H2BENCH" report "${RUNS[@]}" "${FULL[@]}"
 expect_eq "gnuplot not in PATH: exit" "$?" 0
 check_no_gnuplot "gnuplot not in PATH" "$TMP/nopath"
 
+# 3b. Hostile strings (issue 13 defect 2): target and benchmark names and the creation date
+# carry backquotes, quotes and newlines. gnuplot runs for real; nothing may execute.
+hostile() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+src, dst, pwn = sys.argv[1:]
+d = json.load(open(src))
+d["created"] = "`touch %s.created`" % pwn
+for c in d.get("matrix", []):
+    c["target"] = c["target"] + "`touch %s.target`'\"x\ny" % pwn
+for m in d.get("micro", []):
+    m["name"] = m["name"] + "`touch %s.micro`'\"@x"  % pwn
+json.dump(d, open(dst, "w"))
+PY
+}
+hostile "$DATA/base.json" "$TMP/hostile-base.json" "$TMP/pwned"
+hostile "$DATA/head.json" "$TMP/hostile-head.json" "$TMP/pwned"
+"$H2BENCH" report "$TMP/hostile-base.json" "$TMP/hostile-head.json" -o "$TMP/hostile" \
+    2>"$TMP/stderr"
+expect_eq "hostile names: exit" "$?" 0
+expect_eq "hostile names: charts rendered" \
+    "$(grep -c 'Charts not rendered' "$TMP/hostile/REPORT.md")" 0
+expect_eq "hostile names: PNGs" "$(ls "$TMP/hostile" | grep -c '\.png$')" 5
+expect_eq "hostile names: no command ran" "$(ls "$TMP" | grep -c '^pwned')" 0
+expect_eq "hostile names: no backquote from the data in a script" \
+    "$(cat "$TMP"/hostile/*.gp | grep -c '`touch')" 0
+
 # 4. Failures leave the output directory as it was.
 mkdir -p "$TMP/keep" && echo "previous report" >"$TMP/keep/REPORT.md"
 snapshot() { (cd "$TMP/keep" && ls -A && cat REPORT.md); }

@@ -82,6 +82,28 @@ static void test_strbuf_and_templates(void)
     h2b_strbuf_free(&b);
 }
 
+/* Issue 13 defect 2: the one gnuplot quoting function makes every string an inert literal. */
+static void test_gnuplot_quote(void)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"h2ref", "'h2ref'"},
+        {"", "''"},
+        {"it's", "'it''s'"},
+        {"a`touch /tmp/x`b", "'atouch /tmp/xb'"},
+        {"line\nplot system(\"id\")", "'line plot system(\"id\")'"},
+        {"@macro \\n $x", "'@macro \\n $x'"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct h2b_strbuf b;
+        h2b_strbuf_init(&b);
+        h2b_chart_quote(&b, cases[i].in);
+        CHECK_STR(h2b_strbuf_str(&b), cases[i].out);
+        h2b_strbuf_free(&b);
+    }
+}
+
 static void test_gnuplot_discovery(void)
 {
     char err[512] = "";
@@ -217,6 +239,7 @@ int main(void)
     test_fmt();
     test_stats();
     test_strbuf_and_templates();
+    test_gnuplot_quote();
     test_gnuplot_discovery();
     test_results_validation();
     char cmd[600];
