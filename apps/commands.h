@@ -17,5 +17,7 @@ int h2b_cmd_gate(int argc, char **argv);
 int h2b_cmd_compare(int argc, char **argv);
 int h2b_cmd_run(int argc, char **argv);
 int h2b_cmd_micro(int argc, char **argv);
+/* h2bench flame: flame graphs from folded stacks (cmd_flame.c). */
+int h2b_cmd_flame(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"compare", "A/B two results files with confidence intervals", h2b_cmd_compare},
     {"run", "run a scenario file: matrix cells and micro suites, one results file", h2b_cmd_run},
     {"micro", "run component microbenchmarks (ns/op, p99, B/op, allocs/op)", h2b_cmd_micro},
+    {"flame", "draw a flame graph (or an A/B one) from folded stacks", h2b_cmd_flame},
     {NULL, NULL, NULL},
 };
 
