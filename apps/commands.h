@@ -19,5 +19,7 @@ int h2b_cmd_run(int argc, char **argv);
 int h2b_cmd_micro(int argc, char **argv);
 /* h2bench flame: flame graphs from folded stacks (cmd_flame.c). */
 int h2b_cmd_flame(int argc, char **argv);
+/* h2bench ab: base vs head built apart, run interleaved, judged (cmd_ab.c). */
+int h2b_cmd_ab(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const struct command commands[] = {
     {"run", "run a scenario file: matrix cells and micro suites, one results file", h2b_cmd_run},
     {"micro", "run component microbenchmarks (ns/op, p99, B/op, allocs/op)", h2b_cmd_micro},
     {"flame", "draw a flame graph (or an A/B one) from folded stacks", h2b_cmd_flame},
+    {"ab", "build a base revision, run base and head interleaved, judge the head", h2b_cmd_ab},
     {NULL, NULL, NULL},
 };
 

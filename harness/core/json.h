@@ -75,6 +75,11 @@ int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *
  * guarantees and codes); for the text outputs (markdown, JUnit XML) written beside JSON. */
 int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag);
 
+/* Creates directory path and any missing parents (mode 0755 before umask), like mkdir -p; an
+ * existing directory is fine. Returns H2B_OK, H2B_ERR_RANGE (path longer than PATH_MAX) or
+ * H2B_ERR_IO (errno says why; a component exists and is not a directory: ENOTDIR). */
+int h2b_file_mkdirs(const char *path);
+
 /* Path building: parent + "." + key, or parent + "[index]" (parent "" or NULL: the root).
  * Truncates safely to size. */
 void h2b_json_path_key(char *buf, size_t size, const char *parent, const char *key);

@@ -4,13 +4,22 @@
  * H2B_INJECT_ALLOC=<instance name>: that benchmark makes one extra allocation (16 bytes,
  * malloc + free) per operation, inside the measured loop.
  * H2B_INJECT_SLOW=<instance name>: that benchmark does its work twice per operation.
+ * H2B_INJECT_SLOW_PERCENT=P (1..1000, with H2B_INJECT_SLOW): instead of doing the work twice,
+ * every call of the benchmark's loop is followed by a busy wait of P % of the time the call
+ * took, so each operation, and each latency sample, is P % slower (25: a +25 % slowdown).
+ * Rejected for P: repeating the work for P % of the calls (n/4 extra calls): ns/op grows by
+ * P %, but one sample in four doubles, so p99 would double too; that is a different regression.
  *
  * The variables are read when the registry builds its instances (forks inherit them), and only
  * the named instance is wrapped: its bench struct is replaced by a copy whose fn calls the
- * original. Nothing changes when they are unset. Used by tests/integration/gate_inject.sh.
+ * original. Nothing changes when they are unset. Used by tests/integration/gate_inject.sh and
+ * the A/B power measurements of docs/gates.md.
  * Rejected: a build option; one binary that can show both regressions on demand keeps the test
  * short and the release build identical to the one CI gates.
  */
+#include "clock.h"
+#include "cli.h"
+#include "error.h"
 #include "runner.h"
 
 #include <stdlib.h>
@@ -18,6 +27,7 @@
 
 static struct h2b_micro_bench alloc_bench, slow_bench;
 static h2b_micro_fn alloc_orig, slow_orig;
+static uint64_t slow_percent; /* 0: twice the work */
 
 static void alloc_fn(struct h2b_micro_state *st, uint64_t n)
 {
@@ -31,8 +41,17 @@ static void alloc_fn(struct h2b_micro_state *st, uint64_t n)
 
 static void slow_fn(struct h2b_micro_state *st, uint64_t n)
 {
+    if (slow_percent == 0) {
+        slow_orig(st, n);
+        slow_orig(st, n);
+        return;
+    }
+    uint64_t t0 = h2b_clock_now_ns();
     slow_orig(st, n);
-    slow_orig(st, n);
+    uint64_t t1 = h2b_clock_now_ns();
+    uint64_t until = t1 + (t1 - t0) * slow_percent / 100;
+    while (h2b_clock_now_ns() < until)
+        h2b_micro_clobber();
 }
 
 static bool named(const char *var, const char *name)
@@ -50,6 +69,11 @@ const struct h2b_micro_bench *h2b__micro_inject(const struct h2b_micro_bench *b,
         b = &alloc_bench;
     }
     if (named("H2B_INJECT_SLOW", name)) {
+        const char *pct = getenv("H2B_INJECT_SLOW_PERCENT");
+        uint64_t p = 0;
+        if (pct && pct[0] && h2b_cli_parse_u64(pct, 1, 1000, &p) != H2B_OK)
+            p = 0; /* an unparsable percentage keeps the documented default: twice the work */
+        slow_percent = p;
         slow_bench = *b;
         slow_orig = b->fn;
         slow_bench.fn = slow_fn;

@@ -1,0 +1,293 @@
+/*
+ * cmd_ab.c - `h2bench ab --base REV`: judge the head against a base measured in the same job.
+ *
+ * Thin: parses options and calls the gate library (gates/abrun.c builds and runs, gates/ab.c
+ * judges). Exit codes: 0 no regression, 1 a regression (time interval wholly above
+ * 1 + threshold, or more allocations or instructions), 2 usage (a revision that does not exist),
+ * 3 runtime (a revision that does not build, a benchmark that fails).
+ */
+#include "ab.h"
+#include "abrun.h"
+#include "cli.h"
+#include "commands.h"
+#include "error.h"
+#include "json.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ENV 32
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: h2bench ab --base REV [--head REV|worktree] [options]\n\n"
+            "Builds REV in its own git worktree and build directory, runs the base's and the\n"
+            "head's micro benchmarks interleaved on the same CPU (A B B A ...), and reports per\n"
+            "benchmark the head/base ratio of ns/op and p99 with a bootstrap confidence interval.\n"
+            "Fails when an interval lies wholly above 1 + threshold, or on any increase in\n"
+            "allocations (or, with --callgrind, instructions) per op.\n\n"
+            "options:\n"
+            "  --base REV         the base revision (for example origin/main)\n"
+            "  --head REV         the head revision, or worktree (default: the work tree as it\n"
+            "                     is, built out of tree; nothing in it is changed)\n"
+            "  --suite micro      the suite (micro benchmarks; the only suite so far)\n"
+            "  --repo DIR         the repository (default: the working directory)\n"
+            "  --build CMD        how to build a revision: run by /bin/sh -c in the source tree\n"
+            "                     with $H2B_AB_SRC and $H2B_AB_BUILD set (default: CMake\n"
+            "                     Release of $H2B_AB_SRC into $H2B_AB_BUILD)\n"
+            "  --bench PATH       the benchmark executable built with the micro API, relative\n"
+            "                     to the build directory (default: bin/h2bench, run as\n"
+            "                     'h2bench micro')\n"
+            "  --filter REGEX     only the benchmarks matching REGEX\n"
+            "  --forks N          invocations per side (default 10)\n"
+            "  --warmup DURATION  warm-up per invocation (default 20ms)\n"
+            "  --time DURATION    time of the time and sample passes per invocation (default 50ms)\n"
+            "  --epochs N         epochs of the time pass (default 5)\n"
+            "  --cpu N            pin both sides to CPU N (default 0); --cpu none: not pinned\n"
+            "  --callgrind        also compare instructions/op (one callgrind run per side)\n"
+            "  --threshold F      fail above 1 + F (default 0.10)\n"
+            "  --confidence F     of the bootstrap interval (default 0.99)\n"
+            "  --base-env N=V     set N=V for the base's benchmarks (repeatable)\n"
+            "  --head-env N=V     set N=V for the head's benchmarks, e.g. an injected\n"
+            "                     regression (H2B_INJECT_SLOW=NAME; repeatable)\n"
+            "  --work DIR         worktrees and builds (default ~/.cache/h2bench/ab; reused)\n"
+            "  --out DIR          base.json, head.json, ab.md, runs/ (default WORK/last)\n"
+            "  --md FILE          also write the verdict as markdown (- = stdout)\n"
+            "  -h, --help         this text\n\n"
+            "Exit codes: 0 no regression, 1 a regression, 2 usage (a revision that does not\n"
+            "exist), 3 runtime failure (a revision that does not build: the message names the\n"
+            "build log).\n");
+}
+
+static void on_progress(void *arg, const char *line)
+{
+    (void)arg;
+    fprintf(stderr, "ab: %s\n", line);
+}
+
+static bool valid_env(const char *s)
+{
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s)
+        return false;
+    for (const char *p = s; p < eq; p++) {
+        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+              (p > s && *p >= '0' && *p <= '9')))
+            return false;
+    }
+    return true;
+}
+
+static int write_md(const char *md, const struct h2b_ab_report *r)
+{
+    char *text = NULL;
+    if (h2b_ab_render_md(r, &text) != H2B_OK)
+        return H2B_EXIT_RUNTIME;
+    int code = H2B_EXIT_OK;
+    if (strcmp(md, "-") == 0) {
+        fputs(text, stdout);
+    } else {
+        struct h2b_diag d;
+        if (h2b_file_write_atomic(md, text, strlen(text), &d) != H2B_OK) {
+            h2b_diag_print(&d, stderr);
+            code = H2B_EXIT_RUNTIME;
+        }
+    }
+    free(text);
+    return code;
+}
+
+int h2b_cmd_ab(int argc, char **argv)
+{
+    enum {
+        O_BASE = 256,
+        O_HEAD,
+        O_SUITE,
+        O_REPO,
+        O_BUILD,
+        O_BENCH,
+        O_FILTER,
+        O_FORKS,
+        O_WARMUP,
+        O_TIME,
+        O_EPOCHS,
+        O_CPU,
+        O_CALLGRIND,
+        O_THRESHOLD,
+        O_CONFIDENCE,
+        O_BASE_ENV,
+        O_HEAD_ENV,
+        O_WORK,
+        O_OUT,
+        O_MD
+    };
+    static const struct option longopts[] = {
+        {"base", required_argument, NULL, O_BASE},
+        {"head", required_argument, NULL, O_HEAD},
+        {"suite", required_argument, NULL, O_SUITE},
+        {"repo", required_argument, NULL, O_REPO},
+        {"build", required_argument, NULL, O_BUILD},
+        {"bench", required_argument, NULL, O_BENCH},
+        {"filter", required_argument, NULL, O_FILTER},
+        {"forks", required_argument, NULL, O_FORKS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"time", required_argument, NULL, O_TIME},
+        {"epochs", required_argument, NULL, O_EPOCHS},
+        {"cpu", required_argument, NULL, O_CPU},
+        {"callgrind", no_argument, NULL, O_CALLGRIND},
+        {"threshold", required_argument, NULL, O_THRESHOLD},
+        {"confidence", required_argument, NULL, O_CONFIDENCE},
+        {"base-env", required_argument, NULL, O_BASE_ENV},
+        {"head-env", required_argument, NULL, O_HEAD_ENV},
+        {"work", required_argument, NULL, O_WORK},
+        {"out", required_argument, NULL, O_OUT},
+        {"md", required_argument, NULL, O_MD},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct h2b_ab_run_options o = {.forks = 10,
+                                   .warmup = "20ms",
+                                   .time = "50ms",
+                                   .epochs = "5",
+                                   .cpu = 0,
+                                   .progress = on_progress};
+    struct h2b_ab_options j = {.threshold = 0.10, .confidence = 0.99};
+    char *base_env[MAX_ENV + 1] = {NULL}, *head_env[MAX_ENV + 1] = {NULL};
+    size_t n_base_env = 0, n_head_env = 0;
+    const char *md = NULL;
+    uint64_t v;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        const char *bad = NULL;
+        switch (c) {
+        case O_BASE:
+            o.base = optarg;
+            break;
+        case O_HEAD:
+            o.head = optarg;
+            break;
+        case O_SUITE:
+            if (strcmp(optarg, "micro") != 0)
+                bad = "--suite: only 'micro' is supported (scenario suites are not built yet)";
+            break;
+        case O_REPO:
+            o.repo = optarg;
+            break;
+        case O_BUILD:
+            o.build_cmd = optarg;
+            break;
+        case O_BENCH:
+            o.bench = optarg;
+            break;
+        case O_FILTER:
+            o.filter = optarg;
+            break;
+        case O_FORKS:
+            if (h2b_cli_parse_u64(optarg, 2, 1000, &v) != H2B_OK)
+                bad = "--forks wants 2..1000";
+            else
+                o.forks = (unsigned)v;
+            break;
+        case O_WARMUP:
+            if (h2b_cli_parse_duration_ns(optarg, 0, 600000000000ull, &v) != H2B_OK)
+                bad = "--warmup wants a duration like 20ms";
+            o.warmup = optarg;
+            break;
+        case O_TIME:
+            if (h2b_cli_parse_duration_ns(optarg, 1000, 600000000000ull, &v) != H2B_OK)
+                bad = "--time wants a duration like 50ms";
+            o.time = optarg;
+            break;
+        case O_EPOCHS:
+            if (h2b_cli_parse_u64(optarg, 1, 64, &v) != H2B_OK)
+                bad = "--epochs wants 1..64";
+            o.epochs = optarg;
+            break;
+        case O_CPU:
+            if (strcmp(optarg, "none") == 0)
+                o.cpu = -1;
+            else if (h2b_cli_parse_u64(optarg, 0, 1023, &v) != H2B_OK)
+                bad = "--cpu wants a CPU number or none";
+            else
+                o.cpu = (int)v;
+            break;
+        case O_CALLGRIND:
+            o.callgrind = true;
+            break;
+        case O_THRESHOLD:
+            if (h2b_cli_parse_double(optarg, 0, 10, &j.threshold) != H2B_OK)
+                bad = "--threshold wants a fraction in [0, 10], e.g. 0.10";
+            break;
+        case O_CONFIDENCE:
+            if (h2b_cli_parse_double(optarg, 0.5, 0.9999, &j.confidence) != H2B_OK)
+                bad = "--confidence wants a fraction in [0.5, 0.9999], e.g. 0.99";
+            break;
+        case O_BASE_ENV:
+        case O_HEAD_ENV:
+            if (!valid_env(optarg))
+                bad = "--base-env/--head-env want NAME=VALUE";
+            else if ((c == O_BASE_ENV ? n_base_env : n_head_env) >= MAX_ENV)
+                bad = "too many --base-env/--head-env (at most 32 each)";
+            else if (c == O_BASE_ENV)
+                base_env[n_base_env++] = optarg;
+            else
+                head_env[n_head_env++] = optarg;
+            break;
+        case O_WORK:
+            o.work_dir = optarg;
+            break;
+        case O_OUT:
+            o.out_dir = optarg;
+            break;
+        case O_MD:
+            md = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return H2B_EXIT_OK;
+        default:
+            fprintf(stderr, "h2bench ab: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
+            usage(stderr);
+            return H2B_EXIT_USAGE;
+        }
+        if (bad) {
+            fprintf(stderr, "h2bench ab: %s, got '%s'\n", bad, optarg);
+            return H2B_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "h2bench ab: unexpected argument '%s'\n\n", argv[optind]);
+        usage(stderr);
+        return H2B_EXIT_USAGE;
+    }
+    if (!o.base) {
+        fprintf(stderr, "h2bench ab: --base REV is required\n\n");
+        usage(stderr);
+        return H2B_EXIT_USAGE;
+    }
+    o.base_env = base_env;
+    o.head_env = head_env;
+    struct h2b_ab_report *r = NULL;
+    struct h2b_diag d = {0};
+    int rv = h2b_ab_run(&o, &j, &r, &d);
+    if (rv != H2B_OK) {
+        fprintf(stderr, "h2bench ab: %s\n", d.message[0] ? d.message : h2b_strerror(rv));
+        return rv == H2B_ERR_NOTFOUND || rv == H2B_ERR_INVAL ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+    }
+    char *text = NULL;
+    int code = r->exit_code;
+    if (h2b_ab_render_table(r, &text) == H2B_OK)
+        fputs(text, stdout);
+    else
+        code = H2B_EXIT_RUNTIME;
+    free(text);
+    if (md && write_md(md, r) != H2B_EXIT_OK)
+        code = H2B_EXIT_RUNTIME;
+    h2b_ab_report_del(r);
+    return code;
+}

@@ -1,0 +1,646 @@
+/*
+ * ab.c - the A/B verdict of a head against a base measured in the same job (see ab.h).
+ *
+ * Approach. Each side contributes one value per fork (a fork of an interleaved `h2bench ab` run
+ * is one invocation of the benchmark executable, so the forks of the two sides alternate in
+ * time: A B B A ...). The statistic of a side is the median of its forks: one fork disturbed
+ * by another process (a compiler on the same core) moves a mean, not a median. The uncertainty
+ * of the ratio of the two medians comes from a percentile bootstrap that resamples each side's
+ * forks independently, with a fixed seed, so a verdict is a pure function of the two files:
+ * `h2bench compare base.json head.json` repeats exactly what `h2bench ab` decided.
+ *
+ * A time metric fails only when its whole interval lies above 1 + threshold: significance
+ * alone is not enough (a 2 % change that is real is not what a 10 % gate is for), and a large
+ * change measured too loosely to exclude 1 + threshold is reported, not failed. Exact counts
+ * fail on any increase, as in the gate.
+ *
+ * Rejected: Welch's t interval (compare.c's reading aid): it assumes normal fork means, and a
+ * p99 over forks is skewed with occasional far outliers. Rejected: pairing fork i of the base
+ * with fork i of the head (the ABBA rounds): pairing would cancel slow drift better, but files
+ * do not record which forks ran side by side, and compare must reach the same verdict from the
+ * files alone. The interleaving still makes drift hit both sides alike in expectation.
+ */
+#include "ab.h"
+#include "buf.h"
+#include "error.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- statistics */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_sorted(const double *v, size_t n)
+{
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Median of v[0..n) using tmp[0..n) as scratch. */
+static double median_of(const double *v, size_t n, double *tmp)
+{
+    memcpy(tmp, v, n * sizeof(*tmp));
+    qsort(tmp, n, sizeof(*tmp), cmp_double);
+    return median_sorted(tmp, n);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+static void resample(const double *v, size_t n, double *out, uint64_t *rng)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = v[xorshift(rng) % n];
+}
+
+/* The q-quantile (0..1) of sorted v by linear interpolation between order statistics. */
+static double quantile_sorted(const double *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n)
+        return v[n - 1];
+    double frac = pos - (double)i;
+    return v[i] + frac * (v[i + 1] - v[i]);
+}
+
+int h2b_ab_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb, double conf,
+                           unsigned resamples, uint64_t seed, struct h2b_ab_ci *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->na = na;
+    out->nb = nb;
+    if (na == 0 || nb == 0)
+        return H2B_OK;
+    size_t nmax = na > nb ? na : nb;
+    double *tmp = malloc(nmax * sizeof(*tmp));
+    double *draw = malloc(nmax * sizeof(*draw));
+    if (!tmp || !draw) {
+        free(tmp);
+        free(draw);
+        return H2B_ERR_NOMEM;
+    }
+    double ma = median_of(a, na, tmp), mb = median_of(b, nb, tmp);
+    if (!(ma > 0)) {
+        free(tmp);
+        free(draw);
+        return H2B_OK;
+    }
+    out->ratio = mb / ma;
+    if (na < 2 || nb < 2) {
+        free(tmp);
+        free(draw);
+        return H2B_OK;
+    }
+    if (resamples == 0)
+        resamples = 4000;
+    double *ratios = malloc((size_t)resamples * sizeof(*ratios));
+    if (!ratios) {
+        free(tmp);
+        free(draw);
+        return H2B_ERR_NOMEM;
+    }
+    uint64_t rng = seed ? seed : 0x2545f4914f6cdd1dULL;
+    size_t n = 0;
+    for (unsigned r = 0; r < resamples; r++) {
+        resample(a, na, draw, &rng);
+        double ra = median_of(draw, na, tmp);
+        resample(b, nb, draw, &rng);
+        double rb = median_of(draw, nb, tmp);
+        if (ra > 0)
+            ratios[n++] = rb / ra;
+    }
+    if (n >= 2) {
+        qsort(ratios, n, sizeof(*ratios), cmp_double);
+        out->lo = quantile_sorted(ratios, n, (1 - conf) / 2);
+        out->hi = quantile_sorted(ratios, n, (1 + conf) / 2);
+        out->has = true;
+    }
+    free(ratios);
+    free(tmp);
+    free(draw);
+    return H2B_OK;
+}
+
+/* ---------------------------------------------------------------- judging */
+
+void h2b_ab_report_del(struct h2b_ab_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->count; i++) {
+        free(r->rows[i].bench);
+        free(r->rows[i].note);
+    }
+    free(r->rows);
+    free(r->invalid_reason);
+    free(r);
+}
+
+static struct h2b_ab_row *add_row(struct h2b_ab_report *r, const char *bench, const char *metric)
+{
+    struct h2b_ab_row *rows = realloc(r->rows, (r->count + 1) * sizeof(*rows));
+    if (!rows)
+        return NULL;
+    r->rows = rows;
+    struct h2b_ab_row *row = &rows[r->count];
+    memset(row, 0, sizeof(*row));
+    row->bench = strdup(bench);
+    if (!row->bench)
+        return NULL;
+    r->count++;
+    row->metric = metric;
+    row->base = row->head = NAN;
+    return row;
+}
+
+static int set_note(struct h2b_ab_row *row, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int set_note(struct h2b_ab_row *row, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    free(row->note);
+    row->note = strdup(text);
+    return row->note ? H2B_OK : H2B_ERR_NOMEM;
+}
+
+/* The observations of one benchmark on one side (several results files may hold it). */
+struct side {
+    const struct h2b_gate_obs *obs[64];
+    size_t n;
+};
+
+static void collect(const struct h2b_gate_set *s, const char *name, struct side *out)
+{
+    out->n = 0;
+    for (size_t i = 0; i < s->count && out->n < sizeof(out->obs) / sizeof(out->obs[0]); i++) {
+        if (strcmp(s->obs[i].name, name) == 0)
+            out->obs[out->n++] = &s->obs[i];
+    }
+}
+
+/* Every fork's value of a time metric over the side's observations: the per-fork arrays, or
+ * the entry's single value when it has none. *v is malloc'd (NULL when there is nothing). */
+static int fork_values(const struct side *sd, bool p99, double **v, size_t *n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < sd->n; i++) {
+        const struct h2b_gate_obs *o = sd->obs[i];
+        size_t k = p99 ? o->n_p99_forks : o->n_ns_forks;
+        total += k ? k : 1;
+    }
+    *v = NULL;
+    *n = 0;
+    if (total == 0)
+        return H2B_OK;
+    double *out = malloc(total * sizeof(*out));
+    if (!out)
+        return H2B_ERR_NOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < sd->n; i++) {
+        const struct h2b_gate_obs *o = sd->obs[i];
+        size_t k = p99 ? o->n_p99_forks : o->n_ns_forks;
+        const double *f = p99 ? o->p99_forks : o->ns_forks;
+        if (k) {
+            memcpy(out + m, f, k * sizeof(*out));
+            m += k;
+        } else {
+            double x = p99 ? o->value[H2B_METRIC_P99_NS] : o->ns_per_op;
+            bool has = p99 ? o->has[H2B_METRIC_P99_NS] : !isnan(o->ns_per_op);
+            if (has)
+                out[m++] = x;
+        }
+    }
+    if (m == 0) {
+        free(out);
+        return H2B_OK;
+    }
+    *v = out;
+    *n = m;
+    return H2B_OK;
+}
+
+/* The fewest latency samples per fork over the side's observations; INFINITY when unknown. */
+static double samples_per_fork(const struct side *sd)
+{
+    double least = INFINITY;
+    for (size_t i = 0; i < sd->n; i++) {
+        const struct h2b_gate_obs *o = sd->obs[i];
+        if (isnan(o->samples) || o->forks <= 0)
+            continue;
+        double per = o->samples / o->forks;
+        if (per < least)
+            least = per;
+    }
+    return least;
+}
+
+static int judge_time(struct h2b_ab_report *r, const char *name, const struct side *a,
+                      const struct side *b, bool p99, const struct h2b_ab_options *opt)
+{
+    struct h2b_ab_row *row = add_row(r, name, p99 ? "p99" : "ns/op");
+    if (!row)
+        return H2B_ERR_NOMEM;
+    double *va = NULL, *vb = NULL, *tmp = NULL;
+    size_t na = 0, nb = 0;
+    int rv = fork_values(a, p99, &va, &na);
+    if (rv == H2B_OK)
+        rv = fork_values(b, p99, &vb, &nb);
+    if (rv != H2B_OK)
+        goto out;
+    if (na == 0 || nb == 0) {
+        row->status = H2B_AB_NA;
+        rv = set_note(row, "not measured on the %s side", na == 0 ? "base" : "head");
+        goto out;
+    }
+    tmp = malloc((na > nb ? na : nb) * sizeof(*tmp));
+    if (!tmp) {
+        rv = H2B_ERR_NOMEM;
+        goto out;
+    }
+    row->base = median_of(va, na, tmp);
+    row->head = median_of(vb, nb, tmp);
+    rv = h2b_ab_bootstrap_ratio(va, na, vb, nb, opt->confidence, opt->resamples, opt->seed,
+                                &row->ci);
+    if (rv != H2B_OK)
+        goto out;
+    if (p99) {
+        double sa = samples_per_fork(a), sb = samples_per_fork(b);
+        double least = sa < sb ? sa : sb;
+        if (least < H2B_GATE_MIN_P99_SAMPLES) {
+            row->status = H2B_AB_NA;
+            rv = set_note(row, "not judged: %.0f samples per fork, a p99 needs %d", least,
+                          H2B_GATE_MIN_P99_SAMPLES);
+            goto out;
+        }
+    }
+    if (!row->ci.has) {
+        row->status = H2B_AB_NA;
+        rv = set_note(row, "no interval: %zu base and %zu head forks (2 or more each needed)", na,
+                      nb);
+        goto out;
+    }
+    if (row->ci.lo > 1 + opt->threshold) {
+        row->status = H2B_AB_SLOWER;
+        row->failing = true;
+    } else if (row->ci.hi < 1 / (1 + opt->threshold)) {
+        row->status = H2B_AB_FASTER;
+    } else {
+        row->status = H2B_AB_SAME;
+    }
+out:
+    free(va);
+    free(vb);
+    free(tmp);
+    return rv;
+}
+
+static bool exact_of(const struct side *sd, int m, double *v, bool *nondet)
+{
+    bool any = false;
+    *nondet = false;
+    for (size_t i = 0; i < sd->n; i++) {
+        const struct h2b_gate_obs *o = sd->obs[i];
+        if (!o->has[m])
+            continue;
+        if (!any || o->value[m] > *v)
+            *v = o->value[m];
+        any = true;
+        if (o->alloc_nondeterministic && m != H2B_METRIC_INSTRUCTIONS_PER_OP)
+            *nondet = true;
+    }
+    return any;
+}
+
+static int judge_exact(struct h2b_ab_report *r, const char *name, const struct side *a,
+                       const struct side *b, int m)
+{
+    double va = 0, vb = 0;
+    bool nda, ndb;
+    bool ha = exact_of(a, m, &va, &nda), hb = exact_of(b, m, &vb, &ndb);
+    if (!ha && !hb)
+        return H2B_OK; /* not measured anywhere (instructions without counters): no row */
+    struct h2b_ab_row *row = add_row(r, name, h2b_metric_label(m));
+    if (!row)
+        return H2B_ERR_NOMEM;
+    row->exact = true;
+    if (!ha || !hb) {
+        row->status = H2B_AB_NA;
+        if (ha)
+            row->base = va;
+        if (hb)
+            row->head = vb;
+        return set_note(row, "measured on the %s side only", ha ? "base" : "head");
+    }
+    row->base = va;
+    row->head = vb;
+    row->ci.ratio = va > 0 ? vb / va : NAN;
+    double ca = va, cb = vb;
+    if (nda || ndb) {
+        ca = ceil(va);
+        cb = ceil(vb);
+    }
+    if (cb > ca) {
+        row->status = H2B_AB_INCREASE;
+        row->failing = true;
+    } else if (cb < ca) {
+        row->status = H2B_AB_DECREASE;
+    } else {
+        row->status = H2B_AB_SAME;
+    }
+    if (nda || ndb)
+        return set_note(row, "not deterministic (amortised growth): whole units compared");
+    return H2B_OK;
+}
+
+static int severity(const struct h2b_ab_row *row)
+{
+    if (row->failing)
+        return 0;
+    if (row->status == H2B_AB_FASTER || row->status == H2B_AB_DECREASE)
+        return 1;
+    return 2;
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+    const struct h2b_ab_row *a = x, *b = y;
+    return severity(a) - severity(b);
+}
+
+/* Stable sort by severity (insertion sort keeps the original order within a class). */
+static void sort_rows(struct h2b_ab_report *r)
+{
+    for (size_t i = 1; i < r->count; i++) {
+        struct h2b_ab_row key = r->rows[i];
+        size_t j = i;
+        while (j > 0 && cmp_rows(&r->rows[j - 1], &key) > 0) {
+            r->rows[j] = r->rows[j - 1];
+            j--;
+        }
+        r->rows[j] = key;
+    }
+}
+
+static bool seen_before(const struct h2b_gate_set *s, size_t i)
+{
+    for (size_t j = 0; j < i; j++) {
+        if (strcmp(s->obs[j].name, s->obs[i].name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static const char *failed_bench(const struct h2b_gate_set *s)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        if (s->obs[i].error)
+            return s->obs[i].name;
+    }
+    return NULL;
+}
+
+static int judge_bench(struct h2b_ab_report *r, const struct h2b_gate_set *base,
+                       const struct h2b_gate_set *head, const char *name,
+                       const struct h2b_ab_options *opt)
+{
+    struct side a, b;
+    collect(base, name, &a);
+    collect(head, name, &b);
+    if (a.n == 0 || b.n == 0) {
+        struct h2b_ab_row *row = add_row(r, name, NULL);
+        if (!row)
+            return H2B_ERR_NOMEM;
+        row->status = H2B_AB_ONLY;
+        return set_note(row, "only in the %s", a.n ? "base" : "head");
+    }
+    int rv = judge_time(r, name, &a, &b, false, opt);
+    if (rv == H2B_OK)
+        rv = judge_time(r, name, &a, &b, true, opt);
+    if (rv == H2B_OK)
+        rv = judge_exact(r, name, &a, &b, H2B_METRIC_ALLOCS_PER_OP);
+    if (rv == H2B_OK)
+        rv = judge_exact(r, name, &a, &b, H2B_METRIC_BYTES_PER_OP);
+    if (rv == H2B_OK)
+        rv = judge_exact(r, name, &a, &b, H2B_METRIC_INSTRUCTIONS_PER_OP);
+    return rv;
+}
+
+int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *head,
+                 const struct h2b_ab_options *opt, struct h2b_ab_report **out)
+{
+    if (!(opt->threshold >= 0 && opt->threshold < 100) ||
+        !(opt->confidence > 0 && opt->confidence < 1))
+        return H2B_ERR_INVAL;
+    struct h2b_ab_report *r = calloc(1, sizeof(*r));
+    if (!r)
+        return H2B_ERR_NOMEM;
+    r->threshold = opt->threshold;
+    r->confidence = opt->confidence;
+    int rv = H2B_OK;
+    const char *failed = NULL, *side = NULL;
+    struct h2b_buf why = {0};
+    if (base->invalid || head->invalid) {
+        h2b_buf_printf(&why, "%s side cannot be judged: %s", base->invalid ? "base" : "head",
+                       base->invalid ? base->invalid : head->invalid);
+    } else if ((failed = failed_bench(base)) || (failed = failed_bench(head))) {
+        side = failed_bench(base) ? "base" : "head";
+        h2b_buf_printf(&why, "benchmark %s failed on the %s side", failed, side);
+    } else if (base->count == 0 || head->count == 0) {
+        h2b_buf_printf(&why, "no micro benchmarks on the %s side", base->count ? "head" : "base");
+    }
+    if (why.len || why.failed) {
+        rv = h2b_buf_finish(&why, &r->invalid_reason);
+        r->exit_code = 3;
+        goto out;
+    }
+    for (size_t i = 0; i < base->count && rv == H2B_OK; i++) {
+        if (!seen_before(base, i))
+            rv = judge_bench(r, base, head, base->obs[i].name, opt);
+    }
+    for (size_t i = 0; i < head->count && rv == H2B_OK; i++) {
+        struct side a;
+        if (seen_before(head, i))
+            continue;
+        collect(base, head->obs[i].name, &a);
+        if (a.n == 0)
+            rv = judge_bench(r, base, head, head->obs[i].name, opt);
+    }
+    if (rv != H2B_OK)
+        goto out;
+    for (size_t i = 0; i < r->count; i++) {
+        switch (r->rows[i].status) {
+        case H2B_AB_SAME:
+            r->same++;
+            break;
+        case H2B_AB_SLOWER:
+            r->slower++;
+            break;
+        case H2B_AB_FASTER:
+            r->faster++;
+            break;
+        case H2B_AB_INCREASE:
+            r->increased++;
+            break;
+        case H2B_AB_DECREASE:
+            r->decreased++;
+            break;
+        case H2B_AB_NA:
+            r->not_judged++;
+            break;
+        case H2B_AB_ONLY:
+            r->only++;
+            break;
+        }
+    }
+    sort_rows(r);
+    r->exit_code = r->slower || r->increased ? 1 : 0;
+out:
+    h2b_buf_free(&why);
+    if (rv != H2B_OK) {
+        h2b_ab_report_del(r);
+        return rv;
+    }
+    *out = r;
+    return H2B_OK;
+}
+
+/* ---------------------------------------------------------------- rendering */
+
+static const char *status_word(const struct h2b_ab_row *row)
+{
+    switch (row->status) {
+    case H2B_AB_SLOWER:
+        return "SLOWER";
+    case H2B_AB_INCREASE:
+        return "MORE";
+    case H2B_AB_FASTER:
+        return "faster";
+    case H2B_AB_DECREASE:
+        return "less";
+    case H2B_AB_NA:
+        return "n/a";
+    case H2B_AB_ONLY:
+        return "only";
+    case H2B_AB_SAME:
+        break;
+    }
+    return "same";
+}
+
+static void fmt_value(char *buf, size_t size, double v, const struct h2b_ab_row *row)
+{
+    if (isnan(v))
+        snprintf(buf, size, "-");
+    else if (row->exact)
+        snprintf(buf, size, "%.6g", v);
+    else if (strcmp(row->metric, "p99") == 0)
+        snprintf(buf, size, "%.0f ns", v);
+    else
+        snprintf(buf, size, "%.1f ns", v);
+}
+
+static void fmt_ratio(char *buf, size_t size, const struct h2b_ab_row *row)
+{
+    if (row->exact || !row->metric || !(row->ci.ratio > 0))
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%.3f", row->ci.ratio);
+}
+
+static void fmt_ci(char *buf, size_t size, const struct h2b_ab_row *row)
+{
+    if (!row->ci.has)
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "[%.3f, %.3f]", row->ci.lo, row->ci.hi);
+}
+
+static void verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, bool md)
+{
+    if (r->invalid_reason) {
+        h2b_buf_printf(b, "%sh2bench ab: INVALID: %s\n", md ? "## " : "", r->invalid_reason);
+        return;
+    }
+    h2b_buf_printf(b,
+                   "%sh2bench ab: %s: %d slower, %d with more allocations or instructions, "
+                   "%d faster, %d fewer, %d same, %d not judged "
+                   "(head/base, %.0f%% bootstrap interval, threshold %.0f%%)\n",
+                   md ? "## " : "", r->exit_code ? "FAIL" : "PASS", r->slower, r->increased,
+                   r->faster, r->decreased, r->same, r->not_judged, r->confidence * 100,
+                   r->threshold * 100);
+}
+
+int h2b_ab_render_table(const struct h2b_ab_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    if (!r->invalid_reason) {
+        h2b_buf_printf(&b, "%-7s %-34s %-9s %12s %12s %7s %18s  %s\n", "status", "benchmark",
+                       "metric", "base", "head", "ratio", "interval", "note");
+        for (size_t i = 0; i < r->count; i++) {
+            const struct h2b_ab_row *row = &r->rows[i];
+            char va[32], vb[32], ra[16], ci[48];
+            if (row->metric) {
+                fmt_value(va, sizeof(va), row->base, row);
+                fmt_value(vb, sizeof(vb), row->head, row);
+            } else {
+                snprintf(va, sizeof(va), "-");
+                snprintf(vb, sizeof(vb), "-");
+            }
+            fmt_ratio(ra, sizeof(ra), row);
+            fmt_ci(ci, sizeof(ci), row);
+            h2b_buf_printf(&b, "%-7s %-34s %-9s %12s %12s %7s %18s  %s\n", status_word(row),
+                           row->bench, row->metric ? row->metric : "-", va, vb, ra, ci,
+                           row->note ? row->note : "");
+        }
+    }
+    verdict_line(&b, r, false);
+    return h2b_buf_finish(&b, out);
+}
+
+int h2b_ab_render_md(const struct h2b_ab_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    verdict_line(&b, r, true);
+    if (!r->invalid_reason) {
+        h2b_buf_printf(&b, "\n| status | benchmark | metric | base | head | head/base | "
+                           "interval | note |\n|---|---|---|---|---|---|---|---|\n");
+        for (size_t i = 0; i < r->count; i++) {
+            const struct h2b_ab_row *row = &r->rows[i];
+            char va[32], vb[32], ra[16], ci[48];
+            if (row->metric) {
+                fmt_value(va, sizeof(va), row->base, row);
+                fmt_value(vb, sizeof(vb), row->head, row);
+            } else {
+                snprintf(va, sizeof(va), "-");
+                snprintf(vb, sizeof(vb), "-");
+            }
+            fmt_ratio(ra, sizeof(ra), row);
+            fmt_ci(ci, sizeof(ci), row);
+            h2b_buf_printf(&b, "| %s%s%s | ", row->failing ? "❌ " : "", status_word(row), "");
+            h2b_buf_md(&b, row->bench);
+            h2b_buf_printf(&b, " | %s | %s | %s | %s | %s | ", row->metric ? row->metric : "-", va,
+                           vb, ra, ci);
+            h2b_buf_md(&b, row->note ? row->note : "");
+            h2b_buf_printf(&b, " |\n");
+        }
+    }
+    return h2b_buf_finish(&b, out);
+}

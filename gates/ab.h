@@ -1,0 +1,94 @@
+/*
+ * ab.h - judge a head against a base measured in the same job (`h2bench ab`, `h2bench compare`).
+ *
+ * Inputs are two observation sets (gate.h): the base's micro entries and the head's, each
+ * carrying one value per fork (p99_ns_forks / fork_p99_ns, ns_per_op_forks / fork_ns_per_op).
+ * For every benchmark present on both sides and every metric:
+ *
+ *   time (ns/op, p99): ratio = median(head forks) / median(base forks), with a percentile
+ *       bootstrap confidence interval (forks of each side resampled independently, a fixed seed
+ *       so the same files give the same verdict). The benchmark FAILS when the whole interval
+ *       lies above 1 + threshold; it is FASTER when the whole interval lies below
+ *       1 / (1 + threshold); anything else is "same" (within noise or within the threshold).
+ *       A p99 that rests on fewer than H2B_GATE_MIN_P99_SAMPLES samples per fork is not judged.
+ *   exact (allocs/op, B/op, instructions/op): any increase FAILS. Where the runner flagged an
+ *       allocation count as not deterministic (amortised growth: 10.0311..10.0313), whole units
+ *       are compared (ceil), so the wobble never fails and one more allocation still does.
+ *
+ * The same function gives `h2bench ab` and `h2bench compare A B` their verdict and exit code.
+ * Nothing here is thread-safe; one report per thread.
+ */
+#ifndef H2B_AB_H
+#define H2B_AB_H
+
+#include "gate.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A ratio head/base with its confidence interval. */
+struct h2b_ab_ci {
+    bool has;       /* false: too few samples (fewer than 2 on a side) or a zero base */
+    double ratio;   /* statistic(head) / statistic(base) */
+    double lo, hi;  /* the interval at the requested confidence */
+    size_t na, nb;  /* samples on each side */
+};
+
+/* Percentile bootstrap of median(b) / median(a): resamples a and b independently `resamples`
+ * times with a xorshift generator seeded by seed; the interval is the (1-conf)/2 and (1+conf)/2
+ * quantiles of the resampled ratios. Needs na >= 2, nb >= 2 and a positive base median; otherwise
+ * out->has is false. Returns H2B_OK or H2B_ERR_NOMEM. */
+int h2b_ab_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb, double conf,
+                           unsigned resamples, uint64_t seed, struct h2b_ab_ci *out);
+
+struct h2b_ab_options {
+    double threshold;   /* 0.10: fail when the interval lies wholly above 1.10 */
+    double confidence;  /* 0.99 */
+    unsigned resamples; /* 0: 4000 */
+    uint64_t seed;      /* 0: a fixed default */
+};
+
+enum h2b_ab_status {
+    H2B_AB_SAME,     /* within noise or within the threshold */
+    H2B_AB_SLOWER,   /* time: interval wholly above 1 + threshold (fails) */
+    H2B_AB_FASTER,   /* time: interval wholly below 1 / (1 + threshold) */
+    H2B_AB_INCREASE, /* exact count grew (fails) */
+    H2B_AB_DECREASE, /* exact count shrank */
+    H2B_AB_NA,       /* not judged: too few samples, or measured on one side only (note says) */
+    H2B_AB_ONLY      /* the benchmark exists on one side only (metric NULL) */
+};
+
+struct h2b_ab_row {
+    char *bench;
+    const char *metric; /* "ns/op", "p99", "allocs/op", "B/op", "instr/op"; NULL for ONLY */
+    bool exact;
+    enum h2b_ab_status status;
+    bool failing;
+    double base, head; /* medians of the forks (time) or the counts (exact); NAN when absent */
+    struct h2b_ab_ci ci;
+    char *note; /* why not judged, which side a benchmark is on, ...; or NULL */
+};
+
+struct h2b_ab_report {
+    size_t count;
+    struct h2b_ab_row *rows; /* failing rows first, then in the base's order */
+    int slower, faster, increased, decreased, same, not_judged, only;
+    double threshold, confidence;
+    char *invalid_reason; /* set when a side cannot be judged (sanitizers, non-Release) */
+    int exit_code;        /* 0 pass, 1 a regression, 3 invalid */
+};
+
+/* Judges head against base. Returns H2B_OK with *out (h2b_ab_report_del) or H2B_ERR_NOMEM /
+ * H2B_ERR_INVAL (a threshold or confidence out of range); *out untouched on failure. */
+int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *head,
+                 const struct h2b_ab_options *opt, struct h2b_ab_report **out);
+
+void h2b_ab_report_del(struct h2b_ab_report *r);
+
+/* Renderers: a malloc'd string in *out (caller frees). H2B_OK or H2B_ERR_NOMEM. The markdown
+ * starts with the verdict line, for a CI job summary or a pull-request comment. */
+int h2b_ab_render_table(const struct h2b_ab_report *r, char **out);
+int h2b_ab_render_md(const struct h2b_ab_report *r, char **out);
+
+#endif

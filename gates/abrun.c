@@ -1,0 +1,772 @@
+/*
+ * abrun.c - `h2bench ab`: base and head built apart, measured interleaved, judged (abrun.h).
+ *
+ * Approach. Revisions are resolved with git rev-parse (a name that is not a commit is a usage
+ * error naming it); each revision is checked out with `git worktree add --detach` into the work
+ * directory and built there by the build command, so the user's work tree, index and build
+ * directory are never touched. A successful build is remembered (the `built` stamp holds the
+ * build command), so repeated A/B runs against the same base pay for its build once. The head
+ * is, by default, the work tree as it is: built out of tree into its own build directory.
+ *
+ * Measurement. Each side's benchmark executable is invoked `forks` times with --forks 1, in
+ * the order A B B A A B B A ...: every round runs both sides back to back and the order flips
+ * each round, so a slow drift of the machine (a build starting on the other core) lands on both
+ * sides alike. Both are pinned to the same CPU. Every invocation writes its own results file;
+ * the files of a side are merged (h2b_ab_merge_results) into base.json and head.json, and the
+ * verdict is h2b_ab_judge on those two files, so `h2bench compare base.json head.json` gives the
+ * same verdict and exit code.
+ *
+ * Rejected: `git archive | tar` instead of a worktree (no trace in .git/worktrees, but no
+ * submodules, no .gitattributes filters, and no cheap reuse); running both sides' forks inside
+ * one runner process (impossible: they are different executables, and an executable measures
+ * itself); building the head in place (it would change the user's build directory).
+ */
+#include "abrun.h"
+#include "error.h"
+#include "hist.h"
+#include "proc.h"
+#include "results.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define BUILD_TIMEOUT_NS (3600ull * 1000000000ull)
+#define RUN_TIMEOUT_NS (1800ull * 1000000000ull)
+#define GIT_TIMEOUT_NS (300ull * 1000000000ull)
+
+static const char default_build[] =
+    "cmake -S \"$H2B_AB_SRC\" -B \"$H2B_AB_BUILD\" -DCMAKE_BUILD_TYPE=Release && "
+    "cmake --build \"$H2B_AB_BUILD\" -j \"$(getconf _NPROCESSORS_ONLN)\"";
+
+static int fail(struct h2b_diag *d, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(struct h2b_diag *d, int code, const char *fmt, ...)
+{
+    memset(d, 0, sizeof(*d));
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->message, sizeof(d->message), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static void progress(const struct h2b_ab_run_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void progress(const struct h2b_ab_run_options *o, const char *fmt, ...)
+{
+    if (!o->progress)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    o->progress(o->progress_arg, line);
+}
+
+/* buf = a + "/" + b; false (buf empty) when it does not fit. */
+static bool join(char *buf, size_t size, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    buf[0] = '\0';
+    if (la + 1 + lb + 1 > size)
+        return false;
+    memcpy(buf, a, la);
+    buf[la] = '/';
+    memcpy(buf + la + 1, b, lb + 1);
+    return true;
+}
+
+/* Runs argv; its first stdout line goes to line (may be NULL), stderr is discarded. Returns the
+ * exit status (0..255), or a negative code when it could not run or was killed. */
+static int run_capture(char *const argv[], const char *cwd, char *line, size_t size)
+{
+    struct h2b_proc_opts po = {.out = line ? H2B_PROC_PIPE : H2B_PROC_DEVNULL,
+                               .err = H2B_PROC_DEVNULL,
+                               .cwd = cwd,
+                               .kill_on_parent_exit = true};
+    struct h2b_proc *p;
+    int rv = h2b_proc_spawn(&p, argv, &po);
+    if (rv != H2B_OK)
+        return rv;
+    if (line) {
+        line[0] = '\0';
+        char skip[256];
+        int n = h2b_proc_read_line(p, line, size, GIT_TIMEOUT_NS);
+        if (n < 0)
+            line[0] = '\0';
+        while (h2b_proc_read_line(p, skip, sizeof(skip), GIT_TIMEOUT_NS) >= 0)
+            ; /* drain, so the child never blocks on a full pipe */
+    }
+    int status = 0;
+    rv = h2b_proc_wait(p, GIT_TIMEOUT_NS, &status);
+    h2b_proc_del(p);
+    if (rv != H2B_OK)
+        return rv;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : H2B_ERR_SYS;
+}
+
+/* Runs argv with stdout and stderr written to log (truncated first); envp may be NULL. Returns the exit
+ * status (0..255) or a negative code. */
+static int run_logged(char *const argv[], const char *cwd, char *const envp[], const char *log,
+                      uint64_t timeout_ns)
+{
+    struct h2b_proc_opts po = {.out = H2B_PROC_FILE,
+                               .out_path = log,
+                               .err_to_out = true,
+                               .cwd = cwd,
+                               .envp = envp,
+                               .kill_on_parent_exit = true,
+                               .new_process_group = true};
+    struct h2b_proc *p;
+    int rv = h2b_proc_spawn(&p, argv, &po);
+    if (rv != H2B_OK)
+        return rv;
+    int status = 0;
+    rv = h2b_proc_wait(p, timeout_ns, &status);
+    h2b_proc_del(p);
+    if (rv != H2B_OK)
+        return rv;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : H2B_ERR_SYS;
+}
+
+/* environ plus extra (NULL-terminated, may be NULL) and the H2B_AB_* variables; extra entries
+ * replace inherited ones of the same name. *out is malloc'd, the strings partly so (free_env). */
+struct env {
+    char **v;
+    size_t n;
+    char *owned[2];
+};
+
+static bool env_named(const char *entry, const char *name_eq)
+{
+    return strncmp(entry, name_eq, strcspn(name_eq, "=") + 1) == 0;
+}
+
+static int make_env(struct env *e, char *const *extra, const char *src, const char *build)
+{
+    size_t n_env = 0, n_extra = 0;
+    while (environ[n_env])
+        n_env++;
+    while (extra && extra[n_extra])
+        n_extra++;
+    memset(e, 0, sizeof(*e));
+    e->v = calloc(n_env + n_extra + 3, sizeof(*e->v));
+    if (!e->v)
+        return H2B_ERR_NOMEM;
+    size_t srclen = strlen(src) + sizeof("H2B_AB_SRC="), blen = strlen(build) + sizeof("H2B_AB_BUILD=");
+    e->owned[0] = malloc(srclen);
+    e->owned[1] = malloc(blen);
+    if (!e->owned[0] || !e->owned[1]) {
+        free(e->owned[0]);
+        free(e->owned[1]);
+        free(e->v);
+        return H2B_ERR_NOMEM;
+    }
+    snprintf(e->owned[0], srclen, "H2B_AB_SRC=%s", src);
+    snprintf(e->owned[1], blen, "H2B_AB_BUILD=%s", build);
+    for (size_t i = 0; i < n_env; i++) {
+        bool replaced = env_named(environ[i], "H2B_AB_SRC=") ||
+                        env_named(environ[i], "H2B_AB_BUILD=");
+        for (size_t j = 0; j < n_extra && !replaced; j++)
+            replaced = env_named(environ[i], extra[j]);
+        if (!replaced)
+            e->v[e->n++] = environ[i];
+    }
+    for (size_t j = 0; j < n_extra; j++)
+        e->v[e->n++] = extra[j];
+    e->v[e->n++] = e->owned[0];
+    e->v[e->n++] = e->owned[1];
+    e->v[e->n] = NULL;
+    return H2B_OK;
+}
+
+static void free_env(struct env *e)
+{
+    free(e->owned[0]);
+    free(e->owned[1]);
+    free(e->v);
+}
+
+/* ---------------------------------------------------------------- revisions and builds */
+
+struct side {
+    const char *label; /* "base" or "head" */
+    const char *rev;   /* as given, or "worktree" */
+    char commit[64];   /* full hash; "" for the work tree */
+    char dir[PATH_MAX], src[PATH_MAX], build[PATH_MAX], log[PATH_MAX], exe[PATH_MAX];
+    char *const *env;
+};
+
+static int resolve(const char *top, const char *rev, char *commit, size_t size,
+                   struct h2b_diag *d)
+{
+    if (rev[0] == '-' || strlen(rev) > 256)
+        return fail(d, H2B_ERR_NOTFOUND, "'%s' is not a revision", rev);
+    char spec[300];
+    snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+    char *argv[] = {"git", "-C", (char *)top, "rev-parse", "--verify", "--quiet", spec, NULL};
+    int rv = run_capture(argv, NULL, commit, size);
+    if (rv < 0)
+        return fail(d, H2B_ERR_SYS, "cannot run git: %s", h2b_strerror(rv));
+    if (rv != 0 || strlen(commit) < 40)
+        return fail(d, H2B_ERR_NOTFOUND, "revision '%s' does not name a commit in %s", rev, top);
+    return H2B_OK;
+}
+
+static bool file_has(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
+}
+
+static int write_text(const char *path, const char *text, struct h2b_diag *d)
+{
+    return h2b_file_write_atomic(path, text, strlen(text), d);
+}
+
+/* 64-bit FNV-1a of s, for the work tree's build directory name. */
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static int prepare_dirs(struct side *s, const char *work, const char *top, struct h2b_diag *d)
+{
+    char name[80];
+    if (s->commit[0])
+        snprintf(name, sizeof(name), "%s", s->commit);
+    else
+        snprintf(name, sizeof(name), "worktree-%016llx", (unsigned long long)fnv1a(top));
+    if (!join(s->dir, sizeof(s->dir), work, name) || !join(s->build, sizeof(s->build), s->dir,
+                                                           "build") ||
+        !join(s->log, sizeof(s->log), s->dir, "build.log"))
+        return fail(d, H2B_ERR_RANGE, "work directory path too long: %s", work);
+    if (s->commit[0]) {
+        if (!join(s->src, sizeof(s->src), s->dir, "src"))
+            return fail(d, H2B_ERR_RANGE, "work directory path too long: %s", work);
+    } else {
+        snprintf(s->src, sizeof(s->src), "%s", top);
+    }
+    if (h2b_file_mkdirs(s->dir) != H2B_OK)
+        return fail(d, H2B_ERR_IO, "cannot create %s: %s", s->dir, strerror(errno));
+    return H2B_OK;
+}
+
+/* A detached worktree of s->commit at s->src (reused when it is already that commit). */
+static int checkout(struct side *s, const char *top, struct h2b_diag *d)
+{
+    char have[64] = "";
+    struct stat st;
+    if (stat(s->src, &st) == 0) {
+        char *argv[] = {"git", "-C", s->src, "rev-parse", "HEAD", NULL};
+        if (run_capture(argv, NULL, have, sizeof(have)) == 0 && strcmp(have, s->commit) == 0)
+            return H2B_OK;
+        return fail(d, H2B_ERR_EXISTS,
+                    "%s exists and is not a checkout of %s: remove it or use another --work", s->src,
+                    s->commit);
+    }
+    char log[PATH_MAX];
+    if (!join(log, sizeof(log), s->dir, "worktree.log"))
+        return fail(d, H2B_ERR_RANGE, "path too long");
+    char *argv[] = {"git", "-C", (char *)top, "worktree", "add", "--force", "--detach", s->src,
+                    s->commit, NULL};
+    int rv = run_logged(argv, NULL, NULL, log, GIT_TIMEOUT_NS);
+    if (rv != 0)
+        return fail(d, H2B_ERR_UNSUPPORTED, "git worktree add of %s %s failed: see %s", s->label,
+                    s->commit, log);
+    return H2B_OK;
+}
+
+static int build(struct side *s, const char *cmd, const struct h2b_ab_run_options *o,
+                 struct h2b_diag *d)
+{
+    char stamp[PATH_MAX];
+    if (!join(stamp, sizeof(stamp), s->dir, "built"))
+        return fail(d, H2B_ERR_RANGE, "path too long");
+    if (s->commit[0] && file_has(stamp, cmd)) {
+        progress(o, "%s %.12s: reusing the build in %s", s->label, s->commit, s->build);
+        return H2B_OK;
+    }
+    unlink(stamp);
+    if (h2b_file_mkdirs(s->build) != H2B_OK)
+        return fail(d, H2B_ERR_IO, "cannot create %s: %s", s->build, strerror(errno));
+    progress(o, "%s %s: building in %s (log: %s)", s->label,
+             s->commit[0] ? s->commit : "work tree", s->build, s->log);
+    struct env e;
+    int rv = make_env(&e, NULL, s->src, s->build);
+    if (rv != H2B_OK)
+        return fail(d, rv, "out of memory");
+    char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+    rv = run_logged(argv, s->src, e.v, s->log, BUILD_TIMEOUT_NS);
+    free_env(&e);
+    if (rv != 0)
+        return fail(d, H2B_ERR_UNSUPPORTED, "%s revision %s does not build (exit %d): see %s",
+                    s->label, s->rev, rv, s->log);
+    if (s->commit[0] && write_text(stamp, cmd, d) != H2B_OK)
+        return H2B_ERR_IO;
+    return H2B_OK;
+}
+
+static int find_exe(struct side *s, const char *bench, struct h2b_diag *d)
+{
+    int n = bench[0] == '/' ? snprintf(s->exe, sizeof(s->exe), "%s", bench)
+                            : snprintf(s->exe, sizeof(s->exe), "%s/%s", s->build, bench);
+    if (n < 0 || (size_t)n >= sizeof(s->exe))
+        return fail(d, H2B_ERR_RANGE, "--bench path too long");
+    if (access(s->exe, X_OK) != 0)
+        return fail(d, H2B_ERR_UNSUPPORTED, "%s: no benchmark executable %s after the build (log: %s)",
+                    s->label, s->exe, s->log);
+    return H2B_OK;
+}
+
+/* ---------------------------------------------------------------- interleaved runs */
+
+static int invoke(struct side *s, const struct h2b_ab_run_options *o, bool h2bench, bool callgrind,
+                  const char *json, const char *log, struct h2b_diag *d)
+{
+    char cpu[16];
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = s->exe;
+    if (h2bench)
+        argv[argc++] = "micro";
+    argv[argc++] = "--forks";
+    argv[argc++] = "1";
+    argv[argc++] = "--warmup";
+    argv[argc++] = (char *)o->warmup;
+    argv[argc++] = "--time";
+    argv[argc++] = (char *)o->time;
+    argv[argc++] = "--epochs";
+    argv[argc++] = (char *)o->epochs;
+    argv[argc++] = "--json";
+    argv[argc++] = (char *)json;
+    if (o->cpu >= 0) {
+        snprintf(cpu, sizeof(cpu), "%d", o->cpu);
+        argv[argc++] = "--cpu";
+        argv[argc++] = cpu;
+    }
+    if (o->filter) {
+        argv[argc++] = "--filter";
+        argv[argc++] = (char *)o->filter;
+    }
+    if (callgrind)
+        argv[argc++] = "--callgrind";
+    argv[argc] = NULL;
+    struct env e;
+    int rv = make_env(&e, s->env, s->src, s->build);
+    if (rv != H2B_OK)
+        return fail(d, rv, "out of memory");
+    rv = run_logged(argv, s->build, e.v, log, RUN_TIMEOUT_NS);
+    free_env(&e);
+    if (rv != 0)
+        return fail(d, H2B_ERR_UNSUPPORTED, "the %s benchmarks failed (exit %d): see %s", s->label,
+                    rv, log);
+    return H2B_OK;
+}
+
+static int merge_side(char **paths, size_t n, const char *out, struct h2b_diag *d)
+{
+    json_t *doc = NULL;
+    int rv = h2b_ab_merge_results((const char *const *)paths, n, &doc, d);
+    if (rv != H2B_OK)
+        return rv;
+    rv = h2b_results_write(out, doc, d);
+    json_decref(doc);
+    return rv;
+}
+
+static void default_work(char *buf, size_t size)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+        snprintf(buf, size, "%s/h2bench/ab", xdg);
+    else if (home && home[0] == '/')
+        snprintf(buf, size, "%s/.cache/h2bench/ab", home);
+    else
+        snprintf(buf, size, "/tmp/h2bench-ab-%ld", (long)getuid());
+}
+
+int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *judge,
+               struct h2b_ab_report **out, struct h2b_diag *diag)
+{
+    if (!o->base || o->forks < 2 || o->forks > 1000 || !o->warmup || !o->time || !o->epochs)
+        return fail(diag, H2B_ERR_INVAL, "a base revision and at least 2 forks are needed");
+    char top[PATH_MAX] = "";
+    const char *repo = o->repo ? o->repo : ".";
+    char *top_argv[] = {"git", "-C", (char *)repo, "rev-parse", "--show-toplevel", NULL};
+    int rv = run_capture(top_argv, NULL, top, sizeof(top));
+    if (rv < 0)
+        return fail(diag, H2B_ERR_SYS, "cannot run git: %s", h2b_strerror(rv));
+    if (rv != 0 || !top[0])
+        return fail(diag, H2B_ERR_INVAL, "%s is not inside a git repository", repo);
+
+    char work[PATH_MAX];
+    if (o->work_dir)
+        snprintf(work, sizeof(work), "%s", o->work_dir);
+    else
+        default_work(work, sizeof(work));
+    char outdir[PATH_MAX], runs[PATH_MAX];
+    if (o->out_dir)
+        snprintf(outdir, sizeof(outdir), "%s", o->out_dir);
+    else if (!join(outdir, sizeof(outdir), work, "last"))
+        return fail(diag, H2B_ERR_RANGE, "work directory path too long");
+    if (!join(runs, sizeof(runs), outdir, "runs"))
+        return fail(diag, H2B_ERR_RANGE, "output directory path too long");
+
+    struct side sides[2];
+    memset(sides, 0, sizeof(sides));
+    sides[0].label = "base";
+    sides[0].rev = o->base;
+    sides[0].env = o->base_env;
+    sides[1].label = "head";
+    sides[1].rev = o->head ? o->head : "worktree";
+    sides[1].env = o->head_env;
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && strcmp(sides[1].rev, "worktree") == 0)
+            continue;
+        rv = resolve(top, sides[i].rev, sides[i].commit, sizeof(sides[i].commit), diag);
+        if (rv != H2B_OK) {
+            char msg[sizeof(diag->message)];
+            memcpy(msg, diag->message, sizeof(msg));
+            fail(diag, rv, "--%s: %.490s", sides[i].label, msg);
+            return rv;
+        }
+    }
+    if (h2b_file_mkdirs(work) != H2B_OK || h2b_file_mkdirs(runs) != H2B_OK)
+        return fail(diag, H2B_ERR_IO, "cannot create %s: %s", runs, strerror(errno));
+    const char *cmd = o->build_cmd ? o->build_cmd : default_build;
+    const char *bench = o->bench ? o->bench : "bin/h2bench";
+    bool h2bench = o->bench == NULL;
+    for (int i = 0; i < 2; i++) {
+        struct side *s = &sides[i];
+        if ((rv = prepare_dirs(s, work, top, diag)) != H2B_OK)
+            return rv;
+        if (s->commit[0] && (rv = checkout(s, top, diag)) != H2B_OK)
+            return rv;
+        if ((rv = build(s, cmd, o, diag)) != H2B_OK)
+            return rv;
+        if ((rv = find_exe(s, bench, diag)) != H2B_OK)
+            return rv;
+    }
+
+    size_t n = o->forks;
+    char **paths[2];
+    paths[0] = calloc(n, sizeof(char *));
+    paths[1] = calloc(n, sizeof(char *));
+    if (!paths[0] || !paths[1]) {
+        rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    progress(o, "running %zu forks per side, interleaved A B B A on %s", n,
+             o->cpu >= 0 ? "one pinned CPU" : "unpinned CPUs");
+    for (size_t round = 0; round < n; round++) {
+        for (int k = 0; k < 2; k++) {
+            int i = round % 2 == 0 ? k : 1 - k;
+            struct side *s = &sides[i];
+            char json[PATH_MAX], log[PATH_MAX], name[64];
+            snprintf(name, sizeof(name), "%s-%03zu.json", s->label, round);
+            if (!join(json, sizeof(json), runs, name)) {
+                rv = fail(diag, H2B_ERR_RANGE, "path too long");
+                goto out;
+            }
+            snprintf(name, sizeof(name), "%s-%03zu.log", s->label, round);
+            join(log, sizeof(log), runs, name);
+            rv = invoke(s, o, h2bench, o->callgrind && round == 0, json, log, diag);
+            if (rv != H2B_OK)
+                goto out;
+            if (!(paths[i][round] = strdup(json))) {
+                rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
+                goto out;
+            }
+        }
+        progress(o, "round %zu of %zu done", round + 1, n);
+    }
+    char merged[2][PATH_MAX];
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "%s.json", sides[i].label);
+        if (!join(merged[i], sizeof(merged[i]), outdir, name)) {
+            rv = fail(diag, H2B_ERR_RANGE, "path too long");
+            goto out;
+        }
+        if ((rv = merge_side(paths[i], n, merged[i], diag)) != H2B_OK)
+            goto out;
+    }
+    struct h2b_gate_set *set[2] = {NULL, NULL};
+    const char *p0 = merged[0], *p1 = merged[1];
+    rv = h2b_gate_set_load(&p0, 1, &set[0]);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_load(&p1, 1, &set[1]);
+    if (rv == H2B_OK)
+        rv = h2b_ab_judge(set[0], set[1], judge, out);
+    h2b_gate_set_del(set[0]);
+    h2b_gate_set_del(set[1]);
+    if (rv != H2B_OK) {
+        fail(diag, rv, "cannot judge %s against %s: %s", p1, p0, h2b_strerror(rv));
+        goto out;
+    }
+    char *md = NULL, mdpath[PATH_MAX];
+    if (join(mdpath, sizeof(mdpath), outdir, "ab.md") && h2b_ab_render_md(*out, &md) == H2B_OK) {
+        struct h2b_diag wd;
+        if (write_text(mdpath, md, &wd) != H2B_OK)
+            progress(o, "cannot write %s: %s", mdpath, wd.message);
+        free(md);
+    }
+    progress(o, "results: %s %s", merged[0], merged[1]);
+out:
+    for (int i = 0; i < 2; i++) {
+        for (size_t j = 0; paths[i] && j < n; j++)
+            free(paths[i][j]);
+        free(paths[i]);
+    }
+    return rv;
+}
+
+/* ---------------------------------------------------------------- merging a side's files */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static json_t *find_entry(const json_t *doc, const char *name)
+{
+    const json_t *micro = json_object_get(doc, "micro");
+    size_t i;
+    json_t *e;
+    json_array_foreach(micro, i, e)
+    {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n && strcmp(n, name) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static int append_all(json_t *dst, const json_t *src)
+{
+    if (!json_is_array(src))
+        return H2B_OK;
+    size_t i;
+    json_t *v;
+    json_array_foreach(src, i, v)
+    {
+        if (json_array_append(dst, v) != 0)
+            return H2B_ERR_NOMEM;
+    }
+    return H2B_OK;
+}
+
+static double number(const json_t *e, const char *key, bool *has)
+{
+    const json_t *v = json_object_get(e, key);
+    *has = json_is_number(v);
+    return *has ? json_number_value(v) : 0;
+}
+
+/* Merges the entries of one benchmark (entries[0] is the template, modified in place). */
+static int merge_entry(json_t *t, json_t *const *entries, size_t n)
+{
+    const char *fork_keys[][2] = {{"fork_p99_ns", "p99_ns"},
+                                  {"fork_ns_per_op", "ns_per_op"},
+                                  {"fork_pids", NULL}};
+    json_t *arrays[3];
+    for (int k = 0; k < 3; k++) {
+        arrays[k] = json_array();
+        if (!arrays[k])
+            return H2B_ERR_NOMEM;
+    }
+    int rv = H2B_OK;
+    double forks = 0, samples = 0, ops = 0;
+    bool has_samples = true, has_ops = true;
+    double maxv[2] = {0, 0};
+    bool has_count[2] = {false, false}, deterministic = true;
+    const char *count_keys[2] = {"allocs_per_op", "bytes_per_op"};
+    struct h2b_hist *merged = NULL;
+    bool hist_ok = true;
+    const json_t *ins = NULL, *ins_src = NULL;
+    double first_count[2] = {NAN, NAN};
+    for (size_t i = 0; i < n && rv == H2B_OK; i++) {
+        const json_t *e = entries[i];
+        for (int k = 0; k < 3; k++) {
+            const json_t *a = json_object_get(e, fork_keys[k][0]);
+            if (json_is_array(a)) {
+                rv = append_all(arrays[k], a);
+            } else if (fork_keys[k][1]) {
+                const json_t *v = json_object_get(e, fork_keys[k][1]);
+                if (json_is_number(v) && json_array_append(arrays[k], (json_t *)v) != 0)
+                    rv = H2B_ERR_NOMEM;
+            }
+        }
+        bool has;
+        double f = number(e, "forks", &has);
+        forks += has ? f : 1;
+        double s = number(e, "samples", &has);
+        samples += s;
+        has_samples = has_samples && has;
+        double o = number(e, "ops", &has);
+        ops += o;
+        has_ops = has_ops && has;
+        for (int c = 0; c < 2; c++) {
+            double v = number(e, count_keys[c], &has);
+            if (!has)
+                continue;
+            if (isnan(first_count[c]))
+                first_count[c] = v;
+            else if (v != first_count[c])
+                deterministic = false;
+            if (!has_count[c] || v > maxv[c])
+                maxv[c] = v;
+            has_count[c] = true;
+        }
+        if (json_is_false(json_object_get(e, "alloc_deterministic")))
+            deterministic = false;
+        const json_t *iv = json_object_get(e, "instructions_per_op");
+        if (json_is_number(iv) && !ins) {
+            ins = iv;
+            ins_src = json_object_get(e, "instructions_source");
+        }
+        const char *ht = json_string_value(json_object_get(e, "histogram"));
+        if (!ht) {
+            hist_ok = false;
+            continue;
+        }
+        struct h2b_hist *h = NULL;
+        if (h2b_hist_decode(ht, &h) != H2B_OK) {
+            hist_ok = false;
+            continue;
+        }
+        if (!merged) {
+            merged = h;
+        } else {
+            if (!h2b_hist_same_config(merged, h) || h2b_hist_merge(merged, h) != H2B_OK)
+                hist_ok = false;
+            h2b_hist_del(h);
+        }
+    }
+    if (rv == H2B_OK) {
+        json_object_set(t, "fork_p99_ns", arrays[0]);
+        json_object_set(t, "fork_ns_per_op", arrays[1]);
+        json_object_set(t, "fork_pids", arrays[2]);
+        json_object_del(t, "p99_ns_forks");
+        json_object_del(t, "ns_per_op_forks");
+        json_object_set_new(t, "forks", json_integer((json_int_t)forks));
+        if (has_samples)
+            json_object_set_new(t, "samples", json_integer((json_int_t)samples));
+        if (has_ops)
+            json_object_set_new(t, "ops", json_integer((json_int_t)ops));
+        size_t nf = json_array_size(arrays[1]);
+        if (nf) {
+            double *v = malloc(nf * sizeof(*v));
+            if (!v) {
+                rv = H2B_ERR_NOMEM;
+            } else {
+                for (size_t i = 0; i < nf; i++)
+                    v[i] = json_number_value(json_array_get(arrays[1], i));
+                qsort(v, nf, sizeof(*v), cmp_double);
+                double med = nf % 2 ? v[nf / 2] : (v[nf / 2 - 1] + v[nf / 2]) / 2;
+                json_object_set_new(t, "ns_per_op", json_real(med));
+                free(v);
+            }
+        }
+        for (int c = 0; c < 2; c++) {
+            if (has_count[c])
+                json_object_set_new(t, count_keys[c], json_real(maxv[c]));
+        }
+        if (has_count[0])
+            json_object_set_new(t, "alloc_deterministic", json_boolean(deterministic));
+        if (ins) {
+            json_object_set(t, "instructions_per_op", (json_t *)ins);
+            if (ins_src)
+                json_object_set(t, "instructions_source", (json_t *)ins_src);
+        }
+    }
+    if (rv == H2B_OK && merged && hist_ok) {
+        char *enc = NULL;
+        if (h2b_hist_encode(merged, &enc) == H2B_OK) {
+            json_object_set_new(t, "histogram", json_string(enc));
+            free(enc);
+        }
+        json_object_set_new(t, "p50_ns", json_integer((json_int_t)h2b_hist_percentile(merged, 50)));
+        json_object_set_new(t, "p90_ns", json_integer((json_int_t)h2b_hist_percentile(merged, 90)));
+        json_object_set_new(t, "p99_ns", json_integer((json_int_t)h2b_hist_percentile(merged, 99)));
+        json_object_set_new(t, "p999_ns",
+                            json_integer((json_int_t)h2b_hist_percentile(merged, 99.9)));
+        json_object_set_new(t, "max_ns", json_integer((json_int_t)merged->max));
+    }
+    h2b_hist_del(merged);
+    for (int k = 0; k < 3; k++)
+        json_decref(arrays[k]);
+    return rv;
+}
+
+int h2b_ab_merge_results(const char *const *paths, size_t n, json_t **out, struct h2b_diag *diag)
+{
+    if (n == 0)
+        return fail(diag, H2B_ERR_INVAL, "nothing to merge");
+    json_t **docs = calloc(n, sizeof(*docs));
+    json_t **entries = calloc(n, sizeof(*entries));
+    if (!docs || !entries) {
+        free(docs);
+        free(entries);
+        return fail(diag, H2B_ERR_NOMEM, "out of memory");
+    }
+    int rv = H2B_OK;
+    for (size_t i = 0; i < n && rv == H2B_OK; i++)
+        rv = h2b_results_read(paths[i], &docs[i], diag);
+    json_t *t = NULL;
+    if (rv == H2B_OK && !(t = json_deep_copy(docs[0])))
+        rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
+    const json_t *micro = json_object_get(t, "micro");
+    size_t i;
+    json_t *e;
+    json_array_foreach(micro, i, e)
+    {
+        if (rv != H2B_OK)
+            break;
+        const char *name = json_string_value(json_object_get(e, "name"));
+        size_t m = 0;
+        for (size_t j = 0; j < n && name; j++) {
+            json_t *x = find_entry(docs[j], name);
+            if (x)
+                entries[m++] = x;
+        }
+        rv = m ? merge_entry(e, entries, m) : H2B_OK;
+        if (rv != H2B_OK)
+            fail(diag, rv, "cannot merge %s: %s", name ? name : "?", h2b_strerror(rv));
+    }
+    for (size_t j = 0; j < n; j++)
+        json_decref(docs[j]);
+    free(docs);
+    free(entries);
+    if (rv != H2B_OK) {
+        json_decref(t);
+        return rv;
+    }
+    *out = t;
+    return H2B_OK;
+}
