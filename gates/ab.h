@@ -29,10 +29,10 @@
 
 /* A ratio head/base with its confidence interval. */
 struct h2b_ab_ci {
-    bool has;       /* false: too few samples (fewer than 2 on a side) or a zero base */
-    double ratio;   /* statistic(head) / statistic(base) */
-    double lo, hi;  /* the interval at the requested confidence */
-    size_t na, nb;  /* samples on each side */
+    bool has;      /* false: too few samples (fewer than 2 on a side) or a zero base */
+    double ratio;  /* statistic(head) / statistic(base) */
+    double lo, hi; /* the interval at the requested confidence */
+    size_t na, nb; /* samples on each side */
 };
 
 /* Percentile bootstrap of median(b) / median(a): resamples a and b independently `resamples`

@@ -115,8 +115,8 @@ static int run_capture(char *const argv[], const char *cwd, char *line, size_t s
     return WIFEXITED(status) ? WEXITSTATUS(status) : H2B_ERR_SYS;
 }
 
-/* Runs argv with stdout and stderr written to log (truncated first); envp may be NULL. Returns the exit
- * status (0..255) or a negative code. */
+/* Runs argv with stdout and stderr written to log (truncated first); envp may be NULL. Returns the
+ * exit status (0..255) or a negative code. */
 static int run_logged(char *const argv[], const char *cwd, char *const envp[], const char *log,
                       uint64_t timeout_ns)
 {
@@ -165,7 +165,8 @@ static int make_env(struct env *e, char *const *extra, const char *src, const ch
     e->v = calloc(n_env + n_extra + 3, sizeof(*e->v));
     if (!e->v)
         return H2B_ERR_NOMEM;
-    size_t srclen = strlen(src) + sizeof("H2B_AB_SRC="), blen = strlen(build) + sizeof("H2B_AB_BUILD=");
+    size_t srclen = strlen(src) + sizeof("H2B_AB_SRC="),
+           blen = strlen(build) + sizeof("H2B_AB_BUILD=");
     e->owned[0] = malloc(srclen);
     e->owned[1] = malloc(blen);
     if (!e->owned[0] || !e->owned[1]) {
@@ -177,8 +178,8 @@ static int make_env(struct env *e, char *const *extra, const char *src, const ch
     snprintf(e->owned[0], srclen, "H2B_AB_SRC=%s", src);
     snprintf(e->owned[1], blen, "H2B_AB_BUILD=%s", build);
     for (size_t i = 0; i < n_env; i++) {
-        bool replaced = env_named(environ[i], "H2B_AB_SRC=") ||
-                        env_named(environ[i], "H2B_AB_BUILD=");
+        bool replaced =
+            env_named(environ[i], "H2B_AB_SRC=") || env_named(environ[i], "H2B_AB_BUILD=");
         for (size_t j = 0; j < n_extra && !replaced; j++)
             replaced = env_named(environ[i], extra[j]);
         if (!replaced)
@@ -209,8 +210,7 @@ struct side {
     char *const *env;
 };
 
-static int resolve(const char *top, const char *rev, char *commit, size_t size,
-                   struct h2b_diag *d)
+static int resolve(const char *top, const char *rev, char *commit, size_t size, struct h2b_diag *d)
 {
     if (rev[0] == '-' || strlen(rev) > 256)
         return fail(d, H2B_ERR_NOTFOUND, "'%s' is not a revision", rev);
@@ -260,8 +260,8 @@ static int prepare_dirs(struct side *s, const char *work, const char *top, struc
         snprintf(name, sizeof(name), "%s", s->commit);
     else
         snprintf(name, sizeof(name), "worktree-%016llx", (unsigned long long)fnv1a(top));
-    if (!join(s->dir, sizeof(s->dir), work, name) || !join(s->build, sizeof(s->build), s->dir,
-                                                           "build") ||
+    if (!join(s->dir, sizeof(s->dir), work, name) ||
+        !join(s->build, sizeof(s->build), s->dir, "build") ||
         !join(s->log, sizeof(s->log), s->dir, "build.log"))
         return fail(d, H2B_ERR_RANGE, "work directory path too long: %s", work);
     if (s->commit[0]) {
@@ -285,14 +285,14 @@ static int checkout(struct side *s, const char *top, struct h2b_diag *d)
         if (run_capture(argv, NULL, have, sizeof(have)) == 0 && strcmp(have, s->commit) == 0)
             return H2B_OK;
         return fail(d, H2B_ERR_EXISTS,
-                    "%s exists and is not a checkout of %s: remove it or use another --work", s->src,
-                    s->commit);
+                    "%s exists and is not a checkout of %s: remove it or use another --work",
+                    s->src, s->commit);
     }
     char log[PATH_MAX];
     if (!join(log, sizeof(log), s->dir, "worktree.log"))
         return fail(d, H2B_ERR_RANGE, "path too long");
-    char *argv[] = {"git", "-C", (char *)top, "worktree", "add", "--force", "--detach", s->src,
-                    s->commit, NULL};
+    char *argv[] = {"git",     "-C",       (char *)top, "worktree", "add",
+                    "--force", "--detach", s->src,      s->commit,  NULL};
     int rv = run_logged(argv, NULL, NULL, log, GIT_TIMEOUT_NS);
     if (rv != 0)
         return fail(d, H2B_ERR_UNSUPPORTED, "git worktree add of %s %s failed: see %s", s->label,
@@ -313,8 +313,8 @@ static int build(struct side *s, const char *cmd, const struct h2b_ab_run_option
     unlink(stamp);
     if (h2b_file_mkdirs(s->build) != H2B_OK)
         return fail(d, H2B_ERR_IO, "cannot create %s: %s", s->build, strerror(errno));
-    progress(o, "%s %s: building in %s (log: %s)", s->label,
-             s->commit[0] ? s->commit : "work tree", s->build, s->log);
+    progress(o, "%s %s: building in %s (log: %s)", s->label, s->commit[0] ? s->commit : "work tree",
+             s->build, s->log);
     struct env e;
     int rv = make_env(&e, NULL, s->src, s->build);
     if (rv != H2B_OK)
@@ -337,8 +337,9 @@ static int find_exe(struct side *s, const char *bench, struct h2b_diag *d)
     if (n < 0 || (size_t)n >= sizeof(s->exe))
         return fail(d, H2B_ERR_RANGE, "--bench path too long");
     if (access(s->exe, X_OK) != 0)
-        return fail(d, H2B_ERR_UNSUPPORTED, "%s: no benchmark executable %s after the build (log: %s)",
-                    s->label, s->exe, s->log);
+        return fail(d, H2B_ERR_UNSUPPORTED,
+                    "%s: no benchmark executable %s after the build (log: %s)", s->label, s->exe,
+                    s->log);
     return H2B_OK;
 }
 
@@ -591,9 +592,8 @@ static double number(const json_t *e, const char *key, bool *has)
 /* Merges the entries of one benchmark (entries[0] is the template, modified in place). */
 static int merge_entry(json_t *t, json_t *const *entries, size_t n)
 {
-    const char *fork_keys[][2] = {{"fork_p99_ns", "p99_ns"},
-                                  {"fork_ns_per_op", "ns_per_op"},
-                                  {"fork_pids", NULL}};
+    const char *fork_keys[][2] = {
+        {"fork_p99_ns", "p99_ns"}, {"fork_ns_per_op", "ns_per_op"}, {"fork_pids", NULL}};
     json_t *arrays[3];
     for (int k = 0; k < 3; k++) {
         arrays[k] = json_array();

@@ -6,8 +6,17 @@
 D=$SRC/tests/data/gate
 
 "$H2BENCH" compare "$D/compare-a.json" "$D/compare-b.json" --md "$TMP/cmp.md" >"$TMP/out" 2>"$TMP/err"
-expect_eq "compare exit" "$?" 0
+expect_eq "compare exit: the verdict fails (more allocations, p99 doubled)" "$?" 1
 out=$(cat "$TMP/out")
+expect_match "verdict: p99 doubled is slower" "$out" 'SLOWER +fx/alloc-free +p99 +820 ns +1650 ns +2\.012 +\[1\.778, 2\.125\]'
+expect_match "verdict: one more allocation" "$out" 'MORE +fx/three-blocks +allocs/op +3 +4'
+expect_match "verdict line" "$out" 'h2bench ab: FAIL: 1 slower, 2 with more allocations'
+expect_match "md has the verdict" "$(cat "$TMP/cmp.md")" '## h2bench ab: FAIL'
+"$H2BENCH" compare "$D/compare-a.json" "$D/compare-b.json" --threshold 1.5 >"$TMP/out2" 2>&1
+expect_eq "a 1.96x p99 passes a 150% threshold, the allocation still fails" "$?" 1
+expect_match "threshold 150%: p99 same" "$(cat "$TMP/out2")" 'same +fx/alloc-free +p99'
+"$H2BENCH" compare "$D/compare-a.json" "$D/compare-b.json" --threshold x >/dev/null 2>&1
+expect_eq "bad --threshold" "$?" 2
 # p99 forks 800/820/900 vs 1600/1650/1700: Welch 99.9% interval [447, 1173] ns.
 expect_match "p99 doubled is significant" "$out" 'fx/alloc-free +p99 +840 ns +1650 ns +1\.964x +\[447, 1173 ns\] +yes, worse'
 expect_match "same ns/op is not" "$out" 'fx/alloc-free +ns/op .* no$'
@@ -21,6 +30,7 @@ expect_match "md row" "$(cat "$TMP/cmp.md")" '\| `fx/alloc-free` \| p99 \| 840 n
 "$H2BENCH" compare "$D/compare-a.json" "$D/compare-a.json" >"$TMP/out" 2>&1
 expect_eq "self compare exit" "$?" 0
 expect_eq "nothing significant against itself" "$(grep -c 'yes,' "$TMP/out")" 0
+expect_match "self compare verdict" "$(cat "$TMP/out")" 'h2bench ab: PASS' 
 
 "$H2BENCH" compare "$D/compare-a.json" "$D/results-bad-forks.json" >/dev/null 2>"$TMP/err"
 expect_eq "malformed B" "$?" 2
