@@ -30,6 +30,7 @@ struct h2b__load_shared {
     uint64_t t_measure; /* requests intended before this are warm-up: not measured */
     uint64_t t_end;     /* -D: end of the measurement; 0 in count mode */
     bool rate_mode;
+    bool method_head; /* -H ':method: HEAD': responses carry no body whatever content-length says */
     bool progress;    /* keep interval histograms for the progress line */
     atomic_int *stop; /* set by h2b_load_stop() */
 };

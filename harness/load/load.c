@@ -201,6 +201,9 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "invalid configuration");
     snprintf(content_length, sizeof(content_length), "%zu", cfg->body_len);
     sh.rate_mode = cfg->rate > 0;
+    for (size_t h = 0; h < cfg->nheaders; h++)
+        if (strcmp(cfg->headers[h].name, ":method") == 0)
+            sh.method_head = strcmp(cfg->headers[h].value, "HEAD") == 0;
     sh.progress = progress != NULL;
     if ((rv = resolve(&sh, err, errlen)) != H2B_OK)
         return rv;
@@ -296,9 +299,10 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
                 res->nconn_rps += w[i].nconns;
             }
         }
-        /* No SETTINGS from any connection: neither value is known. A server that sent SETTINGS
-         * without MAX_CONCURRENT_STREAMS keeps UINT32_MAX, the protocol's "unlimited". */
-        if (res->s.streams_effective == UINT32_MAX) {
+        /* No SETTINGS from any connection (no connection reached HTTP/2): neither value is
+         * known. A server that sent SETTINGS without MAX_CONCURRENT_STREAMS keeps UINT32_MAX,
+         * the protocol's "unlimited"; one that sent 0 has 0 and counts in conns_ok. */
+        if (res->s.conns_ok == 0) {
             res->s.streams_effective = 0;
             res->s.server_max_streams = 0;
         }

@@ -87,9 +87,11 @@ struct h2b_load_config {
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
- * else that ended (non-2xx/3xx responses and errors); errored = no response (reset, connection
- * lost, timed out, never sent); timeouts is a subset of errored. Every ended request, failed or
- * not, is in the latency histogram. */
+ * else that ended (non-2xx/3xx responses and errors); errored = no valid response (reset,
+ * protocol error, connection lost, timed out, never sent); timeouts is a subset of errored.
+ * Status codes are counted when the response headers arrive, also for a request that errors
+ * later (h2load counts them so). Every ended request, failed or not, is in the latency
+ * histogram. */
 struct h2b_load_stats {
     uint64_t started;    /* requests submitted */
     uint64_t done;       /* requests that got a whole response (any status) */
@@ -98,6 +100,9 @@ struct h2b_load_stats {
     uint64_t errored;    /* ended without a response */
     uint64_t timeouts;   /* errored because --timeout, -T or -N expired */
     uint64_t resets;     /* errored because the server reset the stream (RST_STREAM) */
+    uint64_t protocol_errors; /* errored because the response broke HTTP/2 semantics (a
+                               * :status that is not 3 digits, a body longer or shorter than
+                               * its content-length): nghttp2's checks are off, these are ours */
     uint64_t not_sent;   /* errored because their connection died before they were submitted */
     uint64_t unfinished; /* still in flight when the run ended (-D deadline or stop): not ended */
     uint64_t unsent;     /* --rate: intended before the end but never submitted (backlog) */

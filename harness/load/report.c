@@ -144,7 +144,8 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
 {
     const struct h2b_load_stats *s = &res->s;
     double secs = (double)res->measure_ns / 1e9;
-    uint64_t ended = s->done + s->errored;
+    /* h2load's "done": requests that were started and ended (not the never-sent ones) */
+    uint64_t ended = s->done + s->errored - s->not_sent;
     char b1[64], b2[64], b3[64], b4[64];
 
     fmt_ns(b1, sizeof(b1), res->wall_ns);
@@ -197,13 +198,14 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
     if (s->status_other)
         fprintf(f, " other x%" PRIu64, s->status_other);
     fprintf(f, "%s\n", shown || s->status_other ? "" : " none");
-    fprintf(
-        f,
-        "errors: %" PRIu64 " reset, %" PRIu64 " timed out, %" PRIu64 " connection lost or not sent"
-        " (%" PRIu64 " not sent); %" PRIu64 " unfinished at the end\n",
-        s->resets, s->timeouts, s->errored - s->resets - s->timeouts, s->not_sent, s->unfinished);
+    fprintf(f,
+            "errors: %" PRIu64 " reset, %" PRIu64 " timed out, %" PRIu64 " protocol error, %" PRIu64
+            " connection lost or not sent (%" PRIu64 " not sent); %" PRIu64
+            " unfinished at the end\n",
+            s->resets, s->timeouts, s->protocol_errors,
+            s->errored - s->resets - s->timeouts - s->protocol_errors, s->not_sent, s->unfinished);
     char server_max[48];
-    if (s->streams_effective == 0)
+    if (s->conns_ok == 0)
         snprintf(server_max, sizeof(server_max), "none: no SETTINGS received");
     else if (s->server_max_streams == UINT32_MAX)
         snprintf(server_max, sizeof(server_max), "not advertised, unlimited");
@@ -361,7 +363,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     bad |= set_new(o, "connections", json_integer(cfg->connections));
     bad |= set_new(o, "streams_requested", json_integer(cfg->streams));
     bad |= set_new(o, "streams_effective",
-                   s->streams_effective ? json_integer(s->streams_effective) : json_null());
+                   s->conns_ok ? json_integer(s->streams_effective) : json_null());
     bad |= set_new(o, "repeat", json_integer(0));
     bad |= set_new(o, "requests", json_integer((json_int_t)ended));
     bad |= set_new(o, "succeeded", json_integer((json_int_t)s->succeeded));
@@ -375,7 +377,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     bad |= set_new(o, "server_cpu_s", json_null());
     bad |= set_new(o, "server_rss_kib", json_null());
     bad |= set_new(o, "note",
-                   json_string(s->streams_effective
+                   json_string(s->conns_ok
                                    ? "server_cpu_s, server_rss_kib: not measured by h2bench load "
                                      "(the server is not its child)"
                                    : "server_cpu_s, server_rss_kib: not measured by h2bench load; "
@@ -388,6 +390,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     bad |= set_new(o, "done", json_integer((json_int_t)s->done));
     bad |= set_new(o, "timeouts", json_integer((json_int_t)s->timeouts));
     bad |= set_new(o, "resets", json_integer((json_int_t)s->resets));
+    bad |= set_new(o, "protocol_errors", json_integer((json_int_t)s->protocol_errors));
     bad |= set_new(o, "not_sent", json_integer((json_int_t)s->not_sent));
     bad |= set_new(o, "unfinished", json_integer((json_int_t)s->unfinished));
     bad |= set_new(o, "unsent", json_integer((json_int_t)s->unsent));
@@ -406,7 +409,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     bad |= set_new(o, "client_cpu_sys_s", json_real((double)res->cpu_sys_ns / 1e9));
     bad |= set_new(o, "protocol", json_string(res->alpn));
     bad |= set_new(o, "server_max_concurrent_streams",
-                   s->streams_effective ? json_integer(s->server_max_streams) : json_null());
+                   s->conns_ok ? json_integer(s->server_max_streams) : json_null());
     bad |= set_new(o, "connections_up", json_integer((json_int_t)s->conns_ok));
     bad |= set_new(o, "connections_failed", json_integer((json_int_t)s->conns_failed));
     bad |= set_new(o, "reconnects", json_integer((json_int_t)s->reconnects));

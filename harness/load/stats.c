@@ -55,6 +55,7 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
     ADD(errored);
     ADD(timeouts);
     ADD(resets);
+    ADD(protocol_errors);
     ADD(not_sent);
     ADD(unfinished);
     ADD(unsent);

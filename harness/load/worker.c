@@ -16,7 +16,13 @@
  * Failure policy: a connection that dies records its in-flight requests as errored (their
  * latency up to now is kept). It reconnects if it had received responses since its last connect;
  * otherwise it is dead and, in -n mode, the requests it still owed count as errored (not sent).
- * A run against a dead or silent server therefore ends within --timeout/-N/-T, never hangs.
+ * A run against a dead or silent server therefore ends within --timeout/-N/-T, never hangs; so
+ * does one against a server that allows 0 streams (given up after one --timeout) or whose
+ * session nghttp2 ends by itself (closed at once: see session_over).
+ *
+ * HTTP checks: nghttp2's are off (load.c), so the two that decide h2load's counts are made here:
+ * a :status that is not three digits and a body that does not match its content-length make the
+ * request a protocol error (failed and errored, as h2load counts them).
  */
 #include "clock.h"
 #include "cpu.h"
@@ -54,7 +60,9 @@ struct slot {
     uint64_t t_sent; /* request HEADERS handed to the socket; 0 until then */
     uint64_t t_first;
     size_t body_off;
-    int32_t stream_id; /* 0 when the slot is free */
+    int64_t content_length; /* of the response, -1 when it has none */
+    uint64_t body_recv;     /* response DATA payload so far */
+    int32_t stream_id;      /* 0 when the slot is free */
     uint32_t next_free;
     uint16_t status;
     bool measured; /* intended after warm-up */
@@ -89,6 +97,7 @@ struct h2b__load_conn {
     uint64_t t_first_start; /* first connect: start of its active time */
     uint64_t t_last_end;    /* end of its active time */
     uint64_t last_read;
+    uint64_t t_blocked; /* when the server's stream limit became 0 (m_eff == 0) */
     uint8_t *wbuf;
     size_t wcap, woff, wlen;
 };
@@ -126,7 +135,7 @@ static void want_out(struct h2b__load_conn *c, bool on)
 
 /* ---- request outcomes ----------------------------------------------------------------- */
 
-enum outcome { OUT_RESPONSE, OUT_RESET, OUT_ERROR, OUT_TIMEOUT };
+enum outcome { OUT_RESPONSE, OUT_RESET, OUT_PROTOCOL, OUT_ERROR, OUT_TIMEOUT };
 
 static void finish_request(struct h2b__load_conn *c, struct slot *s, enum outcome how)
 {
@@ -140,12 +149,15 @@ static void finish_request(struct h2b__load_conn *c, struct slot *s, enum outcom
     if (s->t_sent)
         h2b_hist_record(st->service, now > s->t_sent ? now - s->t_sent : 0);
     c->completed++;
-    if (how == OUT_RESPONSE && s->status != 0) {
-        st->done++;
+    if (s->status != 0) {
+        /* counted whatever happens to the rest of the response, as h2load does */
         if (s->status < H2B_LOAD_STATUS_MAX)
             st->status[s->status]++;
         else
             st->status_other++;
+    }
+    if (how == OUT_RESPONSE && s->status != 0) {
+        st->done++;
         if (s->status >= 200 && s->status < 400)
             st->succeeded++;
         else
@@ -156,6 +168,8 @@ static void finish_request(struct h2b__load_conn *c, struct slot *s, enum outcom
     st->failed++;
     if (how == OUT_RESET)
         st->resets++;
+    else if (how == OUT_PROTOCOL)
+        st->protocol_errors++;
     else if (how == OUT_TIMEOUT)
         st->timeouts++;
 }
@@ -213,6 +227,8 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     s->t_sent = 0;
     s->t_first = 0;
     s->body_off = 0;
+    s->content_length = -1;
+    s->body_recv = 0;
     s->stream_id = id;
     s->status = 0;
     s->recorded = false;
@@ -278,18 +294,53 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
     (void)flags;
     struct h2b__load_conn *c = user_data;
     c->w->stats.bytes_headers_decomp += namelen + valuelen;
-    if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0 && valuelen == 3 &&
-        frame->hd.type == NGHTTP2_HEADERS) {
+    if (frame->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0) {
         struct slot *s = slot_of(c, session, frame->hd.stream_id);
-        if (s && s->status == 0) {
-            unsigned v = (unsigned)(value[0] - '0') * 100 + (unsigned)(value[1] - '0') * 10 +
-                         (unsigned)(value[2] - '0');
-            /* 1xx are interim responses; the final status replaces them */
-            if (v >= 200 && v <= 999)
-                s->status = (uint16_t)v;
+        if (!s || s->recorded)
+            return 0;
+        unsigned v = 0;
+        bool valid = valuelen == 3;
+        for (size_t i = 0; valid && i < 3; i++) {
+            valid = value[i] >= '0' && value[i] <= '9';
+            v = v * 10 + (unsigned)(value[i] - '0');
         }
+        if (!valid || v < 100 || v == 101) {
+            /* what nghttp2's HTTP checks (off here, see load.c) reset the stream for, and what
+             * h2load therefore counts as failed and errored */
+            finish_request(c, s, OUT_PROTOCOL);
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* RST_STREAM, then stream close */
+        }
+        /* 1xx are interim responses; the final status replaces them */
+        if (v >= 200 && s->status == 0)
+            s->status = (uint16_t)v;
+    } else if (namelen == 14 && memcmp(name, "content-length", 14) == 0) {
+        struct slot *s = slot_of(c, session, frame->hd.stream_id);
+        if (!s || s->recorded)
+            return 0;
+        int64_t n = 0;
+        bool valid = valuelen > 0 && valuelen <= 18;
+        for (size_t i = 0; valid && i < valuelen; i++) {
+            valid = value[i] >= '0' && value[i] <= '9';
+            n = n * 10 + (value[i] - '0');
+        }
+        if (!valid || (s->content_length >= 0 && s->content_length != n)) {
+            finish_request(c, s, OUT_PROTOCOL);
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+        s->content_length = n;
     }
     return 0;
+}
+
+/* Does the body of a response that ended normally match its content-length? (RFC 9110 8.6: not
+ * for HEAD, 1xx, 204, 304.) */
+static bool body_complete(const struct h2b__load_conn *c, const struct slot *s)
+{
+    if (s->content_length < 0 || c->w->sh->method_head || s->status == 204 || s->status == 304)
+        return true;
+    return s->body_recv == (uint64_t)s->content_length;
 }
 
 static void settings_received(struct h2b__load_conn *c)
@@ -302,7 +353,11 @@ static void settings_received(struct h2b__load_conn *c)
         m = server_max;
     if (server_max < w->stats.server_max_streams)
         w->stats.server_max_streams = server_max;
-    if (c->state == CONN_SETTINGS) {
+    /* Slots are stream user data, so they can only move while no stream is open: at the first
+     * SETTINGS, or when a later one raises the limit of an idle connection (a server that
+     * started at 0 streams). */
+    bool regrow = c->state == CONN_READY && c->inflight == 0 && c->nslots < m;
+    if (c->state == CONN_SETTINGS || regrow) {
         if (c->nslots < m || !c->by_id) {
             uint32_t n = 4;
             while (n < 4 * (uint64_t)m && n < (1U << 20))
@@ -325,14 +380,17 @@ static void settings_received(struct h2b__load_conn *c)
         c->free_head = c->nslots ? 0 : NO_SLOT;
         for (uint32_t i = 0; i < c->nslots; i++)
             c->slots[i].next_free = i + 1 < c->nslots ? i + 1 : NO_SLOT;
+        if (c->state == CONN_SETTINGS)
+            w->stats.conns_ok++;
         c->state = CONN_READY;
         c->m_eff = m;
-        w->stats.conns_ok++;
         w->all_busy = false;
     } else {
         /* a later SETTINGS may lower (or raise, up to the slots we have) the limit */
         c->m_eff = m < c->nslots ? m : c->nslots;
     }
+    if (c->m_eff == 0)
+        c->t_blocked = w->now; /* check_timeouts gives up on it after the request timeout */
     if (c->m_eff < w->stats.streams_effective)
         w->stats.streams_effective = c->m_eff;
 }
@@ -365,12 +423,21 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_id,
                          const uint8_t *data, size_t len, void *user_data)
 {
-    (void)session;
     (void)flags;
-    (void)stream_id;
     (void)data;
     struct h2b__load_conn *c = user_data;
     c->w->stats.bytes_data += len;
+    struct slot *s = slot_of(c, session, stream_id);
+    if (!s || s->stream_id != stream_id || s->recorded)
+        return 0;
+    s->body_recv += len;
+    if (s->content_length >= 0 && s->body_recv > (uint64_t)s->content_length &&
+        !body_complete(c, s) && s->status != 0) {
+        /* more than content-length: the response is broken, stop receiving it */
+        finish_request(c, s, OUT_PROTOCOL);
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_PROTOCOL_ERROR);
+        mark_dirty(c);
+    }
     return 0;
 }
 
@@ -396,6 +463,8 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
         enum outcome how = OUT_RESPONSE;
         if (error_code != NGHTTP2_NO_ERROR)
             how = OUT_RESET; /* RST_STREAM, REFUSED_STREAM after GOAWAY, or a stream error */
+        else if (s->status == 0 || !body_complete(c, s))
+            how = OUT_PROTOCOL; /* no final :status, or a body shorter than content-length */
         finish_request(c, s, how);
         if (s->status)
             c->responses++;
@@ -485,6 +554,15 @@ static void conn_close(struct h2b__load_conn *c, bool timed_out)
 static void conn_fail(struct h2b__load_conn *c)
 {
     conn_close(c, false);
+}
+
+/* nghttp2 has ended the session by itself (it sent GOAWAY for a protocol error, e.g. a
+ * PUSH_PROMISE we disabled, or the server's GOAWAY left no stream): nothing more can be read
+ * or sent, so the connection must go, with whatever it still had in flight. */
+static bool session_over(const struct h2b__load_conn *c)
+{
+    return c->session && !nghttp2_session_want_read(c->session) &&
+           !nghttp2_session_want_write(c->session);
 }
 
 static void session_start(struct h2b__load_conn *c)
@@ -654,6 +732,10 @@ static void conn_read(struct h2b__load_conn *c)
             conn_close(c, c->timed_out);
             return;
         }
+        if (session_over(c)) {
+            conn_fail(c);
+            return;
+        }
         /* TLS may hold decrypted bytes that epoll cannot see; a plain short read is the end */
         if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
             break;
@@ -711,8 +793,11 @@ static void conn_flush(struct h2b__load_conn *c)
             break;
         }
     }
-    if (c->state == CONN_READY && c->inflight == 0 &&
-        (c->budget == 0 || c->draining || !running(w)) && !nghttp2_session_want_write(c->session))
+    if (session_over(c))
+        conn_fail(c);
+    else if (c->state == CONN_READY && c->inflight == 0 &&
+             (c->budget == 0 || c->draining || !running(w)) &&
+             !nghttp2_session_want_write(c->session))
         conn_close(c, false);
 }
 
@@ -773,6 +858,15 @@ static void check_timeouts(struct h2b__load_worker *w)
         if (cfg->conn_inactivity_timeout_ns && c->inflight > 0 &&
             now - c->last_read >= cfg->conn_inactivity_timeout_ns) {
             conn_close(c, true);
+            continue;
+        }
+        if (c->m_eff == 0 && c->inflight == 0 && c->budget > 0) {
+            /* the server allows no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0) and has not
+             * raised the limit within a request timeout: what this connection owes cannot be
+             * sent */
+            uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
+            if (limit && now - c->t_blocked >= limit)
+                conn_close(c, true);
             continue;
         }
         if (!cfg->timeout_ns || c->inflight == 0)
@@ -942,13 +1036,15 @@ void *h2b__load_worker_main(void *arg)
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&w->conns[i]);
     while (!worker_done(w)) {
-        for (uint32_t i = 0; i < w->ndirty; i++) {
-            struct h2b__load_conn *c = w->dirty[i];
+        /* Pop, never index: a flush can put connections (itself included: a stream closed by
+         * our RST_STREAM submits the next request) back on the list, and "on the list iff
+         * c->dirty" is what bounds it by nconns. */
+        while (w->ndirty > 0) {
+            struct h2b__load_conn *c = w->dirty[--w->ndirty];
             c->dirty = false;
             if (c->state >= CONN_SETTINGS && c->state <= CONN_READY)
                 conn_flush(c);
         }
-        w->ndirty = 0;
         if (worker_done(w))
             break;
         uint64_t ns = wait_ns(w);
