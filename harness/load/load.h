@@ -93,16 +93,16 @@ struct h2b_load_config {
  * later (h2load counts them so). Every ended request, failed or not, is in the latency
  * histogram. */
 struct h2b_load_stats {
-    uint64_t started;    /* requests submitted */
-    uint64_t done;       /* requests that got a whole response (any status) */
-    uint64_t succeeded;  /* done with status 2xx or 3xx */
-    uint64_t failed;     /* ended without success: non-2xx/3xx responses + errored */
-    uint64_t errored;    /* ended without a response */
-    uint64_t timeouts;   /* errored because --timeout, -T or -N expired */
-    uint64_t resets;     /* errored because the server reset the stream (RST_STREAM) */
-    uint64_t protocol_errors; /* errored because the response broke HTTP/2 semantics (a
-                               * :status that is not 3 digits, a body longer or shorter than
-                               * its content-length): nghttp2's checks are off, these are ours */
+    uint64_t started;   /* requests submitted */
+    uint64_t done;      /* requests that got a whole response (any status) */
+    uint64_t succeeded; /* done with status 2xx or 3xx */
+    uint64_t failed;    /* ended without success: non-2xx/3xx responses + errored */
+    uint64_t errored;   /* ended without a response */
+    uint64_t timeouts;  /* errored because --timeout, -T or -N expired */
+    uint64_t resets;    /* errored because the server reset the stream (RST_STREAM) */
+    /* errored because the response broke HTTP semantics (a :status that is not 3 digits, a body
+     * longer or shorter than its content-length): nghttp2's checks are off, these are ours */
+    uint64_t protocol_errors;
     uint64_t not_sent;   /* errored because their connection died before they were submitted */
     uint64_t unfinished; /* still in flight when the run ended (-D deadline or stop): not ended */
     uint64_t unsent;     /* --rate: intended before the end but never submitted (backlog) */
