@@ -17,7 +17,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: h2bench run SCENARIO [--out FILE] [--dry-run] [--repeat N] [--filter CELLS]\n"
-            "                   [--fail-fast] [--peers-dir DIR] [--progress | --no-progress]\n\n"
+            "                   [--fail-fast] [--peers-dir DIR] [--progress | --no-progress]\n"
+            "                   [--perf-record CELLS [--perf-record-client]]\n\n"
             "Runs a scenario file (docs/scenarios.md): starts its targets pinned, runs every\n"
             "matrix cell with the client pinned, runs its micro suites, and writes one\n"
             "h2bench.result/1 file atomically.\n\n"
@@ -28,6 +29,10 @@ static void usage(FILE *f)
             "  --filter CELLS   only these cells: comma-separated [TARGET:]CONNSxSTREAMS or\n"
             "                   TARGET terms, '*' for any number (\"1000x*,h2o:10x10\")\n"
             "  --fail-fast      stop at the first failed cell (results are still written)\n"
+            "  --perf-record CELLS  CPU profile of each target during these cells (the\n"
+            "                   --filter syntax), after warm-up: top symbols, DSO split and a\n"
+            "                   flame graph per cell beside the results (docs/profiles.md)\n"
+            "  --perf-record-client  profile the client too\n"
             "  --peers-dir DIR  peer definitions (default $H2B_PEERS_DIR or servers/peers)\n"
             "  --progress       progress bar on stderr even when it is not a terminal\n"
             "  --no-progress    no progress bar\n\n"
@@ -37,12 +42,18 @@ static void usage(FILE *f)
 
 int h2b_cmd_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"out", required_argument, NULL, 'o'},    {"dry-run", no_argument, NULL, 'n'},
-        {"repeat", required_argument, NULL, 'r'}, {"filter", required_argument, NULL, 'f'},
-        {"fail-fast", no_argument, NULL, 'x'},    {"peers-dir", required_argument, NULL, 'P'},
-        {"progress", no_argument, NULL, 'p'},     {"no-progress", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"out", required_argument, NULL, 'o'},
+                                             {"dry-run", no_argument, NULL, 'n'},
+                                             {"repeat", required_argument, NULL, 'r'},
+                                             {"filter", required_argument, NULL, 'f'},
+                                             {"fail-fast", no_argument, NULL, 'x'},
+                                             {"peers-dir", required_argument, NULL, 'P'},
+                                             {"progress", no_argument, NULL, 'p'},
+                                             {"no-progress", no_argument, NULL, 'q'},
+                                             {"perf-record", required_argument, NULL, 'R'},
+                                             {"perf-record-client", no_argument, NULL, 'C'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     struct h2b_run_options o = {.repeat = 1, .progress = isatty(STDERR_FILENO), .report = stdout};
     uint64_t repeat;
     int c;
@@ -68,6 +79,12 @@ int h2b_cmd_run(int argc, char **argv)
             break;
         case 'f':
             o.filter = optarg;
+            break;
+        case 'R':
+            o.perf_record = optarg;
+            break;
+        case 'C':
+            o.perf_record_client = true;
             break;
         case 'x':
             o.fail_fast = true;

@@ -26,7 +26,8 @@ uint32_t h2b_expand_effective(uint32_t requested, uint32_t server_max, uint32_t 
     return eff < 1 ? 1 : eff;
 }
 
-static bool matches(const struct h2b_cell *c, const struct h2b_cell_filter *filters, size_t n)
+bool h2b_expand_cell_matches(const struct h2b_cell *c, const struct h2b_cell_filter *filters,
+                             size_t n)
 {
     if (n == 0)
         return true;
@@ -78,7 +79,7 @@ int h2b_expand_matrix(const struct h2b_scenario *s, const uint32_t *server_max,
                     };
                     c.streams_effective = h2b_expand_effective(c.streams_requested, server_max[t],
                                                                m->aggregate_cap, c.connections);
-                    if (matches(&c, filters, nfilters))
+                    if (h2b_expand_cell_matches(&c, filters, nfilters))
                         cells[count++] = c;
                 }
             }

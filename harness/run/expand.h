@@ -12,6 +12,7 @@
 
 #include "scenario.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,10 @@ uint32_t h2b_expand_effective(uint32_t requested, uint32_t server_max, uint32_t 
 int h2b_expand_matrix(const struct h2b_scenario *s, const uint32_t *server_max,
                       uint32_t extra_repeats, const struct h2b_cell_filter *filters,
                       size_t nfilters, struct h2b_cell **out, size_t *n);
+
+/* True if c matches any of filters (nfilters 0: every cell matches). */
+bool h2b_expand_cell_matches(const struct h2b_cell *c, const struct h2b_cell_filter *filters,
+                             size_t nfilters);
 
 /* Parses a comma-separated --filter argument ("1000x*,h2o:100x100,nghttpd") against s's target
  * names into *out (malloc'd). Returns H2B_OK, H2B_ERR_PARSE (message in msg) or H2B_ERR_NOMEM. */

@@ -27,6 +27,7 @@
 #include "peers.h"
 #include "probe.h"
 #include "proc.h"
+#include "profile.h"
 #include "results.h"
 #include "scenario.h"
 #include "target.h"
@@ -70,6 +71,7 @@ struct run {
     char body_file[300];
     bool perf;
     char perf_reason[256];
+    struct h2b_run_prof *prof; /* --perf-record, or NULL */
     uint64_t started_ns;
     size_t done;
     bool bar_shown;
@@ -400,6 +402,10 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         return;
     }
     uint64_t deadline = h2b_clock_now_ns() + (uint64_t)(r->s->client.timeout_s * 1e9);
+    double measured_s = duration_s > 0 ? duration_s : m->duration_s;
+    h2b_run_prof_begin(r->prof, i, c, r->s->targets[c->target].name, h2b_target_pid(t),
+                       h2b_proc_pid(client), m->warmup_s,
+                       measured_s > 0 ? measured_s : fmin(r->s->client.timeout_s, 60));
     bool target_died = false, told_client = false;
     int status = 0;
     for (;;) {
@@ -421,6 +427,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         }
         progress(r, i);
         if (h2b_clock_now_ns() >= deadline) {
+            h2b_run_prof_end(r->prof);
             perf_detach(perf, perf_path, &instructions, res);
             h2b_proc_del(client); /* SIGKILL and reap */
             if (target_died)
@@ -432,8 +439,10 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
                     r->s->client.timeout_s);
             return;
         }
+        h2b_run_prof_tick(r->prof);
         h2b_clock_sleep_ns(POLL_NS);
     }
+    h2b_run_prof_end(r->prof);
     uint64_t client_cpu = 0;
     bool have_client_cpu = h2b_proc_cpu_ns(client, &client_cpu) == H2B_OK;
     h2b_proc_del(client);
@@ -517,9 +526,9 @@ static json_t *real_or_null(bool have, double v)
     return have && isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *cell_json(const struct run *r, const struct h2b_cell *c,
-                         const struct cell_result *res)
+static json_t *cell_json(const struct run *r, size_t i, const struct cell_result *res)
 {
+    const struct h2b_cell *c = &r->cells[i];
     const struct h2b_cell_metrics *mt = &res->m;
     bool have = res->ok || mt->requests > 0;
     json_t *o = json_object();
@@ -568,9 +577,13 @@ static json_t *cell_json(const struct run *r, const struct h2b_cell *c,
     json_object_set_new(o, "server_rss_kib", u64_or_null(res->have_server, res->server_rss_kib));
     json_object_set_new(o, "server_instructions_per_request",
                         real_or_null(res->have_instructions, res->instructions_per_request));
-    char note[800];
+    json_t *prof = h2b_run_prof_cell_json(r->prof, i);
+    if (prof)
+        json_object_set_new(o, "profile", prof);
+    char note[1400], prof_note[620];
+    h2b_run_prof_reason(r->prof, i, prof_note, sizeof(prof_note));
     const char *perf = r->perf_reason[0] ? r->perf_reason : res->perf_note;
-    const char *parts[] = {mt->note, res->extra_note, perf};
+    const char *parts[] = {mt->note, res->extra_note, perf, prof_note};
     size_t used = 0;
     note[0] = '\0';
     for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
@@ -968,7 +981,7 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
         r->done++;
         progress_clear(r);
         print_cell_line(r, i, &res);
-        json_t *e = cell_json(r, &r->cells[i], &res);
+        json_t *e = cell_json(r, i, &res);
         h2b_client_metrics_free(&res.m);
         if (!e || h2b_results_append(r->results, "matrix", e) != H2B_OK)
             return H2B_ERR_NOMEM;
@@ -996,6 +1009,33 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
     return H2B_OK;
 }
 
+/* --perf-record (or the scenario's perf_record) over the expanded cells; results_path NULL for a
+ * dry run (validation only). */
+static int start_profiles(struct run *r, const char *results_path)
+{
+    const char *cells = r->o->perf_record ? r->o->perf_record : r->s->perf_record.cells;
+    char msg[512];
+    if (!cells)
+        return H2B_OK;
+    if (!r->s->has_matrix) {
+        h2b_diag_set(r->diag, NULL, NULL, NULL, "--perf-record: the scenario has no matrix");
+        return H2B_ERR_INVAL;
+    }
+    int rc = h2b_run_prof_new(&r->prof, r->s, cells,
+                              r->o->perf_record_client || r->s->perf_record.client, r->cells,
+                              r->ncells, results_path, msg, sizeof(msg));
+    if (rc == H2B_ERR_PARSE || rc == H2B_ERR_NOTFOUND) {
+        if (r->o->perf_record)
+            h2b_diag_set(r->diag, NULL, NULL, NULL, "--perf-record: %s", msg);
+        else
+            h2b_diag_set(r->diag, r->o->scenario, r->text, "perf_record.cells", "%s", msg);
+        return H2B_ERR_INVAL;
+    }
+    if (rc)
+        h2b_diag_set(r->diag, NULL, NULL, NULL, "--perf-record: %s", msg);
+    return rc;
+}
+
 static void cleanup(struct run *r)
 {
     for (size_t t = 0; r->targets && t < r->s->ntargets; t++)
@@ -1005,6 +1045,7 @@ static void cleanup(struct run *r)
     free(r->server_max);
     free(r->server_max_probed);
     free(r->cells);
+    h2b_run_prof_del(r->prof);
     h2b_scenario_del(r->s);
     h2b_peers_del(r->peers);
     json_decref(r->doc);
@@ -1064,6 +1105,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
                                                        nfilters, &r.cells, &r.ncells)))
             goto out;
         sum->cells = r.ncells;
+        if ((rc = start_profiles(&r, NULL)))
+            goto out;
         if (r.s->has_matrix)
             print_plan(&r);
         if (r.s->micro.enabled)
@@ -1075,6 +1118,17 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     char out_path[4096];
     if ((rc = out_path_ready(&r, out_path, sizeof(out_path))))
         goto out;
+    if (r.s->has_matrix) {
+        /* the cells in run order with the configured maxima: which cells a filter names does not
+         * depend on what the probes find, so a --perf-record that names none fails before any
+         * target starts */
+        if ((rc = h2b_expand_matrix(r.s, r.server_max, o->repeat, filters, nfilters, &r.cells,
+                                    &r.ncells)) ||
+            (rc = start_profiles(&r, out_path)))
+            goto out;
+        free(r.cells);
+        r.cells = NULL;
+    }
     if ((rc = h2b_results_new(&r.results, r.s->name, o->scenario))) {
         h2b_diag_set(diag, o->scenario, NULL, NULL, "cannot start the results: %s",
                      h2b_strerror(rc));

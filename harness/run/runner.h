@@ -17,16 +17,19 @@
 #include <stdio.h>
 
 struct h2b_run_options {
-    const char *scenario;  /* scenario file path */
-    const char *out;       /* results path; NULL = results/runs/<name>-<UTC stamp>.json */
-    const char *filter;    /* --filter terms or NULL */
-    uint32_t repeat;       /* --repeat multiplier (>= 1) */
-    bool dry_run;          /* print the expanded cells and stop */
-    bool fail_fast;        /* stop at the first failed cell */
-    bool progress;         /* progress bar on stderr */
-    const char *self;      /* this h2bench executable (bundled server and h2bench client) */
-    const char *peers_dir; /* servers/peers; NULL = $H2B_PEERS_DIR or the build's source tree */
-    FILE *report;          /* where cell lines and the summary table go (stdout) */
+    const char *scenario;    /* scenario file path */
+    const char *out;         /* results path; NULL = results/runs/<name>-<UTC stamp>.json */
+    const char *filter;      /* --filter terms or NULL */
+    const char *perf_record; /* --perf-record cells (the --filter syntax) or NULL: the
+                                scenario's perf_record.cells, if any */
+    bool perf_record_client; /* --perf-record-client: profile the client too */
+    uint32_t repeat;         /* --repeat multiplier (>= 1) */
+    bool dry_run;            /* print the expanded cells and stop */
+    bool fail_fast;          /* stop at the first failed cell */
+    bool progress;           /* progress bar on stderr */
+    const char *self;        /* this h2bench executable (bundled server and h2bench client) */
+    const char *peers_dir;   /* servers/peers; NULL = $H2B_PEERS_DIR or the build's source tree */
+    FILE *report;            /* where cell lines and the summary table go (stdout) */
 };
 
 /* What a run produced. */

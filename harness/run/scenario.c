@@ -501,8 +501,9 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
                       const char *const *known_peers, struct h2b_scenario **out,
                       struct h2b_diag *diag)
 {
-    static const char *const keys[] = {"name",   "description", "targets", "client",
-                                       "matrix", "micro",       NULL};
+    static const char *const keys[] = {"name",   "description", "targets",     "client",
+                                       "matrix", "micro",       "perf_record", NULL};
+    static const char *const perf_record_keys[] = {"cells", "client", NULL};
     static const char *const matrix_keys[] = {
         "connections", "streams",       "frame_size", "window_bits", "path",
         "method",      "body_bytes",    "requests",   "duration_s",  "min_requests",
@@ -510,7 +511,7 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     static const char *const micro_keys[] = {"filter", "profile", "cpu", NULL};
     struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));
-    json_t *matrix = NULL, *micro = NULL;
+    json_t *matrix = NULL, *micro = NULL, *perf_record = NULL;
     int rc;
     if (!s)
         return H2B_ERR_NOMEM;
@@ -530,7 +531,8 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     }
     if ((rc = get_string(&c, doc, "description", "", "", &s->description)) ||
         (rc = get_object(&c, doc, "matrix", "", matrix_keys, &matrix)) ||
-        (rc = get_object(&c, doc, "micro", "", micro_keys, &micro)))
+        (rc = get_object(&c, doc, "micro", "", micro_keys, &micro)) ||
+        (rc = get_object(&c, doc, "perf_record", "", perf_record_keys, &perf_record)))
         goto fail;
     if (!matrix && !micro) {
         rc = fail(&c, "", "a scenario needs a \"matrix\", a \"micro\" block, or both");
@@ -548,6 +550,19 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     }
     if (micro && (rc = parse_micro(&c, micro, &s->micro)))
         goto fail;
+    if (perf_record && !matrix) {
+        rc = fail(&c, "perf_record", "profiles are recorded during matrix cells: add a \"matrix\"");
+        goto fail;
+    }
+    if (perf_record &&
+        ((rc = get_string(&c, perf_record, "cells", "perf_record", NULL, &s->perf_record.cells)) ||
+         (rc = get_bool(&c, perf_record, "client", "perf_record", false, &s->perf_record.client))))
+        goto fail;
+    if (perf_record && !s->perf_record.cells) {
+        rc =
+            fail(&c, "perf_record", "missing field 'cells' (the --filter syntax, e.g. \"100x10\")");
+        goto fail;
+    }
     *out = s;
     return H2B_OK;
 fail:
@@ -578,6 +593,7 @@ void h2b_scenario_del(struct h2b_scenario *s)
     free(s->matrix.path);
     free(s->matrix.method);
     free(s->micro.filter);
+    free(s->perf_record.cells);
     free(s->micro.profile);
     free(s->name);
     free(s->description);

@@ -85,6 +85,12 @@ struct h2b_micro_spec {
     uint32_t cpu;  /* the runner and its forks are pinned here (default 0) */
 };
 
+/* "perf_record": CPU profiles of the targets during some cells (docs/profiles.md). */
+struct h2b_perf_record_spec {
+    char *cells; /* the --filter syntax; NULL: no perf_record block */
+    bool client; /* profile the client too (default false) */
+};
+
 struct h2b_scenario {
     char *name;
     char *description;
@@ -94,6 +100,7 @@ struct h2b_scenario {
     bool has_matrix;
     struct h2b_matrix_spec matrix;
     struct h2b_micro_spec micro;
+    struct h2b_perf_record_spec perf_record;
 };
 
 /* Builds a scenario from a parsed JSON document. src (may be NULL) locates errors: on a document

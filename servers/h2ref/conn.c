@@ -152,6 +152,7 @@ struct h2b_conn {
 
 struct h2b_conn_ctx {
     struct h2b_conn_config cfg;
+    bool inject_slow; /* H2B_INJECT_SLOW=h2ref: see h2b_inject_slow_respond() */
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
     struct h2b_stats stats;
@@ -1004,10 +1005,23 @@ static size_t fmt_u64(char *buf, uint64_t v)
     return n;
 }
 
+/* A deliberate regression for the profiler's tests (tests/integration/profile.sh): with
+ * H2B_INJECT_SLOW=h2ref in the server's environment every response first burns about as much
+ * CPU as the rest of the request costs, in a function of its own so a differential flame graph
+ * can show it. Never on unless that variable says so. */
+__attribute__((noinline)) static void h2b_inject_slow_respond(void)
+{
+    volatile uint32_t x = 1;
+    for (int i = 0; i < 4000; i++)
+        x = x * 1664525u + 1013904223u;
+}
+
 /* Submits the response for st. Body source, status and headers are set here. */
 static void respond(struct h2b_conn *c, struct stream *st)
 {
     struct h2b_conn_ctx *ctx = c->ctx;
+    if (ctx->inject_slow)
+        h2b_inject_slow_respond();
     unsigned status = 200;
     const char *ct = ct_text;
     bool has_cl = true;
@@ -1379,6 +1393,8 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (!ctx)
         return H2B_ERR_NOMEM;
     ctx->cfg = *cfg;
+    const char *slow = getenv("H2B_INJECT_SLOW");
+    ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
     if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
         goto out_free;
     nghttp2_session_callbacks *cb = ctx->cbs;

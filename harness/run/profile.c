@@ -1,0 +1,311 @@
+/*
+ * profile.c - the runner's side of --perf-record: which cells, when to start and stop perf, where
+ * the artefacts go, and what the results cell says.
+ *
+ * Approach: the filter is parsed with the --filter parser and matched on the expanded cells up
+ * front, so a filter that names no cell is an input error before anything runs. Recording starts
+ * from the runner's poll loop once the cell's warm-up has passed (perf attaches to the running
+ * target with -p; starting the server under perf would profile its start-up and every other
+ * cell) and stops when the client has finished; perf's own `sleep` bound ends it anyway if the
+ * runner stalls. Each profile is folded and drawn right after its cell, so the perf text never
+ * piles up, and only the folded stacks and the SVG are kept.
+ *
+ * Rejected: one recording across the whole run (cells would blur into one profile); recording
+ * every cell by default (perf costs the target CPU time; profiles are asked for).
+ */
+#include "profile.h"
+
+#include "clock.h"
+#include "error.h"
+#include "prof.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { SIDE_SERVER = 0, SIDE_CLIENT = 1, NSIDES = 2 };
+
+struct cell_prof {
+    bool wanted;
+    json_t *side[NSIDES]; /* summary + artefacts, or NULL with reason */
+    char reason[NSIDES][300];
+};
+
+struct h2b_run_prof {
+    struct cell_prof *cells;
+    size_t ncells;
+    bool client;
+    char dir[4096]; /* the artefact directory */
+    char rel[1024]; /* its name relative to the results file's directory */
+    bool checked, available;
+    char unavailable[300];
+    /* the cell being recorded */
+    bool active;
+    size_t cur;
+    uint64_t start_ns;
+    double max_s;
+    char title[256];
+    int pid[NSIDES];
+    char exe[NSIDES][1024];
+    char stem[NSIDES][300];
+    struct h2b_prof_rec *rec[NSIDES];
+    bool started;
+    uint64_t rec_start_ns;
+};
+
+static const char *const side_names[NSIDES] = {"server", "client"};
+
+/* A reason quotes perf's messages; a long one is cut, not an error (vsnprintf: the compiler
+ * cannot prove every quoted message fits, and it need not). */
+static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+int h2b_run_prof_new(struct h2b_run_prof **out, const struct h2b_scenario *s, const char *filter,
+                     bool client, const struct h2b_cell *cells, size_t ncells,
+                     const char *results_path, char *msg, size_t msg_size)
+{
+    struct h2b_cell_filter *filters = NULL;
+    size_t nfilters = 0;
+    int rc = h2b_expand_parse_filter(s, filter, &filters, &nfilters, msg, msg_size);
+    if (rc)
+        return rc;
+    struct h2b_run_prof *p = calloc(1, sizeof(*p));
+    if (!p || !(p->cells = calloc(ncells ? ncells : 1, sizeof(*p->cells)))) {
+        free(p);
+        free(filters);
+        return H2B_ERR_NOMEM;
+    }
+    size_t wanted = 0;
+    for (size_t i = 0; i < ncells; i++) {
+        p->cells[i].wanted = h2b_expand_cell_matches(&cells[i], filters, nfilters);
+        wanted += p->cells[i].wanted;
+    }
+    free(filters);
+    p->ncells = ncells;
+    p->client = client;
+    if (wanted == 0) {
+        snprintf(msg, msg_size, "'%s' matches none of the %zu cells of this run", filter, ncells);
+        h2b_run_prof_del(p);
+        return H2B_ERR_NOTFOUND;
+    }
+    if (!results_path) { /* a dry run: the filter is checked, nothing is created */
+        *out = p;
+        return H2B_OK;
+    }
+    /* RESULTS-STEM.profiles beside the results file */
+    const char *slash = strrchr(results_path, '/');
+    const char *base = slash ? slash + 1 : results_path;
+    size_t stem = strlen(base);
+    if (stem > 5 && strcmp(base + stem - 5, ".json") == 0)
+        stem -= 5;
+    snprintf(p->rel, sizeof(p->rel), "%.*s.profiles", (int)(stem < 900 ? stem : 900), base);
+    snprintf(p->dir, sizeof(p->dir), "%.*s%s", slash ? (int)(slash + 1 - results_path) : 0,
+             results_path, p->rel);
+    if (mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(msg, msg_size, "cannot create %s: %s", p->dir, strerror(errno));
+        h2b_run_prof_del(p);
+        return H2B_ERR_IO;
+    }
+    *out = p;
+    return H2B_OK;
+}
+
+static void stop_recordings(struct h2b_run_prof *p)
+{
+    for (int s = 0; s < NSIDES; s++) {
+        h2b_prof_rec_cancel(p->rec[s]);
+        p->rec[s] = NULL;
+    }
+    p->active = false;
+}
+
+void h2b_run_prof_del(struct h2b_run_prof *p)
+{
+    if (!p)
+        return;
+    stop_recordings(p);
+    for (size_t i = 0; i < p->ncells; i++)
+        for (int s = 0; s < NSIDES; s++)
+            json_decref(p->cells[i].side[s]);
+    free(p->cells);
+    free(p);
+}
+
+/* A file-name-safe copy of a target name. */
+static void safe_name(char *buf, size_t size, const char *name)
+{
+    size_t n = 0;
+    for (; name[n] && n + 1 < size; n++) {
+        char ch = name[n];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+        buf[n] = ok ? ch : '_';
+    }
+    buf[n] = '\0';
+}
+
+void h2b_run_prof_begin(struct h2b_run_prof *p, size_t i, const struct h2b_cell *c,
+                        const char *target_name, int target_pid, int client_pid, double delay_s,
+                        double max_s)
+{
+    if (!p || i >= p->ncells || !p->cells[i].wanted)
+        return;
+    stop_recordings(p);
+    struct cell_prof *cp = &p->cells[i];
+    for (int s = 0; s < NSIDES; s++) {
+        json_decref(cp->side[s]);
+        cp->side[s] = NULL;
+        cp->reason[s][0] = '\0';
+    }
+    if (!p->checked) {
+        p->available = h2b_prof_available(NULL, p->unavailable, sizeof(p->unavailable));
+        p->checked = true;
+    }
+    char safe[128];
+    safe_name(safe, sizeof(safe), target_name);
+    snprintf(p->title, sizeof(p->title), "%s %ux%u, cell %zu", target_name, c->connections,
+             c->streams_requested, i);
+    p->pid[SIDE_SERVER] = target_pid;
+    p->pid[SIDE_CLIENT] = p->client ? client_pid : 0;
+    for (int s = 0; s < NSIDES; s++) {
+        snprintf(p->stem[s], sizeof(p->stem[s]), "cell-%zu-%s-%s", i, safe, side_names[s]);
+        p->exe[s][0] = '\0';
+        if (p->pid[s] > 0) {
+            char link[64];
+            snprintf(link, sizeof(link), "/proc/%d/exe", p->pid[s]);
+            ssize_t n = readlink(link, p->exe[s], sizeof(p->exe[s]) - 1);
+            p->exe[s][n > 0 ? n : 0] = '\0';
+        }
+    }
+    if (!p->available)
+        say(cp->reason[SIDE_SERVER], sizeof(cp->reason[0]), "profile: %s", p->unavailable);
+    else if (target_pid <= 0)
+        say(cp->reason[SIDE_SERVER], sizeof(cp->reason[0]),
+            "profile: the target is a URL, no process of ours to record");
+    if (p->client && !p->available)
+        say(cp->reason[SIDE_CLIENT], sizeof(cp->reason[0]), "client profile: %s", p->unavailable);
+    p->active = p->available;
+    p->cur = i;
+    p->started = false;
+    p->start_ns = h2b_clock_now_ns() + (uint64_t)(delay_s * 1e9);
+    p->max_s = max_s > 0 ? max_s : 10;
+}
+
+void h2b_run_prof_tick(struct h2b_run_prof *p)
+{
+    if (!p || !p->active || p->started || h2b_clock_now_ns() < p->start_ns)
+        return;
+    p->started = true;
+    p->rec_start_ns = h2b_clock_now_ns();
+    struct cell_prof *cp = &p->cells[p->cur];
+    for (int s = 0; s < NSIDES; s++) {
+        if (p->pid[s] <= 0)
+            continue;
+        struct h2b_diag d = {0};
+        struct h2b_prof_rec_opts o = {
+            .pid = p->pid[s], .max_s = p->max_s, .dir = p->dir, .name = p->stem[s]};
+        if (h2b_prof_rec_start(&p->rec[s], &o, &d) != H2B_OK)
+            say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s",
+                s == SIDE_CLIENT ? "client " : "", d.message);
+    }
+}
+
+/* Folds, draws and summarises one finished recording into the cell. */
+static void finish_side(struct h2b_run_prof *p, int s, double recorded_s)
+{
+    struct cell_prof *cp = &p->cells[p->cur];
+    const char *who = s == SIDE_CLIENT ? "client " : "";
+    struct h2b_diag d = {0};
+    struct h2b_prof *prof = NULL;
+    int rc = h2b_prof_rec_stop(p->rec[s], p->exe[s], &prof, &d);
+    p->rec[s] = NULL;
+    char path[4600], folded[1400], svg[1400], title[400];
+    snprintf(path, sizeof(path), "%s/%s.perf.txt", p->dir, p->stem[s]);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/%s.perf.err", p->dir, p->stem[s]);
+    unlink(path);
+    if (rc) {
+        say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who, d.message);
+        return;
+    }
+    snprintf(folded, sizeof(folded), "%s/%s.folded", p->rel, p->stem[s]);
+    snprintf(svg, sizeof(svg), "%s/%s.svg", p->rel, p->stem[s]);
+    snprintf(title, sizeof(title), "%s: %s %s", p->title, side_names[s], p->exe[s]);
+    json_t *sum = NULL;
+    snprintf(path, sizeof(path), "%s/%s.folded", p->dir, p->stem[s]);
+    rc = h2b_prof_write_folded(prof, path, &d);
+    if (rc == H2B_OK) {
+        snprintf(path, sizeof(path), "%s/%s.svg", p->dir, p->stem[s]);
+        rc = h2b_prof_flame_svg(prof, title, path, &d);
+    }
+    if (rc == H2B_OK && (rc = h2b_prof_summary_json(prof, 12, &sum)) == H2B_OK) {
+        const char *slash = strrchr(p->exe[s], '/');
+        json_object_set_new(sum, "exe", json_string(slash ? slash + 1 : p->exe[s]));
+        json_object_set_new(sum, "recorded_s", json_real(recorded_s));
+        json_object_set_new(sum, "folded", json_string(folded));
+        json_object_set_new(sum, "svg", json_string(svg));
+        cp->side[s] = sum;
+    } else {
+        say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who,
+            d.message[0] ? d.message : h2b_strerror(rc));
+    }
+    h2b_prof_del(prof);
+}
+
+void h2b_run_prof_end(struct h2b_run_prof *p)
+{
+    if (!p || !p->active)
+        return;
+    struct cell_prof *cp = &p->cells[p->cur];
+    if (!p->started) {
+        for (int s = 0; s < NSIDES; s++)
+            if (p->pid[s] > 0 && !cp->reason[s][0])
+                say(cp->reason[s], sizeof(cp->reason[s]),
+                    "%sprofile: the cell ended before its warm-up did",
+                    s == SIDE_CLIENT ? "client " : "");
+        p->active = false;
+        return;
+    }
+    double recorded_s = (double)(h2b_clock_now_ns() - p->rec_start_ns) / 1e9;
+    for (int s = 0; s < NSIDES; s++)
+        if (p->rec[s])
+            finish_side(p, s, recorded_s);
+    p->active = false;
+}
+
+json_t *h2b_run_prof_cell_json(const struct h2b_run_prof *p, size_t i)
+{
+    if (!p || i >= p->ncells || !p->cells[i].wanted)
+        return NULL;
+    const struct cell_prof *cp = &p->cells[i];
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(
+        o, "server", cp->side[SIDE_SERVER] ? json_deep_copy(cp->side[SIDE_SERVER]) : json_null());
+    if (p->client)
+        json_object_set_new(o, "client",
+                            cp->side[SIDE_CLIENT] ? json_deep_copy(cp->side[SIDE_CLIENT])
+                                                  : json_null());
+    return o;
+}
+
+void h2b_run_prof_reason(const struct h2b_run_prof *p, size_t i, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!p || i >= p->ncells || !p->cells[i].wanted)
+        return;
+    const struct cell_prof *cp = &p->cells[i];
+    snprintf(buf, size, "%s%s%s", cp->reason[0], cp->reason[0][0] && cp->reason[1][0] ? "; " : "",
+             cp->reason[1]);
+}

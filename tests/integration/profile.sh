@@ -1,0 +1,79 @@
+# profile.sh - h2bench run --perf-record on the bundled server (small and quick, for CI): the
+# named cell carries a profile (samples, a DSO split adding up to 100 %, folded stacks holding
+# nghttp2_session_mem_recv, a flame graph whose widths add up), other cells carry none; a
+# server built slower on purpose (H2B_INJECT_SLOW=h2ref) shows its injected function red in the
+# differential graph; without perf the profile is null with the reason and the run goes on;
+# a filter that names no cell exits 2 naming it. The full matrix run is in docs/profiles.md.
+source "$(dirname "$0")/lib.sh"
+SVG_CHECK=$SRC/tests/tools/svg_check.py
+
+cat >"$TMP/s.json" <<'JSON'
+{
+  "name": "prof",
+  "targets": [{"name": "h2ref", "type": "bundled", "cpus": "0", "threads": 1}],
+  "client": {"type": "h2bench", "cpus": "1", "threads": 1},
+  "matrix": {"connections": [1, 10], "streams": [10], "path": "/hello",
+             "duration_s": 1.5, "warmup_s": 0.3, "min_requests": 1000}
+}
+JSON
+
+# Bad input first (nothing is started): exit 2, the filter named.
+err=$("$H2BENCH" run "$TMP/s.json" --perf-record '1000x1' --out "$TMP/x.json" --no-progress 2>&1)
+expect_eq "unmatched --perf-record exit" "$?" 2
+expect_match "unmatched filter named" "$err" "--perf-record: '1000x1' matches none of the 2 cells"
+expect_eq "nothing written" "$(ls "$TMP" | grep -c '^x\.')" 0
+err=$("$H2BENCH" run "$TMP/s.json" --perf-record 'nosuch:10x10' --dry-run 2>&1)
+expect_eq "unknown target exit" "$?" 2
+expect_match "unknown target named" "$err" "no target named 'nosuch'"
+jq '. + {"perf_record": {"cells": "7x7"}}' "$TMP/s.json" >"$TMP/field.json"
+err=$("$H2BENCH" run "$TMP/field.json" --dry-run 2>&1)
+expect_eq "unmatched perf_record.cells exit" "$?" 2
+expect_match "perf_record.cells located" "$err" "field\.json:[0-9]+:[0-9]+: perf_record\.cells: '7x7'"
+
+# Without perf: the profile is null with the reason, the cell is measured as usual.
+H2B_PERF=/nonexistent/perf "$H2BENCH" run "$TMP/s.json" --perf-record '10x10' \
+    --out "$TMP/noperf.json" --no-progress >"$TMP/noperf.out" 2>&1
+expect_eq "run without perf exit" "$?" 0
+expect_eq "null profile" "$(jq -c '.matrix[1].profile' "$TMP/noperf.json")" '{"server":null}'
+expect_match "reason in the note" "$(jq -r '.matrix[1].note' "$TMP/noperf.json")" \
+    'profile: /nonexistent/perf not found'
+expect_eq "cell still ok" "$(jq -r '[.matrix[].status] | join(",")' "$TMP/noperf.json")" "ok,ok"
+
+# With perf: A (as built) and B (H2B_INJECT_SLOW=h2ref), the 10x10 cell profiled.
+"$H2BENCH" run "$TMP/s.json" --perf-record 'h2ref:10x10' --out "$TMP/a.json" --no-progress \
+    >"$TMP/a.out" 2>&1
+expect_eq "run A exit" "$?" 0
+note=$(jq -r '.matrix[1].note // ""' "$TMP/a.json")
+if jq -e '.matrix[1].profile.server == null' "$TMP/a.json" >/dev/null &&
+    printf '%s' "$note" | grep -Eq 'perf_event_open|not found|for this kernel'; then
+    echo "SKIP: perf cannot record here: $note"
+    finish || exit 1
+    exit 77
+fi
+expect_eq "unprofiled cell has no profile" "$(jq '.matrix[0] | has("profile")' "$TMP/a.json")" false
+samples=$(jq '.matrix[1].profile.server.samples' "$TMP/a.json")
+expect_eq "samples recorded" "$(jq '.matrix[1].profile.server.samples > 20' "$TMP/a.json")" true
+expect_eq "DSO split adds up to 100" \
+    "$(jq '[.matrix[1].profile.server.dso_pct[]] | add | (. > 99) and (. < 101)' "$TMP/a.json")" true
+expect_eq "exe is h2bench" "$(jq -r '.matrix[1].profile.server.exe' "$TMP/a.json")" h2bench
+folded=$TMP/$(jq -r '.matrix[1].profile.server.folded' "$TMP/a.json")
+svg=$TMP/$(jq -r '.matrix[1].profile.server.svg' "$TMP/a.json")
+expect_eq "folded samples = summary samples" "$(awk '{n += $NF} END {print n}' "$folded")" "$samples"
+expect_match "nghttp2_session_mem_recv in the stacks" "$(cut -c1-100000 "$folded")" \
+    'nghttp2_session_mem_recv \[libnghttp2'
+out=$(python3 "$SVG_CHECK" "$svg" "$samples" 2>&1)
+expect_eq "flame graph: $out" "$?" 0
+expect_eq "no perf.data left" "$(find "$TMP" -name '*.perf.data' -o -name '*.perf.txt' | wc -l)" 0
+
+H2B_INJECT_SLOW=h2ref "$H2BENCH" run "$TMP/s.json" --perf-record 'h2ref:10x10' \
+    --out "$TMP/b.json" --no-progress >"$TMP/b.out" 2>&1
+expect_eq "run B exit" "$?" 0
+bfolded=$TMP/$(jq -r '.matrix[1].profile.server.folded' "$TMP/b.json")
+"$H2BENCH" flame "$bfolded" --diff "$folded" -o "$TMP/diff.svg"
+expect_eq "diff graph exit" "$?" 0
+out=$(python3 "$SVG_CHECK" "$TMP/diff.svg" "$(jq '.matrix[1].profile.server.samples' "$TMP/b.json")" \
+    --red h2b_inject_slow_respond 2>&1)
+expect_eq "injected function red in the diff: $out" "$?" 0
+out=$(grep -c 'data-name="h2b_inject_slow_respond"' "$svg")
+expect_eq "injected function absent from A" "$out" 0
+finish
