@@ -6,6 +6,9 @@
 #include "cpu.h"
 #include "error.h"
 #include "server.h"
+#ifdef H2B_HAVE_H3
+#include "h3server.h"
+#endif
 
 #include <getopt.h>
 #include <stdio.h>
@@ -37,6 +40,10 @@ static void usage(FILE *f)
             "  --docroot DIR           also serve files from DIR\n"
             "  --tls                   TLS 1.2/1.3 with ALPN h2 (self-signed unless --cert)\n"
             "  --cert FILE --key FILE  PEM certificate chain and key for --tls\n"
+            "  --h3                    also HTTP/3 (QUIC) on the same port number over UDP;\n"
+            "                          implies --tls\n"
+            "  --h3-no-retry           accept QUIC connections without a Retry round trip\n"
+            "                          (default: every new connection proves its address)\n"
             "  --help                  this text\n\n"
             "endpoints: / and /hello, /bytes/N, POST /sink, POST /echo, /status/NNN, "
             "/delay/MS,\n"
@@ -62,7 +69,9 @@ enum {
     O_TLS,
     O_CERT,
     O_KEY,
-    O_HELP
+    O_HELP,
+    O_H3,
+    O_H3_NO_RETRY
 };
 
 static const struct option options[] = {
@@ -85,6 +94,8 @@ static const struct option options[] = {
     {"cert", required_argument, NULL, O_CERT},
     {"key", required_argument, NULL, O_KEY},
     {"help", no_argument, NULL, O_HELP},
+    {"h3", no_argument, NULL, O_H3},
+    {"h3-no-retry", no_argument, NULL, O_H3_NO_RETRY},
     {NULL, 0, NULL, 0},
 };
 
@@ -110,6 +121,7 @@ int h2b_cmd_serve(int argc, char **argv)
     struct h2b_server_config cfg;
     h2b_server_config_defaults(&cfg);
     bool threads_set = false;
+    bool h3 = false, h3_retry = true;
     uint64_t v;
     int rc = H2B_OK;
     int opt;
@@ -186,6 +198,12 @@ int h2b_cmd_serve(int argc, char **argv)
         case O_HELP:
             usage(stdout);
             return H2B_EXIT_OK;
+        case O_H3:
+            h3 = true;
+            break;
+        case O_H3_NO_RETRY:
+            h3_retry = false;
+            break;
         default:
             fprintf(stderr, "h2bench serve: unknown or incomplete option '%s'\n\n",
                     argv[optind - 1]);
@@ -200,6 +218,8 @@ int h2b_cmd_serve(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h3)
+        cfg.tls = true;
     if ((cfg.cert_file || cfg.key_file) && !cfg.tls) {
         fprintf(stderr, "h2bench serve: --cert and --key need --tls\n");
         return H2B_EXIT_USAGE;
@@ -207,7 +227,39 @@ int h2b_cmd_serve(int argc, char **argv)
     if (cfg.pin && !threads_set)
         cfg.threads = CPU_COUNT(&cfg.cpus);
     char err[512] = "";
+#ifdef H2B_HAVE_H3
+    struct h2b_h3_server *h3s = NULL;
+    if (h3) {
+        struct h2b_h3_server_config hc;
+        h2b_h3_server_config_defaults(&hc);
+        hc.host = cfg.host;
+        hc.port = cfg.port;
+        hc.cert_file = cfg.cert_file;
+        hc.key_file = cfg.key_file;
+        hc.max_connections = cfg.max_connections;
+        hc.max_streams = cfg.conn.max_streams;
+        hc.idle_timeout_ns = cfg.conn.idle_timeout_ns;
+        hc.max_body = cfg.conn.max_body;
+        hc.drain_ns = cfg.drain_ns;
+        hc.retry = h3_retry;
+        rc = h2b_h3_server_start(&h3s, &hc, &cfg.port, err, sizeof err);
+        if (rc != H2B_OK) {
+            fprintf(stderr, "h2bench serve: --h3: %s\n", err[0] ? err : h2b_strerror(rc));
+            return rc == H2B_ERR_INVAL ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+        }
+    }
+#else
+    (void)h3_retry;
+    if (h3) {
+        fprintf(stderr, "h2bench serve: --h3: HTTP/3 is not available in this build "
+                        "(configured with -DH2B_H3=OFF)\n");
+        return H2B_EXIT_USAGE;
+    }
+#endif
     rc = h2b_server_run(&cfg, err, sizeof err);
+#ifdef H2B_HAVE_H3
+    h2b_h3_server_stop(h3s);
+#endif
     if (rc != H2B_OK) {
         fprintf(stderr, "h2bench serve: %s\n", err[0] ? err : h2b_strerror(rc));
         return rc == H2B_ERR_INVAL ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;

@@ -1,0 +1,1742 @@
+/*
+ * h3server.c - the HTTP/3 listener: one thread, one UDP socket, every QUIC connection on it.
+ *
+ * Approach:
+ * - QUIC is ngtcp2 0.12 with its GnuTLS crypto helpers, HTTP/3 and QPACK are nghttp3 0.8 (the
+ *   versions Debian 12 ships). The loop is epoll on the UDP socket and an eventfd (stop): read a
+ *   batch of datagrams with recvmmsg, route each by its destination connection ID through an
+ *   open-addressing table, run due timers (ngtcp2's expiry, /delay responses), then write every
+ *   connection that was touched, at most one send quantum per turn, so one bulk transfer cannot
+ *   starve the others.
+ * - New connections: ngtcp2_accept validates the Initial; with retry on (the default) a client
+ *   without a token gets a Retry carrying an encrypted token bound to its address, and only an
+ *   Initial with a valid token creates state. A flood of spoofed Initials therefore costs one
+ *   stateless Retry each and no memory. Over max_connections a client gets a stateless
+ *   CONNECTION_CLOSE(CONNECTION_REFUSED).
+ * - Flow control: request bodies are credited back to the peer as soon as they are read, except
+ *   on /echo, whose bytes are credited only when the peer acknowledges them in the response:
+ *   each /echo stream holds at most stream_window bytes, and the window never grows
+ *   (max_stream_window = initial window), so that bound is exact.
+ * - Bodies are never copied: /bytes/N points nghttp3 at a static pattern (byte i = i & 0xff),
+ *   /echo at a per-stream ring that is freed with the stream.
+ * - Garbage (not a QUIC header, unknown connection ID in a short header, bad token) is counted
+ *   and dropped; a connection error sends CONNECTION_CLOSE and frees the connection at once.
+ * Rejected: one socket per worker thread with SO_REUSEPORT (a 4-tuple hash splits QUIC's
+ * connections unevenly and breaks on migration without a BPF steering program); a closing
+ * period that keeps state after an error (it buys retransmitted CONNECTION_CLOSEs and costs
+ * memory an attacker controls); UDP GSO (measured later if bulk throughput asks for it).
+ */
+#include "h3server.h"
+
+#include "clock.h"
+#include "error.h"
+#include "h3tls.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <nghttp3/nghttp3.h>
+#include <ngtcp2/ngtcp2.h>
+#include <ngtcp2/ngtcp2_crypto.h>
+#include <ngtcp2/ngtcp2_crypto_gnutls.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCID_LEN 18
+#define RX_BATCH 32
+#define RX_DGRAM 4096 /* larger datagrams are truncated and dropped */
+#define RX_PER_TURN 256
+#define TX_MAX_PKTS 64 /* per connection per turn */
+#define MAX_CIDS 16    /* connection IDs one connection is reachable by */
+#define DATA_MAX 16384
+#define MAX_DELAY_MS 60000
+#define STATS_CAP 4096
+#define SOCKBUF (4 * 1024 * 1024)
+
+enum route {
+    R_NONE,
+    R_HELLO,
+    R_BYTES,
+    R_SINK,
+    R_ECHO,
+    R_STATUS,
+    R_DELAY,
+    R_STATS,
+    R_NOTFOUND,
+    R_BAD
+};
+enum method { M_NONE, M_GET, M_HEAD, M_POST, M_PUT, M_OTHER };
+enum body { B_NONE, B_MEM, B_PATTERN, B_RING };
+
+enum counter {
+    C_CONNS_OPEN,
+    C_CONNS_TOTAL,
+    C_HANDSHAKES,
+    C_STREAMS_TOTAL,
+    C_REQUESTS,
+    C_DGRAMS_IN,
+    C_DGRAMS_OUT,
+    C_BYTES_IN,
+    C_BYTES_OUT,
+    C_RETRY_SENT,
+    C_TOKEN_BAD,
+    C_REFUSED,
+    C_GARBAGE,
+    C_UNKNOWN_CID,
+    C_VN_SENT,
+    C_IDLE_CLOSED,
+    C_CONN_ERRORS,
+    C_SEND_DROPS,
+    C_COUNT
+};
+
+static const char *const counter_names[C_COUNT] = {
+    "conns_open",    "conns_total", "handshakes", "streams_total", "requests",      "datagrams_in",
+    "datagrams_out", "bytes_in",    "bytes_out",  "retry_sent",    "token_invalid", "refused",
+    "garbage",       "unknown_cid", "vn_sent",    "idle_closed",   "conn_errors",   "send_drops",
+};
+
+struct cidkey {
+    uint8_t len;
+    uint8_t data[NGTCP2_MAX_CIDLEN];
+};
+
+struct h3conn;
+
+struct cidslot {
+    struct cidkey k;
+    struct h3conn *c; /* NULL: empty */
+};
+
+struct h3stream {
+    struct h3stream *next, *prev;   /* the connection's streams */
+    struct h3stream *dnext, *dprev; /* the server's /delay list */
+    struct h3conn *c;
+    int64_t id;
+    uint8_t route, method, body;
+    bool responded, eof_in, blocked, delayed;
+    uint64_t arg, len, off, rx, deadline;
+    const uint8_t *mem;
+    uint8_t *ring; /* /echo: stream_window bytes; offsets below grow monotonically */
+    uint64_t r_acked, r_sent, r_tail;
+    char *heap; /* /stats body */
+    char status[4], cl[24], text[24];
+};
+
+struct h3conn {
+    struct h2b_h3_server *s;
+    ngtcp2_crypto_conn_ref ref;
+    ngtcp2_conn *q;
+    nghttp3_conn *h;
+    gnutls_session_t tls;
+    struct sockaddr_storage remote;
+    socklen_t remotelen;
+    ngtcp2_connection_close_error err;
+    struct cidkey cids[MAX_CIDS];
+    unsigned ncids;
+    struct h3conn *next, *prev; /* all connections */
+    struct h3conn *wnext;       /* touched this turn */
+    struct h3stream *streams;
+    uint32_t nstreams;
+    bool touched, dead, shut;
+};
+
+struct h2b_h3_server {
+    struct h2b_h3_server_config cfg;
+    int fd, evfd, epfd;
+    pthread_t thread;
+    bool started;
+    gnutls_certificate_credentials_t cred;
+    uint8_t secret[32];
+    uint64_t seed;
+    struct sockaddr_storage local;
+    socklen_t locallen;
+    struct cidslot *map;
+    size_t mapmask;
+    struct h3conn *conns;
+    uint32_t nconns;
+    struct h3conn *touched;
+    struct h3stream *delay_head;
+    bool blocked; /* the socket said EAGAIN: wait for EPOLLOUT */
+    bool draining;
+    uint64_t drain_deadline;
+    uint64_t now;
+    char date[40];
+    time_t date_sec;
+    uint64_t c[C_COUNT];
+    uint8_t *rxbuf;
+    uint8_t tx[NGTCP2_MAX_PMTUD_UDP_PAYLOAD_SIZE > 1500 ? NGTCP2_MAX_PMTUD_UDP_PAYLOAD_SIZE : 1500];
+};
+
+static uint8_t pattern[256 + DATA_MAX];
+static pthread_once_t pattern_once = PTHREAD_ONCE_INIT;
+static const char hello_body[] = "Hello, World!";
+static const char notfound_body[] = "Not Found\n";
+
+static void pattern_init(void)
+{
+    for (size_t i = 0; i < sizeof pattern; i++)
+        pattern[i] = (uint8_t)(i & 0xff);
+}
+
+/* ---- connection ID table (linear probing, backward-shift deletion) ---- */
+
+static size_t cid_hash(const struct h2b_h3_server *s, const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ s->seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return (size_t)(h ^ (h >> 29));
+}
+
+static bool cid_eq(const struct cidkey *k, const uint8_t *p, size_t n)
+{
+    return k->len == n && memcmp(k->data, p, n) == 0;
+}
+
+static struct h3conn *cid_find(const struct h2b_h3_server *s, const uint8_t *p, size_t n)
+{
+    for (size_t i = cid_hash(s, p, n) & s->mapmask;; i = (i + 1) & s->mapmask) {
+        const struct cidslot *e = &s->map[i];
+        if (!e->c)
+            return NULL;
+        if (cid_eq(&e->k, p, n))
+            return e->c;
+    }
+}
+
+static bool cid_add(struct h3conn *c, const uint8_t *p, size_t n)
+{
+    struct h2b_h3_server *s = c->s;
+    if (c->ncids == MAX_CIDS || n > NGTCP2_MAX_CIDLEN || cid_find(s, p, n))
+        return false;
+    size_t i = cid_hash(s, p, n) & s->mapmask;
+    while (s->map[i].c)
+        i = (i + 1) & s->mapmask;
+    s->map[i].c = c;
+    s->map[i].k.len = (uint8_t)n;
+    memcpy(s->map[i].k.data, p, n);
+    c->cids[c->ncids].len = (uint8_t)n;
+    memcpy(c->cids[c->ncids].data, p, n);
+    c->ncids++;
+    return true;
+}
+
+static void cid_remove_slot(struct h2b_h3_server *s, size_t i)
+{
+    s->map[i].c = NULL;
+    for (size_t j = (i + 1) & s->mapmask; s->map[j].c; j = (j + 1) & s->mapmask) {
+        size_t home = cid_hash(s, s->map[j].k.data, s->map[j].k.len) & s->mapmask;
+        /* move j back into the hole i unless its home lies cyclically in (i, j] */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            s->map[i] = s->map[j];
+            s->map[j].c = NULL;
+            i = j;
+        }
+    }
+}
+
+static void cid_del(struct h3conn *c, const uint8_t *p, size_t n)
+{
+    struct h2b_h3_server *s = c->s;
+    for (size_t i = cid_hash(s, p, n) & s->mapmask; s->map[i].c; i = (i + 1) & s->mapmask) {
+        if (s->map[i].c == c && cid_eq(&s->map[i].k, p, n)) {
+            cid_remove_slot(s, i);
+            break;
+        }
+    }
+    for (unsigned k = 0; k < c->ncids; k++) {
+        if (cid_eq(&c->cids[k], p, n)) {
+            c->cids[k] = c->cids[--c->ncids];
+            break;
+        }
+    }
+}
+
+/* ---- small helpers ---- */
+
+static void touch(struct h3conn *c)
+{
+    if (!c->touched && !c->dead) {
+        c->touched = true;
+        c->wnext = c->s->touched;
+        c->s->touched = c;
+    }
+}
+
+static void update_date(struct h2b_h3_server *s)
+{
+    time_t t = time(NULL);
+    if (t == s->date_sec)
+        return;
+    s->date_sec = t;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(s->date, sizeof s->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+static size_t fmt_u64(char *buf, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
+static bool eq(const uint8_t *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && memcmp(p, lit, l) == 0;
+}
+
+static bool prefix(const uint8_t *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n >= l && memcmp(p, lit, l) == 0;
+}
+
+static bool parse_num(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
+{
+    if (n == 0 || n > 19)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void route_path(struct h3stream *st, const uint8_t *p, size_t n, uint64_t max_body)
+{
+    const uint8_t *q = memchr(p, '?', n);
+    if (q)
+        n = (size_t)(q - p);
+    if (eq(p, n, "/") || eq(p, n, "/hello"))
+        st->route = R_HELLO;
+    else if (prefix(p, n, "/bytes/"))
+        st->route = parse_num(p + 7, n - 7, max_body, &st->arg) ? R_BYTES : R_BAD;
+    else if (eq(p, n, "/sink"))
+        st->route = R_SINK;
+    else if (eq(p, n, "/echo"))
+        st->route = R_ECHO;
+    else if (prefix(p, n, "/status/"))
+        st->route =
+            n == 11 && parse_num(p + 8, 3, 599, &st->arg) && st->arg >= 200 ? R_STATUS : R_BAD;
+    else if (prefix(p, n, "/delay/"))
+        st->route = parse_num(p + 7, n - 7, MAX_DELAY_MS, &st->arg) ? R_DELAY : R_BAD;
+    else if (eq(p, n, "/stats"))
+        st->route = R_STATS;
+    else
+        st->route = R_NOTFOUND;
+}
+
+static bool is_upload(const struct h3stream *st)
+{
+    return st->method == M_POST || st->method == M_PUT;
+}
+
+/* Credits n consumed bytes back to the peer (stream and connection windows). */
+static void consume(struct h3conn *c, int64_t id, uint64_t n)
+{
+    if (n == 0)
+        return;
+    ngtcp2_conn_extend_max_stream_offset(c->q, id, n);
+    ngtcp2_conn_extend_max_offset(c->q, n);
+}
+
+static void set_app_error(struct h3conn *c, int liberr)
+{
+    ngtcp2_connection_close_error_set_application_error(
+        &c->err, nghttp3_err_infer_quic_app_error_code(liberr), NULL, 0);
+}
+
+/* ---- streams ---- */
+
+static void delay_unlink(struct h2b_h3_server *s, struct h3stream *st)
+{
+    if (!st->delayed)
+        return;
+    if (st->dprev)
+        st->dprev->dnext = st->dnext;
+    else
+        s->delay_head = st->dnext;
+    if (st->dnext)
+        st->dnext->dprev = st->dprev;
+    st->delayed = false;
+}
+
+static void delay_insert(struct h2b_h3_server *s, struct h3stream *st)
+{
+    struct h3stream *prev = NULL, *it = s->delay_head;
+    while (it && it->deadline <= st->deadline) {
+        prev = it;
+        it = it->dnext;
+    }
+    st->dprev = prev;
+    st->dnext = it;
+    if (prev)
+        prev->dnext = st;
+    else
+        s->delay_head = st;
+    if (it)
+        it->dprev = st;
+    st->delayed = true;
+}
+
+static void stream_free(struct h3stream *st)
+{
+    struct h3conn *c = st->c;
+    delay_unlink(c->s, st);
+    if (st->prev)
+        st->prev->next = st->next;
+    else
+        c->streams = st->next;
+    if (st->next)
+        st->next->prev = st->prev;
+    c->nstreams--;
+    free(st->ring);
+    free(st->heap);
+    free(st);
+}
+
+static nghttp3_ssize read_body(nghttp3_conn *h, int64_t id, nghttp3_vec *vec, size_t veccnt,
+                               uint32_t *flags, void *ud, void *sud)
+{
+    (void)h, (void)id, (void)ud;
+    struct h3stream *st = sud;
+    if (!st || veccnt == 0)
+        return NGHTTP3_ERR_CALLBACK_FAILURE;
+    size_t n = 0;
+    switch (st->body) {
+    case B_MEM:
+        if (st->off < st->len) {
+            vec[n].base = (uint8_t *)(uintptr_t)(st->mem + st->off);
+            vec[n++].len = (size_t)(st->len - st->off);
+            st->off = st->len;
+        }
+        *flags |= NGHTTP3_DATA_FLAG_EOF;
+        return (nghttp3_ssize)n;
+    case B_PATTERN:
+        while (n < veccnt && n < 4 && st->off < st->len) {
+            uint64_t rem = st->len - st->off;
+            size_t k = rem < DATA_MAX ? (size_t)rem : DATA_MAX;
+            vec[n].base = pattern + (st->off & 0xff);
+            vec[n++].len = k;
+            st->off += k;
+        }
+        if (st->off == st->len)
+            *flags |= NGHTTP3_DATA_FLAG_EOF;
+        return (nghttp3_ssize)n;
+    case B_RING: {
+        uint64_t cap = st->c->s->cfg.stream_window;
+        while (n < veccnt && n < 2 && st->r_sent < st->r_tail) {
+            size_t at = (size_t)(st->r_sent % cap);
+            uint64_t k = st->r_tail - st->r_sent;
+            if (k > cap - at)
+                k = cap - at;
+            vec[n].base = st->ring + at;
+            vec[n++].len = (size_t)k;
+            st->r_sent += k;
+        }
+        if (st->eof_in && st->r_sent == st->r_tail) {
+            *flags |= NGHTTP3_DATA_FLAG_EOF;
+            return (nghttp3_ssize)n;
+        }
+        if (n == 0) {
+            st->blocked = true;
+            return NGHTTP3_ERR_WOULDBLOCK;
+        }
+        return (nghttp3_ssize)n;
+    }
+    default:
+        *flags |= NGHTTP3_DATA_FLAG_EOF;
+        return 0;
+    }
+}
+
+#define NV(n, v, vl, f)                                                                            \
+    {                                                                                              \
+        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vl), (f)                                   \
+    }
+#define NOCOPY (NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE)
+
+static int stats_json(struct h2b_h3_server *s, char *buf, size_t cap)
+{
+    size_t off = 0;
+    int n = snprintf(buf, cap, "{\"protocol\":\"h3\"");
+    if (n < 0 || (size_t)n >= cap)
+        return H2B_ERR_RANGE;
+    off = (size_t)n;
+    for (int i = 0; i < C_COUNT; i++) {
+        n = snprintf(buf + off, cap - off, ",\"%s\":%llu", counter_names[i],
+                     (unsigned long long)s->c[i]);
+        if (n < 0 || (size_t)n >= cap - off)
+            return H2B_ERR_RANGE;
+        off += (size_t)n;
+    }
+    n = snprintf(buf + off, cap - off, ",\"rss_kib\":%llu}\n",
+                 (unsigned long long)h2b_stats_rss_kib());
+    if (n < 0 || (size_t)n >= cap - off)
+        return H2B_ERR_RANGE;
+    return (int)(off + (size_t)n);
+}
+
+static void respond(struct h3stream *st)
+{
+    struct h3conn *c = st->c;
+    struct h2b_h3_server *s = c->s;
+    unsigned status = 200;
+    const char *ct = "text/plain";
+    bool has_cl = true;
+    st->body = B_NONE;
+    st->len = st->off = 0;
+    switch (st->route) {
+    case R_HELLO:
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)hello_body;
+        st->len = sizeof hello_body - 1;
+        break;
+    case R_BYTES:
+        st->body = B_PATTERN;
+        st->len = st->arg;
+        ct = "application/octet-stream";
+        break;
+    case R_SINK:
+        if (!is_upload(st)) {
+            status = 405;
+            break;
+        }
+        size_t tl = fmt_u64(st->text, st->rx);
+        st->text[tl] = '\n';
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)st->text;
+        st->len = tl + 1;
+        break;
+    case R_ECHO:
+        if (!is_upload(st)) {
+            status = 405;
+            break;
+        }
+        st->body = B_RING;
+        ct = "application/octet-stream";
+        has_cl = false;
+        break;
+    case R_STATUS:
+        status = (unsigned)st->arg;
+        has_cl = status != 204 && status != 304;
+        break;
+    case R_DELAY:
+        if (!st->delayed && st->deadline == 0) {
+            st->deadline = s->now + st->arg * H2B_NS_PER_MS;
+            delay_insert(s, st);
+            return;
+        }
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)hello_body;
+        st->len = sizeof hello_body - 1;
+        break;
+    case R_STATS: {
+        st->heap = malloc(STATS_CAP);
+        int n = st->heap ? stats_json(s, st->heap, STATS_CAP) : H2B_ERR_NOMEM;
+        if (n < 0) {
+            status = 500;
+            break;
+        }
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)st->heap;
+        st->len = (uint64_t)n;
+        ct = "application/json";
+        break;
+    }
+    case R_BAD:
+        status = 400;
+        break;
+    default:
+        status = 404;
+        st->body = B_MEM;
+        st->mem = (const uint8_t *)notfound_body;
+        st->len = sizeof notfound_body - 1;
+        break;
+    }
+    if (st->method == M_HEAD)
+        st->body = B_NONE;
+    st->status[0] = (char)('0' + status / 100);
+    st->status[1] = (char)('0' + status / 10 % 10);
+    st->status[2] = (char)('0' + status % 10);
+    st->status[3] = '\0';
+    update_date(s);
+    nghttp3_nv nva[5] = {
+        NV(":status", st->status, 3, NOCOPY),
+        NV("server", "h2bench", 7, NOCOPY),
+        NV("date", s->date, strlen(s->date), NGHTTP3_NV_FLAG_NO_COPY_NAME),
+        NV("content-type", ct, strlen(ct), NOCOPY),
+        NV("content-length", st->cl, 0, NOCOPY),
+    };
+    size_t nnv = 4;
+    if (has_cl) {
+        nva[4].valuelen =
+            fmt_u64(st->cl, st->method == M_HEAD && st->route == R_ECHO ? 0 : st->len);
+        nnv = 5;
+    }
+    bool body = st->body != B_NONE && (st->len > 0 || st->body == B_RING);
+    nghttp3_data_reader dr = {.read_data = read_body};
+    st->responded = true;
+    int rv = nghttp3_conn_submit_response(c->h, st->id, nva, nnv, body ? &dr : NULL);
+    if (rv != 0) {
+        set_app_error(c, rv);
+        return;
+    }
+    s->c[C_REQUESTS]++;
+    touch(c);
+}
+
+/* ---- nghttp3 callbacks ---- */
+
+static int h_acked(nghttp3_conn *h, int64_t id, uint64_t n, void *ud, void *sud)
+{
+    (void)h;
+    struct h3conn *c = ud;
+    struct h3stream *st = sud;
+    if (st && st->body == B_RING) {
+        st->r_acked += n;
+        consume(c, id, n); /* the echoed bytes left the ring: the peer may send as many again */
+    }
+    return 0;
+}
+
+static int h_stream_close(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    (void)h, (void)code;
+    struct h3conn *c = ud;
+    if (sud)
+        stream_free(sud);
+    if (ngtcp2_is_bidi_stream(id))
+        ngtcp2_conn_extend_max_streams_bidi(c->q, 1);
+    return 0;
+}
+
+static int h_recv_data(nghttp3_conn *h, int64_t id, const uint8_t *data, size_t n, void *ud,
+                       void *sud)
+{
+    struct h3conn *c = ud;
+    struct h3stream *st = sud;
+    if (!st) {
+        consume(c, id, n);
+        return 0;
+    }
+    st->rx += n;
+    if (st->route != R_ECHO || !is_upload(st) || st->method == M_HEAD) {
+        consume(c, id, n);
+        return 0;
+    }
+    uint64_t cap = c->s->cfg.stream_window;
+    if (!st->ring && !(st->ring = malloc(cap)))
+        return NGHTTP3_ERR_CALLBACK_FAILURE;
+    if (st->r_tail - st->r_acked + n > cap)
+        return NGHTTP3_ERR_CALLBACK_FAILURE; /* cannot happen: the window is the ring */
+    while (n > 0) {
+        size_t at = (size_t)(st->r_tail % cap);
+        size_t k = n < cap - at ? n : (size_t)(cap - at);
+        memcpy(st->ring + at, data, k);
+        st->r_tail += k;
+        data += k;
+        n -= k;
+    }
+    if (st->blocked) {
+        st->blocked = false;
+        nghttp3_conn_resume_stream(h, id);
+        touch(c);
+    }
+    return 0;
+}
+
+static int h_deferred_consume(nghttp3_conn *h, int64_t id, size_t n, void *ud, void *sud)
+{
+    (void)h, (void)sud;
+    consume(ud, id, n);
+    return 0;
+}
+
+static int h_begin_headers(nghttp3_conn *h, int64_t id, void *ud, void *sud)
+{
+    struct h3conn *c = ud;
+    if (sud)
+        return 0; /* trailers or a second header block: the stream exists */
+    struct h3stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return NGHTTP3_ERR_CALLBACK_FAILURE;
+    st->c = c;
+    st->id = id;
+    st->next = c->streams;
+    if (c->streams)
+        c->streams->prev = st;
+    c->streams = st;
+    c->nstreams++;
+    c->s->c[C_STREAMS_TOTAL]++;
+    nghttp3_conn_set_stream_user_data(h, id, st);
+    return 0;
+}
+
+static int h_recv_header(nghttp3_conn *h, int64_t id, int32_t token, nghttp3_rcbuf *name,
+                         nghttp3_rcbuf *value, uint8_t flags, void *ud, void *sud)
+{
+    (void)h, (void)id, (void)name, (void)flags;
+    struct h3conn *c = ud;
+    struct h3stream *st = sud;
+    if (!st)
+        return 0;
+    nghttp3_vec v = nghttp3_rcbuf_get_buf(value);
+    switch (token) {
+    case NGHTTP3_QPACK_TOKEN__PATH:
+        route_path(st, v.base, v.len, c->s->cfg.max_body);
+        break;
+    case NGHTTP3_QPACK_TOKEN__METHOD:
+        st->method = eq(v.base, v.len, "GET")    ? M_GET
+                     : eq(v.base, v.len, "HEAD") ? M_HEAD
+                     : eq(v.base, v.len, "POST") ? M_POST
+                     : eq(v.base, v.len, "PUT")  ? M_PUT
+                                                 : M_OTHER;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int h_end_headers(nghttp3_conn *h, int64_t id, int fin, void *ud, void *sud)
+{
+    (void)h, (void)id, (void)ud;
+    struct h3stream *st = sud;
+    if (!st || st->responded)
+        return 0;
+    if (st->route == R_NONE)
+        st->route = R_BAD;
+    if (fin)
+        st->eof_in = true;
+    if (fin || (st->route == R_ECHO && is_upload(st)))
+        respond(st); /* /echo streams its body back while it arrives */
+    return 0;
+}
+
+static int h_end_stream(nghttp3_conn *h, int64_t id, void *ud, void *sud)
+{
+    struct h3stream *st = sud;
+    (void)ud;
+    if (!st)
+        return 0;
+    st->eof_in = true;
+    if (!st->responded) {
+        respond(st);
+    } else if (st->body == B_RING && st->blocked) {
+        st->blocked = false;
+        nghttp3_conn_resume_stream(h, id);
+        touch(st->c);
+    }
+    return 0;
+}
+
+static int h_stop_sending(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    (void)h, (void)sud;
+    struct h3conn *c = ud;
+    ngtcp2_conn_shutdown_stream_read(c->q, id, code);
+    return 0;
+}
+
+static int h_reset_stream(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    (void)h, (void)sud;
+    struct h3conn *c = ud;
+    ngtcp2_conn_shutdown_stream_write(c->q, id, code);
+    return 0;
+}
+
+static int setup_http(struct h3conn *c)
+{
+    if (c->h)
+        return 0;
+    if (ngtcp2_conn_get_max_local_streams_uni(c->q) < 3)
+        return -1;
+    nghttp3_callbacks cb = {
+        .acked_stream_data = h_acked,
+        .stream_close = h_stream_close,
+        .recv_data = h_recv_data,
+        .deferred_consume = h_deferred_consume,
+        .begin_headers = h_begin_headers,
+        .recv_header = h_recv_header,
+        .end_headers = h_end_headers,
+        .stop_sending = h_stop_sending,
+        .end_stream = h_end_stream,
+        .reset_stream = h_reset_stream,
+    };
+    nghttp3_settings set;
+    nghttp3_settings_default(&set);
+    set.qpack_max_dtable_capacity = 4096;
+    set.qpack_blocked_streams = 100;
+    set.max_field_section_size = 64 * 1024;
+    if (nghttp3_conn_server_new(&c->h, &cb, &set, NULL, c) != 0)
+        return -1;
+    nghttp3_conn_set_max_client_streams_bidi(c->h, c->s->cfg.max_streams);
+    int64_t ctrl, enc, dec;
+    if (ngtcp2_conn_open_uni_stream(c->q, &ctrl, NULL) != 0 ||
+        nghttp3_conn_bind_control_stream(c->h, ctrl) != 0 ||
+        ngtcp2_conn_open_uni_stream(c->q, &enc, NULL) != 0 ||
+        ngtcp2_conn_open_uni_stream(c->q, &dec, NULL) != 0 ||
+        nghttp3_conn_bind_qpack_streams(c->h, enc, dec) != 0)
+        return -1;
+    if (c->s->draining) {
+        nghttp3_conn_shutdown(c->h);
+        c->shut = true;
+    }
+    return 0;
+}
+
+/* ---- ngtcp2 callbacks ---- */
+
+static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
+{
+    return ((struct h3conn *)ref->user_data)->q;
+}
+
+static void q_rand(uint8_t *dest, size_t n, const ngtcp2_rand_ctx *ctx)
+{
+    (void)ctx;
+    gnutls_rnd(GNUTLS_RND_NONCE, dest, n);
+}
+
+static int q_new_cid(ngtcp2_conn *q, ngtcp2_cid *cid, uint8_t *token, size_t n, void *ud)
+{
+    (void)q;
+    struct h3conn *c = ud;
+    for (int tries = 0; tries < 4; tries++) {
+        if (gnutls_rnd(GNUTLS_RND_NONCE, cid->data, n) != 0)
+            return NGTCP2_ERR_CALLBACK_FAILURE;
+        cid->datalen = n;
+        if (cid_add(c, cid->data, n))
+            break;
+        if (c->ncids == MAX_CIDS)
+            return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    if (ngtcp2_crypto_generate_stateless_reset_token(token, c->s->secret, sizeof c->s->secret,
+                                                     cid) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int q_remove_cid(ngtcp2_conn *q, const ngtcp2_cid *cid, void *ud)
+{
+    (void)q;
+    cid_del(ud, cid->data, cid->datalen);
+    return 0;
+}
+
+static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t offset,
+                              const uint8_t *data, size_t n, void *ud, void *sud)
+{
+    (void)offset, (void)sud;
+    struct h3conn *c = ud;
+    if (!c->h)
+        return 0;
+    nghttp3_ssize r =
+        nghttp3_conn_read_stream(c->h, id, data, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
+    if (r < 0) {
+        set_app_error(c, (int)r);
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    ngtcp2_conn_extend_max_stream_offset(q, id, (uint64_t)r);
+    ngtcp2_conn_extend_max_offset(q, (uint64_t)r);
+    return 0;
+}
+
+static int q_acked(ngtcp2_conn *q, int64_t id, uint64_t offset, uint64_t n, void *ud, void *sud)
+{
+    (void)q, (void)offset, (void)sud;
+    struct h3conn *c = ud;
+    if (c->h && nghttp3_conn_add_ack_offset(c->h, id, n) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int q_stream_close(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t code, void *ud,
+                          void *sud)
+{
+    (void)sud;
+    struct h3conn *c = ud;
+    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET) || code == 0)
+        code = NGHTTP3_H3_NO_ERROR;
+    if (!c->h)
+        return 0;
+    int rv = nghttp3_conn_close_stream(c->h, id, code);
+    if (rv == NGHTTP3_ERR_STREAM_NOT_FOUND) {
+        if (ngtcp2_is_bidi_stream(id))
+            ngtcp2_conn_extend_max_streams_bidi(q, 1);
+    } else if (rv != 0) {
+        set_app_error(c, rv);
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+static int q_stream_reset(ngtcp2_conn *q, int64_t id, uint64_t final_size, uint64_t code, void *ud,
+                          void *sud)
+{
+    (void)q, (void)final_size, (void)code, (void)sud;
+    struct h3conn *c = ud;
+    if (c->h && nghttp3_conn_shutdown_stream_read(c->h, id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int q_stop_sending(ngtcp2_conn *q, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    return q_stream_reset(q, id, 0, code, ud, sud);
+}
+
+static int q_extend_remote_bidi(ngtcp2_conn *q, uint64_t max, void *ud)
+{
+    (void)q;
+    struct h3conn *c = ud;
+    if (c->h)
+        nghttp3_conn_set_max_client_streams_bidi(c->h, max);
+    return 0;
+}
+
+static int q_extend_stream_data(ngtcp2_conn *q, int64_t id, uint64_t max, void *ud, void *sud)
+{
+    (void)q, (void)max, (void)sud;
+    struct h3conn *c = ud;
+    if (c->h && nghttp3_conn_unblock_stream(c->h, id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int q_tx_key(ngtcp2_conn *q, ngtcp2_crypto_level level, void *ud)
+{
+    (void)q;
+    if (level != NGTCP2_CRYPTO_LEVEL_APPLICATION)
+        return 0;
+    return setup_http(ud) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+}
+
+static int q_handshake_completed(ngtcp2_conn *q, void *ud)
+{
+    (void)q;
+    struct h3conn *c = ud;
+    c->s->c[C_HANDSHAKES]++;
+    return 0;
+}
+
+/* ---- sending ---- */
+
+/* Sends one datagram. Returns false when the socket buffer is full (the datagram is dropped:
+ * QUIC's loss recovery resends what it carried) or on another error. */
+static bool send_dgram(struct h2b_h3_server *s, const struct sockaddr *to, socklen_t tolen,
+                       const uint8_t *data, size_t n)
+{
+    ssize_t r;
+    do {
+        r = sendto(s->fd, data, n, MSG_DONTWAIT, to, tolen);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        s->c[C_SEND_DROPS]++;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (!s->blocked) {
+                s->blocked = true;
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.fd = s->fd};
+                epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->fd, &ev);
+            }
+        }
+        return false;
+    }
+    s->c[C_DGRAMS_OUT]++;
+    s->c[C_BYTES_OUT] += n;
+    return true;
+}
+
+/* Sends CONNECTION_CLOSE (unless the connection is already closing or draining) and marks the
+ * connection dead; it is freed at the end of the turn. */
+static void conn_close(struct h3conn *c)
+{
+    struct h2b_h3_server *s = c->s;
+    if (c->dead)
+        return;
+    if (!ngtcp2_conn_is_in_closing_period(c->q) && !ngtcp2_conn_is_in_draining_period(c->q)) {
+        ngtcp2_path_storage ps;
+        ngtcp2_path_storage_zero(&ps);
+        ngtcp2_pkt_info pi;
+        ngtcp2_ssize n = ngtcp2_conn_write_connection_close(
+            c->q, &ps.path, &pi, s->tx, ngtcp2_conn_get_max_tx_udp_payload_size(c->q), &c->err,
+            s->now);
+        if (n > 0)
+            send_dgram(s, (const struct sockaddr *)&c->remote, c->remotelen, s->tx, (size_t)n);
+    }
+    c->dead = true;
+}
+
+static void conn_fail_liberr(struct h3conn *c, int rv)
+{
+    if (c->err.error_code == 0) {
+        if (rv == NGTCP2_ERR_CRYPTO)
+            ngtcp2_connection_close_error_set_transport_error_tls_alert(
+                &c->err, ngtcp2_conn_get_tls_alert(c->q), NULL, 0);
+        else
+            ngtcp2_connection_close_error_set_transport_error_liberr(&c->err, rv, NULL, 0);
+    }
+    c->s->c[C_CONN_ERRORS]++;
+    conn_close(c);
+}
+
+/* Writes what the connection has, up to one send quantum. Returns true when it stopped early
+ * (quantum used up, or the socket was full) and should be written again. */
+static bool conn_write(struct h3conn *c)
+{
+    struct h2b_h3_server *s = c->s;
+    if (c->dead || ngtcp2_conn_is_in_closing_period(c->q) ||
+        ngtcp2_conn_is_in_draining_period(c->q))
+        return false;
+    size_t maxpay = ngtcp2_conn_get_max_tx_udp_payload_size(c->q);
+    if (maxpay > sizeof s->tx)
+        maxpay = sizeof s->tx;
+    size_t quantum = ngtcp2_conn_get_send_quantum(c->q) / maxpay;
+    if (quantum < 1)
+        quantum = 1;
+    if (quantum > TX_MAX_PKTS)
+        quantum = TX_MAX_PKTS;
+    ngtcp2_path_storage ps;
+    ngtcp2_path_storage_zero(&ps);
+    size_t npkts = 0;
+    for (;;) {
+        int64_t sid = -1;
+        int fin = 0;
+        nghttp3_vec vec[16];
+        nghttp3_ssize nv = 0;
+        if (c->h && ngtcp2_conn_get_max_data_left(c->q)) {
+            nv = nghttp3_conn_writev_stream(c->h, &sid, &fin, vec, 16);
+            if (nv < 0) {
+                set_app_error(c, (int)nv);
+                s->c[C_CONN_ERRORS]++;
+                conn_close(c);
+                return false;
+            }
+        }
+        ngtcp2_ssize ndatalen = -1;
+        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
+        ngtcp2_pkt_info pi;
+        ngtcp2_ssize n =
+            ngtcp2_conn_writev_stream(c->q, &ps.path, &pi, s->tx, maxpay, &ndatalen, flags, sid,
+                                      (const ngtcp2_vec *)vec, (size_t)nv, s->now);
+        if (n < 0) {
+            if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED) {
+                nghttp3_conn_block_stream(c->h, sid);
+                continue;
+            }
+            if (n == NGTCP2_ERR_STREAM_SHUT_WR) {
+                nghttp3_conn_shutdown_stream_write(c->h, sid);
+                continue;
+            }
+            if (n == NGTCP2_ERR_WRITE_MORE) {
+                int rv = nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen);
+                if (rv != 0) {
+                    set_app_error(c, rv);
+                    s->c[C_CONN_ERRORS]++;
+                    conn_close(c);
+                    return false;
+                }
+                continue;
+            }
+            conn_fail_liberr(c, (int)n);
+            return false;
+        }
+        if (ndatalen >= 0 && sid >= 0) {
+            int rv = nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen);
+            if (rv != 0) {
+                set_app_error(c, rv);
+                s->c[C_CONN_ERRORS]++;
+                conn_close(c);
+                return false;
+            }
+        }
+        if (n == 0) {
+            ngtcp2_conn_update_pkt_tx_time(c->q, s->now);
+            return false;
+        }
+        if (!send_dgram(s, (const struct sockaddr *)ps.path.remote.addr, ps.path.remote.addrlen,
+                        s->tx, (size_t)n)) {
+            ngtcp2_conn_update_pkt_tx_time(c->q, s->now);
+            return true;
+        }
+        if (++npkts >= quantum) {
+            ngtcp2_conn_update_pkt_tx_time(c->q, s->now);
+            return true;
+        }
+    }
+}
+
+/* ---- connections ---- */
+
+static void conn_free(struct h3conn *c)
+{
+    struct h2b_h3_server *s = c->s;
+    while (c->ncids > 0)
+        cid_del(c, c->cids[c->ncids - 1].data, c->cids[c->ncids - 1].len);
+    if (c->h)
+        nghttp3_conn_del(c->h); /* no callbacks: our streams are freed below */
+    while (c->streams)
+        stream_free(c->streams);
+    if (c->q)
+        ngtcp2_conn_del(c->q);
+    if (c->tls)
+        gnutls_deinit(c->tls);
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (s->conns == c)
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconns--;
+    s->c[C_CONNS_OPEN]--;
+    free(c);
+}
+
+static int tls_init(struct h3conn *c)
+{
+    struct h2b_h3_server *s = c->s;
+    if (gnutls_init(&c->tls,
+                    GNUTLS_SERVER | GNUTLS_NO_AUTO_SEND_TICKET | GNUTLS_NO_END_OF_EARLY_DATA) != 0)
+        return -1;
+    if (gnutls_priority_set_direct(c->tls, h2b_h3tls_priority, NULL) != 0 ||
+        ngtcp2_crypto_gnutls_configure_server_session(c->tls) != 0 ||
+        gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, s->cred) != 0)
+        return -1;
+    gnutls_session_set_ptr(c->tls, &c->ref);
+    static const char h3[] = "h3";
+    gnutls_datum_t alpn = {.data = (unsigned char *)(uintptr_t)h3, .size = 2};
+    if (gnutls_alpn_set_protocols(c->tls, &alpn, 1,
+                                  GNUTLS_ALPN_MANDATORY | GNUTLS_ALPN_SERVER_PRECEDENCE) != 0)
+        return -1;
+    ngtcp2_conn_set_tls_native_handle(c->q, c->tls);
+    return 0;
+}
+
+static struct h3conn *conn_new(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
+                               const ngtcp2_cid *ocid, const struct sockaddr *from,
+                               socklen_t fromlen)
+{
+    static const ngtcp2_callbacks cb = {
+        .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
+        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
+        .handshake_completed = q_handshake_completed,
+        .encrypt = ngtcp2_crypto_encrypt_cb,
+        .decrypt = ngtcp2_crypto_decrypt_cb,
+        .hp_mask = ngtcp2_crypto_hp_mask_cb,
+        .recv_stream_data = q_recv_stream_data,
+        .acked_stream_data_offset = q_acked,
+        .stream_close = q_stream_close,
+        .rand = q_rand,
+        .get_new_connection_id = q_new_cid,
+        .remove_connection_id = q_remove_cid,
+        .update_key = ngtcp2_crypto_update_key_cb,
+        .stream_reset = q_stream_reset,
+        .extend_max_remote_streams_bidi = q_extend_remote_bidi,
+        .extend_max_stream_data = q_extend_stream_data,
+        .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
+        .delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb,
+        .get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb,
+        .stream_stop_sending = q_stop_sending,
+        .version_negotiation = ngtcp2_crypto_version_negotiation_cb,
+        .recv_tx_key = q_tx_key,
+    };
+    const struct h2b_h3_server_config *cfg = &s->cfg;
+    struct h3conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->s = s;
+    c->ref.get_conn = get_conn;
+    c->ref.user_data = c;
+    memcpy(&c->remote, from, fromlen);
+    c->remotelen = fromlen;
+    ngtcp2_connection_close_error_default(&c->err);
+    ngtcp2_cid scid;
+    scid.datalen = SCID_LEN;
+    gnutls_rnd(GNUTLS_RND_NONCE, scid.data, scid.datalen);
+
+    ngtcp2_settings set;
+    ngtcp2_settings_default(&set);
+    set.initial_ts = s->now;
+    set.max_stream_window = cfg->stream_window; /* the window never grows: /echo's bound */
+    set.max_window = cfg->conn_window;
+    set.handshake_timeout = cfg->handshake_timeout_ns;
+    if (ocid) {
+        set.token.base = hd->token.base;
+        set.token.len = hd->token.len;
+    }
+    ngtcp2_transport_params p;
+    ngtcp2_transport_params_default(&p);
+    p.initial_max_stream_data_bidi_local = cfg->stream_window;
+    p.initial_max_stream_data_bidi_remote = cfg->stream_window;
+    p.initial_max_stream_data_uni = 64 * 1024;
+    p.initial_max_data = cfg->conn_window;
+    p.initial_max_streams_bidi = cfg->max_streams;
+    p.initial_max_streams_uni = 3;
+    p.max_idle_timeout = cfg->idle_timeout_ns;
+    p.active_connection_id_limit = 7;
+    p.stateless_reset_token_present = 1;
+    if (ocid) {
+        p.original_dcid = *ocid;
+        p.retry_scid = hd->dcid;
+        p.retry_scid_present = 1;
+    } else {
+        p.original_dcid = hd->dcid;
+    }
+    if (ngtcp2_crypto_generate_stateless_reset_token(p.stateless_reset_token, s->secret,
+                                                     sizeof s->secret, &scid) != 0)
+        goto out_free;
+    ngtcp2_path path = {
+        {(struct sockaddr *)&s->local, s->locallen},
+        {(struct sockaddr *)(uintptr_t)from, fromlen},
+        NULL,
+    };
+    if (ngtcp2_conn_server_new(&c->q, &hd->scid, &scid, &path, hd->version, &cb, &set, &p, NULL,
+                               c) != 0)
+        goto out_free;
+    if (tls_init(c) != 0)
+        goto out_free;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
+    s->c[C_CONNS_OPEN]++;
+    s->c[C_CONNS_TOTAL]++;
+    if (!cid_add(c, scid.data, scid.datalen) || !cid_add(c, hd->dcid.data, hd->dcid.datalen)) {
+        conn_free(c);
+        return NULL;
+    }
+    return c;
+out_free:
+    if (c->q)
+        ngtcp2_conn_del(c->q);
+    if (c->tls)
+        gnutls_deinit(c->tls);
+    free(c);
+    return NULL;
+}
+
+static void send_retry(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
+                       const struct sockaddr *from, socklen_t fromlen, size_t inlen)
+{
+    ngtcp2_cid scid;
+    scid.datalen = SCID_LEN;
+    gnutls_rnd(GNUTLS_RND_NONCE, scid.data, scid.datalen);
+    uint8_t token[NGTCP2_CRYPTO_MAX_RETRY_TOKENLEN];
+    ngtcp2_ssize tl = ngtcp2_crypto_generate_retry_token(
+        token, s->secret, sizeof s->secret, hd->version, from, fromlen, &scid, &hd->dcid, s->now);
+    if (tl < 0)
+        return;
+    /* never answer with more bytes than we got (amplification) */
+    size_t cap = inlen < NGTCP2_MAX_UDP_PAYLOAD_SIZE ? inlen : NGTCP2_MAX_UDP_PAYLOAD_SIZE;
+    ngtcp2_ssize n = ngtcp2_crypto_write_retry(s->tx, cap, hd->version, &hd->scid, &scid, &hd->dcid,
+                                               token, (size_t)tl);
+    if (n > 0 && send_dgram(s, from, fromlen, s->tx, (size_t)n))
+        s->c[C_RETRY_SENT]++;
+}
+
+static void send_stateless_close(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
+                                 const struct sockaddr *from, socklen_t fromlen, uint64_t code)
+{
+    ngtcp2_ssize n = ngtcp2_crypto_write_connection_close(
+        s->tx, NGTCP2_MAX_UDP_PAYLOAD_SIZE, hd->version, &hd->scid, &hd->dcid, code, NULL, 0);
+    if (n > 0)
+        send_dgram(s, from, fromlen, s->tx, (size_t)n);
+}
+
+static void send_vn(struct h2b_h3_server *s, const ngtcp2_version_cid *vc,
+                    const struct sockaddr *from, socklen_t fromlen, size_t inlen)
+{
+    uint32_t sv[2] = {0x1a2a3a4aU, NGTCP2_PROTO_VER_V1};
+    uint8_t r;
+    gnutls_rnd(GNUTLS_RND_NONCE, &r, 1);
+    if (inlen < NGTCP2_MAX_UDP_PAYLOAD_SIZE)
+        return; /* a client's first Initial is padded to 1200 bytes: smaller is not one */
+    ngtcp2_ssize n = ngtcp2_pkt_write_version_negotiation(
+        s->tx, sizeof s->tx, r, vc->scid, vc->scidlen, vc->dcid, vc->dcidlen, sv, 2);
+    if (n > 0 && send_dgram(s, from, fromlen, s->tx, (size_t)n))
+        s->c[C_VN_SENT]++;
+}
+
+/* A datagram for no known connection: maybe a new one. */
+static void accept_dgram(struct h2b_h3_server *s, uint8_t *data, size_t n,
+                         const struct sockaddr *from, socklen_t fromlen)
+{
+    ngtcp2_pkt_hd hd;
+    if (ngtcp2_accept(&hd, data, n) != 0) {
+        s->c[C_UNKNOWN_CID]++;
+        return;
+    }
+    if (s->draining || s->nconns >= s->cfg.max_connections) {
+        s->c[C_REFUSED]++;
+        send_stateless_close(s, &hd, from, fromlen, NGTCP2_CONNECTION_REFUSED);
+        return;
+    }
+    ngtcp2_cid ocid;
+    const ngtcp2_cid *pocid = NULL;
+    if (hd.token.len > 0 && hd.token.base[0] == NGTCP2_CRYPTO_TOKEN_MAGIC_RETRY) {
+        if (ngtcp2_crypto_verify_retry_token(&ocid, hd.token.base, hd.token.len, s->secret,
+                                             sizeof s->secret, hd.version, from, fromlen, &hd.dcid,
+                                             10 * NGTCP2_SECONDS, s->now) != 0) {
+            s->c[C_TOKEN_BAD]++;
+            send_stateless_close(s, &hd, from, fromlen, NGTCP2_INVALID_TOKEN);
+            return;
+        }
+        pocid = &ocid;
+    } else if (s->cfg.retry) {
+        send_retry(s, &hd, from, fromlen, n);
+        return;
+    } else {
+        hd.token.base = NULL;
+        hd.token.len = 0;
+    }
+    struct h3conn *c = conn_new(s, &hd, pocid, from, fromlen);
+    if (!c)
+        return;
+    ngtcp2_path path = {
+        {(struct sockaddr *)&s->local, s->locallen},
+        {(struct sockaddr *)(uintptr_t)from, fromlen},
+        NULL,
+    };
+    ngtcp2_pkt_info pi = {0};
+    int rv = ngtcp2_conn_read_pkt(c->q, &path, &pi, data, n, s->now);
+    if (rv != 0) {
+        if (rv == NGTCP2_ERR_DROP_CONN || rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_RETRY) {
+            c->dead = true;
+            s->c[C_CONN_ERRORS]++;
+        } else {
+            conn_fail_liberr(c, rv);
+        }
+        conn_free(c);
+        return;
+    }
+    touch(c);
+}
+
+static void on_dgram(struct h2b_h3_server *s, uint8_t *data, size_t n, const struct sockaddr *from,
+                     socklen_t fromlen)
+{
+    s->c[C_DGRAMS_IN]++;
+    s->c[C_BYTES_IN] += n;
+    ngtcp2_version_cid vc;
+    int rv = ngtcp2_pkt_decode_version_cid(&vc, data, n, SCID_LEN);
+    if (rv == NGTCP2_ERR_VERSION_NEGOTIATION) {
+        send_vn(s, &vc, from, fromlen, n);
+        return;
+    }
+    if (rv != 0) {
+        s->c[C_GARBAGE]++;
+        return;
+    }
+    struct h3conn *c = cid_find(s, vc.dcid, vc.dcidlen);
+    if (!c) {
+        accept_dgram(s, data, n, from, fromlen);
+        return;
+    }
+    if (c->dead)
+        return;
+    if (ngtcp2_conn_is_in_closing_period(c->q) || ngtcp2_conn_is_in_draining_period(c->q))
+        return;
+    ngtcp2_path path = {
+        {(struct sockaddr *)&s->local, s->locallen},
+        {(struct sockaddr *)(uintptr_t)from, fromlen},
+        NULL,
+    };
+    ngtcp2_pkt_info pi = {0};
+    rv = ngtcp2_conn_read_pkt(c->q, &path, &pi, data, n, s->now);
+    if (rv != 0) {
+        if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_DROP_CONN) {
+            c->dead = true; /* the peer closed, or the packet says drop us */
+            return;
+        }
+        conn_fail_liberr(c, rv);
+        return;
+    }
+    memcpy(&c->remote, from, fromlen);
+    c->remotelen = fromlen;
+    touch(c);
+}
+
+static void read_socket(struct h2b_h3_server *s)
+{
+    struct mmsghdr msgs[RX_BATCH];
+    struct iovec iov[RX_BATCH];
+    struct sockaddr_storage from[RX_BATCH];
+    for (int total = 0; total < RX_PER_TURN;) {
+        for (int i = 0; i < RX_BATCH; i++) {
+            iov[i].iov_base = s->rxbuf + (size_t)i * RX_DGRAM;
+            iov[i].iov_len = RX_DGRAM;
+            memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_name = &from[i];
+            msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+        }
+        int n = recvmmsg(s->fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+        if (n <= 0)
+            return;
+        s->now = h2b_clock_now_ns();
+        for (int i = 0; i < n; i++) {
+            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                s->c[C_GARBAGE]++;
+                continue;
+            }
+            on_dgram(s, iov[i].iov_base, msgs[i].msg_len, (const struct sockaddr *)&from[i],
+                     msgs[i].msg_hdr.msg_namelen);
+        }
+        total += n;
+        if (n < RX_BATCH)
+            return;
+    }
+}
+
+static void run_timers(struct h2b_h3_server *s)
+{
+    while (s->delay_head && s->delay_head->deadline <= s->now) {
+        struct h3stream *st = s->delay_head;
+        delay_unlink(s, st);
+        respond(st);
+    }
+    for (struct h3conn *c = s->conns; c; c = c->next) {
+        if (c->dead || ngtcp2_conn_get_expiry(c->q) > s->now)
+            continue;
+        int rv = ngtcp2_conn_handle_expiry(c->q, s->now);
+        if (rv == NGTCP2_ERR_IDLE_CLOSE) {
+            s->c[C_IDLE_CLOSED]++;
+            c->dead = true; /* silent: the idle timeout is the peer's too */
+        } else if (rv != 0) {
+            conn_fail_liberr(c, rv);
+        } else {
+            touch(c);
+        }
+    }
+}
+
+static bool flush_touched(struct h2b_h3_server *s)
+{
+    struct h3conn *list = s->touched;
+    s->touched = NULL;
+    bool again = false;
+    for (struct h3conn *c = list, *next; c; c = next) {
+        next = c->wnext;
+        c->touched = false;
+        if (s->blocked) {
+            touch(c);
+            continue;
+        }
+        if (conn_write(c)) {
+            touch(c);
+            again = true;
+        }
+    }
+    return again && !s->blocked;
+}
+
+static void reap(struct h2b_h3_server *s)
+{
+    for (struct h3conn *c = s->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->dead) {
+            if (c->touched) { /* unlink from the touched list */
+                struct h3conn **pp = &s->touched;
+                while (*pp && *pp != c)
+                    pp = &(*pp)->wnext;
+                if (*pp)
+                    *pp = c->wnext;
+                c->touched = false;
+            }
+            conn_free(c);
+        }
+    }
+}
+
+static uint64_t next_deadline(struct h2b_h3_server *s)
+{
+    uint64_t d = s->now + 100 * H2B_NS_PER_MS;
+    if (s->delay_head && s->delay_head->deadline < d)
+        d = s->delay_head->deadline;
+    for (struct h3conn *c = s->conns; c; c = c->next) {
+        uint64_t e = ngtcp2_conn_get_expiry(c->q);
+        if (e < d)
+            d = e;
+    }
+    if (s->draining && s->drain_deadline < d)
+        d = s->drain_deadline;
+    return d;
+}
+
+static void begin_drain(struct h2b_h3_server *s)
+{
+    s->draining = true;
+    s->drain_deadline = s->now + s->cfg.drain_ns;
+    for (struct h3conn *c = s->conns; c; c = c->next) {
+        if (c->h && !c->shut) {
+            nghttp3_conn_shutdown(c->h);
+            c->shut = true;
+            touch(c);
+        }
+    }
+}
+
+static bool drained(const struct h2b_h3_server *s)
+{
+    if (s->now >= s->drain_deadline)
+        return true;
+    for (const struct h3conn *c = s->conns; c; c = c->next)
+        if (!c->dead && c->nstreams > 0)
+            return false;
+    return true;
+}
+
+static void *server_main(void *arg)
+{
+    struct h2b_h3_server *s = arg;
+    pthread_setname_np(pthread_self(), "h2b-h3");
+    struct epoll_event evs[4];
+    s->now = h2b_clock_now_ns();
+    for (;;) {
+        bool again = flush_touched(s);
+        reap(s);
+        if (s->draining && drained(s))
+            break;
+        uint64_t d = again ? s->now : next_deadline(s);
+        s->now = h2b_clock_now_ns();
+        int ms = d > s->now ? (int)((d - s->now + H2B_NS_PER_MS - 1) / H2B_NS_PER_MS) : 0;
+        int n = epoll_wait(s->epfd, evs, 4, ms);
+        s->now = h2b_clock_now_ns();
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.fd == s->evfd) {
+                uint64_t v;
+                if (read(s->evfd, &v, sizeof v) == (ssize_t)sizeof v && !s->draining)
+                    begin_drain(s);
+            } else {
+                if ((evs[i].events & EPOLLOUT) && s->blocked) {
+                    s->blocked = false;
+                    struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->fd};
+                    epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->fd, &ev);
+                }
+                if (evs[i].events & EPOLLIN)
+                    read_socket(s);
+            }
+        }
+        run_timers(s);
+    }
+    for (struct h3conn *c = s->conns; c; c = c->next) {
+        if (c->dead)
+            continue;
+        ngtcp2_connection_close_error_set_application_error(&c->err, NGHTTP3_H3_NO_ERROR, NULL, 0);
+        conn_close(c);
+    }
+    reap(s);
+    return NULL;
+}
+
+/* ---- set-up ---- */
+
+void h2b_h3_server_config_defaults(struct h2b_h3_server_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->host = "127.0.0.1";
+    cfg->max_connections = 4096;
+    cfg->max_streams = 256;
+    cfg->stream_window = 256 * 1024;
+    cfg->conn_window = 16 * 1024 * 1024;
+    cfg->idle_timeout_ns = 60 * H2B_NS_PER_SEC;
+    cfg->handshake_timeout_ns = 10 * H2B_NS_PER_SEC;
+    cfg->max_body = 1ULL << 30;
+    cfg->drain_ns = 3 * H2B_NS_PER_SEC;
+    cfg->retry = true;
+}
+
+static void bufsize(int fd, int opt_force, int opt)
+{
+    int v = SOCKBUF;
+    if (setsockopt(fd, SOL_SOCKET, opt_force, &v, sizeof v) != 0)
+        setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+}
+
+/* Binds the UDP socket to host:port. With port 0 a TCP socket is bound first to learn a port
+ * the kernel considers free, so that the TCP listener can take the same number. */
+static int bind_udp(struct h2b_h3_server *s, uint16_t *port, char *err, size_t errlen)
+{
+    char portstr[8];
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai;
+    for (int attempt = 0; attempt < 32; attempt++) {
+        uint16_t want = s->cfg.port;
+        int probe = -1;
+        snprintf(portstr, sizeof portstr, "%u", (unsigned)want);
+        int rv = getaddrinfo(s->cfg.host, portstr, &hints, &ai);
+        if (rv != 0) {
+            snprintf(err, errlen, "cannot resolve %s: %s", s->cfg.host, gai_strerror(rv));
+            return H2B_ERR_INVAL;
+        }
+        if (want == 0) {
+            probe = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            int one = 1;
+            if (probe >= 0)
+                setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            if (probe < 0 || bind(probe, ai->ai_addr, ai->ai_addrlen) != 0) {
+                snprintf(err, errlen, "cannot bind TCP %s: %s", s->cfg.host, strerror(errno));
+                if (probe >= 0)
+                    close(probe);
+                freeaddrinfo(ai);
+                return H2B_ERR_SYS;
+            }
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof ss;
+            getsockname(probe, (struct sockaddr *)&ss, &sl);
+            want = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                  : ((struct sockaddr_in *)&ss)->sin_port);
+            if (ai->ai_family == AF_INET6)
+                ((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons(want);
+            else
+                ((struct sockaddr_in *)ai->ai_addr)->sin_port = htons(want);
+        }
+        int fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            if (probe >= 0)
+                close(probe);
+            freeaddrinfo(ai);
+            bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+            bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+            s->fd = fd;
+            s->locallen = sizeof s->local;
+            getsockname(fd, (struct sockaddr *)&s->local, &s->locallen);
+            *port = want;
+            return H2B_OK;
+        }
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (probe >= 0)
+            close(probe);
+        freeaddrinfo(ai);
+        if (s->cfg.port != 0 || e != EADDRINUSE) {
+            snprintf(err, errlen, "cannot bind UDP %s:%u: %s", s->cfg.host, (unsigned)want,
+                     strerror(e));
+            return H2B_ERR_SYS;
+        }
+    }
+    snprintf(err, errlen, "no port free for both TCP and UDP on %s", s->cfg.host);
+    return H2B_ERR_SYS;
+}
+
+static void server_free(struct h2b_h3_server *s)
+{
+    while (s->conns)
+        conn_free(s->conns);
+    if (s->cred)
+        gnutls_certificate_free_credentials(s->cred);
+    if (s->fd >= 0)
+        close(s->fd);
+    if (s->evfd >= 0)
+        close(s->evfd);
+    if (s->epfd >= 0)
+        close(s->epfd);
+    free(s->map);
+    free(s->rxbuf);
+    free(s);
+}
+
+int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_config *cfg,
+                        uint16_t *port, char *err, size_t errlen)
+{
+    pthread_once(&pattern_once, pattern_init);
+    struct h2b_h3_server *s = calloc(1, sizeof *s);
+    if (!s)
+        return H2B_ERR_NOMEM;
+    s->cfg = *cfg;
+    s->fd = s->evfd = s->epfd = -1;
+    size_t slots = 64;
+    while (slots < (size_t)cfg->max_connections * (MAX_CIDS + 2) * 2)
+        slots <<= 1;
+    s->map = calloc(slots, sizeof *s->map);
+    s->mapmask = slots - 1;
+    s->rxbuf = malloc((size_t)RX_BATCH * RX_DGRAM);
+    if (!s->map || !s->rxbuf) {
+        server_free(s);
+        return H2B_ERR_NOMEM;
+    }
+    gnutls_rnd(GNUTLS_RND_RANDOM, s->secret, sizeof s->secret);
+    gnutls_rnd(GNUTLS_RND_NONCE, &s->seed, sizeof s->seed);
+    int rc = h2b_h3tls_server_cred(&s->cred, cfg->cert_file, cfg->key_file, err, errlen);
+    if (rc != H2B_OK) {
+        server_free(s);
+        return rc;
+    }
+    if ((rc = bind_udp(s, port, err, errlen)) != H2B_OK) {
+        server_free(s);
+        return rc;
+    }
+    s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    s->epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->fd};
+    struct epoll_event ev2 = {.events = EPOLLIN, .data.fd = s->evfd};
+    if (s->evfd < 0 || s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->fd, &ev) != 0 ||
+        epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd, &ev2) != 0) {
+        snprintf(err, errlen, "epoll/eventfd: %s", strerror(errno));
+        server_free(s);
+        return H2B_ERR_SYS;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int prc = pthread_create(&s->thread, NULL, server_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prc != 0) {
+        snprintf(err, errlen, "cannot start the HTTP/3 thread");
+        server_free(s);
+        return H2B_ERR_SYS;
+    }
+    s->started = true;
+    *out = s;
+    return H2B_OK;
+}
+
+void h2b_h3_server_stop(struct h2b_h3_server *s)
+{
+    if (!s)
+        return;
+    if (s->started) {
+        uint64_t one = 1;
+        ssize_t w = write(s->evfd, &one, sizeof one);
+        (void)w;
+        pthread_join(s->thread, NULL);
+    }
+    server_free(s);
+}

@@ -1,0 +1,6 @@
+# HTTP/3 integration tests (label h3): our QUIC server and client against ngtcp2's
+# gtlsserver/gtlsclient. Included from CMakeLists.txt; nothing here without -DH2B_H3=ON.
+if(H2B_H3)
+  h2b_integration_test(h3_serve h3_serve.sh)
+  set_tests_properties(integration.h3_serve PROPERTIES LABELS "integration;h3")
+endif()
