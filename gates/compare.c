@@ -252,41 +252,29 @@ static const struct metric_def cell_defs[CELL_METRICS] = {
     [CELL_P99] = {"latency p99", "ns", false, false},
 };
 
-static bool same_str(const json_t *x, const json_t *y, const char *key)
+static bool same_str(const char *a, const char *b)
 {
-    const char *a = json_string_value(json_object_get(x, key));
-    const char *b = json_string_value(json_object_get(y, key));
     return a && b && strcmp(a, b) == 0;
 }
 
-static bool same_int(const json_t *x, const json_t *y, const char *key)
-{
-    const json_t *a = json_object_get(x, key), *b = json_object_get(y, key);
-    return json_is_number(a) && json_is_number(b) && json_number_value(a) == json_number_value(b);
-}
-
 /* Cells match on target, client, connections and streams_requested (repeats differ). */
-static bool same_cell(const json_t *x, const json_t *y)
+static bool same_cell(const struct h2b_results_cell *x, const struct h2b_results_cell *y)
 {
-    return same_str(x, y, "target") && same_str(x, y, "client") && same_int(x, y, "connections") &&
-           same_int(x, y, "streams_requested");
+    return same_str(x->target, y->target) && same_str(x->client, y->client) &&
+           x->connections == y->connections && x->streams_requested == y->streams_requested;
 }
 
-static double cell_value(const json_t *c, int k)
+static double cell_value(const struct h2b_results_cell *c, int k)
 {
-    const json_t *v = k == CELL_RPS ? json_object_get(c, "req_per_s")
-                                    : json_object_get(json_object_get(c, "latency_ns"),
-                                                      k == CELL_P50 ? "p50" : "p99");
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    return k == CELL_RPS ? c->req_per_s : k == CELL_P50 ? c->latency_ns.p50 : c->latency_ns.p99;
 }
 
-/* Every repeat of cell key in matrix, as samples of metric k (null values skipped). */
-static int cell_samples(const json_t *matrix, const json_t *key, int k, struct side *s)
+/* Every repeat of cell key in d's matrix, as samples of metric k (null values skipped). */
+static int cell_samples(const struct h2b_results_doc *d, const struct h2b_results_cell *key, int k,
+                        struct side *s)
 {
-    size_t i;
-    json_t *c;
-    json_array_foreach(matrix, i, c)
-    {
+    for (size_t i = 0; i < d->matrix.n; i++) {
+        const struct h2b_results_cell *c = h2b_results_doc_cell(d, i);
         double v = cell_value(c, k);
         if (same_cell(c, key) && !isnan(v) && push(s, v) != H2B_OK)
             return H2B_ERR_NOMEM;
@@ -294,11 +282,12 @@ static int cell_samples(const json_t *matrix, const json_t *key, int k, struct s
     return H2B_OK;
 }
 
-/* True when matrix has a cell like key among its first `before` entries. */
-static bool has_cell(const json_t *matrix, const json_t *key, size_t before)
+/* True when d's matrix has a cell like key among its first `before` entries. */
+static bool has_cell(const struct h2b_results_doc *d, const struct h2b_results_cell *key,
+                     size_t before)
 {
-    for (size_t i = 0; i < before && i < json_array_size(matrix); i++) {
-        if (same_cell(json_array_get(matrix, i), key))
+    for (size_t i = 0; i < before && i < d->matrix.n; i++) {
+        if (same_cell(h2b_results_doc_cell(d, i), key))
             return true;
     }
     return false;
@@ -332,26 +321,21 @@ static int compare_micro(const struct h2b_gate_set *a, const struct h2b_gate_set
     return rv;
 }
 
-static int compare_matrix(const json_t *ma, const json_t *mb, struct h2b_compare_report *r,
-                          struct side *sa, struct side *sb)
+static int compare_matrix(const struct h2b_results_doc *ma, const struct h2b_results_doc *mb,
+                          struct h2b_compare_report *r, struct side *sa, struct side *sb)
 {
     int rv = H2B_OK;
-    size_t i;
-    json_t *c;
-    json_array_foreach(ma, i, c)
-    {
+    for (size_t i = 0; i < ma->matrix.n; i++) {
+        const struct h2b_results_cell *c = h2b_results_doc_cell(ma, i);
         if (has_cell(ma, c, i))
             continue; /* another repeat of a cell already compared */
-        if (!has_cell(mb, c, json_array_size(mb))) {
+        if (!has_cell(mb, c, mb->matrix.n)) {
             r->only_a++;
             continue;
         }
         char item[512];
-        snprintf(item, sizeof(item), "%s %s c=%.0f s=%.0f",
-                 json_string_value(json_object_get(c, "target")),
-                 json_string_value(json_object_get(c, "client")),
-                 json_number_value(json_object_get(c, "connections")),
-                 json_number_value(json_object_get(c, "streams_requested")));
+        snprintf(item, sizeof(item), "%s %s c=%.0f s=%.0f", c->target, c->client, c->connections,
+                 c->streams_requested);
         for (int k = 0; k < CELL_METRICS && rv == H2B_OK; k++) {
             sa->n = sb->n = 0;
             rv = cell_samples(ma, c, k, sa);
@@ -363,9 +347,9 @@ static int compare_matrix(const json_t *ma, const json_t *mb, struct h2b_compare
         if (rv != H2B_OK)
             return rv;
     }
-    json_array_foreach(mb, i, c)
-    {
-        if (!has_cell(mb, c, i) && !has_cell(ma, c, json_array_size(ma)))
+    for (size_t i = 0; i < mb->matrix.n; i++) {
+        const struct h2b_results_cell *c = h2b_results_doc_cell(mb, i);
+        if (!has_cell(mb, c, i) && !has_cell(ma, c, ma->matrix.n))
             r->only_b++;
     }
     return rv;
@@ -373,22 +357,21 @@ static int compare_matrix(const json_t *ma, const json_t *mb, struct h2b_compare
 
 int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare_report **out)
 {
-    json_t *da = NULL, *db = NULL;
-    char *ta = NULL, *tb = NULL;
+    struct h2b_results_doc *da = NULL, *db = NULL;
     struct h2b_gate_set *sa = NULL, *sb = NULL;
     struct h2b_compare_report *r = NULL;
     struct side xa = {0}, xb = {0};
-    int rv = h2b_gate_results_load(path_a, &da, &ta);
+    int rv = h2b_gate_results_load(path_a, &da);
     if (rv == H2B_OK)
-        rv = h2b_gate_results_load(path_b, &db, &tb);
+        rv = h2b_gate_results_load(path_b, &db);
     if (rv == H2B_OK)
         rv = h2b_gate_set_new(&sa);
     if (rv == H2B_OK)
         rv = h2b_gate_set_new(&sb);
     if (rv == H2B_OK)
-        rv = h2b_gate_set_add(sa, path_a, da, ta);
+        rv = h2b_gate_set_add(sa, path_a, da);
     if (rv == H2B_OK)
-        rv = h2b_gate_set_add(sb, path_b, db, tb);
+        rv = h2b_gate_set_add(sb, path_b, db);
     if (rv != H2B_OK)
         goto out;
     r = calloc(1, sizeof(*r));
@@ -398,8 +381,7 @@ int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare
     }
     rv = compare_micro(sa, sb, r, &xa, &xb);
     if (rv == H2B_OK)
-        rv = compare_matrix(json_object_get(da, "matrix"), json_object_get(db, "matrix"), r, &xa,
-                            &xb);
+        rv = compare_matrix(da, db, r, &xa, &xb);
     if (rv == H2B_OK) {
         *out = r;
         r = NULL;
@@ -410,13 +392,10 @@ out:
     h2b_compare_report_del(r);
     h2b_gate_set_del(sa);
     h2b_gate_set_del(sb);
-    json_decref(da);
-    json_decref(db);
-    free(ta);
-    free(tb);
+    h2b_results_doc_del(da);
+    h2b_results_doc_del(db);
     return rv;
 }
-
 /* ---------------------------------------------------------------- rendering */
 
 static void fmt_num(char *buf, size_t size, double v, const char *unit)

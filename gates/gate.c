@@ -78,28 +78,13 @@ int h2b_gate_set_new(struct h2b_gate_set **out)
     return H2B_OK;
 }
 
-int h2b_gate_results_load(const char *path, json_t **doc, char **text)
+int h2b_gate_results_load(const char *path, struct h2b_results_doc **doc)
 {
-    json_t *d = NULL;
-    char *t = NULL;
     struct h2b_diag diag;
-    int rv = h2b_json_load(path, &d, &t, &diag);
-    if (rv == H2B_OK) {
-        struct h2b_json_src src = {.file = path, .text = t};
-        rv = h2b_results_validate(d, &src, &diag);
-    }
-    if (rv != H2B_OK) {
+    int rv = h2b_results_doc_load(path, doc, NULL, &diag);
+    if (rv != H2B_OK)
         h2b_diag_print(&diag, stderr);
-        json_decref(d);
-        free(t);
-        return rv;
-    }
-    *doc = d;
-    if (text)
-        *text = t;
-    else
-        free(t);
-    return H2B_OK;
+    return rv;
 }
 
 /* Records why a results file cannot be gated (the first reason wins). */
@@ -113,98 +98,35 @@ static int set_invalid(struct h2b_gate_set *s, const char *path, const char *wha
 }
 
 /* Gate numbers come only from Release builds without sanitizers (STYLE.md rule 12). */
-static int check_env(struct h2b_gate_set *s, const char *path, const json_t *doc)
+static int check_env(struct h2b_gate_set *s, const char *path, const json_t *env)
 {
-    const json_t *env = json_object_get(doc, "env");
-    const json_t *san = json_object_get(env, "sanitizers");
-    const json_t *bt = json_object_get(env, "build_type");
-    char what[256];
-    if (json_is_array(san) && json_array_size(san) > 0) {
-        struct h2b_buf b = {0};
-        size_t i;
-        json_t *v;
-        json_array_foreach(san, i, v)
-        {
-            h2b_buf_printf(&b, "%s%s", i ? "," : "",
-                           json_is_string(v) ? json_string_value(v) : "?");
-        }
-        char *list = NULL;
-        int rv = h2b_buf_finish(&b, &list);
-        if (rv != H2B_OK)
-            return rv;
-        snprintf(what, sizeof(what), "measured in a build with sanitizers (%s)", list);
-        free(list);
+    const char *bt;
+    char san[128], what[256];
+    h2b_results_env_build(env, &bt, san, sizeof(san));
+    if (san[0]) {
+        snprintf(what, sizeof(what), "measured in a build with sanitizers (%s)", san);
         return set_invalid(s, path, what);
     }
-    if (json_is_string(san) && json_string_length(san) > 0) {
-        snprintf(what, sizeof(what), "measured in a build with sanitizers (%s)",
-                 json_string_value(san));
-        return set_invalid(s, path, what);
-    }
-    if (!json_is_string(bt) || strcmp(json_string_value(bt), "Release") != 0) {
-        snprintf(what, sizeof(what), "measured in a %s build, not Release",
-                 json_is_string(bt) ? json_string_value(bt) : "unknown");
+    if (!bt || strcmp(bt, "Release") != 0) {
+        snprintf(what, sizeof(what), "measured in a %s build, not Release", bt ? bt : "unknown");
         return set_invalid(s, path, what);
     }
     return H2B_OK;
 }
 
-/* A number, or NAN for null/absent (the results validator checked the types). */
-static double num(const json_t *o, const char *key, bool *has)
+static int copy_nums(const struct h2b_model_nums *from, double **out, size_t *n)
 {
-    const json_t *v = json_object_get(o, key);
-    bool ok = json_is_number(v);
-    if (has)
-        *has = ok;
-    return ok ? json_number_value(v) : NAN;
-}
-
-/* Reads an optional array of non-negative numbers at entry.key (beyond the contract, so checked
- * here). */
-static int fork_array(const struct h2b_json_src *src, const json_t *entry, const char *path,
-                      const char *key, double **out, size_t *n)
-{
-    struct h2b_diag d;
-    json_t *arr = NULL;
-    char apath[512], ipath[560];
-    int rv =
-        h2b_json_get_array(src, entry, path, key, H2B_JSON_OPTIONAL | H2B_JSON_NULLABLE, &arr, &d);
-    if (rv == H2B_JSON_ABSENT)
+    if (!from->v || from->n == 0)
         return H2B_OK;
-    if (rv != H2B_OK) {
-        h2b_diag_print(&d, stderr);
-        return rv;
-    }
-    size_t len = json_array_size(arr);
-    if (len == 0)
-        return H2B_OK;
-    double *v = malloc(len * sizeof(*v));
-    if (!v)
+    if (!(*out = malloc(from->n * sizeof(**out))))
         return H2B_ERR_NOMEM;
-    h2b_json_path_key(apath, sizeof(apath), path, key);
-    for (size_t i = 0; i < len; i++) {
-        h2b_json_path_index(ipath, sizeof(ipath), apath, i);
-        rv = h2b_json_check_double(src, json_array_get(arr, i), ipath, H2B_JSON_REQUIRED, 0, 1e15,
-                                   &v[i], &d);
-        if (rv != H2B_OK) {
-            h2b_diag_print(&d, stderr);
-            free(v);
-            return rv;
-        }
-    }
-    *out = v;
-    *n = len;
+    memcpy(*out, from->v, from->n * sizeof(**out));
+    *n = from->n;
     return H2B_OK;
 }
 
-static char *dup_or_null(const json_t *v)
+int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc)
 {
-    return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
-}
-
-int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const json_t *doc, const char *text)
-{
-    struct h2b_json_src src = {.file = path, .text = text};
     char **grown = realloc(s->sources, (s->n_sources + 1) * sizeof(*grown));
     if (!grown)
         return H2B_ERR_NOMEM;
@@ -213,11 +135,10 @@ int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const json_t *doc
     if (!source)
         return H2B_ERR_NOMEM;
     s->n_sources++;
-    int rv = check_env(s, path, doc);
+    int rv = check_env(s, path, doc->env);
     if (rv != H2B_OK)
         return rv;
-    const json_t *micro = json_object_get(doc, "micro");
-    size_t n = json_array_size(micro);
+    size_t n = doc->micro.n;
     if (n) {
         struct h2b_gate_obs *more = realloc(s->obs, (s->count + n) * sizeof(*more));
         if (!more)
@@ -225,40 +146,30 @@ int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const json_t *doc
         s->obs = more;
     }
     for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(micro, i);
-        char epath[64];
-        h2b_json_path_index(epath, sizeof(epath), "micro", i);
+        const struct h2b_results_micro *e = h2b_results_doc_micro(doc, i);
         struct h2b_gate_obs *o = &s->obs[s->count];
         memset(o, 0, sizeof(*o));
         o->source = source;
-        o->name = strdup(json_string_value(json_object_get(e, "name")));
+        o->name = strdup(e->name);
         if (!o->name)
             return H2B_ERR_NOMEM;
         s->count++; /* owned by the set from here on */
-        for (int m = 0; m < H2B_METRIC_COUNT; m++)
-            o->value[m] = num(e, h2b_metric_key(m), &o->has[m]);
-        o->ns_per_op = num(e, "ns_per_op", NULL);
-        o->p50_ns = num(e, "p50_ns", NULL);
-        o->p999_ns = num(e, "p999_ns", NULL);
-        double forks = num(e, "forks", NULL);
-        o->forks = isnan(forks) ? 0 : (int)forks;
-        o->samples = num(e, "samples", NULL);
-        const json_t *note = json_object_get(e, "note");
-        if (note && !(o->note = dup_or_null(note)) && json_is_string(note))
+        for (int m = 0; m < H2B_METRIC_COUNT; m++) {
+            bool found;
+            o->value[m] = h2b_model_number(&h2b_results_micro_model, e, h2b_metric_key(m), &found);
+            o->has[m] = found && !isnan(o->value[m]);
+        }
+        o->ns_per_op = e->ns_per_op;
+        o->p50_ns = e->p50_ns;
+        o->p999_ns = e->p999_ns;
+        o->forks = isnan(e->forks) ? 0 : (int)e->forks;
+        o->samples = e->samples;
+        if ((e->note && !(o->note = strdup(e->note))) ||
+            (e->error && !(o->error = strdup(e->error))))
             return H2B_ERR_NOMEM;
-        const json_t *err = json_object_get(e, "error");
-        if (json_is_string(err) && !(o->error = strdup(json_string_value(err))))
-            return H2B_ERR_NOMEM;
-        const json_t *det = json_object_get(e, "alloc_deterministic");
-        o->alloc_nondeterministic = json_is_false(det);
-        /* Per-fork values: "p99_ns_forks" (the contract's name) or the runner's "fork_p99_ns". */
-        const char *pkey = json_object_get(e, "p99_ns_forks") ? "p99_ns_forks" : "fork_p99_ns";
-        const char *nkey =
-            json_object_get(e, "ns_per_op_forks") ? "ns_per_op_forks" : "fork_ns_per_op";
-        rv = fork_array(&src, e, epath, pkey, &o->p99_forks, &o->n_p99_forks);
-        if (rv == H2B_OK)
-            rv = fork_array(&src, e, epath, nkey, &o->ns_forks, &o->n_ns_forks);
-        if (rv != H2B_OK)
+        o->alloc_nondeterministic = e->alloc_deterministic == 0;
+        if ((rv = copy_nums(&e->fork_p99_ns, &o->p99_forks, &o->n_p99_forks)) ||
+            (rv = copy_nums(&e->fork_ns_per_op, &o->ns_forks, &o->n_ns_forks)))
             return rv;
     }
     return H2B_OK;
@@ -271,13 +182,11 @@ int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **
     if (rv != H2B_OK)
         return rv;
     for (size_t i = 0; i < n && rv == H2B_OK; i++) {
-        json_t *doc = NULL;
-        char *text = NULL;
-        rv = h2b_gate_results_load(paths[i], &doc, &text);
+        struct h2b_results_doc *doc = NULL;
+        rv = h2b_gate_results_load(paths[i], &doc);
         if (rv == H2B_OK)
-            rv = h2b_gate_set_add(s, paths[i], doc, text);
-        json_decref(doc);
-        free(text);
+            rv = h2b_gate_set_add(s, paths[i], doc);
+        h2b_results_doc_del(doc);
     }
     if (rv != H2B_OK) {
         h2b_gate_set_del(s);

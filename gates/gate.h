@@ -23,6 +23,7 @@
 #define H2B_GATE_H
 
 #include "ceilings.h"
+#include "results.h"
 
 #include <jansson.h>
 #include <regex.h>
@@ -41,9 +42,9 @@ struct h2b_gate_obs {
     char *note;                        /* the entry's "note" (why something is null), or NULL */
     char *error;                       /* the entry's "error" (the benchmark failed), or NULL */
     bool alloc_nondeterministic;       /* "alloc_deterministic": false */
-    double *p99_forks; /* each fork's p99 (ns): "p99_ns_forks" or "fork_p99_ns"; may be absent */
+    double *p99_forks; /* each fork's p99 (ns), the entry's fork_p99_ns; may be absent */
     size_t n_p99_forks;
-    double *ns_forks; /* each fork's ns/op: "ns_per_op_forks" or "fork_ns_per_op"; may be absent */
+    double *ns_forks; /* each fork's ns/op, the entry's fork_ns_per_op; may be absent */
     size_t n_ns_forks;
     int forks;
     double samples; /* latency samples over all forks ("samples"), NAN when absent */
@@ -58,18 +59,17 @@ struct h2b_gate_set {
     char *invalid; /* why these results cannot be gated (sanitizers, build type), or NULL */
 };
 
-/* Loads and validates a results file (h2b_json_load + h2b_results_validate); a problem is
- * printed as file:line:column. *doc and *text (may be NULL) are the caller's on success.
+/* Loads and validates a results file (h2b_results_doc_load); a problem is printed as
+ * file:line:column. *doc is the caller's on success (h2b_results_doc_del).
  * Returns H2B_OK or the codes of h2b_json_load (H2B_ERR_IO, H2B_ERR_PARSE, ...). */
-int h2b_gate_results_load(const char *path, json_t **doc, char **text);
+int h2b_gate_results_load(const char *path, struct h2b_results_doc **doc);
 
 /* An empty set. */
 int h2b_gate_set_new(struct h2b_gate_set **out);
 
-/* Adds the micro entries of the validated document doc, loaded from path with text (for
- * diagnostics about the fields the gate reads beyond the contract: p99_ns_forks,
- * ns_per_op_forks). Returns H2B_OK, H2B_ERR_PARSE (printed) or H2B_ERR_NOMEM. */
-int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const json_t *doc, const char *text);
+/* Adds the micro entries of the decoded document doc, loaded from path. Returns H2B_OK or
+ * H2B_ERR_NOMEM. */
+int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc);
 
 /* Reads the micro entries of every file in paths. A malformed file is reported as
  * file:line:column on stderr and returns H2B_ERR_PARSE; an unreadable one H2B_ERR_IO. Results

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 struct h2b_hist;
+struct h2b_results_doc;
 
 struct h2b_rdata_micro {
     const char *name;
@@ -22,9 +23,9 @@ struct h2b_rdata_micro {
     double p50_ns, p99_ns, p999_ns;
     double instructions_per_op;
     long forks;        /* 0 when absent */
-    double *p99_forks; /* per-fork p99 in ns (fork_p99_ns or p99_ns_forks), NULL when absent */
+    double *p99_forks; /* per-fork p99 in ns, NULL when absent */
     size_t n_p99_forks;
-    double *ns_forks; /* per-fork ns/op (fork_ns_per_op), NULL when absent */
+    double *ns_forks; /* per-fork ns/op, NULL when absent */
     size_t n_ns_forks;
     const char *note;      /* NULL when absent */
     const char *error;     /* the benchmark failed ("error"), NULL otherwise */
@@ -53,7 +54,7 @@ struct h2b_rdata_cell {
 
 struct h2b_rdata_results {
     char *path;
-    void *doc; /* the parsed document (json_t *), owner of every string below */
+    struct h2b_results_doc *model; /* the decoded document, owner of every string below */
     const char *created;
     const char *tool_name, *tool_version, *git_commit;
     const char *scenario_name, *scenario_file, *scenario_sha256;

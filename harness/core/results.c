@@ -1,11 +1,15 @@
 /*
- * results.c - h2bench.result/1 documents.
+ * results.c - the results model: the key tables of every part of a results document.
  *
- * The schema lives here as data: one table of fields per entry kind (micro, matrix, latency),
- * each with its type and whether null is allowed, checked by one loop. Adding a field to the
- * contract is one table line. Metrics are nullable ("not measured here", the reason goes in
- * env.warnings or the entry's "note"); identifiers (names, connection counts, repeat) are not.
- * Unknown fields are accepted: the contract grows without a schema bump.
+ * The schema lives here as data: one table per struct (micro entry, matrix cell, latency,
+ * budgets, the load document, the whole results document), read and written by model.c's one
+ * loop. Adding a field to the contract is one table line and one struct member. Metrics are
+ * nullable ("not measured here", the reason goes in env.warnings or the entry's "note");
+ * identifiers (names, connection counts, repeat) are required in a results file. Unknown fields
+ * are kept: the contract grows without a schema bump.
+ *
+ * Validation is decoding: a results file is valid when the document decodes in contract mode,
+ * so the validator and the readers cannot disagree about a field.
  */
 #include "results.h"
 #include "clock.h"
@@ -13,152 +17,425 @@
 #include "error.h"
 #include "version.h"
 
+#include "hist.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <float.h>
+#include <math.h>
 #include <openssl/evp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum kind {
-    K_STRING,   /* non-empty string */
-    K_COUNT,    /* integer >= 0 */
-    K_POSITIVE, /* integer >= 1 */
-    K_NUMBER,   /* number >= 0 */
-    K_LATENCY,  /* object with latency_fields */
+#define F(type, key, kind, flags)                                                                  \
+    {                                                                                              \
+#key, H2B_MODEL_##kind, flags, offsetof(type, key), NULL, NULL                             \
+    }
+#define SUB(type, key, kind, flags, model)                                                         \
+    {                                                                                              \
+#key, H2B_MODEL_##kind, flags, offsetof(type, key), &(model), NULL                         \
+    }
+#define ALIAS(type, key, kind, flags, alias)                                                       \
+    {                                                                                              \
+#key, H2B_MODEL_##kind, flags, offsetof(type, key), NULL, alias                            \
+    }
+#define END                                                                                        \
+    {                                                                                              \
+        NULL, 0, 0, 0, NULL, NULL                                                                  \
+    }
+
+#define REQ H2B_MODEL_REQUIRED
+#define OMIT H2B_MODEL_OMIT
+#define INT H2B_MODEL_INT
+
+#define T struct h2b_results_latency
+static const struct h2b_model_field latency_fields[] = {
+    F(T, min, COUNT, 0),      F(T, p50, COUNT, 0),
+    F(T, p90, COUNT, 0),      F(T, p99, COUNT, 0),
+    F(T, p999, COUNT, 0),     F(T, p9999, COUNT, OMIT),
+    F(T, max, COUNT, 0),      F(T, mean, REAL, 0),
+    F(T, count, COUNT, OMIT), END,
 };
+#undef T
+const struct h2b_model h2b_results_latency_model = {"latency", sizeof(struct h2b_results_latency),
+                                                    latency_fields};
 
-struct field {
-    const char *key;
-    enum kind kind;
-    unsigned flags;
+#define T struct h2b_results_budgets
+static const struct h2b_model_field budgets_fields[] = {
+    F(T, allocs_per_request, REAL, 0),
+    F(T, bytes_per_request, REAL, 0),
+    F(T, reads_per_request, REAL, 0),
+    F(T, writes_per_request, REAL, 0),
+    F(T, writes_per_read, REAL, 0),
+    F(T, instructions_per_request, REAL, 0),
+    F(T, instructions_source, STRING, OMIT),
+    F(T, rss_per_connection_kib, REAL, 0),
+    F(T, note, STRING, OMIT),
+    END,
 };
+#undef T
+const struct h2b_model h2b_results_budgets_model = {"budgets", sizeof(struct h2b_results_budgets),
+                                                    budgets_fields};
 
-#define REQ H2B_JSON_REQUIRED
-#define NUL H2B_JSON_NULLABLE
-
-static const struct field latency_fields[] = {
-    {"min", K_COUNT, NUL},  {"p50", K_COUNT, NUL}, {"p90", K_COUNT, NUL}, {"p99", K_COUNT, NUL},
-    {"p999", K_COUNT, NUL}, {"max", K_COUNT, NUL}, {NULL, K_STRING, 0},
+#define T struct h2b_results_micro
+static const struct h2b_model_field micro_fields[] = {
+    F(T, name, STRING, REQ),
+    F(T, ops, COUNT, 0),
+    F(T, ops_per_call, COUNT, OMIT),
+    F(T, ns_per_op, REAL, 0),
+    F(T, ns_per_op_mdape, REAL, OMIT),
+    F(T, ns_per_op_min, REAL, OMIT),
+    F(T, cpu_ns_per_op, REAL, OMIT),
+    F(T, bytes_per_op, REAL, 0),
+    F(T, allocs_per_op, REAL, 0),
+    F(T, alloc_deterministic, BOOL, 0),
+    F(T, p50_ns, COUNT, 0),
+    F(T, p90_ns, COUNT, OMIT),
+    F(T, p99_ns, COUNT, 0),
+    F(T, p999_ns, COUNT, 0),
+    F(T, max_ns, COUNT, OMIT),
+    F(T, samples, COUNT, OMIT),
+    F(T, sample_batch, COUNT, OMIT),
+    F(T, timer_overhead_ns, COUNT, OMIT),
+    F(T, instructions_per_op, REAL, 0),
+    F(T, instructions_source, STRING, OMIT),
+    F(T, forks, COUNT, REQ),
+    F(T, fork_pids, NUMBERS, OMIT | INT),
+    /* per-fork values: one decision for the legacy names, here */
+    ALIAS(T, fork_p99_ns, NUMBERS, OMIT | INT, "p99_ns_forks"),
+    ALIAS(T, fork_ns_per_op, NUMBERS, OMIT, "ns_per_op_forks"),
+    F(T, histogram, STRING, OMIT),
+    F(T, insufficient, JSON, OMIT),
+    F(T, note, STRING, OMIT),
+    F(T, error, STRING, OMIT),
+    END,
 };
+#undef T
+const struct h2b_model h2b_results_micro_model = {"micro entry", sizeof(struct h2b_results_micro),
+                                                  micro_fields};
 
-static const struct field micro_fields[] = {
-    {"name", K_STRING, REQ},
-    {"ops", K_COUNT, NUL},
-    {"ns_per_op", K_NUMBER, NUL},
-    {"bytes_per_op", K_NUMBER, NUL},
-    {"allocs_per_op", K_NUMBER, NUL},
-    {"p50_ns", K_COUNT, NUL},
-    {"p99_ns", K_COUNT, NUL},
-    {"p999_ns", K_COUNT, NUL},
-    {"instructions_per_op", K_NUMBER, NUL},
-    {"forks", K_COUNT, REQ},
-    {NULL, K_STRING, 0},
+/* Runner-only fields are OMIT so that a load document (a cell too) does not carry them. */
+#define T struct h2b_results_cell
+static const struct h2b_model_field cell_fields[] = {
+    F(T, target, STRING, REQ),
+    F(T, client, STRING, REQ),
+    F(T, connections, POSITIVE, REQ),
+    F(T, streams_requested, POSITIVE, REQ),
+    F(T, streams_effective, POSITIVE, REQ),
+    F(T, server_max_streams, COUNT, OMIT),
+    F(T, server_max_streams_source, STRING, OMIT),
+    F(T, frame_size, COUNT, OMIT),
+    F(T, window_bits, COUNT, OMIT),
+    F(T, path, STRING, OMIT),
+    F(T, repeat, COUNT, REQ),
+    F(T, status, STRING, OMIT),
+    F(T, reason, STRING, OMIT),
+    F(T, requests, COUNT, 0),
+    F(T, succeeded, COUNT, 0),
+    F(T, failed, COUNT, 0),
+    F(T, errors, COUNT, 0),
+    F(T, duration_s, REAL, 0),
+    F(T, req_per_s, REAL, 0),
+    F(T, bytes_per_s, REAL, 0),
+    SUB(T, latency_ns, OBJECT, 0, h2b_results_latency_model),
+    ALIAS(T, latency_histogram, STRING, OMIT, "histogram"),
+    F(T, client_cpu_s, REAL, 0),
+    F(T, server_cpu_s, REAL, 0),
+    F(T, server_rss_kib, COUNT, 0),
+    F(T, server_instructions_per_request, REAL, OMIT),
+    SUB(T, budgets, OBJECT, OMIT, h2b_results_budgets_model),
+    F(T, profile, JSON, OMIT),
+    F(T, note, STRING, OMIT),
+    END,
 };
+#undef T
+const struct h2b_model h2b_results_cell_model = {"matrix cell", sizeof(struct h2b_results_cell),
+                                                 cell_fields};
 
-static const struct field matrix_fields[] = {
-    {"target", K_STRING, REQ},
-    {"client", K_STRING, REQ},
-    {"connections", K_POSITIVE, REQ},
-    {"streams_requested", K_POSITIVE, REQ},
-    {"streams_effective", K_POSITIVE, REQ},
-    {"repeat", K_COUNT, REQ},
-    {"requests", K_COUNT, NUL},
-    {"succeeded", K_COUNT, NUL},
-    {"failed", K_COUNT, NUL},
-    {"errors", K_COUNT, NUL},
-    {"duration_s", K_NUMBER, NUL},
-    {"req_per_s", K_NUMBER, NUL},
-    {"bytes_per_s", K_NUMBER, NUL},
-    {"latency_ns", K_LATENCY, NUL},
-    {"client_cpu_s", K_NUMBER, NUL},
-    {"server_cpu_s", K_NUMBER, NUL},
-    {"server_rss_kib", K_COUNT, NUL},
-    {NULL, K_STRING, 0},
+#define T struct h2b_results_tool
+static const struct h2b_model_field tool_fields[] = {
+    F(T, name, STRING, REQ),
+    F(T, version, STRING, REQ),
+    F(T, git_commit, STRING, REQ),
+    END,
 };
+#undef T
+static const struct h2b_model tool_model = {"tool", sizeof(struct h2b_results_tool), tool_fields};
 
-static const struct field tool_fields[] = {
-    {"name", K_STRING, REQ},
-    {"version", K_STRING, REQ},
-    {"git_commit", K_STRING, REQ},
-    {NULL, K_STRING, 0},
+#define T struct h2b_results_scenario
+static const struct h2b_model_field scenario_fields[] = {
+    F(T, name, STRING, 0),
+    F(T, file, STRING, 0),
+    F(T, sha256, STRING, 0),
+    END,
 };
+#undef T
+static const struct h2b_model scenario_model = {"scenario", sizeof(struct h2b_results_scenario),
+                                                scenario_fields};
 
-static const struct field scenario_fields[] = {
-    {"name", K_STRING, NUL},
-    {"file", K_STRING, NUL},
-    {"sha256", K_STRING, NUL},
-    {NULL, K_STRING, 0},
+#define T struct h2b_results_traffic
+static const struct h2b_model_field traffic_fields[] = {
+    F(T, total, COUNT, 0), F(T, headers, COUNT, 0), F(T, headers_decompressed, COUNT, 0),
+    F(T, data, COUNT, 0),  F(T, sent, COUNT, 0),    END,
 };
+#undef T
+static const struct h2b_model traffic_model = {"traffic", sizeof(struct h2b_results_traffic),
+                                               traffic_fields};
 
-/* Checks every field of fields in obj (found at path). */
-static int check_fields(const struct h2b_json_src *src, const json_t *obj, const char *path,
-                        const struct field *fields, struct h2b_diag *d)
+#define T struct h2b_results_open_loop
+static const struct h2b_model_field open_loop_fields[] = {
+    F(T, target_per_s, REAL, 0),   F(T, arrival, STRING, 0),           F(T, seed, COUNT, 0),
+    F(T, achieved_per_s, REAL, 0), F(T, max_release_lag_ns, COUNT, 0), END,
+};
+#undef T
+static const struct h2b_model open_loop_model = {"open_loop", sizeof(struct h2b_results_open_loop),
+                                                 open_loop_fields};
+
+#define T struct h2b_results_histograms
+static const struct h2b_model_field histograms_fields[] = {
+    F(T, latency, STRING, OMIT), F(T, service, STRING, OMIT),       F(T, ttfb, STRING, OMIT),
+    F(T, connect, STRING, OMIT), F(T, tls_handshake, STRING, OMIT), END,
+};
+#undef T
+static const struct h2b_model histograms_model = {
+    "histograms", sizeof(struct h2b_results_histograms), histograms_fields};
+
+#define T struct h2b_results_header
+static const struct h2b_model_field header_fields[] = {
+    F(T, name, STRING, 0),
+    F(T, value, STRING, 0),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_header_model = {"header", sizeof(struct h2b_results_header),
+                                                   header_fields};
+
+#define T struct h2b_results_load_options
+static const struct h2b_model_field options_fields[] = {
+    F(T, requests, COUNT, 0),
+    F(T, connections, COUNT, 0),
+    F(T, streams, COUNT, 0),
+    F(T, threads, COUNT, 0),
+    F(T, duration_s, REAL, 0),
+    F(T, warm_up_s, REAL, 0),
+    F(T, data, STRING, 0),
+    F(T, connection_active_timeout_s, REAL, 0),
+    F(T, connection_inactivity_timeout_s, REAL, 0),
+    F(T, timeout_s, REAL, 0),
+    F(T, window_bits, COUNT, 0),
+    F(T, connection_window_bits, COUNT, 0),
+    F(T, header_table_size, COUNT, 0),
+    F(T, rate, REAL, 0),
+    F(T, arrival, STRING, 0),
+    F(T, seed, COUNT, 0),
+    F(T, cpus, STRING, 0),
+    F(T, fail_on_error, BOOL, 0),
+    F(T, encoder_header_table_size, COUNT, 0),
+    F(T, max_frame_size, COUNT, 0),
+    END,
+};
+#undef T
+static const struct h2b_model options_model = {"options", sizeof(struct h2b_results_load_options),
+                                               options_fields};
+
+#define T struct h2b_results_load_config
+static const struct h2b_model_field config_fields[] = {
+    F(T, uris, JSON, 0),
+    SUB(T, headers, ARRAY, 0, h2b_results_header_model),
+    SUB(T, options, OBJECT, 0, options_model),
+    END,
+};
+#undef T
+static const struct h2b_model config_model = {"config", sizeof(struct h2b_results_load_config),
+                                              config_fields};
+
+#define T struct h2b_results_load
+static const struct h2b_model_field load_fields[] = {
+    F(T, schema, STRING, 0),
+    SUB(T, cell, INLINE, 0, h2b_results_cell_model),
+    F(T, goodput_per_s, REAL, 0),
+    F(T, wall_s, REAL, 0),
+    F(T, started, COUNT, 0),
+    F(T, done, COUNT, 0),
+    F(T, timeouts, COUNT, 0),
+    F(T, resets, COUNT, 0),
+    F(T, protocol_errors, COUNT, 0),
+    F(T, not_sent, COUNT, 0),
+    F(T, unfinished, COUNT, 0),
+    F(T, unsent, COUNT, 0),
+    F(T, interrupted, BOOL, 0),
+    F(T, status_codes, JSON, 0),
+    SUB(T, traffic, OBJECT, 0, traffic_model),
+    SUB(T, service_ns, OBJECT, 0, h2b_results_latency_model),
+    SUB(T, ttfb_ns, OBJECT, 0, h2b_results_latency_model),
+    SUB(T, connect_ns, OBJECT, 0, h2b_results_latency_model),
+    SUB(T, tls_handshake_ns, OBJECT, 0, h2b_results_latency_model),
+    F(T, client_cpu_user_s, REAL, 0),
+    F(T, client_cpu_sys_s, REAL, 0),
+    F(T, protocol, STRING, 0),
+    F(T, server_max_concurrent_streams, COUNT, 0),
+    F(T, connections_up, COUNT, 0),
+    F(T, connections_failed, COUNT, 0),
+    F(T, reconnects, COUNT, 0),
+    SUB(T, open_loop, OBJECT, 0, open_loop_model),
+    SUB(T, config, OBJECT, 0, config_model),
+    SUB(T, histograms, OBJECT, 0, histograms_model),
+    SUB(T, tool, OBJECT, 0, tool_model),
+    F(T, env, JSON, 0),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_load_model = {"load results", sizeof(struct h2b_results_load),
+                                                 load_fields};
+
+#define T struct h2b_results_doc
+static const struct h2b_model_field doc_fields[] = {
+    F(T, schema, STRING, REQ),
+    F(T, created, STRING, REQ),
+    SUB(T, tool, OBJECT, REQ, tool_model),
+    SUB(T, scenario, OBJECT, REQ, scenario_model),
+    F(T, env, JSON, REQ),
+    SUB(T, micro, ARRAY, REQ, h2b_results_micro_model),
+    SUB(T, matrix, ARRAY, REQ, h2b_results_cell_model),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_doc_model = {"results", sizeof(struct h2b_results_doc),
+                                                doc_fields};
+
+/* ---- per-part entry points ---- */
+
+void h2b_results_micro_init(struct h2b_results_micro *e)
 {
-    for (const struct field *f = fields; f->key; f++) {
-        uint64_t u;
-        double x;
-        const char *s;
-        json_t *o;
-        int rv;
-        switch (f->kind) {
-        case K_STRING:
-            rv = h2b_json_get_string(src, obj, path, f->key, f->flags, &s, d);
-            break;
-        case K_COUNT:
-        case K_POSITIVE:
-            rv = h2b_json_get_u64(src, obj, path, f->key, f->flags, f->kind == K_POSITIVE,
-                                  INT64_MAX, &u, d);
-            break;
-        case K_NUMBER:
-            rv = h2b_json_get_double(src, obj, path, f->key, f->flags, 0, DBL_MAX, &x, d);
-            break;
-        case K_LATENCY:
-            rv = h2b_json_get_object(src, obj, path, f->key, f->flags, &o, d);
-            if (rv == H2B_OK) {
-                char child[512];
-                h2b_json_path_key(child, sizeof(child), path, f->key);
-                rv = check_fields(src, o, child, latency_fields, d);
-            }
-            break;
-        default:
-            rv = H2B_ERR_INVAL;
-        }
-        if (rv < 0)
-            return rv;
+    h2b_model_init(&h2b_results_micro_model, e);
+}
+
+void h2b_results_micro_free(struct h2b_results_micro *e)
+{
+    h2b_model_free(&h2b_results_micro_model, e);
+}
+
+int h2b_results_micro_from_json(const json_t *obj, const struct h2b_json_src *src, const char *path,
+                                unsigned mode, struct h2b_results_micro *out, struct h2b_diag *d)
+{
+    return h2b_model_from_json(&h2b_results_micro_model, obj, src, path, mode, out, d);
+}
+
+int h2b_results_micro_to_json(const struct h2b_results_micro *e, json_t **out)
+{
+    return h2b_model_to_json(&h2b_results_micro_model, e, out);
+}
+
+void h2b_results_cell_init(struct h2b_results_cell *c)
+{
+    h2b_model_init(&h2b_results_cell_model, c);
+}
+
+void h2b_results_cell_free(struct h2b_results_cell *c)
+{
+    h2b_model_free(&h2b_results_cell_model, c);
+}
+
+int h2b_results_cell_from_json(const json_t *obj, const struct h2b_json_src *src, const char *path,
+                               unsigned mode, struct h2b_results_cell *out, struct h2b_diag *d)
+{
+    return h2b_model_from_json(&h2b_results_cell_model, obj, src, path, mode, out, d);
+}
+
+int h2b_results_cell_to_json(const struct h2b_results_cell *c, json_t **out)
+{
+    return h2b_model_to_json(&h2b_results_cell_model, c, out);
+}
+
+void h2b_results_load_init(struct h2b_results_load *l)
+{
+    h2b_model_init(&h2b_results_load_model, l);
+}
+
+void h2b_results_load_free(struct h2b_results_load *l)
+{
+    h2b_model_free(&h2b_results_load_model, l);
+}
+
+int h2b_results_load_from_json(const json_t *obj, const struct h2b_json_src *src,
+                               struct h2b_results_load *out, struct h2b_diag *d)
+{
+    return h2b_model_from_json(&h2b_results_load_model, obj, src, "", 0, out, d);
+}
+
+int h2b_results_load_to_json(const struct h2b_results_load *l, json_t **out)
+{
+    return h2b_model_to_json(&h2b_results_load_model, l, out);
+}
+
+bool h2b_results_cell_ok(const struct h2b_results_cell *c)
+{
+    return c->status == NULL || strcmp(c->status, "ok") == 0;
+}
+
+int h2b_results_cell_check(const struct h2b_results_cell *c, const struct h2b_json_src *src,
+                           const char *path, struct h2b_diag *d)
+{
+    char where[512];
+    const char *file = src ? src->file : NULL, *text = src ? src->text : NULL;
+    h2b_json_path_key(where, sizeof(where), path, "status");
+    if (c->status && strcmp(c->status, "ok") != 0 && strcmp(c->status, "failed") != 0) {
+        h2b_diag_set(d, file, text, where, "expected \"ok\" or \"failed\", got \"%s\"", c->status);
+        return H2B_ERR_PARSE;
+    }
+    bool failed = !h2b_results_cell_ok(c);
+    if (failed && c->reason == NULL) {
+        h2b_diag_set(d, file, text, where, "a failed cell must say why in \"reason\"");
+        return H2B_ERR_PARSE;
+    }
+    /* A measured cell without throughput is no measurement: say so rather than print n/a. */
+    if (!failed && isnan(c->req_per_s)) {
+        h2b_diag_set(d, file, text, path,
+                     "req_per_s is null but the cell is not marked \"status\": \"failed\"");
+        return H2B_ERR_PARSE;
     }
     return H2B_OK;
 }
 
-/* Checks that section is an array of objects each matching fields. */
-static int check_entries(const struct h2b_json_src *src, const json_t *doc, const char *section,
-                         const struct field *fields, struct h2b_diag *d)
+static int decode_hist(const char *text, const struct h2b_json_src *src, const char *path,
+                       const char *key, struct h2b_hist **out, struct h2b_diag *d)
 {
-    json_t *array;
-    int rv = h2b_json_get_array(src, doc, "", section, H2B_JSON_REQUIRED, &array, d);
-    if (rv < 0)
-        return rv;
-    size_t i;
-    json_t *entry;
-    json_array_foreach(array, i, entry)
-    {
-        char path[64];
-        json_t *obj;
-        h2b_json_path_index(path, sizeof(path), section, i);
-        if ((rv = h2b_json_check_object(src, entry, path, H2B_JSON_REQUIRED, &obj, d)) < 0 ||
-            (rv = check_fields(src, obj, path, fields, d)) < 0)
-            return rv;
-    }
-    return H2B_OK;
+    *out = NULL;
+    if (!text)
+        return H2B_OK;
+    int rc = h2b_hist_decode(text, out);
+    if (rc == H2B_OK || rc == H2B_ERR_NOMEM)
+        return rc;
+    char where[512];
+    h2b_json_path_key(where, sizeof(where), path, key);
+    h2b_diag_set(d, src ? src->file : NULL, src ? src->text : NULL, where,
+                 "not a valid encoded histogram (%s)", h2b_strerror(rc));
+    return H2B_ERR_PARSE;
 }
+
+int h2b_results_micro_hist(const struct h2b_results_micro *e, const struct h2b_json_src *src,
+                           const char *path, struct h2b_hist **out, struct h2b_diag *d)
+{
+    return decode_hist(e->histogram, src, path, "histogram", out, d);
+}
+
+int h2b_results_cell_hist(const struct h2b_results_cell *c, const struct h2b_json_src *src,
+                          const char *path, struct h2b_hist **out, struct h2b_diag *d)
+{
+    return decode_hist(c->latency_histogram, src, path, "latency_histogram", out, d);
+}
+
+/* ---- documents ---- */
 
 int h2b_results_validate(const json_t *doc, const struct h2b_json_src *src, struct h2b_diag *diag)
 {
-    const char *schema, *created;
-    json_t *root, *obj;
+    struct h2b_results_doc d;
+    const char *schema;
+    json_t *root;
     int rv;
+    /* the schema first: a ceilings file given as results says so, not "missing created" */
     if ((rv = h2b_json_check_object(src, doc, "", H2B_JSON_REQUIRED, &root, diag)) < 0 ||
         (rv = h2b_json_get_string(src, root, "", "schema", H2B_JSON_REQUIRED, &schema, diag)) < 0)
         return H2B_ERR_PARSE;
@@ -167,17 +444,133 @@ int h2b_results_validate(const json_t *doc, const struct h2b_json_src *src, stru
                      "expected \"%s\", got \"%s\"", H2B_RESULTS_SCHEMA, schema);
         return H2B_ERR_PARSE;
     }
-    if ((rv = h2b_json_get_string(src, root, "", "created", H2B_JSON_REQUIRED, &created, diag)) <
-            0 ||
-        (rv = h2b_json_get_object(src, root, "", "tool", H2B_JSON_REQUIRED, &obj, diag)) < 0 ||
-        (rv = check_fields(src, obj, "tool", tool_fields, diag)) < 0 ||
-        (rv = h2b_json_get_object(src, root, "", "scenario", H2B_JSON_REQUIRED, &obj, diag)) < 0 ||
-        (rv = check_fields(src, obj, "scenario", scenario_fields, diag)) < 0 ||
-        (rv = h2b_json_get_object(src, root, "", "env", H2B_JSON_REQUIRED, &obj, diag)) < 0 ||
-        (rv = check_entries(src, root, "micro", micro_fields, diag)) < 0 ||
-        (rv = check_entries(src, root, "matrix", matrix_fields, diag)) < 0)
-        return H2B_ERR_PARSE;
+    rv = h2b_model_from_json(&h2b_results_doc_model, doc, src, "", H2B_MODEL_CONTRACT, &d, diag);
+    if (rv == H2B_ERR_NOMEM)
+        return rv;
+    h2b_model_free(&h2b_results_doc_model, &d);
+    return rv == H2B_OK ? H2B_OK : H2B_ERR_PARSE;
+}
+
+int h2b_results_doc_load(const char *path, struct h2b_results_doc **out, char **text_out,
+                         struct h2b_diag *diag)
+{
+    json_t *doc;
+    char *text;
+    int rv = h2b_json_load(path, &doc, &text, diag);
+    if (rv != H2B_OK)
+        return rv;
+    struct h2b_json_src src = {path, text};
+    struct h2b_results_doc *d = malloc(sizeof(*d));
+    if (!d)
+        rv = H2B_ERR_NOMEM;
+    else if ((rv = h2b_results_validate(doc, &src, diag)) == H2B_OK)
+        rv =
+            h2b_model_from_json(&h2b_results_doc_model, doc, &src, "", H2B_MODEL_CONTRACT, d, diag);
+    json_decref(doc);
+    if (rv != H2B_OK) {
+        free(d);
+        free(text);
+        return rv;
+    }
+    *out = d;
+    if (text_out)
+        *text_out = text;
+    else
+        free(text);
     return H2B_OK;
+}
+
+void h2b_results_doc_del(struct h2b_results_doc *doc)
+{
+    if (!doc)
+        return;
+    h2b_model_free(&h2b_results_doc_model, doc);
+    free(doc);
+}
+
+struct h2b_results_micro *h2b_results_doc_micro(const struct h2b_results_doc *doc, size_t i)
+{
+    return h2b_model_array_at(&h2b_results_micro_model, &doc->micro, i);
+}
+
+struct h2b_results_cell *h2b_results_doc_cell(const struct h2b_results_doc *doc, size_t i)
+{
+    return h2b_model_array_at(&h2b_results_cell_model, &doc->matrix, i);
+}
+
+static int append(json_t *doc, const char *section, json_t *entry)
+{
+    json_t *array = json_object_get(doc, section);
+    if (!json_is_array(array)) {
+        json_decref(entry);
+        return H2B_ERR_INVAL;
+    }
+    return json_array_append_new(array, entry) == 0 ? H2B_OK : H2B_ERR_NOMEM;
+}
+
+int h2b_results_append_micro(json_t *doc, const struct h2b_results_micro *e)
+{
+    json_t *j;
+    int rv = h2b_results_micro_to_json(e, &j);
+    return rv == H2B_OK ? append(doc, "micro", j) : rv;
+}
+
+int h2b_results_append_cell(json_t *doc, const struct h2b_results_cell *c)
+{
+    json_t *j;
+    int rv = h2b_results_cell_to_json(c, &j);
+    return rv == H2B_OK ? append(doc, "matrix", j) : rv;
+}
+
+size_t h2b_results_micro_count(const json_t *doc)
+{
+    return json_array_size(json_object_get(doc, "micro"));
+}
+
+size_t h2b_results_cell_count(const json_t *doc)
+{
+    return json_array_size(json_object_get(doc, "matrix"));
+}
+
+int h2b_results_get_cell(const json_t *doc, size_t i, struct h2b_results_cell *out)
+{
+    const json_t *e = json_array_get(json_object_get(doc, "matrix"), i);
+    struct h2b_diag d;
+    if (!e) {
+        h2b_results_cell_init(out);
+        return H2B_ERR_RANGE;
+    }
+    return h2b_results_cell_from_json(e, NULL, "", 0, out, &d);
+}
+
+int h2b_results_set_pinning(json_t *doc, const char *server, const char *client)
+{
+    json_t *env = json_object_get(doc, "env");
+    if (!json_is_object(env))
+        return H2B_ERR_INVAL;
+    json_t *pin = json_pack("{s:s, s:s}", "server", server, "client", client);
+    return pin && json_object_set_new(env, "pinning", pin) == 0 ? H2B_OK : H2B_ERR_NOMEM;
+}
+
+void h2b_results_env_build(const json_t *env, const char **build_type, char *san, size_t size)
+{
+    const json_t *s = json_object_get(env, "sanitizers");
+    const json_t *bt = json_object_get(env, "build_type");
+    *build_type = json_is_string(bt) ? json_string_value(bt) : NULL;
+    size_t used = 0;
+    san[0] = '\0';
+    if (json_is_string(s)) {
+        snprintf(san, size, "%s", json_string_value(s));
+        return;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(s, i, v)
+    {
+        if (used < size)
+            used += (size_t)snprintf(san + used, size - used, "%s%s", i ? "," : "",
+                                     json_is_string(v) ? json_string_value(v) : "?");
+    }
 }
 
 int h2b_results_read(const char *path, json_t **out, struct h2b_diag *diag)
@@ -201,19 +594,10 @@ int h2b_results_read(const char *path, json_t **out, struct h2b_diag *diag)
 int h2b_results_write(const char *path, const json_t *doc, struct h2b_diag *diag)
 {
     struct h2b_json_src src = {path, NULL};
-    if (h2b_results_validate(doc, &src, diag) != H2B_OK)
-        return H2B_ERR_INVAL;
+    int rv = h2b_results_validate(doc, &src, diag);
+    if (rv != H2B_OK)
+        return rv == H2B_ERR_NOMEM ? rv : H2B_ERR_INVAL;
     return h2b_json_write_atomic(path, doc, diag);
-}
-
-int h2b_results_append(json_t *doc, const char *section, json_t *entry)
-{
-    json_t *array = json_object_get(doc, section);
-    if (!json_is_array(array)) {
-        json_decref(entry);
-        return H2B_ERR_INVAL;
-    }
-    return json_array_append_new(array, entry) == 0 ? H2B_OK : H2B_ERR_NOMEM;
 }
 
 int h2b_results_file_sha256(const char *path, char hex[65])

@@ -1,16 +1,204 @@
 /*
- * results.h - h2bench.result/1 documents: create, validate, read, write.
+ * results.h - the results model: h2bench.result/1 documents, their micro entries and matrix
+ * cells, the budgets of a cell, and the h2bench.load/1 document `h2bench load --json` writes.
  *
- * The format is the contract in DESIGN.md ("Results file"). Readers accept any extra fields
- * (fields are added without a schema bump) and check the types of the contract's fields; a
- * metric may be null ("not measured here"), identifiers may not. Writing is atomic.
+ * The format is the contract in DESIGN.md ("Results file"). Each part is a struct with one key
+ * table (results.c) and one from_json/to_json; every reader and writer goes through them, so a
+ * key is spelt once. To add a field: a member here and a line in the table in results.c.
+ *
+ * Readers keep keys they do not know (base.extra, written back unchanged) and read the legacy
+ * per-fork keys "p99_ns_forks" / "ns_per_op_forks" as fork_p99_ns / fork_ns_per_op (model.h).
+ * A metric may be null ("not measured here": NAN, NULL or H2B_MODEL_NULL_BOOL, with the reason
+ * in the entry's note); identifiers may not. Writing is atomic.
  */
 #ifndef H2B_RESULTS_H
 #define H2B_RESULTS_H
 
 #include "json.h"
+#include "model.h"
 
 #define H2B_RESULTS_SCHEMA "h2bench.result/1"
+#define H2B_RESULTS_LOAD_SCHEMA "h2bench.load/1"
+
+/* A latency summary in ns ("latency_ns", and load's service_ns, ttfb_ns, ...). */
+struct h2b_results_latency {
+    struct h2b_model_base base;
+    double min, p50, p90, p99, p999, p9999, max, mean, count;
+};
+
+/* Per-request budgets of a cell's target process, each null with its reason in note. */
+struct h2b_results_budgets {
+    struct h2b_model_base base;
+    double allocs_per_request, bytes_per_request, reads_per_request, writes_per_request;
+    double writes_per_read, instructions_per_request;
+    char *instructions_source; /* "perf", "callgrind", or NULL */
+    double rss_per_connection_kib;
+    char *note; /* "metric: reason; ..." for the null ones */
+};
+
+/* One "micro" entry: a benchmark merged over its forks. */
+struct h2b_results_micro {
+    struct h2b_model_base base;
+    char *name;
+    double ops, ops_per_call, ns_per_op, ns_per_op_mdape, ns_per_op_min, cpu_ns_per_op;
+    double bytes_per_op, allocs_per_op;
+    int alloc_deterministic;
+    double p50_ns, p90_ns, p99_ns, p999_ns, max_ns, samples, sample_batch, timer_overhead_ns;
+    double instructions_per_op;
+    char *instructions_source;
+    double forks;
+    struct h2b_model_nums fork_pids, fork_p99_ns, fork_ns_per_op;
+    char *histogram;      /* h2b_hist_encode text of the merged histogram */
+    json_t *insufficient; /* array of the percentile keys resting on too few samples */
+    char *note, *error;
+};
+
+/* One "matrix" cell (also the first part of an h2bench.load/1 document). */
+struct h2b_results_cell {
+    struct h2b_model_base base;
+    char *target, *client;
+    double connections, streams_requested, streams_effective, server_max_streams;
+    char *server_max_streams_source; /* "probe" or "configured" */
+    double frame_size, window_bits;
+    char *path;
+    double repeat;
+    char *status, *reason; /* "ok" or "failed" (with the reason) */
+    double requests, succeeded, failed, errors, duration_s, req_per_s, bytes_per_s;
+    struct h2b_results_latency latency_ns;
+    char *latency_histogram; /* h2b_hist_encode text */
+    double client_cpu_s, server_cpu_s, server_rss_kib, server_instructions_per_request;
+    struct h2b_results_budgets budgets;
+    json_t *profile; /* the cell's perf profile (harness/run/profile.c), NULL when none */
+    char *note;
+};
+
+struct h2b_results_tool {
+    struct h2b_model_base base;
+    char *name, *version, *git_commit;
+};
+
+struct h2b_results_scenario {
+    struct h2b_model_base base;
+    char *name, *file, *sha256;
+};
+
+/* A request header of a load run's configuration. */
+struct h2b_results_header {
+    struct h2b_model_base base;
+    char *name, *value;
+};
+
+/* What `h2bench load --json` writes: a matrix cell and the load generator's own fields. */
+struct h2b_results_load {
+    struct h2b_model_base base;
+    char *schema; /* H2B_RESULTS_LOAD_SCHEMA */
+    struct h2b_results_cell cell;
+    double goodput_per_s, wall_s, started, done, timeouts, resets, protocol_errors, not_sent;
+    double unfinished, unsent;
+    int interrupted;
+    json_t *status_codes; /* {"200": N, ..., "other": N} */
+    struct h2b_results_traffic {
+        struct h2b_model_base base;
+        double total, headers, headers_decompressed, data, sent;
+    } traffic;
+    struct h2b_results_latency service_ns, ttfb_ns, connect_ns, tls_handshake_ns;
+    double client_cpu_user_s, client_cpu_sys_s;
+    char *protocol; /* "h2" or "h2c" */
+    double server_max_concurrent_streams, connections_up, connections_failed, reconnects;
+    struct h2b_results_open_loop {
+        struct h2b_model_base base;
+        double target_per_s;
+        char *arrival;
+        double seed, achieved_per_s, max_release_lag_ns;
+    } open_loop; /* not present: closed loop (null) */
+    struct h2b_results_load_config {
+        struct h2b_model_base base;
+        json_t *uris;                   /* array of "scheme://authority/path" */
+        struct h2b_model_array headers; /* of struct h2b_results_header */
+        struct h2b_results_load_options {
+            struct h2b_model_base base;
+            double requests, connections, streams, threads, duration_s, warm_up_s;
+            char *data;
+            double connection_active_timeout_s, connection_inactivity_timeout_s, timeout_s;
+            double window_bits, connection_window_bits, header_table_size, rate;
+            char *arrival;
+            double seed;
+            char *cpus;
+            int fail_on_error;
+            double encoder_header_table_size, max_frame_size;
+        } options;
+    } config; /* the options of the run */
+    struct h2b_results_histograms {
+        struct h2b_model_base base;
+        char *latency, *service, *ttfb, *connect, *tls_handshake;
+    } histograms;
+    struct h2b_results_tool tool;
+    json_t *env;
+};
+
+/* A whole h2bench.result/1 document. */
+struct h2b_results_doc {
+    struct h2b_model_base base;
+    char *schema, *created;
+    struct h2b_results_tool tool;
+    struct h2b_results_scenario scenario;
+    json_t *env;                   /* env.c's fingerprint */
+    struct h2b_model_array micro;  /* of struct h2b_results_micro */
+    struct h2b_model_array matrix; /* of struct h2b_results_cell */
+};
+
+/* The tables, for the generic h2b_model_* functions (init, free, copy, array_push). */
+extern const struct h2b_model h2b_results_micro_model, h2b_results_cell_model,
+    h2b_results_budgets_model, h2b_results_latency_model, h2b_results_load_model,
+    h2b_results_header_model, h2b_results_doc_model;
+
+/* Init/free/decode/encode per part. from_json: obj at path of src (may be NULL); mode
+ * H2B_MODEL_CONTRACT checks the results file's required fields (0 reads leniently, as a cell of
+ * a load document may lack them). Returns H2B_OK, H2B_ERR_PARSE (d says where) or NOMEM; on
+ * failure *out is left initialised. to_json: *out owns a new object; H2B_OK or NOMEM. */
+void h2b_results_micro_init(struct h2b_results_micro *e);
+void h2b_results_micro_free(struct h2b_results_micro *e);
+int h2b_results_micro_from_json(const json_t *obj, const struct h2b_json_src *src, const char *path,
+                                unsigned mode, struct h2b_results_micro *out, struct h2b_diag *d);
+int h2b_results_micro_to_json(const struct h2b_results_micro *e, json_t **out);
+
+void h2b_results_cell_init(struct h2b_results_cell *c);
+void h2b_results_cell_free(struct h2b_results_cell *c);
+int h2b_results_cell_from_json(const json_t *obj, const struct h2b_json_src *src, const char *path,
+                               unsigned mode, struct h2b_results_cell *out, struct h2b_diag *d);
+int h2b_results_cell_to_json(const struct h2b_results_cell *c, json_t **out);
+
+void h2b_results_load_init(struct h2b_results_load *l);
+void h2b_results_load_free(struct h2b_results_load *l);
+int h2b_results_load_from_json(const json_t *obj, const struct h2b_json_src *src,
+                               struct h2b_results_load *out, struct h2b_diag *d);
+int h2b_results_load_to_json(const struct h2b_results_load *l, json_t **out);
+
+/* Checks what a reader that renders cells relies on beyond the types: "status" is "ok" or
+ * "failed", a failed cell has a reason, a measured one has req_per_s. path is the cell's path.
+ * Returns H2B_OK or H2B_ERR_PARSE with d located. */
+int h2b_results_cell_check(const struct h2b_results_cell *c, const struct h2b_json_src *src,
+                           const char *path, struct h2b_diag *d);
+
+/* True when the cell was measured ("status" absent or "ok"). */
+bool h2b_results_cell_ok(const struct h2b_results_cell *c);
+
+/* Decodes a micro entry's or a cell's encoded histogram (NULL when it has none) with a located
+ * diagnostic on a bad encoding. path is the entry's path. Returns H2B_OK, H2B_ERR_PARSE, NOMEM. */
+struct h2b_hist;
+int h2b_results_micro_hist(const struct h2b_results_micro *e, const struct h2b_json_src *src,
+                           const char *path, struct h2b_hist **out, struct h2b_diag *d);
+int h2b_results_cell_hist(const struct h2b_results_cell *c, const struct h2b_json_src *src,
+                          const char *path, struct h2b_hist **out, struct h2b_diag *d);
+
+/* Loads, validates and decodes the results file at path. *out (caller frees with
+ * h2b_results_doc_del) is untouched on failure; text_out (may be NULL) gets the file's text
+ * for later located diagnostics. Returns the codes of h2b_json_load and H2B_ERR_PARSE. */
+int h2b_results_doc_load(const char *path, struct h2b_results_doc **out, char **text_out,
+                         struct h2b_diag *diag);
+void h2b_results_doc_del(struct h2b_results_doc *doc);
+struct h2b_results_micro *h2b_results_doc_micro(const struct h2b_results_doc *doc, size_t i);
+struct h2b_results_cell *h2b_results_doc_cell(const struct h2b_results_doc *doc, size_t i);
 
 /* Builds a new results document: schema, created (UTC now), tool {name, version, git_commit},
  * scenario {name, file, sha256 of the file's bytes} (each null when the argument is NULL), env
@@ -18,9 +206,24 @@
  * Returns H2B_OK, H2B_ERR_IO (the scenario file cannot be read) or H2B_ERR_NOMEM. */
 int h2b_results_new(json_t **out, const char *scenario_name, const char *scenario_file);
 
-/* Appends entry to the document's "micro" or "matrix" array (section), taking ownership of
- * entry in every case. Returns H2B_OK, H2B_ERR_INVAL (no such array) or H2B_ERR_NOMEM. */
-int h2b_results_append(json_t *doc, const char *section, json_t *entry);
+/* Appends an entry to the document's "micro" or "matrix" array (encoded with the model).
+ * Returns H2B_OK, H2B_ERR_INVAL (doc has no such array) or H2B_ERR_NOMEM. */
+int h2b_results_append_micro(json_t *doc, const struct h2b_results_micro *e);
+int h2b_results_append_cell(json_t *doc, const struct h2b_results_cell *c);
+
+/* The number of micro entries / matrix cells in doc, and entry i decoded into *out (lenient;
+ * the document was built by the model). Returns H2B_OK, H2B_ERR_RANGE (no entry i) or
+ * H2B_ERR_NOMEM. */
+size_t h2b_results_micro_count(const json_t *doc);
+size_t h2b_results_cell_count(const json_t *doc);
+int h2b_results_get_cell(const json_t *doc, size_t i, struct h2b_results_cell *out);
+
+/* Sets env.pinning {server, client}. Returns H2B_OK, H2B_ERR_INVAL (no env) or NOMEM. */
+int h2b_results_set_pinning(json_t *doc, const char *server, const char *client);
+
+/* env's build facts: *build_type (NULL when absent) and the sanitizers joined with "," into
+ * san ("" when none). */
+void h2b_results_env_build(const json_t *env, const char **build_type, char *san, size_t size);
 
 /* Checks doc against the schema: schema string, created, tool, scenario, env, and each micro and
  * matrix entry's fields and types. src locates errors (may be NULL). Returns H2B_OK or

@@ -11,6 +11,7 @@
 #include "env.h"
 #include "error.h"
 #include "load.h"
+#include "results.h"
 #include "version.h"
 
 #include <inttypes.h>
@@ -242,84 +243,79 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static json_t *latency_obj(const struct h2b_hist *h)
+/* A latency summary of h; not present (null) when h has no samples. */
+static void latency_of(struct h2b_results_latency *l, const struct h2b_hist *h)
 {
     if (h->total == 0)
-        return json_null();
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I}", "min", (json_int_t)h->min,
-                     "p50", (json_int_t)h2b_hist_percentile(h, 50), "p90",
-                     (json_int_t)h2b_hist_percentile(h, 90), "p99",
-                     (json_int_t)h2b_hist_percentile(h, 99), "p999",
-                     (json_int_t)h2b_hist_percentile(h, 99.9), "p9999",
-                     (json_int_t)h2b_hist_percentile(h, 99.99), "max", (json_int_t)h->max, "mean",
-                     h2b_hist_mean(h), "count", (json_int_t)h->total);
+        return;
+    l->base.present = true;
+    l->min = (double)h->min;
+    l->p50 = (double)h2b_hist_percentile(h, 50);
+    l->p90 = (double)h2b_hist_percentile(h, 90);
+    l->p99 = (double)h2b_hist_percentile(h, 99);
+    l->p999 = (double)h2b_hist_percentile(h, 99.9);
+    l->p9999 = (double)h2b_hist_percentile(h, 99.99);
+    l->max = (double)h->max;
+    l->mean = h2b_hist_mean(h);
+    l->count = (double)h->total;
 }
 
-static int set_new(json_t *obj, const char *key, json_t *value)
-{
-    return value ? json_object_set_new(obj, key, value) : -1;
-}
-
-static int add_hist(json_t *obj, const char *key, const struct h2b_hist *h)
+static int hist_text(char **member, const struct h2b_hist *h)
 {
     char *enc;
     if (h2b_hist_encode(h, &enc) != H2B_OK)
-        return -1;
-    int rv = set_new(obj, key, json_string(enc));
+        return H2B_ERR_NOMEM;
+    int rv = h2b_model_set_string(member, enc);
     free(enc);
     return rv;
 }
 
-static json_t *config_obj(const struct h2b_load_config *cfg)
+static int config_of(struct h2b_results_load_config *c, const struct h2b_load_config *cfg)
 {
-    json_t *c = json_object(), *uris = json_array(), *headers = json_array();
-    if (!c || !uris || !headers) {
-        json_decref(c);
-        json_decref(uris);
-        json_decref(headers);
-        return NULL;
-    }
-    int bad = 0;
-    for (size_t i = 0; i < cfg->nuris; i++) {
+    int bad = !(c->uris = json_array());
+    c->base.present = c->options.base.present = true;
+    for (size_t i = 0; !bad && i < cfg->nuris; i++) {
         const struct h2b_load_uri *u = &cfg->uris[i];
         size_t n = strlen(u->scheme) + strlen(u->authority) + strlen(u->path) + 4;
         char *s = malloc(n);
-        if (!s) {
-            bad = 1;
-            continue;
-        }
+        if (!s)
+            return H2B_ERR_NOMEM;
         snprintf(s, n, "%s://%s%s", u->scheme, u->authority, u->path);
-        bad |= json_array_append_new(uris, json_string(s));
+        bad |= json_array_append_new(c->uris, json_string(s));
         free(s);
     }
-    for (size_t i = 0; i < cfg->nheaders; i++)
-        bad |= json_array_append_new(headers, json_pack("{s:s, s:s}", "name", cfg->headers[i].name,
-                                                        "value", cfg->headers[i].value));
-    bad |= json_object_set_new(c, "uris", uris);
-    bad |= json_object_set_new(c, "headers", headers);
-    bad |= set_new(
-        c, "options",
-        json_pack(
-            "{s:I, s:I, s:I, s:I, s:f, s:f, s:o, s:f, s:f, s:f, s:i, s:i, s:I, s:f, s:s, "
-            "s:I, s:o, s:b, s:I, s:I}",
-            "requests", (json_int_t)cfg->requests, "connections", (json_int_t)cfg->connections,
-            "streams", (json_int_t)cfg->streams, "threads", (json_int_t)cfg->threads, "duration_s",
-            (double)cfg->duration_ns / 1e9, "warm_up_s", (double)cfg->warmup_ns / 1e9, "data",
-            cfg->data_path ? json_string(cfg->data_path) : json_null(),
-            "connection_active_timeout_s", (double)cfg->conn_active_timeout_ns / 1e9,
-            "connection_inactivity_timeout_s", (double)cfg->conn_inactivity_timeout_ns / 1e9,
-            "timeout_s", (double)cfg->timeout_ns / 1e9, "window_bits", cfg->window_bits,
-            "connection_window_bits", cfg->conn_window_bits, "header_table_size",
-            (json_int_t)cfg->header_table_size, "rate", cfg->rate, "arrival",
-            h2b_arrival_kind_name(cfg->arrival), "seed", (json_int_t)cfg->seed, "cpus",
-            cfg->cpus_text ? json_string(cfg->cpus_text) : json_null(), "fail_on_error",
-            cfg->fail_on_error, "encoder_header_table_size", (json_int_t)cfg->encoder_table_size,
-            "max_frame_size", (json_int_t)cfg->max_frame_size));
-    if (bad) {
-        json_decref(c);
-        return NULL;
+    c->headers.v = malloc(1);
+    bad |= !c->headers.v;
+    for (size_t i = 0; !bad && i < cfg->nheaders; i++) {
+        struct h2b_results_header *h;
+        bad |= h2b_model_array_push(&h2b_results_header_model, &c->headers, (void **)&h) != 0;
+        if (!bad) {
+            bad |= h2b_model_set_string(&h->name, cfg->headers[i].name);
+            bad |= h2b_model_set_string(&h->value, cfg->headers[i].value);
+        }
     }
-    return c;
+    struct h2b_results_load_options *o = &c->options;
+    o->requests = (double)cfg->requests;
+    o->connections = cfg->connections;
+    o->streams = cfg->streams;
+    o->threads = cfg->threads;
+    o->duration_s = (double)cfg->duration_ns / 1e9;
+    o->warm_up_s = (double)cfg->warmup_ns / 1e9;
+    bad |= h2b_model_set_string(&o->data, cfg->data_path);
+    o->connection_active_timeout_s = (double)cfg->conn_active_timeout_ns / 1e9;
+    o->connection_inactivity_timeout_s = (double)cfg->conn_inactivity_timeout_ns / 1e9;
+    o->timeout_s = (double)cfg->timeout_ns / 1e9;
+    o->window_bits = cfg->window_bits;
+    o->connection_window_bits = cfg->conn_window_bits;
+    o->header_table_size = cfg->header_table_size;
+    o->rate = cfg->rate;
+    bad |= h2b_model_set_string(&o->arrival, h2b_arrival_kind_name(cfg->arrival));
+    o->seed = (double)cfg->seed;
+    bad |= h2b_model_set_string(&o->cpus, cfg->cpus_text);
+    o->fail_on_error = cfg->fail_on_error;
+    o->encoder_header_table_size = cfg->encoder_table_size;
+    o->max_frame_size = cfg->max_frame_size;
+    return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 
 int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_load_result *res,
@@ -330,8 +326,11 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     const struct h2b_load_uri *u = &cfg->uris[0];
     char target[1024];
     snprintf(target, sizeof(target), "%s://%s%s", u->scheme, u->authority, u->path);
-    json_t *o = json_object(), *codes = json_object(), *hists = json_object(), *env = NULL;
-    int bad = !o || !codes || !hists;
+    struct h2b_results_load l;
+    struct h2b_results_cell *c = &l.cell;
+    h2b_results_load_init(&l);
+    json_t *codes = json_object();
+    int bad = !codes;
     for (int code = 0; !bad && code < H2B_LOAD_STATUS_MAX; code++) {
         char k[8];
         snprintf(k, sizeof(k), "%d", code);
@@ -340,97 +339,88 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     }
     if (!bad && s->status_other)
         bad |= json_object_set_new(codes, "other", json_integer((json_int_t)s->status_other));
-    bad |= add_hist(hists, "latency", s->latency);
-    bad |= add_hist(hists, "service", s->service);
-    bad |= add_hist(hists, "ttfb", s->ttfb);
-    bad |= add_hist(hists, "connect", s->connect);
-    bad |= add_hist(hists, "tls_handshake", s->tls);
-    if (h2b_env_collect(&env) != H2B_OK)
-        env = json_null();
-    if (bad) {
-        json_decref(o);
-        json_decref(codes);
-        json_decref(hists);
-        json_decref(env);
-        return H2B_ERR_NOMEM;
-    }
+    l.status_codes = codes;
+    l.histograms.base.present = true;
+    bad |= hist_text(&l.histograms.latency, s->latency);
+    bad |= hist_text(&l.histograms.service, s->service);
+    bad |= hist_text(&l.histograms.ttfb, s->ttfb);
+    bad |= hist_text(&l.histograms.connect, s->connect);
+    bad |= hist_text(&l.histograms.tls_handshake, s->tls);
+    if (h2b_env_collect(&l.env) != H2B_OK)
+        l.env = json_null();
     uint64_t ended = s->done + s->errored;
     double cpu = (double)(res->cpu_user_ns + res->cpu_sys_ns) / 1e9;
-    /* the matrix-cell fields of DESIGN.md first, in its order */
-    bad |= set_new(o, "schema", json_string("h2bench.load/1"));
-    bad |= set_new(o, "target", json_string(target));
-    bad |= set_new(o, "client", json_string("h2bench"));
-    bad |= set_new(o, "connections", json_integer(cfg->connections));
-    bad |= set_new(o, "streams_requested", json_integer(cfg->streams));
-    bad |= set_new(o, "streams_effective",
-                   s->conns_ok ? json_integer(s->streams_effective) : json_null());
-    bad |= set_new(o, "repeat", json_integer(0));
-    bad |= set_new(o, "requests", json_integer((json_int_t)ended));
-    bad |= set_new(o, "succeeded", json_integer((json_int_t)s->succeeded));
-    bad |= set_new(o, "failed", json_integer((json_int_t)s->failed));
-    bad |= set_new(o, "errors", json_integer((json_int_t)s->errored));
-    bad |= set_new(o, "duration_s", json_real(secs));
-    bad |= set_new(o, "req_per_s", json_real(secs > 0 ? (double)s->done / secs : 0));
-    bad |= set_new(o, "bytes_per_s", json_real(secs > 0 ? (double)s->bytes_total / secs : 0));
-    bad |= set_new(o, "latency_ns", latency_obj(s->latency));
-    bad |= set_new(o, "client_cpu_s", json_real(cpu));
-    bad |= set_new(o, "server_cpu_s", json_null());
-    bad |= set_new(o, "server_rss_kib", json_null());
-    bad |= set_new(o, "note",
-                   json_string(s->conns_ok
-                                   ? "server_cpu_s, server_rss_kib: not measured by h2bench load "
-                                     "(the server is not its child)"
-                                   : "server_cpu_s, server_rss_kib: not measured by h2bench load; "
-                                     "streams_effective: no connection received the server's "
-                                     "SETTINGS"));
+    /* the matrix-cell fields of DESIGN.md */
+    bad |= h2b_model_set_string(&l.schema, H2B_RESULTS_LOAD_SCHEMA);
+    bad |= h2b_model_set_string(&c->target, target);
+    bad |= h2b_model_set_string(&c->client, "h2bench");
+    c->connections = cfg->connections;
+    c->streams_requested = cfg->streams;
+    c->streams_effective = s->conns_ok ? s->streams_effective : NAN;
+    c->repeat = 0;
+    c->requests = (double)ended;
+    c->succeeded = (double)s->succeeded;
+    c->failed = (double)s->failed;
+    c->errors = (double)s->errored;
+    c->duration_s = secs;
+    c->req_per_s = secs > 0 ? (double)s->done / secs : 0;
+    c->bytes_per_s = secs > 0 ? (double)s->bytes_total / secs : 0;
+    latency_of(&c->latency_ns, s->latency);
+    c->client_cpu_s = cpu;
+    bad |= h2b_model_set_string(
+        &c->note, s->conns_ok ? "server_cpu_s, server_rss_kib: not measured by h2bench load "
+                                "(the server is not its child)"
+                              : "server_cpu_s, server_rss_kib: not measured by h2bench load; "
+                                "streams_effective: no connection received the server's "
+                                "SETTINGS");
     /* what h2bench load adds */
-    bad |= set_new(o, "goodput_per_s", json_real(secs > 0 ? (double)s->succeeded / secs : 0));
-    bad |= set_new(o, "wall_s", json_real((double)res->wall_ns / 1e9));
-    bad |= set_new(o, "started", json_integer((json_int_t)s->started));
-    bad |= set_new(o, "done", json_integer((json_int_t)s->done));
-    bad |= set_new(o, "timeouts", json_integer((json_int_t)s->timeouts));
-    bad |= set_new(o, "resets", json_integer((json_int_t)s->resets));
-    bad |= set_new(o, "protocol_errors", json_integer((json_int_t)s->protocol_errors));
-    bad |= set_new(o, "not_sent", json_integer((json_int_t)s->not_sent));
-    bad |= set_new(o, "unfinished", json_integer((json_int_t)s->unfinished));
-    bad |= set_new(o, "unsent", json_integer((json_int_t)s->unsent));
-    bad |= set_new(o, "interrupted", json_boolean(res->interrupted));
-    bad |= set_new(o, "status_codes", codes);
-    bad |= set_new(o, "traffic",
-                   json_pack("{s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)s->bytes_total,
-                             "headers", (json_int_t)s->bytes_headers, "headers_decompressed",
-                             (json_int_t)s->bytes_headers_decomp, "data", (json_int_t)s->bytes_data,
-                             "sent", (json_int_t)s->bytes_sent));
-    bad |= set_new(o, "service_ns", latency_obj(s->service));
-    bad |= set_new(o, "ttfb_ns", latency_obj(s->ttfb));
-    bad |= set_new(o, "connect_ns", latency_obj(s->connect));
-    bad |= set_new(o, "tls_handshake_ns", latency_obj(s->tls));
-    bad |= set_new(o, "client_cpu_user_s", json_real((double)res->cpu_user_ns / 1e9));
-    bad |= set_new(o, "client_cpu_sys_s", json_real((double)res->cpu_sys_ns / 1e9));
-    bad |= set_new(o, "protocol", json_string(res->alpn));
-    bad |= set_new(o, "server_max_concurrent_streams",
-                   s->conns_ok ? json_integer(s->server_max_streams) : json_null());
-    bad |= set_new(o, "connections_up", json_integer((json_int_t)s->conns_ok));
-    bad |= set_new(o, "connections_failed", json_integer((json_int_t)s->conns_failed));
-    bad |= set_new(o, "reconnects", json_integer((json_int_t)s->reconnects));
-    if (cfg->rate > 0)
-        bad |= set_new(o, "open_loop",
-                       json_pack("{s:f, s:s, s:I, s:f, s:I}", "target_per_s", cfg->rate, "arrival",
-                                 h2b_arrival_kind_name(cfg->arrival), "seed", (json_int_t)cfg->seed,
-                                 "achieved_per_s", secs > 0 ? (double)s->started / secs : 0.0,
-                                 "max_release_lag_ns", (json_int_t)s->sched_lag_max_ns));
-    else
-        bad |= set_new(o, "open_loop", json_null());
-    bad |= set_new(o, "config", config_obj(cfg));
-    bad |= set_new(o, "histograms", hists);
-    bad |= set_new(o, "tool",
-                   json_pack("{s:s, s:s, s:s}", "name", "h2bench", "version", h2b_version(),
-                             "git_commit", h2b_version_git_commit()));
-    bad |= set_new(o, "env", env);
-    if (bad) {
-        json_decref(o);
-        return H2B_ERR_NOMEM;
+    l.goodput_per_s = secs > 0 ? (double)s->succeeded / secs : 0;
+    l.wall_s = (double)res->wall_ns / 1e9;
+    l.started = (double)s->started;
+    l.done = (double)s->done;
+    l.timeouts = (double)s->timeouts;
+    l.resets = (double)s->resets;
+    l.protocol_errors = (double)s->protocol_errors;
+    l.not_sent = (double)s->not_sent;
+    l.unfinished = (double)s->unfinished;
+    l.unsent = (double)s->unsent;
+    l.interrupted = res->interrupted;
+    l.traffic.base.present = true;
+    l.traffic.total = (double)s->bytes_total;
+    l.traffic.headers = (double)s->bytes_headers;
+    l.traffic.headers_decompressed = (double)s->bytes_headers_decomp;
+    l.traffic.data = (double)s->bytes_data;
+    l.traffic.sent = (double)s->bytes_sent;
+    latency_of(&l.service_ns, s->service);
+    latency_of(&l.ttfb_ns, s->ttfb);
+    latency_of(&l.connect_ns, s->connect);
+    latency_of(&l.tls_handshake_ns, s->tls);
+    l.client_cpu_user_s = (double)res->cpu_user_ns / 1e9;
+    l.client_cpu_sys_s = (double)res->cpu_sys_ns / 1e9;
+    bad |= h2b_model_set_string(&l.protocol, res->alpn);
+    l.server_max_concurrent_streams = s->conns_ok ? s->server_max_streams : NAN;
+    l.connections_up = (double)s->conns_ok;
+    l.connections_failed = (double)s->conns_failed;
+    l.reconnects = (double)s->reconnects;
+    if (cfg->rate > 0) {
+        l.open_loop.base.present = true;
+        l.open_loop.target_per_s = cfg->rate;
+        bad |= h2b_model_set_string(&l.open_loop.arrival, h2b_arrival_kind_name(cfg->arrival));
+        l.open_loop.seed = (double)cfg->seed;
+        l.open_loop.achieved_per_s = secs > 0 ? (double)s->started / secs : 0.0;
+        l.open_loop.max_release_lag_ns = (double)s->sched_lag_max_ns;
     }
+    bad |= config_of(&l.config, cfg) != H2B_OK;
+    l.tool.base.present = true;
+    bad |= h2b_model_set_string(&l.tool.name, "h2bench");
+    bad |= h2b_model_set_string(&l.tool.version, h2b_version());
+    bad |= h2b_model_set_string(&l.tool.git_commit, h2b_version_git_commit());
+    json_t *o = NULL;
+    if (!bad && h2b_results_load_to_json(&l, &o) != H2B_OK)
+        bad = 1;
+    h2b_results_load_free(&l);
+    if (bad)
+        return H2B_ERR_NOMEM;
     *out = o;
     return H2B_OK;
 }

@@ -226,8 +226,11 @@ static int write_results(const char *path, const struct h2b_micro_result *r, siz
     json_t *doc = NULL;
     int rc = h2b_results_new(&doc, NULL, NULL);
     for (size_t i = 0; i < n && rc == H2B_OK; i++) {
-        json_t *e = h2b__micro_result_json(&r[i]);
-        rc = e ? h2b_results_append(doc, "micro", e) : H2B_ERR_NOMEM;
+        struct h2b_results_micro e;
+        rc = h2b__micro_result_entry(&r[i], &e);
+        if (rc == H2B_OK)
+            rc = h2b_results_append_micro(doc, &e);
+        h2b_results_micro_free(&e);
     }
     struct h2b_diag diag = {0};
     if (rc == H2B_OK) {

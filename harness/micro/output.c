@@ -10,6 +10,7 @@
  * the entry's "note".
  */
 #include "error.h"
+#include "results.h"
 #include "runner.h"
 
 #include <inttypes.h>
@@ -137,101 +138,100 @@ void h2b__micro_result_free(struct h2b_micro_result *r)
     r->hist = NULL;
 }
 
-static void append_note(char *note, size_t size, const char *metric, const char *reason)
+static double maybe_value(const struct h2b_micro_maybe *m)
 {
-    size_t len = strlen(note);
-    snprintf(note + len, size - len, "%s%s: %s", len ? "; " : "", metric, reason);
+    return m->available ? m->value : NAN;
 }
 
-static json_t *maybe_json(const struct h2b_micro_maybe *m)
+int h2b__micro_result_entry(const struct h2b_micro_result *r, struct h2b_results_micro *e)
 {
-    return m->available ? json_real(m->value) : json_null();
+    double pids[H2B_MICRO_MAX_FORKS], p99s[H2B_MICRO_MAX_FORKS], nss[H2B_MICRO_MAX_FORKS];
+    char *enc = NULL;
+    int rc;
+    h2b_results_micro_init(e);
+    e->ops = (double)r->ops;
+    e->ops_per_call = (double)r->inst->ops_per_call;
+    e->ns_per_op = r->ns_per_op;
+    e->ns_per_op_mdape = r->ns_per_op_mdape;
+    e->ns_per_op_min = r->ns_per_op_min;
+    e->cpu_ns_per_op = r->cpu_ns_per_op;
+    e->bytes_per_op = maybe_value(&r->bytes_per_op);
+    e->allocs_per_op = maybe_value(&r->allocs_per_op);
+    e->alloc_deterministic =
+        r->allocs_per_op.available ? (int)r->alloc_deterministic : H2B_MODEL_NULL_BOOL;
+    e->p50_ns = (double)r->p50;
+    e->p90_ns = (double)r->p90;
+    e->p99_ns = (double)r->p99;
+    e->p999_ns = (double)r->p999;
+    e->max_ns = (double)r->max;
+    e->samples = (double)r->samples;
+    e->sample_batch = (double)r->batch;
+    e->timer_overhead_ns = (double)r->timer_overhead_ns;
+    e->instructions_per_op = maybe_value(&r->instructions_per_op);
+    e->forks = r->forks;
+    for (unsigned i = 0; i < r->forks; i++) {
+        const struct h2b_micro_fork *f = &r->fork[i];
+        pids[i] = (double)f->pid;
+        p99s[i] = f->hist ? (double)h2b_hist_percentile(f->hist, 99) : 0;
+        nss[i] = fork_median(f);
+    }
+    if ((rc = h2b_model_set_string(&e->name, r->inst->name)) ||
+        (rc = h2b_model_set_string(&e->instructions_source, r->instructions_source)) ||
+        (rc = h2b_model_set_nums(&e->fork_pids, pids, r->forks)) ||
+        (rc = h2b_model_set_nums(&e->fork_p99_ns, p99s, r->forks)) ||
+        (rc = h2b_model_set_nums(&e->fork_ns_per_op, nss, r->forks)))
+        goto out;
+    if (r->hist) {
+        if ((rc = h2b_hist_encode(r->hist, &enc)) ||
+            (rc = h2b_model_set_string(&e->histogram, enc)))
+            goto out;
+    }
+    if (!r->allocs_per_op.available)
+        rc = h2b_model_note_add(&e->note, "allocs_per_op", r->allocs_per_op.reason);
+    else if (!r->alloc_deterministic)
+        rc = h2b_model_note_add(&e->note, "allocs_per_op",
+                                "not deterministic (forks or repeats disagree); do not gate it "
+                                "exactly");
+    if (rc == H2B_OK && !r->instructions_per_op.available)
+        rc = h2b_model_note_add(&e->note, "instructions_per_op", r->instructions_per_op.reason);
+    if (rc == H2B_OK && r->batch > 1)
+        rc = h2b_model_note_add(&e->note, "percentiles", "per-op averages over sample batches");
+    if (rc != H2B_OK)
+        goto out;
+    /* a percentile resting on fewer than 10 samples above it is an anecdote, not a tail */
+    static const struct {
+        const char *metric;
+        double p;
+    } tails[] = {{"p99_ns", 99}, {"p999_ns", 99.9}};
+    if (!(e->insufficient = json_array())) {
+        rc = H2B_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0] && rc == H2B_OK; i++) {
+        if ((double)r->samples * (1.0 - tails[i].p / 100.0) < 10.0) {
+            char why[96];
+            json_array_append_new(e->insufficient, json_string(tails[i].metric));
+            snprintf(why, sizeof why, "fewer than 10 of %" PRIu64 " samples above it", r->samples);
+            rc = h2b_model_note_add(&e->note, tails[i].metric, why);
+        }
+    }
+    if (rc == H2B_OK && r->error[0])
+        rc = h2b_model_set_string(&e->error, r->error);
+out:
+    free(enc);
+    if (rc != H2B_OK)
+        h2b_results_micro_free(e);
+    return rc;
 }
 
 json_t *h2b__micro_result_json(const struct h2b_micro_result *r)
 {
-    json_t *o = json_object(), *pids = json_array(), *p99s = json_array(), *nss = json_array();
-    if (!o || !pids || !p99s || !nss)
-        goto out_nomem;
-    json_object_set_new(o, "name", json_string(r->inst->name));
-    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
-    json_object_set_new(o, "ops_per_call", json_integer((json_int_t)r->inst->ops_per_call));
-    json_object_set_new(o, "ns_per_op", json_real(r->ns_per_op));
-    json_object_set_new(o, "ns_per_op_mdape", json_real(r->ns_per_op_mdape));
-    json_object_set_new(o, "ns_per_op_min", json_real(r->ns_per_op_min));
-    json_object_set_new(o, "cpu_ns_per_op", json_real(r->cpu_ns_per_op));
-    json_object_set_new(o, "bytes_per_op", maybe_json(&r->bytes_per_op));
-    json_object_set_new(o, "allocs_per_op", maybe_json(&r->allocs_per_op));
-    json_object_set_new(o, "alloc_deterministic",
-                        r->allocs_per_op.available ? json_boolean(r->alloc_deterministic)
-                                                   : json_null());
-    json_object_set_new(o, "p50_ns", json_integer((json_int_t)r->p50));
-    json_object_set_new(o, "p90_ns", json_integer((json_int_t)r->p90));
-    json_object_set_new(o, "p99_ns", json_integer((json_int_t)r->p99));
-    json_object_set_new(o, "p999_ns", json_integer((json_int_t)r->p999));
-    json_object_set_new(o, "max_ns", json_integer((json_int_t)r->max));
-    json_object_set_new(o, "samples", json_integer((json_int_t)r->samples));
-    json_object_set_new(o, "sample_batch", json_integer((json_int_t)r->batch));
-    json_object_set_new(o, "timer_overhead_ns", json_integer((json_int_t)r->timer_overhead_ns));
-    json_object_set_new(o, "instructions_per_op", maybe_json(&r->instructions_per_op));
-    if (r->instructions_source)
-        json_object_set_new(o, "instructions_source", json_string(r->instructions_source));
-    json_object_set_new(o, "forks", json_integer(r->forks));
-    for (unsigned i = 0; i < r->forks; i++) {
-        const struct h2b_micro_fork *f = &r->fork[i];
-        json_array_append_new(pids, json_integer(f->pid));
-        json_array_append_new(
-            p99s, json_integer(f->hist ? (json_int_t)h2b_hist_percentile(f->hist, 99) : 0));
-        json_array_append_new(nss, json_real(fork_median(f)));
-    }
-    json_object_set_new(o, "fork_pids", pids);
-    json_object_set_new(o, "fork_p99_ns", p99s);
-    json_object_set_new(o, "fork_ns_per_op", nss);
-    pids = p99s = nss = NULL;
-    if (r->hist) {
-        char *enc = NULL;
-        if (h2b_hist_encode(r->hist, &enc) != H2B_OK)
-            goto out_nomem;
-        json_object_set_new(o, "histogram", json_string(enc));
-        free(enc);
-    }
-    char note[4 * H2B_MICRO_REASON_MAX] = "";
-    if (!r->allocs_per_op.available)
-        append_note(note, sizeof note, "allocs_per_op", r->allocs_per_op.reason);
-    else if (!r->alloc_deterministic)
-        append_note(note, sizeof note, "allocs_per_op",
-                    "not deterministic (forks or repeats disagree); do not gate it exactly");
-    if (!r->instructions_per_op.available)
-        append_note(note, sizeof note, "instructions_per_op", r->instructions_per_op.reason);
-    if (r->batch > 1)
-        append_note(note, sizeof note, "percentiles", "per-op averages over sample batches");
-    /* a percentile resting on fewer than 10 samples above it is an anecdote, not a tail */
-    static const struct {
-        const char *key;
-        double p;
-    } tails[] = {{"p99_ns", 99}, {"p999_ns", 99.9}};
-    json_t *thin = json_array();
-    for (size_t i = 0; thin && i < sizeof tails / sizeof tails[0]; i++) {
-        if ((double)r->samples * (1.0 - tails[i].p / 100.0) < 10.0) {
-            json_array_append_new(thin, json_string(tails[i].key));
-            char why[96];
-            snprintf(why, sizeof why, "fewer than 10 of %" PRIu64 " samples above it", r->samples);
-            append_note(note, sizeof note, tails[i].key, why);
-        }
-    }
-    if (thin)
-        json_object_set_new(o, "insufficient", thin);
-    if (note[0])
-        json_object_set_new(o, "note", json_string(note));
-    if (r->error[0])
-        json_object_set_new(o, "error", json_string(r->error));
+    struct h2b_results_micro e;
+    json_t *o = NULL;
+    if (h2b__micro_result_entry(r, &e) == H2B_OK && h2b_results_micro_to_json(&e, &o) != H2B_OK)
+        o = NULL;
+    h2b_results_micro_free(&e);
     return o;
-out_nomem:
-    json_decref(o);
-    json_decref(pids);
-    json_decref(p99s);
-    json_decref(nss);
-    return NULL;
 }
 
 /* --- console table -------------------------------------------------------------------------- */

@@ -130,6 +130,11 @@ struct h2b_micro_result {
 /* Merges r->fork[0..forks) into the summary fields. Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b__micro_result_merge(struct h2b_micro_result *r);
 void h2b__micro_result_free(struct h2b_micro_result *r);
+struct h2b_results_micro;
+/* The results-model entry of r (core/results.h); *e is the caller's to free, also on failure
+ * (left initialised). Returns H2B_OK or H2B_ERR_NOMEM. */
+int h2b__micro_result_entry(const struct h2b_micro_result *r, struct h2b_results_micro *e);
+/* The same entry encoded; NULL when out of memory. */
 json_t *h2b__micro_result_json(const struct h2b_micro_result *r);
 void h2b__micro_print_table_header(FILE *f);
 void h2b__micro_print_table_row(FILE *f, const struct h2b_micro_result *r);

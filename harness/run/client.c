@@ -11,8 +11,10 @@
 
 #include "error.h"
 #include "hist.h"
+#include "results.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,59 +186,51 @@ int h2b_client_read_h2load_log(const char *path, struct h2b_cell_metrics *m)
     return rc;
 }
 
-static int get_u64(const json_t *obj, const char *key, uint64_t *out)
-{
-    const json_t *v = json_object_get(obj, key);
-    if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return H2B_ERR_PARSE;
-    *out = (uint64_t)json_integer_value(v);
-    return H2B_OK;
-}
-
-static int get_double(const json_t *obj, const char *key, double *out)
-{
-    const json_t *v = json_object_get(obj, key);
-    if (!json_is_number(v))
-        return H2B_ERR_PARSE;
-    *out = json_number_value(v);
-    return H2B_OK;
-}
-
 int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m)
 {
+    struct h2b_results_load l;
+    struct h2b_diag d;
     memset(m, 0, sizeof(*m));
-    if (!json_is_object(obj))
-        return H2B_ERR_PARSE;
-    if (get_u64(obj, "requests", &m->requests) || get_u64(obj, "succeeded", &m->succeeded) ||
-        get_u64(obj, "failed", &m->failed) || get_u64(obj, "errors", &m->errors) ||
-        get_double(obj, "duration_s", &m->duration_s) ||
-        get_double(obj, "req_per_s", &m->req_per_s))
-        return H2B_ERR_PARSE;
-    if (get_double(obj, "bytes_per_s", &m->bytes_per_s))
-        m->bytes_per_s = 0;
-    uint64_t streams;
-    if (get_u64(obj, "streams_effective", &streams) == H2B_OK && streams <= UINT32_MAX)
-        m->client_streams = (uint32_t)streams;
-    const json_t *lat = json_object_get(obj, "latency_ns");
-    if (json_is_object(lat) && get_u64(lat, "min", &m->lat_min_ns) == H2B_OK &&
-        get_u64(lat, "max", &m->lat_max_ns) == H2B_OK) {
+    int rc = h2b_results_load_from_json(obj, NULL, &l, &d);
+    if (rc != H2B_OK)
+        return rc == H2B_ERR_NOMEM ? rc : H2B_ERR_PARSE;
+    const struct h2b_results_cell *c = &l.cell;
+    const struct h2b_results_latency *lat = &c->latency_ns;
+    rc = H2B_ERR_PARSE;
+    if (isnan(c->requests) || isnan(c->succeeded) || isnan(c->failed) || isnan(c->errors) ||
+        isnan(c->duration_s) || isnan(c->req_per_s))
+        goto out;
+    m->requests = (uint64_t)c->requests;
+    m->succeeded = (uint64_t)c->succeeded;
+    m->failed = (uint64_t)c->failed;
+    m->errors = (uint64_t)c->errors;
+    m->duration_s = c->duration_s;
+    m->req_per_s = c->req_per_s;
+    m->bytes_per_s = isnan(c->bytes_per_s) ? 0 : c->bytes_per_s;
+    if (c->streams_effective <= UINT32_MAX)
+        m->client_streams = (uint32_t)c->streams_effective; /* NAN compares false: 0 */
+    if (lat->base.present && !isnan(lat->min) && !isnan(lat->max)) {
         m->have_latency = true;
-        if (get_double(lat, "mean", &m->lat_mean_ns))
-            m->lat_mean_ns = 0;
-        m->have_percentiles = get_u64(lat, "p50", &m->lat_p50_ns) == H2B_OK &&
-                              get_u64(lat, "p90", &m->lat_p90_ns) == H2B_OK &&
-                              get_u64(lat, "p99", &m->lat_p99_ns) == H2B_OK &&
-                              get_u64(lat, "p999", &m->lat_p999_ns) == H2B_OK;
+        m->lat_min_ns = (uint64_t)lat->min;
+        m->lat_max_ns = (uint64_t)lat->max;
+        m->lat_mean_ns = isnan(lat->mean) ? 0 : lat->mean;
+        m->have_percentiles =
+            !isnan(lat->p50) && !isnan(lat->p90) && !isnan(lat->p99) && !isnan(lat->p999);
+        if (m->have_percentiles) {
+            m->lat_p50_ns = (uint64_t)lat->p50;
+            m->lat_p90_ns = (uint64_t)lat->p90;
+            m->lat_p99_ns = (uint64_t)lat->p99;
+            m->lat_p999_ns = (uint64_t)lat->p999;
+        }
     }
-    /* h2bench load writes its encoded histograms under "histograms"; "latency" is the one
-     * the percentiles above come from. */
-    const json_t *hist = json_object_get(json_object_get(obj, "histograms"), "latency");
-    if (json_is_string(hist)) {
-        m->histogram = strdup(json_string_value(hist));
-        if (!m->histogram)
-            return H2B_ERR_NOMEM;
-    }
-    return H2B_OK;
+    /* h2bench load keeps its encoded histograms apart; "latency" is the one the percentiles
+     * above come from. */
+    rc = H2B_OK;
+    if (l.histograms.latency && !(m->histogram = strdup(l.histograms.latency)))
+        rc = H2B_ERR_NOMEM;
+out:
+    h2b_results_load_free(&l);
+    return rc;
 }
 
 int h2b_client_parse_perf_stat(const char *text, uint64_t *instructions)

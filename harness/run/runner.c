@@ -516,70 +516,66 @@ static void run_cell(struct run *r, size_t i, struct cell_result *res)
 
 /* ---- results ---- */
 
-static json_t *u64_or_null(bool have, uint64_t v)
+static double u64_or_nan(bool have, uint64_t v)
 {
-    return have ? json_integer((json_int_t)v) : json_null();
+    return have ? (double)v : NAN;
 }
 
-static json_t *real_or_null(bool have, double v)
+static double real_or_nan(bool have, double v)
 {
-    return have && isfinite(v) ? json_real(v) : json_null();
+    return have && isfinite(v) ? v : NAN;
 }
 
-static json_t *cell_json(const struct run *r, size_t i, const struct cell_result *res)
+/* The results-model cell of cell i (core/results.h). Returns H2B_OK or H2B_ERR_NOMEM; *o is the
+ * caller's to free in both cases. */
+static int cell_entry(const struct run *r, size_t i, const struct cell_result *res,
+                      struct h2b_results_cell *o)
 {
     const struct h2b_cell *c = &r->cells[i];
     const struct h2b_cell_metrics *mt = &res->m;
     bool have = res->ok || mt->requests > 0;
-    json_t *o = json_object();
-    json_object_set_new(o, "target", json_string(r->s->targets[c->target].name));
-    json_object_set_new(o, "client",
-                        json_string(r->s->client.kind == H2B_CLIENT_H2LOAD ? "h2load" : "h2bench"));
-    json_object_set_new(o, "connections", json_integer(c->connections));
-    json_object_set_new(o, "streams_requested", json_integer(c->streams_requested));
-    json_object_set_new(o, "streams_effective", json_integer(c->streams_effective));
-    json_object_set_new(o, "server_max_streams",
-                        c->server_max_streams ? json_integer(c->server_max_streams) : json_null());
-    json_object_set_new(o, "server_max_streams_source",
-                        json_string(r->server_max_probed[c->target] ? "probe" : "configured"));
-    if (c->frame_size)
-        json_object_set_new(o, "frame_size", json_integer(c->frame_size));
-    if (c->window_bits)
-        json_object_set_new(o, "window_bits", json_integer(c->window_bits));
-    json_object_set_new(o, "path", json_string(r->s->matrix.path));
-    json_object_set_new(o, "repeat", json_integer(c->repeat));
-    json_object_set_new(o, "status", json_string(res->ok ? "ok" : "failed"));
+    int bad = 0;
+    h2b_results_cell_init(o);
+    bad |= h2b_model_set_string(&o->target, r->s->targets[c->target].name);
+    bad |= h2b_model_set_string(&o->client,
+                                r->s->client.kind == H2B_CLIENT_H2LOAD ? "h2load" : "h2bench");
+    o->connections = c->connections;
+    o->streams_requested = c->streams_requested;
+    o->streams_effective = c->streams_effective;
+    o->server_max_streams = c->server_max_streams ? c->server_max_streams : NAN;
+    bad |= h2b_model_set_string(&o->server_max_streams_source,
+                                r->server_max_probed[c->target] ? "probe" : "configured");
+    o->frame_size = c->frame_size ? c->frame_size : NAN;
+    o->window_bits = c->window_bits ? c->window_bits : NAN;
+    bad |= h2b_model_set_string(&o->path, r->s->matrix.path);
+    o->repeat = c->repeat;
+    bad |= h2b_model_set_string(&o->status, res->ok ? "ok" : "failed");
     if (!res->ok)
-        json_object_set_new(o, "reason", json_string(res->reason));
-    json_object_set_new(o, "requests", u64_or_null(have, mt->requests));
-    json_object_set_new(o, "succeeded", u64_or_null(have, mt->succeeded));
-    json_object_set_new(o, "failed", u64_or_null(have, mt->failed));
-    json_object_set_new(o, "errors", u64_or_null(have, mt->errors));
-    json_object_set_new(o, "duration_s", real_or_null(have, mt->duration_s));
-    json_object_set_new(o, "req_per_s", real_or_null(have, mt->req_per_s));
-    json_object_set_new(o, "bytes_per_s", real_or_null(have, mt->bytes_per_s));
-    json_t *lat = json_object();
+        bad |= h2b_model_set_string(&o->reason, res->reason);
+    o->requests = u64_or_nan(have, mt->requests);
+    o->succeeded = u64_or_nan(have, mt->succeeded);
+    o->failed = u64_or_nan(have, mt->failed);
+    o->errors = u64_or_nan(have, mt->errors);
+    o->duration_s = real_or_nan(have, mt->duration_s);
+    o->req_per_s = real_or_nan(have, mt->req_per_s);
+    o->bytes_per_s = real_or_nan(have, mt->bytes_per_s);
+    struct h2b_results_latency *lat = &o->latency_ns;
     bool pct = have && mt->have_percentiles;
-    json_object_set_new(lat, "min", u64_or_null(have && mt->have_latency, mt->lat_min_ns));
-    json_object_set_new(lat, "p50", u64_or_null(pct, mt->lat_p50_ns));
-    json_object_set_new(lat, "p90", u64_or_null(pct, mt->lat_p90_ns));
-    json_object_set_new(lat, "p99", u64_or_null(pct, mt->lat_p99_ns));
-    json_object_set_new(lat, "p999", u64_or_null(pct, mt->lat_p999_ns));
-    json_object_set_new(lat, "max", u64_or_null(have && mt->have_latency, mt->lat_max_ns));
-    json_object_set_new(
-        lat, "mean",
-        real_or_null(have && mt->have_latency && mt->lat_mean_ns > 0, mt->lat_mean_ns));
-    json_object_set_new(o, "latency_ns", lat);
-    if (mt->histogram)
-        json_object_set_new(o, "latency_histogram", json_string(mt->histogram));
-    json_object_set_new(o, "client_cpu_s", real_or_null(res->have_client_cpu, res->client_cpu_s));
-    json_object_set_new(o, "server_cpu_s", real_or_null(res->have_server, res->server_cpu_s));
-    json_object_set_new(o, "server_rss_kib", u64_or_null(res->have_server, res->server_rss_kib));
-    json_object_set_new(o, "server_instructions_per_request",
-                        real_or_null(res->have_instructions, res->instructions_per_request));
-    json_t *prof = h2b_run_prof_cell_json(r->prof, i);
-    if (prof)
-        json_object_set_new(o, "profile", prof);
+    lat->base.present = true;
+    lat->min = u64_or_nan(have && mt->have_latency, mt->lat_min_ns);
+    lat->p50 = u64_or_nan(pct, mt->lat_p50_ns);
+    lat->p90 = u64_or_nan(pct, mt->lat_p90_ns);
+    lat->p99 = u64_or_nan(pct, mt->lat_p99_ns);
+    lat->p999 = u64_or_nan(pct, mt->lat_p999_ns);
+    lat->max = u64_or_nan(have && mt->have_latency, mt->lat_max_ns);
+    lat->mean = real_or_nan(have && mt->have_latency && mt->lat_mean_ns > 0, mt->lat_mean_ns);
+    bad |= h2b_model_set_string(&o->latency_histogram, mt->histogram);
+    o->client_cpu_s = real_or_nan(res->have_client_cpu, res->client_cpu_s);
+    o->server_cpu_s = real_or_nan(res->have_server, res->server_cpu_s);
+    o->server_rss_kib = u64_or_nan(res->have_server, res->server_rss_kib);
+    o->server_instructions_per_request =
+        real_or_nan(res->have_instructions, res->instructions_per_request);
+    o->profile = h2b_run_prof_cell_json(r->prof, i);
     char note[1400], prof_note[620];
     h2b_run_prof_reason(r->prof, i, prof_note, sizeof(prof_note));
     const char *perf = r->perf_reason[0] ? r->perf_reason : res->perf_note;
@@ -592,8 +588,8 @@ static json_t *cell_json(const struct run *r, size_t i, const struct cell_result
                                      parts[k]);
     }
     if (note[0])
-        json_object_set_new(o, "note", json_string(note));
-    return o;
+        bad |= h2b_model_set_string(&o->note, note);
+    return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 
 /* ---- output ---- */
@@ -667,27 +663,29 @@ static void print_plan(const struct run *r)
 enum metric { METRIC_REQ_PER_S, METRIC_REQ_PER_CPU_S, METRIC_GB_PER_S };
 
 /* A successful cell's value of metric; false when it has none. */
-static bool cell_metric(const json_t *e, enum metric metric, double *out)
+static bool cell_metric(const json_t *matrix_doc, size_t j, enum metric metric, double *out)
 {
-    const json_t *status = json_object_get(e, "status");
-    if (!json_is_string(status) || strcmp(json_string_value(status), "ok") != 0)
-        return false;
-    const json_t *rps = json_object_get(e, "req_per_s"), *bps = json_object_get(e, "bytes_per_s");
-    const json_t *ok = json_object_get(e, "succeeded"), *cpu = json_object_get(e, "server_cpu_s");
-    switch (metric) {
-    case METRIC_REQ_PER_S:
-        *out = json_number_value(rps);
-        return json_is_number(rps);
-    case METRIC_GB_PER_S:
-        *out = json_number_value(bps) / 1e9;
-        return json_is_number(bps);
-    case METRIC_REQ_PER_CPU_S:
-        if (!json_is_integer(ok) || !json_is_number(cpu) || json_number_value(cpu) <= 0)
-            return false;
-        *out = (double)json_integer_value(ok) / json_number_value(cpu);
-        return true;
+    struct h2b_results_cell c;
+    bool ok = false;
+    if (h2b_results_get_cell(matrix_doc, j, &c) == H2B_OK && c.status &&
+        strcmp(c.status, "ok") == 0) {
+        switch (metric) {
+        case METRIC_REQ_PER_S:
+            *out = c.req_per_s;
+            ok = !isnan(c.req_per_s);
+            break;
+        case METRIC_GB_PER_S:
+            *out = c.bytes_per_s / 1e9;
+            ok = !isnan(c.bytes_per_s);
+            break;
+        case METRIC_REQ_PER_CPU_S:
+            ok = !isnan(c.succeeded) && c.server_cpu_s > 0;
+            *out = ok ? c.succeeded / c.server_cpu_s : 0;
+            break;
+        }
     }
-    return false;
+    h2b_results_cell_free(&c);
+    return ok;
 }
 
 static bool same_point(const struct h2b_cell *a, const struct h2b_cell *b)
@@ -697,14 +695,14 @@ static bool same_point(const struct h2b_cell *a, const struct h2b_cell *b)
 }
 
 /* Median of metric over the repeats of target t at point c; 0 when no cell has it. */
-static double point_median(const struct run *r, const json_t *matrix, const struct h2b_cell *c,
+static double point_median(const struct run *r, const json_t *doc, const struct h2b_cell *c,
                            size_t t, enum metric metric)
 {
     double vals[1024];
     size_t nv = 0;
-    for (size_t j = 0; j < r->ncells && j < json_array_size(matrix) && nv < 1024; j++) {
+    for (size_t j = 0; j < r->ncells && j < h2b_results_cell_count(doc) && nv < 1024; j++) {
         if (r->cells[j].target == t && same_point(&r->cells[j], c) &&
-            cell_metric(json_array_get(matrix, j), metric, &vals[nv]))
+            cell_metric(doc, j, metric, &vals[nv]))
             nv++;
     }
     for (size_t a = 1; a < nv; a++) /* insertion sort: a handful of repeats */
@@ -717,7 +715,7 @@ static double point_median(const struct run *r, const json_t *matrix, const stru
 }
 
 /* One row per matrix point, one column per target and its ratio to the first target. */
-static void print_summary(const struct run *r, const json_t *matrix, enum metric metric,
+static void print_summary(const struct run *r, const json_t *doc, enum metric metric,
                           const char *what)
 {
     FILE *f = r->o->report;
@@ -734,7 +732,7 @@ static void print_summary(const struct run *r, const json_t *matrix, enum metric
     }
     fprintf(f, "\n");
     /* Only the cells that ran (an interrupted run has fewer entries than cells). */
-    size_t ran = json_array_size(matrix) < r->ncells ? json_array_size(matrix) : r->ncells;
+    size_t ran = h2b_results_cell_count(doc) < r->ncells ? h2b_results_cell_count(doc) : r->ncells;
     for (size_t i = 0; i < ran; i++) {
         const struct h2b_cell *c = &r->cells[i];
         bool first = true;
@@ -744,7 +742,7 @@ static void print_summary(const struct run *r, const json_t *matrix, enum metric
             continue;
         double v[16];
         for (size_t t = 0; t < nt; t++)
-            v[t] = point_median(r, matrix, c, t, metric);
+            v[t] = point_median(r, doc, c, t, metric);
         char cs[32];
         snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
         fprintf(f, "%-6u %-9s", c->connections, cs);
@@ -854,19 +852,16 @@ static int run_micro(struct run *r)
         fprintf(stderr, "h2bench run: h2bench micro failed: %s\n", tail);
         return H2B_ERR_INTERRUPTED;
     }
-    json_t *obj = NULL;
+    struct h2b_results_doc *doc = NULL;
     struct h2b_diag d;
-    if ((rc = h2b_json_load(json_path, &obj, NULL, &d))) {
+    if ((rc = h2b_results_doc_load(json_path, &doc, NULL, &d))) {
         h2b_diag_print(&d, stderr);
         return rc;
     }
-    /* h2bench micro --json writes either the entries or a results document holding them. */
-    json_t *entries = json_is_array(obj) ? obj : json_object_get(obj, "micro");
-    size_t k;
-    json_t *e;
-    json_array_foreach(entries, k, e) h2b_results_append(r->results, "micro", json_incref(e));
-    json_decref(obj);
-    return H2B_OK;
+    for (size_t k = 0; k < doc->micro.n && rc == H2B_OK; k++)
+        rc = h2b_results_append_micro(r->results, h2b_results_doc_micro(doc, k));
+    h2b_results_doc_del(doc);
+    return rc;
 }
 
 /* ---- the run ---- */
@@ -916,8 +911,7 @@ static int out_path_ready(const struct run *r, char *buf, size_t size)
  * differ) and of the client. */
 static void add_pinning(struct run *r)
 {
-    json_t *env = json_object_get(r->results, "env");
-    if (!json_is_object(env) || !r->s->has_matrix)
+    if (!r->s->has_matrix)
         return;
     char server[256] = "";
     size_t used = 0;
@@ -929,9 +923,7 @@ static void add_pinning(struct run *r)
             used += (size_t)snprintf(server + used, sizeof(server) - used, "%s%s", used ? " " : "",
                                      r->s->targets[t].cpus);
     }
-    json_t *pin = json_pack("{s:s, s:s}", "server", server, "client", r->s->client.cpus);
-    if (pin)
-        json_object_set_new(env, "pinning", pin);
+    h2b_results_set_pinning(r->results, server, r->s->client.cpus);
 }
 
 static int prepare(struct run *r)
@@ -971,7 +963,7 @@ static void raise_fd_limit(void)
 
 static int run_matrix(struct run *r, struct h2b_run_summary *sum)
 {
-    json_t *matrix = json_object_get(r->results, "matrix");
+    const json_t *doc = r->results;
     print_header(r);
     r->started_ns = h2b_clock_now_ns();
     for (size_t i = 0; i < r->ncells && !interrupted; i++) {
@@ -981,9 +973,13 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
         r->done++;
         progress_clear(r);
         print_cell_line(r, i, &res);
-        json_t *e = cell_json(r, i, &res);
+        struct h2b_results_cell e;
+        int rc = cell_entry(r, i, &res, &e);
         h2b_client_metrics_free(&res.m);
-        if (!e || h2b_results_append(r->results, "matrix", e) != H2B_OK)
+        if (rc == H2B_OK)
+            rc = h2b_results_append_cell(r->results, &e);
+        h2b_results_cell_free(&e);
+        if (rc != H2B_OK)
             return H2B_ERR_NOMEM;
         if (res.ok) {
             sum->cells_ok++;
@@ -1000,12 +996,12 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
         fprintf(stderr, "h2bench run: interrupted after %zu of %zu cells\n", r->done, r->ncells);
         sum->interrupted = true;
     }
-    print_summary(r, matrix, METRIC_REQ_PER_S, "req/s");
+    print_summary(r, doc, METRIC_REQ_PER_S, "req/s");
     if (strncmp(r->s->matrix.path, "/bytes/", 7) == 0)
-        print_summary(r, matrix, METRIC_GB_PER_S, "GB/s (response bytes)");
+        print_summary(r, doc, METRIC_GB_PER_S, "GB/s (response bytes)");
     /* On a shared machine throughput follows whatever CPU the server got; requests per CPU
      * second of the server is the steadier comparison (its CPU time includes warm-up). */
-    print_summary(r, matrix, METRIC_REQ_PER_CPU_S, "requests per server CPU second");
+    print_summary(r, doc, METRIC_REQ_PER_CPU_S, "requests per server CPU second");
     return H2B_OK;
 }
 

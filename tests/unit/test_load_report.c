@@ -121,8 +121,11 @@ static void json(void)
     /* it is a valid matrix entry of a results file */
     json_t *doc = NULL;
     CHECK_EQ_INT(h2b_results_new(&doc, "load", NULL), H2B_OK);
-    CHECK_EQ_INT(h2b_results_append(doc, "matrix", json_incref(cell)), H2B_OK);
+    struct h2b_results_load l;
     struct h2b_diag diag;
+    CHECK_EQ_INT(h2b_results_load_from_json(cell, NULL, &l, &diag), H2B_OK);
+    CHECK_EQ_INT(h2b_results_append_cell(doc, &l.cell), H2B_OK);
+    h2b_results_load_free(&l);
     int rv = h2b_results_validate(doc, NULL, &diag);
     CHECK_EQ_INT(rv, H2B_OK);
     if (rv != H2B_OK)

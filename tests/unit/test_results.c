@@ -8,6 +8,7 @@
 #include "test.h"
 #include "version.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,6 +41,28 @@ static json_t *matrix_entry(void)
         (json_int_t)50000, "p90", (json_int_t)90000, "p99", (json_int_t)200000, "p999",
         (json_int_t)400000, "max", (json_int_t)900000, "client_cpu_s", 2.0, "server_cpu_s", 1.25,
         "server_rss_kib", (json_int_t)8192, "note", "extra fields are allowed");
+}
+
+/* Appends a micro entry or a cell given as JSON through the model, as writers do. */
+static int append(json_t *doc, const char *section, json_t *entry)
+{
+    struct h2b_diag d;
+    int rv;
+    if (strcmp(section, "micro") == 0) {
+        struct h2b_results_micro e;
+        rv = h2b_results_micro_from_json(entry, NULL, "", H2B_MODEL_CONTRACT, &e, &d);
+        if (rv == H2B_OK)
+            rv = h2b_results_append_micro(doc, &e);
+        h2b_results_micro_free(&e);
+    } else {
+        struct h2b_results_cell c;
+        rv = h2b_results_cell_from_json(entry, NULL, "", H2B_MODEL_CONTRACT, &c, &d);
+        if (rv == H2B_OK)
+            rv = h2b_results_append_cell(doc, &c);
+        h2b_results_cell_free(&c);
+    }
+    json_decref(entry);
+    return rv;
 }
 
 static void test_new(void)
@@ -98,9 +121,13 @@ static void test_round_trip(void)
     json_t *doc;
     struct h2b_diag d;
     CHECK_EQ_INT(h2b_results_new(&doc, "round-trip", NULL), H2B_OK);
-    CHECK_EQ_INT(h2b_results_append(doc, "micro", micro_entry()), H2B_OK);
-    CHECK_EQ_INT(h2b_results_append(doc, "matrix", matrix_entry()), H2B_OK);
-    CHECK_EQ_INT(h2b_results_append(doc, "nope", json_object()), H2B_ERR_INVAL);
+    CHECK_EQ_INT(append(doc, "micro", micro_entry()), H2B_OK);
+    CHECK_EQ_INT(append(doc, "matrix", matrix_entry()), H2B_OK);
+    json_t *bare = json_object();
+    struct h2b_results_micro none;
+    h2b_results_micro_init(&none);
+    CHECK_EQ_INT(h2b_results_append_micro(bare, &none), H2B_ERR_INVAL);
+    json_decref(bare);
     CHECK_EQ_INT(h2b_results_write(path, doc, &d), H2B_OK);
     json_t *back = NULL;
     CHECK_EQ_INT(h2b_results_read(path, &back, &d), H2B_OK);
@@ -215,6 +242,62 @@ static void test_malformed(void)
     unlink(path);
 }
 
+/* The model: legacy per-fork keys read as the current ones and never written; unknown keys pass
+ * through unchanged; a null metric stays null; a budgets object round-trips. */
+static void test_model(void)
+{
+    json_error_t jerr;
+    json_t *in = json_loads("{\"name\": \"m\", \"forks\": 2, \"p99_ns_forks\": [5, 7.5], "
+                            "\"ns_per_op_forks\": [1.5, 2], \"p99_ns\": null, "
+                            "\"future\": {\"x\": 1}}",
+                            0, &jerr);
+    struct h2b_results_micro e;
+    struct h2b_diag d;
+    CHECK_EQ_INT(h2b_results_micro_from_json(in, NULL, "", H2B_MODEL_CONTRACT, &e, &d), H2B_OK);
+    CHECK_EQ_INT(e.fork_p99_ns.n, 2);
+    CHECK(e.fork_p99_ns.v[1] == 7.5);
+    CHECK(e.fork_ns_per_op.v[0] == 1.5);
+    CHECK(isnan(e.p99_ns));
+    json_t *out = NULL;
+    CHECK_EQ_INT(h2b_results_micro_to_json(&e, &out), H2B_OK);
+    CHECK(json_object_get(out, "fork_p99_ns") != NULL);
+    CHECK(json_object_get(out, "p99_ns_forks") == NULL);
+    CHECK(json_is_null(json_object_get(out, "p99_ns")));
+    CHECK(json_equal(json_object_get(out, "future"), json_object_get(in, "future")));
+    json_decref(out);
+    h2b_results_micro_free(&e);
+    /* the current key wins over a legacy one */
+    json_object_set_new(in, "fork_p99_ns", json_pack("[i]", 9));
+    CHECK_EQ_INT(h2b_results_micro_from_json(in, NULL, "", 0, &e, &d), H2B_OK);
+    CHECK(e.fork_p99_ns.n == 1 && e.fork_p99_ns.v[0] == 9);
+    h2b_results_micro_free(&e);
+    /* a required identifier is required in contract mode only */
+    json_object_del(in, "forks");
+    CHECK_EQ_INT(h2b_results_micro_from_json(in, NULL, "micro[0]", H2B_MODEL_CONTRACT, &e, &d),
+                 H2B_ERR_PARSE);
+    CHECK_STR(d.message,
+              "micro[0].forks: missing required field (expected a non-negative integer)");
+    CHECK_EQ_INT(h2b_results_micro_from_json(in, NULL, "", 0, &e, &d), H2B_OK);
+    h2b_results_micro_free(&e);
+    json_decref(in);
+
+    struct h2b_results_cell c, back;
+    h2b_results_cell_init(&c);
+    c.budgets.base.present = true;
+    c.budgets.allocs_per_request = 3;
+    CHECK_EQ_INT(h2b_model_note_add(&c.budgets.note, "reads_per_request", "no strace"), H2B_OK);
+    CHECK_EQ_INT(h2b_results_cell_to_json(&c, &out), H2B_OK);
+    json_t *b = json_object_get(out, "budgets");
+    CHECK(json_is_null(json_object_get(b, "reads_per_request")));
+    CHECK_STR(json_string_value(json_object_get(b, "note")), "reads_per_request: no strace");
+    CHECK_EQ_INT(h2b_results_cell_from_json(out, NULL, "", 0, &back, &d), H2B_OK);
+    CHECK(back.budgets.base.present && back.budgets.allocs_per_request == 3);
+    CHECK(isnan(back.budgets.bytes_per_request));
+    h2b_results_cell_free(&back);
+    h2b_results_cell_free(&c);
+    json_decref(out);
+}
+
 int main(void)
 {
     if (mkdtemp(tmpdir) == NULL) {
@@ -224,6 +307,7 @@ int main(void)
     test_new();
     test_round_trip();
     test_malformed();
+    test_model();
     rmdir(tmpdir);
     return test_report();
 }
