@@ -20,9 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Largest element of a number array: 1e15 ns is eleven days, far beyond any fork's p99. */
-#define H2B_MODEL_NUMBER_MAX 1e15
-
 #define MEMBER(obj, f, type) ((type *)(void *)((char *)(obj) + (f)->offset))
 #define CMEMBER(obj, f, type) ((const type *)(const void *)((const char *)(obj) + (f)->offset))
 
@@ -216,8 +213,8 @@ static int decode_nums(const json_t *v, const struct h2b_json_src *src, const ch
         char item[600];
         h2b_json_path_index(item, sizeof(item), path, i);
         /* H2B_MODEL_INT shapes the writing; any number is read (legacy files wrote reals) */
-        rv = h2b_json_check_double(src, json_array_get(arr, i), item, H2B_JSON_REQUIRED, 0,
-                                   H2B_MODEL_NUMBER_MAX, &vals[i], d);
+        rv = h2b_json_check_double(src, json_array_get(arr, i), item, H2B_JSON_REQUIRED, 0, DBL_MAX,
+                                   &vals[i], d);
         if (rv != H2B_OK) {
             free(vals);
             return rv;

@@ -91,7 +91,7 @@ expect_eq "results bad JSON" "$(gate --ceilings "$C" --results "$D/results-bad-s
 expect_match "results bad JSON position" "$(cat "$TMP/err")" 'results-bad-syntax\.json:4:38: '
 expect_eq "results wrong type" "$(gate --ceilings "$C" --results "$D/results-bad-forks.json")" 2
 expect_match "results wrong type position" "$(cat "$TMP/err")" \
-    'results-bad-forks\.json:87:9: micro\[2\]\.p99_ns_forks\[1\]: expected a number'
+    'results-bad-forks\.json:87:9: micro\[2\]\.p99_ns_forks\[1\]: expected a non-negative number'
 expect_eq "results file missing" "$(gate --ceilings "$C" --results "$TMP/nope.json")" 2
 expect_eq "unknown flag" "$(gate --ceilings "$C" --frobnicate)" 2
 expect_match "usage on stderr" "$(cat "$TMP/err")" 'usage: h2bench gate'
