@@ -202,7 +202,13 @@ static void test_merge(void)
                       "bytes_per_op", 32.0, "alloc_deterministic", 1, "p99_ns", 200 * (i + 1),
                       "forks", 1, "fork_p99_ns", 200.0 * (i + 1), "fork_ns_per_op", 100.0 * (i + 1),
                       "fork_pids", 10 + i, "samples", 20000);
-        CHECK_EQ_INT(h2b_results_append(doc, "micro", e), H2B_OK);
+        struct h2b_results_micro me;
+        struct h2b_diag md;
+        CHECK_EQ_INT(h2b_results_micro_from_json(e, NULL, "", H2B_MODEL_CONTRACT, &me, &md),
+                     H2B_OK);
+        CHECK_EQ_INT(h2b_results_append_micro(doc, &me), H2B_OK);
+        h2b_results_micro_free(&me);
+        json_decref(e);
         snprintf(p[i], sizeof(p[i]), "%s/r%d.json", dir, i);
         struct h2b_diag d;
         int wrv = h2b_results_write(p[i], doc, &d);
