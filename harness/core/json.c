@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -303,7 +304,9 @@ void h2b_diag_set(struct h2b_diag *d, const char *file, const char *text, const 
 /* Reads the whole file into a NUL-terminated buffer. */
 static int read_file(const char *path, char **out, size_t *len, struct h2b_diag *diag)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer. Once
+     * open, reads block again; a FIFO nobody writes to then reads as empty (EOF). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
         return H2B_ERR_IO;
@@ -311,7 +314,9 @@ static int read_file(const char *path, char **out, size_t *len, struct h2b_diag 
     int rv = H2B_ERR_IO;
     char *buf = NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    int fl;
+    if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
         h2b_diag_at(diag, path, 0, 0, "cannot stat: %s", strerror(errno));
         goto out_close;
     }
@@ -452,12 +457,36 @@ int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *
     return rv;
 }
 
+/* Writes to something that is not a regular file (stdout for "-", a device, a FIFO, a
+ * socket) in place: renaming over it would replace /dev/null with a regular file. */
+static int write_direct(const char *path, const char *data, size_t len, struct h2b_diag *diag)
+{
+    bool out = strcmp(path, "-") == 0;
+    int fd = out ? STDOUT_FILENO : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
+        return H2B_ERR_IO;
+    }
+    int rv = write_all(fd, data, len) == 0 ? H2B_OK : H2B_ERR_IO;
+    if (rv != H2B_OK)
+        h2b_diag_at(diag, path, 0, 0, "cannot write: %s", strerror(errno));
+    if (!out && close(fd) != 0 && rv == H2B_OK) {
+        h2b_diag_at(diag, path, 0, 0, "cannot close: %s", strerror(errno));
+        rv = H2B_ERR_IO;
+    }
+    return rv;
+}
+
 int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag)
 {
     if (path == NULL || data == NULL) {
         h2b_diag_at(diag, path, 0, 0, "nothing to write");
         return H2B_ERR_INVAL;
     }
+    struct stat sb;
+    if (strcmp(path, "-") == 0 ||
+        (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)))
+        return write_direct(path, data, len, diag);
     /* The temporary lives in the target's directory so that rename() is atomic. */
     char dir[PATH_MAX], tmp[PATH_MAX];
     const char *slash = strrchr(path, '/');
@@ -510,6 +539,58 @@ out_unlink:;
 out_fail:
     h2b_diag_at(diag, path, 0, 0, "cannot %s: %s", step, strerror(errno));
     return rv;
+}
+
+int h2b_file_lock(const char *path, int *fd_out, struct h2b_diag *diag)
+{
+    char lock[PATH_MAX];
+    int n = snprintf(lock, sizeof(lock), "%s.lock", path);
+    if (n < 0 || (size_t)n >= sizeof(lock)) {
+        h2b_diag_at(diag, path, 0, 0, "not a file name");
+        return H2B_ERR_INVAL;
+    }
+    /* The holder unlinks the lock file when it is done; a locker that opened the old file just
+     * before that holds a lock on nothing, so it checks that the path still names its file. */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+            h2b_diag_at(diag, lock, 0, 0, "cannot create the lock file: %s", strerror(errno));
+            return H2B_ERR_IO;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK) {
+                h2b_diag_at(diag, path, 0, 0,
+                            "another h2bench is writing this file (it holds %s); use another "
+                            "--out or wait for it",
+                            lock);
+                return H2B_ERR_EXISTS;
+            }
+            h2b_diag_at(diag, lock, 0, 0, "cannot lock: %s", strerror(e));
+            return H2B_ERR_IO;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(lock, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            *fd_out = fd;
+            return H2B_OK;
+        }
+        close(fd);
+    }
+    h2b_diag_at(diag, lock, 0, 0, "cannot lock: the lock file keeps changing");
+    return H2B_ERR_IO;
+}
+
+void h2b_file_unlock(const char *path, int fd)
+{
+    if (fd < 0)
+        return;
+    char lock[PATH_MAX];
+    int n = snprintf(lock, sizeof(lock), "%s.lock", path);
+    if (n > 0 && (size_t)n < sizeof(lock))
+        unlink(lock); /* while still locked: nobody can hold the name we remove */
+    close(fd);
 }
 
 /* ---- paths and typed checks -------------------------------------------------------------- */

@@ -65,20 +65,32 @@ void h2b_diag_at(struct h2b_diag *d, const char *file, int line, int column, con
 void h2b_diag_print(const struct h2b_diag *d, FILE *f);
 
 /* Writes doc to path atomically: a temporary file in the same directory, fsync, rename over
- * path, fsync of the directory. Indent 2, keys in insertion order, reals with 15 significant
- * digits, trailing newline, mode 0644. On any failure path is unchanged and no temporary is
- * left behind. Returns H2B_OK, H2B_ERR_INVAL, H2B_ERR_NOMEM or H2B_ERR_IO (diag says which
- * step failed and why). */
+ * path, fsync of the directory (a path that is not a regular file: see h2b_file_write_atomic).
+ * Indent 2, keys in insertion order, reals with 15 significant digits, trailing newline, mode 0644.
+ * On any failure path is unchanged and no temporary is left behind. Returns H2B_OK, H2B_ERR_INVAL,
+ * H2B_ERR_NOMEM or H2B_ERR_IO (diag says which step failed and why). */
 int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *diag);
 
 /* Writes len bytes of data to path atomically, exactly as h2b_json_write_atomic does (same
- * guarantees and codes); for the text outputs (markdown, JUnit XML) written beside JSON. */
+ * guarantees and codes); for the text outputs (markdown, JUnit XML) written beside JSON.
+ * Only a regular file (or a new name) is replaced that way. "-" is stdout; an existing
+ * device, FIFO or socket (also through a symlink) is opened and written in place, never
+ * replaced (a FIFO waits for its reader, as a shell redirection does). */
 int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag);
 
 /* Creates directory path and any missing parents (mode 0755 before umask), like mkdir -p; an
  * existing directory is fine. Returns H2B_OK, H2B_ERR_RANGE (path longer than PATH_MAX) or
  * H2B_ERR_IO (errno says why; a component exists and is not a directory: ENOTDIR). */
 int h2b_file_mkdirs(const char *path);
+
+/* Takes an exclusive lock that names path (flock on "path.lock", created if needed) so that
+ * two processes never write the same output. Sets *fd_out; release it with h2b_file_unlock.
+ * Returns H2B_OK, H2B_ERR_EXISTS when another process holds it (diag says so), H2B_ERR_IO or
+ * H2B_ERR_INVAL. The lock dies with the process. */
+int h2b_file_lock(const char *path, int *fd_out, struct h2b_diag *diag);
+
+/* Removes path's lock file and releases the lock taken by h2b_file_lock. Accepts fd -1. */
+void h2b_file_unlock(const char *path, int fd);
 
 /* Path building: parent + "." + key, or parent + "[index]" (parent "" or NULL: the root).
  * Truncates safely to size. */

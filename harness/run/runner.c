@@ -886,6 +886,10 @@ static int out_path_ready(const struct run *r, char *buf, size_t size)
                 *p = '-';
         snprintf(buf, size, "results/runs/%s-%s.json", r->s->name, stamp);
     }
+    struct stat sb;
+    if (strcmp(buf, "-") == 0 ||
+        (stat(buf, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)))
+        return H2B_OK; /* stdout, a device or a FIFO: written in place */
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", buf);
     char *slash = strrchr(dir, '/');
@@ -1054,7 +1058,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     struct run r = {.o = o, .diag = diag};
     struct h2b_cell_filter *filters = NULL;
     size_t nfilters = 0;
-    int rc;
+    int rc, out_lock = -1;
+    char out_path[4096] = "";
     memset(sum, 0, sizeof(*sum));
     if ((rc = load_scenario(&r)))
         goto out;
@@ -1111,8 +1116,13 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         goto out;
     }
 
-    char out_path[4096];
     if ((rc = out_path_ready(&r, out_path, sizeof(out_path))))
+        goto out;
+    /* Two runs writing one results file would lose one silently: the second is refused. A
+     * device, a FIFO or stdout is written in place and needs no lock. */
+    struct stat ob;
+    if (strcmp(out_path, "-") != 0 && !(stat(out_path, &ob) == 0 && !S_ISREG(ob.st_mode)) &&
+        (rc = h2b_file_lock(out_path, &out_lock, diag)))
         goto out;
     if (r.s->has_matrix) {
         /* the cells in run order with the configured maxima: which cells a filter names does not
@@ -1176,6 +1186,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     }
 out:
     signal(SIGINT, SIG_DFL);
+    h2b_file_unlock(out_path, out_lock);
     if (r.dir[0])
         remove_tree(r.dir);
     free(filters);

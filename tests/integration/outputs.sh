@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# outputs.sh - output and input files that are not regular files (issue 13 defect 4): a device
+# or a FIFO given as an output is written in place, never replaced by a regular file; "-" is
+# stdout; a FIFO given as input does not hang; two `h2bench run` with one --out cannot both
+# write it (the second is refused while the first holds the lock).
+. "$(dirname "$0")/lib.sh"
+D=$SRC/tests/data/gate
+A=$D/compare-a.json
+B=$D/compare-b.json
+
+# A character device (our own copy of /dev/null when we may mknod; else /dev/null itself, which
+# an unprivileged run could never have replaced anyway).
+dev=$TMP/null
+mknod "$dev" c 1 3 2>/dev/null || dev=/dev/null
+"$H2BENCH" compare "$A" "$B" --md "$dev" >/dev/null 2>"$TMP/err"
+expect_eq "--md DEVICE exit" "$?" 0
+expect_eq "--md DEVICE still a character device" "$(test -c "$dev" && echo chr)" chr
+expect_eq "--md DEVICE no temporary left" "$(ls -A "$(dirname "$dev")" | grep -c '^\.null\.tmp')" 0
+
+# A FIFO with a reader: the reader gets the markdown, the FIFO stays a FIFO.
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/from-fifo" &
+PIDS+=($!)
+timeout 20 "$H2BENCH" compare "$A" "$B" --md "$TMP/fifo" >/dev/null 2>"$TMP/err"
+expect_eq "--md FIFO exit" "$?" 0
+wait "${PIDS[-1]}"
+expect_match "--md FIFO content" "$(head -1 "$TMP/from-fifo")" '^## h2bench compare'
+expect_eq "--md FIFO still a FIFO" "$(test -p "$TMP/fifo" && echo fifo)" fifo
+
+# A FIFO as input, nobody writing: an input error at once, not a hang in open().
+mkfifo "$TMP/in-fifo"
+timeout 20 "$H2BENCH" compare "$TMP/in-fifo" "$B" >/dev/null 2>"$TMP/err"
+expect_eq "FIFO input: input error, no hang" "$?" 2
+timeout 20 "$H2BENCH" run "$TMP/in-fifo" --dry-run >/dev/null 2>"$TMP/err"
+expect_eq "FIFO scenario: input error, no hang" "$?" 2
+
+# Two runs, one --out: while one holds the results file's lock the other is refused (exit 3)
+# and the file is left alone.
+out=$TMP/res/one.json
+mkdir -p "$TMP/res"
+echo previous >"$out"
+flock "$out.lock" sleep 30 &
+HOLD=$!
+PIDS+=($HOLD)
+for _ in $(seq 50); do [ -e "$out.lock" ] && break; sleep 0.1; done
+timeout 60 "$H2BENCH" run "$SRC/tests/data/run/micro-only.json" --out "$out" >/dev/null \
+    2>"$TMP/err"
+expect_eq "run with a locked --out: exit" "$?" 3
+expect_match "run with a locked --out: message" "$(cat "$TMP/err")" \
+    "one\.json: another h2bench is writing this file"
+expect_eq "run with a locked --out: file untouched" "$(cat "$out")" previous
+kill "$HOLD" 2>/dev/null
+wait "$HOLD" 2>/dev/null
+finish
