@@ -8,6 +8,7 @@
 #include "error.h"
 #include "json.h"
 #include "load.h"
+#include "mpi_job.h"
 
 #include <signal.h>
 #include <string.h>
@@ -19,22 +20,105 @@ static void on_signal(int sig)
     h2b_load_stop();
 }
 
+static const char mpi_usage[] =
+    "\nDistributed load (docs/distributed.md):\n"
+    "      --mpi               run as one job over the ranks of mpirun (implied when mpirun\n"
+    "                          started this process): -c, -n, -t and --rate are job totals,\n"
+    "                          split exactly; rank 0 prints and writes the merged result\n"
+    "      --mpi-rank-json=P   also write each rank's own result to P.rankN.json\n";
+
+/* Takes `--mpi` and `--mpi-rank-json=P` / `--mpi-rank-json P` out of argv (they are the CLI's,
+ * not the engine's). Returns false on a missing value. */
+static bool take_mpi_flags(int *argc, char **argv, bool *mpi, const char **rank_json)
+{
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            while (i < *argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        if (strcmp(a, "--mpi") == 0) {
+            *mpi = true;
+        } else if (strncmp(a, "--mpi-rank-json=", 16) == 0 && a[16]) {
+            *rank_json = a + 16;
+        } else if (strcmp(a, "--mpi-rank-json") == 0) {
+            if (i + 1 >= *argc)
+                return false;
+            *rank_json = argv[++i];
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return true;
+}
+
 int h2b_cmd_load(int argc, char **argv)
 {
     struct h2b_load_config cfg;
     char err[512] = "";
     int code = H2B_EXIT_OK;
+    bool want_mpi = false;
+    const char *rank_json = NULL;
+    struct h2b_load_mpi_job job;
+    memset(&job, 0, sizeof(job));
     h2b_load_config_init(&cfg);
+    if (!take_mpi_flags(&argc, argv, &want_mpi, &rank_json)) {
+        fprintf(stderr, "h2bench load: --mpi-rank-json needs a path prefix\n");
+        code = H2B_EXIT_USAGE;
+        goto out;
+    }
+    if (want_mpi || h2b_load_mpi_detected()) {
+        if (!h2b_load_mpi_built()) {
+            fprintf(stderr,
+                    "h2bench load: %s: this h2bench was built without MPI "
+                    "(-DH2B_MPI=OFF)\n",
+                    want_mpi ? "--mpi is unavailable"
+                             : "started by mpirun, but MPI is unavailable");
+            code = H2B_EXIT_USAGE;
+            goto out;
+        }
+        if (h2b_load_mpi_init(&job, &argc, &argv, err, sizeof(err)) != H2B_OK) {
+            fprintf(stderr, "h2bench load: %s\n", err);
+            code = H2B_EXIT_RUNTIME;
+            goto out;
+        }
+    }
+    bool root = !job.active || job.rank == 0;
     int rv = h2b_load_config_parse(&cfg, argc, argv, err, sizeof(err));
     if (rv == H2B_OK && cfg.help) {
-        h2b_load_usage(stdout);
+        if (root) {
+            h2b_load_usage(stdout);
+            fputs(mpi_usage, stdout);
+        }
         goto out;
     }
     if (rv != H2B_OK) {
-        fprintf(stderr, "h2bench load: %s\n\n", err);
-        h2b_load_usage(stderr);
-        code = rv == H2B_ERR_IO ? H2B_EXIT_USAGE : H2B_EXIT_USAGE;
+        if (root) {
+            fprintf(stderr, "h2bench load: %s\n\n", err);
+            h2b_load_usage(stderr);
+        }
+        code = H2B_EXIT_USAGE;
         goto out;
+    }
+    if (rank_json && !job.active) {
+        fprintf(stderr, "h2bench load: --mpi-rank-json needs --mpi (or mpirun)\n");
+        code = H2B_EXIT_USAGE;
+        goto out;
+    }
+    char split[512] = "";
+    struct h2b_load_config total = cfg; /* the job's totals (shallow: only numbers are read) */
+    if (job.active) {
+        h2b_load_mpi_split_text(&job, &total, split, sizeof(split));
+        if (h2b_load_mpi_split(&job, &cfg, err, sizeof(err)) != H2B_OK) {
+            if (root)
+                fprintf(stderr, "h2bench load: %s\n", err);
+            code = H2B_EXIT_USAGE;
+            goto out;
+        }
     }
     bool progress = cfg.progress == H2B_LOAD_PROGRESS_ON ||
                     (cfg.progress == H2B_LOAD_PROGRESS_AUTO && isatty(STDERR_FILENO));
@@ -46,21 +130,52 @@ int h2b_cmd_load(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     struct h2b_load_result res;
-    printf("starting benchmark...\n");
-    fflush(stdout);
-    rv = h2b_load_run(&cfg, progress ? stderr : NULL, &res, err, sizeof(err));
-    if (rv != H2B_OK) {
+    if (root) {
+        printf("starting benchmark...\n");
+        if (split[0])
+            printf("%s\n", split);
+        fflush(stdout);
+    }
+    if (job.active) {
+        rv = h2b_load_mpi_run(&job, &cfg, progress ? stderr : NULL, rank_json, &res, err,
+                              sizeof(err));
+        if (!root) {
+            /* Rank 0 speaks for the job; this rank's failure is in its breakdown. */
+            if (rv == H2B_OK)
+                h2b_load_result_free(&res);
+            code = rv == H2B_OK ? H2B_EXIT_OK : H2B_EXIT_RUNTIME;
+            goto out;
+        }
+    } else {
+        rv = h2b_load_run(&cfg, progress ? stderr : NULL, &res, err, sizeof(err));
+    }
+    if (rv != H2B_OK && !(job.active && res.s.latency)) {
         fprintf(stderr, "h2bench load: %s\n", err);
         code = H2B_EXIT_RUNTIME;
         goto out;
     }
+    if (rv != H2B_OK) /* rank 0's own run failed, the others' merged results still stand */
+        fprintf(stderr, "h2bench load: rank 0: %s\n", err);
+    if (job.active) { /* report the job, not rank 0's share */
+        cfg.connections = total.connections;
+        cfg.requests = total.requests;
+        cfg.rate = total.rate;
+        cfg.seed = total.seed;
+        cfg.threads = 0;
+        for (int i = 0; i < job.size; i++)
+            cfg.threads += job.ranks[i].threads;
+    }
     h2b_load_report_text(stdout, &cfg, &res);
+    if (job.active)
+        h2b_load_mpi_text(stdout, &job);
     fflush(stdout);
     if (cfg.json_path) {
         json_t *doc = NULL;
         struct h2b_diag diag;
         memset(&diag, 0, sizeof(diag));
         rv = h2b_load_report_json(&cfg, &res, &doc);
+        if (rv == H2B_OK && job.active)
+            rv = h2b_load_mpi_json(&job, doc);
         if (rv == H2B_OK)
             rv = h2b_json_write_atomic(cfg.json_path, doc, &diag);
         else
@@ -74,7 +189,11 @@ int h2b_cmd_load(int argc, char **argv)
             goto out;
         }
     }
-    if (res.s.conns_ok == 0) {
+    if (job.active && job.failed_ranks > 0) {
+        fprintf(stderr, "h2bench load: %u of %d ranks failed (see the per-rank lines)\n",
+                job.failed_ranks, job.size);
+        code = H2B_EXIT_RUNTIME;
+    } else if (res.s.conns_ok == 0) {
         fprintf(stderr, "h2bench load: no connection to %s could be made\n", cfg.uris[0].authority);
         code = H2B_EXIT_RUNTIME;
     } else if (res.interrupted) {
@@ -86,6 +205,7 @@ int h2b_cmd_load(int argc, char **argv)
     }
     h2b_load_result_free(&res);
 out:
+    h2b_load_mpi_finish(&job);
     h2b_load_config_free(&cfg);
     return code;
 }

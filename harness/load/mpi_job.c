@@ -1,0 +1,567 @@
+/*
+ * mpi_job.c - one load job over many MPI ranks: exact split, synchronised start, exact merge.
+ *
+ * MPI is the distributed engine here, not a coordinator of our own: Open MPI already starts the
+ * ranks on every host (ssh or a batch system), forwards signals and tears the job down when a
+ * rank dies. All this file adds is what a load job needs on top, and only outside the run:
+ *
+ *  - split: every total (-c, -n, -t, the open-loop rate) becomes this rank's share; integer
+ *    totals spread their remainder over the lowest ranks, so the shares add up exactly;
+ *  - start: a barrier, then rank 0 broadcasts an instant 200 ms ahead on CLOCK_REALTIME and every
+ *    rank sleeps until it. A rank's skew is its own lateness against that instant (its clock
+ *    against itself, so it measures wake-up jitter; clocks of different hosts must agree, via
+ *    NTP or PTP, for the instants to coincide — latency never depends on it, it is timed within
+ *    one rank on CLOCK_MONOTONIC);
+ *  - merge: each rank sends rank 0 its counters as one fixed-size record, its five histograms as
+ *    their exact text encodings (h2b_hist_encode) and its per-connection rates; rank 0 decodes
+ *    and merges them with h2b_load_stats_merge, the same code that merges the threads of one
+ *    process. Percentiles are only read from the merged histograms, never averaged.
+ *
+ * Rejected: MPI_Reduce over the raw bucket arrays. It would be exact too, but it ties the wire
+ * format to the histogram's private layout; the encodings are already the stable, tested
+ * exchange format (results files carry them, `h2bench merge` reads them).
+ *
+ * The fixed-size record is sent as bytes: all ranks must run the same h2bench build (the
+ * usual MPI requirement), which the record's version stamp checks.
+ */
+#include "mpi_job.h"
+
+#include "clock.h"
+#include "error.h"
+#include "engine.h"
+#include "json.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+bool h2b_load_mpi_detected(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE",
+                                       "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        if (getenv(vars[i]))
+            return true;
+    return false;
+}
+
+#ifndef H2B_HAVE_MPI
+
+bool h2b_load_mpi_built(void)
+{
+    return false;
+}
+
+int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, char *err,
+                      size_t errlen)
+{
+    (void)argc;
+    (void)argv;
+    memset(job, 0, sizeof(*job));
+    return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED,
+                          "--mpi: this h2bench was built without MPI (-DH2B_MPI=OFF)");
+}
+
+int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg, char *err,
+                       size_t errlen)
+{
+    (void)job;
+    (void)cfg;
+    return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "built without MPI");
+}
+
+void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
+                             const struct h2b_load_config *total, char *buf, size_t len)
+{
+    (void)job;
+    (void)total;
+    if (len)
+        buf[0] = '\0';
+}
+
+int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
+                     FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
+                     char *err, size_t errlen)
+{
+    (void)job;
+    (void)rank_json_prefix;
+    (void)cfg;
+    (void)progress;
+    memset(res, 0, sizeof(*res));
+    return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "built without MPI");
+}
+
+int h2b_load_mpi_json(const struct h2b_load_mpi_job *job, json_t *doc)
+{
+    (void)job;
+    (void)doc;
+    return H2B_ERR_UNSUPPORTED;
+}
+
+void h2b_load_mpi_text(FILE *f, const struct h2b_load_mpi_job *job)
+{
+    (void)f;
+    (void)job;
+}
+
+void h2b_load_mpi_finish(struct h2b_load_mpi_job *job)
+{
+    (void)job;
+}
+
+#else /* H2B_HAVE_MPI */
+
+#include <mpi.h>
+
+#define NHIST 5
+#define WIRE_VERSION 0x68326d31u /* "h2m1" plus the record's size, checked on rank 0 */
+
+/* One rank's run, as sent to rank 0. */
+struct wire {
+    uint32_t version;
+    uint32_t size;
+    struct h2b_load_stats s; /* histogram pointers zeroed: they travel as encodings */
+    uint64_t wall_ns, measure_ns, cpu_user_ns, cpu_sys_ns;
+    int64_t start_rt_ns; /* actual start, CLOCK_REALTIME */
+    int64_t end_rt_ns;
+    int64_t skew_ns;
+    uint64_t nconn_rps;
+    uint64_t requests;
+    double rate;
+    uint32_t connections, threads;
+    int32_t rc;
+    int32_t interrupted;
+    int32_t has_stats;
+    uint32_t enc_len[NHIST]; /* bytes of each encoding, NUL included */
+    char host[64];
+    char alpn[32];
+};
+
+/* This rank's share, kept for the run and the report. */
+static struct {
+    uint32_t connections, threads;
+    uint64_t requests;
+    double rate;
+    bool threads_raised; /* -t was below the rank count: one thread per rank */
+} mine;
+
+bool h2b_load_mpi_built(void)
+{
+    return true;
+}
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t share(uint64_t total, int rank, int size)
+{
+    return total / (uint64_t)size + ((uint64_t)rank < total % (uint64_t)size ? 1 : 0);
+}
+
+int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, char *err,
+                      size_t errlen)
+{
+    memset(job, 0, sizeof(*job));
+    int provided = 0;
+    /* Only the main thread ever calls MPI, and only before and after the run. */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return h2b__load_errf(err, errlen, H2B_ERR_SYS, "MPI_Init_thread failed");
+    MPI_Comm_rank(MPI_COMM_WORLD, &job->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &job->size);
+    job->active = true;
+    return H2B_OK;
+}
+
+int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg, char *err,
+                       size_t errlen)
+{
+    int r = job->rank, n = job->size;
+    if ((uint64_t)n > cfg->connections)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "%d MPI ranks but -c %u connections: every rank needs at least one "
+                              "connection (-c is the job's total)",
+                              n, cfg->connections);
+    mine.connections = (uint32_t)share(cfg->connections, r, n);
+    mine.threads_raised = cfg->threads < (uint32_t)n;
+    mine.threads = mine.threads_raised ? 1 : (uint32_t)share(cfg->threads, r, n);
+    if (mine.threads > mine.connections)
+        mine.threads = mine.connections;
+    mine.requests = cfg->duration_ns ? cfg->requests : share(cfg->requests, r, n);
+    mine.rate = cfg->rate > 0 ? cfg->rate / n : 0;
+    if (cfg->rate > 0 && mine.rate < mine.threads)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "--rate %g over %d ranks gives %g requests/s per rank, below its %u "
+                              "thread(s): each thread needs at least 1 request/s",
+                              cfg->rate, n, mine.rate, mine.threads);
+    cfg->connections = mine.connections;
+    cfg->threads = mine.threads;
+    if (!cfg->duration_ns)
+        cfg->requests = mine.requests;
+    cfg->rate = mine.rate;
+    cfg->seed += (uint64_t)r; /* Poisson schedules must not repeat across ranks */
+    return H2B_OK;
+}
+
+/* "10" when every rank gets the same share, else "10-11" (shares differ by at most one). */
+static void shares(char *buf, size_t len, uint64_t total, int n)
+{
+    uint64_t lo = share(total, n - 1, n), hi = share(total, 0, n);
+    if (lo == hi)
+        snprintf(buf, len, "%" PRIu64, lo);
+    else
+        snprintf(buf, len, "%" PRIu64 "-%" PRIu64, lo, hi);
+}
+
+void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
+                             const struct h2b_load_config *total, char *buf, size_t len)
+{
+    int n = job->size;
+    char c[48], t[48] = "1", r[48] = "";
+    shares(c, sizeof(c), total->connections, n);
+    if (total->threads >= (uint32_t)n)
+        shares(t, sizeof(t), total->threads, n);
+    if (!total->duration_ns)
+        shares(r, sizeof(r), total->requests, n);
+    size_t off = (size_t)snprintf(buf, len, "mpi: %d ranks; each rank: %s of %u connections, %s %s",
+                                  n, c, total->connections, t,
+                                  total->threads >= (uint32_t)n ? "threads" : "thread");
+    if (off < len && total->threads < (uint32_t)n)
+        off += (size_t)snprintf(buf + off, len - off, " (-t %u is below %d ranks: %d in all)",
+                                total->threads, n, n);
+    else if (off < len)
+        off += (size_t)snprintf(buf + off, len - off, " of %u", total->threads);
+    if (off < len && r[0])
+        off += (size_t)snprintf(buf + off, len - off, ", %s of %" PRIu64 " requests", r,
+                                total->requests);
+    if (off < len && total->rate > 0)
+        snprintf(buf + off, len - off, ", %.3f of %.3f req/s", total->rate / n, total->rate);
+}
+
+/* Barrier, agreed instant, sleep until it. Returns the actual start (CLOCK_REALTIME). */
+static int64_t synchronised_start(int rank, int64_t *skew_ns)
+{
+    int64_t at = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        at = realtime_ns() + 200 * (int64_t)H2B_NS_PER_MS;
+    MPI_Bcast(&at, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    struct timespec ts = {.tv_sec = at / 1000000000, .tv_nsec = at % 1000000000};
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+    int64_t now = realtime_ns();
+    *skew_ns = now - at;
+    return now;
+}
+
+static void wire_fill(struct wire *w, const struct h2b_load_result *res, int rc, char **enc)
+{
+    memset(w, 0, sizeof(*w));
+    w->version = WIRE_VERSION;
+    w->size = (uint32_t)sizeof(*w);
+    w->rc = rc;
+    w->connections = mine.connections;
+    w->threads = mine.threads;
+    w->requests = mine.requests;
+    w->rate = mine.rate;
+    if (gethostname(w->host, sizeof(w->host) - 1) != 0)
+        snprintf(w->host, sizeof(w->host), "?");
+    if (rc != H2B_OK)
+        return;
+    w->s = res->s;
+    w->s.latency = w->s.service = w->s.ttfb = w->s.connect = w->s.tls = NULL;
+    w->wall_ns = res->wall_ns;
+    w->measure_ns = res->measure_ns;
+    w->cpu_user_ns = res->cpu_user_ns;
+    w->cpu_sys_ns = res->cpu_sys_ns;
+    w->nconn_rps = res->nconn_rps;
+    w->interrupted = res->interrupted;
+    snprintf(w->alpn, sizeof(w->alpn), "%s", res->alpn);
+    const struct h2b_hist *h[NHIST] = {res->s.latency, res->s.service, res->s.ttfb, res->s.connect,
+                                       res->s.tls};
+    w->has_stats = 1;
+    for (int i = 0; i < NHIST; i++) {
+        if (h2b_hist_encode(h[i], &enc[i]) != H2B_OK) {
+            w->has_stats = 0;
+            return;
+        }
+        w->enc_len[i] = (uint32_t)strlen(enc[i]) + 1;
+    }
+}
+
+/* Rank 0: decode one rank's histograms into a stats copy and merge it. */
+static int merge_rank(struct h2b_load_stats *dst, const struct wire *w, const char *enc)
+{
+    struct h2b_load_stats s = w->s;
+    struct h2b_hist **h[NHIST] = {&s.latency, &s.service, &s.ttfb, &s.connect, &s.tls};
+    int rv = H2B_OK;
+    size_t off = 0;
+    for (int i = 0; i < NHIST; i++)
+        *h[i] = NULL;
+    for (int i = 0; i < NHIST && rv == H2B_OK; i++) {
+        if (w->enc_len[i] == 0 || enc[off + w->enc_len[i] - 1] != '\0')
+            rv = H2B_ERR_PARSE;
+        else
+            rv = h2b_hist_decode(enc + off, h[i]);
+        off += w->enc_len[i];
+    }
+    if (rv == H2B_OK)
+        rv = h2b_load_stats_merge(dst, &s);
+    h2b_load_stats_free(&s);
+    return rv;
+}
+
+/* This rank's own result, written before the merge (rank_json_prefix). */
+static int write_rank_json(const char *prefix, int rank, const struct h2b_load_config *cfg,
+                           const struct h2b_load_result *res, char *err, size_t errlen)
+{
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof(path), "%s.rank%d.json", prefix, rank) >= sizeof(path))
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--mpi-rank-json: path too long");
+    json_t *doc = NULL;
+    struct h2b_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    int rv = h2b_load_report_json(cfg, res, &doc);
+    if (rv == H2B_OK)
+        rv = h2b_json_write_atomic(path, doc, &diag);
+    json_decref(doc);
+    if (rv != H2B_OK)
+        h2b__load_errf(err, errlen, rv, "cannot write %s: %s", path,
+                       diag.message[0] ? diag.message : h2b_strerror(rv));
+    return rv;
+}
+
+int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
+                     FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
+                     char *err, size_t errlen)
+{
+    struct h2b_load_result mine_res;
+    int64_t skew = 0;
+    int64_t start = synchronised_start(job->rank, &skew);
+    int rc = h2b_load_run(cfg, job->rank == 0 ? progress : NULL, &mine_res, err, errlen);
+    int64_t end = realtime_ns();
+    int local_rv = H2B_OK;
+    if (rc == H2B_OK && rank_json_prefix)
+        local_rv = write_rank_json(rank_json_prefix, job->rank, cfg, &mine_res, err, errlen);
+
+    struct wire w;
+    char *enc[NHIST] = {NULL};
+    wire_fill(&w, &mine_res, rc, enc);
+    w.start_rt_ns = start;
+    w.end_rt_ns = end;
+    w.skew_ns = skew;
+    size_t enc_total = 0;
+    for (int i = 0; i < NHIST; i++)
+        enc_total += w.enc_len[i];
+    char *blob = malloc(enc_total ? enc_total : 1);
+    if (!blob && local_rv == H2B_OK)
+        local_rv = H2B_ERR_NOMEM;
+    if (!blob)
+        w.has_stats = 0, enc_total = 0;
+    for (size_t i = 0, off = 0; blob && i < NHIST; off += w.enc_len[i], i++)
+        if (w.enc_len[i])
+            memcpy(blob + off, enc[i], w.enc_len[i]);
+    for (int i = 0; i < NHIST; i++)
+        free(enc[i]);
+
+    /* Everyone takes part in every collective, whatever happened to its own run. */
+    int n = job->size;
+    struct wire *all = NULL;
+    int *lens = NULL, *displs = NULL, *rps_counts = NULL, *rps_displs = NULL;
+    char *blobs = NULL;
+    double *rps = NULL;
+    if (job->rank == 0) {
+        all = calloc((size_t)n, sizeof(*all));
+        lens = calloc((size_t)n, sizeof(*lens));
+        displs = calloc((size_t)n, sizeof(*displs));
+        rps_counts = calloc((size_t)n, sizeof(*rps_counts));
+        rps_displs = calloc((size_t)n, sizeof(*rps_displs));
+        if (!all || !lens || !displs || !rps_counts || !rps_displs) {
+            /* Rank 0 cannot receive: it still has to complete the collectives with buffers,
+             * so this is fatal for the job. */
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
+    int my_len = (int)enc_total;
+    int my_rps = w.has_stats ? (int)w.nconn_rps : 0;
+    MPI_Gather(&w, (int)sizeof(w), MPI_BYTE, all, (int)sizeof(w), MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Gather(&my_len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(&my_rps, 1, MPI_INT, rps_counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    size_t blobs_total = 0, rps_total = 0;
+    if (job->rank == 0) {
+        for (int i = 0; i < n; i++) {
+            displs[i] = (int)blobs_total;
+            blobs_total += (size_t)lens[i];
+            rps_displs[i] = (int)rps_total;
+            rps_total += (size_t)rps_counts[i];
+        }
+        blobs = malloc(blobs_total ? blobs_total : 1);
+        rps = malloc((rps_total ? rps_total : 1) * sizeof(*rps));
+        if (!blobs || !rps)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    MPI_Gatherv(blob, my_len, MPI_CHAR, blobs, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(w.has_stats ? mine_res.conn_rps : NULL, my_rps, MPI_DOUBLE, rps, rps_counts,
+                rps_displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    free(blob);
+    if (rc == H2B_OK)
+        h2b_load_result_free(&mine_res);
+
+    memset(res, 0, sizeof(*res));
+    if (job->rank != 0)
+        return rc != H2B_OK ? rc : local_rv;
+
+    /* Rank 0: the one result. */
+    int rv = h2b_load_stats_init(&res->s);
+    job->ranks = calloc((size_t)n, sizeof(*job->ranks));
+    if (rv == H2B_OK && !job->ranks)
+        rv = H2B_ERR_NOMEM;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    uint64_t measure_max = 0;
+    for (int i = 0; i < n && rv == H2B_OK; i++) {
+        const struct wire *x = &all[i];
+        struct h2b_load_mpi_rank *o = &job->ranks[i];
+        if (x->version != WIRE_VERSION || x->size != sizeof(*x)) {
+            rv = h2b__load_errf(err, errlen, H2B_ERR_PROTO,
+                                "rank %d runs a different h2bench build (record %u bytes, "
+                                "version %#x): every rank needs the same build",
+                                i, x->size, x->version);
+            break;
+        }
+        snprintf(o->host, sizeof(o->host), "%s", x->host);
+        o->connections = x->connections;
+        o->threads = x->threads;
+        o->requests = x->requests;
+        o->rate = x->rate;
+        o->skew_ns = x->skew_ns;
+        o->rc = x->rc;
+        o->interrupted = x->interrupted;
+        int64_t a = x->skew_ns < 0 ? -x->skew_ns : x->skew_ns;
+        if (a > job->skew_max_ns)
+            job->skew_max_ns = a;
+        if (x->start_rt_ns < first)
+            first = x->start_rt_ns;
+        if (x->end_rt_ns > last)
+            last = x->end_rt_ns;
+        if (x->rc != H2B_OK || !x->has_stats || x->s.conns_ok == 0)
+            job->failed_ranks++;
+        if (x->rc != H2B_OK || !x->has_stats)
+            continue;
+        o->succeeded = x->s.succeeded;
+        o->failed = x->s.failed;
+        o->errored = x->s.errored;
+        o->conns_ok = x->s.conns_ok;
+        o->conns_failed = x->s.conns_failed;
+        o->req_per_s = x->measure_ns ? (double)x->s.done / ((double)x->measure_ns / 1e9) : 0;
+        rv = merge_rank(&res->s, x, blobs + displs[i]);
+        if (rv != H2B_OK) {
+            h2b__load_errf(err, errlen, rv, "rank %d sent histograms that do not decode", i);
+            break;
+        }
+        res->cpu_user_ns += x->cpu_user_ns;
+        res->cpu_sys_ns += x->cpu_sys_ns;
+        if (x->interrupted)
+            res->interrupted = true;
+        if (x->measure_ns > measure_max)
+            measure_max = x->measure_ns;
+        if (!res->alpn[0])
+            snprintf(res->alpn, sizeof(res->alpn), "%s", x->alpn);
+    }
+    if (rv == H2B_OK && rps_total) {
+        res->conn_rps = rps;
+        res->nconn_rps = rps_total;
+        rps = NULL;
+    }
+    if (rv == H2B_OK) {
+        if (res->s.streams_effective == UINT32_MAX) {
+            res->s.streams_effective = 0;
+            res->s.server_max_streams = 0;
+        }
+        /* The job's duration counts from the earliest start to the last end. */
+        res->wall_ns = last > first ? (uint64_t)(last - first) : 0;
+        if (!cfg->duration_ns)
+            res->measure_ns = res->wall_ns ? res->wall_ns : 1;
+        else if (res->interrupted)
+            res->measure_ns = measure_max ? measure_max : 1;
+        else
+            res->measure_ns = cfg->duration_ns;
+    }
+    if (rv != H2B_OK)
+        h2b_load_result_free(res);
+    free(all);
+    free(lens);
+    free(displs);
+    free(rps_counts);
+    free(rps_displs);
+    free(blobs);
+    free(rps);
+    return rv != H2B_OK ? rv : (rc != H2B_OK ? rc : local_rv);
+}
+
+int h2b_load_mpi_json(const struct h2b_load_mpi_job *job, json_t *doc)
+{
+    json_t *per = json_array();
+    if (!per)
+        return H2B_ERR_NOMEM;
+    for (int i = 0; i < job->size && job->ranks; i++) {
+        const struct h2b_load_mpi_rank *r = &job->ranks[i];
+        json_t *o = json_pack("{s:i, s:s, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I, "
+                              "s:b, s:s}",
+                              "rank", i, "host", r->host, "connections", (json_int_t)r->connections,
+                              "threads", (json_int_t)r->threads, "requests",
+                              (json_int_t)r->requests, "rate", r->rate, "succeeded",
+                              (json_int_t)r->succeeded, "failed", (json_int_t)r->failed, "errored",
+                              (json_int_t)r->errored, "conns_ok", (json_int_t)r->conns_ok,
+                              "conns_failed", (json_int_t)r->conns_failed, "req_per_s",
+                              r->req_per_s, "start_skew_ns", (json_int_t)r->skew_ns, "interrupted",
+                              r->interrupted, "error", r->rc == H2B_OK ? "" : h2b_strerror(r->rc));
+        if (!o || json_array_append_new(per, o) != 0) {
+            json_decref(per);
+            return H2B_ERR_NOMEM;
+        }
+    }
+    json_t *m = json_pack("{s:i, s:I, s:I, s:o}", "ranks", job->size, "start_skew_max_ns",
+                          (json_int_t)job->skew_max_ns, "failed_ranks",
+                          (json_int_t)job->failed_ranks, "per_rank", per);
+    if (!m || json_object_set_new(doc, "mpi", m) != 0)
+        return H2B_ERR_NOMEM;
+    return H2B_OK;
+}
+
+void h2b_load_mpi_text(FILE *f, const struct h2b_load_mpi_job *job)
+{
+    fprintf(f, "mpi: %d ranks, start skew max %.3f ms\n", job->size,
+            (double)job->skew_max_ns / 1e6);
+    for (int i = 0; i < job->size && job->ranks; i++) {
+        const struct h2b_load_mpi_rank *r = &job->ranks[i];
+        fprintf(f,
+                "  rank %d (%s): %u connections, %u threads, %.2f req/s, %" PRIu64
+                " succeeded, %" PRIu64 " failed, %" PRIu64 " errored, skew %+.3f ms%s%s\n",
+                i, r->host, r->connections, r->threads, r->req_per_s, r->succeeded, r->failed,
+                r->errored, (double)r->skew_ns / 1e6, r->rc != H2B_OK ? ", run failed: " : "",
+                r->rc != H2B_OK    ? h2b_strerror(r->rc)
+                : r->conns_ok == 0 ? ", no connection could be made"
+                                   : "");
+    }
+}
+
+void h2b_load_mpi_finish(struct h2b_load_mpi_job *job)
+{
+    free(job->ranks);
+    job->ranks = NULL;
+    if (job->active) {
+        int fin = 0;
+        MPI_Finalized(&fin);
+        if (!fin)
+            MPI_Finalize();
+        job->active = false;
+    }
+}
+
+#endif /* H2B_HAVE_MPI */

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# mpi.sh - `mpirun … h2bench load …` on loopback (Open MPI, --oversubscribe): one job, totals
+# split exactly over the ranks, histograms merged exactly, one result; the open-loop rate split
+# so that the merged offered load is the requested one; Ctrl-C (SIGINT to mpirun) still writes the
+# merged partial result; bad input (more ranks than connections) exits 2 with the reason.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+# Open MPI refuses root unless told twice (docs/distributed.md).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Loopback only, no ssh, no high-speed fabrics probed.
+export OMPI_MCA_btl=self,vader OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
+MPIRUN=(mpirun --oversubscribe -np 2)
+# Open MPI never frees what MPI_Init allocates (much of it in components it dlcloses, so no
+# suppression can name them): under ASan, leak checking is off for the ranks only. The engine
+# they run is leak-checked by the single-process tests; ASan's other checks stay on here.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+
+start_serve srv --threads 1 || { finish; exit; }
+URL=$SERVE_URL/hello
+
+# One job of 20,000 requests over 20 connections on 2 ranks.
+"${MPIRUN[@]}" "$H2BENCH" load -n 20000 -c 20 -m 10 "$URL" --json "$TMP/job.json" \
+    --mpi-rank-json "$TMP/part" >"$TMP/job.out" 2>"$TMP/job.err"
+expect_eq "mpirun load exits 0" "$?" 0
+out=$(cat "$TMP/job.out")
+expect_match "one text block, from rank 0" "$(grep -c '^finished in' "$TMP/job.out")" '^1$'
+expect_match "the split is printed" "$out" '^mpi: 2 ranks; each rank: 10 of 20 connections, 1 thread .*10000 of 20000 requests'
+expect_match "h2load's requests line counts the job" "$out" '^requests: 20000 total, 20000 started, 20000 done, 20000 succeeded'
+expect_eq "JSON: 20000 succeeded" "$(jq .succeeded "$TMP/job.json")" 20000
+expect_eq "JSON: 2 ranks" "$(jq .mpi.ranks "$TMP/job.json")" 2
+expect_eq "JSON: 10 connections each" "$(jq -c '[.mpi.per_rank[].connections]' "$TMP/job.json")" '[10,10]'
+expect_eq "JSON: ranks' successes add up" "$(jq '[.mpi.per_rank[].succeeded] | add' "$TMP/job.json")" 20000
+expect_eq "merged latency histogram has exactly 20000 samples" "$(jq .latency_ns.count "$TMP/job.json")" 20000
+expect_eq "config reports the job's connections" "$(jq .connections "$TMP/job.json")" 20
+skews=$(jq -r '[.mpi.per_rank[].start_skew_ns | select(. >= 0)] | length' "$TMP/job.json")
+expect_eq "start skew measured on every rank" "$skews" 2
+expect_match "skew max reported" "$(jq .mpi.start_skew_max_ns "$TMP/job.json")" '^[0-9]+$'
+
+# Each rank's own result, written before the merge: counts add up to the job's, and the merged
+# histogram's extremes are the ranks' extremes (the exact merge is checked by h2bench merge).
+expect_eq "rank files" "$(ls "$TMP"/part.rank*.json | wc -l)" 2
+expect_eq "per-rank counts add up" "$(jq -s 'map(.latency_ns.count) | add' "$TMP"/part.rank*.json)" 20000
+expect_eq "merged max is the ranks' max" "$(jq .latency_ns.max "$TMP/job.json")" \
+    "$(jq -s 'map(.latency_ns.max) | max' "$TMP"/part.rank*.json)"
+expect_eq "merged min is the ranks' min" "$(jq .latency_ns.min "$TMP/job.json")" \
+    "$(jq -s 'map(.latency_ns.min) | min' "$TMP"/part.rank*.json)"
+
+# Open loop: 400 req/s for the job, 200 per rank; the merged offered load is the job's.
+"${MPIRUN[@]}" "$H2BENCH" load --rate 400 -D 2 -c 4 "$URL" --json "$TMP/rate.json" \
+    >"$TMP/rate.out" 2>&1
+expect_eq "open-loop job exits 0" "$?" 0
+expect_eq "rate split per rank" "$(jq -c '[.mpi.per_rank[].rate]' "$TMP/rate.json")" '[200,200]'
+expect_eq "job target rate" "$(jq .open_loop.target_per_s "$TMP/rate.json")" 400
+offered=$(jq '(.started + .unsent) / .duration_s' "$TMP/rate.json")
+expect_eq "offered total within 1 % of 400 req/s ($offered)" \
+    "$(jq -n "$offered | (. >= 396 and . <= 404)")" true
+
+# Ctrl-C to mpirun: the ranks stop and rank 0 still writes the merged partial result.
+"${MPIRUN[@]}" "$H2BENCH" load -D 60 -c 4 -t 2 --rate 200 "$URL" --json "$TMP/int.json" \
+    >"$TMP/int.out" 2>&1 &
+mp=$!
+for _ in $(seq 100); do grep -q '^mpi:' "$TMP/int.out" 2>/dev/null && break; sleep 0.1; done
+sleep 1.5
+kill -INT "$mp"
+wait "$mp"
+expect_match "interrupted job exits non-zero" "$?" '^[1-9]'
+expect_eq "partial result written" "$(jq .interrupted "$TMP/int.json")" true
+expect_eq "partial result has both ranks" "$(jq .mpi.ranks "$TMP/int.json")" 2
+expect_match "partial result counted requests" "$(jq .done "$TMP/int.json")" '^[1-9][0-9]*$'
+
+# A rank whose connections all fail (MPMD: rank 1 is pointed at a closed port) is named by rank
+# and host; the job exits 3 and rank 0 still writes the merged partial result.
+dead=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mpirun --oversubscribe -np 1 "$H2BENCH" load -n 100 -c 4 "$URL" --json "$TMP/part.json" : \
+    -np 1 "$H2BENCH" load -n 100 -c 4 "http://127.0.0.1:$dead/hello" >"$TMP/part.out" 2>"$TMP/part.err"
+expect_match "a failed rank fails the job" "$?" '^[1-9]'
+expect_eq "merged partial result written" "$(jq .mpi.failed_ranks "$TMP/part.json")" 1
+expect_eq "rank 1 made no connection" "$(jq '.mpi.per_rank[1].conns_ok' "$TMP/part.json")" 0
+expect_eq "rank 0's requests are in it" "$(jq .succeeded "$TMP/part.json")" 50
+expect_match "the text names the rank and host" "$(cat "$TMP/part.out")" "rank 1 \\($(hostname)\\): .*no connection could be made"
+expect_match "the reason on stderr" "$(cat "$TMP/part.err")" '1 of 2 ranks failed'
+
+# More ranks than connections: a usage error with the reason, nothing written.
+"${MPIRUN[@]}" "$H2BENCH" load -n 10 -c 1 "$URL" --json "$TMP/bad.json" >"$TMP/bad.out" 2>&1
+rc=$?
+expect_match "more ranks than -c fails" "$rc" '^[1-9]'
+expect_match "names the reason" "$(cat "$TMP/bad.out")" '2 MPI ranks but -c 1 connections'
+expect_eq "nothing written" "$(test -e "$TMP/bad.json" && echo yes || echo no)" no
+
+stop_serve "$SERVE_PID" >/dev/null
+finish

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# mpi_off.sh - a build configured with -DH2B_MPI=OFF has no MPI: `h2bench load --mpi` says it is
+# unavailable and exits 2, and so does a rank of such a build started by mpirun (it must not run
+# the whole job's load once per rank). Builds the h2bench target alone in a scratch tree.
+. "$(dirname "$0")/lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
+cmake -S "$SRC" -B "$TMP/b" -DH2B_MPI=OFF -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release \
+    >"$TMP/configure.log" 2>&1
+expect_eq "configures without MPI" "$?" 0
+cmake --build "$TMP/b" --target h2bench -j 2 >"$TMP/build.log" 2>&1
+expect_eq "builds without MPI" "$?" 0
+NOMPI=$TMP/b/bin/h2bench
+expect_eq "no MPI library linked" "$(ldd "$NOMPI" | grep -c libmpi)" 0
+
+"$NOMPI" load --mpi -n 10 http://127.0.0.1:9/ >"$TMP/out" 2>"$TMP/err"
+expect_eq "--mpi without MPI exits 2" "$?" 2
+expect_match "says it is unavailable" "$(cat "$TMP/err")" '--mpi is unavailable: this h2bench was built without MPI'
+expect_eq "sent nothing" "$(grep -c 'starting benchmark' "$TMP/out")" 0
+
+mpirun --oversubscribe -np 2 "$NOMPI" load -n 10 http://127.0.0.1:9/ >"$TMP/out" 2>"$TMP/err"
+expect_match "a rank of a no-MPI build fails" "$?" '^[1-9]'
+expect_match "and says why" "$(cat "$TMP/err")" 'started by mpirun, but MPI is unavailable'
+finish
