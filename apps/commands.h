@@ -21,5 +21,7 @@ int h2b_cmd_micro(int argc, char **argv);
 int h2b_cmd_flame(int argc, char **argv);
 /* h2bench ab: base vs head built apart, run interleaved, judged (cmd_ab.c). */
 int h2b_cmd_ab(int argc, char **argv);
+/* h2bench export: results in BMF or github-action-benchmark format (cmd_export.c). */
+int h2b_cmd_export(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"micro", "run component microbenchmarks (ns/op, p99, B/op, allocs/op)", h2b_cmd_micro},
     {"flame", "draw a flame graph (or an A/B one) from folded stacks", h2b_cmd_flame},
     {"ab", "build a base revision, run base and head interleaved, judge the head", h2b_cmd_ab},
+    {"export", "results in Bencher (BMF) or github-action-benchmark format", h2b_cmd_export},
     {NULL, NULL, NULL},
 };
 

@@ -11,6 +11,7 @@
 #include "cpu.h"
 #include "env.h"
 #include "error.h"
+#include "export.h"
 #include "results.h"
 #include "runner.h"
 
@@ -26,7 +27,7 @@
 #define H2B_MICRO_VERSION "0"
 #endif
 
-enum format { FORMAT_TABLE, FORMAT_GBENCH, FORMAT_GAB };
+enum format { FORMAT_TABLE, FORMAT_GBENCH, FORMAT_GAB, FORMAT_GAB_BIGGER, FORMAT_BMF };
 
 struct profile {
     const char *name;
@@ -63,8 +64,12 @@ static void usage(FILE *f, const char *prog)
             "  --seed N             seed of the epoch-size jitter\n"
             "  --json FILE          write the results as h2bench.result/1 (the \"micro\" entries)\n"
             "  --format FMT         standard output: table (default), gbench (Google Benchmark\n"
-            "                       JSON) or gab (github-action-benchmark customSmallerIsBetter);\n"
-            "                       with gbench/gab the table goes to standard error\n"
+            "                       JSON: a row per fork, then mean/median/stddev rows), gab\n"
+            "                       (github-action-benchmark customSmallerIsBetter), gab-bigger\n"
+            "                       (customBiggerIsBetter: ops/s) or bmf (Bencher Metric\n"
+            "                       Format); with any but table the table goes to standard error\n"
+            "  --gbench-aggregates both|only|none  gbench rows: forks and aggregates (default),\n"
+            "                       aggregates only (one row per statistic), forks only\n"
             "  --help               this text\n"
             "\n"
             "Exit codes: 0 ok, 2 usage error, 3 a benchmark failed or could not be measured.\n",
@@ -75,6 +80,7 @@ struct options {
     struct h2b_micro_config cfg;
     const char *filter, *json, *profile;
     enum format format;
+    int gbench_aggregates; /* 0 both, 1 only, 2 none */
     bool list;
 };
 
@@ -94,6 +100,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         O_SEED,
         O_JSON,
         O_FORMAT,
+        O_GBENCH_AGG,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -110,6 +117,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"seed", required_argument, NULL, O_SEED},
         {"json", required_argument, NULL, O_JSON},
         {"format", required_argument, NULL, O_FORMAT},
+        {"gbench-aggregates", required_argument, NULL, O_GBENCH_AGG},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -179,8 +187,22 @@ static int parse_options(int argc, char **argv, struct options *o)
                 o->format = FORMAT_GBENCH;
             else if (strcmp(optarg, "gab") == 0)
                 o->format = FORMAT_GAB;
+            else if (strcmp(optarg, "gab-bigger") == 0)
+                o->format = FORMAT_GAB_BIGGER;
+            else if (strcmp(optarg, "bmf") == 0)
+                o->format = FORMAT_BMF;
             else
-                bad = "--format wants table, gbench or gab";
+                bad = "--format wants table, gbench, gab, gab-bigger or bmf";
+            break;
+        case O_GBENCH_AGG:
+            if (strcmp(optarg, "both") == 0)
+                o->gbench_aggregates = 0;
+            else if (strcmp(optarg, "only") == 0)
+                o->gbench_aggregates = 1;
+            else if (strcmp(optarg, "none") == 0)
+                o->gbench_aggregates = 2;
+            else
+                bad = "--gbench-aggregates wants both, only or none";
             break;
         case O_HELP:
             usage(stdout, argv[0]);
@@ -219,9 +241,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     return H2B_OK;
 }
 
-/* The h2bench.result/1 document (core/results.c) with one "micro" entry per benchmark,
- * validated and written atomically. */
-static int write_results(const char *path, const struct h2b_micro_result *r, size_t n)
+/* The h2bench.result/1 document (core/results.c) with one "micro" entry per benchmark. */
+static int results_doc(const struct h2b_micro_result *r, size_t n, json_t **out)
 {
     json_t *doc = NULL;
     int rc = h2b_results_new(&doc, NULL, NULL);
@@ -232,16 +253,23 @@ static int write_results(const char *path, const struct h2b_micro_result *r, siz
             rc = h2b_results_append_micro(doc, &e);
         h2b_results_micro_free(&e);
     }
-    struct h2b_diag diag = {0};
-    if (rc == H2B_OK) {
-        rc = h2b_results_write(path, doc, &diag);
-        if (rc != H2B_OK)
-            fprintf(stderr, "micro: cannot write %s: %s%s%s\n", path, h2b_strerror(rc),
-                    diag.message[0] ? ": " : "", diag.message);
-    } else {
+    if (rc != H2B_OK) {
         fprintf(stderr, "micro: cannot build the results: %s\n", h2b_strerror(rc));
+        json_decref(doc);
+        return rc;
     }
-    json_decref(doc);
+    *out = doc;
+    return H2B_OK;
+}
+
+/* The results document, validated and written atomically. */
+static int write_results(const char *path, const json_t *doc)
+{
+    struct h2b_diag diag = {0};
+    int rc = h2b_results_write(path, doc, &diag);
+    if (rc != H2B_OK)
+        fprintf(stderr, "micro: cannot write %s: %s%s%s\n", path, h2b_strerror(rc),
+                diag.message[0] ? ": " : "", diag.message);
     return rc;
 }
 
@@ -359,15 +387,27 @@ int h2b_micro_main(int argc, char **argv)
                 h2b__micro_median(ov, no));
     }
 
-    if (o.json && write_results(o.json, results, done) != H2B_OK)
+    json_t *rdoc = NULL;
+    if ((o.json || o.format == FORMAT_GAB || o.format == FORMAT_GAB_BIGGER ||
+         o.format == FORMAT_BMF) &&
+        results_doc(results, done, &rdoc) != H2B_OK)
+        exit_code = 3;
+    if (o.json && (!rdoc || write_results(o.json, rdoc) != H2B_OK))
         exit_code = 3;
     if (o.format != FORMAT_TABLE) {
-        json_t *doc = o.format == FORMAT_GBENCH ? h2b__micro_gbench_json(results, done, prog)
-                                                : h2b__micro_gab_json(results, done);
+        json_t *doc = NULL;
+        if (o.format == FORMAT_GBENCH)
+            doc = h2b__micro_gbench_json(results, done, prog, o.gbench_aggregates != 2,
+                                         o.gbench_aggregates != 1);
+        else if (rdoc && o.format == FORMAT_BMF)
+            h2b_export_bmf(rdoc, &doc);
+        else if (rdoc)
+            h2b_export_gab(rdoc, o.format == FORMAT_GAB_BIGGER, &doc);
         if (print_json(doc) != H2B_OK)
             exit_code = 3;
         json_decref(doc);
     }
+    json_decref(rdoc);
     for (size_t i = 0; i < done; i++)
         h2b__micro_result_free(&results[i]);
     free(results);

@@ -1,6 +1,8 @@
 /*
  * output.c - merging forks into one result, and writing it: the console table, the "micro"
- * entries of h2bench.result/1, Google Benchmark JSON and github-action-benchmark input.
+ * entries of h2bench.result/1 and Google Benchmark JSON (one row per fork, then mean, median
+ * and stddev rows, as Google Benchmark writes repetitions). The tracker formats (BMF, GAB) are
+ * written from the results document by core/export.c.
  *
  * Merging rules: ns/op is the median over the epochs of every fork (with its median absolute
  * percentage error); percentiles come from the forks' histograms merged bin by bin, never from
@@ -291,7 +293,60 @@ static json_int_t cpu_mhz(void)
     return (json_int_t)(mhz + 0.5);
 }
 
-json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const char *exe)
+/* One Google Benchmark aggregate row (run_type "aggregate") over the forks' real and CPU time. */
+static json_t *gbench_aggregate(const struct h2b_micro_result *b, size_t family, const char *stat,
+                                double real, double cpu)
+{
+    char name[H2B_MICRO_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s_%s", b->inst->name, stat);
+    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:f, s:f, s:s}", "name",
+                     name, "family_index", (json_int_t)family, "per_family_instance_index", 0,
+                     "run_name", b->inst->name, "run_type", "aggregate", "repetitions",
+                     (json_int_t)b->forks, "threads", 1, "aggregate_name", stat, "aggregate_unit",
+                     "time", "iterations", (json_int_t)b->forks, "real_time", real, "cpu_time", cpu,
+                     "time_unit", "ns");
+}
+
+/* mean, median and sample standard deviation of v[0..n) (v is reordered). */
+static void stats(double *v, size_t n, double *mean, double *median, double *sd)
+{
+    double sum = 0, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    *mean = n ? sum / (double)n : 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (v[i] - *mean) * (v[i] - *mean);
+    *sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+    *median = h2b__micro_median(v, n);
+}
+
+/* Google Benchmark emits mean, median and stddev rows after the repetitions of a benchmark when
+ * there is more than one; compare.py and github-action-benchmark's googlecpp read them. */
+static int gbench_aggregates(json_t *list, const struct h2b_micro_result *b, size_t family)
+{
+    if (b->forks < 2)
+        return H2B_OK;
+    double real[H2B_MICRO_MAX_FORKS], cpu[H2B_MICRO_MAX_FORKS];
+    for (unsigned k = 0; k < b->forks; k++) {
+        real[k] = fork_median(&b->fork[k]);
+        cpu[k] = b->fork[k].cpu_ns_per_op;
+    }
+    double rm, rmed, rsd, cm, cmed, csd;
+    stats(real, b->forks, &rm, &rmed, &rsd);
+    stats(cpu, b->forks, &cm, &cmed, &csd);
+    json_t *rows[3] = {gbench_aggregate(b, family, "mean", rm, cm),
+                       gbench_aggregate(b, family, "median", rmed, cmed),
+                       gbench_aggregate(b, family, "stddev", rsd, csd)};
+    int rc = H2B_OK;
+    for (int i = 0; i < 3; i++) {
+        if (!rows[i] || json_array_append_new(list, rows[i]) != 0)
+            rc = H2B_ERR_NOMEM;
+    }
+    return rc;
+}
+
+json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const char *exe,
+                               bool aggregates, bool iterations)
 {
     json_t *doc = json_object(), *ctx = json_object(), *list = json_array(), *load = json_array();
     if (!doc || !ctx || !list || !load) {
@@ -335,7 +390,9 @@ json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const
     json_object_set_new(doc, "context", ctx);
     for (size_t i = 0; i < n; i++) {
         const struct h2b_micro_result *b = &r[i];
-        for (unsigned k = 0; k < b->forks; k++) {
+        if (b->error[0])
+            continue; /* a failed benchmark has no times; its error is in the table and exit */
+        for (unsigned k = 0; iterations && k < b->forks; k++) {
             const struct h2b_micro_fork *f = &b->fork[k];
             json_t *e = json_object();
             if (!e)
@@ -371,55 +428,12 @@ json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const
                 json_object_set_new(e, "instructions_per_op", json_real(ins->value));
             json_array_append_new(list, e);
         }
+        if (aggregates && gbench_aggregates(list, b, i) != H2B_OK) {
+            json_decref(doc);
+            json_decref(list);
+            return NULL;
+        }
     }
     json_object_set_new(doc, "benchmarks", list);
     return doc;
-}
-
-/* --- github-action-benchmark customSmallerIsBetter ------------------------------------------ */
-
-static void gab_add(json_t *list, const char *bench, const char *metric, const char *unit,
-                    double value, const char *range, const char *extra)
-{
-    char name[H2B_MICRO_NAME_MAX + 32];
-    snprintf(name, sizeof name, "%s - %s", bench, metric);
-    json_t *e = json_object();
-    if (!e)
-        return;
-    json_object_set_new(e, "name", json_string(name));
-    json_object_set_new(e, "unit", json_string(unit));
-    json_object_set_new(e, "value", json_real(value));
-    if (range)
-        json_object_set_new(e, "range", json_string(range));
-    if (extra)
-        json_object_set_new(e, "extra", json_string(extra));
-    json_array_append_new(list, e);
-}
-
-json_t *h2b__micro_gab_json(const struct h2b_micro_result *r, size_t n)
-{
-    json_t *list = json_array();
-    if (!list)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        const struct h2b_micro_result *b = &r[i];
-        if (b->error[0])
-            continue;
-        char range[64], extra[128];
-        snprintf(range, sizeof range, "± %.2f", b->ns_per_op * b->ns_per_op_mdape);
-        snprintf(extra, sizeof extra, "forks: %u\nops: %" PRIu64, b->forks, b->ops);
-        gab_add(list, b->inst->name, "ns/op", "ns/op", b->ns_per_op, range, extra);
-        if (b->bytes_per_op.available)
-            gab_add(list, b->inst->name, "B/op", "B/op", b->bytes_per_op.value, NULL,
-                    b->alloc_deterministic ? "deterministic" : "not deterministic");
-        if (b->allocs_per_op.available)
-            gab_add(list, b->inst->name, "allocs/op", "allocs/op", b->allocs_per_op.value, NULL,
-                    NULL);
-        snprintf(extra, sizeof extra, "n=%" PRIu64 " samples", b->samples);
-        gab_add(list, b->inst->name, "p99", "ns", (double)b->p99, NULL, extra);
-        if (b->instructions_per_op.available)
-            gab_add(list, b->inst->name, "instructions/op", "instructions/op",
-                    b->instructions_per_op.value, NULL, b->instructions_source);
-    }
-    return list;
 }

@@ -138,8 +138,10 @@ int h2b__micro_result_entry(const struct h2b_micro_result *r, struct h2b_results
 json_t *h2b__micro_result_json(const struct h2b_micro_result *r);
 void h2b__micro_print_table_header(FILE *f);
 void h2b__micro_print_table_row(FILE *f, const struct h2b_micro_result *r);
-json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const char *exe);
-json_t *h2b__micro_gab_json(const struct h2b_micro_result *r, size_t n);
+/* Google Benchmark JSON: a row per fork (iterations) and mean/median/stddev rows for benchmarks
+ * with two or more forks (aggregates). */
+json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const char *exe,
+                               bool aggregates, bool iterations);
 
 /* Median of v[0..n) (v is reordered); 0 if n == 0. */
 double h2b__micro_median(double *v, size_t n);

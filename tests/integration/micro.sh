@@ -83,7 +83,8 @@ expect_match "instructions reason" "$(entry "$TMP/r.json" selftest/bimodal .note
 # --- exporters ------------------------------------------------------------------------------
 "$SELF" --filter 'alloc-none' --forks 2 "${FAST[@]}" --format gbench >"$TMP/gb.json" 2>/dev/null
 expect_eq "gbench exit" "$?" 0
-expect_eq "gbench one entry per fork" "$(j "$TMP/gb.json" '.benchmarks | length')" 2
+expect_eq "gbench one iteration entry per fork, then 3 aggregates" \
+    "$(j "$TMP/gb.json" '[.benchmarks[].run_type] | join(" ")')" "iteration iteration aggregate aggregate aggregate"
 expect_eq "gbench fields" "$(j "$TMP/gb.json" '.benchmarks[1] | [.name, .run_type, .time_unit,
     .repetition_index, (.real_time > 0), (.cpu_time >= 0)] | join(",")')" \
     "selftest/alloc-none,iteration,ns,1,true,true"

@@ -1,0 +1,336 @@
+/*
+ * export.c - BMF and github-action-benchmark exports of h2bench documents (see export.h).
+ *
+ * Approach: one pass over a document builds a list of series (a benchmark or a matrix cell key)
+ * each holding named metrics with a value and optional bounds; the two writers only format that
+ * list. So both formats always carry the same numbers, and a new metric is added in one place.
+ * Repeats of a cell are folded into one series (median, min, max): trackers chart one line per
+ * name, and BMF rejects duplicate names.
+ *
+ * Rejected: exporting from the runner's in-memory structs (micro's gbench export does that,
+ * because it needs every fork); a file-based exporter serves micro, run and load alike, and a
+ * results file written yesterday can be exported today.
+ */
+#include "export.h"
+#include "error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 256
+#define MAX_METRICS 24
+#define MAX_REPEATS 64
+
+enum direction { SMALLER, BIGGER };
+
+struct metric {
+    char slug[64];    /* BMF measure: "latency" (arrays, not pointers: series move on realloc) */
+    char label[64];   /* GAB name suffix: "ns/op" */
+    const char *unit; /* GAB unit (a string literal) */
+    enum direction dir;
+    double v[MAX_REPEATS];
+    size_t n;
+    double lo, hi; /* bounds from forks (micro); NAN: from the repeats, or none */
+};
+
+struct series {
+    char name[NAME_MAX_LEN];
+    struct metric m[MAX_METRICS];
+    size_t nm;
+    char extra[128];
+};
+
+struct list {
+    struct series *s;
+    size_t n, cap;
+};
+
+static struct series *series_get(struct list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->s[i].name, name) == 0)
+            return &l->s[i];
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        struct series *s = realloc(l->s, cap * sizeof(*s));
+        if (!s)
+            return NULL;
+        l->s = s;
+        l->cap = cap;
+    }
+    struct series *s = &l->s[l->n++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    return s;
+}
+
+static struct metric *metric_get(struct series *s, const char *slug, const char *label,
+                                 const char *unit, enum direction dir)
+{
+    for (size_t i = 0; i < s->nm; i++) {
+        if (strcmp(s->m[i].slug, slug) == 0)
+            return &s->m[i];
+    }
+    if (s->nm == MAX_METRICS)
+        return NULL;
+    struct metric *m = &s->m[s->nm++];
+    memset(m, 0, sizeof(*m));
+    snprintf(m->slug, sizeof(m->slug), "%s", slug);
+    snprintf(m->label, sizeof(m->label), "%s", label);
+    m->unit = unit;
+    m->dir = dir;
+    m->lo = m->hi = NAN;
+    return m;
+}
+
+/* Adds a value (skipped when v is not a number: null means not measured). */
+static void add(struct series *s, const char *slug, const char *label, const char *unit,
+                enum direction dir, const json_t *v)
+{
+    if (!json_is_number(v))
+        return;
+    struct metric *m = metric_get(s, slug, label, unit, dir);
+    if (m && m->n < MAX_REPEATS)
+        m->v[m->n++] = json_number_value(v);
+}
+
+/* Bounds of a micro metric from its per-fork array. */
+static void bounds(struct series *s, const char *slug, const json_t *forks)
+{
+    struct metric *m = NULL;
+    for (size_t i = 0; i < s->nm; i++) {
+        if (strcmp(s->m[i].slug, slug) == 0)
+            m = &s->m[i];
+    }
+    if (!m || !json_is_array(forks) || json_array_size(forks) < 2)
+        return;
+    size_t i;
+    json_t *v;
+    json_array_foreach(forks, i, v)
+    {
+        if (!json_is_number(v))
+            return;
+        double x = json_number_value(v);
+        if (i == 0 || x < m->lo)
+            m->lo = x;
+        if (i == 0 || x > m->hi)
+            m->hi = x;
+    }
+}
+
+static int add_micro(struct list *l, const json_t *e)
+{
+    const char *name = json_string_value(json_object_get(e, "name"));
+    if (!name || json_is_string(json_object_get(e, "error")))
+        return H2B_OK; /* a failed benchmark has no numbers to track */
+    struct series *s = series_get(l, name);
+    if (!s)
+        return H2B_ERR_NOMEM;
+    add(s, "latency", "ns/op", "ns/op", SMALLER, json_object_get(e, "ns_per_op"));
+    const json_t *ns_forks = json_object_get(e, "ns_per_op_forks");
+    bounds(s, "latency", ns_forks ? ns_forks : json_object_get(e, "fork_ns_per_op"));
+    add(s, "p99-latency", "p99", "ns", SMALLER, json_object_get(e, "p99_ns"));
+    const json_t *p99_forks = json_object_get(e, "p99_ns_forks");
+    bounds(s, "p99-latency", p99_forks ? p99_forks : json_object_get(e, "fork_p99_ns"));
+    add(s, "bytes-per-op", "B/op", "B/op", SMALLER, json_object_get(e, "bytes_per_op"));
+    add(s, "allocs-per-op", "allocs/op", "allocs/op", SMALLER, json_object_get(e, "allocs_per_op"));
+    add(s, "instructions", "instructions/op", "instructions/op", SMALLER,
+        json_object_get(e, "instructions_per_op"));
+    const json_t *ns = json_object_get(e, "ns_per_op");
+    if (json_is_number(ns) && json_number_value(ns) > 0) {
+        json_t *ops = json_real(1e9 / json_number_value(ns));
+        if (!ops)
+            return H2B_ERR_NOMEM;
+        add(s, "throughput", "ops/s", "ops/s", BIGGER, ops);
+        json_decref(ops);
+    }
+    const json_t *forks = json_object_get(e, "forks");
+    if (json_is_integer(forks))
+        snprintf(s->extra, sizeof(s->extra), "forks: %lld", (long long)json_integer_value(forks));
+    return H2B_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+static int add_cell(struct list *l, const json_t *c)
+{
+    const char *target = json_string_value(json_object_get(c, "target"));
+    const char *client = json_string_value(json_object_get(c, "client"));
+    const json_t *conns = json_object_get(c, "connections");
+    const json_t *streams = json_object_get(c, "streams_requested");
+    char name[NAME_MAX_LEN];
+    snprintf(name, sizeof(name), "%s %s c=%lld s=%lld", target ? target : "?",
+             client ? client : "?", (long long)json_integer_value(conns),
+             (long long)json_integer_value(streams));
+    struct series *s = series_get(l, name);
+    if (!s)
+        return H2B_ERR_NOMEM;
+    add(s, "throughput", "req/s", "req/s", BIGGER, json_object_get(c, "req_per_s"));
+    const json_t *lat = json_object_get(c, "latency_ns");
+    add(s, "p50-latency", "p50", "ns", SMALLER, json_object_get(lat, "p50"));
+    add(s, "p99-latency", "p99", "ns", SMALLER, json_object_get(lat, "p99"));
+    /* budgets: every per-request / per-connection number the cell carries */
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)c, key, v)
+    {
+        if (!json_is_number(v) ||
+            !(ends_with(key, "_per_request") || ends_with(key, "_per_connection_kib")))
+            continue;
+        char slug[64], label[64];
+        snprintf(slug, sizeof(slug), "%s", key);
+        for (char *p = slug; *p; p++)
+            *p = *p == '_' ? '-' : *p;
+        snprintf(label, sizeof(label), "%s", key);
+        add(s, slug, label, ends_with(key, "_kib") ? "KiB" : "per request", SMALLER, v);
+    }
+    const json_t *budgets = json_object_get(c, "budgets");
+    json_object_foreach((json_t *)budgets, key, v)
+    {
+        const json_t *val = json_is_object(v) ? json_object_get(v, "measured") : v;
+        if (!json_is_number(val))
+            continue;
+        char slug[64];
+        snprintf(slug, sizeof(slug), "%s", key);
+        for (char *p = slug; *p; p++)
+            *p = *p == '_' ? '-' : *p;
+        add(s, slug, key, ends_with(key, "_kib") ? "KiB" : "per request", SMALLER, val);
+    }
+    return H2B_OK;
+}
+
+static int collect(const json_t *doc, struct list *l)
+{
+    if (!json_is_object(doc))
+        return H2B_ERR_INVAL;
+    const json_t *micro = json_object_get(doc, "micro"), *matrix = json_object_get(doc, "matrix");
+    int rv = H2B_OK;
+    size_t i;
+    const json_t *e;
+    if (json_is_array(micro) || json_is_array(matrix)) {
+        json_array_foreach(micro, i, e)
+        {
+            if (rv == H2B_OK)
+                rv = add_micro(l, e);
+        }
+        json_array_foreach(matrix, i, e)
+        {
+            if (rv == H2B_OK)
+                rv = add_cell(l, e);
+        }
+        return rv;
+    }
+    if (json_object_get(doc, "req_per_s") && json_object_get(doc, "latency_ns"))
+        return add_cell(l, doc); /* an h2bench load --json document */
+    return H2B_ERR_INVAL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Folds the repeats: median; bounds min/max over repeats unless fork bounds are set. */
+static void fold(struct metric *m, double *value, double *lo, double *hi)
+{
+    double v[MAX_REPEATS];
+    memcpy(v, m->v, m->n * sizeof(v[0]));
+    qsort(v, m->n, sizeof(v[0]), cmp_double);
+    *value = m->n % 2 ? v[m->n / 2] : (v[m->n / 2 - 1] + v[m->n / 2]) / 2;
+    if (!isnan(m->lo)) {
+        *lo = m->lo < *value ? m->lo : *value; /* a tracker wants lo <= value <= hi */
+        *hi = m->hi > *value ? m->hi : *value;
+    } else if (m->n >= 2) {
+        *lo = v[0];
+        *hi = v[m->n - 1];
+    } else {
+        *lo = *hi = NAN;
+    }
+}
+
+int h2b_export_bmf(const json_t *doc, json_t **out)
+{
+    struct list l = {0};
+    int rv = collect(doc, &l);
+    json_t *root = rv == H2B_OK ? json_object() : NULL;
+    if (rv == H2B_OK && !root)
+        rv = H2B_ERR_NOMEM;
+    for (size_t i = 0; i < l.n && rv == H2B_OK; i++) {
+        json_t *bench = json_object();
+        if (!bench || json_object_set_new(root, l.s[i].name, bench) != 0) {
+            rv = H2B_ERR_NOMEM;
+            break;
+        }
+        for (size_t k = 0; k < l.s[i].nm; k++) {
+            struct metric *m = &l.s[i].m[k];
+            double v, lo, hi;
+            fold(m, &v, &lo, &hi);
+            json_t *o = isnan(lo) ? json_pack("{s:f}", "value", v)
+                                  : json_pack("{s:f, s:f, s:f}", "value", v, "lower_value", lo,
+                                              "upper_value", hi);
+            if (!o || json_object_set_new(bench, m->slug, o) != 0)
+                rv = H2B_ERR_NOMEM;
+        }
+    }
+    free(l.s);
+    if (rv != H2B_OK) {
+        json_decref(root);
+        return rv;
+    }
+    *out = root;
+    return H2B_OK;
+}
+
+int h2b_export_gab(const json_t *doc, bool bigger, json_t **out)
+{
+    struct list l = {0};
+    int rv = collect(doc, &l);
+    json_t *arr = rv == H2B_OK ? json_array() : NULL;
+    if (rv == H2B_OK && !arr)
+        rv = H2B_ERR_NOMEM;
+    for (size_t i = 0; i < l.n && rv == H2B_OK; i++) {
+        for (size_t k = 0; k < l.s[i].nm && rv == H2B_OK; k++) {
+            struct metric *m = &l.s[i].m[k];
+            if ((m->dir == BIGGER) != bigger)
+                continue;
+            double v, lo, hi;
+            fold(m, &v, &lo, &hi);
+            char name[NAME_MAX_LEN + 80], range[64], extra[160];
+            snprintf(name, sizeof(name), "%s - %s", l.s[i].name, m->label);
+            json_t *o = json_pack("{s:s, s:s, s:f}", "name", name, "unit", m->unit, "value", v);
+            if (!o) {
+                rv = H2B_ERR_NOMEM;
+                break;
+            }
+            if (!isnan(lo)) {
+                double half = (hi - lo) / 2;
+                snprintf(range, sizeof(range), "± %.6g", half);
+                json_object_set_new(o, "range", json_string(range));
+            }
+            if (m->n > 1)
+                snprintf(extra, sizeof(extra), "%s%smedian of %zu repeats", l.s[i].extra,
+                         l.s[i].extra[0] ? "\n" : "", m->n);
+            else
+                snprintf(extra, sizeof(extra), "%s", l.s[i].extra);
+            if (extra[0])
+                json_object_set_new(o, "extra", json_string(extra));
+            if (json_array_append_new(arr, o) != 0)
+                rv = H2B_ERR_NOMEM;
+        }
+    }
+    free(l.s);
+    if (rv != H2B_OK) {
+        json_decref(arr);
+        return rv;
+    }
+    *out = arr;
+    return H2B_OK;
+}

@@ -1,0 +1,36 @@
+/*
+ * export.h - results in the formats of the trackers people already use.
+ *
+ *   BMF  (Bencher Metric Format, `bencher run --adapter json`):
+ *        {"<benchmark>": {"<measure slug>": {"value": v, "lower_value": lo, "upper_value": hi}}}
+ *   GAB  (github-action-benchmark `customSmallerIsBetter` / `customBiggerIsBetter`):
+ *        [{"name": "<benchmark> - <metric>", "unit": "...", "value": v, "range": "± r",
+ *          "extra": "..."}]  one array per direction: the action takes one direction per step.
+ *
+ * Input is any h2bench document: a results file (h2bench.result/1: its "micro" entries and
+ * "matrix" cells) or an `h2bench load --json` document (one cell). Matrix cells with the same
+ * key (target, client, connections, streams_requested) and different repeats become one series:
+ * the median over the repeats, with the smallest and largest as BMF's bounds. A metric that is
+ * null ("not measured here") is left out, never written as 0. Measures:
+ *
+ *   micro:  latency (ns/op, bounds: fastest and slowest fork), p99-latency (ns), bytes-per-op,
+ *           allocs-per-op, instructions (per op); GAB bigger-is-better: ops/s.
+ *   cells:  throughput (req/s; GAB bigger-is-better), p50-latency and p99-latency (ns), and
+ *           every per-request or per-connection budget the cell carries (*_per_request,
+ *           *_per_connection_kib), named with '-' for '_'.
+ */
+#ifndef H2B_EXPORT_H
+#define H2B_EXPORT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* The BMF object for doc. Returns H2B_OK with *out (caller decrefs), H2B_ERR_INVAL (doc is
+ * neither a results nor a load document) or H2B_ERR_NOMEM. */
+int h2b_export_bmf(const json_t *doc, json_t **out);
+
+/* The GAB array for doc: the smaller-is-better metrics, or with bigger the bigger-is-better ones
+ * (throughput). Codes as h2b_export_bmf. */
+int h2b_export_gab(const json_t *doc, bool bigger, json_t **out);
+
+#endif
