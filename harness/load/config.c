@@ -197,6 +197,8 @@ void h2b_load_usage(FILE *f)
         "      --fail-on-error     exit 1 if any request failed, errored or timed out\n"
         "      --progress          one line a second on stderr even when it is not a terminal\n"
         "      --no-progress       no progress lines\n"
+        "      --h3                HTTP/3 over QUIC (h2load's flag; ngtcp2 + GnuTLS), https://\n"
+        "                          URIs; -m is clamped to the server's initial_max_streams_bidi\n"
         "  -h, --help              this text\n"
         "\n"
         "Exit codes: 0 ok, 1 --fail-on-error and a request failed, 2 usage error,\n"
@@ -352,7 +354,8 @@ enum {
     OPT_JSON,
     OPT_FAIL_ON_ERROR,
     OPT_PROGRESS,
-    OPT_NO_PROGRESS
+    OPT_NO_PROGRESS,
+    OPT_H3
 };
 
 static const struct option long_options[] = {
@@ -381,6 +384,7 @@ static const struct option long_options[] = {
     {"fail-on-error", no_argument, NULL, OPT_FAIL_ON_ERROR},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"h3", no_argument, NULL, OPT_H3},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -545,6 +549,15 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
         case OPT_NO_PROGRESS:
             cfg->progress = H2B_LOAD_PROGRESS_OFF;
             break;
+        case OPT_H3:
+#ifdef H2B_HAVE_H3
+            cfg->h3 = true;
+            break;
+#else
+            return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED,
+                                  "--h3: HTTP/3 is not available in this build (configured "
+                                  "with -DH2B_H3=OFF)");
+#endif
         case 'h':
             cfg->help = true;
             return H2B_OK;
@@ -564,6 +577,9 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
     }
     if (cfg->nuris == 0)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "no URI given");
+    if (cfg->h3 && !cfg->uris[0].tls)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "--h3 needs an https:// URI (QUIC is always encrypted)");
     if (cfg->threads > cfg->connections)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
                               "-t %u is more than -c %u: every thread needs a connection",

@@ -79,7 +79,26 @@ struct h2b__load_worker {
     struct h2b__load_snapshot snap;
     atomic_int finished;
     int rc;
+    void *h3; /* --h3: the HTTP/3 engine's state (h3load.c) */
 };
+
+/* How a request ended (worker.c and h3load.c count them the same way). */
+enum h2b__load_outcome {
+    H2B__LOAD_RESPONSE, /* a whole response (any status) */
+    H2B__LOAD_RESET,    /* the server reset the stream */
+    H2B__LOAD_PROTOCOL, /* the response broke the protocol */
+    H2B__LOAD_ERROR,    /* the connection died */
+    H2B__LOAD_TIMEOUT   /* --timeout, -N or -T */
+};
+
+/* Counts one ended request in w->stats and its histograms: latency from t_intended, service from
+ * t_sent (0: never sent), status for responses. Returns measured (false: warm-up, nothing
+ * counted). */
+bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_intended,
+                      uint64_t t_sent, uint16_t status, enum h2b__load_outcome how);
+
+/* Answers a pending progress snapshot request (call once per loop turn). */
+void h2b__load_snapshot(struct h2b__load_worker *w);
 
 /* Sets up a worker for conns connections (first_conn is its global index, for URI rotation).
  * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_SYS. */

@@ -12,6 +12,9 @@
 #include "cpu.h"
 #include "engine.h"
 #include "error.h"
+#ifdef H2B_HAVE_H3
+#include "h3load.h"
+#endif
 
 #include <netdb.h>
 #include <signal.h>
@@ -180,6 +183,14 @@ static void progress_line(struct progress *p, struct h2b__load_worker *w, uint32
     p->last_ended = ended;
 }
 
+static void worker_free(struct h2b__load_worker *w)
+{
+#ifdef H2B_HAVE_H3
+    h2b__h3_worker_free(w);
+#endif
+    h2b__load_worker_free(w);
+}
+
 static bool all_finished(struct h2b__load_worker *w, uint32_t nw)
 {
     for (uint32_t i = 0; i < nw; i++)
@@ -207,7 +218,7 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
     sh.progress = progress != NULL;
     if ((rv = resolve(&sh, err, errlen)) != H2B_OK)
         return rv;
-    if (cfg->uris[0].tls && !(sh.ssl_ctx = tls_context())) {
+    if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = tls_context())) {
         rv = h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
         goto out;
     }
@@ -240,10 +251,17 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
     for (uint32_t i = 0; i < nw; i++) {
         uint32_t nc = cfg->connections / nw + (i < cfg->connections % nw ? 1 : 0);
         uint64_t nr = cfg->requests / nw + (i < cfg->requests % nw ? 1 : 0);
-        if ((rv = h2b__load_worker_init(&w[i], (int)i, &sh, nc, first, nr)) != H2B_OK) {
+        rv = h2b__load_worker_init(&w[i], (int)i, &sh, nc, first, nr);
+#ifdef H2B_HAVE_H3
+        if (rv == H2B_OK && cfg->h3 && (rv = h2b__h3_worker_init(&w[i], first, nr)) != H2B_OK) {
+            h2b__h3_worker_free(&w[i]);
+            h2b__load_worker_free(&w[i]);
+        }
+#endif
+        if (rv != H2B_OK) {
             h2b__load_errf(err, errlen, rv, "cannot set up worker %u: %s", i, h2b_strerror(rv));
             for (uint32_t k = 0; k < i; k++)
-                h2b__load_worker_free(&w[k]);
+                worker_free(&w[k]);
             goto out;
         }
         first += nc;
@@ -256,7 +274,12 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
     pthread_sigmask(SIG_BLOCK, &block, &old);
     rv = H2B_OK;
     for (; started < nw; started++) {
-        if (pthread_create(&w[started].thread, NULL, h2b__load_worker_main, &w[started]) != 0) {
+        void *(*body)(void *) = h2b__load_worker_main;
+#ifdef H2B_HAVE_H3
+        if (cfg->h3)
+            body = h2b__h3_worker_main;
+#endif
+        if (pthread_create(&w[started].thread, NULL, body, &w[started]) != 0) {
             rv = h2b__load_errf(err, errlen, H2B_ERR_SYS, "cannot start worker thread");
             atomic_store(&stop_flag, 1);
             break;
@@ -312,12 +335,12 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
             res->measure_ns = t_end > sh.t_measure ? t_end - sh.t_measure : 1;
         else
             res->measure_ns = cfg->duration_ns;
-        snprintf(res->alpn, sizeof(res->alpn), "%s", sh.ssl_ctx ? "h2" : "h2c");
+        snprintf(res->alpn, sizeof(res->alpn), "%s", cfg->h3 ? "h3" : sh.ssl_ctx ? "h2" : "h2c");
         if (rv != H2B_OK)
             h2b_load_result_free(res);
     }
     for (uint32_t i = 0; i < nw; i++)
-        h2b__load_worker_free(&w[i]);
+        worker_free(&w[i]);
 out:
     free(w);
     shared_free(&sh);

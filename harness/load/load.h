@@ -84,6 +84,7 @@ struct h2b_load_config {
     bool fail_on_error;              /* --fail-on-error */
     enum h2b_load_progress progress; /* --progress / --no-progress */
     bool help;                       /* --help was given */
+    bool h3;                         /* --h3: HTTP/3 over QUIC (h3load.c) */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything

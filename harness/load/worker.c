@@ -135,34 +135,36 @@ static void want_out(struct h2b__load_conn *c, bool on)
 
 /* ---- request outcomes ----------------------------------------------------------------- */
 
-enum outcome { OUT_RESPONSE, OUT_RESET, OUT_PROTOCOL, OUT_ERROR, OUT_TIMEOUT };
+#define OUT_RESPONSE H2B__LOAD_RESPONSE
+#define OUT_RESET H2B__LOAD_RESET
+#define OUT_PROTOCOL H2B__LOAD_PROTOCOL
+#define OUT_ERROR H2B__LOAD_ERROR
+#define OUT_TIMEOUT H2B__LOAD_TIMEOUT
 
-static void finish_request(struct h2b__load_conn *c, struct slot *s, enum outcome how)
+bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_intended,
+                      uint64_t t_sent, uint16_t status, enum h2b__load_outcome how)
 {
-    struct h2b__load_worker *w = c->w;
     struct h2b_load_stats *st = &w->stats;
-    s->recorded = true;
-    if (!s->measured)
-        return;
+    if (!measured)
+        return false;
     uint64_t now = w->now;
-    record_latency(w, now > s->t_intended ? now - s->t_intended : 0);
-    if (s->t_sent)
-        h2b_hist_record(st->service, now > s->t_sent ? now - s->t_sent : 0);
-    c->completed++;
-    if (s->status != 0) {
+    record_latency(w, now > t_intended ? now - t_intended : 0);
+    if (t_sent)
+        h2b_hist_record(st->service, now > t_sent ? now - t_sent : 0);
+    if (status != 0) {
         /* counted whatever happens to the rest of the response, as h2load does */
-        if (s->status < H2B_LOAD_STATUS_MAX)
-            st->status[s->status]++;
+        if (status < H2B_LOAD_STATUS_MAX)
+            st->status[status]++;
         else
             st->status_other++;
     }
-    if (how == OUT_RESPONSE && s->status != 0) {
+    if (how == OUT_RESPONSE && status != 0) {
         st->done++;
-        if (s->status >= 200 && s->status < 400)
+        if (status >= 200 && status < 400)
             st->succeeded++;
         else
             st->failed++;
-        return;
+        return true;
     }
     st->errored++;
     st->failed++;
@@ -172,6 +174,14 @@ static void finish_request(struct h2b__load_conn *c, struct slot *s, enum outcom
         st->protocol_errors++;
     else if (how == OUT_TIMEOUT)
         st->timeouts++;
+    return true;
+}
+
+static void finish_request(struct h2b__load_conn *c, struct slot *s, enum h2b__load_outcome how)
+{
+    s->recorded = true;
+    if (h2b__load_record(c->w, s->measured, s->t_intended, s->t_sent, s->status, how))
+        c->completed++;
 }
 
 static void slot_release(struct h2b__load_conn *c, struct slot *s)
@@ -460,7 +470,7 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
     if (!s || s->stream_id != stream_id)
         return 0;
     if (!s->recorded) {
-        enum outcome how = OUT_RESPONSE;
+        enum h2b__load_outcome how = OUT_RESPONSE;
         if (error_code != NGHTTP2_NO_ERROR)
             how = OUT_RESET; /* RST_STREAM, REFUSED_STREAM after GOAWAY, or a stream error */
         else if (s->status == 0 || !body_complete(c, s))
@@ -946,7 +956,7 @@ static void release(struct h2b__load_worker *w)
 
 /* ---- the loop ------------------------------------------------------------------------- */
 
-static void snapshot(struct h2b__load_worker *w)
+void h2b__load_snapshot(struct h2b__load_worker *w)
 {
     unsigned req = atomic_load_explicit(&w->snap_req, memory_order_acquire);
     if (req == w->snap_seen)
@@ -1067,12 +1077,12 @@ void *h2b__load_worker_main(void *arg)
             w->next_tick = w->now + w->tick_ns;
         }
         if (sh->progress)
-            snapshot(w);
+            h2b__load_snapshot(w);
     }
     w->now = h2b_clock_now_ns();
     end_of_run(w);
     if (sh->progress)
-        snapshot(w);
+        h2b__load_snapshot(w);
     atomic_store_explicit(&w->finished, 1, memory_order_release);
     return NULL;
 }

@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <netdb.h>
@@ -166,6 +167,7 @@ struct h2b_h3_server {
     socklen_t locallen;
     struct cidslot *map;
     size_t mapmask;
+    size_t mapn; /* slots in use */
     struct h3conn *conns;
     uint32_t nconns;
     struct h3conn *touched;
@@ -174,6 +176,7 @@ struct h2b_h3_server {
     bool draining;
     uint64_t drain_deadline;
     uint64_t now;
+    uint64_t last_trim;
     char date[40];
     time_t date_sec;
     uint64_t c[C_COUNT];
@@ -223,14 +226,16 @@ static struct h3conn *cid_find(const struct h2b_h3_server *s, const uint8_t *p, 
 static bool cid_add(struct h3conn *c, const uint8_t *p, size_t n)
 {
     struct h2b_h3_server *s = c->s;
-    if (c->ncids == MAX_CIDS || n > NGTCP2_MAX_CIDLEN || cid_find(s, p, n))
-        return false;
+    if (c->ncids == MAX_CIDS || n > NGTCP2_MAX_CIDLEN || s->mapn >= (s->mapmask + 1) / 4 * 3 ||
+        cid_find(s, p, n))
+        return false; /* the table never fills: probing always ends at an empty slot */
     size_t i = cid_hash(s, p, n) & s->mapmask;
     while (s->map[i].c)
         i = (i + 1) & s->mapmask;
     s->map[i].c = c;
     s->map[i].k.len = (uint8_t)n;
     memcpy(s->map[i].k.data, p, n);
+    s->mapn++;
     c->cids[c->ncids].len = (uint8_t)n;
     memcpy(c->cids[c->ncids].data, p, n);
     c->ncids++;
@@ -240,6 +245,7 @@ static bool cid_add(struct h3conn *c, const uint8_t *p, size_t n)
 static void cid_remove_slot(struct h2b_h3_server *s, size_t i)
 {
     s->map[i].c = NULL;
+    s->mapn--;
     for (size_t j = (i + 1) & s->mapmask; s->map[j].c; j = (j + 1) & s->mapmask) {
         size_t home = cid_hash(s, s->map[j].k.data, s->map[j].k.len) & s->mapmask;
         /* move j back into the hole i unless its home lies cyclically in (i, j] */
@@ -1467,6 +1473,7 @@ static bool flush_touched(struct h2b_h3_server *s)
 
 static void reap(struct h2b_h3_server *s)
 {
+    bool freed = false;
     for (struct h3conn *c = s->conns, *next; c; c = next) {
         next = c->next;
         if (c->dead) {
@@ -1479,7 +1486,15 @@ static void reap(struct h2b_h3_server *s)
                 c->touched = false;
             }
             conn_free(c);
+            freed = true;
         }
+    }
+    /* ngtcp2, nghttp3 and GnuTLS hold ~190 KB per connection in many small blocks; when the
+     * last connection is gone, give the freed heap back (at most once a second) so that RSS
+     * follows the connection count instead of its peak. */
+    if (freed && s->nconns == 0 && s->now - s->last_trim >= H2B_NS_PER_SEC) {
+        malloc_trim(0);
+        s->last_trim = s->now;
     }
 }
 
@@ -1683,7 +1698,9 @@ int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_c
     s->cfg = *cfg;
     s->fd = s->evfd = s->epfd = -1;
     size_t slots = 64;
-    while (slots < (size_t)cfg->max_connections * (MAX_CIDS + 2) * 2)
+    /* a connection is reachable by its first SCID, the client's DCID and the CIDs it issued
+     * (ngtcp2 0.12 issues at most 7 more): 9 per connection, at most 3/4 full */
+    while (slots * 3 < (size_t)cfg->max_connections * 9 * 4)
         slots <<= 1;
     s->map = calloc(slots, sizeof *s->map);
     s->mapmask = slots - 1;

@@ -2,5 +2,7 @@
 # gtlsserver/gtlsclient. Included from CMakeLists.txt; nothing here without -DH2B_H3=ON.
 if(H2B_H3)
   h2b_integration_test(h3_serve h3_serve.sh)
-  set_tests_properties(integration.h3_serve PROPERTIES LABELS "integration;h3")
+  h2b_integration_test(h3_load h3_load.sh)
+  set_tests_properties(integration.h3_serve integration.h3_load
+                       PROPERTIES LABELS "integration;h3")
 endif()

@@ -1,0 +1,1125 @@
+/*
+ * h3load.c - the HTTP/3 engine of `h2bench load --h3`: one worker's QUIC connections (ngtcp2
+ * 0.12 with GnuTLS, nghttp3 0.8) in one epoll loop.
+ *
+ * The run around it is load.c's: the same shared state, threads, progress hand-off and merge,
+ * and the same struct h2b_load_stats, so histograms, text, JSON and progress are those of h2.
+ * Outcomes go through h2b__load_record() (worker.c), which is what the h2 engine counts with.
+ *
+ * Approach: each connection has its own connected UDP socket (the kernel demultiplexes by
+ * 4-tuple, so no connection-ID table is needed on this side). A loop turn waits in epoll, reads
+ * every readable socket (datagrams straight into ngtcp2_conn_read_pkt), runs due QUIC timers
+ * and, in --rate mode, releases due arrivals, then writes every connection that was touched, up
+ * to one send quantum each. Requests are slots in a fixed array per connection (sized to the
+ * effective stream count at handshake), linked as nghttp3 stream user data: the request count
+ * never grows memory. Closed loop: a closed stream submits the next request at once.
+ * Latency runs from the intended time (--rate) or submission to the stream's close, as in h2.
+ *
+ * Failure policy (as worker.c): a connection that dies errors its in-flight requests; it
+ * reconnects if it got responses since its last handshake, otherwise in -n mode its remaining
+ * requests count as errored (not sent).
+ * Rejected: one UDP socket per worker with a connection-ID table (needed only for servers);
+ * reusing worker.c's connection struct (TCP/TLS/nghttp2 state throughout).
+ */
+#include "h3load.h"
+
+#include "clock.h"
+#include "cpu.h"
+#include "error.h"
+#include "h3tls.h"
+
+#include <errno.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <nghttp3/nghttp3.h>
+#include <ngtcp2/ngtcp2.h>
+#include <ngtcp2/ngtcp2_crypto.h>
+#include <ngtcp2/ngtcp2_crypto_gnutls.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MAX_WAIT_NS (100 * H2B_NS_PER_MS)
+#define RX_SIZE 65536
+#define TX_MAX_PKTS 64
+#define NO_SLOT UINT32_MAX
+
+enum h3state { S_IDLE, S_HANDSHAKE, S_READY, S_DONE, S_DEAD };
+
+struct h3slot {
+    uint64_t t_intended, t_submit, t_sent;
+    int64_t stream_id; /* -1: free */
+    uint32_t next_free;
+    uint16_t status;
+    bool measured, recorded, complete, first;
+};
+
+struct h3c {
+    struct h2b__load_worker *w;
+    struct h3w *hw;
+    uint32_t index;
+    enum h3state state;
+    int fd;
+    ngtcp2_crypto_conn_ref ref;
+    ngtcp2_conn *q;
+    nghttp3_conn *h;
+    gnutls_session_t tls;
+    struct sockaddr_storage local;
+    socklen_t locallen;
+    ngtcp2_connection_close_error err;
+    uint64_t budget;
+    uint32_t m_eff, inflight, nslots, free_head, uri_next;
+    struct h3slot *slots;
+    uint64_t responses, completed;
+    uint64_t t_connect, t_first_start, t_last_end, last_read;
+    struct h3c *tnext;
+    bool touched, broken, draining;
+};
+
+struct h3w {
+    struct h3c *conns;
+    struct h3c *touched;
+    gnutls_certificate_credentials_t cred;
+    nghttp3_nv **nva;
+    size_t *nvlen;
+    uint8_t rx[RX_SIZE];
+    uint8_t tx[1500];
+};
+
+/* ---- helpers ---- */
+
+static struct h3w *hw_of(struct h2b__load_worker *w)
+{
+    return w->h3;
+}
+
+static void touch(struct h3c *c)
+{
+    if (!c->touched) {
+        c->touched = true;
+        c->tnext = c->hw->touched;
+        c->hw->touched = c;
+    }
+}
+
+static bool running(const struct h2b__load_worker *w)
+{
+    return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
+}
+
+static void slot_release(struct h3c *c, struct h3slot *s)
+{
+    s->stream_id = -1;
+    s->next_free = c->free_head;
+    c->free_head = (uint32_t)(s - c->slots);
+    c->inflight--;
+    c->w->inflight--;
+    c->w->all_busy = false;
+}
+
+static void finish(struct h3c *c, struct h3slot *s, enum h2b__load_outcome how)
+{
+    s->recorded = true;
+    if (h2b__load_record(c->w, s->measured, s->t_intended, s->t_sent, s->status, how))
+        c->completed++;
+}
+
+/* ---- nghttp3 (HTTP/3) ---- */
+
+static nghttp3_ssize body_read(nghttp3_conn *h, int64_t id, nghttp3_vec *vec, size_t veccnt,
+                               uint32_t *flags, void *ud, void *sud)
+{
+    (void)h, (void)id, (void)sud, (void)veccnt;
+    struct h3c *c = ud;
+    const struct h2b_load_config *cfg = c->w->sh->cfg;
+    vec[0].base = cfg->body; /* lives for the whole run: no need to wait for ACKs */
+    vec[0].len = cfg->body_len;
+    *flags |= NGHTTP3_DATA_FLAG_EOF;
+    return cfg->body_len ? 1 : 0;
+}
+
+static int h_recv_header(nghttp3_conn *h, int64_t id, int32_t token, nghttp3_rcbuf *name,
+                         nghttp3_rcbuf *value, uint8_t flags, void *ud, void *sud)
+{
+    (void)h, (void)id, (void)flags;
+    struct h3c *c = ud;
+    struct h3slot *s = sud;
+    nghttp3_vec n = nghttp3_rcbuf_get_buf(name), v = nghttp3_rcbuf_get_buf(value);
+    c->w->stats.bytes_headers_decomp += n.len + v.len;
+    if (s && token == NGHTTP3_QPACK_TOKEN__STATUS && v.len == 3 && s->status == 0) {
+        unsigned st = (unsigned)(v.base[0] - '0') * 100 + (unsigned)(v.base[1] - '0') * 10 +
+                      (unsigned)(v.base[2] - '0');
+        if (st >= 200 && st <= 999)
+            s->status = (uint16_t)st;
+    }
+    return 0;
+}
+
+static int h_begin_headers(nghttp3_conn *h, int64_t id, void *ud, void *sud)
+{
+    (void)h, (void)id;
+    struct h3c *c = ud;
+    struct h3slot *s = sud;
+    if (s && !s->first) {
+        s->first = true;
+        if (s->measured && s->t_sent)
+            h2b_hist_record(c->w->stats.ttfb, c->w->now - s->t_sent);
+    }
+    return 0;
+}
+
+static int h_recv_data(nghttp3_conn *h, int64_t id, const uint8_t *data, size_t n, void *ud,
+                       void *sud)
+{
+    (void)h, (void)data, (void)sud;
+    struct h3c *c = ud;
+    c->w->stats.bytes_data += n;
+    ngtcp2_conn_extend_max_stream_offset(c->q, id, n);
+    ngtcp2_conn_extend_max_offset(c->q, n);
+    return 0;
+}
+
+static int h_deferred_consume(nghttp3_conn *h, int64_t id, size_t n, void *ud, void *sud)
+{
+    (void)h, (void)sud;
+    struct h3c *c = ud;
+    ngtcp2_conn_extend_max_stream_offset(c->q, id, n);
+    ngtcp2_conn_extend_max_offset(c->q, n);
+    return 0;
+}
+
+static int h_end_stream(nghttp3_conn *h, int64_t id, void *ud, void *sud)
+{
+    (void)h, (void)id, (void)ud;
+    struct h3slot *s = sud;
+    if (s)
+        s->complete = true;
+    return 0;
+}
+
+static void fill(struct h3c *c);
+
+static int h_stream_close(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    (void)h, (void)id;
+    struct h3c *c = ud;
+    struct h3slot *s = sud;
+    if (!s || s->stream_id != id)
+        return 0;
+    if (!s->recorded) {
+        bool ok = s->complete && code == NGHTTP3_H3_NO_ERROR;
+        finish(c, s, ok ? H2B__LOAD_RESPONSE : H2B__LOAD_RESET);
+        if (s->status)
+            c->responses++;
+    }
+    slot_release(c, s);
+    fill(c);
+    return 0;
+}
+
+static int h_stop_sending(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    (void)h, (void)sud;
+    struct h3c *c = ud;
+    ngtcp2_conn_shutdown_stream_read(c->q, id, code);
+    return 0;
+}
+
+static int h_reset_stream(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    (void)h, (void)sud;
+    struct h3c *c = ud;
+    ngtcp2_conn_shutdown_stream_write(c->q, id, code);
+    return 0;
+}
+
+static int h_shutdown(nghttp3_conn *h, int64_t id, void *ud)
+{
+    (void)h, (void)id;
+    struct h3c *c = ud;
+    c->draining = true; /* GOAWAY: finish what is in flight, then reconnect if owed more */
+    return 0;
+}
+
+static int setup_http(struct h3c *c)
+{
+    if (c->h)
+        return 0;
+    if (ngtcp2_conn_get_max_local_streams_uni(c->q) < 3)
+        return -1;
+    nghttp3_callbacks cb = {
+        .stream_close = h_stream_close,
+        .recv_data = h_recv_data,
+        .deferred_consume = h_deferred_consume,
+        .begin_headers = h_begin_headers,
+        .recv_header = h_recv_header,
+        .stop_sending = h_stop_sending,
+        .end_stream = h_end_stream,
+        .reset_stream = h_reset_stream,
+        .shutdown = h_shutdown,
+    };
+    const struct h2b_load_config *cfg = c->w->sh->cfg;
+    nghttp3_settings set;
+    nghttp3_settings_default(&set);
+    set.qpack_max_dtable_capacity = cfg->header_table_size;
+    set.qpack_encoder_max_dtable_capacity = cfg->encoder_table_size;
+    set.qpack_blocked_streams = 100;
+    if (nghttp3_conn_client_new(&c->h, &cb, &set, NULL, c) != 0)
+        return -1;
+    int64_t ctrl, enc, dec;
+    if (ngtcp2_conn_open_uni_stream(c->q, &ctrl, NULL) != 0 ||
+        nghttp3_conn_bind_control_stream(c->h, ctrl) != 0 ||
+        ngtcp2_conn_open_uni_stream(c->q, &enc, NULL) != 0 ||
+        ngtcp2_conn_open_uni_stream(c->q, &dec, NULL) != 0 ||
+        nghttp3_conn_bind_qpack_streams(c->h, enc, dec) != 0)
+        return -1;
+    return 0;
+}
+
+/* Submits one request on c (which has a free slot). Returns false if QUIC or HTTP/3 refused. */
+static bool submit(struct h3c *c, uint64_t t_intended)
+{
+    struct h2b__load_worker *w = c->w;
+    const struct h2b__load_shared *sh = w->sh;
+    struct h3w *hw = c->hw;
+    int64_t id;
+    if (c->free_head == NO_SLOT || ngtcp2_conn_open_bidi_stream(c->q, &id, NULL) != 0)
+        return false;
+    struct h3slot *s = &c->slots[c->free_head];
+    uint32_t u = c->uri_next;
+    c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
+    nghttp3_data_reader dr = {.read_data = body_read};
+    if (nghttp3_conn_submit_request(c->h, id, hw->nva[u], hw->nvlen[u], sh->cfg->body ? &dr : NULL,
+                                    s) != 0) {
+        ngtcp2_conn_shutdown_stream(c->q, id, NGHTTP3_H3_INTERNAL_ERROR);
+        c->draining = true;
+        return false;
+    }
+    c->free_head = s->next_free;
+    s->t_intended = t_intended;
+    s->t_submit = w->now;
+    s->t_sent = w->now; /* QUIC sends it this turn (no per-frame send callback in nghttp3) */
+    s->stream_id = id;
+    s->status = 0;
+    s->recorded = s->complete = s->first = false;
+    s->measured = t_intended >= sh->t_measure;
+    if (s->measured)
+        w->stats.started++;
+    c->inflight++;
+    w->inflight++;
+    touch(c);
+    return true;
+}
+
+static void fill(struct h3c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    if (w->sh->rate_mode)
+        return;
+    while (c->state == S_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
+           running(w)) {
+        if (!submit(c, w->now))
+            break;
+        if (c->budget != UINT64_MAX)
+            c->budget--;
+    }
+}
+
+/* ---- ngtcp2 (QUIC) ---- */
+
+static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
+{
+    return ((struct h3c *)ref->user_data)->q;
+}
+
+static void q_rand(uint8_t *dest, size_t n, const ngtcp2_rand_ctx *ctx)
+{
+    (void)ctx;
+    gnutls_rnd(GNUTLS_RND_NONCE, dest, n);
+}
+
+static int q_new_cid(ngtcp2_conn *q, ngtcp2_cid *cid, uint8_t *token, size_t n, void *ud)
+{
+    (void)q, (void)ud;
+    if (gnutls_rnd(GNUTLS_RND_NONCE, cid->data, n) != 0 ||
+        gnutls_rnd(GNUTLS_RND_NONCE, token, NGTCP2_STATELESS_RESET_TOKENLEN) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    cid->datalen = n;
+    return 0;
+}
+
+static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t offset,
+                              const uint8_t *data, size_t n, void *ud, void *sud)
+{
+    (void)offset, (void)sud;
+    struct h3c *c = ud;
+    if (!c->h)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    nghttp3_ssize r =
+        nghttp3_conn_read_stream(c->h, id, data, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
+    if (r < 0) {
+        ngtcp2_connection_close_error_set_application_error(
+            &c->err, nghttp3_err_infer_quic_app_error_code((int)r), NULL, 0);
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    ngtcp2_conn_extend_max_stream_offset(q, id, (uint64_t)r);
+    ngtcp2_conn_extend_max_offset(q, (uint64_t)r);
+    return 0;
+}
+
+static int q_acked(ngtcp2_conn *q, int64_t id, uint64_t offset, uint64_t n, void *ud, void *sud)
+{
+    (void)q, (void)offset, (void)sud;
+    struct h3c *c = ud;
+    if (c->h && nghttp3_conn_add_ack_offset(c->h, id, n) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int q_stream_close(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t code, void *ud,
+                          void *sud)
+{
+    (void)q, (void)sud;
+    struct h3c *c = ud;
+    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET) || code == 0)
+        code = NGHTTP3_H3_NO_ERROR;
+    if (!c->h)
+        return 0;
+    int rv = nghttp3_conn_close_stream(c->h, id, code);
+    if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) {
+        ngtcp2_connection_close_error_set_application_error(
+            &c->err, nghttp3_err_infer_quic_app_error_code(rv), NULL, 0);
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+static int q_stream_reset(ngtcp2_conn *q, int64_t id, uint64_t final_size, uint64_t code, void *ud,
+                          void *sud)
+{
+    (void)q, (void)final_size, (void)code, (void)sud;
+    struct h3c *c = ud;
+    if (c->h && nghttp3_conn_shutdown_stream_read(c->h, id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int q_stop_sending(ngtcp2_conn *q, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    return q_stream_reset(q, id, 0, code, ud, sud);
+}
+
+static int q_extend_stream_data(ngtcp2_conn *q, int64_t id, uint64_t max, void *ud, void *sud)
+{
+    (void)q, (void)max, (void)sud;
+    struct h3c *c = ud;
+    if (c->h && nghttp3_conn_unblock_stream(c->h, id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int q_extend_local_bidi(ngtcp2_conn *q, uint64_t max, void *ud)
+{
+    (void)q, (void)max;
+    struct h3c *c = ud;
+    if (c->state == S_READY) {
+        fill(c);
+        c->w->all_busy = false;
+    }
+    return 0;
+}
+
+static int q_rx_key(ngtcp2_conn *q, ngtcp2_crypto_level level, void *ud)
+{
+    (void)q;
+    if (level != NGTCP2_CRYPTO_LEVEL_APPLICATION)
+        return 0;
+    return setup_http(ud) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+}
+
+static int q_handshake_completed(ngtcp2_conn *q, void *ud)
+{
+    struct h3c *c = ud;
+    struct h2b__load_worker *w = c->w;
+    gnutls_datum_t alpn;
+    if (gnutls_alpn_get_selected_protocol(c->tls, &alpn) != 0 || alpn.size != 2 ||
+        memcmp(alpn.data, "h3", 2) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE; /* the server does not speak HTTP/3 */
+    w->now = h2b_clock_now_ns();
+    uint64_t server_max = ngtcp2_conn_get_streams_bidi_left(q);
+    uint32_t m = w->sh->cfg->streams;
+    if (server_max < m)
+        m = (uint32_t)server_max;
+    if (server_max < w->stats.server_max_streams)
+        w->stats.server_max_streams = (uint32_t)server_max;
+    if (m == 0)
+        m = 1;
+    if (c->nslots < m) {
+        struct h3slot *ns = realloc(c->slots, (size_t)m * sizeof *ns);
+        if (!ns)
+            return NGTCP2_ERR_CALLBACK_FAILURE;
+        c->slots = ns;
+        c->nslots = m;
+    }
+    for (uint32_t i = 0; i < c->nslots; i++) {
+        memset(&c->slots[i], 0, sizeof c->slots[i]);
+        c->slots[i].stream_id = -1;
+        c->slots[i].next_free = i + 1 < c->nslots ? i + 1 : NO_SLOT;
+    }
+    c->free_head = 0;
+    c->m_eff = m;
+    if (m < w->stats.streams_effective)
+        w->stats.streams_effective = m;
+    h2b_hist_record(w->stats.connect, w->now - c->t_connect);
+    w->stats.conns_ok++;
+    c->responses = 0;
+    c->state = S_READY;
+    c->last_read = w->now;
+    w->all_busy = false;
+    fill(c);
+    return 0;
+}
+
+/* ---- connections ---- */
+
+static void conn_start(struct h3c *c);
+
+static void conn_teardown(struct h3c *c)
+{
+    if (c->h) {
+        nghttp3_conn_del(c->h);
+        c->h = NULL;
+    }
+    if (c->q) {
+        ngtcp2_conn_del(c->q);
+        c->q = NULL;
+    }
+    if (c->tls) {
+        gnutls_deinit(c->tls);
+        c->tls = NULL;
+    }
+    if (c->fd >= 0) {
+        close(c->fd); /* also leaves the epoll set */
+        c->fd = -1;
+    }
+}
+
+/* Sends CONNECTION_CLOSE (best effort) unless the connection is closing or draining already. */
+static void send_close(struct h3c *c)
+{
+    if (!c->q || ngtcp2_conn_is_in_closing_period(c->q) || ngtcp2_conn_is_in_draining_period(c->q))
+        return;
+    ngtcp2_path_storage ps;
+    ngtcp2_path_storage_zero(&ps);
+    ngtcp2_pkt_info pi;
+    ngtcp2_ssize n = ngtcp2_conn_write_connection_close(c->q, &ps.path, &pi, c->hw->tx,
+                                                        sizeof c->hw->tx, &c->err, c->w->now);
+    if (n > 0 && send(c->fd, c->hw->tx, (size_t)n, MSG_DONTWAIT) > 0)
+        c->w->stats.bytes_sent += (uint64_t)n;
+}
+
+/* Tears c down: unrecorded in-flight requests are errored (timeouts if timed_out), then it
+ * reconnects, finishes or dies (see the file comment). */
+static void conn_close(struct h3c *c, bool timed_out)
+{
+    struct h2b__load_worker *w = c->w;
+    if (c->state != S_HANDSHAKE && c->state != S_READY)
+        return;
+    bool reached = c->state == S_READY;
+    for (uint32_t i = 0; i < c->nslots && c->inflight > 0; i++) {
+        struct h3slot *s = &c->slots[i];
+        if (s->stream_id < 0)
+            continue;
+        if (!s->recorded) {
+            if (running(w))
+                finish(c, s, timed_out ? H2B__LOAD_TIMEOUT : H2B__LOAD_ERROR);
+            else if (s->measured)
+                w->stats.unfinished++;
+        }
+        slot_release(c, s);
+    }
+    send_close(c);
+    conn_teardown(c);
+    c->broken = c->draining = false;
+    c->t_last_end = w->now;
+    if (!reached)
+        w->stats.conns_failed++;
+    if (c->budget > 0 && running(w) && c->responses > 0) {
+        c->state = S_IDLE;
+        c->responses = 0;
+        w->stats.reconnects++;
+        conn_start(c);
+        return;
+    }
+    c->state = c->budget == 0 ? S_DONE : S_DEAD;
+    if (c->budget != UINT64_MAX && c->budget > 0 && running(w)) {
+        w->stats.not_sent += c->budget;
+        w->stats.errored += c->budget;
+        w->stats.failed += c->budget;
+        c->budget = 0;
+    }
+}
+
+static void conn_fail(struct h3c *c, int liberr)
+{
+    if (c->q && c->err.error_code == 0) {
+        if (liberr == NGTCP2_ERR_CRYPTO)
+            ngtcp2_connection_close_error_set_transport_error_tls_alert(
+                &c->err, ngtcp2_conn_get_tls_alert(c->q), NULL, 0);
+        else if (liberr != 0)
+            ngtcp2_connection_close_error_set_transport_error_liberr(&c->err, liberr, NULL, 0);
+    }
+    conn_close(c, false);
+}
+
+static int tls_init(struct h3c *c)
+{
+    const char *host = c->w->sh->cfg->uris[0].host;
+    if (gnutls_init(&c->tls, GNUTLS_CLIENT | GNUTLS_NO_END_OF_EARLY_DATA) != 0)
+        return -1;
+    if (gnutls_priority_set_direct(c->tls, h2b_h3tls_priority, NULL) != 0 ||
+        ngtcp2_crypto_gnutls_configure_client_session(c->tls) != 0 ||
+        gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, c->hw->cred) != 0)
+        return -1;
+    gnutls_session_set_ptr(c->tls, &c->ref);
+    static const char h3[] = "h3";
+    gnutls_datum_t alpn = {.data = (unsigned char *)(uintptr_t)h3, .size = 2};
+    if (gnutls_alpn_set_protocols(c->tls, &alpn, 1, GNUTLS_ALPN_MANDATORY) != 0)
+        return -1;
+    /* A benchmark talks to test servers with self-signed certificates: no verification, as in
+     * h2load and the h2 engine. SNI only for names, as TLS requires. */
+    bool numeric = strchr(host, ':') || strspn(host, "0123456789.") == strlen(host);
+    gnutls_server_name_set(c->tls, GNUTLS_NAME_DNS, numeric ? "localhost" : host,
+                           numeric ? 9 : strlen(host));
+    ngtcp2_conn_set_tls_native_handle(c->q, c->tls);
+    return 0;
+}
+
+static void conn_start(struct h3c *c)
+{
+    static const ngtcp2_callbacks cb = {
+        .client_initial = ngtcp2_crypto_client_initial_cb,
+        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
+        .handshake_completed = q_handshake_completed,
+        .encrypt = ngtcp2_crypto_encrypt_cb,
+        .decrypt = ngtcp2_crypto_decrypt_cb,
+        .hp_mask = ngtcp2_crypto_hp_mask_cb,
+        .recv_stream_data = q_recv_stream_data,
+        .acked_stream_data_offset = q_acked,
+        .stream_close = q_stream_close,
+        .recv_retry = ngtcp2_crypto_recv_retry_cb,
+        .extend_max_local_streams_bidi = q_extend_local_bidi,
+        .rand = q_rand,
+        .get_new_connection_id = q_new_cid,
+        .update_key = ngtcp2_crypto_update_key_cb,
+        .stream_reset = q_stream_reset,
+        .extend_max_stream_data = q_extend_stream_data,
+        .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
+        .delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb,
+        .get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb,
+        .stream_stop_sending = q_stop_sending,
+        .version_negotiation = ngtcp2_crypto_version_negotiation_cb,
+        .recv_rx_key = q_rx_key,
+    };
+    struct h2b__load_worker *w = c->w;
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    c->t_connect = w->now;
+    if (c->t_first_start == 0)
+        c->t_first_start = w->now;
+    c->state = S_HANDSHAKE; /* so that conn_close counts a failure */
+    ngtcp2_connection_close_error_default(&c->err);
+    c->fd = socket(sh->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0 || connect(c->fd, (const struct sockaddr *)&sh->addr, sh->addrlen) != 0) {
+        conn_fail(c, 0);
+        return;
+    }
+    int sz = 4 * 1024 * 1024;
+    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) != 0)
+        setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    c->locallen = sizeof c->local;
+    getsockname(c->fd, (struct sockaddr *)&c->local, &c->locallen);
+    ngtcp2_path path = {
+        {(struct sockaddr *)&c->local, c->locallen},
+        {(struct sockaddr *)(uintptr_t)&sh->addr, sh->addrlen},
+        NULL,
+    };
+    ngtcp2_cid dcid, scid;
+    dcid.datalen = 18;
+    scid.datalen = 8;
+    gnutls_rnd(GNUTLS_RND_NONCE, dcid.data, dcid.datalen);
+    gnutls_rnd(GNUTLS_RND_NONCE, scid.data, scid.datalen);
+    ngtcp2_settings set;
+    ngtcp2_settings_default(&set);
+    set.initial_ts = w->now;
+    uint64_t sw = (1ULL << cfg->window_bits) - 1, cw = (1ULL << cfg->conn_window_bits) - 1;
+    set.max_stream_window = sw;
+    set.max_window = cw;
+    ngtcp2_transport_params p;
+    ngtcp2_transport_params_default(&p);
+    p.initial_max_streams_uni = 3;
+    p.initial_max_stream_data_bidi_local = sw < (1ULL << 20) ? sw : (1ULL << 20);
+    p.initial_max_stream_data_uni = 256 * 1024;
+    p.initial_max_data = cw < (16ULL << 20) ? cw : (16ULL << 20);
+    p.max_idle_timeout = 30 * NGTCP2_SECONDS;
+    c->ref.get_conn = get_conn;
+    c->ref.user_data = c;
+    if (ngtcp2_conn_client_new(&c->q, &dcid, &scid, &path, NGTCP2_PROTO_VER_V1, &cb, &set, &p, NULL,
+                               c) != 0 ||
+        tls_init(c) != 0) {
+        conn_fail(c, 0);
+        return;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+        conn_fail(c, 0);
+        return;
+    }
+    c->last_read = w->now;
+    touch(c);
+}
+
+/* Writes what c has, up to one send quantum. Returns true if it should write again. */
+static bool conn_write(struct h3c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    struct h3w *hw = c->hw;
+    if (c->state != S_HANDSHAKE && c->state != S_READY)
+        return false;
+    size_t maxpay = ngtcp2_conn_get_max_tx_udp_payload_size(c->q);
+    if (maxpay > sizeof hw->tx)
+        maxpay = sizeof hw->tx;
+    size_t quantum = ngtcp2_conn_get_send_quantum(c->q) / maxpay;
+    if (quantum < 1)
+        quantum = 1;
+    if (quantum > TX_MAX_PKTS)
+        quantum = TX_MAX_PKTS;
+    ngtcp2_path_storage ps;
+    ngtcp2_path_storage_zero(&ps);
+    for (size_t npkts = 0;;) {
+        int64_t sid = -1;
+        int fin = 0;
+        nghttp3_vec vec[16];
+        nghttp3_ssize nv = 0;
+        if (c->h && ngtcp2_conn_get_max_data_left(c->q)) {
+            nv = nghttp3_conn_writev_stream(c->h, &sid, &fin, vec, 16);
+            if (nv < 0) {
+                ngtcp2_connection_close_error_set_application_error(
+                    &c->err, nghttp3_err_infer_quic_app_error_code((int)nv), NULL, 0);
+                conn_fail(c, 0);
+                return false;
+            }
+        }
+        ngtcp2_ssize ndatalen = -1;
+        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
+        ngtcp2_pkt_info pi;
+        ngtcp2_ssize n =
+            ngtcp2_conn_writev_stream(c->q, &ps.path, &pi, hw->tx, maxpay, &ndatalen, flags, sid,
+                                      (const ngtcp2_vec *)vec, (size_t)nv, w->now);
+        if (n < 0) {
+            if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED) {
+                nghttp3_conn_block_stream(c->h, sid);
+                continue;
+            }
+            if (n == NGTCP2_ERR_STREAM_SHUT_WR) {
+                nghttp3_conn_shutdown_stream_write(c->h, sid);
+                continue;
+            }
+            if (n == NGTCP2_ERR_WRITE_MORE) {
+                if (nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen) != 0) {
+                    conn_fail(c, 0);
+                    return false;
+                }
+                continue;
+            }
+            conn_fail(c, (int)n);
+            return false;
+        }
+        if (ndatalen >= 0 && sid >= 0 &&
+            nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen) != 0) {
+            conn_fail(c, 0);
+            return false;
+        }
+        if (n == 0) {
+            ngtcp2_conn_update_pkt_tx_time(c->q, w->now);
+            return false;
+        }
+        ssize_t r = send(c->fd, hw->tx, (size_t)n, MSG_DONTWAIT);
+        if (r < 0) {
+            /* a full socket buffer drops the datagram: QUIC recovers it as a loss */
+            ngtcp2_conn_update_pkt_tx_time(c->q, w->now);
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS;
+        }
+        w->stats.bytes_sent += (uint64_t)n;
+        if (++npkts >= quantum) {
+            ngtcp2_conn_update_pkt_tx_time(c->q, w->now);
+            return true;
+        }
+    }
+}
+
+static void conn_read(struct h3c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    struct h3w *hw = c->hw;
+    for (int i = 0; i < 64 && (c->state == S_HANDSHAKE || c->state == S_READY); i++) {
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof from;
+        ssize_t n =
+            recvfrom(c->fd, hw->rx, sizeof hw->rx, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                break;
+            conn_fail(c, 0); /* ECONNREFUSED: nobody listens on that UDP port */
+            return;
+        }
+        w->now = h2b_clock_now_ns();
+        w->stats.bytes_total += (uint64_t)n;
+        c->last_read = w->now;
+        ngtcp2_path path = {
+            {(struct sockaddr *)&c->local, c->locallen},
+            {(struct sockaddr *)&from, fl},
+            NULL,
+        };
+        ngtcp2_pkt_info pi = {0};
+        int rv = ngtcp2_conn_read_pkt(c->q, &path, &pi, hw->rx, (size_t)n, w->now);
+        if (rv != 0) {
+            conn_fail(c, rv == NGTCP2_ERR_DRAINING ? 0 : rv);
+            return;
+        }
+    }
+    touch(c);
+}
+
+/* Closes connections that finished their work or whose server sent GOAWAY and nothing is in
+ * flight; a GOAWAYed connection that still owes requests reconnects. */
+static void maybe_finish(struct h3c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    if (c->state != S_READY || c->inflight > 0)
+        return;
+    if (c->budget == 0 || !running(w) || c->draining) {
+        ngtcp2_connection_close_error_set_application_error(&c->err, NGHTTP3_H3_NO_ERROR, NULL, 0);
+        if (c->draining && c->budget > 0 && running(w))
+            c->responses = c->responses ? c->responses : 1; /* GOAWAY: reconnect */
+        conn_close(c, false);
+    }
+}
+
+/* ---- the loop ---- */
+
+static void run_expiry(struct h2b__load_worker *w)
+{
+    struct h3w *hw = hw_of(w);
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h3c *c = &hw->conns[i];
+        if ((c->state != S_HANDSHAKE && c->state != S_READY) ||
+            ngtcp2_conn_get_expiry(c->q) > w->now)
+            continue;
+        int rv = ngtcp2_conn_handle_expiry(c->q, w->now);
+        if (rv != 0) {
+            /* idle or handshake timeout, or too many retransmissions */
+            conn_close(c, rv == NGTCP2_ERR_IDLE_CLOSE || rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT);
+            continue;
+        }
+        touch(c);
+    }
+}
+
+static void check_timeouts(struct h2b__load_worker *w)
+{
+    const struct h2b_load_config *cfg = w->sh->cfg;
+    struct h3w *hw = hw_of(w);
+    uint64_t now = w->now;
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h3c *c = &hw->conns[i];
+        if (c->state != S_HANDSHAKE && c->state != S_READY)
+            continue;
+        if (cfg->conn_active_timeout_ns && now - c->t_connect >= cfg->conn_active_timeout_ns) {
+            conn_close(c, true);
+            continue;
+        }
+        if (c->state != S_READY) {
+            uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
+            if (limit && now - c->t_connect >= limit)
+                conn_close(c, true);
+            continue;
+        }
+        if (cfg->conn_inactivity_timeout_ns && c->inflight > 0 &&
+            now - c->last_read >= cfg->conn_inactivity_timeout_ns) {
+            conn_close(c, true);
+            continue;
+        }
+        if (!cfg->timeout_ns || c->inflight == 0)
+            continue;
+        for (uint32_t k = 0; k < c->nslots; k++) {
+            struct h3slot *s = &c->slots[k];
+            if (s->stream_id < 0 || s->recorded || now - s->t_submit < cfg->timeout_ns)
+                continue;
+            if (now - c->last_read >= cfg->timeout_ns) {
+                conn_close(c, true);
+                break;
+            }
+            finish(c, s, H2B__LOAD_TIMEOUT);
+            ngtcp2_conn_shutdown_stream(c->q, s->stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
+            touch(c);
+        }
+    }
+}
+
+static struct h3c *free_conn(struct h2b__load_worker *w)
+{
+    struct h3w *hw = hw_of(w);
+    for (uint32_t k = 0; k < w->nconns; k++) {
+        struct h3c *c = &hw->conns[w->rr];
+        w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
+        if (c->state == S_READY && !c->draining && c->inflight < c->m_eff &&
+            ngtcp2_conn_get_streams_bidi_left(c->q) > 0)
+            return c;
+    }
+    w->all_busy = true;
+    return NULL;
+}
+
+static bool all_settled(const struct h2b__load_worker *w)
+{
+    const struct h3w *hw = w->h3;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (hw->conns[i].state < S_READY)
+            return false;
+    return true;
+}
+
+/* --rate: the arrival schedule of worker.c's release(), over QUIC connections. */
+static void release(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    if (!w->sched_started) {
+        if (!all_settled(w))
+            return;
+        const struct h2b_load_config *cfg = sh->cfg;
+        uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
+        h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start,
+                         cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL);
+        w->sched_started = true;
+    }
+    while (w->sched_left > 0 && !w->all_busy && h2b_arrival_peek(&w->sched) <= w->now) {
+        if (sh->t_end && h2b_arrival_peek(&w->sched) >= sh->t_end)
+            break;
+        struct h3c *c = free_conn(w);
+        if (!c)
+            break;
+        uint64_t t = h2b_arrival_peek(&w->sched);
+        if (!submit(c, t))
+            continue;
+        h2b_arrival_pop(&w->sched);
+        if (w->sched_left != UINT64_MAX)
+            w->sched_left--;
+        if (t >= sh->t_measure && w->now - t > w->stats.sched_lag_max_ns)
+            w->stats.sched_lag_max_ns = w->now - t;
+    }
+}
+
+static bool worker_done(struct h2b__load_worker *w)
+{
+    const struct h3w *hw = w->h3;
+    if (!running(w))
+        return true;
+    bool alive = false;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (hw->conns[i].state <= S_READY)
+            alive = true;
+    if (w->sh->rate_mode)
+        return !alive || (w->sched_left == 0 && w->inflight == 0);
+    return !alive;
+}
+
+static uint64_t wait_ns(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    struct h3w *hw = hw_of(w);
+    uint64_t until = w->now + MAX_WAIT_NS;
+    if (w->next_tick < until)
+        until = w->next_tick;
+    if (sh->t_end && sh->t_end < until)
+        until = sh->t_end;
+    if (sh->rate_mode && w->sched_started && w->sched_left > 0 && !w->all_busy &&
+        h2b_arrival_peek(&w->sched) < until)
+        until = h2b_arrival_peek(&w->sched);
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h3c *c = &hw->conns[i];
+        if (c->state == S_HANDSHAKE || c->state == S_READY) {
+            uint64_t e = ngtcp2_conn_get_expiry(c->q);
+            if (e < until)
+                until = e;
+        }
+    }
+    return until > w->now ? until - w->now : 0;
+}
+
+static void end_of_run(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    struct h3w *hw = hw_of(w);
+    if (sh->rate_mode && w->sched_started) {
+        uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
+        while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
+            if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
+                w->stats.unsent++;
+            h2b_arrival_pop(&w->sched);
+            if (w->sched_left != UINT64_MAX)
+                w->sched_left--;
+        }
+    }
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h3c *c = &hw->conns[i];
+        if (c->state == S_HANDSHAKE || c->state == S_READY) {
+            c->budget = 0;
+            ngtcp2_connection_close_error_set_application_error(&c->err, NGHTTP3_H3_NO_ERROR, NULL,
+                                                                0);
+            conn_close(c, false);
+        }
+        uint64_t end = c->t_last_end ? c->t_last_end : w->now;
+        double secs =
+            c->t_first_start && end > c->t_first_start ? (double)(end - c->t_first_start) / 1e9 : 0;
+        w->conn_rps[i] = secs > 0 ? (double)c->completed / secs : 0;
+    }
+}
+
+static void flush_touched(struct h2b__load_worker *w, bool *again)
+{
+    struct h3w *hw = hw_of(w);
+    struct h3c *list = hw->touched;
+    hw->touched = NULL;
+    for (struct h3c *c = list, *next; c; c = next) {
+        next = c->tnext;
+        c->touched = false;
+        fill(c);
+        if (conn_write(c)) {
+            touch(c);
+            *again = true;
+        }
+        maybe_finish(c);
+    }
+}
+
+void *h2b__h3_worker_main(void *arg)
+{
+    struct h2b__load_worker *w = arg;
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    struct h3w *hw = hw_of(w);
+    char name[16];
+    snprintf(name, sizeof(name), "h2b-h3load-%d", w->id);
+    pthread_setname_np(pthread_self(), name);
+    if (cfg->pin)
+        h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
+    if (sh->rate_mode)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    struct epoll_event events[256];
+    w->now = h2b_clock_now_ns();
+    w->next_tick = w->now + w->tick_ns;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        conn_start(&hw->conns[i]);
+    while (!worker_done(w)) {
+        bool again = false;
+        flush_touched(w, &again);
+        if (worker_done(w))
+            break;
+        uint64_t ns = again ? 0 : wait_ns(w);
+        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
+                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
+        int n = epoll_pwait2(w->epfd, events, 256, &ts, NULL);
+        if (n < 0 && errno != EINTR) {
+            w->rc = H2B_ERR_SYS;
+            break;
+        }
+        w->now = h2b_clock_now_ns();
+        for (int i = 0; i < n; i++)
+            conn_read(events[i].data.ptr);
+        if (atomic_load_explicit(sh->stop, memory_order_relaxed))
+            w->interrupted = true;
+        run_expiry(w);
+        if (sh->rate_mode && running(w))
+            release(w);
+        if (w->now >= w->next_tick) {
+            check_timeouts(w);
+            w->next_tick = w->now + w->tick_ns;
+        }
+        if (sh->progress)
+            h2b__load_snapshot(w);
+    }
+    w->now = h2b_clock_now_ns();
+    end_of_run(w);
+    if (sh->progress)
+        h2b__load_snapshot(w);
+    atomic_store_explicit(&w->finished, 1, memory_order_release);
+    return NULL;
+}
+
+int h2b__h3_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    struct h3w *hw = calloc(1, sizeof *hw);
+    if (!hw)
+        return H2B_ERR_NOMEM;
+    w->h3 = hw;
+    hw->conns = calloc(w->nconns, sizeof *hw->conns);
+    hw->nva = calloc(cfg->nuris, sizeof *hw->nva);
+    hw->nvlen = calloc(cfg->nuris, sizeof *hw->nvlen);
+    if (!hw->conns || !hw->nva || !hw->nvlen ||
+        gnutls_certificate_allocate_credentials(&hw->cred) != 0)
+        return H2B_ERR_NOMEM;
+    /* the h2 request headers, as nghttp3 name/value pairs (they point into cfg) */
+    for (size_t u = 0; u < cfg->nuris; u++) {
+        hw->nva[u] = calloc(sh->nvlen[u], sizeof *hw->nva[u]);
+        if (!hw->nva[u])
+            return H2B_ERR_NOMEM;
+        for (size_t k = 0; k < sh->nvlen[u]; k++) {
+            const nghttp2_nv *src = &sh->nva[u][k];
+            hw->nva[u][k] =
+                (nghttp3_nv){src->name, src->value, src->namelen, src->valuelen,
+                             NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE};
+        }
+        hw->nvlen[u] = sh->nvlen[u];
+    }
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h3c *c = &hw->conns[i];
+        c->w = w;
+        c->hw = hw;
+        c->index = first_conn + i;
+        c->fd = -1;
+        c->uri_next = (uint32_t)(c->index % cfg->nuris);
+        c->free_head = NO_SLOT;
+        /* -n is split as worker.c splits it (h2load's way) */
+        if (sh->rate_mode || cfg->duration_ns)
+            c->budget = UINT64_MAX;
+        else
+            c->budget = requests / w->nconns + (i < requests % w->nconns ? 1 : 0);
+    }
+    return H2B_OK;
+}
+
+void h2b__h3_worker_free(struct h2b__load_worker *w)
+{
+    struct h3w *hw = w->h3;
+    if (!hw)
+        return;
+    for (uint32_t i = 0; hw->conns && i < w->nconns; i++) {
+        conn_teardown(&hw->conns[i]);
+        free(hw->conns[i].slots);
+    }
+    for (size_t u = 0; hw->nva && u < w->sh->cfg->nuris; u++)
+        free(hw->nva[u]);
+    free(hw->nva);
+    free(hw->nvlen);
+    if (hw->cred)
+        gnutls_certificate_free_credentials(hw->cred);
+    free(hw->conns);
+    free(hw);
+    w->h3 = NULL;
+}
