@@ -35,6 +35,17 @@ run_suite() {
     cat "$TMP/suite.out"
 }
 
+# start_h2o: h2o (servers/peers/h2o.conf.in, one thread) on a free port; sets PORT.
+start_h2o() {
+    PORT=$(free_port)
+    mkdir -p "$TMP/h2o"
+    sed -e "s|{host}|127.0.0.1|; s|{port}|$PORT|; s|{threads}|1|; s|{max_streams}|100|" \
+        -e "s|{dir}|$TMP/h2o|; s|{docroot}|$TMP/www|" "$SRC/servers/peers/h2o.conf.in" >"$TMP/h2o/h2o.conf"
+    h2o -c "$TMP/h2o/h2o.conf" >"$TMP/h2o/out.log" 2>&1 &
+    PIDS+=($!)
+    wait_port "$PORT" || { fail "h2o did not start on $PORT: $(cat "$TMP/h2o/out.log")"; return 1; }
+}
+
 # json_field EXPR: a value out of the results file.
 json_field() { $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$JSON" "$1" 2>/dev/null; }
 
@@ -79,13 +90,7 @@ selftest)
     expect_eq "server gone: runtime failure" "$RC" 3
     # h2o answers 5.1.1/2 with GOAWAY(STREAM_CLOSED) where RFC 9113 requires PROTOCOL_ERROR: the
     # suite fails it, h2spec's verdict (--lenient) passes it once the connection closes.
-    PORT=$(free_port)
-    mkdir -p "$TMP/h2o"
-    sed -e "s|{host}|127.0.0.1|; s|{port}|$PORT|; s|{threads}|1|; s|{max_streams}|100|" \
-        -e "s|{dir}|$TMP/h2o|; s|{docroot}|$TMP/www|" "$SRC/servers/peers/h2o.conf.in" >"$TMP/h2o/h2o.conf"
-    h2o -c "$TMP/h2o/h2o.conf" >"$TMP/h2o/out.log" 2>&1 &
-    PIDS+=($!)
-    wait_port "$PORT" || { fail "h2o did not start on $PORT: $(cat "$TMP/h2o/out.log")"; finish; exit; }
+    start_h2o || { finish; exit; }
     run_suite "$PORT" --only http2/5.1.1/2
     expect_eq "wrong GOAWAY code fails" "$RC" 1
     expect_match "the code is named" "$(cat "$TMP/suite.out")" 'GOAWAY\(sid=0, STREAM_CLOSED\), expected PROTOCOL_ERROR'
@@ -107,13 +112,7 @@ nghttpd)
     run_suite "$PORT"
     ;;
 h2o)
-    PORT=$(free_port)
-    mkdir -p "$TMP/h2o"
-    sed -e "s|{host}|127.0.0.1|; s|{port}|$PORT|; s|{threads}|1|; s|{max_streams}|100|" \
-        -e "s|{dir}|$TMP/h2o|; s|{docroot}|$TMP/www|" "$SRC/servers/peers/h2o.conf.in" >"$TMP/h2o/h2o.conf"
-    h2o -c "$TMP/h2o/h2o.conf" >"$TMP/h2o/out.log" 2>&1 &
-    PIDS+=($!)
-    wait_port "$PORT" || { fail "h2o did not start on $PORT: $(cat "$TMP/h2o/out.log")"; finish; exit; }
+    start_h2o || { finish; exit; }
     run_suite "$PORT"
     ;;
 *)

@@ -390,8 +390,8 @@ def _codes(codes):
     return "/".join(err_name(c) for c in codes)
 
 
-def connection_error(c, *codes):
-    """GOAWAY with one of codes, or the connection closed (RFC 9113 §5.4.1)."""
+def _error(c, types, what, codes):
+    """Waits for one of the frame types with an error code in codes, or the connection closing."""
     wrong = None
     while True:
         ev = c.event()
@@ -400,33 +400,23 @@ def connection_error(c, *codes):
                 return c.cfg.lenient, "%s, then closed" % wrong
             return True, "connection closed (%s)" % c.trace()
         if ev is TIMEOUT:
-            return False, "expected GOAWAY(%s) or close, got %s" % (_codes(codes), c.trace())
-        if ev.type == GOAWAY:
+            return False, "expected %s(%s) or close, got %s" % (what, _codes(codes), c.trace())
+        if ev.type in types:
             if ev.code in codes:
                 return True, str(ev)
             wrong = "%s, expected %s" % (ev, _codes(codes))
             if not c.cfg.lenient:
                 return False, wrong
+
+
+def connection_error(c, *codes):
+    """GOAWAY with one of codes, or the connection closed (RFC 9113 §5.4.1)."""
+    return _error(c, (GOAWAY,), "GOAWAY", codes)
 
 
 def stream_error(c, *codes):
     """RST_STREAM or GOAWAY with one of codes, or the connection closed (RFC 9113 §5.4.2)."""
-    wrong = None
-    while True:
-        ev = c.event()
-        if ev is CLOSED:
-            if wrong is not None:
-                return c.cfg.lenient, "%s, then closed" % wrong
-            return True, "connection closed (%s)" % c.trace()
-        if ev is TIMEOUT:
-            return False, "expected RST_STREAM/GOAWAY(%s) or close, got %s" % (_codes(codes),
-                                                                                c.trace())
-        if ev.type in (GOAWAY, RST_STREAM):
-            if ev.code in codes:
-                return True, str(ev)
-            wrong = "%s, expected %s" % (ev, _codes(codes))
-            if not c.cfg.lenient:
-                return False, wrong
+    return _error(c, (GOAWAY, RST_STREAM), "RST_STREAM/GOAWAY", codes)
 
 
 def headers_frame(c, sid):
