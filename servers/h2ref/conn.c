@@ -15,8 +15,11 @@
  * - Guards nghttp2 1.52 lacks: a header list budget, an idle and a slow-client timeout, a flood
  *   budget (token bucket charged for empty DATA, PRIORITY, PING, SETTINGS, tiny WINDOW_UPDATE,
  *   unknown frames, resets and invalid frames) and an outbound queue cap.
- * - Timers are intrusive lists with one duration each (idle, busy), so appending keeps them
- *   sorted: O(1) arm and disarm. /delay responses sit on a deadline-sorted list.
+ * - Timers: one min-heap of connection deadlines (idle or slow-client) and one of /delay
+ *   responses (harness/core/heap.h), O(log n) whatever order deadlines come in (a sorted list
+ *   scanned from its tail made decreasing /delay deadlines quadratic). A deadline that moves
+ *   later stays in the heap at its old key until it comes up, so progress costs no heap work.
+ *   Only application progress (requests, request bodies, response frames) moves a deadline.
  * Rejected: a send_callback writing per frame (one syscall per frame); per-connection arenas
  * (connections live for millions of requests and nghttp2 frees objects one by one).
  */
@@ -25,6 +28,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "error.h"
+#include "heap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,10 +100,10 @@ struct stream {
     bool responded; /* response submitted */
     bool deferred;  /* data provider returned NGHTTP2_ERR_DEFERRED */
     uint32_t hdr_bytes;
-    uint64_t arg;      /* /bytes N, /status code, /delay ms */
-    uint64_t deadline; /* /delay: monotonic ns */
-    uint64_t rx;       /* request body bytes */
-    uint64_t len, off; /* response body length and bytes sent */
+    uint64_t arg;               /* /bytes N, /status code, /delay ms */
+    struct h2b_heap_node dnode; /* /delay: in ctx->delays, keyed by the deadline (ns) */
+    uint64_t rx;                /* request body bytes */
+    uint64_t len, off;          /* response body length and bytes sent */
     const uint8_t *mem;
     struct chunk *ch_head, *ch_tail;
     uint64_t ch_bytes; /* bytes held in chunks (echo: received, not yet sent) */
@@ -113,20 +117,17 @@ struct freebuf {
     struct freebuf *next;
 };
 
-struct conn_list {
-    struct h2b_conn *head, *tail;
-};
-
 struct h2b_conn {
     struct h2b_conn_ctx *ctx;
     void *user;
     nghttp2_session *sess;
     struct stream *ready_head, *ready_tail;
     struct stream *streams; /* every open stream, released on h2b_conn_del */
-    /* timers */
-    struct h2b_conn *tprev, *tnext;
-    struct conn_list *tlist;
-    uint64_t last; /* last progress, monotonic ns */
+    /* timers: one node in ctx->timers, keyed by a deadline that may be early (see conn_retime) */
+    struct h2b_heap_node tnode;
+    uint64_t last;       /* last application progress, monotonic ns */
+    uint64_t busy_since; /* when the connection last became busy */
+    bool was_busy;
     /* dirty list */
     struct h2b_conn *dnext;
     bool dirty;
@@ -141,7 +142,8 @@ struct h2b_conn {
     bool fatal;      /* unusable: close now */
     bool terminated; /* GOAWAY queued, input is discarded */
     bool got_frame;  /* the client preface and a first frame arrived */
-    bool progress;   /* a frame arrived or bytes left since the timer was last touched */
+    bool progress;   /* application progress (a request, request body or response frame)
+                      * since the timer was last touched; PINGs and the like are not */
     bool calm;       /* flood budget spent */
     bool goaway_sent;
     bool frame_open; /* a frame's header arrived, its payload has not all arrived */
@@ -162,8 +164,8 @@ struct h2b_conn_ctx {
     size_t n_free_chunks;
     struct freebuf *free_bufs;
     size_t n_free_bufs;
-    struct conn_list idle, busy;
-    struct stream *delay_head, *delay_tail;
+    struct h2b_heap timers; /* every live connection's idle or slow-client deadline */
+    struct h2b_heap delays; /* /delay streams by deadline */
     struct h2b_conn *dirty;
     uint64_t now;
     time_t date_sec;
@@ -412,56 +414,47 @@ static void *pool_realloc(void *ptr, size_t size, void *ud)
 
 /* ---- timers and dirty list ---- */
 
-static void tlist_unlink(struct h2b_conn *c)
-{
-    struct conn_list *l = c->tlist;
-    if (!l)
-        return;
-    if (c->tprev)
-        c->tprev->tnext = c->tnext;
-    else
-        l->head = c->tnext;
-    if (c->tnext)
-        c->tnext->tprev = c->tprev;
-    else
-        l->tail = c->tprev;
-    c->tprev = c->tnext = NULL;
-    c->tlist = NULL;
-}
-
-static void tlist_append(struct conn_list *l, struct h2b_conn *c)
-{
-    c->tlist = l;
-    c->tnext = NULL;
-    c->tprev = l->tail;
-    if (l->tail)
-        l->tail->tnext = c;
-    else
-        l->head = c;
-    l->tail = c;
-}
-
 static bool conn_busy(const struct h2b_conn *c)
 {
     return !c->got_frame || c->nstreams > 0 || c->niov > c->ifirst || c->terminated ||
            c->frame_open;
 }
 
-/* Puts c on the timer list matching its state; progress or a change of list restarts its
- * timer (every member of a list has the same duration, so the tail is always the newest). */
+/* When the connection's timer is due: idle, last_progress + idle timeout; busy (no preface
+ * yet, a stream open, output unsent, GOAWAY queued), the later of last progress and becoming
+ * busy, plus the slow-client timeout. Only application progress moves `last`, so a peer that
+ * only pings, or that toggles between busy and idle, cannot keep a connection alive. */
+static uint64_t conn_deadline(const struct h2b_conn *c)
+{
+    const struct h2b_conn_config *cfg = &c->ctx->cfg;
+    if (c->was_busy)
+        return (c->last > c->busy_since ? c->last : c->busy_since) + cfg->slow_timeout_ns;
+    return c->last + cfg->idle_timeout_ns;
+}
+
+/* Brings c's timer up to date with its state. Deadlines that move later are left in the heap
+ * at their old key and corrected when they come up (lazy, so progress costs no heap work);
+ * deadlines that move earlier are re-keyed at once. */
 static void conn_retime(struct h2b_conn *c)
 {
+    struct h2b_conn_ctx *ctx = c->ctx;
     if (c->fatal) {
-        tlist_unlink(c);
+        h2b_heap_remove(&ctx->timers, &c->tnode);
         return;
     }
-    struct conn_list *want = conn_busy(c) ? &c->ctx->busy : &c->ctx->idle;
-    if (want == c->tlist && !c->progress)
-        return;
-    c->progress = false;
-    c->last = c->ctx->now;
-    tlist_unlink(c);
-    tlist_append(want, c);
+    bool busy = conn_busy(c);
+    if (busy && !c->was_busy)
+        c->busy_since = ctx->now;
+    c->was_busy = busy;
+    if (c->progress) {
+        c->progress = false;
+        c->last = ctx->now;
+    }
+    uint64_t d = conn_deadline(c);
+    if (!h2b_heap_contains(&c->tnode))
+        h2b_heap_push(&ctx->timers, &c->tnode, d); /* room reserved in h2b_conn_new */
+    else if (d < c->tnode.key)
+        h2b_heap_rekey(&ctx->timers, &c->tnode, d);
 }
 
 void h2b_conn_mark_dirty(struct h2b_conn *c)
@@ -571,7 +564,7 @@ static void fail(struct h2b_conn *c, enum h2b_stat why)
     if (!c->fatal)
         h2b_stats_add(&c->ctx->stats, why, 1);
     c->fatal = true;
-    tlist_unlink(c);
+    h2b_heap_remove(&c->ctx->timers, &c->tnode);
 }
 
 static void fill(struct h2b_conn *c)
@@ -620,7 +613,6 @@ void h2b_conn_sent(struct h2b_conn *c, size_t n)
         return;
     h2b_stats_add(&c->ctx->stats, H2B_STAT_BYTES_OUT, n);
     c->opending -= n;
-    c->progress = true;
     while (n > 0 && c->ifirst < c->niov) {
         struct iovec *v = &c->iov[c->ifirst];
         if (n >= v->iov_len) {
@@ -651,15 +643,7 @@ static void ready_unlink(struct h2b_conn *c, struct stream *st)
         else
             c->ready_tail = st->prev;
     } else if (st->list == L_DELAY) {
-        struct h2b_conn_ctx *ctx = c->ctx;
-        if (st->prev)
-            st->prev->next = st->next;
-        else
-            ctx->delay_head = st->next;
-        if (st->next)
-            st->next->prev = st->prev;
-        else
-            ctx->delay_tail = st->prev;
+        h2b_heap_remove(&c->ctx->delays, &st->dnode);
         c->ndelayed--;
     }
     st->next = st->prev = NULL;
@@ -680,24 +664,14 @@ static void ready_push(struct h2b_conn *c, struct stream *st)
     c->ready_tail = st;
 }
 
-static void delay_insert(struct h2b_conn *c, struct stream *st)
+/* Queues st until its /delay deadline; false when there is no memory for it. */
+static bool delay_insert(struct h2b_conn *c, struct stream *st, uint64_t deadline)
 {
-    struct h2b_conn_ctx *ctx = c->ctx;
-    struct stream *after = ctx->delay_tail;
-    while (after && after->deadline > st->deadline)
-        after = after->prev;
+    if (h2b_heap_push(&c->ctx->delays, &st->dnode, deadline) != H2B_OK)
+        return false;
     st->list = L_DELAY;
-    st->prev = after;
-    st->next = after ? after->next : ctx->delay_head;
-    if (st->next)
-        st->next->prev = st;
-    else
-        ctx->delay_tail = st;
-    if (after)
-        after->next = st;
-    else
-        ctx->delay_head = st;
     c->ndelayed++;
+    return true;
 }
 
 static bool eq(const uint8_t *p, size_t n, const char *lit)
@@ -1066,9 +1040,10 @@ static void respond(struct h2b_conn *c, struct stream *st)
         has_cl = status != 204 && status != 304;
         break;
     case R_DELAY:
-        st->deadline = ctx->now + st->arg * H2B_NS_PER_MS;
-        delay_insert(c, st);
-        return;
+        if (delay_insert(c, st, ctx->now + st->arg * H2B_NS_PER_MS))
+            return;
+        status = 503;
+        break;
     case R_STATS: {
         struct chunk *ch = chunk_get(ctx);
         if (!ch) {
@@ -1147,7 +1122,8 @@ static int on_begin_frame(nghttp2_session *sess, const nghttp2_frame_hd *hd, voi
     (void)sess;
     struct h2b_conn *c = ud;
     /* A new frame means the previous one is complete (frames nghttp2 ignores have no receive
-     * callback). A half-received frame keeps the connection on the slow-client timer. */
+     * callback). A half-received frame keeps the connection on the slow-client timer; going
+     * back and forth between that and idle does not move the idle deadline. */
     c->frame_open = hd->length > 0;
     switch (hd->type) {
     case NGHTTP2_DATA:
@@ -1239,7 +1215,6 @@ static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void
 {
     struct h2b_conn *c = ud;
     c->got_frame = true;
-    c->progress = true;
     c->frame_open = false;
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
@@ -1247,6 +1222,7 @@ static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void
         struct stream *st = nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
         if (!st)
             break;
+        c->progress = true; /* a request or its body: application progress */
         bool end = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
         if (end)
             st->eof_in = true;
@@ -1371,7 +1347,9 @@ static int on_frame_send(nghttp2_session *sess, const nghttp2_frame *frame, void
 {
     (void)sess;
     struct h2b_conn *c = ud;
-    if (frame->hd.type == NGHTTP2_RST_STREAM) {
+    if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
+        c->progress = true; /* a response frame left: application progress */
+    } else if (frame->hd.type == NGHTTP2_RST_STREAM) {
         h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_SENT, 1);
         charge(c, 1); /* resets the peer provokes ("MadeYouReset") spend its flood budget */
     } else if (frame->hd.type == NGHTTP2_GOAWAY) {
@@ -1451,6 +1429,8 @@ void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
             free(b);
         }
     }
+    h2b_heap_free(&ctx->timers);
+    h2b_heap_free(&ctx->delays);
     nghttp2_option_del(ctx->opt);
     nghttp2_session_callbacks_del(ctx->cbs);
     free(ctx);
@@ -1479,8 +1459,9 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
     struct h2b_alloc_stats as;
     h2b_alloc_read(&as);
     __atomic_store_n(&ctx->stats.v[H2B_STAT_THREAD_ALLOCS], as.allocs, __ATOMIC_RELAXED);
-    while (ctx->delay_head && ctx->delay_head->deadline <= now_ns) {
-        struct stream *st = ctx->delay_head;
+    struct h2b_heap_node *top;
+    while ((top = h2b_heap_top(&ctx->delays)) != NULL && top->key <= now_ns) {
+        struct stream *st = (struct stream *)(void *)((char *)top - offsetof(struct stream, dnode));
         struct h2b_conn *c = st->conn;
         ready_unlink(c, st);
         st->route = R_HELLO;
@@ -1489,33 +1470,36 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
         conn_retime(c);
         h2b_conn_mark_dirty(c);
     }
-    const struct h2b_conn_config *cfg = &ctx->cfg;
-    struct h2b_conn *c;
-    while ((c = ctx->idle.head) != NULL && c->last + cfg->idle_timeout_ns <= now_ns) {
-        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_IDLE, 1);
-        nghttp2_session_terminate_session(c->sess, NGHTTP2_NO_ERROR);
-        c->terminated = true;
-        conn_retime(c); /* now busy: a peer that never reads the GOAWAY is cut off later */
-        h2b_conn_mark_dirty(c);
-    }
-    while ((c = ctx->busy.head) != NULL && c->last + cfg->slow_timeout_ns <= now_ns) {
-        if (c->ndelayed > 0) { /* waiting on us, not on the peer */
-            c->progress = true;
-            conn_retime(c);
+    while ((top = h2b_heap_top(&ctx->timers)) != NULL && top->key <= now_ns) {
+        struct h2b_conn *c =
+            (struct h2b_conn *)(void *)((char *)top - offsetof(struct h2b_conn, tnode));
+        conn_retime(c);
+        uint64_t d = conn_deadline(c);
+        if (d > now_ns) { /* the key was early: the connection made progress since */
+            h2b_heap_rekey(&ctx->timers, top, d);
             continue;
         }
-        if (!c->got_frame || c->terminated) {
+        if (!c->was_busy) {
+            h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_IDLE, 1);
+            nghttp2_session_terminate_session(c->sess, NGHTTP2_NO_ERROR);
+            c->terminated = true;
+            conn_retime(c); /* now busy: a peer that never reads the GOAWAY is cut off later */
+        } else if (c->ndelayed > 0) { /* waiting on us, not on the peer */
+            c->progress = true;
+            conn_retime(c);
+        } else if (!c->got_frame || c->terminated) {
             if (!c->terminated)
                 h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_SLOW, 1);
             c->fatal = true;
-            tlist_unlink(c);
+            h2b_heap_remove(&ctx->timers, top);
         } else {
             h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_SLOW, 1);
             nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
             c->terminated = true;
-            c->progress = true;
-            conn_retime(c);
+            c->busy_since = now_ns; /* the GOAWAY gets its own slow-client period */
         }
+        if (h2b_heap_contains(top))
+            h2b_heap_rekey(&ctx->timers, top, conn_deadline(c));
         h2b_conn_mark_dirty(c);
     }
 }
@@ -1523,12 +1507,12 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
 uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
 {
     uint64_t d = UINT64_MAX;
-    if (ctx->delay_head)
-        d = ctx->delay_head->deadline;
-    if (ctx->idle.head && ctx->idle.head->last + ctx->cfg.idle_timeout_ns < d)
-        d = ctx->idle.head->last + ctx->cfg.idle_timeout_ns;
-    if (ctx->busy.head && ctx->busy.head->last + ctx->cfg.slow_timeout_ns < d)
-        d = ctx->busy.head->last + ctx->cfg.slow_timeout_ns;
+    const struct h2b_heap_node *top = h2b_heap_top(&ctx->delays);
+    if (top)
+        d = top->key;
+    top = h2b_heap_top(&ctx->timers);
+    if (top && top->key < d)
+        d = top->key;
     return d;
 }
 
@@ -1543,6 +1527,9 @@ int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
     c->user = user;
     c->tokens = ctx->cfg.flood_burst;
     c->tokens_at = ctx->now;
+    c->last = c->busy_since = ctx->now;
+    if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
+        goto out_free;
     if (nghttp2_session_server_new3(&c->sess, ctx->cbs, c, ctx->opt, &ctx->mem) != 0)
         goto out_free;
     const struct h2b_conn_config *cfg = &ctx->cfg;
@@ -1580,7 +1567,7 @@ void h2b_conn_del(struct h2b_conn *c)
     if (!c)
         return;
     struct h2b_conn_ctx *ctx = c->ctx;
-    tlist_unlink(c);
+    h2b_heap_remove(&ctx->timers, &c->tnode);
     if (c->dirty) {
         struct h2b_conn **pp = &ctx->dirty;
         while (*pp != c)

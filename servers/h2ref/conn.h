@@ -94,7 +94,9 @@ void h2b_conn_ctx_count(struct h2b_conn_ctx *ctx, enum h2b_stat which);
  * responses, idle and slow-client timeouts. Connections that gained output become dirty. */
 void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns);
 
-/* The earliest pending timer (monotonic ns), or UINT64_MAX when none is armed. */
+/* When to tick next (monotonic ns): no later than the earliest pending timer, possibly
+ * earlier (a deadline that moved later is corrected when its old time comes); UINT64_MAX when
+ * none is armed. */
 uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx);
 
 /* Takes one connection that has output to flush or has finished since it was last flushed

@@ -269,6 +269,76 @@ class Runner:
         self.check("slow_client/request", goaway == ENHANCE_YOUR_CALM and closed,
                    "goaway=%s closed=%s after %.1fs" % (goaway, closed, time.monotonic() - start))
 
+    def pinging_idle(self):
+        """Issue 13 defect 9: PINGs are not application progress; the idle timeout still fires."""
+        c = self.conn()
+        start = time.monotonic()
+        goaway = None
+        while time.monotonic() - start < 6 and goaway is None and not c.closed:
+            c.send(frame(PING, 0, 0, b"pingpong"))
+            for t, fl, sid, p in c.frames(0.3):
+                if t == GOAWAY and len(p) >= 8:
+                    goaway = struct.unpack(">I", p[4:8])[0]
+        took = time.monotonic() - start
+        c.close()
+        self.check("pinging_idle", goaway == NO_ERROR and took < 4,
+                   "goaway=%s after %.1fs of PINGs every 0.3s" % (goaway, took))
+
+    def pinging_slow(self):
+        """A request that never completes, kept company by PINGs: still cut as a slow client."""
+        c = self.conn()
+        hdr = frame(HEADERS, END_HEADERS, 1, request_block("/sink", "POST"))
+        c.send(hdr)  # the body never comes
+        start = time.monotonic()
+        goaway = None
+        while time.monotonic() - start < 6 and goaway is None and not c.closed:
+            c.send(frame(PING, 0, 0, b"pingpong"))
+            for t, fl, sid, p in c.frames(0.3):
+                if t == GOAWAY and len(p) >= 8:
+                    goaway = struct.unpack(">I", p[4:8])[0]
+        took = time.monotonic() - start
+        c.close()
+        self.check("pinging_slow", goaway == ENHANCE_YOUR_CALM and took < 4,
+                   "goaway=%s after %.1fs of PINGs every 0.3s" % (goaway, took))
+
+    def delay_order(self):
+        """Issue 13 defect 5 (needs --threads 1): /delay requests whose deadlines decrease cost
+        the worker no more than increasing ones (the sorted list made them quadratic). Side by
+        side in one run: the time until a control /hello is answered after each burst."""
+        def burst(delays):
+            conns, per = [], 256
+            for k in range(0, len(delays), per):
+                c = self.conn()
+                data = bytearray()
+                for j, ms in enumerate(delays[k : k + per]):
+                    data += frame(HEADERS, END_STREAM | END_HEADERS, 1 + 2 * j,
+                                  request_block("/delay/%d" % ms))
+                conns.append((c, bytes(data)))
+            for c, data in conns:  # settle the handshakes first
+                list(c.frames(0.05))
+            start = time.monotonic()
+            for c, data in conns:  # a PING after the requests: its ACK means all were read
+                c.send(data + frame(PING, 0, 0, b"delayack"))
+            acked = 0
+            for c, _ in conns:
+                for t, fl, sid, p in c.frames(60):
+                    if t == PING and fl & ACK and p == b"delayack":
+                        acked += 1
+                        break
+            took = time.monotonic() - start
+            ctl = self.conn()
+            body = ctl.get_body("/hello", timeout=60) if acked == len(conns) else None
+            ctl.close()
+            for c, _ in conns:
+                c.close()
+            return took, body
+        n = 60 * 256
+        up, b1 = burst([30000 + i for i in range(n)])
+        down, b2 = burst([59999 - i for i in range(n)])
+        ok = b1 == b2 == b"Hello, World!" and down < 3 * up + 0.5
+        self.check("delay_order", ok, "%d delayed requests: increasing deadlines %.2fs, "
+                   "decreasing %.2fs until every connection's PING was answered" % (n, up, down))
+
     def guards_counted(self):
         s = self.stats()
         for key in ("guard_flood", "guard_header_list", "guard_idle_timeout", "guard_slow_client"):
@@ -289,7 +359,7 @@ class Runner:
 
 SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
              "settings_flood", "continuation_flood", "empty_data", "header_list", "idle_client",
-             "slow_client", "guards_counted"]
+             "slow_client", "pinging_idle", "pinging_slow", "guards_counted"]
 
 
 def main():
@@ -302,7 +372,7 @@ def main():
             getattr(r, n)()
         except Exception as e:  # a crash of the client is a failure, not a pass
             r.check(n, False, "exception %r" % e)
-        if n not in ("guards_counted", "max_connections"):
+        if n not in ("guards_counted", "max_connections", "delay_order"):
             r.control(n)
     return 1 if r.failed else 0
 

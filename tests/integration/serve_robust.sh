@@ -21,6 +21,14 @@ expect_eq "peak RSS under 256 MiB (${hwm} KiB)" "$(( hwm < 262144 ))" 1
 stop_serve "$PID"; rc=$?
 expect_eq "server exit after abuse" "$rc" 0
 
+# One worker, so the /delay bursts and the control request share it (issue 13 defect 5).
+start_serve delay --threads 1 || { finish; exit; }
+$RAW 127.0.0.1 "$(url_port "$SERVE_URL")" delay_order >"$TMP/delay.out" 2>&1; rc=$?
+cat "$TMP/delay.out"
+expect_eq "delay order" "$rc" 0
+stop_serve "$SERVE_PID"; rc=$?
+expect_eq "delay server exit" "$rc" 0
+
 start_serve maxconn --threads 1 --max-connections 2 || { finish; exit; }
 $RAW 127.0.0.1 "$(url_port "$SERVE_URL")" max_connections >"$TMP/maxconn.out" 2>&1; rc=$?
 cat "$TMP/maxconn.out"

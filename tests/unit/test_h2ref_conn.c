@@ -345,10 +345,16 @@ int main(void)
     uint64_t now = t + 60 * H2B_NS_PER_MS;
     h2b_conn_ctx_tick(ctx, now);
     CHECK(!h2b_conn_done(c));
+    /* next_deadline may be early (a deadline that moved later is corrected when it comes up):
+     * tick at it until the timer fires, as the server loop does. */
     uint64_t d = h2b_conn_ctx_next_deadline(ctx);
     CHECK(d != UINT64_MAX && d <= now + H2B_NS_PER_SEC);
-    h2b_conn_ctx_tick(ctx, d);
-    CHECK(h2b_conn_ctx_pop_dirty(ctx) == c);
+    struct h2b_conn *due = NULL;
+    for (int i = 0; i < 3 && !due; i++) {
+        h2b_conn_ctx_tick(ctx, h2b_conn_ctx_next_deadline(ctx));
+        due = h2b_conn_ctx_pop_dirty(ctx);
+    }
+    CHECK(due == c);
     pump(&cl, c);
     CHECK_EQ_INT(cl.goaway, NGHTTP2_NO_ERROR);
     CHECK(h2b_conn_done(c));

@@ -1,0 +1,115 @@
+/*
+ * heap.c - intrusive binary min-heap (see heap.h).
+ *
+ * Approach: an array of node pointers, children of i at 2i+1 and 2i+2; every move writes the
+ * node's new position back, which is what makes remove and rekey O(log n). Rejected: a timer
+ * wheel (O(1), but its resolution would have to follow the smallest configured timeout and
+ * the /delay milliseconds) and a sorted list (O(n) insertion, the defect this replaces).
+ */
+#include "heap.h"
+
+#include "error.h"
+
+#include <stdlib.h>
+
+void h2b_heap_init(struct h2b_heap *h)
+{
+    h->v = NULL;
+    h->n = h->cap = 0;
+}
+
+void h2b_heap_free(struct h2b_heap *h)
+{
+    free(h->v);
+    h2b_heap_init(h);
+}
+
+int h2b_heap_reserve(struct h2b_heap *h, uint32_t n)
+{
+    if (n > UINT32_MAX / 2 - h->n)
+        return H2B_ERR_RANGE;
+    if (h->n + n <= h->cap)
+        return H2B_OK;
+    uint32_t cap = h->cap ? h->cap : 16;
+    while (cap < h->n + n)
+        cap *= 2;
+    struct h2b_heap_node **v = realloc(h->v, (size_t)cap * sizeof *v);
+    if (!v)
+        return H2B_ERR_NOMEM;
+    h->v = v;
+    h->cap = cap;
+    return H2B_OK;
+}
+
+static void place(struct h2b_heap *h, uint32_t i, struct h2b_heap_node *x)
+{
+    h->v[i] = x;
+    x->pos = i + 1;
+}
+
+static void sift_up(struct h2b_heap *h, uint32_t i)
+{
+    struct h2b_heap_node *x = h->v[i];
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (h->v[parent]->key <= x->key)
+            break;
+        place(h, i, h->v[parent]);
+        i = parent;
+    }
+    place(h, i, x);
+}
+
+static void sift_down(struct h2b_heap *h, uint32_t i)
+{
+    struct h2b_heap_node *x = h->v[i];
+    for (;;) {
+        uint32_t child = 2 * i + 1;
+        if (child >= h->n)
+            break;
+        if (child + 1 < h->n && h->v[child + 1]->key < h->v[child]->key)
+            child++;
+        if (x->key <= h->v[child]->key)
+            break;
+        place(h, i, h->v[child]);
+        i = child;
+    }
+    place(h, i, x);
+}
+
+int h2b_heap_push(struct h2b_heap *h, struct h2b_heap_node *x, uint64_t key)
+{
+    int rc = h2b_heap_reserve(h, 1);
+    if (rc != H2B_OK)
+        return rc;
+    x->key = key;
+    place(h, h->n++, x);
+    sift_up(h, h->n - 1);
+    return H2B_OK;
+}
+
+void h2b_heap_remove(struct h2b_heap *h, struct h2b_heap_node *x)
+{
+    if (x->pos == 0)
+        return;
+    uint32_t i = x->pos - 1;
+    x->pos = 0;
+    struct h2b_heap_node *last = h->v[--h->n];
+    if (i == h->n)
+        return;
+    place(h, i, last);
+    if (i > 0 && h->v[(i - 1) / 2]->key > last->key)
+        sift_up(h, i);
+    else
+        sift_down(h, i);
+}
+
+void h2b_heap_rekey(struct h2b_heap *h, struct h2b_heap_node *x, uint64_t key)
+{
+    uint64_t old = x->key;
+    x->key = key;
+    if (key < old)
+        sift_up(h, x->pos - 1);
+    else if (key > old)
+        sift_down(h, x->pos - 1);
+}
