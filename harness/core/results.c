@@ -251,6 +251,41 @@ static const struct h2b_model_field config_fields[] = {
 static const struct h2b_model config_model = {"config", sizeof(struct h2b_results_load_config),
                                               config_fields};
 
+#define T struct h2b_results_mpi_rank
+static const struct h2b_model_field mpi_rank_fields[] = {
+    F(T, rank, COUNT, 0),          F(T, host, STRING, 0),
+    F(T, connections, COUNT, 0),   F(T, threads, COUNT, 0),
+    F(T, requests, COUNT, 0),      F(T, rate, REAL, 0),
+    F(T, succeeded, COUNT, 0),     F(T, failed, COUNT, 0),
+    F(T, errored, COUNT, 0),       F(T, conns_ok, COUNT, 0),
+    F(T, conns_failed, COUNT, 0),  F(T, req_per_s, REAL, 0),
+    F(T, start_skew_ns, COUNT, 0), F(T, interrupted, BOOL, 0),
+    F(T, error, STRING, 0),        END,
+};
+#undef T
+const struct h2b_model h2b_results_mpi_rank_model = {
+    "mpi rank", sizeof(struct h2b_results_mpi_rank), mpi_rank_fields};
+
+#define T struct h2b_results_mpi
+static const struct h2b_model_field mpi_fields[] = {
+    F(T, ranks, COUNT, 0),
+    F(T, start_skew_max_ns, COUNT, 0),
+    F(T, failed_ranks, COUNT, 0),
+    SUB(T, per_rank, ARRAY, 0, h2b_results_mpi_rank_model),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_mpi_model = {"mpi", sizeof(struct h2b_results_mpi), mpi_fields};
+
+int h2b_results_load_set_mpi(json_t *doc, const struct h2b_results_mpi *m)
+{
+    json_t *o = NULL;
+    int rv = h2b_model_to_json(&h2b_results_mpi_model, m, &o);
+    if (rv != H2B_OK)
+        return rv;
+    return json_object_set_new(doc, "mpi", o) == 0 ? H2B_OK : H2B_ERR_NOMEM;
+}
+
 #define T struct h2b_results_load
 static const struct h2b_model_field load_fields[] = {
     F(T, schema, STRING, 0),
@@ -284,6 +319,7 @@ static const struct h2b_model_field load_fields[] = {
     SUB(T, histograms, OBJECT, 0, histograms_model),
     SUB(T, tool, OBJECT, 0, tool_model),
     F(T, env, JSON, 0),
+    SUB(T, mpi, OBJECT, OMIT, h2b_results_mpi_model),
     END,
 };
 #undef T

@@ -88,6 +88,24 @@ struct h2b_results_header {
     char *name, *value;
 };
 
+/* One MPI rank of a distributed `h2bench load` (harness/load/mpi_job.c). */
+struct h2b_results_mpi_rank {
+    struct h2b_model_base base;
+    double rank;
+    char *host;
+    double connections, threads, requests, rate, succeeded, failed, errored, conns_ok, conns_failed,
+        req_per_s, start_skew_ns;
+    int interrupted;
+    char *error; /* "" when its run worked */
+};
+
+/* The "mpi" object of a distributed load result: present only under MPI. */
+struct h2b_results_mpi {
+    struct h2b_model_base base;
+    double ranks, start_skew_max_ns, failed_ranks;
+    struct h2b_model_array per_rank; /* of struct h2b_results_mpi_rank */
+};
+
 /* What `h2bench load --json` writes: a matrix cell and the load generator's own fields. */
 struct h2b_results_load {
     struct h2b_model_base base;
@@ -134,6 +152,7 @@ struct h2b_results_load {
     } histograms;
     struct h2b_results_tool tool;
     json_t *env;
+    struct h2b_results_mpi mpi; /* not present: not an MPI job (left out) */
 };
 
 /* A whole h2bench.result/1 document. */
@@ -148,6 +167,11 @@ struct h2b_results_doc {
 };
 
 /* The tables, for the generic h2b_model_* functions (init, free, copy, array_push). */
+extern const struct h2b_model h2b_results_mpi_model, h2b_results_mpi_rank_model;
+
+/* Sets doc's "mpi" member (a load result object) from m. Returns H2B_OK or H2B_ERR_NOMEM. */
+int h2b_results_load_set_mpi(json_t *doc, const struct h2b_results_mpi *m);
+
 extern const struct h2b_model h2b_results_micro_model, h2b_results_cell_model,
     h2b_results_budgets_model, h2b_results_latency_model, h2b_results_load_model,
     h2b_results_header_model, h2b_results_doc_model;

@@ -30,6 +30,7 @@
 #include "error.h"
 #include "engine.h"
 #include "json.h"
+#include "results.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -506,32 +507,41 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
 
 int h2b_load_mpi_json(const struct h2b_load_mpi_job *job, json_t *doc)
 {
-    json_t *per = json_array();
-    if (!per)
-        return H2B_ERR_NOMEM;
-    for (int i = 0; i < job->size && job->ranks; i++) {
+    struct h2b_results_mpi m;
+    h2b_model_init(&h2b_results_mpi_model, &m);
+    m.base.present = true;
+    m.ranks = job->size;
+    m.start_skew_max_ns = (double)job->skew_max_ns;
+    m.failed_ranks = job->failed_ranks;
+    int rv = H2B_OK;
+    for (int i = 0; i < job->size && job->ranks && rv == H2B_OK; i++) {
         const struct h2b_load_mpi_rank *r = &job->ranks[i];
-        json_t *o = json_pack("{s:i, s:s, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I, "
-                              "s:b, s:s}",
-                              "rank", i, "host", r->host, "connections", (json_int_t)r->connections,
-                              "threads", (json_int_t)r->threads, "requests",
-                              (json_int_t)r->requests, "rate", r->rate, "succeeded",
-                              (json_int_t)r->succeeded, "failed", (json_int_t)r->failed, "errored",
-                              (json_int_t)r->errored, "conns_ok", (json_int_t)r->conns_ok,
-                              "conns_failed", (json_int_t)r->conns_failed, "req_per_s",
-                              r->req_per_s, "start_skew_ns", (json_int_t)r->skew_ns, "interrupted",
-                              r->interrupted, "error", r->rc == H2B_OK ? "" : h2b_strerror(r->rc));
-        if (!o || json_array_append_new(per, o) != 0) {
-            json_decref(per);
-            return H2B_ERR_NOMEM;
-        }
+        struct h2b_results_mpi_rank *o = NULL;
+        if ((rv = h2b_model_array_push(&h2b_results_mpi_rank_model, &m.per_rank, (void **)&o)) !=
+            H2B_OK)
+            break;
+        o->base.present = true;
+        o->rank = i;
+        o->connections = r->connections;
+        o->threads = r->threads;
+        o->requests = (double)r->requests;
+        o->rate = r->rate;
+        o->succeeded = (double)r->succeeded;
+        o->failed = (double)r->failed;
+        o->errored = (double)r->errored;
+        o->conns_ok = (double)r->conns_ok;
+        o->conns_failed = (double)r->conns_failed;
+        o->req_per_s = r->req_per_s;
+        o->start_skew_ns = r->skew_ns > 0 ? (double)r->skew_ns : 0;
+        o->interrupted = r->interrupted;
+        if (h2b_model_set_string(&o->host, r->host) != H2B_OK ||
+            h2b_model_set_string(&o->error, r->rc == H2B_OK ? "" : h2b_strerror(r->rc)) != H2B_OK)
+            rv = H2B_ERR_NOMEM;
     }
-    json_t *m = json_pack("{s:i, s:I, s:I, s:o}", "ranks", job->size, "start_skew_max_ns",
-                          (json_int_t)job->skew_max_ns, "failed_ranks",
-                          (json_int_t)job->failed_ranks, "per_rank", per);
-    if (!m || json_object_set_new(doc, "mpi", m) != 0)
-        return H2B_ERR_NOMEM;
-    return H2B_OK;
+    if (rv == H2B_OK)
+        rv = h2b_results_load_set_mpi(doc, &m);
+    h2b_model_free(&h2b_results_mpi_model, &m);
+    return rv;
 }
 
 void h2b_load_mpi_text(FILE *f, const struct h2b_load_mpi_job *job)
