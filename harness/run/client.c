@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* "460.28ms" -> ns; units us, ms, s (h2load's util::format_duration). */
 static int parse_time_ns(const char *s, char **end, double *out)
@@ -316,15 +317,39 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
     const struct h2b_client_spec *cl = &s->client;
     struct argv_builder b = {0};
     bool h2load = cl->kind == H2B_CLIENT_H2LOAD;
+    if (cl->mpi.np) {
+        /* One MPI job: the launcher, its ranks, then h2bench load --mpi with job totals. */
+        if (cl->mpi.mpirun) {
+            for (size_t i = 0; i < cl->mpi.nmpirun; i++)
+                add(&b, "%s", cl->mpi.mpirun[i]);
+        } else {
+            add(&b, "mpirun");
+            add(&b, "--bind-to"); /* keep the client's CPU list: no binding of Open MPI's own */
+            add(&b, "none");
+            if (geteuid() == 0)
+                add(&b, "--allow-run-as-root");
+        }
+        add(&b, "-np");
+        add(&b, "%u", cl->mpi.np);
+        if (cl->mpi.hostfile) {
+            add(&b, "--hostfile");
+            add(&b, "%s", cl->mpi.hostfile);
+        }
+    }
     add(&b, "%s", call->program);
     if (!h2load)
         add(&b, "load");
+    if (cl->mpi.np)
+        add(&b, "--mpi");
     add(&b, "-c");
     add(&b, "%u", cell->connections);
     add(&b, "-m");
     add(&b, "%u", cell->streams_effective);
+    uint32_t threads = cl->threads < cell->connections ? cl->threads : cell->connections;
+    if (cl->mpi.np && threads < cl->mpi.np)
+        threads = cl->mpi.np; /* -t is the job's total: at least one per rank */
     add(&b, "-t");
-    add(&b, "%u", cl->threads < cell->connections ? cl->threads : cell->connections);
+    add(&b, "%u", threads);
     if (m->duration_s > 0) {
         add(&b, "-D");
         add(&b, "%.0fms", (call->duration_s > 0 ? call->duration_s : m->duration_s) * 1000);
@@ -363,4 +388,43 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
     }
     *argv = b.v;
     return H2B_OK;
+}
+
+void h2b_client_mpirun_message(const char *text, char *buf, size_t size)
+{
+    /* h2bench's own last word wins ("h2bench load: 1 of 2 ranks failed"). Otherwise Open MPI
+     * frames its errors between lines of dashes: the first framed block says what went wrong
+     * ("Open RTE was unable to open the hostfile: …"), the rest is follow-up. */
+    buf[0] = '\0';
+    const char *own = NULL;
+    for (const char *p = text; p && *p;) {
+        if (strncmp(p, "h2bench ", 8) == 0)
+            own = p;
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    if (own) {
+        snprintf(buf, size, "%.*s", (int)strcspn(own, "\n"), own);
+        return;
+    }
+    size_t off = 0;
+    bool in_block = false, done = false;
+    for (const char *p = text; p && *p && !done;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        bool dashes = len >= 10 && strspn(p, "-") >= 10;
+        if (dashes) {
+            if (in_block && off > 0)
+                done = true;
+            in_block = !in_block;
+        } else if (in_block || !strstr(text, "-----")) {
+            size_t lead = strspn(p, " \t");
+            if (len > lead && off + 1 < size) {
+                int n = snprintf(buf + off, size - off, "%s%.*s", off ? " " : "", (int)(len - lead),
+                                 p + lead);
+                off = n > 0 && (size_t)n < size - off ? off + (size_t)n : size - 1;
+            }
+        }
+        p = nl ? nl + 1 : NULL;
+    }
 }

@@ -72,4 +72,8 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
                     const struct h2b_client_call *call, char ***argv);
 void h2b_client_argv_free(char **argv);
 
+/* What went wrong, from an MPI launcher's stderr text: the first block Open MPI frames between
+ * lines of dashes, joined into one line (or the whole text when it frames nothing). */
+void h2b_client_mpirun_message(const char *text, char *buf, size_t size);
+
 #endif

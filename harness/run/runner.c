@@ -467,7 +467,12 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char tail[256];
-        h2b__run_last_line(err_path, tail, sizeof(tail));
+        char *text = NULL;
+        if (r->s->client.mpi.np && h2b__run_read_text(err_path, &text) == H2B_OK)
+            h2b_client_mpirun_message(text, tail, sizeof(tail));
+        else
+            h2b__run_last_line(err_path, tail, sizeof(tail));
+        free(text);
         say(res->reason, sizeof(res->reason), "client %s %d%s%s",
             WIFEXITED(status) ? "exited with status" : "killed by signal",
             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? ": " : "", tail);
@@ -848,7 +853,12 @@ static int run_micro(struct run *r)
     h2b_proc_del(p);
     if (rc || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char tail[256];
-        h2b__run_last_line(err_path, tail, sizeof(tail));
+        char *text = NULL;
+        if (r->s->client.mpi.np && h2b__run_read_text(err_path, &text) == H2B_OK)
+            h2b_client_mpirun_message(text, tail, sizeof(tail));
+        else
+            h2b__run_last_line(err_path, tail, sizeof(tail));
+        free(text);
         fprintf(stderr, "h2bench run: h2bench micro failed: %s\n", tail);
         return H2B_ERR_INTERRUPTED;
     }

@@ -368,8 +368,10 @@ static int parse_targets(struct ctx *c, const json_t *doc, const char *const *kn
 
 static int parse_client(struct ctx *c, const json_t *doc, struct h2b_client_spec *cl)
 {
-    static const char *const keys[] = {"type",        "command",   "cpus", "threads",
-                                       "latency_log", "timeout_s", "args", NULL};
+    static const char *const keys[] = {"type",      "command", "cpus", "threads", "latency_log",
+                                       "timeout_s", "args",    "mpi",  NULL};
+    static const char *const mpi_keys[] = {"np", "hostfile", "mpirun", NULL};
+    json_t *mpi = NULL;
     /* Absent: every getter below sees no field (json_object_get(NULL, ...) is NULL). */
     json_t *v = NULL;
     char *type = NULL;
@@ -399,6 +401,18 @@ static int parse_client(struct ctx *c, const json_t *doc, struct h2b_client_spec
                     cl->cpus);
     if (cl->latency_log && cl->kind != H2B_CLIENT_H2LOAD)
         return fail(c, "client.latency_log", "only the h2load client needs a latency log");
+    if ((rc = get_object(c, v, "mpi", "client", mpi_keys, &mpi)) || !mpi)
+        return rc;
+    if ((rc = get_u32(c, mpi, "np", "client.mpi", 1, 4096, 0, &cl->mpi.np)) ||
+        (rc = get_string(c, mpi, "hostfile", "client.mpi", NULL, &cl->mpi.hostfile)) ||
+        (rc = get_strv(c, mpi, "mpirun", "client.mpi", &cl->mpi.mpirun, &cl->mpi.nmpirun)))
+        return rc;
+    if (cl->mpi.np == 0)
+        return fail(c, "client.mpi", "expected \"np\": the number of MPI ranks (1..4096)");
+    if (cl->kind != H2B_CLIENT_H2BENCH)
+        return fail(c, "client.mpi", "only the h2bench client runs under MPI");
+    if (cl->mpi.mpirun && cl->mpi.nmpirun == 0)
+        return fail(c, "client.mpi.mpirun", "expected the launcher, e.g. [\"mpirun\"]");
     return H2B_OK;
 }
 
@@ -542,6 +556,15 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
         if ((rc = parse_targets(&c, doc, known_peers, s)) ||
             (rc = parse_client(&c, doc, &s->client)) || (rc = parse_matrix(&c, matrix, &s->matrix)))
             goto fail;
+        for (size_t k = 0; k < s->matrix.nconnections && s->client.mpi.np; k++) {
+            if (s->matrix.connections[k] < s->client.mpi.np) {
+                rc = fail(&c, "client.mpi.np",
+                          "%u MPI ranks but a cell has %u connections: every rank needs at "
+                          "least one (matrix.connections are job totals)",
+                          s->client.mpi.np, s->matrix.connections[k]);
+                goto fail;
+            }
+        }
         s->has_matrix = true;
     } else if (json_object_get(doc, "targets") || json_object_get(doc, "client")) {
         rc = fail(&c, json_object_get(doc, "targets") ? "targets" : "client",
@@ -586,6 +609,8 @@ void h2b_scenario_del(struct h2b_scenario *s)
     free(s->client.command);
     free(s->client.cpus);
     free_strv(s->client.args);
+    free(s->client.mpi.hostfile);
+    free_strv(s->client.mpi.mpirun);
     free(s->matrix.connections);
     free(s->matrix.streams);
     free(s->matrix.frame_sizes);

@@ -55,6 +55,14 @@ struct h2b_client_spec {
     double timeout_s;          /* a cell's client is killed after this (default 120 s) */
     char **args;               /* extra arguments before the URL, NULL-terminated */
     size_t nargs;
+    /* client.mpi: every cell's client is one MPI job of np ranks (docs/distributed.md) */
+    struct h2b_client_mpi {
+        uint32_t np;    /* 0 = not distributed */
+        char *hostfile; /* mpirun --hostfile, NULL = none (local ranks) */
+        char **mpirun;  /* the launcher and its options, NULL-terminated; default: mpirun
+                           --bind-to none (+ --allow-run-as-root as root) */
+        size_t nmpirun;
+    } mpi;
 };
 
 struct h2b_matrix_spec {

@@ -88,4 +88,28 @@ expect_match "names the reason" "$(cat "$TMP/bad.out")" '2 MPI ranks but -c 1 co
 expect_eq "nothing written" "$(test -e "$TMP/bad.json" && echo yes || echo no)" no
 
 stop_serve "$SERVE_PID" >/dev/null
+
+# h2bench run with client.mpi: every cell's client is one 2-rank job; the cell carries the
+# job's counts. A hostfile that does not exist fails the cell with mpirun's own message.
+cat >"$TMP/mpi-scenario.json" <<JSON
+{"name": "mpi", "targets": [{"name": "h2ref", "type": "bundled", "cpus": "0", "threads": 1}],
+ "client": {"type": "h2bench", "cpus": "0-1",
+            "mpi": {"np": 2, "mpirun": ["mpirun", "--oversubscribe", "--bind-to", "none"]}},
+ "matrix": {"connections": [4], "streams": [4], "path": "/hello", "requests": 4000,
+            "min_requests": 1000}}
+JSON
+"$H2BENCH" run "$TMP/mpi-scenario.json" --out "$TMP/mpi-run.json" >"$TMP/run.out" 2>&1
+expect_eq "run with client.mpi exits 0" "$?" 0
+expect_eq "cell: 4000 succeeded" "$(jq '.matrix[0].succeeded' "$TMP/mpi-run.json")" 4000
+expect_eq "cell: 4 connections" "$(jq '.matrix[0].connections' "$TMP/mpi-run.json")" 4
+jq '.client.mpi.hostfile = "/nonexistent/hosts"' "$TMP/mpi-scenario.json" >"$TMP/mpi-nohost.json"
+"$H2BENCH" run "$TMP/mpi-nohost.json" --out "$TMP/mpi-nohost-run.json" >"$TMP/run2.out" 2>&1
+expect_eq "missing hostfile: the run fails (exit 3)" "$?" 3
+expect_match "the cell names mpirun's reason" \
+    "$(jq -r '.matrix[0].reason' "$TMP/mpi-nohost-run.json")" \
+    'unable to open the hostfile.*/nonexistent/hosts'
+jq '.client.mpi.np = 8' "$TMP/mpi-scenario.json" >"$TMP/mpi-np8.json"
+"$H2BENCH" run "$TMP/mpi-np8.json" --dry-run >"$TMP/run3.out" 2>&1
+expect_eq "more ranks than a cell's connections: exit 2" "$?" 2
+expect_match "file and field named" "$(cat "$TMP/run3.out")" 'mpi-np8.json:[0-9]+:[0-9]+: client.mpi.np: 8 MPI ranks but a cell has 4 connections'
 finish
