@@ -108,6 +108,7 @@ static const struct h2b_model_field micro_fields[] = {
     ALIAS(T, fork_ns_per_op, NUMBERS, OMIT, "ns_per_op_forks"),
     F(T, histogram, STRING, OMIT),
     F(T, insufficient, JSON, OMIT),
+    F(T, profile, JSON, OMIT),
     F(T, note, STRING, OMIT),
     F(T, error, STRING, OMIT),
     END,

@@ -50,6 +50,7 @@ struct h2b_results_micro {
     struct h2b_model_nums fork_pids, fork_p99_ns, fork_ns_per_op;
     char *histogram;      /* h2b_hist_encode text of the merged histogram */
     json_t *insufficient; /* array of the percentile keys resting on too few samples */
+    json_t *profile;      /* micro --perf-record: the profile summary (docs/profiles.md) */
     char *note, *error;
 };
 

@@ -17,6 +17,7 @@
 #include "error.h"
 #include "runner.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -517,4 +519,125 @@ int h2b__micro_run_callgrind(const struct h2b_micro_instance *inst,
     h2b__micro_fork_free(&f);
     remove_dir(dir);
     return rc;
+}
+
+/* --- the perf pass (--perf-record) ---------------------------------------------------------- */
+
+static h2b_micro_profile_fn profile_hook;
+
+void h2b_micro_set_profile_hook(h2b_micro_profile_fn fn)
+{
+    profile_hook = fn;
+}
+
+/* perf's path: $H2B_PERF, or the first executable "perf" in PATH (posix_spawn wants a path). */
+static bool find_perf(char *buf, size_t size)
+{
+    const char *env = getenv("H2B_PERF");
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return access(buf, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/bin:/bin";
+    for (const char *p = path; *p;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        if (n > 0 && n < size - 6) {
+            snprintf(buf, size, "%.*s/perf", (int)n, p);
+            if (access(buf, X_OK) == 0)
+                return true;
+        }
+        p += n + (colon != NULL);
+    }
+    snprintf(buf, size, "perf");
+    return false;
+}
+
+/* Runs argv with stdout into out_path (stderr into err_path); *status gets its wait status. */
+static int run_to_file(char *const argv[], const char *out_path, const char *err_path, int *status)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0)
+        return H2B_ERR_SYS;
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+    return H2B_OK;
+}
+
+int h2b__micro_run_perf(const struct h2b_micro_instance *inst, const struct h2b_micro_config *cfg,
+                        struct h2b_micro_result *r)
+{
+    char perf[PATH_MAX], exe[PATH_MAX], stem[PATH_MAX], data[PATH_MAX + 16], txt[PATH_MAX + 16],
+        errf[PATH_MAX + 16], delay[32], job[H2B_MICRO_NAME_MAX + 32];
+    if (!find_perf(perf, sizeof perf)) {
+        snprintf(r->profile_reason, sizeof r->profile_reason,
+                 "%.200s not found (Debian package linux-perf)", perf);
+        return H2B_ERR_UNSUPPORTED;
+    }
+    if (self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0) {
+        snprintf(r->profile_reason, sizeof r->profile_reason, "cannot find this executable");
+        return H2B_ERR_SYS;
+    }
+    char safe[H2B_MICRO_NAME_MAX + 1];
+    size_t k = 0;
+    for (const char *p = inst->name; *p && k < sizeof safe - 1; p++)
+        safe[k++] = (isalnum((unsigned char)*p) || *p == '-' || *p == '.') ? *p : '_';
+    safe[k] = '\0';
+    snprintf(stem, sizeof stem, "%s/micro-%s", cfg->perf_dir ? cfg->perf_dir : ".", safe);
+    snprintf(data, sizeof data, "%s.perf.data", stem);
+    snprintf(txt, sizeof txt, "%s.perf.txt", stem);
+    snprintf(errf, sizeof errf, "%s.perf.err", stem);
+    /* recording starts when the fork's warm-up ends (start-up takes a few ms more) */
+    snprintf(delay, sizeof delay, "%" PRIu64, cfg->warmup_ns / 1000000 + 1);
+    char *argv[MAX_ARGS + 24];
+    char *pre[] = {perf,           "record",     "-q", "-N",  "-B", "-e", "cpu-clock", "-F", "499",
+                   "--call-graph", "dwarf,8192", "-D", delay, "-o", data, "--",        exe};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        argv[n++] = pre[i];
+    for (int i = 1; i < cmd_argc; i++)
+        argv[n++] = cmd_args[i];
+    argv[n] = NULL;
+    snprintf(job, sizeof job, "m:%d:%s", CHILD_FD, inst->name);
+    char *text = NULL;
+    int status = 0;
+    int rc = spawn_and_read(argv, job, false, &text, &status);
+    bool measured = rc == H2B_OK && text && text[0] == '{';
+    free(text);
+    struct stat st;
+    if (!measured || stat(data, &st) != 0 || st.st_size == 0) {
+        snprintf(r->profile_reason, sizeof r->profile_reason,
+                 "perf record of the fork failed (exit status %d)%s",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                 measured ? "" : ": see the messages above");
+        unlink(data);
+        return H2B_ERR_IO;
+    }
+    char *sargv[] = {perf, "script", "-i", data, "--no-inline", "-F", "comm,tid,period,ip,sym,dso",
+                     NULL};
+    rc = run_to_file(sargv, txt, errf, &status);
+    unlink(data);
+    unlink(errf);
+    if (rc != H2B_OK || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(r->profile_reason, sizeof r->profile_reason, "perf script failed");
+        unlink(txt);
+        return H2B_ERR_IO;
+    }
+    if (!profile_hook) {
+        json_t *o = json_pack("{s:s}", "perf_script", txt);
+        r->profile = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        return r->profile ? H2B_OK : H2B_ERR_NOMEM;
+    }
+    r->profile = profile_hook(txt, exe, stem, r->profile_reason, sizeof r->profile_reason);
+    unlink(txt);
+    return r->profile ? H2B_OK : H2B_ERR_IO;
 }

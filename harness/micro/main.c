@@ -63,6 +63,9 @@ static void usage(FILE *f, const char *prog)
             "  --cpu N              pin the runner and its forks to CPU N\n"
             "  --seed N             seed of the epoch-size jitter\n"
             "  --json FILE          write the results as h2bench.result/1 (the \"micro\" entries)\n"
+            "  --perf-record NAME   also profile benchmark NAME: one extra fork under perf\n"
+            "                       record (cpu-clock, DWARF stacks) after its warm-up\n"
+            "  --perf-dir DIR       where the profile goes (default: --json's directory, or .)\n"
             "  --format FMT         standard output: table (default), gbench (Google Benchmark\n"
             "                       JSON: a row per fork, then mean/median/stddev rows), gab\n"
             "                       (github-action-benchmark customSmallerIsBetter), gab-bigger\n"
@@ -101,6 +104,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         O_JSON,
         O_FORMAT,
         O_GBENCH_AGG,
+        O_PERF_RECORD,
+        O_PERF_DIR,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -118,6 +123,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"json", required_argument, NULL, O_JSON},
         {"format", required_argument, NULL, O_FORMAT},
         {"gbench-aggregates", required_argument, NULL, O_GBENCH_AGG},
+        {"perf-record", required_argument, NULL, O_PERF_RECORD},
+        {"perf-dir", required_argument, NULL, O_PERF_DIR},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -179,6 +186,12 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case O_JSON:
             o->json = optarg;
+            break;
+        case O_PERF_RECORD:
+            o->cfg.perf_record = optarg;
+            break;
+        case O_PERF_DIR:
+            o->cfg.perf_dir = optarg;
             break;
         case O_FORMAT:
             if (strcmp(optarg, "table") == 0)
@@ -316,6 +329,23 @@ int h2b_micro_main(int argc, char **argv)
             printf("%s\n", run[i]->name);
         return 0;
     }
+    static char perf_dir[4096];
+    if (o.cfg.perf_record) {
+        bool found = false;
+        for (size_t i = 0; i < selected; i++)
+            found = found || strcmp(run[i]->name, o.cfg.perf_record) == 0;
+        if (!found) {
+            fprintf(stderr, "%s: --perf-record: no benchmark named '%s'%s\n", prog,
+                    o.cfg.perf_record, o.filter ? " among those --filter selects" : "");
+            return 2;
+        }
+        if (!o.cfg.perf_dir) {
+            const char *slash = o.json ? strrchr(o.json, '/') : NULL;
+            snprintf(perf_dir, sizeof perf_dir, "%.*s", slash ? (int)(slash - o.json) : 1,
+                     slash ? o.json : ".");
+            o.cfg.perf_dir = perf_dir;
+        }
+    }
     if (selected == 0) {
         fprintf(stderr, "%s: no benchmark matches%s%s\n", prog, o.filter ? " " : "",
                 o.filter ? o.filter : "");
@@ -368,6 +398,9 @@ int h2b_micro_main(int argc, char **argv)
                 snprintf(r->error, sizeof r->error, "%s", ins.reason);
             }
         }
+        if (!r->error[0] && o.cfg.perf_record && strcmp(run[i]->name, o.cfg.perf_record) == 0 &&
+            h2b__micro_run_perf(run[i], &o.cfg, r) != H2B_OK)
+            fprintf(table, "# %s: no profile: %s\n", run[i]->name, r->profile_reason);
         if (r->error[0])
             exit_code = 3;
         h2b__micro_print_table_row(table, r);

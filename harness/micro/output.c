@@ -138,6 +138,8 @@ void h2b__micro_result_free(struct h2b_micro_result *r)
         h2b__micro_fork_free(&r->fork[i]);
     h2b_hist_del(r->hist);
     r->hist = NULL;
+    free(r->profile);
+    r->profile = NULL;
 }
 
 static double maybe_value(const struct h2b_micro_maybe *m)
@@ -198,6 +200,16 @@ int h2b__micro_result_entry(const struct h2b_micro_result *r, struct h2b_results
         rc = h2b_model_note_add(&e->note, "instructions_per_op", r->instructions_per_op.reason);
     if (rc == H2B_OK && r->batch > 1)
         rc = h2b_model_note_add(&e->note, "percentiles", "per-op averages over sample batches");
+    if (rc == H2B_OK && r->profile) {
+        json_error_t jerr;
+        if (!(e->profile = json_loads(r->profile, 0, &jerr)) || !json_is_object(e->profile)) {
+            json_decref(e->profile);
+            e->profile = NULL;
+            rc = h2b_model_note_add(&e->note, "profile", "the profile hook returned no object");
+        }
+    } else if (rc == H2B_OK && r->profile_reason[0]) {
+        rc = h2b_model_note_add(&e->note, "profile", r->profile_reason);
+    }
     if (rc != H2B_OK)
         goto out;
     /* a percentile resting on fewer than 10 samples above it is an anecdote, not a tail */

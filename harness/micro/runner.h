@@ -42,6 +42,8 @@ struct h2b_micro_config {
     uint64_t callgrind_calls; /* N of the callgrind pass (it runs N and 4N calls) */
     int cpu;                  /* CPU to pin to, -1 for none */
     uint64_t seed;            /* epoch-size jitter */
+    const char *perf_record;  /* --perf-record: the benchmark to profile, or NULL */
+    const char *perf_dir;     /* where its profile goes */
 };
 
 /* A measurement that may be missing: value, or a reason why not. */
@@ -126,6 +128,8 @@ struct h2b_micro_result {
     const char *instructions_source; /* "perf", "callgrind" or NULL */
     bool alloc_deterministic;
     char error[H2B_MICRO_REASON_MAX];
+    char *profile;                             /* --perf-record: JSON object text, or NULL */
+    char profile_reason[H2B_MICRO_REASON_MAX]; /* why profile is NULL */
 };
 /* Merges r->fork[0..forks) into the summary fields. Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b__micro_result_merge(struct h2b_micro_result *r);
@@ -142,6 +146,13 @@ void h2b__micro_print_table_row(FILE *f, const struct h2b_micro_result *r);
  * with two or more forks (aggregates). */
 json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const char *exe,
                                bool aggregates, bool iterations);
+
+/* --perf-record: one extra fork of inst under `perf record -e cpu-clock --call-graph dwarf`,
+ * recording from the end of its warm-up to its exit (its numbers are not used: perf slows it),
+ * then `perf script` into cfg->perf_dir and the profile hook. Fills r->profile or
+ * r->profile_reason. Returns H2B_OK or the code of what failed. */
+int h2b__micro_run_perf(const struct h2b_micro_instance *inst, const struct h2b_micro_config *cfg,
+                        struct h2b_micro_result *r);
 
 /* Median of v[0..n) (v is reordered); 0 if n == 0. */
 double h2b__micro_median(double *v, size_t n);

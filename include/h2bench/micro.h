@@ -33,6 +33,7 @@
 #ifndef H2BENCH_MICRO_H
 #define H2BENCH_MICRO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -110,6 +111,17 @@ static inline void h2b_micro_clobber(void)
  * (0 ok, 2 usage error, 3 a benchmark failed or a measurement could not be made). argv[0] is
  * only used in messages. */
 int h2b_micro_main(int argc, char **argv);
+
+/* Folding for --perf-record NAME (optional). The runner records one extra fork of NAME under
+ * `perf record` and writes `perf script` text to script_path; without a hook that text is the
+ * artefact (fold it with `h2bench flame --perf-script`). With a hook, the runner calls it with
+ * that path, the fork's executable and an output stem (a path without extension); the hook
+ * returns a malloc'd JSON object text for the result's "profile" field, or NULL with why filled.
+ * `h2bench micro` installs one that writes STEM.folded and STEM.svg. Call before
+ * h2b_micro_main; not thread-safe. */
+typedef char *(*h2b_micro_profile_fn)(const char *script_path, const char *exe, const char *stem,
+                                      char *why, size_t why_size);
+void h2b_micro_set_profile_hook(h2b_micro_profile_fn fn);
 
 #ifdef __cplusplus
 }

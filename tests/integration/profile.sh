@@ -76,4 +76,22 @@ out=$(python3 "$SVG_CHECK" "$TMP/diff.svg" "$(jq '.matrix[1].profile.server.samp
 expect_eq "injected function red in the diff: $out" "$?" 0
 out=$(grep -c 'data-name="h2b_inject_slow_respond"' "$svg")
 expect_eq "injected function absent from A" "$out" 0
+
+# h2bench micro --perf-record NAME: one extra fork profiled after its warm-up.
+"$H2BENCH" micro --perf-record nosuch >/dev/null 2>"$TMP/merr"
+expect_eq "micro unknown benchmark exit" "$?" 2
+expect_match "micro names it" "$(cat "$TMP/merr")" "--perf-record: no benchmark named 'nosuch'"
+mkdir -p "$TMP/micro"
+"$H2BENCH" micro --filter '^hpack/decode-browser-request$' --time 200ms \
+    --perf-record hpack/decode-browser-request --json "$TMP/micro/r.json" >"$TMP/micro.out" 2>&1
+expect_eq "micro --perf-record exit" "$?" 0
+msamples=$(jq '.micro[0].profile.samples' "$TMP/micro/r.json")
+expect_eq "micro samples" "$(jq '.micro[0].profile.samples > 20' "$TMP/micro/r.json")" true
+expect_eq "micro: nghttp2 dominates the HPACK decoder" \
+    "$(jq '.micro[0].profile.dso_pct.nghttp2 > 50' "$TMP/micro/r.json")" true
+out=$(python3 "$SVG_CHECK" "$TMP/micro/$(jq -r '.micro[0].profile.svg' "$TMP/micro/r.json")" \
+    "$msamples" 2>&1)
+expect_eq "micro flame graph: $out" "$?" 0
+expect_eq "micro: the runner's loop is in the stacks" \
+    "$(grep -c 'decode_run \[h2bench\]' "$TMP/micro/$(jq -r '.micro[0].profile.folded' "$TMP/micro/r.json")" | awk '{print ($1 > 0)}')" 1
 finish
