@@ -23,11 +23,18 @@
  * needs a bootstrap arena); -Wl,--wrap (misses calls made inside shared libraries); glibc's
  * __malloc_hook (removed in 2.34).
  *
+ * Budget page: an executable that links this interposer shadows the malloc of an LD_PRELOAD
+ * library (the executable comes first in symbol lookup), so the budget preload could never
+ * count h2bench serve. When $H2B_BUDGET_PAGE names a budget page (budget_page.h) this file
+ * therefore counts every thread's allocations into it too, process-wide, and says so in the
+ * page. Otherwise the page pointer stays NULL and the fast path tests it beside the armed flag.
+ *
  * Under sanitizers (H2B_SANITIZED) none of the interposer is compiled: the sanitizer runtime
  * owns malloc and two definitions would collide. The API then reads zeros.
  */
 #include "alloc.h"
 #include "alloc_count.h"
+#include "budget_page.h"
 
 #include <string.h>
 
@@ -73,9 +80,18 @@ static usable_size_fn resolve_usable_size(void)
     return fn;
 }
 
+/* The budget page of a process measured by the runner, or NULL (nearly always). */
+static struct h2b_budget_page *process_page;
+
 __attribute__((constructor(101))) static void resolve_at_startup(void)
 {
     (void)resolve_usable_size();
+    struct h2b_budget_page *p = h2b__budget_page_attach();
+    if (p != NULL) {
+        p->alloc_why[0] = '\0';
+        __atomic_store_n(&p->alloc_source, H2B_BUDGET_ALLOC_INTERPOSER, __ATOMIC_RELEASE);
+        __atomic_store_n(&process_page, p, __ATOMIC_RELEASE);
+    }
 }
 
 static size_t usable_size(void *p)
@@ -84,21 +100,27 @@ static size_t usable_size(void *p)
     return fn ? fn(p) : 0;
 }
 
-#define ARMED() __builtin_expect(counters.armed, 0)
+#define ARMED() __builtin_expect(counters.armed | (process_page != NULL), 0)
 
 /* Disarmed, each entry point is a thread-local test and a tail call into glibc; the counting
  * paths are out of line so that the fast path needs no stack frame. */
 __attribute__((noinline)) static void *counted(void *p, size_t requested)
 {
-    if (p != NULL)
+    if (p != NULL && counters.armed)
         h2b__alloc_count_alloc(&counters.stats, requested, usable_size(p));
+    if (p != NULL && process_page != NULL) {
+        h2b__budget_add(&process_page->c.allocs, 1);
+        h2b__budget_add(&process_page->c.bytes, requested);
+    }
     return p;
 }
 
 __attribute__((noinline)) static void count_free(void *p)
 {
-    if (p != NULL)
+    if (p != NULL && counters.armed)
         h2b__alloc_count_free(&counters.stats, usable_size(p));
+    if (p != NULL && process_page != NULL)
+        h2b__budget_add(&process_page->c.frees, 1);
 }
 
 void *malloc(size_t size)
@@ -128,9 +150,18 @@ void *realloc(void *ptr, size_t size)
     if (!ARMED())
         return __libc_realloc(ptr, size);
     /* The old block's size is only knowable before the call. */
-    size_t old = ptr ? usable_size(ptr) : 0;
+    size_t old = ptr && counters.armed ? usable_size(ptr) : 0;
     void *p = __libc_realloc(ptr, size);
-    h2b__alloc_count_realloc(&counters.stats, ptr, old, p, size, p ? usable_size(p) : 0);
+    if (counters.armed)
+        h2b__alloc_count_realloc(&counters.stats, ptr, old, p, size, p ? usable_size(p) : 0);
+    if (process_page != NULL && (p != NULL || (ptr != NULL && size == 0))) {
+        if (ptr != NULL)
+            h2b__budget_add(&process_page->c.frees, 1);
+        if (p != NULL) {
+            h2b__budget_add(&process_page->c.allocs, 1);
+            h2b__budget_add(&process_page->c.bytes, size);
+        }
+    }
     return p;
 }
 

@@ -18,6 +18,7 @@
  */
 #include "runner.h"
 
+#include "budget.h"
 #include "client.h"
 #include "clock.h"
 #include "cpu.h"
@@ -975,6 +976,42 @@ static void raise_fd_limit(void)
     }
 }
 
+/* "What a request costs each server": one row per target and point, null as "-" (the results
+ * file says why). */
+static void print_budgets(const struct run *r, const json_t *matrix)
+{
+    FILE *f = r->o->report;
+    if (!f)
+        return;
+    fprintf(f, "\nWhat a request costs each server (budgets, exact; instructions: callgrind):\n");
+    fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", "target", "point", "allocs/req",
+            "bytes/req", "reads", "writes", "wr/read", "instr/req", "KiB/conn");
+    size_t ran = json_array_size(matrix) < r->ncells ? json_array_size(matrix) : r->ncells;
+    for (size_t i = 0; i < ran; i++) {
+        const struct h2b_cell *c = &r->cells[i];
+        bool first = c->repeat == 0;
+        for (size_t j = 0; j < i && first; j++)
+            first = !(r->cells[j].target == c->target && same_point(&r->cells[j], c));
+        const json_t *b = json_object_get(json_array_get(matrix, i), "budgets");
+        if (!first || !b)
+            continue;
+        char point[32], cols[H2B_BUDGET_NMETRICS][24];
+        snprintf(point, sizeof(point), "%ux%u", c->connections, c->streams_effective);
+        for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
+            const json_t *x = json_object_get(b, h2b_budget_metric_name(m));
+            if (json_is_number(x))
+                snprintf(cols[m], sizeof(cols[m]), m == H2B_BUDGET_INSTRUCTIONS ? "%.0f" : "%.2f",
+                         json_number_value(x));
+            else
+                snprintf(cols[m], sizeof(cols[m]), "-");
+        }
+        fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", r->s->targets[c->target].name,
+                point, cols[H2B_BUDGET_ALLOCS], cols[H2B_BUDGET_BYTES], cols[H2B_BUDGET_READS],
+                cols[H2B_BUDGET_WRITES], cols[H2B_BUDGET_WRITES_PER_READ],
+                cols[H2B_BUDGET_INSTRUCTIONS], cols[H2B_BUDGET_RSS_PER_CONN]);
+    }
+}
+
 static int run_matrix(struct run *r, struct h2b_run_summary *sum)
 {
     const json_t *doc = r->results;
@@ -1044,6 +1081,62 @@ static int start_profiles(struct run *r, const char *results_path)
     if (rc)
         h2b_diag_set(r->diag, NULL, NULL, NULL, "--perf-record: %s", msg);
     return rc;
+}
+
+/* The budget passes (budget.h): per started target, each distinct matrix point it ran, on
+ * fresh instances after the timed cells (their targets are stopped by then, so the passes
+ * compete with nothing). Every matrix entry of that point gets the point's "budgets". */
+static int run_budgets(struct run *r)
+{
+    json_t *matrix = json_object_get(r->results, "matrix");
+    size_t ran = json_array_size(matrix) < r->ncells ? json_array_size(matrix) : r->ncells;
+    char preload[4096];
+    bool have_preload = h2b_budget_find_preload(r->o->self, preload, sizeof(preload));
+    for (size_t t = 0; t < r->s->ntargets && !interrupted; t++) {
+        struct h2b_budget_values *pts = calloc(ran ? ran : 1, sizeof(*pts));
+        size_t np = 0;
+        if (!pts)
+            return H2B_ERR_NOMEM;
+        for (size_t i = 0; i < ran; i++) {
+            const struct h2b_cell *c = &r->cells[i];
+            bool seen = c->target != t;
+            for (size_t k = 0; k < np && !seen; k++)
+                seen =
+                    pts[k].connections == c->connections && pts[k].streams == c->streams_effective;
+            if (!seen) {
+                pts[np].connections = c->connections;
+                pts[np].streams = c->streams_effective;
+                np++;
+            }
+        }
+        char dir[600];
+        say(dir, sizeof(dir), "%s/%s-budgets", r->dir, r->s->targets[t].name);
+        mkdir(dir, 0755);
+        struct h2b_budget_job job = {
+            .spec = &r->s->targets[t],
+            .env = {.self = r->o->self,
+                    .peers = r->peers,
+                    .dir = dir,
+                    .docroot = r->docroot,
+                    .ready_path = r->s->matrix.path},
+            .budgets = &r->s->budgets,
+            .path = r->s->matrix.path,
+            .preload = have_preload ? preload : NULL,
+        };
+        if (np)
+            h2b_budget_measure(&job, pts, np, r->o->progress ? stderr : NULL);
+        for (size_t i = 0; i < ran; i++) {
+            const struct h2b_cell *c = &r->cells[i];
+            for (size_t k = 0; k < np && c->target == t; k++) {
+                if (pts[k].connections == c->connections && pts[k].streams == c->streams_effective)
+                    json_object_set_new(json_array_get(matrix, i), "budgets",
+                                        h2b_budget_values_json(&pts[k]));
+            }
+        }
+        free(pts);
+    }
+    print_budgets(r, matrix);
+    return H2B_OK;
 }
 
 static void cleanup(struct run *r)
@@ -1177,6 +1270,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
             h2b_target_del(r.targets[t]);
             r.targets[t] = NULL;
         }
+        if (r.s->budgets.enabled && (rc = run_budgets(&r)))
+            goto out;
     }
     if (r.s->micro.enabled && !(o->fail_fast && sum->cells_failed) && !interrupted) {
         if (!r.dir[0] && (rc = prepare(&r)))

@@ -15,6 +15,7 @@
 #include "json.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,12 +252,97 @@ static bool cpu_list_ok(const char *s)
     return true;
 }
 
+/* The signals a server can be told to stop with, by name as kill -l spells them. */
+static int signal_by_name(const char *name)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } table[] = {{"TERM", SIGTERM}, {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"HUP", SIGHUP},
+                 {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}};
+    if (strncmp(name, "SIG", 3) == 0)
+        name += 3;
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (strcmp(table[i].name, name) == 0)
+            return table[i].sig;
+    return 0;
+}
+
+/* command, env, cwd (command targets only) and stop_signal (every started target). */
+static int parse_command(struct ctx *c, const json_t *v, const char *path,
+                         struct h2b_target_spec *t)
+{
+    char child[PATH_LEN], item[PATH_LEN];
+    char *sig = NULL;
+    int rc;
+    bool is_cmd = t->kind == H2B_TARGET_COMMAND;
+    if ((rc = get_string(c, v, "stop_signal", path, "TERM", &sig)))
+        return rc;
+    t->stop_signal = signal_by_name(sig);
+    free(sig);
+    if (t->stop_signal == 0) {
+        h2b_json_path_key(child, sizeof(child), path, "stop_signal");
+        return fail(c, child, "expected TERM, INT, QUIT, HUP, KILL, USR1 or USR2");
+    }
+    static const char *const only[] = {"command", "env", "cwd", NULL};
+    for (const char *const *k = only; *k && !is_cmd; k++) {
+        if (json_object_get(v, *k)) {
+            h2b_json_path_key(child, sizeof(child), path, *k);
+            return fail(c, child, "only a target of type \"command\" has a %s", *k);
+        }
+    }
+    if (!is_cmd)
+        return H2B_OK;
+    h2b_json_path_key(child, sizeof(child), path, "command");
+    if (!json_is_array(json_object_get(v, "command")) ||
+        json_array_size(json_object_get(v, "command")) == 0)
+        return fail(c, child,
+                    "required for a target of type \"command\": a non-empty list of strings, "
+                    "e.g. [\"./mysrv\", \"--port\", \"{port}\"]");
+    if ((rc = get_strv(c, v, "command", path, &t->command, &t->ncommand)) ||
+        (rc = get_string(c, v, "cwd", path, NULL, &t->cwd)))
+        return rc;
+    if (t->command[0][0] == '\0')
+        return fail(c, child, "the program (command[0]) is empty");
+    json_t *env = NULL;
+    if ((rc = h2b_json_get_object(c->src, v, path, "env", H2B_JSON_OPTIONAL, &env, c->diag)) < 0)
+        return rc;
+    size_t n = env ? json_object_size(env) : 0;
+    if (!(t->env = calloc(n + 1, sizeof(*t->env))))
+        return H2B_ERR_NOMEM;
+    h2b_json_path_key(child, sizeof(child), path, "env");
+    const char *key;
+    json_t *val;
+    json_object_foreach(env, key, val)
+    {
+        h2b_json_path_key(item, sizeof(item), child, key);
+        const char *str = NULL;
+        if ((rc = h2b_json_check_string(c->src, val, item, H2B_JSON_REQUIRED, &str, c->diag)) < 0)
+            return rc;
+        if (!key[0] || strchr(key, '=') ||
+            strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                        "qrstuvwxyz0123456789_") != strlen(key))
+            return fail(c, item, "expected a variable name of letters, digits and '_'");
+        size_t len = strlen(key) + strlen(str) + 2;
+        if (!(t->env[t->nenv] = malloc(len)))
+            return H2B_ERR_NOMEM;
+        snprintf(t->env[t->nenv++], len, "%s=%s", key, str);
+    }
+    if (!t->name_given) {
+        h2b_json_path_key(child, sizeof(child), path, "name");
+        return fail(c, child, "required for a target of type \"command\" (it names the cells)");
+    }
+    return H2B_OK;
+}
+
 static int parse_target(struct ctx *c, const json_t *v, const char *path,
                         const char *const *known_peers, struct h2b_target_spec *t)
 {
-    static const char *const keys[] = {
-        "name", "type", "peer", "url", "cpus", "threads", "max_streams", "args", "ready_timeout_s",
-        NULL};
+    static const char *const keys[] = {"name",        "type", "peer",
+                                       "url",         "cpus", "threads",
+                                       "max_streams", "args", "ready_timeout_s",
+                                       "command",     "env",  "cwd",
+                                       "stop_signal", NULL};
     char child[PATH_LEN];
     char *type = NULL;
     int rc;
@@ -266,6 +352,7 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         return rc;
     if ((rc = get_string(c, v, "type", path, "bundled", &type)))
         return rc;
+    t->name_given = json_object_get(v, "name") != NULL;
     h2b_json_path_key(child, sizeof(child), path, "type");
     if (strcmp(type, "bundled") == 0)
         t->kind = H2B_TARGET_BUNDLED;
@@ -273,8 +360,11 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         t->kind = H2B_TARGET_PEER;
     else if (strcmp(type, "url") == 0)
         t->kind = H2B_TARGET_URL;
+    else if (strcmp(type, "command") == 0)
+        t->kind = H2B_TARGET_COMMAND;
     else
-        rc = fail(c, child, "expected \"bundled\", \"peer\" or \"url\", got \"%s\"", type);
+        rc = fail(c, child, "expected \"bundled\", \"peer\", \"url\" or \"command\", got \"%s\"",
+                  type);
     free(type);
     if (rc)
         return rc;
@@ -285,7 +375,8 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         (rc = get_u32(c, v, "threads", path, 1, 256, 1, &t->threads)) ||
         (rc = get_u32(c, v, "max_streams", path, 1, INT32_MAX, 0, &t->max_streams)) ||
         (rc = get_strv(c, v, "args", path, &t->args, &t->nargs)) ||
-        (rc = get_seconds(c, v, "ready_timeout_s", path, 0.1, 600, 10, &t->ready_timeout_s)))
+        (rc = get_seconds(c, v, "ready_timeout_s", path, 0.1, 600, 10, &t->ready_timeout_s)) ||
+        (rc = parse_command(c, v, path, t)))
         return rc;
 
     h2b_json_path_key(child, sizeof(child), path, "cpus");
@@ -496,6 +587,19 @@ out:
     return rc;
 }
 
+static int parse_budgets(struct ctx *c, const json_t *v, struct h2b_budgets_spec *b)
+{
+    int rc;
+    if ((rc = get_uint(c, v, "warmup_requests", "budgets", 1, UINT32_MAX, 1000,
+                       &b->warmup_requests)) ||
+        (rc = get_uint(c, v, "requests", "budgets", 1, UINT32_MAX, 2000, &b->requests)) ||
+        (rc = get_bool(c, v, "instructions", "budgets", true, &b->instructions)) ||
+        (rc = get_u32(c, v, "rss_connections", "budgets", 0, 20000, 1000, &b->rss_connections)))
+        return rc;
+    b->enabled = true;
+    return H2B_OK;
+}
+
 static int parse_micro(struct ctx *c, const json_t *v, struct h2b_micro_spec *mi)
 {
     int rc;
@@ -515,9 +619,11 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
                       const char *const *known_peers, struct h2b_scenario **out,
                       struct h2b_diag *diag)
 {
-    static const char *const keys[] = {"name",   "description", "targets",     "client",
-                                       "matrix", "micro",       "perf_record", NULL};
+    static const char *const keys[] = {"name",  "description", "targets", "client",      "matrix",
+                                       "micro", "perf_record", "budgets", NULL};
     static const char *const perf_record_keys[] = {"cells", "client", NULL};
+    static const char *const budgets_keys[] = {"warmup_requests", "requests", "instructions",
+                                               "rss_connections", NULL};
     static const char *const matrix_keys[] = {
         "connections", "streams",       "frame_size", "window_bits", "path",
         "method",      "body_bytes",    "requests",   "duration_s",  "min_requests",
@@ -525,7 +631,7 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     static const char *const micro_keys[] = {"filter", "profile", "cpu", NULL};
     struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));
-    json_t *matrix = NULL, *micro = NULL, *perf_record = NULL;
+    json_t *matrix = NULL, *micro = NULL, *perf_record = NULL, *budgets = NULL;
     int rc;
     if (!s)
         return H2B_ERR_NOMEM;
@@ -546,7 +652,14 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     if ((rc = get_string(&c, doc, "description", "", "", &s->description)) ||
         (rc = get_object(&c, doc, "matrix", "", matrix_keys, &matrix)) ||
         (rc = get_object(&c, doc, "micro", "", micro_keys, &micro)) ||
-        (rc = get_object(&c, doc, "perf_record", "", perf_record_keys, &perf_record)))
+        (rc = get_object(&c, doc, "perf_record", "", perf_record_keys, &perf_record)) ||
+        (rc = get_object(&c, doc, "budgets", "", budgets_keys, &budgets)))
+        goto fail;
+    if (budgets && !matrix) {
+        rc = fail(&c, "budgets", "budgets are measured per matrix point: add a \"matrix\"");
+        goto fail;
+    }
+    if (budgets && (rc = parse_budgets(&c, budgets, &s->budgets)))
         goto fail;
     if (!matrix && !micro) {
         rc = fail(&c, "", "a scenario needs a \"matrix\", a \"micro\" block, or both");
@@ -604,6 +717,9 @@ void h2b_scenario_del(struct h2b_scenario *s)
         free(t->url);
         free(t->cpus);
         free_strv(t->args);
+        free_strv(t->command);
+        free_strv(t->env);
+        free(t->cwd);
     }
     free(s->targets);
     free(s->client.command);

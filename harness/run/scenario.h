@@ -22,7 +22,8 @@
 enum h2b_target_kind {
     H2B_TARGET_BUNDLED, /* h2bench serve, started by the runner */
     H2B_TARGET_PEER,    /* nghttpd, h2o or nginx from servers/peers/, started by the runner */
-    H2B_TARGET_URL      /* already running somewhere; only probed */
+    H2B_TARGET_URL,     /* already running somewhere; only probed */
+    H2B_TARGET_COMMAND  /* the user's own server: a command line with the peers' placeholders */
 };
 
 enum h2b_client_kind { H2B_CLIENT_H2BENCH, H2B_CLIENT_H2LOAD };
@@ -44,6 +45,13 @@ struct h2b_target_spec {
     char **args;               /* extra command-line arguments, NULL-terminated */
     size_t nargs;
     double ready_timeout_s; /* readiness probe deadline (default 10 s) */
+    char **command;         /* H2B_TARGET_COMMAND: argument templates, NULL-terminated */
+    size_t ncommand;
+    char **env; /* H2B_TARGET_COMMAND: "NAME=value" added to the environment, NULL-terminated */
+    size_t nenv;
+    char *cwd;       /* H2B_TARGET_COMMAND: working directory (placeholders allowed), or NULL */
+    int stop_signal; /* sent to stop the target (default SIGTERM), then SIGKILL after 5 s */
+    bool name_given; /* the document named the target (command targets must) */
 };
 
 struct h2b_client_spec {
@@ -86,6 +94,16 @@ struct h2b_matrix_spec {
     enum h2b_order order;
 };
 
+/* Per-request budgets (docs/scenarios.md "Benchmark your own server"): each matrix point of
+ * each started target measured again, exactly, in passes of their own. */
+struct h2b_budgets_spec {
+    bool enabled;             /* the scenario has a "budgets" block */
+    uint64_t warmup_requests; /* N1: first phase, not counted (default 1000) */
+    uint64_t requests;        /* N2: the measured phase (default 2000) */
+    bool instructions;        /* the callgrind pass (default true) */
+    uint32_t rss_connections; /* connections of the RSS measurement; 0 = skip (default 1000) */
+};
+
 struct h2b_micro_spec {
     bool enabled;  /* the scenario has a "micro" block */
     char *filter;  /* regular expression over benchmark names (default ".") */
@@ -107,6 +125,7 @@ struct h2b_scenario {
     struct h2b_client_spec client;
     bool has_matrix;
     struct h2b_matrix_spec matrix;
+    struct h2b_budgets_spec budgets;
     struct h2b_micro_spec micro;
     struct h2b_perf_record_spec perf_record;
 };

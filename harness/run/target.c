@@ -18,6 +18,7 @@
 #include "proc.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #define STOP_GRACE_NS (5 * H2B_NS_PER_SEC)
+#define PROBE_SLICE_NS (300 * H2B_NS_PER_MS)
 #define LOOPBACK "127.0.0.1"
 
 struct h2b_target {
@@ -35,6 +37,8 @@ struct h2b_target {
     struct h2b_proc *proc; /* NULL for URL targets */
     char url[256];
     char log[512];
+    char err_log[512]; /* command targets: stderr apart from stdout; "" otherwise */
+    char program[4096];
     bool dead; /* reaped: dead_why says how it ended */
     char dead_why[256];
 };
@@ -146,14 +150,124 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
     return H2B_OK;
 }
 
-/* Appends the last line of the target's log to why, which usually says what went wrong. */
+/* The user's command line with the peers' placeholders filled in, its working directory, and
+ * the URL it will answer on. */
+static int command_argv(struct h2b_target *t, const struct h2b_target_env *env, char ***out,
+                        char **cwd, char *why, size_t why_size)
+{
+    const struct h2b_target_spec *spec = t->spec;
+    uint16_t port;
+    if (free_port(&port)) {
+        snprintf(why, why_size, "no free loopback port");
+        return H2B_ERR_SYS;
+    }
+    struct h2b_peer_vars vars = {
+        .host = LOOPBACK,
+        .port = port,
+        .threads = spec->threads,
+        .max_streams = spec->max_streams ? spec->max_streams : H2B_TARGET_BUNDLED_MAX_STREAMS,
+        .docroot = env->docroot,
+        .dir = env->dir,
+    };
+    char **argv = calloc(spec->ncommand + 1, sizeof(*argv));
+    int rc = argv ? H2B_OK : H2B_ERR_NOMEM;
+    for (size_t i = 0; rc == H2B_OK && i < spec->ncommand; i++)
+        rc = h2b_peers_expand(spec->command[i], &vars, NULL, &argv[i], why, why_size);
+    if (rc == H2B_OK && spec->cwd)
+        rc = h2b_peers_expand(spec->cwd, &vars, NULL, cwd, why, why_size);
+    if (rc) {
+        free_argv(argv);
+        return rc;
+    }
+    snprintf(t->url, sizeof(t->url), "http://%s:%u", LOOPBACK, port);
+    *out = argv;
+    return H2B_OK;
+}
+
+/* argv[0] as exec will find it: relative to cwd, or searched in PATH when it has no '/'. */
+static void resolve_program(const char *argv0, const char *cwd, char *buf, size_t size)
+{
+    if (strchr(argv0, '/')) {
+        if (argv0[0] != '/' && cwd)
+            snprintf(buf, size, "%s/%s", cwd, argv0);
+        else
+            snprintf(buf, size, "%s", argv0);
+        return;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(buf, size, "%.*s/%s", (int)n, p, argv0);
+        if (access(buf, X_OK) == 0)
+            return;
+        p += n + (p[n] == ':');
+    }
+    snprintf(buf, size, "%s", argv0);
+}
+
+/* wrapper + argv, NULL-terminated; the strings are borrowed. */
+static char **wrapped_argv(const char *const *wrapper, char **argv)
+{
+    size_t nw = 0, na = 0;
+    while (wrapper && wrapper[nw])
+        nw++;
+    while (argv[na])
+        na++;
+    char **v = calloc(nw + na + 1, sizeof(*v));
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < nw; i++)
+        v[i] = (char *)wrapper[i];
+    for (size_t i = 0; i < na; i++)
+        v[nw + i] = argv[i];
+    return v;
+}
+
+extern char **environ;
+
+/* The parent's environment with the scenario's and the budget pass's variables on top (a name
+ * given again replaces the inherited value). Strings borrowed; free the array only. */
+static char **merged_env(const struct h2b_target_spec *spec, const struct h2b_target_env *env)
+{
+    size_t ne = 0, nx = 0;
+    while (environ[ne])
+        ne++;
+    while (env->extra_env && env->extra_env[nx])
+        nx++;
+    char **v = calloc(ne + spec->nenv + nx + 1, sizeof(*v));
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    const char *const *adds[2] = {(const char *const *)spec->env, env->extra_env};
+    for (size_t i = 0; i < ne; i++) {
+        size_t len = strcspn(environ[i], "=");
+        bool replaced = false;
+        for (size_t a = 0; a < 2; a++)
+            for (const char *const *x = adds[a]; x && *x; x++)
+                replaced = replaced || (strncmp(*x, environ[i], len) == 0 && (*x)[len] == '=');
+        if (!replaced)
+            v[k++] = environ[i];
+    }
+    for (size_t a = 0; a < 2; a++)
+        for (const char *const *x = adds[a]; x && *x; x++)
+            v[k++] = (char *)*x;
+    return v;
+}
+
+/* Appends the last line of the target's log(s) to why, which usually says what went wrong. */
 static void quote_log(const struct h2b_target *t, char *why, size_t why_size)
 {
     char last[256];
     h2b__run_last_line(t->log, last, sizeof(last));
     size_t len = strlen(why);
     if (last[0] && len + 4 < why_size)
-        snprintf(why + len, why_size - len, " (log: %s)", last);
+        snprintf(why + len, why_size - len, " (%s: %s)", t->err_log[0] ? "stdout" : "log", last);
+    if (t->err_log[0]) {
+        h2b__run_last_line(t->err_log, last, sizeof(last));
+        len = strlen(why);
+        if (last[0] && len + 4 < why_size)
+            snprintf(why + len, why_size - len, " (stderr: %s)", last);
+    }
 }
 
 /* Waits for "listening on http://HOST:PORT" on the bundled server's stdout. */
@@ -193,13 +307,18 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
                      const struct h2b_target_env *env, char *why, size_t why_size)
 {
     struct h2b_target *t = calloc(1, sizeof(*t));
-    char **argv = NULL;
+    char **argv = NULL, **full = NULL, **envp = NULL, *cwd = NULL;
     int rc;
     if (!t)
         return H2B_ERR_NOMEM;
     t->spec = spec;
-    uint64_t timeout = (uint64_t)(spec->ready_timeout_s * 1e9);
+    uint64_t timeout =
+        (uint64_t)(spec->ready_timeout_s * (env->timeout_scale > 0 ? env->timeout_scale : 1) * 1e9);
     snprintf(t->log, sizeof(t->log), "%s/server.log", env->dir);
+    if (spec->kind == H2B_TARGET_COMMAND) {
+        snprintf(t->log, sizeof(t->log), "%s/stdout.log", env->dir);
+        snprintf(t->err_log, sizeof(t->err_log), "%s/stderr.log", env->dir);
+    }
     if (spec->kind == H2B_TARGET_URL) {
         snprintf(t->url, sizeof(t->url), "%s", spec->url);
         if ((rc = h2b_probe_ready(t->url, env->ready_path, timeout, why, why_size)))
@@ -207,8 +326,17 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
         *out = t;
         return H2B_OK;
     }
-    rc = spec->kind == H2B_TARGET_BUNDLED ? bundled_argv(spec, env, &argv)
-                                          : peer_argv(t, env, &argv, why, why_size);
+    rc = spec->kind == H2B_TARGET_BUNDLED   ? bundled_argv(spec, env, &argv)
+         : spec->kind == H2B_TARGET_COMMAND ? command_argv(t, env, &argv, &cwd, why, why_size)
+                                            : peer_argv(t, env, &argv, why, why_size);
+    if (rc == H2B_OK) {
+        resolve_program(argv[0], cwd, t->program, sizeof(t->program));
+        full = wrapped_argv(env->wrapper, argv);
+        if (spec->nenv || env->extra_env)
+            envp = merged_env(spec, env);
+        if (!full || ((spec->nenv || env->extra_env) && !envp))
+            rc = H2B_ERR_NOMEM;
+    }
     if (rc) {
         if (rc == H2B_ERR_NOMEM)
             snprintf(why, why_size, "out of memory");
@@ -227,12 +355,24 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
         .cpus = &cpus,
         .out = H2B_PROC_FILE,
         .out_path = t->log,
-        .err_to_out = true,
+        .err = H2B_PROC_FILE,
+        .err_path = t->err_log,
+        .err_to_out = t->err_log[0] == '\0',
+        .envp = envp,
+        .cwd = cwd,
         .kill_on_parent_exit = true,
         .new_process_group = true,
     };
-    if ((rc = h2b_proc_spawn(&t->proc, argv, &opts))) {
-        snprintf(why, why_size, "cannot start %s: %s", argv[0], h2b_strerror(rc));
+    if (spec->kind == H2B_TARGET_COMMAND && !env->wrapper && access(t->program, F_OK) == 0 &&
+        access(t->program, X_OK) != 0) {
+        snprintf(why, why_size, "cannot start %s: not executable (%s)", argv[0], strerror(errno));
+        rc = H2B_ERR_SYS;
+        goto fail;
+    }
+    if ((rc = h2b_proc_spawn(&t->proc, full, &opts))) {
+        int e = errno;
+        snprintf(why, why_size, "cannot start %s: %s%s%s", argv[0], h2b_strerror(rc),
+                 rc == H2B_ERR_SYS ? ": " : "", rc == H2B_ERR_SYS ? strerror(e) : "");
         goto fail;
     }
     if (spec->kind == H2B_TARGET_BUNDLED) {
@@ -240,20 +380,45 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
             goto fail_stop;
         /* h2bench serve answers as soon as it prints; probing anyway costs one request. */
     }
-    uint64_t left = timeout;
-    if ((rc = h2b_probe_ready(t->url, env->ready_path, left, why, why_size))) {
-        char alive_why[128];
-        if (!h2b_target_alive(t, alive_why, sizeof(alive_why)))
-            snprintf(why, why_size, "%s", alive_why);
-        goto fail_stop;
+    /* Probe in slices and look at the process between them: a server that exits at once is
+     * reported at once, not after the whole readiness deadline. */
+    uint64_t deadline = h2b_clock_now_ns() + timeout;
+    for (;;) {
+        uint64_t now = h2b_clock_now_ns();
+        uint64_t left = now < deadline ? deadline - now : 0;
+        rc = h2b_probe_ready(t->url, env->ready_path, left < PROBE_SLICE_NS ? left : PROBE_SLICE_NS,
+                             why, why_size);
+        char alive_why[256];
+        if (rc == H2B_OK)
+            break;
+        if (!h2b_target_alive(t, alive_why, sizeof(alive_why))) {
+            snprintf(why, why_size, "%s before it was ready", alive_why);
+            rc = H2B_ERR_CLOSED;
+            goto fail_stop_quoted;
+        }
+        if (h2b_clock_now_ns() >= deadline) {
+            char probe_why[200];
+            snprintf(probe_why, sizeof(probe_why), "%s", why);
+            snprintf(why, why_size, "not answering after ready_timeout_s (%.1f s): %s",
+                     (double)timeout / 1e9, probe_why);
+            rc = H2B_ERR_TIMEOUT;
+            goto fail_stop;
+        }
     }
     free_argv(argv);
+    free(full);
+    free(envp);
+    free(cwd);
     *out = t;
     return H2B_OK;
 fail_stop:
     quote_log(t, why, why_size);
+fail_stop_quoted:
 fail:
     free_argv(argv);
+    free(full);
+    free(envp);
+    free(cwd);
     h2b_target_del(t);
     return rc;
 }
@@ -265,7 +430,7 @@ void h2b_target_del(struct h2b_target *t)
     if (t->proc) {
         /* SIGTERM: every server here shuts down cleanly on it; after the grace period
          * h2b_proc_wait SIGKILLs. */
-        h2b_proc_signal(t->proc, SIGTERM);
+        h2b_proc_signal(t->proc, t->spec->stop_signal ? t->spec->stop_signal : SIGTERM);
         h2b_proc_wait(t->proc, STOP_GRACE_NS, NULL);
         h2b_proc_del(t->proc);
     }
@@ -285,6 +450,11 @@ pid_t h2b_target_pid(const struct h2b_target *t)
 const char *h2b_target_log(const struct h2b_target *t)
 {
     return t->log;
+}
+
+const char *h2b_target_program(const struct h2b_target *t)
+{
+    return t->program;
 }
 
 bool h2b_target_alive(struct h2b_target *t, char *why, size_t why_size)

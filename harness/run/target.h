@@ -4,7 +4,11 @@
  * A bundled target is `h2bench serve --port 0`, whose "listening on http://HOST:PORT" line gives
  * the URL. A peer gets a free loopback port chosen here (bind port 0, read it back, close) and
  * a rendered configuration, then libcurl polls it until it answers. A URL target is only
- * polled. Started targets are pinned to their CPU list before exec, so every thread they create
+ * polled. A command target (the user's own server) is started like a peer: its command's
+ * placeholders are the peers' ({host} {port} {threads} {max_streams} {docroot} {dir}), its
+ * environment gets the scenario's "env", and its stdout and stderr go to stdout.log and
+ * stderr.log in its run directory, whose last lines are quoted when it fails. Started targets
+ * are pinned to their CPU list before exec, so every thread they create
  * inherits the pinning, exactly as taskset would do.
  */
 #ifndef H2B_RUN_TARGET_H
@@ -30,6 +34,10 @@ struct h2b_target_env {
     const char *dir;        /* private directory for this target (config, logs) */
     const char *docroot;    /* static files for peers */
     const char *ready_path; /* path the readiness probe requests */
+    /* For the budget passes (budget.h); all may be NULL/0. */
+    const char *const *extra_env; /* "NAME=value" added to the target's environment */
+    const char *const *wrapper;   /* argv prefix, e.g. valgrind --tool=callgrind ... */
+    double timeout_scale;         /* readiness deadline multiplier (valgrind is slow); 0 = 1 */
 };
 
 /* Starts (or, for a URL target, reaches) spec and waits until it answers. Returns H2B_OK, or
@@ -58,5 +66,8 @@ int h2b_target_rss_kib(const struct h2b_target *t, uint64_t *out);
 
 /* Where the target's stderr/stdout go (a file in its directory), for failure messages. */
 const char *h2b_target_log(const struct h2b_target *t);
+
+/* The program that was executed (after PATH search: the first existing one), "" for URLs. */
+const char *h2b_target_program(const struct h2b_target *t);
 
 #endif

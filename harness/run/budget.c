@@ -1,0 +1,833 @@
+/*
+ * budget.c - per-request budgets of a target: the phase driver and the measurement passes.
+ *
+ * Passes, each on a fresh instance of the target (its own directory under the run's):
+ *  1. counts: started with LD_PRELOAD=h2bench-budget.so and H2B_BUDGET_PAGE naming a page
+ *     file (budget_page.h). First the RSS measurement (a warm-up connection, then R
+ *     connections with one request each, VmRSS before and after), then per point: open the
+ *     connections, N1 requests, settled snapshot, N2 requests, settled snapshot, close.
+ *     "Settled" means the counters stood still for 100 ms: the target finished what the last
+ *     response set off (frees, the read that returns EAGAIN) before we read.
+ *  2. instructions: started under valgrind --tool=callgrind --instr-atstart=no; per point the
+ *     N1 phase and one more N2 phase run uninstrumented (nghttpd's first N2 after a 500-request
+ *     warm-up still cost 0.4 % more than the next two, which agreed within 0.01 %), then twice:
+ * callgrind_control -i on, N2 requests, a pause for the tail, -i off, -d (dump); each dump's
+ * "totals:" line is that run's instruction count. The two must agree within 0.5 % (glibc free lists
+ * move a run by tens of instructions); otherwise the metric is null with both numbers. RSS is
+ * measured on the preload pass's fresh process before any point ran, so memory the points freed
+ * into malloc's free lists cannot hide what new connections cost.
+ *
+ * The driver: one thread, one epoll loop, nghttp2 client sessions writing through mem_send
+ * into one buffer per connection, in lockstep rounds (each connection sends `streams`
+ * requests, the next round waits for every response), so the target sees the same batches in
+ * every run. A phase ends with nothing in flight, so a snapshot is taken with the target idle.
+ *
+ * Rejected: h2load or `h2bench load` for the phases (they open fresh connections per run, so
+ * connection set-up would not cancel, and they cannot pause between phases with the target
+ * idle); /proc/PID/io syscr/syscw (file and pipe I/O mixed in, no allocation counts); perf
+ * stat (this machine has no counters; where counters exist the matrix cells already carry
+ * server_instructions_per_request); measuring budgets during the timed cells (the preload's
+ * atomics and valgrind would distort the times).
+ */
+#include "budget.h"
+
+#include "budget_page.h"
+#include "clock.h"
+#include "error.h"
+#include "proc.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OUTBUF 65536
+#define SETTLE_STABLE_NS (100 * H2B_NS_PER_MS)
+#define SETTLE_MAX_NS (3 * H2B_NS_PER_SEC)
+#define PHASE_TIMEOUT_NS (120 * H2B_NS_PER_SEC)
+#define VALGRIND_PHASE_TIMEOUT_NS (600 * H2B_NS_PER_SEC)
+#define TAIL_NS (300 * H2B_NS_PER_MS)
+#define INSTR_TOLERANCE 0.005
+
+static const char *const metric_names[H2B_BUDGET_NMETRICS] = {
+    "allocs_per_request",     "bytes_per_request", "reads_per_request",
+    "writes_per_request",     "writes_per_read",   "instructions_per_request",
+    "rss_per_connection_kib",
+};
+
+const char *h2b_budget_metric_name(enum h2b_budget_metric m)
+{
+    return (unsigned)m < H2B_BUDGET_NMETRICS ? metric_names[m] : "?";
+}
+
+int h2b_budget_metric_find(const char *name)
+{
+    for (int i = 0; i < H2B_BUDGET_NMETRICS; i++)
+        if (strcmp(metric_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void say(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the driver ---- */
+
+struct bconn {
+    struct h2b_budget_client *owner;
+    int fd;
+    nghttp2_session *sess;
+    uint64_t left;     /* requests still to submit in this phase */
+    uint32_t inflight; /* submitted, not closed */
+    uint32_t max_inflight;
+    bool dead;
+    bool want_out; /* EPOLLOUT registered */
+    uint8_t out[OUTBUF];
+    size_t out_len;
+};
+
+struct h2b_budget_client {
+    int ep;
+    struct bconn *conns;
+    uint32_t n;
+    char authority[300];
+    char path[1024];
+    uint64_t done, bad; /* this phase: complete responses, non-2xx or reset */
+    char bad_why[128];
+};
+
+static nghttp2_session_callbacks *client_callbacks(void);
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *arg)
+{
+    (void)flags;
+    (void)arg;
+    if (f->hd.type == NGHTTP2_HEADERS && namelen == 7 && memcmp(name, ":status", 7) == 0) {
+        bool ok = valuelen == 3 && value[0] == '2';
+        nghttp2_session_set_stream_user_data(s, f->hd.stream_id, ok ? (void *)1 : (void *)2);
+    }
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *s, int32_t sid, uint32_t code, void *arg)
+{
+    struct bconn *c = arg;
+    void *mark = nghttp2_session_get_stream_user_data(s, sid);
+    c->inflight--;
+    if (code == NGHTTP2_NO_ERROR && mark == (void *)1) {
+        c->owner->done++;
+    } else {
+        c->owner->bad++;
+        say(c->owner->bad_why, sizeof(c->owner->bad_why), "%s",
+            mark == (void *)2 ? "a response was not 2xx"
+                              : "a stream was reset or ended without a response");
+    }
+    return 0;
+}
+
+static nghttp2_session_callbacks *client_callbacks(void)
+{
+    static nghttp2_session_callbacks *cbs;
+    if (!cbs && nghttp2_session_callbacks_new(&cbs) == 0) {
+        nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+        nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
+    }
+    return cbs;
+}
+
+static void conn_watch(struct h2b_budget_client *cl, struct bconn *c, bool out)
+{
+    if (c->want_out == out)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c};
+    epoll_ctl(cl->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    c->want_out = out;
+}
+
+/* Submits what the phase allows, gathers nghttp2's output, writes it (once, unless partial). */
+static void conn_pump(struct h2b_budget_client *cl, struct bconn *c)
+{
+    if (c->dead)
+        return;
+    while (c->left > 0 && c->inflight < c->max_inflight) {
+        const nghttp2_nv nv[] = {
+            {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)":authority", (uint8_t *)cl->authority, 10, strlen(cl->authority),
+             NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)":path", (uint8_t *)cl->path, 5, strlen(cl->path), NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)"user-agent", (uint8_t *)"h2bench-budget", 10, 14, NGHTTP2_NV_FLAG_NONE},
+        };
+        if (nghttp2_submit_request(c->sess, NULL, nv, 5, NULL, NULL) < 0) {
+            c->dead = true;
+            return;
+        }
+        c->left--;
+        c->inflight++;
+    }
+    for (;;) {
+        const uint8_t *data;
+        ssize_t n;
+        while (c->out_len < OUTBUF / 2 && (n = nghttp2_session_mem_send(c->sess, &data)) > 0) {
+            if ((size_t)n > OUTBUF - c->out_len) {
+                c->dead = true; /* our requests are small; a huge frame is a bug */
+                return;
+            }
+            memcpy(c->out + c->out_len, data, (size_t)n);
+            c->out_len += (size_t)n;
+        }
+        if (c->out_len == 0) {
+            conn_watch(cl, c, false);
+            return;
+        }
+        ssize_t w = write(c->fd, c->out, c->out_len);
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            conn_watch(cl, c, true);
+            return;
+        }
+        if (w <= 0) {
+            c->dead = true;
+            return;
+        }
+        memmove(c->out, c->out + w, c->out_len - (size_t)w);
+        c->out_len -= (size_t)w;
+    }
+}
+
+static void conn_input(struct h2b_budget_client *cl, struct bconn *c)
+{
+    uint8_t buf[16384];
+    for (;;) {
+        ssize_t n = read(c->fd, buf, sizeof(buf));
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n <= 0 || nghttp2_session_mem_recv(c->sess, buf, (size_t)n) < 0) {
+            c->dead = true;
+            return;
+        }
+    }
+    conn_pump(cl, c);
+}
+
+static int split_base(const char *base_url, char *host, size_t hsize, char *port, size_t psize)
+{
+    const char *p = strncmp(base_url, "http://", 7) == 0 ? base_url + 7 : NULL;
+    if (!p)
+        return H2B_ERR_UNSUPPORTED;
+    const char *colon = strrchr(p, ':');
+    if (!colon || colon == p)
+        return H2B_ERR_PARSE;
+    snprintf(host, hsize, "%.*s", (int)(colon - p), p);
+    snprintf(port, psize, "%s", colon + 1);
+    return H2B_OK;
+}
+
+int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url, const char *path,
+                           uint32_t n, uint64_t timeout_ns, char *why, size_t why_size)
+{
+    char host[256], port[16];
+    (void)timeout_ns; /* connects on loopback complete or fail at once */
+    if (split_base(base_url, host, sizeof(host), port, sizeof(port))) {
+        say(why, why_size, "budgets need an h2c (http://) target, not %s", base_url);
+        return H2B_ERR_UNSUPPORTED;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai) {
+        say(why, why_size, "cannot resolve %s", host);
+        return H2B_ERR_NOTFOUND;
+    }
+    struct h2b_budget_client *cl = calloc(1, sizeof(*cl));
+    int rc = H2B_ERR_NOMEM;
+    if (!cl || !(cl->conns = calloc(n, sizeof(*cl->conns))) || !client_callbacks())
+        goto fail;
+    say(cl->authority, sizeof(cl->authority), "%s:%s", host, port);
+    say(cl->path, sizeof(cl->path), "%s", path);
+    if ((cl->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+        rc = H2B_ERR_SYS;
+        say(why, why_size, "epoll_create1: %s", strerror(errno));
+        goto fail;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct bconn *c = &cl->conns[i];
+        c->owner = cl;
+        c->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (c->fd < 0 || connect(c->fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            rc = H2B_ERR_SYS;
+            say(why, why_size, "connection %u of %u to %s: %s", i + 1, n, cl->authority,
+                strerror(errno));
+            if (c->fd >= 0)
+                close(c->fd);
+            c->fd = -1;
+            cl->n = i;
+            goto fail;
+        }
+        cl->n = i + 1;
+        int one = 1;
+        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+        if (nghttp2_session_client_new(&c->sess, client_callbacks(), c) != 0)
+            goto fail;
+        nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1u << 24) - 1}};
+        nghttp2_submit_settings(c->sess, NGHTTP2_FLAG_NONE, iv, 1);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+        if (epoll_ctl(cl->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+            rc = H2B_ERR_SYS;
+            goto fail;
+        }
+        conn_pump(cl, c);
+    }
+    freeaddrinfo(ai);
+    *out = cl;
+    return H2B_OK;
+fail:
+    freeaddrinfo(ai);
+    if (rc == H2B_ERR_NOMEM)
+        say(why, why_size, "out of memory");
+    h2b_budget_client_del(cl);
+    return rc;
+}
+
+/* Waits until no connection has a request in flight. */
+static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t want, char *why,
+                      size_t why_size)
+{
+    for (;;) {
+        bool busy = false;
+        for (uint32_t i = 0; i < cl->n; i++) {
+            if (cl->conns[i].dead) {
+                say(why, why_size, "connection %u closed or failed during the phase", i + 1);
+                return H2B_ERR_CLOSED;
+            }
+            busy = busy || cl->conns[i].inflight > 0;
+        }
+        if (!busy)
+            return H2B_OK;
+        uint64_t now = h2b_clock_now_ns();
+        if (now >= deadline) {
+            say(why, why_size, "%" PRIu64 " of %" PRIu64 " responses before the deadline", cl->done,
+                want);
+            return H2B_ERR_TIMEOUT;
+        }
+        struct epoll_event evs[64];
+        int ms = (int)((deadline - now) / H2B_NS_PER_MS) + 1;
+        int k = epoll_wait(cl->ep, evs, 64, ms > 1000 ? 1000 : ms);
+        for (int e = 0; e < k; e++) {
+            struct bconn *c = evs[e].data.ptr;
+            if (evs[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+                conn_input(cl, c);
+            else
+                conn_pump(cl, c);
+        }
+    }
+}
+
+/* Rounds in lockstep: every connection sends `streams` requests in one write, and the next
+ * round starts when every response of this one is in. The server then sees the same batches
+ * in every run, so its reads, writes and instructions per request repeat exactly; a free-
+ * running closed loop would batch by timing. */
+int h2b_budget_client_phase(struct h2b_budget_client *cl, uint64_t per_conn, uint32_t streams,
+                            uint64_t timeout_ns, uint64_t *done, char *why, size_t why_size)
+{
+    uint64_t want = per_conn * cl->n;
+    uint64_t deadline = h2b_clock_now_ns() + timeout_ns;
+    uint32_t s = streams ? streams : 1;
+    int rc = H2B_OK;
+    cl->done = cl->bad = 0;
+    for (uint64_t sent = 0; sent < per_conn && rc == H2B_OK;) {
+        uint64_t round = per_conn - sent < s ? per_conn - sent : s;
+        for (uint32_t i = 0; i < cl->n; i++) {
+            cl->conns[i].left = round;
+            cl->conns[i].max_inflight = (uint32_t)round;
+            conn_pump(cl, &cl->conns[i]);
+        }
+        sent += round;
+        rc = wait_round(cl, deadline, want, why, why_size);
+    }
+    if (rc == H2B_OK && cl->bad) {
+        say(why, why_size, "%" PRIu64 " of %" PRIu64 " requests failed: %s", cl->bad, want,
+            cl->bad_why);
+        rc = H2B_ERR_PROTO;
+    }
+    *done = cl->done;
+    return rc;
+}
+
+void h2b_budget_client_del(struct h2b_budget_client *cl)
+{
+    if (!cl)
+        return;
+    for (uint32_t i = 0; i < cl->n; i++) {
+        nghttp2_session_del(cl->conns[i].sess);
+        if (cl->conns[i].fd >= 0)
+            close(cl->conns[i].fd);
+    }
+    if (cl->ep > 0)
+        close(cl->ep);
+    free(cl->conns);
+    free(cl);
+}
+
+/* ---- values ---- */
+
+void h2b_budget_values_null(struct h2b_budget_values *v, const char *reason)
+{
+    for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
+        if (!v->have[m] && !v->why[m][0])
+            say(v->why[m], sizeof(v->why[m]), "%s", reason);
+    }
+}
+
+static void set_null(struct h2b_budget_values *v, enum h2b_budget_metric m, const char *reason)
+{
+    v->have[m] = false;
+    say(v->why[m], sizeof(v->why[m]), "%s", reason);
+}
+
+static void set_value(struct h2b_budget_values *v, enum h2b_budget_metric m, double x)
+{
+    v->have[m] = true;
+    v->v[m] = x;
+    v->why[m][0] = '\0';
+}
+
+json_t *h2b_budget_values_json(const struct h2b_budget_values *v)
+{
+    json_t *o = json_object(), *reasons = json_object();
+    if (!o || !reasons) {
+        json_decref(o);
+        json_decref(reasons);
+        return NULL;
+    }
+    for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
+        json_object_set_new(o, metric_names[m], v->have[m] ? json_real(v->v[m]) : json_null());
+        if (!v->have[m])
+            json_object_set_new(reasons, metric_names[m],
+                                json_string(v->why[m][0] ? v->why[m] : "not measured"));
+    }
+    json_object_set_new(o, "null_reasons", reasons);
+    json_object_set_new(o, "warmup_requests", json_integer((json_int_t)v->warmup_requests));
+    json_object_set_new(o, "measured_requests", json_integer((json_int_t)v->requests));
+    json_object_set_new(o, "alloc_source",
+                        v->alloc_source[0] ? json_string(v->alloc_source) : json_null());
+    json_object_set_new(o, "instructions_source", json_string("callgrind"));
+    if (v->instr_runs[0] > 0)
+        json_object_set_new(o, "instructions_runs",
+                            json_pack("[f,f]", v->instr_runs[0], v->instr_runs[1]));
+    return o;
+}
+
+bool h2b_budget_find_preload(const char *self, char *buf, size_t size)
+{
+    const char *env = getenv("H2B_BUDGET_PRELOAD");
+    buf[0] = '\0';
+    if (env && *env) {
+        if (access(env, R_OK) != 0)
+            return false;
+        say(buf, size, "%s", env);
+        return true;
+    }
+    char dir[4096];
+    say(dir, sizeof(dir), "%s", self ? self : "");
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        say(dir, sizeof(dir), ".");
+    else
+        *slash = '\0';
+    static const char *const rel[] = {
+        "../lib/h2bench-budget.so", "../lib/h2bench/h2bench-budget.so",
+        "../lib64/h2bench/h2bench-budget.so", "../lib/x86_64-linux-gnu/h2bench/h2bench-budget.so"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        say(buf, size, "%s/%s", dir, rel[i]);
+        char *real = realpath(buf, NULL);
+        if (real && access(real, R_OK) == 0) {
+            say(buf, size, "%s", real);
+            free(real);
+            return true;
+        }
+        free(real);
+    }
+    buf[0] = '\0';
+    return false;
+}
+
+/* ---- the passes ---- */
+
+static int start_instance(const struct h2b_budget_job *job, const char *sub,
+                          const char *const *extra_env, const char *const *wrapper, double scale,
+                          struct h2b_target **out, char *dir, size_t dir_size, char *why,
+                          size_t why_size)
+{
+    struct h2b_target_env env = job->env;
+    say(dir, dir_size, "%s/%s", job->env.dir, sub);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        say(why, why_size, "cannot create %s", dir);
+        return H2B_ERR_IO;
+    }
+    env.dir = dir;
+    env.extra_env = extra_env;
+    env.wrapper = wrapper;
+    env.timeout_scale = scale;
+    char inner[256];
+    int rc = h2b_target_start(out, job->spec, &env, inner, sizeof(inner));
+    if (rc)
+        say(why, why_size, "the target did not start for this pass: %s", inner);
+    return rc;
+}
+
+static uint64_t per_conn(uint64_t total, uint32_t conns)
+{
+    uint64_t k = (total + conns - 1) / conns;
+    return k ? k : 1;
+}
+
+/* RSS per connection on a fresh process: warm-up connection, then R connections x 1 request. */
+static void measure_rss(const struct h2b_budget_job *job, struct h2b_target *t,
+                        const struct h2b_budget_reader *page, struct h2b_budget_values *v, size_t n)
+{
+    uint32_t r = job->budgets->rss_connections;
+    char why[256] = "";
+    double kib = 0;
+    bool ok = false;
+    struct h2b_budget_client *cl = NULL;
+    uint64_t done, rss0 = 0, rss1 = 0;
+    struct h2b_budget_counts snap;
+    if (r == 0) {
+        say(why, sizeof(why), "budgets.rss_connections is 0");
+        goto out;
+    }
+    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, 1, PHASE_TIMEOUT_NS, why,
+                               sizeof(why)) ||
+        h2b_budget_client_phase(cl, 10, 1, PHASE_TIMEOUT_NS, &done, why, sizeof(why)))
+        goto out;
+    h2b_budget_client_del(cl);
+    cl = NULL;
+    h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &snap);
+    if (h2b_target_rss_kib(t, &rss0) != H2B_OK) {
+        say(why, sizeof(why), "cannot read the target's VmRSS");
+        goto out;
+    }
+    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, r, PHASE_TIMEOUT_NS, why,
+                               sizeof(why)) ||
+        h2b_budget_client_phase(cl, 1, 1, PHASE_TIMEOUT_NS, &done, why, sizeof(why)))
+        goto out;
+    h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &snap);
+    if (h2b_target_rss_kib(t, &rss1) != H2B_OK) {
+        say(why, sizeof(why), "cannot read the target's VmRSS");
+        goto out;
+    }
+    kib = ((double)rss1 - (double)rss0) / (double)r;
+    ok = true;
+out:
+    h2b_budget_client_del(cl);
+    for (size_t i = 0; i < n; i++) {
+        if (ok)
+            set_value(&v[i], H2B_BUDGET_RSS_PER_CONN, kib);
+        else
+            set_null(&v[i], H2B_BUDGET_RSS_PER_CONN, why);
+    }
+}
+
+static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_values *v, size_t n,
+                        FILE *progress)
+{
+    char dir[600], page_path[700], why[256], env_preload[800], env_page[800];
+    struct h2b_budget_reader *page = NULL;
+    struct h2b_target *t = NULL;
+    static const enum h2b_budget_metric counted[] = {H2B_BUDGET_ALLOCS, H2B_BUDGET_BYTES,
+                                                     H2B_BUDGET_READS, H2B_BUDGET_WRITES,
+                                                     H2B_BUDGET_WRITES_PER_READ};
+    if (!job->preload) {
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < sizeof(counted) / sizeof(counted[0]); k++)
+                set_null(&v[i], counted[k],
+                         "h2bench-budget.so not found (build it, or set H2B_BUDGET_PRELOAD)");
+        say(why, sizeof(why), "h2bench-budget.so not found");
+        /* RSS needs no preload: measure it on a plain instance. */
+    }
+    say(dir, sizeof(dir), "%s/counts", job->env.dir);
+    mkdir(dir, 0755);
+    say(page_path, sizeof(page_path), "%s/budget.page", dir);
+    if (h2b_budget_page_create(page_path, &page) != H2B_OK) {
+        for (size_t i = 0; i < n; i++)
+            h2b_budget_values_null(&v[i], "cannot create the budget page file");
+        return;
+    }
+    say(env_preload, sizeof(env_preload), "LD_PRELOAD=%s", job->preload ? job->preload : "");
+    say(env_page, sizeof(env_page), "%s=%s", H2B_BUDGET_ENV, page_path);
+    const char *extra[] = {env_preload, env_page, NULL};
+    if (progress)
+        fprintf(progress, "budgets %s: counting pass (preload)\n", job->spec->name);
+    if (start_instance(job, "counts", job->preload ? extra : NULL, NULL, 1, &t, dir, sizeof(dir),
+                       why, sizeof(why))) {
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < sizeof(counted) / sizeof(counted[0]); k++)
+                set_null(&v[i], counted[k], why);
+        for (size_t i = 0; i < n; i++)
+            set_null(&v[i], H2B_BUDGET_RSS_PER_CONN, why);
+        h2b_budget_page_del(page);
+        return;
+    }
+    measure_rss(job, t, page, v, n);
+
+    /* Who counts: read after start-up, when every constructor has run. */
+    uint32_t alloc_src = 0, io_src = 0;
+    int32_t pid = 0;
+    char alloc_why[512], io_why[256] = "";
+    h2b_budget_page_status(page, &alloc_src, &io_src, &pid, alloc_why, sizeof(alloc_why));
+    if (job->preload && pid == 0) {
+        const char *prog = h2b_target_program(t);
+        if (h2b_budget_is_static_elf(prog))
+            say(alloc_why, sizeof(alloc_why),
+                "%s is statically linked: no dynamic loader, so LD_PRELOAD is never honoured",
+                prog);
+        else
+            say(alloc_why, sizeof(alloc_why),
+                "the preload never loaded into %s (setuid, or LD_PRELOAD dropped on the way)",
+                prog);
+        say(io_why, sizeof(io_why), "%s", alloc_why);
+    } else if (job->preload && io_src == 0) {
+        say(io_why, sizeof(io_why), "the preload did not attach to the budget page");
+    }
+    for (size_t i = 0; i < n && job->preload; i++) {
+        struct h2b_budget_values *p = &v[i];
+        say(p->alloc_source, sizeof(p->alloc_source), "%s",
+            alloc_src == H2B_BUDGET_ALLOC_PRELOAD      ? "preload"
+            : alloc_src == H2B_BUDGET_ALLOC_INTERPOSER ? "interposer"
+                                                       : "");
+        struct h2b_budget_client *cl = NULL;
+        struct h2b_budget_counts s1, s2;
+        uint64_t n1 = per_conn(job->budgets->warmup_requests, p->connections);
+        uint64_t n2 = per_conn(job->budgets->requests, p->connections);
+        uint64_t done1 = 0, done2 = 0;
+        char pwhy[256] = "";
+        if (progress)
+            fprintf(progress, "budgets %s %ux%u: %" PRIu64 " + %" PRIu64 " requests\n",
+                    job->spec->name, p->connections, p->streams, n1 * p->connections,
+                    n2 * p->connections);
+        char alive[256];
+        if (!h2b_target_alive(t, alive, sizeof(alive))) {
+            say(pwhy, sizeof(pwhy), "target not running: %s", alive);
+        } else if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, p->connections,
+                                          PHASE_TIMEOUT_NS, pwhy, sizeof(pwhy)) == H2B_OK &&
+                   h2b_budget_client_phase(cl, n1, p->streams, PHASE_TIMEOUT_NS, &done1, pwhy,
+                                           sizeof(pwhy)) == H2B_OK) {
+            bool st1 = h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &s1);
+            if (h2b_budget_client_phase(cl, n2, p->streams, PHASE_TIMEOUT_NS, &done2, pwhy,
+                                        sizeof(pwhy)) == H2B_OK) {
+                bool st2 = h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &s2);
+                if (!st1 || !st2)
+                    say(pwhy, sizeof(pwhy),
+                        "the target's counters never stood still for 100 ms between phases "
+                        "(it works while idle), so the phase difference is not exact");
+            }
+        }
+        h2b_budget_client_del(cl);
+        p->warmup_requests = n1 * p->connections;
+        p->requests = done2;
+        if (pwhy[0]) {
+            for (size_t k = 0; k < sizeof(counted) / sizeof(counted[0]); k++)
+                set_null(p, counted[k], pwhy);
+            continue;
+        }
+        double d = (double)done2;
+        if (alloc_src != H2B_BUDGET_ALLOC_NONE) {
+            set_value(p, H2B_BUDGET_ALLOCS, (double)(s2.allocs - s1.allocs) / d);
+            set_value(p, H2B_BUDGET_BYTES, (double)(s2.bytes - s1.bytes) / d);
+        } else {
+            set_null(p, H2B_BUDGET_ALLOCS, alloc_why);
+            set_null(p, H2B_BUDGET_BYTES, alloc_why);
+        }
+        if (io_src) {
+            uint64_t dr = s2.reads_data - s1.reads_data;
+            set_value(p, H2B_BUDGET_READS, (double)(s2.reads - s1.reads) / d);
+            set_value(p, H2B_BUDGET_WRITES, (double)(s2.writes - s1.writes) / d);
+            if (dr)
+                set_value(p, H2B_BUDGET_WRITES_PER_READ, (double)(s2.writes - s1.writes) / dr);
+            else
+                set_null(p, H2B_BUDGET_WRITES_PER_READ, "no read returned data");
+        } else {
+            set_null(p, H2B_BUDGET_READS, io_why);
+            set_null(p, H2B_BUDGET_WRITES, io_why);
+            set_null(p, H2B_BUDGET_WRITES_PER_READ, io_why);
+        }
+    }
+    h2b_target_del(t);
+    h2b_budget_page_del(page);
+}
+
+/* Runs argv to completion (short tools: callgrind_control); true on exit status 0. */
+static bool run_tool(char *const argv[], const char *log)
+{
+    struct h2b_proc *p = NULL;
+    struct h2b_proc_opts o = {
+        .out = H2B_PROC_FILE, .out_path = log, .err_to_out = true, .kill_on_parent_exit = true};
+    int status = 0;
+    if (h2b_proc_spawn(&p, argv, &o) != H2B_OK)
+        return false;
+    int rc = h2b_proc_wait(p, 60 * H2B_NS_PER_SEC, &status);
+    h2b_proc_del(p);
+    return rc == H2B_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The "totals:" line of a callgrind dump. */
+static bool read_totals(const char *path, uint64_t *out)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    bool ok = false;
+    if (!f)
+        return false;
+    while (!ok && fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "totals:", 7) == 0)
+            ok = sscanf(line + 7, "%" SCNu64, out) == 1;
+    }
+    fclose(f);
+    return ok;
+}
+
+static bool have_program(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        say(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
+        if (access(buf, X_OK) == 0)
+            return true;
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
+
+static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budget_values *v,
+                              size_t n, FILE *progress)
+{
+    char dir[600], out_opt[800], why[256], pid[32], tool_log[700], dump[800];
+    struct h2b_target *t = NULL;
+    if (!job->budgets->instructions) {
+        for (size_t i = 0; i < n; i++)
+            set_null(&v[i], H2B_BUDGET_INSTRUCTIONS, "budgets.instructions is false");
+        return;
+    }
+    if (!have_program("valgrind") || !have_program("callgrind_control")) {
+        for (size_t i = 0; i < n; i++)
+            set_null(&v[i], H2B_BUDGET_INSTRUCTIONS,
+                     "valgrind/callgrind_control not installed (apt-get install valgrind)");
+        return;
+    }
+    say(dir, sizeof(dir), "%s/instructions", job->env.dir);
+    say(out_opt, sizeof(out_opt), "--callgrind-out-file=%s/callgrind.out", dir);
+    say(tool_log, sizeof(tool_log), "%s/callgrind_control.log", dir);
+    const char *wrapper[] = {"valgrind", "--tool=callgrind", "--instr-atstart=no", out_opt, NULL};
+    if (progress)
+        fprintf(progress, "budgets %s: instruction pass (callgrind)\n", job->spec->name);
+    if (start_instance(job, "instructions", NULL, wrapper, 10, &t, dir, sizeof(dir), why,
+                       sizeof(why))) {
+        for (size_t i = 0; i < n; i++)
+            set_null(&v[i], H2B_BUDGET_INSTRUCTIONS, why);
+        return;
+    }
+    say(pid, sizeof(pid), "%d", (int)h2b_target_pid(t));
+    char *on[] = {"callgrind_control", "-i", "on", pid, NULL};
+    char *off[] = {"callgrind_control", "-i", "off", pid, NULL};
+    char *dumpcmd[] = {"callgrind_control", "-d", pid, NULL};
+    unsigned dumps = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct h2b_budget_values *p = &v[i];
+        struct h2b_budget_client *cl = NULL;
+        uint64_t n1 = per_conn(job->budgets->warmup_requests, p->connections);
+        uint64_t n2 = per_conn(job->budgets->requests, p->connections);
+        uint64_t done = 0, instr[2] = {0, 0}, got[2] = {0, 0};
+        char pwhy[256] = "";
+        if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, p->connections,
+                                   VALGRIND_PHASE_TIMEOUT_NS, pwhy, sizeof(pwhy)) != H2B_OK ||
+            h2b_budget_client_phase(cl, n1, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, pwhy,
+                                    sizeof(pwhy)) != H2B_OK ||
+            h2b_budget_client_phase(cl, n2, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, pwhy,
+                                    sizeof(pwhy)) != H2B_OK)
+            goto point_done;
+        for (int run = 0; run < 2; run++) {
+            h2b_clock_sleep_ns(TAIL_NS);
+            if (!run_tool(on, tool_log)) {
+                say(pwhy, sizeof(pwhy), "callgrind_control -i on failed (see %s)", tool_log);
+                goto point_done;
+            }
+            int rc = h2b_budget_client_phase(cl, n2, p->streams, VALGRIND_PHASE_TIMEOUT_NS,
+                                             &got[run], pwhy, sizeof(pwhy));
+            h2b_clock_sleep_ns(TAIL_NS);
+            bool off_ok = run_tool(off, tool_log);
+            bool dump_ok = run_tool(dumpcmd, tool_log);
+            dumps += dump_ok;
+            if (rc != H2B_OK)
+                goto point_done;
+            say(dump, sizeof(dump), "%s/callgrind.out.%u", dir, dumps);
+            if (!off_ok || !dump_ok || !read_totals(dump, &instr[run])) {
+                say(pwhy, sizeof(pwhy), "no callgrind totals in %s (see %s)", dump, tool_log);
+                goto point_done;
+            }
+        }
+    point_done:
+        h2b_budget_client_del(cl);
+        if (pwhy[0]) {
+            set_null(p, H2B_BUDGET_INSTRUCTIONS, pwhy);
+            continue;
+        }
+        double a = (double)instr[0] / (double)got[0], b = (double)instr[1] / (double)got[1];
+        p->instr_runs[0] = a;
+        p->instr_runs[1] = b;
+        double spread = fabs(a - b) / (a > b ? a : b);
+        if (spread > INSTR_TOLERANCE) {
+            char w[256];
+            say(w, sizeof(w),
+                "two callgrind runs disagree by %.2f %% (%.1f vs %.1f per request), more than "
+                "0.5 %%",
+                spread * 100, a, b);
+            set_null(p, H2B_BUDGET_INSTRUCTIONS, w);
+        } else {
+            set_value(p, H2B_BUDGET_INSTRUCTIONS, (a + b) / 2);
+        }
+    }
+    h2b_target_del(t);
+}
+
+void h2b_budget_measure(const struct h2b_budget_job *job, struct h2b_budget_values *points,
+                        size_t n, FILE *progress)
+{
+    for (size_t i = 0; i < n; i++) {
+        memset(points[i].have, 0, sizeof(points[i].have));
+        for (int m = 0; m < H2B_BUDGET_NMETRICS; m++)
+            points[i].why[m][0] = '\0';
+    }
+    if (job->spec->kind == H2B_TARGET_URL) {
+        for (size_t i = 0; i < n; i++)
+            h2b_budget_values_null(&points[i],
+                                   "url target: not started by the runner, so it cannot be "
+                                   "preloaded or run under callgrind");
+        return;
+    }
+    counts_pass(job, points, n, progress);
+    instructions_pass(job, points, n, progress);
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# budgets.sh - per-request budgets end to end, against a server with known costs
+# (budget_server.c) started as command targets:
+#  - K=5 allocations of 777 B per request cost exactly 5 allocations and 3,885 bytes more than
+#    K=0, and 3 extra writes exactly 3 more writes per request;
+#  - a statically linked build gets null allocation and syscall budgets naming the reason;
+#  - instructions come from callgrind, two runs within 0.5 %;
+#  - bad command targets (exits at once, never listens, not executable) fail their cells with
+#    the reason, exit 3, the results file validates and the good target is still measured.
+. "$(dirname "$0")/lib.sh"
+DATA=$SRC/tests/data/budgets
+CHECK=$BIN/../tests/results_check
+TBIN=$BIN/../tests
+for f in kat bad; do
+    sed -e "s|{bin}|$TBIN|g" -e "s|{data}|$DATA|g" "$DATA/$f.json" >"$TMP/$f.json"
+done
+
+get() { # get FILE TARGET FIELD: the first cell of TARGET, budgets.FIELD (or null_reasons.FIELD)
+    python3 - "$@" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cell = next(c for c in doc["matrix"] if c["target"] == sys.argv[2])
+b = cell.get("budgets") or {}
+f = sys.argv[3]
+if f.startswith("why."):
+    print(b.get("null_reasons", {}).get(f[4:], ""))
+elif f in ("status", "reason"):
+    print(cell.get(f, ""))
+else:
+    v = b.get(f)
+    print("null" if v is None else (repr(v) if not isinstance(v, float) else "%.6f" % v))
+PY
+}
+
+"$H2BENCH" run "$TMP/kat.json" --out "$TMP/kat-r.json" --no-progress >"$TMP/out" 2>"$TMP/err"
+expect_eq "kat run exit" "$?" 0
+"$CHECK" "$TMP/kat-r.json" >/dev/null
+expect_eq "kat results validate" "$?" 0
+a0=$(get "$TMP/kat-r.json" k0 allocs_per_request)
+a5=$(get "$TMP/kat-r.json" k5w3 allocs_per_request)
+b0=$(get "$TMP/kat-r.json" k0 bytes_per_request)
+b5=$(get "$TMP/kat-r.json" k5w3 bytes_per_request)
+w0=$(get "$TMP/kat-r.json" k0 writes_per_request)
+w3=$(get "$TMP/kat-r.json" k5w3 writes_per_request)
+expect_eq "K=5 - K=0 allocations" "$(python3 -c "print('%.6f' % ($a5 - $a0))")" "5.000000"
+expect_eq "K=5 - K=0 bytes" "$(python3 -c "print('%.6f' % ($b5 - $b0))")" "3885.000000"
+expect_eq "W=3 - W=0 writes" "$(python3 -c "print('%.6f' % ($w3 - $w0))")" "3.000000"
+expect_eq "k0 counted by the preload" "$(get "$TMP/kat-r.json" k0 alloc_source)" "'preload'"
+expect_match "k0 reads counted" "$(get "$TMP/kat-r.json" k0 reads_per_request)" '^0\.[0-9]+$|^[1-9]'
+expect_match "k0 instructions measured" "$(get "$TMP/kat-r.json" k0 instructions_per_request)" \
+    '^[0-9]+\.[0-9]+$'
+runs=$(python3 -c "
+import json; d=json.load(open('$TMP/kat-r.json'))
+r=[c for c in d['matrix'] if c['target']=='k0'][0]['budgets']['instructions_runs']
+print('ok' if abs(r[0]-r[1]) <= 0.005*max(r) else 'apart %s' % r)")
+expect_eq "two callgrind runs within 0.5 %" "$runs" ok
+expect_match "k0 RSS per connection" "$(get "$TMP/kat-r.json" k0 rss_per_connection_kib)" '^[0-9]'
+expect_eq "static: allocations null" "$(get "$TMP/kat-r.json" static allocs_per_request)" null
+expect_match "static: the reason" "$(get "$TMP/kat-r.json" static why.allocs_per_request)" \
+    'statically linked'
+expect_eq "static: writes null" "$(get "$TMP/kat-r.json" static writes_per_request)" null
+expect_match "report table" "$(cat "$TMP/out")" 'What a request costs each server'
+
+# The same figures again: allocation and syscall budgets are exact.
+"$H2BENCH" run "$TMP/kat.json" --out "$TMP/kat-r2.json" --no-progress >/dev/null 2>&1
+for f in allocs_per_request bytes_per_request reads_per_request writes_per_request; do
+    expect_eq "second run, $f" "$(get "$TMP/kat-r2.json" k5w3 $f)" "$(get "$TMP/kat-r.json" k5w3 $f)"
+done
+
+# Bad command targets.
+"$H2BENCH" run "$TMP/bad.json" --out "$TMP/bad-r.json" --no-progress >"$TMP/out" 2>"$TMP/err"
+expect_eq "bad targets exit" "$?" 3
+"$CHECK" "$TMP/bad-r.json" >/dev/null
+expect_eq "bad targets: results validate" "$?" 0
+expect_eq "quits failed" "$(get "$TMP/bad-r.json" quits status)" failed
+expect_match "quits: exited, stderr quoted" "$(get "$TMP/bad-r.json" quits reason)" \
+    'exited with status 4 .*stderr: budget_server: exiting at once'
+expect_match "deaf: never answered" "$(get "$TMP/bad-r.json" deaf reason)" \
+    'not answering after ready_timeout_s .*stderr: budget_server: not listening'
+expect_match "noexec: not executable" "$(get "$TMP/bad-r.json" noexec reason)" 'not executable'
+expect_eq "good still measured" "$(get "$TMP/bad-r.json" good status)" ok
+expect_match "good has budgets" "$(get "$TMP/bad-r.json" good allocs_per_request)" '^[0-9]'
+expect_match "bad target budgets null with reason" \
+    "$(get "$TMP/bad-r.json" quits why.allocs_per_request)" 'did not start'
+finish
