@@ -619,7 +619,7 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
                       const char *const *known_peers, struct h2b_scenario **out,
                       struct h2b_diag *diag)
 {
-    static const char *const keys[] = {"name",  "description", "targets", "client",      "matrix",
+    static const char *const keys[] = {"name",  "description", "targets", "client", "matrix",
                                        "micro", "perf_record", "budgets", NULL};
     static const char *const perf_record_keys[] = {"cells", "client", NULL};
     static const char *const budgets_keys[] = {"warmup_requests", "requests", "instructions",
