@@ -76,8 +76,14 @@ expect_eq "Initial flood answered by stateless Retry" "$(($(stat retry_sent) > 1
 expect_eq "forged tokens refused" "$(($(stat token_invalid) > 500))" 1
 rss1=$(stat rss_kib)
 echo "h3 rss: ${rss0} KiB before 12000 hostile datagrams, ${rss1} KiB after"
-expect_eq "RSS grows < 2 MiB under the floods (${rss0} -> ${rss1} KiB)" \
-    "$((rss1 - rss0 < 2048))" 1
+# ASan keeps freed blocks in its quarantine (the Retry tokens' cipher contexts): RSS says
+# nothing about the server's own bounds there, the other checks still hold.
+if "$H2BENCH" --version | grep -q sanitizers; then
+    echo "h3 rss bound not checked: sanitizer build"
+else
+    expect_eq "RSS grows < 2 MiB under the floods (${rss0} -> ${rss1} KiB)" \
+        "$((rss1 - rss0 < 2048))" 1
+fi
 
 # A client that vanishes in the middle of a 1 GiB download: the others are served at once,
 # and the idle timeout (2 s here) reclaims its connection.
