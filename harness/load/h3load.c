@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "cpu.h"
 #include "error.h"
+#include "h3quic.h"
 #include "h3tls.h"
 
 #include <errno.h>
@@ -58,18 +59,14 @@ struct h3slot {
 };
 
 struct h3c {
+    struct h2b_h3quic b; /* first: ngtcp2's and nghttp3's user_data is the h3c */
     struct h2b__load_worker *w;
     struct h3w *hw;
     uint32_t index;
     enum h3state state;
     int fd;
-    ngtcp2_crypto_conn_ref ref;
-    ngtcp2_conn *q;
-    nghttp3_conn *h;
-    gnutls_session_t tls;
     struct sockaddr_storage local;
     socklen_t locallen;
-    ngtcp2_connection_close_error err;
     uint64_t budget;
     uint32_t m_eff, inflight, nslots, free_head, uri_next;
     struct h3slot *slots;
@@ -177,17 +174,7 @@ static int h_recv_data(nghttp3_conn *h, int64_t id, const uint8_t *data, size_t 
     (void)h, (void)data, (void)sud;
     struct h3c *c = ud;
     c->w->stats.bytes_data += n;
-    ngtcp2_conn_extend_max_stream_offset(c->q, id, n);
-    ngtcp2_conn_extend_max_offset(c->q, n);
-    return 0;
-}
-
-static int h_deferred_consume(nghttp3_conn *h, int64_t id, size_t n, void *ud, void *sud)
-{
-    (void)h, (void)sud;
-    struct h3c *c = ud;
-    ngtcp2_conn_extend_max_stream_offset(c->q, id, n);
-    ngtcp2_conn_extend_max_offset(c->q, n);
+    h2b_h3quic_consume(&c->b, id, n);
     return 0;
 }
 
@@ -220,22 +207,6 @@ static int h_stream_close(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, 
     return 0;
 }
 
-static int h_stop_sending(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
-{
-    (void)h, (void)sud;
-    struct h3c *c = ud;
-    ngtcp2_conn_shutdown_stream_read(c->q, id, code);
-    return 0;
-}
-
-static int h_reset_stream(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
-{
-    (void)h, (void)sud;
-    struct h3c *c = ud;
-    ngtcp2_conn_shutdown_stream_write(c->q, id, code);
-    return 0;
-}
-
 static int h_shutdown(nghttp3_conn *h, int64_t id, void *ud)
 {
     (void)h, (void)id;
@@ -246,37 +217,26 @@ static int h_shutdown(nghttp3_conn *h, int64_t id, void *ud)
 
 static int setup_http(struct h3c *c)
 {
-    if (c->h)
+    if (c->b.h)
         return 0;
-    if (ngtcp2_conn_get_max_local_streams_uni(c->q) < 3)
-        return -1;
     nghttp3_callbacks cb = {
         .stream_close = h_stream_close,
         .recv_data = h_recv_data,
-        .deferred_consume = h_deferred_consume,
         .begin_headers = h_begin_headers,
         .recv_header = h_recv_header,
-        .stop_sending = h_stop_sending,
         .end_stream = h_end_stream,
-        .reset_stream = h_reset_stream,
         .shutdown = h_shutdown,
     };
+    h2b_h3quic_http_callbacks(&cb);
     const struct h2b_load_config *cfg = c->w->sh->cfg;
     nghttp3_settings set;
     nghttp3_settings_default(&set);
     set.qpack_max_dtable_capacity = cfg->header_table_size;
     set.qpack_encoder_max_dtable_capacity = cfg->encoder_table_size;
     set.qpack_blocked_streams = 100;
-    if (nghttp3_conn_client_new(&c->h, &cb, &set, NULL, c) != 0)
+    if (nghttp3_conn_client_new(&c->b.h, &cb, &set, NULL, c) != 0)
         return -1;
-    int64_t ctrl, enc, dec;
-    if (ngtcp2_conn_open_uni_stream(c->q, &ctrl, NULL) != 0 ||
-        nghttp3_conn_bind_control_stream(c->h, ctrl) != 0 ||
-        ngtcp2_conn_open_uni_stream(c->q, &enc, NULL) != 0 ||
-        ngtcp2_conn_open_uni_stream(c->q, &dec, NULL) != 0 ||
-        nghttp3_conn_bind_qpack_streams(c->h, enc, dec) != 0)
-        return -1;
-    return 0;
+    return h2b_h3quic_bind_streams(&c->b);
 }
 
 /* Submits one request on c (which has a free slot). Returns false if QUIC or HTTP/3 refused. */
@@ -286,15 +246,15 @@ static bool submit(struct h3c *c, uint64_t t_intended)
     const struct h2b__load_shared *sh = w->sh;
     struct h3w *hw = c->hw;
     int64_t id;
-    if (c->free_head == NO_SLOT || ngtcp2_conn_open_bidi_stream(c->q, &id, NULL) != 0)
+    if (c->free_head == NO_SLOT || ngtcp2_conn_open_bidi_stream(c->b.q, &id, NULL) != 0)
         return false;
     struct h3slot *s = &c->slots[c->free_head];
     uint32_t u = c->uri_next;
     c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
     nghttp3_data_reader dr = {.read_data = body_read};
-    if (nghttp3_conn_submit_request(c->h, id, hw->nva[u], hw->nvlen[u], sh->cfg->body ? &dr : NULL,
-                                    s) != 0) {
-        ngtcp2_conn_shutdown_stream(c->q, id, NGHTTP3_H3_INTERNAL_ERROR);
+    if (nghttp3_conn_submit_request(c->b.h, id, hw->nva[u], hw->nvlen[u],
+                                    sh->cfg->body ? &dr : NULL, s) != 0) {
+        ngtcp2_conn_shutdown_stream(c->b.q, id, NGHTTP3_H3_INTERNAL_ERROR);
         c->draining = true;
         return false;
     }
@@ -330,17 +290,6 @@ static void fill(struct h3c *c)
 
 /* ---- ngtcp2 (QUIC) ---- */
 
-static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
-{
-    return ((struct h3c *)ref->user_data)->q;
-}
-
-static void q_rand(uint8_t *dest, size_t n, const ngtcp2_rand_ctx *ctx)
-{
-    (void)ctx;
-    gnutls_rnd(GNUTLS_RND_NONCE, dest, n);
-}
-
 static int q_new_cid(ngtcp2_conn *q, ngtcp2_cid *cid, uint8_t *token, size_t n, void *ud)
 {
     (void)q, (void)ud;
@@ -348,76 +297,6 @@ static int q_new_cid(ngtcp2_conn *q, ngtcp2_cid *cid, uint8_t *token, size_t n, 
         gnutls_rnd(GNUTLS_RND_NONCE, token, NGTCP2_STATELESS_RESET_TOKENLEN) != 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
     cid->datalen = n;
-    return 0;
-}
-
-static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t offset,
-                              const uint8_t *data, size_t n, void *ud, void *sud)
-{
-    (void)offset, (void)sud;
-    struct h3c *c = ud;
-    if (!c->h)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    nghttp3_ssize r =
-        nghttp3_conn_read_stream(c->h, id, data, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
-    if (r < 0) {
-        ngtcp2_connection_close_error_set_application_error(
-            &c->err, nghttp3_err_infer_quic_app_error_code((int)r), NULL, 0);
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    }
-    ngtcp2_conn_extend_max_stream_offset(q, id, (uint64_t)r);
-    ngtcp2_conn_extend_max_offset(q, (uint64_t)r);
-    return 0;
-}
-
-static int q_acked(ngtcp2_conn *q, int64_t id, uint64_t offset, uint64_t n, void *ud, void *sud)
-{
-    (void)q, (void)offset, (void)sud;
-    struct h3c *c = ud;
-    if (c->h && nghttp3_conn_add_ack_offset(c->h, id, n) != 0)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    return 0;
-}
-
-static int q_stream_close(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t code, void *ud,
-                          void *sud)
-{
-    (void)q, (void)sud;
-    struct h3c *c = ud;
-    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET) || code == 0)
-        code = NGHTTP3_H3_NO_ERROR;
-    if (!c->h)
-        return 0;
-    int rv = nghttp3_conn_close_stream(c->h, id, code);
-    if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) {
-        ngtcp2_connection_close_error_set_application_error(
-            &c->err, nghttp3_err_infer_quic_app_error_code(rv), NULL, 0);
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    }
-    return 0;
-}
-
-static int q_stream_reset(ngtcp2_conn *q, int64_t id, uint64_t final_size, uint64_t code, void *ud,
-                          void *sud)
-{
-    (void)q, (void)final_size, (void)code, (void)sud;
-    struct h3c *c = ud;
-    if (c->h && nghttp3_conn_shutdown_stream_read(c->h, id) != 0)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    return 0;
-}
-
-static int q_stop_sending(ngtcp2_conn *q, int64_t id, uint64_t code, void *ud, void *sud)
-{
-    return q_stream_reset(q, id, 0, code, ud, sud);
-}
-
-static int q_extend_stream_data(ngtcp2_conn *q, int64_t id, uint64_t max, void *ud, void *sud)
-{
-    (void)q, (void)max, (void)sud;
-    struct h3c *c = ud;
-    if (c->h && nghttp3_conn_unblock_stream(c->h, id) != 0)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
     return 0;
 }
 
@@ -445,7 +324,7 @@ static int q_handshake_completed(ngtcp2_conn *q, void *ud)
     struct h3c *c = ud;
     struct h2b__load_worker *w = c->w;
     gnutls_datum_t alpn;
-    if (gnutls_alpn_get_selected_protocol(c->tls, &alpn) != 0 || alpn.size != 2 ||
+    if (gnutls_alpn_get_selected_protocol(c->b.tls, &alpn) != 0 || alpn.size != 2 ||
         memcmp(alpn.data, "h3", 2) != 0)
         return NGTCP2_ERR_CALLBACK_FAILURE; /* the server does not speak HTTP/3 */
     w->now = h2b_clock_now_ns();
@@ -489,18 +368,7 @@ static void conn_start(struct h3c *c);
 
 static void conn_teardown(struct h3c *c)
 {
-    if (c->h) {
-        nghttp3_conn_del(c->h);
-        c->h = NULL;
-    }
-    if (c->q) {
-        ngtcp2_conn_del(c->q);
-        c->q = NULL;
-    }
-    if (c->tls) {
-        gnutls_deinit(c->tls);
-        c->tls = NULL;
-    }
+    h2b_h3quic_free(&c->b);
     if (c->fd >= 0) {
         close(c->fd); /* also leaves the epoll set */
         c->fd = -1;
@@ -510,13 +378,7 @@ static void conn_teardown(struct h3c *c)
 /* Sends CONNECTION_CLOSE (best effort) unless the connection is closing or draining already. */
 static void send_close(struct h3c *c)
 {
-    if (!c->q || ngtcp2_conn_is_in_closing_period(c->q) || ngtcp2_conn_is_in_draining_period(c->q))
-        return;
-    ngtcp2_path_storage ps;
-    ngtcp2_path_storage_zero(&ps);
-    ngtcp2_pkt_info pi;
-    ngtcp2_ssize n = ngtcp2_conn_write_connection_close(c->q, &ps.path, &pi, c->hw->tx,
-                                                        sizeof c->hw->tx, &c->err, c->w->now);
+    ngtcp2_ssize n = h2b_h3quic_write_close(&c->b, c->hw->tx, sizeof c->hw->tx, c->w->now);
     if (n > 0 && send(c->fd, c->hw->tx, (size_t)n, MSG_DONTWAIT) > 0)
         c->w->stats.bytes_sent += (uint64_t)n;
 }
@@ -565,65 +427,22 @@ static void conn_close(struct h3c *c, bool timed_out)
 
 static void conn_fail(struct h3c *c, int liberr)
 {
-    if (c->q && c->err.error_code == 0) {
-        if (liberr == NGTCP2_ERR_CRYPTO)
-            ngtcp2_connection_close_error_set_transport_error_tls_alert(
-                &c->err, ngtcp2_conn_get_tls_alert(c->q), NULL, 0);
-        else if (liberr != 0)
-            ngtcp2_connection_close_error_set_transport_error_liberr(&c->err, liberr, NULL, 0);
-    }
+    if (c->b.q)
+        h2b_h3quic_liberr(&c->b, liberr);
     conn_close(c, false);
-}
-
-static int tls_init(struct h3c *c)
-{
-    const char *host = c->w->sh->cfg->uris[0].host;
-    if (gnutls_init(&c->tls, GNUTLS_CLIENT | GNUTLS_NO_END_OF_EARLY_DATA) != 0)
-        return -1;
-    if (gnutls_priority_set_direct(c->tls, h2b_h3tls_priority, NULL) != 0 ||
-        ngtcp2_crypto_gnutls_configure_client_session(c->tls) != 0 ||
-        gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, c->hw->cred) != 0)
-        return -1;
-    gnutls_session_set_ptr(c->tls, &c->ref);
-    static const char h3[] = "h3";
-    gnutls_datum_t alpn = {.data = (unsigned char *)(uintptr_t)h3, .size = 2};
-    if (gnutls_alpn_set_protocols(c->tls, &alpn, 1, GNUTLS_ALPN_MANDATORY) != 0)
-        return -1;
-    /* A benchmark talks to test servers with self-signed certificates: no verification, as in
-     * h2load and the h2 engine. SNI only for names, as TLS requires. */
-    bool numeric = strchr(host, ':') || strspn(host, "0123456789.") == strlen(host);
-    gnutls_server_name_set(c->tls, GNUTLS_NAME_DNS, numeric ? "localhost" : host,
-                           numeric ? 9 : strlen(host));
-    ngtcp2_conn_set_tls_native_handle(c->q, c->tls);
-    return 0;
 }
 
 static void conn_start(struct h3c *c)
 {
-    static const ngtcp2_callbacks cb = {
+    ngtcp2_callbacks cb = {
         .client_initial = ngtcp2_crypto_client_initial_cb,
-        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
         .handshake_completed = q_handshake_completed,
-        .encrypt = ngtcp2_crypto_encrypt_cb,
-        .decrypt = ngtcp2_crypto_decrypt_cb,
-        .hp_mask = ngtcp2_crypto_hp_mask_cb,
-        .recv_stream_data = q_recv_stream_data,
-        .acked_stream_data_offset = q_acked,
-        .stream_close = q_stream_close,
         .recv_retry = ngtcp2_crypto_recv_retry_cb,
         .extend_max_local_streams_bidi = q_extend_local_bidi,
-        .rand = q_rand,
         .get_new_connection_id = q_new_cid,
-        .update_key = ngtcp2_crypto_update_key_cb,
-        .stream_reset = q_stream_reset,
-        .extend_max_stream_data = q_extend_stream_data,
-        .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
-        .delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb,
-        .get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb,
-        .stream_stop_sending = q_stop_sending,
-        .version_negotiation = ngtcp2_crypto_version_negotiation_cb,
         .recv_rx_key = q_rx_key,
     };
+    h2b_h3quic_callbacks(&cb);
     struct h2b__load_worker *w = c->w;
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b_load_config *cfg = sh->cfg;
@@ -631,7 +450,7 @@ static void conn_start(struct h3c *c)
     if (c->t_first_start == 0)
         c->t_first_start = w->now;
     c->state = S_HANDSHAKE; /* so that conn_close counts a failure */
-    ngtcp2_connection_close_error_default(&c->err);
+    h2b_h3quic_init(&c->b);
     c->fd = socket(sh->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0 || connect(c->fd, (const struct sockaddr *)&sh->addr, sh->addrlen) != 0) {
         conn_fail(c, 0);
@@ -665,11 +484,13 @@ static void conn_start(struct h3c *c)
     p.initial_max_stream_data_uni = 256 * 1024;
     p.initial_max_data = cw < (16ULL << 20) ? cw : (16ULL << 20);
     p.max_idle_timeout = 30 * NGTCP2_SECONDS;
-    c->ref.get_conn = get_conn;
-    c->ref.user_data = c;
-    if (ngtcp2_conn_client_new(&c->q, &dcid, &scid, &path, NGTCP2_PROTO_VER_V1, &cb, &set, &p, NULL,
-                               c) != 0 ||
-        tls_init(c) != 0) {
+    /* A benchmark talks to test servers with self-signed certificates: no verification, as in
+     * h2load and the h2 engine. SNI only for names, as TLS requires. */
+    const char *host = cfg->uris[0].host;
+    bool numeric = strchr(host, ':') || strspn(host, "0123456789.") == strlen(host);
+    if (ngtcp2_conn_client_new(&c->b.q, &dcid, &scid, &path, NGTCP2_PROTO_VER_V1, &cb, &set, &p,
+                               NULL, c) != 0 ||
+        h2b_h3quic_tls(&c->b, false, c->hw->cred, numeric ? "localhost" : host) != 0) {
         conn_fail(c, 0);
         return;
     }
@@ -689,76 +510,27 @@ static bool conn_write(struct h3c *c)
     struct h3w *hw = c->hw;
     if (c->state != S_HANDSHAKE && c->state != S_READY)
         return false;
-    size_t maxpay = ngtcp2_conn_get_max_tx_udp_payload_size(c->q);
-    if (maxpay > sizeof hw->tx)
-        maxpay = sizeof hw->tx;
-    size_t quantum = ngtcp2_conn_get_send_quantum(c->q) / maxpay;
-    if (quantum < 1)
-        quantum = 1;
-    if (quantum > TX_MAX_PKTS)
-        quantum = TX_MAX_PKTS;
+    size_t maxpay;
+    size_t quantum = h2b_h3quic_quantum(&c->b, sizeof hw->tx, TX_MAX_PKTS, &maxpay);
     ngtcp2_path_storage ps;
     ngtcp2_path_storage_zero(&ps);
-    for (size_t npkts = 0;;) {
-        int64_t sid = -1;
-        int fin = 0;
-        nghttp3_vec vec[16];
-        nghttp3_ssize nv = 0;
-        if (c->h && ngtcp2_conn_get_max_data_left(c->q)) {
-            nv = nghttp3_conn_writev_stream(c->h, &sid, &fin, vec, 16);
-            if (nv < 0) {
-                ngtcp2_connection_close_error_set_application_error(
-                    &c->err, nghttp3_err_infer_quic_app_error_code((int)nv), NULL, 0);
-                conn_fail(c, 0);
-                return false;
-            }
-        }
-        ngtcp2_ssize ndatalen = -1;
-        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
-        ngtcp2_pkt_info pi;
-        ngtcp2_ssize n =
-            ngtcp2_conn_writev_stream(c->q, &ps.path, &pi, hw->tx, maxpay, &ndatalen, flags, sid,
-                                      (const ngtcp2_vec *)vec, (size_t)nv, w->now);
+    for (size_t npkts = 0; npkts < quantum; npkts++) {
+        ngtcp2_ssize n = h2b_h3quic_write_pkt(&c->b, &ps.path, hw->tx, maxpay, w->now);
         if (n < 0) {
-            if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED) {
-                nghttp3_conn_block_stream(c->h, sid);
-                continue;
-            }
-            if (n == NGTCP2_ERR_STREAM_SHUT_WR) {
-                nghttp3_conn_shutdown_stream_write(c->h, sid);
-                continue;
-            }
-            if (n == NGTCP2_ERR_WRITE_MORE) {
-                if (nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen) != 0) {
-                    conn_fail(c, 0);
-                    return false;
-                }
-                continue;
-            }
-            conn_fail(c, (int)n);
+            conn_fail(c, 0); /* the reason is set */
             return false;
         }
-        if (ndatalen >= 0 && sid >= 0 &&
-            nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen) != 0) {
-            conn_fail(c, 0);
+        if (n == 0)
             return false;
-        }
-        if (n == 0) {
-            ngtcp2_conn_update_pkt_tx_time(c->q, w->now);
-            return false;
-        }
-        ssize_t r = send(c->fd, hw->tx, (size_t)n, MSG_DONTWAIT);
-        if (r < 0) {
+        if (send(c->fd, hw->tx, (size_t)n, MSG_DONTWAIT) < 0) {
             /* a full socket buffer drops the datagram: QUIC recovers it as a loss */
-            ngtcp2_conn_update_pkt_tx_time(c->q, w->now);
+            ngtcp2_conn_update_pkt_tx_time(c->b.q, w->now);
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS;
         }
         w->stats.bytes_sent += (uint64_t)n;
-        if (++npkts >= quantum) {
-            ngtcp2_conn_update_pkt_tx_time(c->q, w->now);
-            return true;
-        }
     }
+    ngtcp2_conn_update_pkt_tx_time(c->b.q, w->now);
+    return true;
 }
 
 static void conn_read(struct h3c *c)
@@ -785,7 +557,7 @@ static void conn_read(struct h3c *c)
             NULL,
         };
         ngtcp2_pkt_info pi = {0};
-        int rv = ngtcp2_conn_read_pkt(c->q, &path, &pi, hw->rx, (size_t)n, w->now);
+        int rv = ngtcp2_conn_read_pkt(c->b.q, &path, &pi, hw->rx, (size_t)n, w->now);
         if (rv != 0) {
             conn_fail(c, rv == NGTCP2_ERR_DRAINING ? 0 : rv);
             return;
@@ -802,7 +574,8 @@ static void maybe_finish(struct h3c *c)
     if (c->state != S_READY || c->inflight > 0)
         return;
     if (c->budget == 0 || !running(w) || c->draining) {
-        ngtcp2_connection_close_error_set_application_error(&c->err, NGHTTP3_H3_NO_ERROR, NULL, 0);
+        ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR, NULL,
+                                                            0);
         if (c->draining && c->budget > 0 && running(w))
             c->responses = c->responses ? c->responses : 1; /* GOAWAY: reconnect */
         conn_close(c, false);
@@ -817,9 +590,9 @@ static void run_expiry(struct h2b__load_worker *w)
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h3c *c = &hw->conns[i];
         if ((c->state != S_HANDSHAKE && c->state != S_READY) ||
-            ngtcp2_conn_get_expiry(c->q) > w->now)
+            ngtcp2_conn_get_expiry(c->b.q) > w->now)
             continue;
-        int rv = ngtcp2_conn_handle_expiry(c->q, w->now);
+        int rv = ngtcp2_conn_handle_expiry(c->b.q, w->now);
         if (rv != 0) {
             /* idle or handshake timeout, or too many retransmissions */
             conn_close(c, rv == NGTCP2_ERR_IDLE_CLOSE || rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT);
@@ -864,7 +637,7 @@ static void check_timeouts(struct h2b__load_worker *w)
                 break;
             }
             finish(c, s, H2B__LOAD_TIMEOUT);
-            ngtcp2_conn_shutdown_stream(c->q, s->stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
+            ngtcp2_conn_shutdown_stream(c->b.q, s->stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
             touch(c);
         }
     }
@@ -877,7 +650,7 @@ static struct h3c *free_conn(struct h2b__load_worker *w)
         struct h3c *c = &hw->conns[w->rr];
         w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
         if (c->state == S_READY && !c->draining && c->inflight < c->m_eff &&
-            ngtcp2_conn_get_streams_bidi_left(c->q) > 0)
+            ngtcp2_conn_get_streams_bidi_left(c->b.q) > 0)
             return c;
     }
     w->all_busy = true;
@@ -952,7 +725,7 @@ static uint64_t wait_ns(struct h2b__load_worker *w)
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h3c *c = &hw->conns[i];
         if (c->state == S_HANDSHAKE || c->state == S_READY) {
-            uint64_t e = ngtcp2_conn_get_expiry(c->q);
+            uint64_t e = ngtcp2_conn_get_expiry(c->b.q);
             if (e < until)
                 until = e;
         }
@@ -978,8 +751,8 @@ static void end_of_run(struct h2b__load_worker *w)
         struct h3c *c = &hw->conns[i];
         if (c->state == S_HANDSHAKE || c->state == S_READY) {
             c->budget = 0;
-            ngtcp2_connection_close_error_set_application_error(&c->err, NGHTTP3_H3_NO_ERROR, NULL,
-                                                                0);
+            ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR,
+                                                                NULL, 0);
             conn_close(c, false);
         }
         uint64_t end = c->t_last_end ? c->t_last_end : w->now;

@@ -30,6 +30,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "h3quic.h"
 #include "h3tls.h"
 #include "stats.h"
 
@@ -138,14 +139,10 @@ struct h3stream {
 };
 
 struct h3conn {
+    struct h2b_h3quic b; /* first: ngtcp2's and nghttp3's user_data is the h3conn */
     struct h2b_h3_server *s;
-    ngtcp2_crypto_conn_ref ref;
-    ngtcp2_conn *q;
-    nghttp3_conn *h;
-    gnutls_session_t tls;
     struct sockaddr_storage remote;
     socklen_t remotelen;
-    ngtcp2_connection_close_error err;
     struct cidkey cids[MAX_CIDS];
     unsigned ncids;
     struct h3conn *next, *prev; /* all connections */
@@ -369,20 +366,6 @@ static bool is_upload(const struct h3stream *st)
 }
 
 /* Credits n consumed bytes back to the peer (stream and connection windows). */
-static void consume(struct h3conn *c, int64_t id, uint64_t n)
-{
-    if (n == 0)
-        return;
-    ngtcp2_conn_extend_max_stream_offset(c->q, id, n);
-    ngtcp2_conn_extend_max_offset(c->q, n);
-}
-
-static void set_app_error(struct h3conn *c, int liberr)
-{
-    ngtcp2_connection_close_error_set_application_error(
-        &c->err, nghttp3_err_infer_quic_app_error_code(liberr), NULL, 0);
-}
-
 /* ---- streams ---- */
 
 static void delay_unlink(struct h2b_h3_server *s, struct h3stream *st)
@@ -614,9 +597,9 @@ static void respond(struct h3stream *st)
     bool body = st->body != B_NONE && (st->len > 0 || st->body == B_RING);
     nghttp3_data_reader dr = {.read_data = read_body};
     st->responded = true;
-    int rv = nghttp3_conn_submit_response(c->h, st->id, nva, nnv, body ? &dr : NULL);
+    int rv = nghttp3_conn_submit_response(c->b.h, st->id, nva, nnv, body ? &dr : NULL);
     if (rv != 0) {
-        set_app_error(c, rv);
+        h2b_h3quic_app_error(&c->b, rv);
         return;
     }
     s->c[C_REQUESTS]++;
@@ -632,7 +615,8 @@ static int h_acked(nghttp3_conn *h, int64_t id, uint64_t n, void *ud, void *sud)
     struct h3stream *st = sud;
     if (st && st->body == B_RING) {
         st->r_acked += n;
-        consume(c, id, n); /* the echoed bytes left the ring: the peer may send as many again */
+        h2b_h3quic_consume(&c->b, id,
+                           n); /* the echoed bytes left the ring: the peer may send as many again */
     }
     return 0;
 }
@@ -644,7 +628,7 @@ static int h_stream_close(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, 
     if (sud)
         stream_free(sud);
     if (ngtcp2_is_bidi_stream(id))
-        ngtcp2_conn_extend_max_streams_bidi(c->q, 1);
+        ngtcp2_conn_extend_max_streams_bidi(c->b.q, 1);
     return 0;
 }
 
@@ -654,12 +638,12 @@ static int h_recv_data(nghttp3_conn *h, int64_t id, const uint8_t *data, size_t 
     struct h3conn *c = ud;
     struct h3stream *st = sud;
     if (!st) {
-        consume(c, id, n);
+        h2b_h3quic_consume(&c->b, id, n);
         return 0;
     }
     st->rx += n;
     if (st->route != R_ECHO || !is_upload(st) || st->method == M_HEAD) {
-        consume(c, id, n);
+        h2b_h3quic_consume(&c->b, id, n);
         return 0;
     }
     uint64_t cap = c->s->cfg.stream_window;
@@ -680,13 +664,6 @@ static int h_recv_data(nghttp3_conn *h, int64_t id, const uint8_t *data, size_t 
         nghttp3_conn_resume_stream(h, id);
         touch(c);
     }
-    return 0;
-}
-
-static int h_deferred_consume(nghttp3_conn *h, int64_t id, size_t n, void *ud, void *sud)
-{
-    (void)h, (void)sud;
-    consume(ud, id, n);
     return 0;
 }
 
@@ -768,74 +745,38 @@ static int h_end_stream(nghttp3_conn *h, int64_t id, void *ud, void *sud)
     return 0;
 }
 
-static int h_stop_sending(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
-{
-    (void)h, (void)sud;
-    struct h3conn *c = ud;
-    ngtcp2_conn_shutdown_stream_read(c->q, id, code);
-    return 0;
-}
-
-static int h_reset_stream(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, void *sud)
-{
-    (void)h, (void)sud;
-    struct h3conn *c = ud;
-    ngtcp2_conn_shutdown_stream_write(c->q, id, code);
-    return 0;
-}
-
 static int setup_http(struct h3conn *c)
 {
-    if (c->h)
+    if (c->b.h)
         return 0;
-    if (ngtcp2_conn_get_max_local_streams_uni(c->q) < 3)
-        return -1;
     nghttp3_callbacks cb = {
         .acked_stream_data = h_acked,
         .stream_close = h_stream_close,
         .recv_data = h_recv_data,
-        .deferred_consume = h_deferred_consume,
         .begin_headers = h_begin_headers,
         .recv_header = h_recv_header,
         .end_headers = h_end_headers,
-        .stop_sending = h_stop_sending,
         .end_stream = h_end_stream,
-        .reset_stream = h_reset_stream,
     };
+    h2b_h3quic_http_callbacks(&cb);
     nghttp3_settings set;
     nghttp3_settings_default(&set);
     set.qpack_max_dtable_capacity = 4096;
     set.qpack_blocked_streams = 100;
     set.max_field_section_size = 64 * 1024;
-    if (nghttp3_conn_server_new(&c->h, &cb, &set, NULL, c) != 0)
+    if (nghttp3_conn_server_new(&c->b.h, &cb, &set, NULL, c) != 0)
         return -1;
-    nghttp3_conn_set_max_client_streams_bidi(c->h, c->s->cfg.max_streams);
-    int64_t ctrl, enc, dec;
-    if (ngtcp2_conn_open_uni_stream(c->q, &ctrl, NULL) != 0 ||
-        nghttp3_conn_bind_control_stream(c->h, ctrl) != 0 ||
-        ngtcp2_conn_open_uni_stream(c->q, &enc, NULL) != 0 ||
-        ngtcp2_conn_open_uni_stream(c->q, &dec, NULL) != 0 ||
-        nghttp3_conn_bind_qpack_streams(c->h, enc, dec) != 0)
+    nghttp3_conn_set_max_client_streams_bidi(c->b.h, c->s->cfg.max_streams);
+    if (h2b_h3quic_bind_streams(&c->b) != 0)
         return -1;
     if (c->s->draining) {
-        nghttp3_conn_shutdown(c->h);
+        nghttp3_conn_shutdown(c->b.h);
         c->shut = true;
     }
     return 0;
 }
 
 /* ---- ngtcp2 callbacks ---- */
-
-static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
-{
-    return ((struct h3conn *)ref->user_data)->q;
-}
-
-static void q_rand(uint8_t *dest, size_t n, const ngtcp2_rand_ctx *ctx)
-{
-    (void)ctx;
-    gnutls_rnd(GNUTLS_RND_NONCE, dest, n);
-}
 
 static int q_new_cid(ngtcp2_conn *q, ngtcp2_cid *cid, uint8_t *token, size_t n, void *ud)
 {
@@ -863,83 +804,12 @@ static int q_remove_cid(ngtcp2_conn *q, const ngtcp2_cid *cid, void *ud)
     return 0;
 }
 
-static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t offset,
-                              const uint8_t *data, size_t n, void *ud, void *sud)
-{
-    (void)offset, (void)sud;
-    struct h3conn *c = ud;
-    if (!c->h)
-        return 0;
-    nghttp3_ssize r =
-        nghttp3_conn_read_stream(c->h, id, data, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
-    if (r < 0) {
-        set_app_error(c, (int)r);
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    }
-    ngtcp2_conn_extend_max_stream_offset(q, id, (uint64_t)r);
-    ngtcp2_conn_extend_max_offset(q, (uint64_t)r);
-    return 0;
-}
-
-static int q_acked(ngtcp2_conn *q, int64_t id, uint64_t offset, uint64_t n, void *ud, void *sud)
-{
-    (void)q, (void)offset, (void)sud;
-    struct h3conn *c = ud;
-    if (c->h && nghttp3_conn_add_ack_offset(c->h, id, n) != 0)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    return 0;
-}
-
-static int q_stream_close(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t code, void *ud,
-                          void *sud)
-{
-    (void)sud;
-    struct h3conn *c = ud;
-    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET) || code == 0)
-        code = NGHTTP3_H3_NO_ERROR;
-    if (!c->h)
-        return 0;
-    int rv = nghttp3_conn_close_stream(c->h, id, code);
-    if (rv == NGHTTP3_ERR_STREAM_NOT_FOUND) {
-        if (ngtcp2_is_bidi_stream(id))
-            ngtcp2_conn_extend_max_streams_bidi(q, 1);
-    } else if (rv != 0) {
-        set_app_error(c, rv);
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    }
-    return 0;
-}
-
-static int q_stream_reset(ngtcp2_conn *q, int64_t id, uint64_t final_size, uint64_t code, void *ud,
-                          void *sud)
-{
-    (void)q, (void)final_size, (void)code, (void)sud;
-    struct h3conn *c = ud;
-    if (c->h && nghttp3_conn_shutdown_stream_read(c->h, id) != 0)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    return 0;
-}
-
-static int q_stop_sending(ngtcp2_conn *q, int64_t id, uint64_t code, void *ud, void *sud)
-{
-    return q_stream_reset(q, id, 0, code, ud, sud);
-}
-
 static int q_extend_remote_bidi(ngtcp2_conn *q, uint64_t max, void *ud)
 {
     (void)q;
     struct h3conn *c = ud;
-    if (c->h)
-        nghttp3_conn_set_max_client_streams_bidi(c->h, max);
-    return 0;
-}
-
-static int q_extend_stream_data(ngtcp2_conn *q, int64_t id, uint64_t max, void *ud, void *sud)
-{
-    (void)q, (void)max, (void)sud;
-    struct h3conn *c = ud;
-    if (c->h && nghttp3_conn_unblock_stream(c->h, id) != 0)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
+    if (c->b.h)
+        nghttp3_conn_set_max_client_streams_bidi(c->b.h, max);
     return 0;
 }
 
@@ -993,28 +863,17 @@ static void conn_close(struct h3conn *c)
     struct h2b_h3_server *s = c->s;
     if (c->dead)
         return;
-    if (!ngtcp2_conn_is_in_closing_period(c->q) && !ngtcp2_conn_is_in_draining_period(c->q)) {
-        ngtcp2_path_storage ps;
-        ngtcp2_path_storage_zero(&ps);
-        ngtcp2_pkt_info pi;
-        ngtcp2_ssize n = ngtcp2_conn_write_connection_close(
-            c->q, &ps.path, &pi, s->tx, ngtcp2_conn_get_max_tx_udp_payload_size(c->q), &c->err,
-            s->now);
-        if (n > 0)
-            send_dgram(s, (const struct sockaddr *)&c->remote, c->remotelen, s->tx, (size_t)n);
-    }
+    size_t cap = ngtcp2_conn_get_max_tx_udp_payload_size(c->b.q);
+    ngtcp2_ssize n =
+        h2b_h3quic_write_close(&c->b, s->tx, cap < sizeof s->tx ? cap : sizeof s->tx, s->now);
+    if (n > 0)
+        send_dgram(s, (const struct sockaddr *)&c->remote, c->remotelen, s->tx, (size_t)n);
     c->dead = true;
 }
 
 static void conn_fail_liberr(struct h3conn *c, int rv)
 {
-    if (c->err.error_code == 0) {
-        if (rv == NGTCP2_ERR_CRYPTO)
-            ngtcp2_connection_close_error_set_transport_error_tls_alert(
-                &c->err, ngtcp2_conn_get_tls_alert(c->q), NULL, 0);
-        else
-            ngtcp2_connection_close_error_set_transport_error_liberr(&c->err, rv, NULL, 0);
-    }
+    h2b_h3quic_liberr(&c->b, rv);
     c->s->c[C_CONN_ERRORS]++;
     conn_close(c);
 }
@@ -1024,85 +883,29 @@ static void conn_fail_liberr(struct h3conn *c, int rv)
 static bool conn_write(struct h3conn *c)
 {
     struct h2b_h3_server *s = c->s;
-    if (c->dead || ngtcp2_conn_is_in_closing_period(c->q) ||
-        ngtcp2_conn_is_in_draining_period(c->q))
+    if (c->dead || ngtcp2_conn_is_in_closing_period(c->b.q) ||
+        ngtcp2_conn_is_in_draining_period(c->b.q))
         return false;
-    size_t maxpay = ngtcp2_conn_get_max_tx_udp_payload_size(c->q);
-    if (maxpay > sizeof s->tx)
-        maxpay = sizeof s->tx;
-    size_t quantum = ngtcp2_conn_get_send_quantum(c->q) / maxpay;
-    if (quantum < 1)
-        quantum = 1;
-    if (quantum > TX_MAX_PKTS)
-        quantum = TX_MAX_PKTS;
+    size_t maxpay;
+    size_t quantum = h2b_h3quic_quantum(&c->b, sizeof s->tx, TX_MAX_PKTS, &maxpay);
     ngtcp2_path_storage ps;
     ngtcp2_path_storage_zero(&ps);
-    size_t npkts = 0;
-    for (;;) {
-        int64_t sid = -1;
-        int fin = 0;
-        nghttp3_vec vec[16];
-        nghttp3_ssize nv = 0;
-        if (c->h && ngtcp2_conn_get_max_data_left(c->q)) {
-            nv = nghttp3_conn_writev_stream(c->h, &sid, &fin, vec, 16);
-            if (nv < 0) {
-                set_app_error(c, (int)nv);
-                s->c[C_CONN_ERRORS]++;
-                conn_close(c);
-                return false;
-            }
-        }
-        ngtcp2_ssize ndatalen = -1;
-        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
-        ngtcp2_pkt_info pi;
-        ngtcp2_ssize n =
-            ngtcp2_conn_writev_stream(c->q, &ps.path, &pi, s->tx, maxpay, &ndatalen, flags, sid,
-                                      (const ngtcp2_vec *)vec, (size_t)nv, s->now);
+    for (size_t npkts = 0; npkts < quantum; npkts++) {
+        ngtcp2_ssize n = h2b_h3quic_write_pkt(&c->b, &ps.path, s->tx, maxpay, s->now);
         if (n < 0) {
-            if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED) {
-                nghttp3_conn_block_stream(c->h, sid);
-                continue;
-            }
-            if (n == NGTCP2_ERR_STREAM_SHUT_WR) {
-                nghttp3_conn_shutdown_stream_write(c->h, sid);
-                continue;
-            }
-            if (n == NGTCP2_ERR_WRITE_MORE) {
-                int rv = nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen);
-                if (rv != 0) {
-                    set_app_error(c, rv);
-                    s->c[C_CONN_ERRORS]++;
-                    conn_close(c);
-                    return false;
-                }
-                continue;
-            }
-            conn_fail_liberr(c, (int)n);
+            conn_fail_liberr(c, 0); /* the reason is set */
             return false;
         }
-        if (ndatalen >= 0 && sid >= 0) {
-            int rv = nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndatalen);
-            if (rv != 0) {
-                set_app_error(c, rv);
-                s->c[C_CONN_ERRORS]++;
-                conn_close(c);
-                return false;
-            }
-        }
-        if (n == 0) {
-            ngtcp2_conn_update_pkt_tx_time(c->q, s->now);
+        if (n == 0)
             return false;
-        }
         if (!send_dgram(s, (const struct sockaddr *)ps.path.remote.addr, ps.path.remote.addrlen,
                         s->tx, (size_t)n)) {
-            ngtcp2_conn_update_pkt_tx_time(c->q, s->now);
-            return true;
-        }
-        if (++npkts >= quantum) {
-            ngtcp2_conn_update_pkt_tx_time(c->q, s->now);
+            ngtcp2_conn_update_pkt_tx_time(c->b.q, s->now);
             return true;
         }
     }
+    ngtcp2_conn_update_pkt_tx_time(c->b.q, s->now);
+    return true;
 }
 
 /* ---- connections ---- */
@@ -1112,14 +915,9 @@ static void conn_free(struct h3conn *c)
     struct h2b_h3_server *s = c->s;
     while (c->ncids > 0)
         cid_del(c, c->cids[c->ncids - 1].data, c->cids[c->ncids - 1].len);
-    if (c->h)
-        nghttp3_conn_del(c->h); /* no callbacks: our streams are freed below */
+    h2b_h3quic_free(&c->b); /* nghttp3_conn_del calls no callbacks: our streams go below */
     while (c->streams)
         stream_free(c->streams);
-    if (c->q)
-        ngtcp2_conn_del(c->q);
-    if (c->tls)
-        gnutls_deinit(c->tls);
     if (c->prev)
         c->prev->next = c->next;
     else if (s->conns == c)
@@ -1131,64 +929,27 @@ static void conn_free(struct h3conn *c)
     free(c);
 }
 
-static int tls_init(struct h3conn *c)
-{
-    struct h2b_h3_server *s = c->s;
-    if (gnutls_init(&c->tls,
-                    GNUTLS_SERVER | GNUTLS_NO_AUTO_SEND_TICKET | GNUTLS_NO_END_OF_EARLY_DATA) != 0)
-        return -1;
-    if (gnutls_priority_set_direct(c->tls, h2b_h3tls_priority, NULL) != 0 ||
-        ngtcp2_crypto_gnutls_configure_server_session(c->tls) != 0 ||
-        gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, s->cred) != 0)
-        return -1;
-    gnutls_session_set_ptr(c->tls, &c->ref);
-    static const char h3[] = "h3";
-    gnutls_datum_t alpn = {.data = (unsigned char *)(uintptr_t)h3, .size = 2};
-    if (gnutls_alpn_set_protocols(c->tls, &alpn, 1,
-                                  GNUTLS_ALPN_MANDATORY | GNUTLS_ALPN_SERVER_PRECEDENCE) != 0)
-        return -1;
-    ngtcp2_conn_set_tls_native_handle(c->q, c->tls);
-    return 0;
-}
-
 static struct h3conn *conn_new(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
                                const ngtcp2_cid *ocid, const struct sockaddr *from,
                                socklen_t fromlen)
 {
-    static const ngtcp2_callbacks cb = {
+    ngtcp2_callbacks cb = {
         .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
-        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
         .handshake_completed = q_handshake_completed,
-        .encrypt = ngtcp2_crypto_encrypt_cb,
-        .decrypt = ngtcp2_crypto_decrypt_cb,
-        .hp_mask = ngtcp2_crypto_hp_mask_cb,
-        .recv_stream_data = q_recv_stream_data,
-        .acked_stream_data_offset = q_acked,
-        .stream_close = q_stream_close,
-        .rand = q_rand,
         .get_new_connection_id = q_new_cid,
         .remove_connection_id = q_remove_cid,
-        .update_key = ngtcp2_crypto_update_key_cb,
-        .stream_reset = q_stream_reset,
         .extend_max_remote_streams_bidi = q_extend_remote_bidi,
-        .extend_max_stream_data = q_extend_stream_data,
-        .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
-        .delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb,
-        .get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb,
-        .stream_stop_sending = q_stop_sending,
-        .version_negotiation = ngtcp2_crypto_version_negotiation_cb,
         .recv_tx_key = q_tx_key,
     };
+    h2b_h3quic_callbacks(&cb);
     const struct h2b_h3_server_config *cfg = &s->cfg;
     struct h3conn *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    h2b_h3quic_init(&c->b);
     c->s = s;
-    c->ref.get_conn = get_conn;
-    c->ref.user_data = c;
     memcpy(&c->remote, from, fromlen);
     c->remotelen = fromlen;
-    ngtcp2_connection_close_error_default(&c->err);
     ngtcp2_cid scid;
     scid.datalen = SCID_LEN;
     gnutls_rnd(GNUTLS_RND_NONCE, scid.data, scid.datalen);
@@ -1229,10 +990,10 @@ static struct h3conn *conn_new(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
         {(struct sockaddr *)(uintptr_t)from, fromlen},
         NULL,
     };
-    if (ngtcp2_conn_server_new(&c->q, &hd->scid, &scid, &path, hd->version, &cb, &set, &p, NULL,
+    if (ngtcp2_conn_server_new(&c->b.q, &hd->scid, &scid, &path, hd->version, &cb, &set, &p, NULL,
                                c) != 0)
         goto out_free;
-    if (tls_init(c) != 0)
+    if (h2b_h3quic_tls(&c->b, true, s->cred, NULL) != 0)
         goto out_free;
     c->next = s->conns;
     if (s->conns)
@@ -1247,10 +1008,7 @@ static struct h3conn *conn_new(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
     }
     return c;
 out_free:
-    if (c->q)
-        ngtcp2_conn_del(c->q);
-    if (c->tls)
-        gnutls_deinit(c->tls);
+    h2b_h3quic_free(&c->b);
     free(c);
     return NULL;
 }
@@ -1338,7 +1096,7 @@ static void accept_dgram(struct h2b_h3_server *s, uint8_t *data, size_t n,
         NULL,
     };
     ngtcp2_pkt_info pi = {0};
-    int rv = ngtcp2_conn_read_pkt(c->q, &path, &pi, data, n, s->now);
+    int rv = ngtcp2_conn_read_pkt(c->b.q, &path, &pi, data, n, s->now);
     if (rv != 0) {
         if (rv == NGTCP2_ERR_DROP_CONN || rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_RETRY) {
             c->dead = true;
@@ -1374,7 +1132,7 @@ static void on_dgram(struct h2b_h3_server *s, uint8_t *data, size_t n, const str
     }
     if (c->dead)
         return;
-    if (ngtcp2_conn_is_in_closing_period(c->q) || ngtcp2_conn_is_in_draining_period(c->q))
+    if (ngtcp2_conn_is_in_closing_period(c->b.q) || ngtcp2_conn_is_in_draining_period(c->b.q))
         return;
     ngtcp2_path path = {
         {(struct sockaddr *)&s->local, s->locallen},
@@ -1382,7 +1140,7 @@ static void on_dgram(struct h2b_h3_server *s, uint8_t *data, size_t n, const str
         NULL,
     };
     ngtcp2_pkt_info pi = {0};
-    rv = ngtcp2_conn_read_pkt(c->q, &path, &pi, data, n, s->now);
+    rv = ngtcp2_conn_read_pkt(c->b.q, &path, &pi, data, n, s->now);
     if (rv != 0) {
         if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_DROP_CONN) {
             c->dead = true; /* the peer closed, or the packet says drop us */
@@ -1437,9 +1195,9 @@ static void run_timers(struct h2b_h3_server *s)
         respond(st);
     }
     for (struct h3conn *c = s->conns; c; c = c->next) {
-        if (c->dead || ngtcp2_conn_get_expiry(c->q) > s->now)
+        if (c->dead || ngtcp2_conn_get_expiry(c->b.q) > s->now)
             continue;
-        int rv = ngtcp2_conn_handle_expiry(c->q, s->now);
+        int rv = ngtcp2_conn_handle_expiry(c->b.q, s->now);
         if (rv == NGTCP2_ERR_IDLE_CLOSE) {
             s->c[C_IDLE_CLOSED]++;
             c->dead = true; /* silent: the idle timeout is the peer's too */
@@ -1504,7 +1262,7 @@ static uint64_t next_deadline(struct h2b_h3_server *s)
     if (s->delay_head && s->delay_head->deadline < d)
         d = s->delay_head->deadline;
     for (struct h3conn *c = s->conns; c; c = c->next) {
-        uint64_t e = ngtcp2_conn_get_expiry(c->q);
+        uint64_t e = ngtcp2_conn_get_expiry(c->b.q);
         if (e < d)
             d = e;
     }
@@ -1518,8 +1276,8 @@ static void begin_drain(struct h2b_h3_server *s)
     s->draining = true;
     s->drain_deadline = s->now + s->cfg.drain_ns;
     for (struct h3conn *c = s->conns; c; c = c->next) {
-        if (c->h && !c->shut) {
-            nghttp3_conn_shutdown(c->h);
+        if (c->b.h && !c->shut) {
+            nghttp3_conn_shutdown(c->b.h);
             c->shut = true;
             touch(c);
         }
@@ -1572,7 +1330,8 @@ static void *server_main(void *arg)
     for (struct h3conn *c = s->conns; c; c = c->next) {
         if (c->dead)
             continue;
-        ngtcp2_connection_close_error_set_application_error(&c->err, NGHTTP3_H3_NO_ERROR, NULL, 0);
+        ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR, NULL,
+                                                            0);
         conn_close(c);
     }
     reap(s);
