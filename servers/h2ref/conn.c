@@ -14,7 +14,10 @@
  *   leave as response DATA, so its memory is bounded by the stream window.
  * - Guards nghttp2 1.52 lacks: a header list budget, an idle and a slow-client timeout, a flood
  *   budget (token bucket charged for empty DATA, PRIORITY, PING, SETTINGS, tiny WINDOW_UPDATE,
- *   unknown frames, resets and invalid frames) and an outbound queue cap.
+ *   unknown frames, frames on closed streams, resets and invalid frames) and an outbound
+ *   queue cap. Frame headers are walked ahead of nghttp2 (scan_input), because nghttp2 drops
+ *   some frames without any callback; the same walk answers frames on closed streams and
+ *   lower new stream ids, which nghttp2 ignores once closed streams are not retained.
  * - Timers: one min-heap of connection deadlines (idle or slow-client) and one of /delay
  *   responses (harness/core/heap.h), O(log n) whatever order deadlines come in (a sorted list
  *   scanned from its tail made decreasing /delay deadlines quadratic). A deadline that moves
@@ -56,9 +59,10 @@
 #define KEEP_CHUNKS 256
 #define KEEP_BUFS 64
 #define MAX_DELAY_MS 60000
-#define POOL_CLASSES 4 /* 64, 128, 256, 512 bytes */
-#define POOL_KEEP 8192 /* free blocks kept per class */
-#define POOL_BIG 0xff  /* class tag of pass-through allocations */
+#define POOL_CLASSES 4  /* 64, 128, 256, 512 bytes */
+#define POOL_KEEP 8192  /* free blocks kept per class */
+#define POOL_BIG 0xff   /* class tag of pass-through allocations */
+#define SID_WINDOW 1024 /* client stream ids remembered below the highest (per connection) */
 
 enum route {
     R_NONE,
@@ -147,6 +151,16 @@ struct h2b_conn {
     bool calm;       /* flood budget spent */
     bool goaway_sent;
     bool frame_open; /* a frame's header arrived, its payload has not all arrived */
+    /* input framing, tracked ahead of nghttp2 (see scan_input) */
+    uint8_t fh[9];
+    uint8_t fh_have;
+    uint8_t preface_left;
+    uint32_t pay_left;
+    /* client stream ids: the highest opened, and for the SID_WINDOW ids below it whether each
+     * was opened and whether we reset it */
+    uint32_t max_id;
+    uint64_t sid_opened[SID_WINDOW / 64];
+    uint64_t sid_reset[SID_WINDOW / 64];
     uint32_t nstreams, ndelayed;
     double tokens;
     uint64_t tokens_at;
@@ -511,6 +525,43 @@ static void charge(struct h2b_conn *c, double n)
         c->tokens = 0;
         c->calm = true;
     }
+}
+
+/* ---- client stream ids ---- */
+
+/* Bit k of a SID_WINDOW map: client stream id 2k+1. */
+static bool sid_bit(const uint64_t *map, uint32_t k)
+{
+    return (map[(k % SID_WINDOW) / 64] >> (k % 64)) & 1;
+}
+
+static void sid_set(uint64_t *map, uint32_t k)
+{
+    map[(k % SID_WINDOW) / 64] |= (uint64_t)1 << (k % 64);
+}
+
+/* A client HEADERS opens id (odd, above max_id): forget the ids that leave the window. */
+static void sid_open(struct h2b_conn *c, uint32_t id)
+{
+    uint32_t k = id / 2, old = c->max_id / 2;
+    if (c->max_id == 0 || k - old >= SID_WINDOW) {
+        memset(c->sid_opened, 0, sizeof c->sid_opened);
+        memset(c->sid_reset, 0, sizeof c->sid_reset);
+    } else {
+        for (uint32_t j = old + 1; j <= k; j++) {
+            c->sid_opened[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
+            c->sid_reset[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
+        }
+    }
+    c->max_id = id;
+    sid_set(c->sid_opened, k);
+}
+
+static void sid_mark_reset(struct h2b_conn *c, int32_t id)
+{
+    if (id > 0 && (id & 1) && (uint32_t)id <= c->max_id &&
+        c->max_id / 2 - (uint32_t)id / 2 < SID_WINDOW)
+        sid_set(c->sid_reset, (uint32_t)id / 2);
 }
 
 /* ---- output ---- */
@@ -1081,8 +1132,8 @@ static void respond(struct h2b_conn *c, struct stream *st)
         st->len = sizeof notfound_body - 1;
         break;
     }
-    if (st->method == M_HEAD && st->body != B_CHUNKS)
-        st->body = B_NONE; /* headers as for GET, no DATA */
+    if (st->method == M_HEAD)
+        st->body = B_NONE; /* headers as for GET (content-length included), no DATA */
     st->status_str[0] = (char)('0' + status / 100);
     st->status_str[1] = (char)('0' + status / 10 % 10);
     st->status_str[2] = (char)('0' + status % 10);
@@ -1116,43 +1167,6 @@ static void dispatch(struct h2b_conn *c)
 }
 
 /* ---- nghttp2 callbacks ---- */
-
-static int on_begin_frame(nghttp2_session *sess, const nghttp2_frame_hd *hd, void *ud)
-{
-    (void)sess;
-    struct h2b_conn *c = ud;
-    /* A new frame means the previous one is complete (frames nghttp2 ignores have no receive
-     * callback). A half-received frame keeps the connection on the slow-client timer; going
-     * back and forth between that and idle does not move the idle deadline. */
-    c->frame_open = hd->length > 0;
-    switch (hd->type) {
-    case NGHTTP2_DATA:
-        if (hd->length == 0 && !(hd->flags & NGHTTP2_FLAG_END_STREAM))
-            charge(c, 1);
-        break;
-    case NGHTTP2_PRIORITY:
-        charge(c, 1);
-        break;
-    case NGHTTP2_SETTINGS:
-    case NGHTTP2_PING:
-        if (!(hd->flags & NGHTTP2_FLAG_ACK))
-            charge(c, 1);
-        break;
-    case NGHTTP2_CONTINUATION:
-        if (hd->length == 0)
-            charge(c, 1);
-        break;
-    case NGHTTP2_HEADERS:
-    case NGHTTP2_RST_STREAM:
-    case NGHTTP2_WINDOW_UPDATE:
-    case NGHTTP2_GOAWAY:
-        break;
-    default: /* PUSH_PROMISE from a client, unknown and extension frames */
-        charge(c, 1);
-        break;
-    }
-    return 0;
-}
 
 static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *frame, void *ud)
 {
@@ -1215,7 +1229,6 @@ static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void
 {
     struct h2b_conn *c = ud;
     c->got_frame = true;
-    c->frame_open = false;
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
     case NGHTTP2_DATA: {
@@ -1350,6 +1363,7 @@ static int on_frame_send(nghttp2_session *sess, const nghttp2_frame *frame, void
     if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
         c->progress = true; /* a response frame left: application progress */
     } else if (frame->hd.type == NGHTTP2_RST_STREAM) {
+        sid_mark_reset(c, frame->hd.stream_id);
         h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_SENT, 1);
         charge(c, 1); /* resets the peer provokes ("MadeYouReset") spend its flood budget */
     } else if (frame->hd.type == NGHTTP2_GOAWAY) {
@@ -1376,7 +1390,6 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
         goto out_free;
     nghttp2_session_callbacks *cb = ctx->cbs;
-    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
@@ -1528,6 +1541,7 @@ int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
     c->tokens = ctx->cfg.flood_burst;
     c->tokens_at = ctx->now;
     c->last = c->busy_since = ctx->now;
+    c->preface_left = (uint8_t)(sizeof NGHTTP2_CLIENT_MAGIC - 1);
     if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
         goto out_free;
     if (nghttp2_session_server_new3(&c->sess, ctx->cbs, c, ctx->opt, &ctx->mem) != 0)
@@ -1589,6 +1603,135 @@ void *h2b_conn_user(const struct h2b_conn *c)
     return c->user;
 }
 
+/* Feeds n bytes to nghttp2; false (the connection failed) on a fatal error. */
+static bool feed(struct h2b_conn *c, const uint8_t *p, size_t n)
+{
+    if (n == 0 || c->terminated)
+        return true;
+    ssize_t rv = nghttp2_session_mem_recv(c->sess, p, n);
+    if (rv >= 0)
+        return true;
+    enum h2b_stat why = H2B_STAT_ERR_PROTOCOL;
+    if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC)
+        why = H2B_STAT_ERR_PREFACE;
+    else if (rv == NGHTTP2_ERR_FLOODED)
+        why = H2B_STAT_ERR_FLOODED;
+    else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
+        why = H2B_STAT_ERR_CONTINUATION;
+    fail(c, why);
+    return false;
+}
+
+/* Checks one frame header before nghttp2 sees the frame (nghttp2 has processed every frame
+ * before it). Charges the flood budget for every frame kind a client can send without limit,
+ * including those nghttp2 drops without a callback (unknown types, DATA on closed streams),
+ * and answers what nghttp2 1.52 silently ignores without closed-stream retention:
+ * - a HEADERS whose id is below the highest one and was never opened: PROTOCOL_ERROR
+ *   (RFC 9113 5.1.1);
+ * - a HEADERS or DATA on a stream the client closed, or that completed: STREAM_CLOSED (5.1),
+ *   a connection error for HEADERS, a stream error for DATA. Frames on streams we reset are
+ *   ignored, as 5.4.2 asks (the peer may not have seen the reset yet).
+ * Returns the error code to end the connection with, or 0. */
+static uint32_t check_frame(struct h2b_conn *c, const uint8_t *fh)
+{
+    uint32_t len = (uint32_t)fh[0] << 16 | (uint32_t)fh[1] << 8 | fh[2];
+    uint8_t type = fh[3], flags = fh[4];
+    uint32_t id = ((uint32_t)fh[5] << 24 | (uint32_t)fh[6] << 16 | (uint32_t)fh[7] << 8 | fh[8]) &
+                  0x7fffffffu;
+    switch (type) {
+    case NGHTTP2_DATA:
+        if (len == 0 && !(flags & NGHTTP2_FLAG_END_STREAM))
+            charge(c, 1);
+        break;
+    case NGHTTP2_HEADERS:
+    case NGHTTP2_RST_STREAM:
+    case NGHTTP2_WINDOW_UPDATE:
+    case NGHTTP2_GOAWAY:
+        break;
+    case NGHTTP2_SETTINGS:
+        if (!(flags & NGHTTP2_FLAG_ACK))
+            charge(c, 1);
+        break;
+    case NGHTTP2_CONTINUATION:
+        if (len == 0)
+            charge(c, 1);
+        break;
+    default: /* PRIORITY, PING (ACKs too: none is ever due), PUSH_PROMISE, unknown types */
+        charge(c, 1);
+        break;
+    }
+    if ((type != NGHTTP2_DATA && type != NGHTTP2_HEADERS) || !(id & 1))
+        return 0;
+    if (id > c->max_id) {
+        if (type == NGHTTP2_HEADERS)
+            sid_open(c, id);
+        return 0; /* DATA on an idle stream: nghttp2's PROTOCOL_ERROR */
+    }
+    if (nghttp2_session_find_stream(c->sess, (int32_t)id) != NULL)
+        return 0; /* open or half-closed: nghttp2 knows what to do */
+    charge(c, 1);
+    bool in_window = c->max_id / 2 - id / 2 < SID_WINDOW;
+    if (in_window && sid_bit(c->sid_reset, id / 2))
+        return 0;
+    if (type == NGHTTP2_HEADERS)
+        return in_window && !sid_bit(c->sid_opened, id / 2) ? NGHTTP2_PROTOCOL_ERROR
+                                                            : NGHTTP2_STREAM_CLOSED;
+    nghttp2_submit_rst_stream(c->sess, NGHTTP2_FLAG_NONE, (int32_t)id, NGHTTP2_STREAM_CLOSED);
+    sid_mark_reset(c, (int32_t)id); /* one reset per stream, however many frames follow */
+    return 0;
+}
+
+/* Walks the input's frame headers ahead of nghttp2 and feeds it in pieces, so that each frame
+ * header is checked (check_frame) with nghttp2's state just before that frame. Frames whose
+ * check cannot depend on stream state are not split off. Returns false on a fatal error. */
+static bool scan_input(struct h2b_conn *c, const uint8_t *data, size_t len)
+{
+    size_t i = 0, fed = 0;
+    if (c->preface_left) {
+        size_t k = len < c->preface_left ? len : c->preface_left;
+        c->preface_left = (uint8_t)(c->preface_left - k);
+        i = k;
+    }
+    while (i < len) {
+        if (c->pay_left) {
+            size_t k = len - i < c->pay_left ? len - i : c->pay_left;
+            c->pay_left -= (uint32_t)k;
+            i += k;
+            continue;
+        }
+        size_t start = i; /* where this chunk's part of the frame header begins */
+        while (c->fh_have < 9 && i < len)
+            c->fh[c->fh_have++] = data[i++];
+        if (c->fh_have < 9)
+            break;
+        c->fh_have = 0;
+        c->pay_left = (uint32_t)c->fh[0] << 16 | (uint32_t)c->fh[1] << 8 | c->fh[2];
+        uint8_t type = c->fh[3];
+        uint32_t id = ((uint32_t)c->fh[5] << 24 | (uint32_t)c->fh[6] << 16 |
+                       (uint32_t)c->fh[7] << 8 | c->fh[8]) &
+                      0x7fffffffu;
+        /* Only a frame on a stream id already used needs nghttp2's state (a new request's
+         * HEADERS does not), so the common batch of new requests is fed in one call. */
+        if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (id & 1) && id <= c->max_id) {
+            if (!feed(c, data + fed, start - fed))
+                return false;
+            fed = start;
+        }
+        uint32_t err = check_frame(c, c->fh);
+        if (c->calm && !c->terminated)
+            break; /* h2b_conn_recv ends it; nothing more is read */
+        if (err) {
+            nghttp2_session_terminate_session(c->sess, err);
+            c->terminated = true;
+            break;
+        }
+    }
+    c->frame_open = c->fh_have > 0 || c->pay_left > 0;
+    if (c->calm || c->terminated)
+        return feed(c, data + fed, 0);
+    return feed(c, data + fed, len - fed);
+}
+
 int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len)
 {
     struct h2b_conn_ctx *ctx = c->ctx;
@@ -1597,18 +1740,8 @@ int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len)
         return H2B_ERR_PROTO;
     if (c->terminated)
         return H2B_OK;
-    ssize_t rv = nghttp2_session_mem_recv(c->sess, data, len);
-    if (rv < 0) {
-        enum h2b_stat why = H2B_STAT_ERR_PROTOCOL;
-        if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC)
-            why = H2B_STAT_ERR_PREFACE;
-        else if (rv == NGHTTP2_ERR_FLOODED)
-            why = H2B_STAT_ERR_FLOODED;
-        else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
-            why = H2B_STAT_ERR_CONTINUATION;
-        fail(c, why);
+    if (!scan_input(c, data, len))
         return H2B_ERR_PROTO;
-    }
     dispatch(c);
     if (c->calm) {
         h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_FLOOD, 1);

@@ -17,7 +17,7 @@ import time
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, PRIORITY, RST, SETTINGS, PUSH, PING, GOAWAY, WINUP, CONT = range(10)
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
-NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR, FRAME_SIZE_ERROR = 0, 1, 2, 6
+NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR, STREAM_CLOSED, FRAME_SIZE_ERROR = 0, 1, 2, 5, 6
 COMPRESSION_ERROR, ENHANCE_YOUR_CALM = 9, 11
 
 
@@ -47,7 +47,7 @@ def hstr_long(b):
 
 def request_block(path, method="GET"):
     """HPACK block: indexed :method GET(2)/POST(3), :scheme http(6), literal :path(4), :authority(1)."""
-    m = b"\x82" if method == "GET" else b"\x83"
+    m = {"GET": b"\x82", "POST": b"\x83"}.get(method) or b"\x02" + hstr(method)
     return m + b"\x86" + b"\x04" + hstr(path) + b"\x01" + hstr("localhost")
 
 
@@ -339,6 +339,42 @@ class Runner:
         self.check("delay_order", ok, "%d delayed requests: increasing deadlines %.2fs, "
                    "decreasing %.2fs until every connection's PING was answered" % (n, up, down))
 
+    def unknown_frames(self):
+        """Issue 13 defect 10: frames nghttp2 drops without a callback still spend the budget."""
+        self.flood("unknown_frames", frame(0xEE, 0, 0, b"xy"), 100000)
+        self.flood("ping_ack_flood", frame(PING, ACK, 0, b"12345678"), 100000)
+        c = self.conn()  # a finished stream, then empty DATA+END_STREAM on it over and over
+        body = c.get_body("/hello", sid=1)
+        c.send(frame(DATA, END_STREAM, 1) * 100000)
+        goaway, _, closed = c.outcome()
+        self.check("closed_stream_data", body == b"Hello, World!" and closed and
+                   goaway in (None, ENHANCE_YOUR_CALM, STREAM_CLOSED),
+                   "100000 empty DATA+END_STREAM on a closed stream: goaway=%s closed=%s"
+                   % (goaway, closed))
+
+    def lower_stream_id(self):
+        """Issue 13 defect 14: a new stream id below an earlier one is a PROTOCOL_ERROR."""
+        c = self.conn()
+        body = c.get_body("/hello", sid=5)
+        c.send(frame(HEADERS, END_STREAM | END_HEADERS, 3, request_block("/hello")))
+        goaway, _, closed = c.outcome()
+        self.check("lower_stream_id", body == b"Hello, World!" and goaway == PROTOCOL_ERROR and
+                   closed, "after stream 5, HEADERS on 3: goaway=%s closed=%s" % (goaway, closed))
+
+    def head_stats(self):
+        """Issue 13 defect 12: HEAD /stats has a content-length and no body."""
+        c = self.conn()
+        c.send(frame(HEADERS, END_STREAM | END_HEADERS, 1, request_block("/stats", "HEAD")))
+        events = []
+        for t, fl, sid, p in c.frames(3):
+            if sid == 1 and t in (HEADERS, DATA, RST):
+                events.append((t, bool(fl & END_STREAM), len(p)))
+                if fl & END_STREAM or t == RST:
+                    break
+        c.close()
+        self.check("head_stats", len(events) == 1 and events[0][:2] == (HEADERS, True),
+                   "frames on the HEAD stream (type, end_stream, length): %s" % events)
+
     def guards_counted(self):
         s = self.stats()
         for key in ("guard_flood", "guard_header_list", "guard_idle_timeout", "guard_slow_client"):
@@ -359,7 +395,8 @@ class Runner:
 
 SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
              "settings_flood", "continuation_flood", "empty_data", "header_list", "idle_client",
-             "slow_client", "pinging_idle", "pinging_slow", "guards_counted"]
+             "slow_client", "pinging_idle", "pinging_slow", "unknown_frames", "lower_stream_id", "head_stats",
+             "guards_counted"]
 
 
 def main():

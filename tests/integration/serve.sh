@@ -43,6 +43,9 @@ for p in //etc/hostname /sub/%2e%2e/%2e%2e/etc/hostname /out /sub/../sub/file.bi
     expect_eq "docroot refuses $p" "$($C --path-as-is -o /dev/null -w '%{http_code}' "$URL$p")" "404"
 done
 
+# Issue 13 defect 12: HEAD /stats sends headers only (curl -I failed with a protocol error).
+expect_match "HEAD /stats" "$($C -I "$URL/stats" 2>&1 | tr -d '\r' | head -1)" '^HTTP/2 200'
+
 # /delay answers after the delay without blocking the worker: a concurrent /hello is fast.
 $C -o "$TMP/delay.txt" -w '%{time_total}' "$URL/delay/1500" >"$TMP/delay.time" &
 DPID=$!
