@@ -827,6 +827,12 @@ static void history(const struct h2b__report *rep, struct h2b_strbuf *o)
     chart(rep, o, H2B__CHART_HISTORY);
 }
 
+void h2b__report_chart(const struct h2b__report *rep, struct h2b_strbuf *o,
+                       enum h2b__chart_kind kind)
+{
+    chart(rep, o, kind);
+}
+
 int h2b__report_markdown(const struct h2b__report *rep, struct h2b_strbuf *out)
 {
     title(rep, out);
@@ -835,6 +841,7 @@ int h2b__report_markdown(const struct h2b__report *rep, struct h2b_strbuf *out)
     gates(rep, out);
     matrix(rep, out);
     ab(rep, out);
+    h2b__report_profiles_md(rep, out);
     history(rep, out);
     return h2b_strbuf_error(out);
 }

@@ -427,11 +427,23 @@ out:
     return rc;
 }
 
+void h2b__report_dat_quoted(struct h2b_strbuf *b, const char *s)
+{
+    dat_quoted(b, s);
+}
+
+int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
+                     const char *name, const char *tmpl, const char *title, struct h2b_strbuf *data,
+                     const struct h2b_chart_var *vars, size_t nvars)
+{
+    return emit(rep, dir, kind, name, tmpl, title, data, vars, nvars);
+}
+
 int h2b__report_plots(struct h2b__report *rep, const char *dir)
 {
     int rc;
     if ((rc = plot_micro(rep, dir)) || (rc = plot_rps(rep, dir)) || (rc = plot_latency(rep, dir)) ||
-        (rc = plot_history(rep, dir)))
+        (rc = plot_history(rep, dir)) || (rc = h2b__report_plot_profiles(rep, dir)))
         return rc;
     return H2B_OK;
 }

@@ -13,13 +13,21 @@
 #include "compare.h"
 #include "gate.h"
 
+struct h2b_chart_var;
+
 #include <stdbool.h>
 #include <stddef.h>
 
 #define H2B__REPORT_MAX_CHARTS 16
 #define H2B__MAX_RUNS 64 /* results files a history covers */
 
-enum h2b__chart_kind { H2B__CHART_MICRO, H2B__CHART_RPS, H2B__CHART_LATENCY, H2B__CHART_HISTORY };
+enum h2b__chart_kind {
+    H2B__CHART_MICRO,
+    H2B__CHART_RPS,
+    H2B__CHART_LATENCY,
+    H2B__CHART_HISTORY,
+    H2B__CHART_DSO /* profiles.c: the DSO split of every profiled cell */
+};
 
 struct h2b__chart {
     enum h2b__chart_kind kind;
@@ -50,6 +58,11 @@ struct h2b__report {
     size_t n_charts;
     bool charts_rendered; /* false: gnuplot missing, charts_note says why */
     char charts_note[512];
+    /* profiles.c */
+    bool profile_diff;         /* the A/B differential flame graph was drawn */
+    size_t profile_diff_cell;  /* of head's cells: the most-regressed profiled one */
+    double profile_diff_ratio; /* its req/s, head / base */
+    char profile_note[1024];   /* what could not be drawn, and why */
 };
 
 /* Distinct targets and (connections, streams) keys of r, allocated into *targets / *keys. */
@@ -88,6 +101,22 @@ double h2b__report_peak_rps(const struct h2b_rdata_results *r, const char *targe
 
 /* Writes the chart data and scripts into dir and records them in rep->charts. */
 int h2b__report_plots(struct h2b__report *rep, const char *dir);
+
+/* The Profiles section (profiles.c): flame graphs and the DSO chart into dir (during the chart
+ * stage), then the markdown. */
+int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir);
+void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_strbuf *o);
+
+/* Shared by the section writers: a data-file string field (plots.c), a chart's NAME.dat and
+ * NAME.gp recorded in rep (plots.c), a rendered chart's image link (md.c), a name as a markdown
+ * code span (profiles.c). */
+void h2b__report_dat_quoted(struct h2b_strbuf *b, const char *s);
+int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
+                     const char *name, const char *tmpl, const char *title, struct h2b_strbuf *data,
+                     const struct h2b_chart_var *vars, size_t nvars);
+void h2b__report_chart(const struct h2b__report *rep, struct h2b_strbuf *o,
+                       enum h2b__chart_kind kind);
+void h2b__report_md_code(struct h2b_strbuf *o, const char *s);
 
 /* Renders REPORT.md into out. */
 int h2b__report_markdown(const struct h2b__report *rep, struct h2b_strbuf *out);

@@ -77,6 +77,29 @@ expect_eq "injected function red in the diff: $out" "$?" 0
 out=$(grep -c 'data-name="h2b_inject_slow_respond"' "$svg")
 expect_eq "injected function absent from A" "$out" 0
 
+# The A/B report: a Profiles section with the tables, the DSO chart, and the differential flame
+# graph of the most-regressed cell showing the injected function red.
+"$H2BENCH" report "$TMP/b.json" --compare "$TMP/a.json" -o "$TMP/rep" >/dev/null 2>"$TMP/rep.err"
+expect_eq "report exit" "$?" 0
+md=$(cat "$TMP/rep/REPORT.md")
+expect_match "Profiles section" "$md" '^## Profiles'
+expect_match "top-symbols table" "$md" '^\| 1 \| `h2b_inject_slow_respond` \| `own` \|'
+expect_match "DSO split sums to 100" "$md" '^\| h2ref \(`h2bench`\) \| [0-9]+ \|.* (99\.[5-9]|100\.[0-4]) % \|'
+expect_match "most-regressed cell" "$md" 'h2ref at 10 × 10 went from base to head'
+diff_svg=$(ls "$TMP/rep"/profile-diff-*.svg 2>/dev/null | head -1)
+out=$(python3 "$SVG_CHECK" "$diff_svg" "$(jq '.matrix[1].profile.server.samples' "$TMP/b.json")" \
+    --red h2b_inject_slow_respond 2>&1)
+expect_eq "report's diff graph: $out" "$?" 0
+out=$("$BIN/../tests/png_check" "$TMP/rep/profile-dso.png" e8913a e0c341 2>&1)
+expect_eq "DSO chart drawn: $out" "$?" 0
+
+# A results file naming an artefact outside its directory: the report does not follow it.
+jq '.matrix[1].profile.server.folded = "../../../etc/passwd"' "$TMP/a.json" >"$TMP/evil.json"
+"$H2BENCH" report "$TMP/evil.json" -o "$TMP/evilrep" >/dev/null 2>&1
+expect_eq "hostile report exit" "$?" 0
+expect_match "hostile path refused" "$(cat "$TMP/evilrep/REPORT.md")" \
+    "no flame graph for cell 1: the profile's folded path is not a relative path"
+
 # h2bench micro --perf-record NAME: one extra fork profiled after its warm-up.
 "$H2BENCH" micro --perf-record nosuch >/dev/null 2>"$TMP/merr"
 expect_eq "micro unknown benchmark exit" "$?" 2
