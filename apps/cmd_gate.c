@@ -192,8 +192,25 @@ static int baselines_md(const char *ceilings_path, const char *out_path)
     return code;
 }
 
+/* Whether the filter selects any benchmark of the ceilings or of the results: a filter that
+ * selects nothing would check nothing and pass, which is a typo, not a verdict. */
+static bool filter_selects(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
+                           const regex_t *re)
+{
+    for (size_t i = 0; i < c->count; i++) {
+        if (regexec(re, c->benches[i].name, 0, NULL, 0) == 0)
+            return true;
+    }
+    for (size_t i = 0; i < s->count; i++) {
+        if (regexec(re, s->obs[i].name, 0, NULL, 0) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int check(const char *ceilings_path, const char *const *results, size_t n_results,
-                 const struct h2b_gate_options *opt, const char *md_path, const char *junit_path)
+                 const struct h2b_gate_options *opt, const char *md_path, const char *junit_path,
+                 const char *filter)
 {
     struct h2b_ceilings *c = NULL;
     struct h2b_gate_set *s = NULL;
@@ -205,6 +222,14 @@ static int check(const char *ceilings_path, const char *const *results, size_t n
         rv = h2b_gate_set_load(results, n_results, &s);
     if (rv != H2B_OK) {
         code = load_error(rv);
+        goto out;
+    }
+    if (opt->filter && !filter_selects(c, s, opt->filter)) {
+        fprintf(stderr,
+                "h2bench gate: --filter '%s' matches no benchmark of %s or of the results: "
+                "nothing would be checked\n",
+                filter, ceilings_path);
+        code = H2B_EXIT_USAGE;
         goto out;
     }
     rv = h2b_gate_check(c, s, opt, &r);
@@ -418,7 +443,7 @@ int h2b_cmd_gate(int argc, char **argv)
     opt.confirm = (int)confirm;
     opt.rerun = h2b_gate_runner_rerun;
     opt.rerun_arg = &runner;
-    int code = check(ceilings, results, n_results, &opt, md, junit);
+    int code = check(ceilings, results, n_results, &opt, md, junit, filter);
     if (filter)
         regfree(&re);
     return code;

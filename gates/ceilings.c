@@ -285,8 +285,172 @@ void h2b_ceilings_del(struct h2b_ceilings *c)
             free(c->benches[i].metric[m].why);
     }
     free(c->benches);
+    h2b_fingerprint_free(&c->fingerprint);
     free(c);
 }
+
+/* ---------------------------------------------------------------- fingerprint */
+
+void h2b_fingerprint_free(struct h2b_fingerprint *fp)
+{
+    free(fp->cpu_model);
+    free(fp->kernel);
+    free(fp->compiler);
+    free(fp->build_type);
+    free(fp->nghttp2);
+    free(fp->instructions_source);
+    memset(fp, 0, sizeof(*fp));
+}
+
+static int dup_field(char **to, const char *from)
+{
+    *to = NULL;
+    if (!from)
+        return H2B_OK;
+    *to = strdup(from);
+    return *to ? H2B_OK : H2B_ERR_NOMEM;
+}
+
+int h2b_fingerprint_copy(struct h2b_fingerprint *to, const struct h2b_fingerprint *from)
+{
+    h2b_fingerprint_free(to);
+    struct h2b_fingerprint f = {.set = from->set, .cpus = from->cpus};
+    if (dup_field(&f.cpu_model, from->cpu_model) || dup_field(&f.kernel, from->kernel) ||
+        dup_field(&f.compiler, from->compiler) || dup_field(&f.build_type, from->build_type) ||
+        dup_field(&f.nghttp2, from->nghttp2) ||
+        dup_field(&f.instructions_source, from->instructions_source)) {
+        h2b_fingerprint_free(&f);
+        return H2B_ERR_NOMEM;
+    }
+    *to = f;
+    return H2B_OK;
+}
+
+int h2b_fingerprint_from_env(const json_t *env, struct h2b_fingerprint *fp)
+{
+    memset(fp, 0, sizeof(*fp));
+    if (!json_is_object(env))
+        return H2B_OK;
+    fp->set = true;
+    const json_t *cpus = json_object_get(env, "cpus");
+    fp->cpus = json_is_integer(cpus) ? (int)json_integer_value(cpus) : 0;
+    int rv = dup_field(&fp->cpu_model, json_string_value(json_object_get(env, "cpu_model")));
+    if (rv == H2B_OK)
+        rv = dup_field(&fp->kernel, json_string_value(json_object_get(env, "kernel")));
+    if (rv == H2B_OK)
+        rv = dup_field(&fp->compiler, json_string_value(json_object_get(env, "compiler")));
+    if (rv == H2B_OK)
+        rv = dup_field(&fp->build_type, json_string_value(json_object_get(env, "build_type")));
+    if (rv == H2B_OK)
+        rv = dup_field(&fp->nghttp2, json_string_value(json_object_get(env, "nghttp2")));
+    if (rv != H2B_OK)
+        h2b_fingerprint_free(fp);
+    return rv;
+}
+
+static bool same_str(const char *key, const char *want, const char *have, char *why, size_t size)
+{
+    if (!want || (have && strcmp(want, have) == 0))
+        return true;
+    snprintf(why, size, "%s '%.120s' here", key, have ? have : "unknown");
+    return false;
+}
+
+bool h2b_fingerprint_same_build(const struct h2b_fingerprint *want,
+                                const struct h2b_fingerprint *have, char *why, size_t size)
+{
+    if (!want->set)
+        return true;
+    return same_str("compiler", want->compiler, have->compiler, why, size) &&
+           same_str("build type", want->build_type, have->build_type, why, size) &&
+           same_str("nghttp2", want->nghttp2, have->nghttp2, why, size);
+}
+
+bool h2b_fingerprint_same_machine(const struct h2b_fingerprint *want,
+                                  const struct h2b_fingerprint *have, char *why, size_t size)
+{
+    if (!want->set)
+        return true;
+    if (!same_str("cpu_model", want->cpu_model, have->cpu_model, why, size) ||
+        !same_str("kernel", want->kernel, have->kernel, why, size))
+        return false;
+    if (want->cpus && want->cpus != have->cpus) {
+        snprintf(why, size, "%d CPUs here", have->cpus);
+        return false;
+    }
+    return h2b_fingerprint_same_build(want, have, why, size);
+}
+
+static int parse_fingerprint(struct parse *p, const json_t *v, struct h2b_fingerprint *fp)
+{
+    static const char *const keys[] = {"cpu_model",  "kernel",  "compiler",
+                                       "build_type", "nghttp2", "instructions_source"};
+    if (!json_is_object(v)) {
+        bad(p, "fingerprint",
+            "expected an object (cpu_model, cpus, kernel, compiler, "
+            "build_type, nghttp2, instructions_source), found %s",
+            type_name(v));
+        return H2B_OK;
+    }
+    char *dst[6] = {NULL};
+    const char *key;
+    json_t *item;
+    char sub[256];
+    int rv = H2B_OK;
+    json_object_foreach((json_t *)v, key, item)
+    {
+        h2b_json_path_key(sub, sizeof(sub), "fingerprint", key);
+        if (strcmp(key, "cpus") == 0) {
+            if (!json_is_integer(item) || json_integer_value(item) < 1 ||
+                json_integer_value(item) > 65536)
+                bad(p, sub, "expected a CPU count 1..65536, found %s", type_name(item));
+            else
+                fp->cpus = (int)json_integer_value(item);
+            continue;
+        }
+        size_t k = 0;
+        while (k < 6 && strcmp(keys[k], key) != 0)
+            k++;
+        if (k == 6) {
+            bad(p, sub,
+                "unknown key (expected cpu_model, cpus, kernel, compiler, build_type, "
+                "nghttp2 or instructions_source)");
+        } else if (!json_is_string(item) || json_string_length(item) == 0) {
+            bad(p, sub, "expected a non-empty string, found %s", type_name(item));
+        } else if (!dst[k] && !(dst[k] = strdup(json_string_value(item)))) {
+            rv = H2B_ERR_NOMEM;
+        }
+    }
+    fp->cpu_model = dst[0];
+    fp->kernel = dst[1];
+    fp->compiler = dst[2];
+    fp->build_type = dst[3];
+    fp->nghttp2 = dst[4];
+    fp->instructions_source = dst[5];
+    fp->set = true;
+    return rv;
+}
+
+static int fingerprint_to_json(const struct h2b_fingerprint *fp, json_t *root)
+{
+    json_t *o = json_object();
+    if (!o || json_object_set_new(root, "fingerprint", o))
+        return H2B_ERR_NOMEM;
+    const char *keys[] = {
+        "cpu_model", "cpus", "kernel", "compiler", "build_type", "nghttp2", "instructions_source"};
+    const char *vals[] = {fp->cpu_model,          NULL,           fp->kernel,
+                          fp->compiler,           fp->build_type, fp->nghttp2,
+                          fp->instructions_source};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *v = i == 1 ? (fp->cpus ? json_integer(fp->cpus) : NULL)
+                           : (vals[i] ? json_string(vals[i]) : NULL);
+        if (v && json_object_set_new(o, keys[i], v))
+            return H2B_ERR_NOMEM;
+    }
+    return H2B_OK;
+}
+
+/* ---------------------------------------------------------------- the file */
 
 int h2b_ceilings_from_json(const json_t *root, const struct h2b_json_src *src,
                            struct h2b_ceilings **out)
@@ -325,8 +489,12 @@ int h2b_ceilings_from_json(const json_t *root, const struct h2b_json_src *src,
                 if (rv != H2B_OK)
                     goto out_del;
             }
+        } else if (strcmp(key, "fingerprint") == 0) {
+            rv = parse_fingerprint(&p, item, &c->fingerprint);
+            if (rv != H2B_OK)
+                goto out_del;
         } else if (strcmp(key, "comment") != 0) {
-            bad(&p, key, "unknown key (expected schema, benchmarks or comment)");
+            bad(&p, key, "unknown key (expected schema, fingerprint, benchmarks or comment)");
         }
     }
     if (!json_object_get(root, "schema"))
@@ -386,6 +554,7 @@ int h2b_ceilings_to_json(const struct h2b_ceilings *c, char **out)
     if (!root || !benches)
         goto out;
     if (json_object_set_new(root, "schema", json_string(H2B_CEILINGS_SCHEMA)) ||
+        (c->fingerprint.set && fingerprint_to_json(&c->fingerprint, root) != H2B_OK) ||
         json_object_set(root, "benchmarks", benches))
         goto out;
     for (size_t i = 0; i < c->count; i++) {
@@ -457,10 +626,29 @@ int h2b_ceilings_baselines_md(const struct h2b_ceilings *c, const char *source, 
         "build) and the p99 ceiling the CI gate enforces. Allocation ceilings are exact: "
         "the observed values, or the next whole unit where the runner flags the "
         "allocation as not deterministic (see the why lines). See `docs/gates.md` for "
-        "the policy.\n\n"
-        "| Benchmark | B/op | p50 | p99 | p999 | CI p99 ceiling |\n"
-        "|---|---:|---:|---:|---:|---:|\n",
+        "the policy.\n\n",
         source);
+    const struct h2b_fingerprint *fp = &c->fingerprint;
+    if (fp->set) {
+        h2b_buf_printf(&b, "Set on: ");
+        h2b_buf_md(&b, fp->cpu_model ? fp->cpu_model : "unrecorded CPU");
+        h2b_buf_printf(&b, ", %d CPUs, ", fp->cpus);
+        h2b_buf_md(&b, fp->kernel ? fp->kernel : "unrecorded kernel");
+        h2b_buf_printf(&b, "; build ");
+        h2b_buf_md(&b, fp->compiler ? fp->compiler : "?");
+        h2b_buf_printf(&b, " ");
+        h2b_buf_md(&b, fp->build_type ? fp->build_type : "?");
+        h2b_buf_printf(&b, ", nghttp2 ");
+        h2b_buf_md(&b, fp->nghttp2 ? fp->nghttp2 : "?");
+        if (fp->instructions_source) {
+            h2b_buf_printf(&b, ", instructions from ");
+            h2b_buf_md(&b, fp->instructions_source);
+        }
+        h2b_buf_printf(&b, ". The p99 ceilings apply only on this machine fingerprint, the "
+                           "instruction ceilings only with this build.\n\n");
+    }
+    h2b_buf_printf(&b, "| Benchmark | B/op | p50 | p99 | p999 | CI p99 ceiling | instr/op ceiling "
+                       "|\n|---|---:|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < c->count; i++) {
         const struct h2b_ceiling_bench *e = &c->benches[i];
         const struct h2b_baseline *bl = &e->baseline;
@@ -478,6 +666,8 @@ int h2b_ceilings_baselines_md(const struct h2b_ceilings *c, const char *source, 
             md_value(&b, p99->set, p99->max, " ns");
         else
             h2b_buf_printf(&b, " not gated¹ |");
+        const struct h2b_ceiling *ins = &e->metric[H2B_METRIC_INSTRUCTIONS_PER_OP];
+        md_value(&b, ins->set, ins->max, "");
         h2b_buf_printf(&b, "\n");
     }
     bool notes = false;

@@ -4,6 +4,9 @@
  * Shape (the report engine renders the same file; keep it):
  *
  *   {"schema": "h2bench.ceilings/1",
+ *    "fingerprint": {"cpu_model": "...", "cpus": 2, "kernel": "...",      (optional: where and
+ *                    "compiler": "GNU 12.2.0", "build_type": "Release",   with which build the
+ *                    "nghttp2": "1.52.0", "instructions_source": "callgrind"},  ceilings were set)
  *    "benchmarks": {
  *      "<name>": {"bytes_per_op": {"max": N, "why": "..."},
  *                 "allocs_per_op": {"max": N, "why": "..."},
@@ -68,9 +71,37 @@ struct h2b_ceiling_bench {
     struct h2b_baseline baseline;
 };
 
+/* Where ceilings were set (and where results were measured: h2b_fingerprint_from_env). The
+ * machine part (cpu_model, cpus, kernel) plus the build part decide whether absolute p99
+ * ceilings apply; the build part (compiler, build_type, nghttp2, instructions_source) whether
+ * instruction counts are comparable. A NULL string or cpus 0 is "not recorded". */
+struct h2b_fingerprint {
+    bool set;
+    char *cpu_model, *kernel, *compiler, *build_type, *nghttp2, *instructions_source; /* owned */
+    int cpus;
+};
+
+/* Fills fp from a results file's env object (instructions_source left NULL). H2B_OK or NOMEM. */
+int h2b_fingerprint_from_env(const json_t *env, struct h2b_fingerprint *fp);
+
+/* Frees fp's strings and clears it. */
+void h2b_fingerprint_free(struct h2b_fingerprint *fp);
+
+/* Copies from into *to (to is freed first). H2B_OK or NOMEM. */
+int h2b_fingerprint_copy(struct h2b_fingerprint *to, const struct h2b_fingerprint *from);
+
+/* Whether results measured with `have` may be judged by ceilings set with `want`: machine
+ * (cpu_model, cpus, kernel and the build) or build only (compiler, build_type, nghttp2). Fields
+ * want does not record match anything. On a mismatch why gets "cpu_model 'X' here" etc. */
+bool h2b_fingerprint_same_machine(const struct h2b_fingerprint *want,
+                                  const struct h2b_fingerprint *have, char *why, size_t size);
+bool h2b_fingerprint_same_build(const struct h2b_fingerprint *want,
+                                const struct h2b_fingerprint *have, char *why, size_t size);
+
 struct h2b_ceilings {
     size_t count;
-    struct h2b_ceiling_bench *benches; /* in file order */
+    struct h2b_ceiling_bench *benches;  /* in file order */
+    struct h2b_fingerprint fingerprint; /* set: false for files without one */
 };
 
 /* Validates a parsed ceilings document. src gives the file name and its text, so that every

@@ -58,6 +58,7 @@ void h2b_gate_set_del(struct h2b_gate_set *s)
         free(s->obs[i].name);
         free(s->obs[i].note);
         free(s->obs[i].error);
+        free(s->obs[i].instructions_source);
         free(s->obs[i].p99_forks);
         free(s->obs[i].ns_forks);
     }
@@ -66,6 +67,7 @@ void h2b_gate_set_del(struct h2b_gate_set *s)
         free(s->sources[i]);
     free(s->sources);
     free(s->invalid);
+    h2b_fingerprint_free(&s->env);
     free(s);
 }
 
@@ -102,6 +104,11 @@ static int check_env(struct h2b_gate_set *s, const char *path, const json_t *env
 {
     const char *bt;
     char san[128], what[256];
+    const json_t *sv = json_object_get(env, "sanitizers");
+    if (!json_is_array(sv) && !json_is_string(sv))
+        return set_invalid(s, path,
+                           "env.sanitizers is missing: cannot tell whether the numbers "
+                           "come from a sanitizer build");
     h2b_results_env_build(env, &bt, san, sizeof(san));
     if (san[0]) {
         snprintf(what, sizeof(what), "measured in a build with sanitizers (%s)", san);
@@ -125,6 +132,41 @@ static int copy_nums(const struct h2b_model_nums *from, double **out, size_t *n)
     return H2B_OK;
 }
 
+/* An entry whose per-fork values contradict its own summary was not written by the runner (or
+ * was edited): its numbers cannot be trusted, so the results cannot be gated. The merged p99 of
+ * several forks' histograms lies between the smallest and the largest fork p99 (a quantile of a
+ * mixture lies between the components' quantiles), and there is one value per fork. */
+static int check_forks(struct h2b_gate_set *s, const char *path, size_t i,
+                       const struct h2b_gate_obs *o)
+{
+    char what[512];
+    const char *name = o->name;
+    if ((o->n_p99_forks && (size_t)o->forks != o->n_p99_forks) ||
+        (o->n_ns_forks && (size_t)o->forks != o->n_ns_forks)) {
+        snprintf(what, sizeof(what),
+                 "micro[%zu] (%.128s): forks is %d but it has %zu fork p99 and %zu fork ns/op "
+                 "values",
+                 i, name, o->forks, o->n_p99_forks, o->n_ns_forks);
+        return set_invalid(s, path, what);
+    }
+    if (o->n_p99_forks && o->has[H2B_METRIC_P99_NS]) {
+        double lo = o->p99_forks[0], hi = o->p99_forks[0];
+        for (size_t k = 1; k < o->n_p99_forks; k++) {
+            lo = o->p99_forks[k] < lo ? o->p99_forks[k] : lo;
+            hi = o->p99_forks[k] > hi ? o->p99_forks[k] : hi;
+        }
+        double p99 = o->value[H2B_METRIC_P99_NS];
+        if (p99 < lo || p99 > hi) {
+            snprintf(what, sizeof(what),
+                     "micro[%zu] (%.128s): p99_ns %.0f lies outside its forks' p99 (%.0f..%.0f): "
+                     "the merged p99 of the forks must lie between them",
+                     i, name, p99, lo, hi);
+            return set_invalid(s, path, what);
+        }
+    }
+    return H2B_OK;
+}
+
 int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc)
 {
     char **grown = realloc(s->sources, (s->n_sources + 1) * sizeof(*grown));
@@ -136,6 +178,8 @@ int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_
         return H2B_ERR_NOMEM;
     s->n_sources++;
     int rv = check_env(s, path, doc->env);
+    if (rv == H2B_OK && !s->env.set)
+        rv = h2b_fingerprint_from_env(doc->env, &s->env);
     if (rv != H2B_OK)
         return rv;
     size_t n = doc->micro.n;
@@ -165,11 +209,13 @@ int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_
         o->forks = isnan(e->forks) ? 0 : (int)e->forks;
         o->samples = e->samples;
         if ((e->note && !(o->note = strdup(e->note))) ||
-            (e->error && !(o->error = strdup(e->error))))
+            (e->error && !(o->error = strdup(e->error))) ||
+            (e->instructions_source && !(o->instructions_source = strdup(e->instructions_source))))
             return H2B_ERR_NOMEM;
         o->alloc_nondeterministic = e->alloc_deterministic == 0;
         if ((rv = copy_nums(&e->fork_p99_ns, &o->p99_forks, &o->n_p99_forks)) ||
-            (rv = copy_nums(&e->fork_ns_per_op, &o->ns_forks, &o->n_ns_forks)))
+            (rv = copy_nums(&e->fork_ns_per_op, &o->ns_forks, &o->n_ns_forks)) ||
+            (rv = check_forks(s, path, i, o)))
             return rv;
     }
     return H2B_OK;
@@ -419,9 +465,34 @@ struct pending {
     const char *name;
 };
 
+/* Whether the ceilings' fingerprint matches the results': absolute p99 ceilings need the same
+ * machine, instruction ceilings the same build (and the same instruction source). */
+struct applies {
+    bool machine, build;
+    char machine_why[400], build_why[400];
+    const struct h2b_fingerprint *want;
+};
+
+static void fingerprint_verdict(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
+                                struct applies *a)
+{
+    char why[256] = "";
+    const struct h2b_fingerprint *fp = &c->fingerprint;
+    a->want = fp;
+    a->machine = h2b_fingerprint_same_machine(fp, &s->env, why, sizeof(why));
+    snprintf(a->machine_why, sizeof(a->machine_why), "not applicable (set on %.120s%s%.200s)",
+             fp->cpu_model ? fp->cpu_model : "another machine", a->machine ? "" : "; ", why);
+    why[0] = '\0';
+    a->build = h2b_fingerprint_same_build(fp, &s->env, why, sizeof(why));
+    snprintf(a->build_why, sizeof(a->build_why),
+             "not applicable (counted with %.60s %.20s, nghttp2 %.20s; %.200s)",
+             fp->compiler ? fp->compiler : "another compiler", fp->build_type ? fp->build_type : "",
+             fp->nghttp2 ? fp->nghttp2 : "?", why);
+}
+
 static int evaluate_bench(struct h2b_gate_report *r, const struct h2b_ceiling_bench *cb,
                           const struct h2b_gate_obs *const *obs, size_t n, struct pending *pend,
-                          size_t *n_pend)
+                          size_t *n_pend, const struct applies *ap, bool strict)
 {
     if (n == 0) {
         struct h2b_gate_row *row = add_row(r, cb->name, -1);
@@ -444,6 +515,32 @@ static int evaluate_bench(struct h2b_gate_report *r, const struct h2b_ceiling_be
         row->ceiling = c->max;
         row->has_baseline = baseline_of(&cb->baseline, m, &row->baseline);
         struct h2b_buf b = {0};
+        /* An absolute p99 set on another machine, or an instruction count from another build
+         * (or another counter), says nothing here: reported as such, never as pass or fail. */
+        const char *na = NULL;
+        char src_why[256];
+        if (m == H2B_METRIC_P99_NS && !ap->machine)
+            na = ap->machine_why;
+        if (m == H2B_METRIC_INSTRUCTIONS_PER_OP && !ap->build)
+            na = ap->build_why;
+        for (size_t i = 0; !na && m == H2B_METRIC_INSTRUCTIONS_PER_OP && i < n; i++) {
+            const char *want = ap->want->instructions_source, *have = obs[i]->instructions_source;
+            if (want && have && strcmp(want, have) != 0) {
+                snprintf(src_why, sizeof(src_why),
+                         "not applicable (counted with %.30s; %.30s in %.150s)", want, have,
+                         obs[i]->source);
+                na = src_why;
+            }
+        }
+        if (na) {
+            row->status = H2B_GATE_NA;
+            row->failing = strict;
+            h2b_buf_printf(&b, "%s%s", na, strict ? " (--strict: invalid)" : "");
+            int rv = finish_evidence(row, &b);
+            if (rv != H2B_OK)
+                return rv;
+            continue;
+        }
         /* A benchmark that failed, or a ceiling on a metric this run did not measure, cannot
          * pass. */
         for (size_t i = 0; i < n && row->status != H2B_GATE_INVALID; i++) {
@@ -626,8 +723,10 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
     struct pending *pend = malloc((c->count ? c->count : 1) * sizeof(*pend));
     size_t n_pend = 0;
     int rv = H2B_ERR_NOMEM;
+    uint64_t t0 = h2b_clock_now_ns();
     if (!r || !obs || !pend)
         goto out_err;
+    h2b_clock_utc_string(r->started, sizeof(r->started));
     if (s->invalid) {
         r->invalid_reason = strdup(s->invalid);
         if (!r->invalid_reason)
@@ -635,6 +734,8 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
         r->exit_code = 3;
         goto out_ok;
     }
+    struct applies ap;
+    fingerprint_verdict(c, s, &ap);
     for (size_t i = 0; i < c->count; i++) {
         if (!selected(opt, c->benches[i].name))
             continue;
@@ -643,7 +744,7 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
             if (strcmp(s->obs[j].name, c->benches[i].name) == 0)
                 obs[n++] = &s->obs[j];
         }
-        rv = evaluate_bench(r, &c->benches[i], obs, n, pend, &n_pend);
+        rv = evaluate_bench(r, &c->benches[i], obs, n, pend, &n_pend, &ap, opt->strict);
         if (rv != H2B_OK)
             goto out_err;
     }
@@ -693,14 +794,18 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
         case H2B_GATE_INVALID:
             r->invalid++;
             break;
+        case H2B_GATE_NA:
+            r->not_applicable++;
+            break;
         }
     }
     sort_rows(r);
-    if (r->invalid)
+    if (r->invalid || (opt->strict && r->not_applicable))
         r->exit_code = 3;
     else if (r->failed || r->missing || (opt->strict && r->ungated))
         r->exit_code = 1;
 out_ok:
+    r->elapsed_s = (double)(h2b_clock_now_ns() - t0) / 1e9;
     free(obs);
     free(pend);
     *out = r;
@@ -725,6 +830,8 @@ static const char *status_word(const struct h2b_gate_row *row)
         return "MISSING";
     case H2B_GATE_UNGATED:
         return row->failing ? "UNGATED!" : "ungated";
+    case H2B_GATE_NA:
+        return row->failing ? "N/A!" : "n/a";
     default:
         return "INVALID";
     }
@@ -770,6 +877,9 @@ static void verdict_line(struct h2b_buf *b, const struct h2b_gate_report *r, boo
     const char *icon = r->exit_code == 0 ? "✅ " : r->exit_code == 1 ? "❌ " : "⛔ ";
     h2b_buf_printf(b, "%s%s: %d passed, %d exceeded, %d missing, %d ungated, %d invalid",
                    md ? icon : "", word, r->passed, r->failed, r->missing, r->ungated, r->invalid);
+    if (r->not_applicable)
+        h2b_buf_printf(b, ", %d not applicable (ceilings set on another machine or build)",
+                       r->not_applicable);
     if (r->confirm_runs)
         h2b_buf_printf(b, " (%d confirmation re-run%s)", r->confirm_runs,
                        r->confirm_runs == 1 ? "" : "s");
@@ -824,6 +934,7 @@ int h2b_gate_render_md(const struct h2b_gate_report *r, char **out)
         fmt_delta(delta, sizeof(delta), row);
         const char *icon = row->status == H2B_GATE_PASS                       ? "✅"
                            : row->status == H2B_GATE_UNGATED && !row->failing ? "➖"
+                           : row->status == H2B_GATE_NA && !row->failing      ? "➖"
                            : row->status == H2B_GATE_INVALID                  ? "⛔"
                                                                               : "❌";
         h2b_buf_printf(&b, "| %s | `", icon);
@@ -854,15 +965,22 @@ int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out)
             else
                 skipped++;
         }
+        if (r->rows[i].status == H2B_GATE_NA) {
+            if (r->rows[i].failing)
+                errors++;
+            else
+                skipped++;
+        }
     }
     size_t tests = r->count + (r->invalid_reason ? 1 : 0);
     h2b_buf_printf(&b,
                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                    "<testsuites name=\"h2bench gate\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" "
-                   "skipped=\"%d\">\n"
+                   "skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n"
                    "  <testsuite name=\"h2bench.gate\" tests=\"%zu\" failures=\"%d\" "
-                   "errors=\"%d\" skipped=\"%d\">\n",
-                   tests, failures, errors, skipped, tests, failures, errors, skipped);
+                   "errors=\"%d\" skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n",
+                   tests, failures, errors, skipped, r->elapsed_s, r->started, tests, failures,
+                   errors, skipped, r->elapsed_s, r->started);
     if (r->invalid_reason) {
         h2b_buf_printf(&b, "    <testcase classname=\"h2bench.gate\" name=\"measurement\">\n"
                            "      <failure message=\"");
@@ -873,14 +991,15 @@ int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out)
         const struct h2b_gate_row *row = &r->rows[i];
         h2b_buf_printf(&b, "    <testcase classname=\"");
         h2b_buf_xml(&b, row->bench);
-        h2b_buf_printf(&b, "\" name=\"%s\">",
+        /* the gate judges numbers measured before it ran: a row takes no time of its own */
+        h2b_buf_printf(&b, "\" name=\"%s\" time=\"0.000\">",
                        row->metric < 0 ? "present" : h2b_metric_key(row->metric));
         char cur[32], ceil_[32];
         fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
         fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
         const char *tag = NULL, *type = NULL;
-        if (row->status == H2B_GATE_INVALID)
-            tag = "error", type = "invalid";
+        if (row->status == H2B_GATE_INVALID || (row->status == H2B_GATE_NA && row->failing))
+            tag = "error", type = row->status == H2B_GATE_NA ? "not-applicable" : "invalid";
         else if (row->failing)
             tag = "failure", type = row->status == H2B_GATE_MISSING   ? "missing"
                                     : row->status == H2B_GATE_UNGATED ? "ungated"
@@ -893,6 +1012,10 @@ int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out)
             h2b_buf_printf(&b, "</%s>\n    ", tag);
         } else if (row->status == H2B_GATE_UNGATED) {
             h2b_buf_printf(&b, "\n      <skipped message=\"no ceiling\"/>\n    ");
+        } else if (row->status == H2B_GATE_NA) {
+            h2b_buf_printf(&b, "\n      <skipped message=\"");
+            h2b_buf_xml(&b, row->evidence ? row->evidence : "not applicable");
+            h2b_buf_printf(&b, "\"/>\n    ");
         } else {
             h2b_buf_printf(&b, "\n      <system-out>");
             h2b_buf_printf(&b, "current %s, ceiling %s; ", cur, ceil_);
@@ -1034,8 +1157,18 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
     if (all_have(obs, n, H2B_METRIC_INSTRUCTIONS_PER_OP)) {
         bool varies;
         double lowest, hi = exact_value(obs, n, H2B_METRIC_INSTRUCTIONS_PER_OP, &varies, &lowest);
-        snprintf(why, sizeof(why), "%s: largest of %zu runs (%.15g..%.15g); %s", date, n, lowest,
-                 hi, tool);
+        const char *src = obs[0]->instructions_source ? obs[0]->instructions_source : "counters";
+        if (varies)
+            snprintf(why, sizeof(why),
+                     "%s: %s instructions/op NOT identical over %zu runs (%.15g..%.15g): the "
+                     "largest; %s",
+                     date, src, n, lowest, hi, tool);
+        else
+            snprintf(why, sizeof(why),
+                     "%s: exact, %s counts %.15g in each of %zu runs (deterministic for one "
+                     "binary and its libraries, so no tolerance: any increase fails; another "
+                     "build is reported not applicable); %s",
+                     date, src, hi, n, tool);
         rv = h2b_ceilings_set(b, H2B_METRIC_INSTRUCTIONS_PER_OP, hi, why);
         if (rv != H2B_OK)
             return rv;
@@ -1076,6 +1209,15 @@ int h2b_gate_propose(const struct h2b_gate_set *const *runs, size_t count,
             if (!h2b_ceilings_find(c, name))
                 rv = propose_bench(c, name, runs, count, opt, date, tmp);
         }
+    }
+    /* where and with which build the runs were measured: p99 ceilings hold only there */
+    if (rv == H2B_OK)
+        rv = h2b_fingerprint_copy(&c->fingerprint, &runs[0]->env);
+    for (size_t i = 0; rv == H2B_OK && i < runs[0]->count && !c->fingerprint.instructions_source;
+         i++) {
+        const char *src = runs[0]->obs[i].instructions_source;
+        if (src && !(c->fingerprint.instructions_source = strdup(src)))
+            rv = H2B_ERR_NOMEM;
     }
     free(tmp);
     if (rv != H2B_OK) {

@@ -41,6 +41,7 @@ struct h2b_gate_obs {
     double ns_per_op, p50_ns, p999_ns; /* NAN when null */
     char *note;                        /* the entry's "note" (why something is null), or NULL */
     char *error;                       /* the entry's "error" (the benchmark failed), or NULL */
+    char *instructions_source;         /* "callgrind", "perf", or NULL */
     bool alloc_nondeterministic;       /* "alloc_deterministic": false */
     double *p99_forks; /* each fork's p99 (ns), the entry's fork_p99_ns; may be absent */
     size_t n_p99_forks;
@@ -57,6 +58,7 @@ struct h2b_gate_set {
     size_t n_sources;
     char **sources;
     char *invalid; /* why these results cannot be gated (sanitizers, build type), or NULL */
+    struct h2b_fingerprint env; /* where the first results file was measured */
 };
 
 /* Loads and validates a results file (h2b_results_doc_load); a problem is printed as
@@ -118,7 +120,9 @@ enum h2b_gate_status {
     H2B_GATE_FAIL,    /* a ceiling exceeded (confirmed for p99) */
     H2B_GATE_MISSING, /* a benchmark with ceilings is absent from the results */
     H2B_GATE_UNGATED, /* a benchmark without ceilings (fails with strict) */
-    H2B_GATE_INVALID  /* cannot be judged: counter unmeasured, confirmation could not run */
+    H2B_GATE_INVALID, /* cannot be judged: counter unmeasured, confirmation could not run */
+    H2B_GATE_NA       /* not applicable: an absolute p99 set on another machine, instructions
+                         counted with another build (fails, as invalid, only with strict) */
 };
 
 /* One gate: one (benchmark, metric), or one benchmark for MISSING/UNGATED rows (metric -1). */
@@ -135,10 +139,12 @@ struct h2b_gate_row {
 struct h2b_gate_report {
     size_t count;
     struct h2b_gate_row *rows; /* failing rows first, then in ceilings order */
-    int passed, failed, missing, ungated, invalid;
+    int passed, failed, missing, ungated, invalid, not_applicable;
     int confirm_runs;     /* confirmation re-runs performed */
     char *invalid_reason; /* set when the whole measurement is invalid */
     int exit_code;        /* 0 pass, 1 failed, 3 invalid */
+    char started[32];     /* UTC time the check started, ISO 8601 (JUnit timestamp) */
+    double elapsed_s;     /* how long the check took, confirmation re-runs included */
 };
 
 /* Evaluates every ceiling of c against s. Returns H2B_OK with *out (caller frees with

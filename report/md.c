@@ -341,6 +341,8 @@ static const char *gate_verdict(enum h2b_gate_status s)
         return "no ceiling";
     case H2B_GATE_INVALID:
         return "⚠️ cannot judge";
+    case H2B_GATE_NA:
+        return "not applicable (ceiling set on another machine or build)";
     }
     return "?";
 }

@@ -106,6 +106,9 @@ expect_match "md columns" "$(cat "$TMP/gate.md")" '\| \| Benchmark \| Metric \| 
 expect_match "md failing row" "$(sed -n 5p "$TMP/gate.md")" '^\| ❌ \| `fx/three-blocks` \| B/op \| 192 \| 192 \| 193 \| \+0\.5% \|'
 expect_match "junit totals" "$(cat "$TMP/gate.xml")" '<testsuite name="h2bench.gate" tests="9" failures="1" errors="0"'
 expect_eq "junit one testcase per gate" "$(grep -c '<testcase ' "$TMP/gate.xml")" 9
+expect_match "junit time and timestamp" "$(cat "$TMP/gate.xml")" \
+    '<testsuite name="h2bench.gate" [^>]* time="[0-9]+\.[0-9]{3}" timestamp="20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]+Z"'
+expect_eq "junit testcases carry time" "$(grep -c '<testcase [^>]*time="' "$TMP/gate.xml")" 9
 expect_match "junit failure" "$(cat "$TMP/gate.xml")" '<failure type="exceeded" message="fx/three-blocks B/op: current 193, ceiling 192">'
 
 # --- proposals ----------------------------------------------------------------------------------
@@ -134,4 +137,46 @@ export FAKE_RUNNER_OUTPUTS="$D/results-pass.json $D/results-noisy-fork.json"
 expect_eq "propose --runs" "$(gate --propose --runs 2 --headroom 0.5 --runner "$FAKE")" 0
 expect_eq "propose --runs ran the runner twice" "$(grep -c '^micro --profile ci --json ' "$FAKE_RUNNER_LOG")" 2
 expect_match "headroom 50%" "$(sed -n '/"fx\/tail"/,/"baseline"/p' "$TMP/out")" '"max": 6450,'
+# --- fingerprints: absolute p99 ceilings belong to a machine, instruction ceilings to a build -----
+fp() { jq --arg cpu "$1" --arg cc "$2" '. + {fingerprint: {cpu_model: $cpu, cpus: 2, kernel: "6.1.0",
+    compiler: $cc, build_type: "Release", nghttp2: "1.52.0"}}' "$C" >"$TMP/fp.json"; }
+fp "fixture CPU" "GNU 12.2.0"
+expect_eq "same fingerprint: judged" "$(gate --ceilings "$TMP/fp.json" --results "$D/results-p99.json" --confirm 0)" 1
+fp "Other CPU 9000" "GNU 12.2.0"
+expect_eq "other CPU: p99 not applicable, exit 0" "$(gate --ceilings "$TMP/fp.json" --results "$D/results-p99.json" --confirm 0)" 0
+expect_match "other CPU: p99 row" "$(cat "$TMP/out")" '^n/a +fx/tail +p99 .*not applicable \(set on Other CPU 9000; cpu_model .fixture CPU. here\)'
+expect_match "other CPU: exact rows still judged" "$(cat "$TMP/out")" '^PASS +fx/three-blocks +allocs/op'
+expect_match "other CPU: verdict says so" "$(cat "$TMP/out")" 'not applicable \(ceilings set on another machine or build\)'
+expect_eq "other CPU, --strict: exit 3" "$(gate --ceilings "$TMP/fp.json" --results "$D/results-pass.json" --strict)" 3
+expect_match "other CPU, --strict row" "$(cat "$TMP/out")" '^N/A! +fx/.* +p99 .*--strict: invalid'
+expect_eq "other CPU: allocation still fails" "$(gate --ceilings "$TMP/fp.json" --results "$D/results-alloc-count.json")" 1
+# an instruction ceiling counted with another compiler is not applicable either
+fp "fixture CPU" "clang 99"
+jq '.benchmarks["fx/three-blocks"].instructions_per_op = {max: 1000, why: "fixture"}' "$TMP/fp.json" >"$TMP/fpi.json"
+expect_eq "other compiler: exit 0" "$(gate --ceilings "$TMP/fpi.json" --results "$D/results-pass.json")" 0
+expect_match "other compiler: instr row" "$(cat "$TMP/out")" '^n/a +fx/three-blocks +instr/op .*not applicable \(counted with clang 99'
+expect_match "other compiler: p99 too" "$(cat "$TMP/out")" '^n/a +fx/.* +p99 .*compiler .GNU 12.2.0. here'
+"$H2BENCH" gate --ceilings "$TMP/fp.json" --baselines-md - >"$TMP/bl.md"
+expect_match "BASELINES.md names the machine" "$(cat "$TMP/bl.md")" '^Set on: Other CPU 9000|^Set on: fixture CPU'
+jq '.fingerprint = {cpu_model: 3}' "$C" >"$TMP/fpbad.json"
+expect_eq "bad fingerprint: exit 2" "$(gate --ceilings "$TMP/fpbad.json" --results "$D/results-pass.json")" 2
+expect_match "bad fingerprint: located" "$(cat "$TMP/err")" 'fpbad.json:[0-9]+:[0-9]+: fingerprint.cpu_model: expected a non-empty string'
+# a proposal records where it was measured
+expect_eq "propose records the fingerprint" "$(gate --propose --results "$D/results-pass.json")" 0
+expect_eq "proposal fingerprint" "$(sed -n '/"fingerprint"/,/}/p' "$TMP/out" | tr -d ' \n')" \
+    '"fingerprint":{"cpu_model":"fixtureCPU","cpus":2,"kernel":"6.1.0","compiler":"GNU12.2.0","build_type":"Release","nghttp2":"1.52.0"},'
+
+# --- blind spots (issue 13, defect 13) -----------------------------------------------------------
+expect_eq "--filter matching nothing: usage error" \
+    "$(gate --ceilings "$C" --results "$D/results-pass.json" --filter '^no/such$')" 2
+expect_match "--filter matching nothing: says so" "$(cat "$TMP/err")" "matches no benchmark"
+jq '.micro[0].p99_ns = 5000' "$D/results-pass.json" >"$TMP/p99-outside.json"
+expect_eq "p99_ns outside its forks: invalid" "$(gate --ceilings "$C" --results "$TMP/p99-outside.json")" 3
+expect_match "p99_ns outside its forks: named" "$(cat "$TMP/err")" 'p99_ns 5000 lies outside its forks. p99 \(800\.\.900\)'
+jq '.micro[0].forks = 0' "$D/results-pass.json" >"$TMP/forks0.json"
+expect_eq "forks 0 with three fork values: invalid" "$(gate --ceilings "$C" --results "$TMP/forks0.json")" 3
+expect_match "forks 0: named" "$(cat "$TMP/err")" 'forks is 0 but it has 3 fork p99'
+jq 'del(.env.sanitizers)' "$D/results-pass.json" >"$TMP/nosan.json"
+expect_eq "no env.sanitizers: invalid" "$(gate --ceilings "$C" --results "$TMP/nosan.json")" 3
+expect_match "no env.sanitizers: named" "$(cat "$TMP/err")" 'env.sanitizers is missing'
 finish

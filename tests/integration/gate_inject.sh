@@ -2,7 +2,8 @@
 # gate_inject.sh - the gate catches real regressions in the real component suite: with
 # H2B_INJECT_ALLOC one benchmark makes one extra allocation per operation and the allocation gate
 # fails (exit 1) naming the benchmark and metric, against the committed gates/ceilings.json
-# (exact counts hold on any machine with the same build). With H2B_INJECT_SLOW one benchmark does
+# (exact counts hold on any machine with the same build); the extra allocation also raises the
+# callgrind instruction count past its committed ceiling, and two runs count identically. With H2B_INJECT_SLOW one benchmark does
 # its work twice and the p99 gate fails (exit 1) after its confirmation re-run, which inherits
 # the injection. p99 ceilings hold only on the machine that set them, so the p99 half proposes
 # its ceiling here first (3 runs, pinned, default headroom), then checks a fresh unchanged run
@@ -18,13 +19,13 @@ sanitized=0
 "$H2BENCH" --version | grep -q sanitizers && sanitized=1
 
 CPU=0
-micro() { "$H2BENCH" micro --profile ci --cpu $CPU --filter "^$1\$" --json "$2" >/dev/null 2>"$TMP/micro.err"; }
+micro() { "$H2BENCH" micro --profile ci --cpu $CPU --filter "^$1\$" --json "$2" "${@:3}" >/dev/null 2>"$TMP/micro.err"; }
 gate_with() { "$H2BENCH" gate --ceilings "$1" --cpu $CPU --filter "^$2\$" --results "$3" >"$TMP/out" 2>"$TMP/err"; echo $?; }
 # The exact half: the committed ceilings with their machine-bound p99 rows left out.
 jq 'del(.benchmarks[].p99_ns)' "$C" >"$TMP/exact.json"
 gate() { gate_with "$TMP/exact.json" "$@"; }
 
-micro "$ALLOC" "$TMP/plain.json"
+micro "$ALLOC" "$TMP/plain.json" --callgrind
 expect_eq "micro runs" "$?" 0
 if [ "$sanitized" = 1 ]; then
     expect_eq "sanitizer build cannot be gated" "$(gate "$ALLOC" "$TMP/plain.json")" 3
@@ -33,12 +34,21 @@ if [ "$sanitized" = 1 ]; then
     exit $?
 fi
 expect_eq "unchanged code passes" "$(gate "$ALLOC" "$TMP/plain.json")" 0
+expect_match "instructions gated" "$(cat "$TMP/out")" "^PASS +$ALLOC +instr/op"
+micro "$ALLOC" "$TMP/plain2.json" --callgrind
+expect_eq "two runs count the same instructions" \
+    "$(jq '.micro[0].instructions_per_op' "$TMP/plain2.json")" "$(jq '.micro[0].instructions_per_op' "$TMP/plain.json")"
+expect_eq "counted by callgrind" "$(jq -r '.micro[0].instructions_source' "$TMP/plain.json")" callgrind
 
-H2B_INJECT_ALLOC=$ALLOC micro "$ALLOC" "$TMP/alloc.json"
+H2B_INJECT_ALLOC=$ALLOC micro "$ALLOC" "$TMP/alloc.json" --callgrind
 expect_eq "micro with one more allocation" "$?" 0
 expect_eq "allocation gate fails" "$(gate "$ALLOC" "$TMP/alloc.json")" 1
 expect_match "names benchmark and allocs/op" "$(cat "$TMP/out")" "^FAIL +$ALLOC +allocs/op .* 1 over the ceiling"
 expect_match "names benchmark and B/op" "$(cat "$TMP/out")" "^FAIL +$ALLOC +B/op .* 16 over the ceiling"
+expect_match "the instruction gate fails too" "$(cat "$TMP/out")" "^FAIL +$ALLOC +instr/op .* over the ceiling"
+# Without instruction counts the committed instruction ceiling cannot be judged: invalid.
+micro "$ALLOC" "$TMP/nocg.json"
+expect_eq "instruction ceiling, no count: invalid" "$(gate "$ALLOC" "$TMP/nocg.json")" 3
 
 # p99: ceilings proposed on this machine, now, from three runs of the unchanged code.
 for i in 1 2 3; do micro "$SLOW" "$TMP/base$i.json"; done
