@@ -7,7 +7,9 @@
  *   batch of datagrams with recvmmsg, route each by its destination connection ID through an
  *   open-addressing table, run due timers (ngtcp2's expiry, /delay responses), then write every
  *   connection that was touched, at most one send quantum per turn, so one bulk transfer cannot
- *   starve the others.
+ *   starve the others. A connection's packets of one size leave in one sendmsg with UDP GSO
+ *   (UDP_SEGMENT): measured on a 1 GiB GET, half the server CPU and about twice the throughput
+ *   of one sendto per packet (docs/protocols.md).
  * - New connections: ngtcp2_accept validates the Initial; with retry on (the default) a client
  *   without a token gets a Retry carrying an encrypted token bound to its address, and only an
  *   Initial with a valid token creates state. A flood of spoofed Initials therefore costs one
@@ -24,7 +26,7 @@
  * Rejected: one socket per worker thread with SO_REUSEPORT (a 4-tuple hash splits QUIC's
  * connections unevenly and breaks on migration without a BPF steering program); a closing
  * period that keeps state after an error (it buys retransmitted CONNECTION_CLOSEs and costs
- * memory an attacker controls); UDP GSO (measured later if bulk throughput asks for it).
+ * memory an attacker controls).
  */
 #include "h3server.h"
 
@@ -41,6 +43,7 @@
 #include <gnutls/gnutls.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <nghttp3/nghttp3.h>
 #include <ngtcp2/ngtcp2.h>
 #include <ngtcp2/ngtcp2_crypto.h>
@@ -67,6 +70,7 @@
 #define MAX_DELAY_MS 60000
 #define STATS_CAP 4096
 #define SOCKBUF (4 * 1024 * 1024)
+#define GSO_MAX_BYTES 61440 /* one UDP GSO send stays under the 64 KiB datagram limit */
 
 enum route {
     R_NONE,
@@ -179,6 +183,9 @@ struct h2b_h3_server {
     uint64_t c[C_COUNT];
     uint8_t *rxbuf;
     uint8_t tx[NGTCP2_MAX_PMTUD_UDP_PAYLOAD_SIZE > 1500 ? NGTCP2_MAX_PMTUD_UDP_PAYLOAD_SIZE : 1500];
+    bool no_gso; /* UDP_SEGMENT failed once: plain sendto */
+    uint8_t txb[GSO_MAX_BYTES + 1500 +
+                NGTCP2_MAX_PMTUD_UDP_PAYLOAD_SIZE]; /* one GSO batch of a connection's packets */
 };
 
 static uint8_t pattern[256 + DATA_MAX];
@@ -831,15 +838,64 @@ static int q_handshake_completed(ngtcp2_conn *q, void *ud)
 
 /* ---- sending ---- */
 
+static bool send_batch(struct h2b_h3_server *s, const struct sockaddr *to, socklen_t tolen,
+                       const uint8_t *data, size_t n, size_t seg);
+
 /* Sends one datagram. Returns false when the socket buffer is full (the datagram is dropped:
  * QUIC's loss recovery resends what it carried) or on another error. */
 static bool send_dgram(struct h2b_h3_server *s, const struct sockaddr *to, socklen_t tolen,
                        const uint8_t *data, size_t n)
 {
+    return send_batch(s, to, tolen, data, n, n);
+}
+
+/* Sends n bytes of packets of seg bytes each (the last may be shorter) in one sendmsg with UDP
+ * GSO (the kernel cuts them into datagrams). Without GSO support (the first EIO/EINVAL turns it
+ * off) each packet is its own sendto. Returns false when the socket is full: the batch is
+ * dropped and QUIC's loss recovery resends it. */
+static bool send_batch(struct h2b_h3_server *s, const struct sockaddr *to, socklen_t tolen,
+                       const uint8_t *data, size_t n, size_t seg)
+{
+    size_t npkts = (n + seg - 1) / seg;
     ssize_t r;
-    do {
-        r = sendto(s->fd, data, n, MSG_DONTWAIT, to, tolen);
-    } while (r < 0 && errno == EINTR);
+    if (npkts > 1 && !s->no_gso) {
+        struct iovec iov = {.iov_base = (void *)(uintptr_t)data, .iov_len = n};
+        union {
+            char buf[CMSG_SPACE(sizeof(uint16_t))];
+            struct cmsghdr align;
+        } ctl;
+        memset(&ctl, 0, sizeof ctl);
+        struct msghdr mh = {.msg_name = (void *)(uintptr_t)to,
+                            .msg_namelen = tolen,
+                            .msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = ctl.buf,
+                            .msg_controllen = sizeof ctl.buf};
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_UDP;
+        cm->cmsg_type = UDP_SEGMENT;
+        cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        uint16_t gso = (uint16_t)seg;
+        memcpy(CMSG_DATA(cm), &gso, sizeof gso);
+        do {
+            r = sendmsg(s->fd, &mh, MSG_DONTWAIT);
+        } while (r < 0 && errno == EINTR);
+        if (r < 0 && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
+            s->no_gso = true; /* this kernel or device cannot: one sendto per packet from now */
+            r = 0;
+        } else {
+            goto done;
+        }
+    }
+    for (size_t off = 0; off < n; off += seg) {
+        size_t k = n - off < seg ? n - off : seg;
+        do {
+            r = sendto(s->fd, data + off, k, MSG_DONTWAIT, to, tolen);
+        } while (r < 0 && errno == EINTR);
+        if (r < 0)
+            break;
+    }
+done:
     if (r < 0) {
         s->c[C_SEND_DROPS]++;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -851,7 +907,7 @@ static bool send_dgram(struct h2b_h3_server *s, const struct sockaddr *to, sockl
         }
         return false;
     }
-    s->c[C_DGRAMS_OUT]++;
+    s->c[C_DGRAMS_OUT] += npkts;
     s->c[C_BYTES_OUT] += n;
     return true;
 }
@@ -878,8 +934,9 @@ static void conn_fail_liberr(struct h3conn *c, int rv)
     conn_close(c);
 }
 
-/* Writes what the connection has, up to one send quantum. Returns true when it stopped early
- * (quantum used up, or the socket was full) and should be written again. */
+/* Writes what the connection has, up to one send quantum, as GSO batches of equal-size packets.
+ * Returns true when it stopped early (quantum used up, or the socket was full) and should be
+ * written again. */
 static bool conn_write(struct h3conn *c)
 {
     struct h2b_h3_server *s = c->s;
@@ -888,22 +945,47 @@ static bool conn_write(struct h3conn *c)
         return false;
     size_t maxpay;
     size_t quantum = h2b_h3quic_quantum(&c->b, sizeof s->tx, TX_MAX_PKTS, &maxpay);
+    size_t per_batch = s->no_gso ? 1 : GSO_MAX_BYTES / maxpay;
     ngtcp2_path_storage ps;
     ngtcp2_path_storage_zero(&ps);
+    size_t off = 0, seg = 0, inbatch = 0;
+    bool more = true;
     for (size_t npkts = 0; npkts < quantum; npkts++) {
-        ngtcp2_ssize n = h2b_h3quic_write_pkt(&c->b, &ps.path, s->tx, maxpay, s->now);
+        ngtcp2_ssize n = h2b_h3quic_write_pkt(&c->b, &ps.path, s->txb + off, maxpay, s->now);
         if (n < 0) {
             conn_fail_liberr(c, 0); /* the reason is set */
             return false;
         }
-        if (n == 0)
-            return false;
-        if (!send_dgram(s, (const struct sockaddr *)ps.path.remote.addr, ps.path.remote.addrlen,
-                        s->tx, (size_t)n)) {
-            ngtcp2_conn_update_pkt_tx_time(c->b.q, s->now);
-            return true;
+        if (n == 0) {
+            more = false;
+            break;
+        }
+        if (inbatch > 0 && (size_t)n > seg) {
+            /* larger than the batch's segments: send the batch, start a new one with it */
+            if (!send_batch(s, (const struct sockaddr *)ps.path.remote.addr, ps.path.remote.addrlen,
+                            s->txb, off, seg))
+                goto blocked;
+            memmove(s->txb, s->txb + off, (size_t)n);
+            off = inbatch = 0;
+        }
+        if (inbatch == 0)
+            seg = (size_t)n;
+        off += (size_t)n;
+        inbatch++;
+        if ((size_t)n < seg || inbatch >= per_batch) {
+            if (!send_batch(s, (const struct sockaddr *)ps.path.remote.addr, ps.path.remote.addrlen,
+                            s->txb, off, seg))
+                goto blocked;
+            off = inbatch = 0;
         }
     }
+    if (inbatch > 0 && !send_batch(s, (const struct sockaddr *)ps.path.remote.addr,
+                                   ps.path.remote.addrlen, s->txb, off, seg))
+        goto blocked;
+    if (more)
+        ngtcp2_conn_update_pkt_tx_time(c->b.q, s->now);
+    return more;
+blocked:
     ngtcp2_conn_update_pkt_tx_time(c->b.q, s->now);
     return true;
 }
