@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "  --max-header-list SIZE  per-request header budget, name+value+32 (default 64K)\n"
             "  --max-connections N     open connections at once; more are refused (default "
             "4096)\n"
+            "  --max-connections-per-ip N  open connections per client address (default 0: no\n"
+            "                          limit; loopback benchmarks open thousands from one)\n"
             "  --idle-timeout DUR      close connections idle this long, e.g. 30s (default 60s)\n"
             "  --slow-timeout DUR      close clients making no progress (default 10s)\n"
             "  --drain-timeout DUR     on shutdown, wait this long for streams (default 3s)\n"
@@ -62,6 +64,7 @@ enum {
     O_HTS,
     O_MAX_HDR,
     O_MAX_CONNS,
+    O_MAX_CONNS_IP,
     O_IDLE,
     O_SLOW,
     O_DRAIN,
@@ -86,6 +89,7 @@ static const struct option options[] = {
     {"header-table-size", required_argument, NULL, O_HTS},
     {"max-header-list", required_argument, NULL, O_MAX_HDR},
     {"max-connections", required_argument, NULL, O_MAX_CONNS},
+    {"max-connections-per-ip", required_argument, NULL, O_MAX_CONNS_IP},
     {"idle-timeout", required_argument, NULL, O_IDLE},
     {"slow-timeout", required_argument, NULL, O_SLOW},
     {"drain-timeout", required_argument, NULL, O_DRAIN},
@@ -170,6 +174,10 @@ int h2b_cmd_serve(int argc, char **argv)
         case O_MAX_CONNS:
             rc = h2b_cli_parse_u64(optarg, 1, 1000000, &v);
             cfg.max_connections = (uint32_t)v;
+            break;
+        case O_MAX_CONNS_IP:
+            rc = h2b_cli_parse_u64(optarg, 0, 1000000, &v);
+            cfg.max_connections_per_ip = (uint32_t)v;
             break;
         case O_IDLE:
             rc = h2b_cli_parse_duration_ns(optarg, 1000000, 86400ull * 1000000000, &v);

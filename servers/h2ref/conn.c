@@ -150,7 +150,8 @@ struct h2b_conn {
                       * since the timer was last touched; PINGs and the like are not */
     bool calm;       /* flood budget spent */
     bool goaway_sent;
-    bool frame_open; /* a frame's header arrived, its payload has not all arrived */
+    bool input_closed; /* the peer half-closed: no more input will come */
+    bool frame_open;   /* a frame's header arrived, its payload has not all arrived */
     /* input framing, tracked ahead of nghttp2 (see scan_input) */
     uint8_t fh[9];
     uint8_t fh_have;
@@ -1762,8 +1763,15 @@ bool h2b_conn_done(const struct h2b_conn *c)
 {
     if (c->fatal)
         return true;
-    return c->niov == c->ifirst && !nghttp2_session_want_read(c->sess) &&
-           !nghttp2_session_want_write(c->sess);
+    if (c->niov != c->ifirst || nghttp2_session_want_write(c->sess))
+        return false;
+    /* After the peer's FIN nothing more can arrive: done once every stream is answered. */
+    return c->input_closed ? c->nstreams == 0 : !nghttp2_session_want_read(c->sess);
+}
+
+void h2b_conn_input_closed(struct h2b_conn *c)
+{
+    c->input_closed = true;
 }
 
 bool h2b_conn_fatal(const struct h2b_conn *c)

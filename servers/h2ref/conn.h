@@ -132,9 +132,15 @@ int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov);
 /* Reports that n bytes from the front of the last h2b_conn_output() were written. */
 void h2b_conn_sent(struct h2b_conn *c, size_t n);
 
-/* True when the connection has nothing more to do: the session neither wants to read nor to
- * write and no output is pending, or it failed. The caller closes it then. */
+/* True when the connection has nothing more to do: the session neither wants to read (or the
+ * input was closed and no stream is left) nor to write and no output is pending, or it
+ * failed. The caller closes it then. */
 bool h2b_conn_done(const struct h2b_conn *c);
+
+/* The peer closed its side (read() returned 0): the responses to the requests already read
+ * still go out, then h2b_conn_done() turns true. A request left incomplete is cut by the
+ * slow-client timeout. */
+void h2b_conn_input_closed(struct h2b_conn *c);
 
 /* True when the connection failed or was cut off without a GOAWAY the peer could read (no point
  * in a lingering close). */

@@ -49,6 +49,21 @@
 #define LINGER_NS (2 * H2B_NS_PER_SEC)
 #define MAX_EVENTS 256
 #define ACCEPT_BURST 256
+#define IP_BUCKETS 1024
+
+/* Open connections of one source address (--max-connections-per-ip). */
+struct ipent {
+    struct ipent *next;
+    uint8_t addr[16];
+    uint8_t len; /* 4 or 16 */
+    uint32_t n;
+};
+
+/* A connection on its way from the accepting thread to a worker. */
+struct handoff {
+    int fd;
+    struct ipent *ip;
+};
 
 struct worker;
 
@@ -58,8 +73,11 @@ struct sconn {
     struct worker *w;
     struct h2b_conn *conn;
     SSL *ssl;
+    struct ipent *ip; /* source address count, or NULL without a per-address limit */
     int fd;
     bool in_rlist, lingering, handshaking, write_blocked, closed;
+    bool rdhup; /* EPOLLRDHUP seen: the peer's FIN is queued behind the data, read until it */
+    bool eof;   /* read() returned 0 */
     uint64_t linger_until;
 };
 
@@ -78,7 +96,7 @@ struct worker {
     int evfd;
     struct h2b_conn_ctx *ctx;
     pthread_mutex_t lock;
-    int *queue;
+    struct handoff *queue;
     size_t qlen, qcap;
     atomic_bool stop;
     uint8_t *rbuf;
@@ -100,8 +118,85 @@ struct server {
     int nworkers;
     struct worker *w;
     atomic_uint nconns;
-    struct h2b_stats stats; /* written by the accepting thread only */
+    struct h2b_stats stats;  /* written by the accepting thread only */
+    pthread_mutex_t ip_lock; /* the accepting thread counts up, workers count down */
+    struct ipent *ip[IP_BUCKETS];
 };
+
+/* ---- connections per source address ---- */
+
+/* The source address as bytes: IPv4 (also v4-mapped IPv6) as 4, IPv6 as 16; 0 otherwise. */
+static uint8_t addr_key(const struct sockaddr_storage *ss, uint8_t out[16])
+{
+    if (ss->ss_family == AF_INET) {
+        memcpy(out, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+        return 4;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const uint8_t *a = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+        static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (memcmp(a, mapped, 12) == 0) {
+            memcpy(out, a + 12, 4);
+            return 4;
+        }
+        memcpy(out, a, 16);
+        return 16;
+    }
+    return 0;
+}
+
+/* Counts one more connection from ss; false when its address is at the limit (or no memory).
+ * *out gets the entry to release with ip_release (NULL without a limit). */
+static bool ip_acquire(struct server *srv, const struct sockaddr_storage *ss, struct ipent **out)
+{
+    *out = NULL;
+    uint32_t limit = srv->cfg.max_connections_per_ip;
+    uint8_t key[16];
+    uint8_t len = limit ? addr_key(ss, key) : 0;
+    if (len == 0)
+        return true;
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (uint8_t i = 0; i < len; i++)
+        h = (h ^ key[i]) * 16777619u;
+    struct ipent **pp = &srv->ip[h % IP_BUCKETS];
+    bool ok = false;
+    pthread_mutex_lock(&srv->ip_lock);
+    struct ipent *e = *pp;
+    while (e && !(e->len == len && memcmp(e->addr, key, len) == 0))
+        e = e->next;
+    if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+        memcpy(e->addr, key, len);
+        e->len = len;
+        e->next = *pp;
+        *pp = e;
+    }
+    if (e && e->n < limit) {
+        e->n++;
+        *out = e;
+        ok = true;
+    }
+    pthread_mutex_unlock(&srv->ip_lock);
+    return ok;
+}
+
+/* Counts a connection of e's address as closed (e may be NULL); an entry at 0 is freed. */
+static void ip_release(struct server *srv, struct ipent *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&srv->ip_lock);
+    if (--e->n == 0) {
+        uint32_t h = 2166136261u;
+        for (uint8_t i = 0; i < e->len; i++)
+            h = (h ^ e->addr[i]) * 16777619u;
+        struct ipent **pp = &srv->ip[h % IP_BUCKETS];
+        while (*pp != e)
+            pp = &(*pp)->next;
+        *pp = e->next;
+        free(e);
+    }
+    pthread_mutex_unlock(&srv->ip_lock);
+}
 
 void h2b_server_config_defaults(struct h2b_server_config *cfg)
 {
@@ -177,6 +272,8 @@ static void conn_close(struct sconn *sc)
     SSL_free(sc->ssl);
     sc->ssl = NULL;
     close(sc->fd);
+    ip_release(w->srv, sc->ip);
+    sc->ip = NULL;
     atomic_fetch_sub(&w->srv->nconns, 1);
     sc->next = w->grave;
     w->grave = sc;
@@ -186,7 +283,7 @@ static void conn_close(struct sconn *sc)
 static void conn_finish(struct sconn *sc)
 {
     struct worker *w = sc->w;
-    if (h2b_conn_fatal(sc->conn) || w->draining) {
+    if (h2b_conn_fatal(sc->conn) || w->draining || sc->eof) { /* eof: nothing left to drain */
         conn_close(sc);
         return;
     }
@@ -298,25 +395,41 @@ static void linger_read(struct sconn *sc)
     }
 }
 
+/* One bounded read turn. A short read means the socket is drained (edge-triggered epoll
+ * reports what arrives later) unless EPOLLRDHUP said a FIN is queued: then read on to the
+ * 0, or a FIN that arrived with the last bytes is never seen and the socket sits in
+ * CLOSE-WAIT. After the FIN the responses already due still go out, then the socket closes. */
 static void plain_read(struct sconn *sc)
 {
     struct worker *w = sc->w;
-    ssize_t n = read(sc->fd, w->rbuf, RBUF_SIZE);
-    if (n > 0) {
-        if (h2b_conn_recv(sc->conn, w->rbuf, (size_t)n) != H2B_OK) {
+    size_t total = 0;
+    while (!sc->eof) {
+        ssize_t n = read(sc->fd, w->rbuf, RBUF_SIZE);
+        if (n > 0) {
+            if (h2b_conn_recv(sc->conn, w->rbuf, (size_t)n) != H2B_OK) {
+                conn_close(sc);
+                return;
+            }
+            total += (size_t)n;
+            if (total >= RBUF_SIZE) {
+                more_to_read(sc);
+                break;
+            }
+            if (!sc->rdhup)
+                break;
+        } else if (n == 0) {
+            sc->eof = true;
+            h2b_conn_input_closed(sc->conn);
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            break;
+        } else {
             conn_close(sc);
             return;
         }
-        if (n == RBUF_SIZE)
-            more_to_read(sc);
-        conn_flush(sc);
-    } else if (n == 0) {
-        conn_close(sc);
-    } else if (errno == EINTR) {
-        more_to_read(sc);
-    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        conn_close(sc);
     }
+    conn_flush(sc);
 }
 
 static void tls_read(struct sconn *sc)
@@ -382,7 +495,7 @@ static void conn_readable(struct sconn *sc)
         plain_read(sc);
 }
 
-static void conn_adopt(struct worker *w, int fd)
+static void conn_adopt(struct worker *w, int fd, struct ipent *ip)
 {
     struct server *srv = w->srv;
     struct sconn *sc = calloc(1, sizeof *sc);
@@ -390,6 +503,7 @@ static void conn_adopt(struct worker *w, int fd)
         goto out_fd;
     sc->w = w;
     sc->fd = fd;
+    sc->ip = ip;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (srv->ssl) {
@@ -419,6 +533,7 @@ out_sc:
     free(sc);
 out_fd:
     close(fd);
+    ip_release(srv, ip);
     atomic_fetch_sub(&srv->nconns, 1);
 }
 
@@ -434,17 +549,17 @@ static void worker_adopt_queue(struct worker *w)
     uint64_t v;
     ssize_t r = read(w->evfd, &v, sizeof v);
     (void)r;
-    int fds[64];
+    struct handoff hs[64];
     for (;;) {
         size_t n = 0;
         pthread_mutex_lock(&w->lock);
         while (n < 64 && w->qlen > 0)
-            fds[n++] = w->queue[--w->qlen];
+            hs[n++] = w->queue[--w->qlen];
         pthread_mutex_unlock(&w->lock);
         if (n == 0)
             break;
         for (size_t i = 0; i < n; i++)
-            conn_adopt(w, fds[i]);
+            conn_adopt(w, hs[i].fd, hs[i].ip);
     }
 }
 
@@ -551,6 +666,8 @@ static void *worker_main(void *arg)
                 else
                     conn_flush(sc);
             }
+            if (e & (EPOLLRDHUP | EPOLLHUP))
+                sc->rdhup = true;
             if (e & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
                 conn_readable(sc);
         }
@@ -698,19 +815,21 @@ static void worker_free(struct worker *w)
         close(w->ep);
     if (w->evfd >= 0)
         close(w->evfd);
-    for (size_t i = 0; i < w->qlen; i++)
-        close(w->queue[i]);
+    for (size_t i = 0; i < w->qlen; i++) {
+        close(w->queue[i].fd);
+        ip_release(w->srv, w->queue[i].ip);
+    }
     free(w->queue);
     free(w->rbuf);
     pthread_mutex_destroy(&w->lock);
 }
 
-static bool worker_push(struct worker *w, int fd)
+static bool worker_push(struct worker *w, int fd, struct ipent *ip)
 {
     pthread_mutex_lock(&w->lock);
     if (w->qlen == w->qcap) {
         size_t cap = w->qcap ? w->qcap * 2 : 64;
-        int *q = realloc(w->queue, cap * sizeof *q);
+        struct handoff *q = realloc(w->queue, cap * sizeof *q);
         if (!q) {
             pthread_mutex_unlock(&w->lock);
             return false;
@@ -719,7 +838,7 @@ static bool worker_push(struct worker *w, int fd)
         w->qcap = cap;
     }
     bool was_empty = w->qlen == 0;
-    w->queue[w->qlen++] = fd;
+    w->queue[w->qlen++] = (struct handoff){fd, ip};
     pthread_mutex_unlock(&w->lock);
     if (was_empty)
         worker_wake(w);
@@ -732,7 +851,9 @@ static bool worker_push(struct worker *w, int fd)
 static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worker *direct)
 {
     for (int i = 0; i < ACCEPT_BURST; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
@@ -743,14 +864,21 @@ static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worke
             close(fd);
             continue;
         }
+        struct ipent *ip;
+        if (!ip_acquire(srv, &ss, &ip)) {
+            h2b_stats_add(&srv->stats, H2B_STAT_GUARD_MAXCONN_IP, 1);
+            close(fd);
+            continue;
+        }
         atomic_fetch_add(&srv->nconns, 1);
         if (direct) {
-            conn_adopt(direct, fd);
+            conn_adopt(direct, fd, ip);
             continue;
         }
         struct worker *w = &srv->w[(*rr)++ % (unsigned)srv->nworkers];
-        if (!worker_push(w, fd)) {
+        if (!worker_push(w, fd, ip)) {
             close(fd);
+            ip_release(srv, ip);
             atomic_fetch_sub(&srv->nconns, 1);
         }
     }
@@ -765,6 +893,7 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
         return H2B_ERR_NOMEM;
     srv->cfg = *cfg;
     srv->docroot_fd = -1;
+    pthread_mutex_init(&srv->ip_lock, NULL);
     srv->nworkers = cfg->threads > 0 ? cfg->threads : h2b_cpu_online();
     int lfd = -1, sfd = -1, started = 0;
     if (cfg->docroot) {
@@ -868,6 +997,14 @@ out:
     if (srv->docroot_fd >= 0)
         close(srv->docroot_fd);
     SSL_CTX_free(srv->ssl);
+    for (int i = 0; i < IP_BUCKETS; i++) { /* entries left by connections closed at exit */
+        while (srv->ip[i]) {
+            struct ipent *e = srv->ip[i];
+            srv->ip[i] = e->next;
+            free(e);
+        }
+    }
+    pthread_mutex_destroy(&srv->ip_lock);
     free(srv);
     return rc;
 }

@@ -23,9 +23,10 @@ struct h2b_server_config {
     int threads;                 /* workers (default: online CPUs, or CPUs in cpus) */
     bool pin;                    /* pin worker i to the i-th CPU of cpus */
     cpu_set_t cpus;
-    uint32_t max_connections; /* open connections at once; more are refused (default 4096) */
-    bool tls;                 /* TLS with ALPN h2 */
-    const char *cert_file;    /* PEM; NULL with key_file NULL: self-signed in memory */
+    uint32_t max_connections;        /* open connections at once; more are refused (default 4096) */
+    uint32_t max_connections_per_ip; /* open connections per source address; 0: no limit */
+    bool tls;                        /* TLS with ALPN h2 */
+    const char *cert_file;           /* PEM; NULL with key_file NULL: self-signed in memory */
     const char *key_file;
     const char *docroot; /* directory for static files, or NULL */
     uint64_t drain_ns;   /* graceful shutdown: wait this long for in-flight streams */

@@ -51,6 +51,22 @@ def request_block(path, method="GET"):
     return m + b"\x86" + b"\x04" + hstr(path) + b"\x01" + hstr("localhost")
 
 
+def close_wait_count(port):
+    """Server-side sockets on port in CLOSE-WAIT (state 08 in /proc/net/tcp*)."""
+    n = 0
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "08":
+                        n += 1
+        except OSError:
+            pass
+    return n
+
+
 class Conn:
     def __init__(self, host, port, preface=True):
         self.sock = socket.create_connection((host, port), timeout=5)
@@ -375,6 +391,58 @@ class Runner:
         self.check("head_stats", len(events) == 1 and events[0][:2] == (HEADERS, True),
                    "frames on the HEAD stream (type, end_stream, length): %s" % events)
 
+    def close_wait(self):
+        """Issue 13 defect 7 (needs --max-connections 100): 150 clients send their request and
+        their FIN together. Each one the server took is answered and then closed by the server
+        (no socket left in CLOSE-WAIT), and a fresh client is served right after."""
+        conns = []
+        for _ in range(150):
+            c = self.conn(preface=False)
+            c.ack = True
+            c.send(PREFACE + frame(SETTINGS, 0, 0) + frame(SETTINGS, ACK, 0) +
+                   frame(HEADERS, END_STREAM | END_HEADERS, 1, request_block("/hello")))
+            try:
+                c.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            conns.append(c)
+        answered = closed = 0
+        for c in conns:
+            got = False
+            for t, fl, sid, p in c.frames(5):
+                if t == DATA and sid == 1 and p == b"Hello, World!":
+                    got = True
+            answered += got
+            closed += c.closed
+        waits = close_wait_count(self.port)
+        fresh = self.conn()
+        body = fresh.get_body("/hello", timeout=3)
+        fresh.close()
+        for c in conns:
+            c.close()
+        self.check("close_wait", answered >= 100 and closed == 150 and waits == 0 and
+                   body == b"Hello, World!",
+                   "150 request+FIN clients: %d answered, %d closed by the server, %d sockets in "
+                   "CLOSE-WAIT; fresh client: %r" % (answered, closed, waits, body))
+
+    def max_connections_per_ip(self):
+        """Needs --max-connections-per-ip 3 (issue 13 defect 9): a fourth connection from this
+        address is closed at once; when one of the three closes, a new one is served."""
+        held = [self.conn() for _ in range(3)]
+        bodies = [h.get_body("/hello", sid=1) for h in held]
+        extra = self.conn()
+        _, _, closed = extra.outcome(timeout=3)
+        held[0].close()
+        time.sleep(0.2)
+        again = self.conn()
+        body = again.get_body("/hello", sid=1)
+        again.close()
+        for h in held[1:]:
+            h.close()
+        self.check("max_connections_per_ip",
+                   bodies == [b"Hello, World!"] * 3 and closed and body == b"Hello, World!",
+                   "three served %s, fourth closed=%s, after one left: %r" % (bodies, closed, body))
+
     def guards_counted(self):
         s = self.stats()
         for key in ("guard_flood", "guard_header_list", "guard_idle_timeout", "guard_slow_client"):
@@ -409,7 +477,8 @@ def main():
             getattr(r, n)()
         except Exception as e:  # a crash of the client is a failure, not a pass
             r.check(n, False, "exception %r" % e)
-        if n not in ("guards_counted", "max_connections", "delay_order"):
+        if n not in ("guards_counted", "max_connections", "delay_order", "close_wait",
+                     "max_connections_per_ip"):
             r.control(n)
     return 1 if r.failed else 0
 

@@ -29,6 +29,23 @@ expect_eq "delay order" "$rc" 0
 stop_serve "$SERVE_PID"; rc=$?
 expect_eq "delay server exit" "$rc" 0
 
+# Request and FIN together (issue 13 defect 7): answered, then closed; no CLOSE-WAIT left.
+start_serve closewait --threads 1 --max-connections 100 || { finish; exit; }
+$RAW 127.0.0.1 "$(url_port "$SERVE_URL")" close_wait >"$TMP/closewait.out" 2>&1; rc=$?
+cat "$TMP/closewait.out"
+expect_eq "close wait" "$rc" 0
+stop_serve "$SERVE_PID"; rc=$?
+expect_eq "closewait server exit" "$rc" 0
+
+start_serve perip --threads 2 --max-connections-per-ip 3 || { finish; exit; }
+$RAW 127.0.0.1 "$(url_port "$SERVE_URL")" max_connections_per_ip >"$TMP/perip.out" 2>&1; rc=$?
+cat "$TMP/perip.out"
+expect_eq "max connections per ip" "$rc" 0
+stats=$(curl -s --max-time 5 --http2-prior-knowledge "$SERVE_URL/stats")
+expect_match "per-ip refusals counted" "$stats" '"guard_max_connections_per_ip":[1-9]'
+stop_serve "$SERVE_PID"; rc=$?
+expect_eq "perip server exit" "$rc" 0
+
 start_serve maxconn --threads 1 --max-connections 2 || { finish; exit; }
 $RAW 127.0.0.1 "$(url_port "$SERVE_URL")" max_connections >"$TMP/maxconn.out" 2>&1; rc=$?
 cat "$TMP/maxconn.out"
