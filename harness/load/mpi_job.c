@@ -551,10 +551,11 @@ void h2b_load_mpi_text(FILE *f, const struct h2b_load_mpi_job *job)
     for (int i = 0; i < job->size && job->ranks; i++) {
         const struct h2b_load_mpi_rank *r = &job->ranks[i];
         fprintf(f,
-                "  rank %d (%s): %u connections, %u threads, %.2f req/s, %" PRIu64
+                "  rank %d (%s): %u connections, %u thread%s, %.2f req/s, %" PRIu64
                 " succeeded, %" PRIu64 " failed, %" PRIu64 " errored, skew %+.3f ms%s%s\n",
-                i, r->host, r->connections, r->threads, r->req_per_s, r->succeeded, r->failed,
-                r->errored, (double)r->skew_ns / 1e6, r->rc != H2B_OK ? ", run failed: " : "",
+                i, r->host, r->connections, r->threads, r->threads == 1 ? "" : "s", r->req_per_s,
+                r->succeeded, r->failed, r->errored, (double)r->skew_ns / 1e6,
+                r->rc != H2B_OK ? ", run failed: " : "",
                 r->rc != H2B_OK    ? h2b_strerror(r->rc)
                 : r->conns_ok == 0 ? ", no connection could be made"
                                    : "");
