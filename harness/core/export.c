@@ -303,7 +303,7 @@ int h2b_export_gab(const json_t *doc, bool bigger, json_t **out)
                 continue;
             double v, lo, hi;
             fold(m, &v, &lo, &hi);
-            char name[NAME_MAX_LEN + 80], range[64], extra[160];
+            char name[NAME_MAX_LEN + 80], range[64], extra[192];
             snprintf(name, sizeof(name), "%s - %s", l.s[i].name, m->label);
             json_t *o = json_pack("{s:s, s:s, s:f}", "name", name, "unit", m->unit, "value", v);
             if (!o) {
