@@ -27,7 +27,6 @@
 
 #define TOP_ROWS 12
 
-static const char *const dso_keys[] = {"kernel", "nghttp2", "tls", "libc", "own", "other"};
 static const char *const dso_labels[] = {"kernel", "libnghttp2", "TLS (libssl, libcrypto)",
                                          "libc",   "own code",   "other"};
 static const char *const dso_colors[] = {"#e8913a", "#4e8fd6", "#9b6bd6",
@@ -54,25 +53,26 @@ void h2b__report_md_code(struct h2b_strbuf *o, const char *s)
 }
 
 /* The server profile of cell i of r, or NULL. */
-static const json_t *server_profile(const struct h2b_rdata_results *r, size_t i)
+static const struct h2b_results_profile *server_profile(const struct h2b_rdata_results *r, size_t i)
 {
     if (!r->model || i >= r->n_cells)
         return NULL;
     const struct h2b_results_cell *c = h2b_results_doc_cell(r->model, i);
-    const json_t *p = c ? json_object_get(c->profile, "server") : NULL;
-    return json_is_object(p) ? p : NULL;
+    return c && c->profile.base.present && c->profile.server.base.present ? &c->profile.server
+                                                                          : NULL;
 }
 
-static double num(const json_t *o, const char *k)
+/* Share of class k (dso_keys order) in a split. */
+static double dso_value(const struct h2b_results_dso_pct *s, size_t k)
 {
-    const json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    const double v[NDSO] = {s->kernel, s->nghttp2, s->tls, s->libc, s->own, s->other};
+    return s->base.present && k < NDSO ? v[k] : NAN;
 }
 
-static const char *str(const json_t *o, const char *k)
+/* Row i of a profile's top symbols, or NULL. */
+static const struct h2b_results_symbol *top_row(const struct h2b_results_profile *p, size_t i)
 {
-    const json_t *v = json_object_get(o, k);
-    return json_is_string(v) ? json_string_value(v) : NULL;
+    return p && i < p->top.n ? &((const struct h2b_results_symbol *)p->top.v)[i] : NULL;
 }
 
 /* path of an artefact named rel in results file r's directory; false when rel is not a plain
@@ -105,17 +105,17 @@ static void svg_name(const struct h2b_rdata_results *r, size_t i, const char *pr
     snprintf(buf, size, "%s-cell-%zu-%s.svg", prefix, i, safe);
 }
 
-static int load_folded(const struct h2b_rdata_results *r, const json_t *p, struct h2b_prof **out,
-                       char *why, size_t why_size)
+static int load_folded(const struct h2b_rdata_results *r, const struct h2b_results_profile *p,
+                       struct h2b_prof **out, char *why, size_t why_size)
 {
     char path[4096];
-    if (!artefact_path(r, str(p, "folded"), path, sizeof(path))) {
+    if (!artefact_path(r, p->folded, path, sizeof(path))) {
         snprintf(why, why_size, "the profile's folded path is not a relative path");
         return H2B_ERR_PARSE;
     }
     struct h2b_prof *prof = NULL;
     struct h2b_diag d = {0};
-    int rc = h2b_prof_new(&prof, str(p, "exe"));
+    int rc = h2b_prof_new(&prof, p->exe);
     if (rc == H2B_OK)
         rc = h2b_prof_read_folded(prof, path, &d);
     if (rc) {
@@ -173,16 +173,15 @@ int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir)
     int rc = H2B_OK;
     rep->profile_note[0] = '\0';
     for (size_t i = 0; i < r->n_cells && rc == H2B_OK; i++) {
-        const json_t *p = server_profile(r, i);
+        const struct h2b_results_profile *p = server_profile(r, i);
         if (!p)
             continue;
         char label[160], name[160], path[4200], why[512], title[300];
         snprintf(label, sizeof(label), "%s %ldx%ld", r->cells[i].target, r->cells[i].connections,
                  r->cells[i].streams_requested);
         h2b__report_dat_quoted(&data, label);
-        const json_t *split = json_object_get(p, "dso_pct");
         for (size_t k = 0; k < NDSO; k++) {
-            double v = num(split, dso_keys[k]);
+            double v = dso_value(&p->dso_pct, k);
             h2b_strbuf_printf(&data, " %.3f", isnan(v) ? 0.0 : v);
         }
         h2b_strbuf_puts(&data, "\n");
@@ -191,7 +190,7 @@ int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir)
         struct h2b_prof *prof = NULL;
         svg_name(r, i, "profile", name, sizeof(name));
         snprintf(path, sizeof(path), "%s/%s", dir, name);
-        snprintf(title, sizeof(title), "%s (%s)", label, str(p, "exe") ? str(p, "exe") : "?");
+        snprintf(title, sizeof(title), "%s (%s)", label, p->exe ? p->exe : "?");
         struct h2b_diag d = {0};
         if (load_folded(r, p, &prof, why, sizeof(why)) != H2B_OK ||
             h2b_prof_flame_svg(prof, title, path, &d) != H2B_OK) {
@@ -281,21 +280,20 @@ static void point(const struct h2b__report *rep, struct h2b_strbuf *o, struct h2
     for (size_t row = 0; row < TOP_ROWS; row++) {
         bool any = false;
         for (size_t j = 0; j < n; j++)
-            any = any || json_array_get(json_object_get(server_profile(r, cells[j]), "top"), row);
+            any = any || top_row(server_profile(r, cells[j]), row);
         if (!any)
             break;
         h2b_strbuf_printf(o, "| %zu |", row + 1);
         for (size_t j = 0; j < n; j++) {
-            const json_t *e =
-                json_array_get(json_object_get(server_profile(r, cells[j]), "top"), row);
-            const char *sym = str(e, "symbol"), *cls = str(e, "class");
+            const struct h2b_results_symbol *e = top_row(server_profile(r, cells[j]), row);
+            const char *sym = e ? e->symbol : NULL, *cls = e ? e->class_ : NULL;
             if (!e || !sym) {
                 h2b_strbuf_puts(o, " | | | |");
                 continue;
             }
             char self[32], total[32];
-            fmt_pct(num(e, "self_pct"), self, sizeof(self));
-            fmt_pct(num(e, "total_pct"), total, sizeof(total));
+            fmt_pct(e->self_pct, self, sizeof(self));
+            fmt_pct(e->total_pct, total, sizeof(total));
             h2b_strbuf_puts(o, " ");
             h2b__report_md_code(o, sym);
             h2b_strbuf_puts(o, " | ");
@@ -312,15 +310,14 @@ static void point(const struct h2b__report *rep, struct h2b_strbuf *o, struct h2
         h2b_strbuf_puts(o, "---:|");
     h2b_strbuf_puts(o, "---|\n");
     for (size_t j = 0; j < n; j++) {
-        const json_t *p = server_profile(r, cells[j]);
-        const json_t *split = json_object_get(p, "dso_pct");
+        const struct h2b_results_profile *p = server_profile(r, cells[j]);
         double sum = 0;
         h2b_strbuf_printf(o, "| %s (", r->cells[cells[j]].target);
-        h2b__report_md_code(o, str(p, "exe") ? str(p, "exe") : "?");
-        h2b_strbuf_printf(o, ") | %.0f |", num(p, "samples"));
+        h2b__report_md_code(o, p->exe ? p->exe : "?");
+        h2b_strbuf_printf(o, ") | %.0f |", p->samples);
         for (size_t d = 0; d < NDSO; d++) {
             char b[32];
-            double v = num(split, dso_keys[d]);
+            double v = dso_value(&p->dso_pct, d);
             sum += isnan(v) ? 0 : v;
             fmt_pct(v, b, sizeof(b));
             h2b_strbuf_printf(o, " %s |", b);
@@ -374,7 +371,7 @@ void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_strbuf *o
     /* where a profiled cell has no profile, its note says why */
     for (size_t i = 0; i < r->n_cells; i++) {
         const struct h2b_results_cell *c = r->model ? h2b_results_doc_cell(r->model, i) : NULL;
-        if (c && c->profile && !server_profile(r, i) && r->cells[i].note) {
+        if (c && c->profile.base.present && !server_profile(r, i) && r->cells[i].note) {
             h2b_strbuf_printf(
                 o, "\n%s %ld × %ld: no profile (see the cell's note: ", r->cells[i].target,
                 r->cells[i].connections, r->cells[i].streams_requested);

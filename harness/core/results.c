@@ -79,6 +79,58 @@ static const struct h2b_model_field budgets_fields[] = {
 const struct h2b_model h2b_results_budgets_model = {"budgets", sizeof(struct h2b_results_budgets),
                                                     budgets_fields};
 
+#define T struct h2b_results_dso_pct
+static const struct h2b_model_field dso_pct_fields[] = {
+    F(T, kernel, REAL, 0),
+    F(T, nghttp2, REAL, 0),
+    F(T, tls, REAL, 0),
+    F(T, libc, REAL, 0),
+    F(T, own, REAL, 0),
+    F(T, other, REAL, 0),
+    END,
+};
+#undef T
+static const struct h2b_model dso_pct_model = {"DSO split", sizeof(struct h2b_results_dso_pct),
+                                               dso_pct_fields};
+
+#define T struct h2b_results_symbol
+static const struct h2b_model_field symbol_fields[] = {
+    F(T, symbol, STRING, REQ),
+    F(T, dso, STRING, 0),
+    {"class", H2B_MODEL_STRING, 0, offsetof(T, class_), NULL, NULL},
+    F(T, self_pct, REAL, 0),
+    F(T, total_pct, REAL, 0),
+    END,
+};
+#undef T
+static const struct h2b_model symbol_model = {"profile symbol", sizeof(struct h2b_results_symbol),
+                                              symbol_fields};
+
+#define T struct h2b_results_profile
+static const struct h2b_model_field profile_fields[] = {
+    F(T, samples, COUNT, REQ),
+    SUB(T, dso_pct, OBJECT, 0, dso_pct_model),
+    SUB(T, top, ARRAY, 0, symbol_model),
+    F(T, exe, STRING, OMIT),
+    F(T, recorded_s, REAL, OMIT),
+    F(T, folded, STRING, OMIT),
+    F(T, svg, STRING, OMIT),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_profile_model = {"profile", sizeof(struct h2b_results_profile),
+                                                    profile_fields};
+
+#define T struct h2b_results_cell_profile
+static const struct h2b_model_field cell_profile_fields[] = {
+    SUB(T, server, OBJECT, 0, h2b_results_profile_model),
+    SUB(T, client, OBJECT, OMIT, h2b_results_profile_model),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_cell_profile_model = {
+    "cell profile", sizeof(struct h2b_results_cell_profile), cell_profile_fields};
+
 #define T struct h2b_results_micro
 static const struct h2b_model_field micro_fields[] = {
     F(T, name, STRING, REQ),
@@ -108,7 +160,7 @@ static const struct h2b_model_field micro_fields[] = {
     ALIAS(T, fork_ns_per_op, NUMBERS, OMIT, "ns_per_op_forks"),
     F(T, histogram, STRING, OMIT),
     F(T, insufficient, JSON, OMIT),
-    F(T, profile, JSON, OMIT),
+    SUB(T, profile, OBJECT, OMIT, h2b_results_profile_model),
     F(T, note, STRING, OMIT),
     F(T, error, STRING, OMIT),
     END,
@@ -147,7 +199,7 @@ static const struct h2b_model_field cell_fields[] = {
     F(T, server_rss_kib, COUNT, 0),
     F(T, server_instructions_per_request, REAL, OMIT),
     SUB(T, budgets, OBJECT, OMIT, h2b_results_budgets_model),
-    F(T, profile, JSON, OMIT),
+    SUB(T, profile, OBJECT, OMIT, h2b_results_cell_profile_model),
     F(T, note, STRING, OMIT),
     END,
 };

@@ -36,6 +36,33 @@ struct h2b_results_budgets {
     char *note; /* "metric: reason; ..." for the null ones */
 };
 
+/* A CPU profile's summary (harness/prof, docs/profiles.md): samples, the DSO split (its six
+ * classes add up to 100), the top symbols by self share, and the artefacts beside the results. */
+struct h2b_results_dso_pct {
+    struct h2b_model_base base;
+    double kernel, nghttp2, tls, libc, own, other; /* % of the samples */
+};
+struct h2b_results_symbol {
+    struct h2b_model_base base;
+    char *symbol, *dso, *class_;
+    double self_pct, total_pct;
+};
+struct h2b_results_profile {
+    struct h2b_model_base base;
+    double samples;
+    struct h2b_results_dso_pct dso_pct;
+    struct h2b_model_array top; /* of struct h2b_results_symbol, by self share */
+    char *exe;                  /* basename of the profiled executable (the "own" class) */
+    double recorded_s;
+    char *folded, *svg; /* relative to the results file's directory */
+};
+/* A matrix cell's "profile": the server's (null when perf could not record it: the cell's note
+ * says why) and, with --perf-record-client, the client's. */
+struct h2b_results_cell_profile {
+    struct h2b_model_base base;
+    struct h2b_results_profile server, client;
+};
+
 /* One "micro" entry: a benchmark merged over its forks. */
 struct h2b_results_micro {
     struct h2b_model_base base;
@@ -50,7 +77,7 @@ struct h2b_results_micro {
     struct h2b_model_nums fork_pids, fork_p99_ns, fork_ns_per_op;
     char *histogram;      /* h2b_hist_encode text of the merged histogram */
     json_t *insufficient; /* array of the percentile keys resting on too few samples */
-    json_t *profile;      /* micro --perf-record: the profile summary (docs/profiles.md) */
+    struct h2b_results_profile profile; /* micro --perf-record (docs/profiles.md) */
     char *note, *error;
 };
 
@@ -69,7 +96,7 @@ struct h2b_results_cell {
     char *latency_histogram; /* h2b_hist_encode text */
     double client_cpu_s, server_cpu_s, server_rss_kib, server_instructions_per_request;
     struct h2b_results_budgets budgets;
-    json_t *profile; /* the cell's perf profile (harness/run/profile.c), NULL when none */
+    struct h2b_results_cell_profile profile; /* --perf-record (harness/run/profile.c) */
     char *note;
 };
 
@@ -172,6 +199,8 @@ extern const struct h2b_model h2b_results_mpi_model, h2b_results_mpi_rank_model;
 
 /* Sets doc's "mpi" member (a load result object) from m. Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_results_load_set_mpi(json_t *doc, const struct h2b_results_mpi *m);
+
+extern const struct h2b_model h2b_results_profile_model, h2b_results_cell_profile_model;
 
 extern const struct h2b_model h2b_results_micro_model, h2b_results_cell_model,
     h2b_results_budgets_model, h2b_results_latency_model, h2b_results_load_model,

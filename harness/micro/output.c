@@ -202,11 +202,14 @@ int h2b__micro_result_entry(const struct h2b_micro_result *r, struct h2b_results
         rc = h2b_model_note_add(&e->note, "percentiles", "per-op averages over sample batches");
     if (rc == H2B_OK && r->profile) {
         json_error_t jerr;
-        if (!(e->profile = json_loads(r->profile, 0, &jerr)) || !json_is_object(e->profile)) {
-            json_decref(e->profile);
-            e->profile = NULL;
-            rc = h2b_model_note_add(&e->note, "profile", "the profile hook returned no object");
-        }
+        struct h2b_diag d = {0};
+        json_t *prof = json_loads(r->profile, 0, &jerr);
+        if (prof && h2b_model_from_json(&h2b_results_profile_model, prof, NULL, "profile", 0,
+                                        &e->profile, &d) == H2B_OK)
+            e->profile.base.present = true;
+        else
+            rc = h2b_model_note_add(&e->note, "profile", "the profile hook returned no profile");
+        json_decref(prof);
     } else if (rc == H2B_OK && r->profile_reason[0]) {
         rc = h2b_model_note_add(&e->note, "profile", r->profile_reason);
     }

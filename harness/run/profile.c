@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "error.h"
 #include "prof.h"
+#include "results.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -31,7 +32,7 @@ enum { SIDE_SERVER = 0, SIDE_CLIENT = 1, NSIDES = 2 };
 
 struct cell_prof {
     bool wanted;
-    json_t *side[NSIDES]; /* summary + artefacts, or NULL with reason */
+    struct h2b_results_profile side[NSIDES]; /* summary + artefacts; not present: see reason */
     char reason[NSIDES][300];
 };
 
@@ -87,6 +88,8 @@ int h2b_run_prof_new(struct h2b_run_prof **out, const struct h2b_scenario *s, co
     }
     size_t wanted = 0;
     for (size_t i = 0; i < ncells; i++) {
+        for (int side = 0; side < NSIDES; side++)
+            h2b_model_init(&h2b_results_profile_model, &p->cells[i].side[side]);
         p->cells[i].wanted = h2b_expand_cell_matches(&cells[i], filters, nfilters);
         wanted += p->cells[i].wanted;
     }
@@ -136,7 +139,7 @@ void h2b_run_prof_del(struct h2b_run_prof *p)
     stop_recordings(p);
     for (size_t i = 0; i < p->ncells; i++)
         for (int s = 0; s < NSIDES; s++)
-            json_decref(p->cells[i].side[s]);
+            h2b_model_free(&h2b_results_profile_model, &p->cells[i].side[s]);
     free(p->cells);
     free(p);
 }
@@ -163,8 +166,7 @@ void h2b_run_prof_begin(struct h2b_run_prof *p, size_t i, const struct h2b_cell 
     stop_recordings(p);
     struct cell_prof *cp = &p->cells[i];
     for (int s = 0; s < NSIDES; s++) {
-        json_decref(cp->side[s]);
-        cp->side[s] = NULL;
+        h2b_model_free(&h2b_results_profile_model, &cp->side[s]);
         cp->reason[s][0] = '\0';
     }
     if (!p->checked) {
@@ -254,7 +256,12 @@ static void finish_side(struct h2b_run_prof *p, int s, double recorded_s)
         json_object_set_new(sum, "recorded_s", json_real(recorded_s));
         json_object_set_new(sum, "folded", json_string(folded));
         json_object_set_new(sum, "svg", json_string(svg));
-        cp->side[s] = sum;
+        rc = h2b_model_from_json(&h2b_results_profile_model, sum, NULL, "profile", 0, &cp->side[s],
+                                 &d);
+        cp->side[s].base.present = rc == H2B_OK;
+        if (rc)
+            say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who, d.message);
+        json_decref(sum);
     } else {
         say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who,
             d.message[0] ? d.message : h2b_strerror(rc));
@@ -283,21 +290,22 @@ void h2b_run_prof_end(struct h2b_run_prof *p)
     p->active = false;
 }
 
-json_t *h2b_run_prof_cell_json(const struct h2b_run_prof *p, size_t i)
+int h2b_run_prof_cell(const struct h2b_run_prof *p, size_t i, struct h2b_results_cell_profile *out)
 {
+    h2b_model_init(&h2b_results_cell_profile_model, out);
     if (!p || i >= p->ncells || !p->cells[i].wanted)
-        return NULL;
+        return H2B_OK;
+    const struct h2b_model *m = &h2b_results_profile_model;
     const struct cell_prof *cp = &p->cells[i];
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    json_object_set_new(
-        o, "server", cp->side[SIDE_SERVER] ? json_deep_copy(cp->side[SIDE_SERVER]) : json_null());
-    if (p->client)
-        json_object_set_new(o, "client",
-                            cp->side[SIDE_CLIENT] ? json_deep_copy(cp->side[SIDE_CLIENT])
-                                                  : json_null());
-    return o;
+    int rc = H2B_OK;
+    out->base.present = true;
+    if (cp->side[SIDE_SERVER].base.present)
+        rc = h2b_model_copy(m, &out->server, &cp->side[SIDE_SERVER]);
+    if (rc == H2B_OK && p->client && cp->side[SIDE_CLIENT].base.present)
+        rc = h2b_model_copy(m, &out->client, &cp->side[SIDE_CLIENT]);
+    if (rc)
+        h2b_model_free(&h2b_results_cell_profile_model, out);
+    return rc;
 }
 
 void h2b_run_prof_reason(const struct h2b_run_prof *p, size_t i, char *buf, size_t size)

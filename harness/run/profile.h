@@ -47,10 +47,11 @@ void h2b_run_prof_tick(struct h2b_run_prof *p);
  * artefacts. */
 void h2b_run_prof_end(struct h2b_run_prof *p);
 
-/* Cell i's "profile" value: {"server": PROFILE|null, "client": PROFILE|null (only when asked)}
- * where PROFILE is the summary (h2b_prof_summary_json) plus "exe", "recorded_s", "folded" and
- * "svg"; or NULL when cell i is not profiled. New reference. */
-json_t *h2b_run_prof_cell_json(const struct h2b_run_prof *p, size_t i);
+/* Cell i's "profile" into out (initialised here; not present when cell i is not profiled):
+ * server (and, when asked, client), each present when recorded. Returns H2B_OK or
+ * H2B_ERR_NOMEM. */
+struct h2b_results_cell_profile;
+int h2b_run_prof_cell(const struct h2b_run_prof *p, size_t i, struct h2b_results_cell_profile *out);
 
 /* Why cell i has no profile (or part of it) into buf; "" if it has one or is not profiled. */
 void h2b_run_prof_reason(const struct h2b_run_prof *p, size_t i, char *buf, size_t size);

@@ -581,7 +581,7 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     o->server_rss_kib = u64_or_nan(res->have_server, res->server_rss_kib);
     o->server_instructions_per_request =
         real_or_nan(res->have_instructions, res->instructions_per_request);
-    o->profile = h2b_run_prof_cell_json(r->prof, i);
+    bad |= h2b_run_prof_cell(r->prof, i, &o->profile) != H2B_OK;
     char note[1400], prof_note[620];
     h2b_run_prof_reason(r->prof, i, prof_note, sizeof(prof_note));
     const char *perf = r->perf_reason[0] ? r->perf_reason : res->perf_note;

@@ -93,6 +93,12 @@ expect_eq "report's diff graph: $out" "$?" 0
 out=$("$BIN/../tests/png_check" "$TMP/rep/profile-dso.png" e8913a e0c341 2>&1)
 expect_eq "DSO chart drawn: $out" "$?" 0
 
+# A malformed profile in a results file is an input error located at its field.
+jq '.matrix[1].profile.server.samples = "x"' "$TMP/a.json" >"$TMP/badprof.json"
+err=$("$H2BENCH" report "$TMP/badprof.json" -o "$TMP/badrep" 2>&1 >/dev/null)
+expect_eq "malformed profile exit" "$?" 2
+expect_match "malformed profile located" "$err" 'badprof\.json:[0-9]+:[0-9]+: matrix\[1\]\.profile\.server\.samples'
+
 # A results file naming an artefact outside its directory: the report does not follow it.
 jq '.matrix[1].profile.server.folded = "../../../etc/passwd"' "$TMP/a.json" >"$TMP/evil.json"
 "$H2BENCH" report "$TMP/evil.json" -o "$TMP/evilrep" >/dev/null 2>&1
