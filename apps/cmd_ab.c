@@ -277,7 +277,7 @@ int h2b_cmd_ab(int argc, char **argv)
     int rv = h2b_ab_run(&o, &j, &r, &d);
     if (rv != H2B_OK) {
         fprintf(stderr, "h2bench ab: %s\n", d.message[0] ? d.message : h2b_strerror(rv));
-        return rv == H2B_ERR_NOTFOUND || rv == H2B_ERR_INVAL ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+        return h2b_exit_code(rv);
     }
     char *text = NULL;
     int code = r->exit_code;

@@ -149,7 +149,7 @@ int h2b_cmd_compare(int argc, char **argv)
     struct h2b_compare_report *r = NULL;
     int rv = h2b_compare_files(argv[optind], argv[optind + 1], &r);
     if (rv != H2B_OK)
-        return rv == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
+        return h2b_exit_code(rv);
     char *text = NULL, *verdict = NULL, *verdict_md = NULL;
     int code = H2B_EXIT_RUNTIME;
     struct h2b_ab_report *v = NULL;

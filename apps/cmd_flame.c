@@ -123,7 +123,7 @@ int h2b_cmd_flame(int argc, char **argv)
     if (rc) {
         h2b_diag_print(&d, stderr);
         h2b_prof_del(b);
-        return rc == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
+        return h2b_exit_code(rc);
     }
     int code = H2B_EXIT_OK;
     if (!title)

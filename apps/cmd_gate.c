@@ -80,7 +80,7 @@ static int load_error(int rv)
     /* Parse errors were printed with file:line:column by the loaders. */
     if (rv == H2B_ERR_NOMEM)
         fprintf(stderr, "h2bench gate: out of memory\n");
-    return rv == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
+    return h2b_exit_code(rv);
 }
 
 /* True when a and b name the same file (so --write cannot overwrite the ceilings). */

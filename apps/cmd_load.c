@@ -101,7 +101,7 @@ int h2b_cmd_load(int argc, char **argv)
             fprintf(stderr, "h2bench load: %s\n\n", err);
             h2b_load_usage(stderr);
         }
-        code = H2B_EXIT_USAGE;
+        code = h2b_exit_code(rv);
         goto out;
     }
     if (rank_json && !job.active) {

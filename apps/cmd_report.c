@@ -84,9 +84,7 @@ int h2b_cmd_report(int argc, char **argv)
     int rc = h2b_report_write(&o, summary ? &md : NULL, err, sizeof(err));
     if (rc != H2B_OK) {
         fprintf(stderr, "h2bench report: %s\n", err);
-        /* inputs: malformed or unreadable is the user's to fix (2); the rest is runtime (3) */
-        bool input = rc == H2B_ERR_PARSE || rc == H2B_ERR_INVAL || rc == H2B_ERR_NOTFOUND;
-        return input ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+        return h2b_exit_code(rc);
     }
     if (md) {
         fputs(md, stdout);

@@ -132,7 +132,7 @@ int h2b_cmd_run(int argc, char **argv)
     memset(&diag, 0, sizeof(diag));
     int rc = h2b_run(&o, &sum, &diag);
     h2b_probe_global_cleanup();
-    if (rc == H2B_ERR_PARSE || rc == H2B_ERR_INVAL) {
+    if (h2b_exit_code(rc) == H2B_EXIT_USAGE) {
         /* file:line:column first, as compilers do, so editors can jump to it. */
         if (!diag.file[0])
             fprintf(stderr, "h2bench run: ");
@@ -150,5 +150,5 @@ int h2b_cmd_run(int argc, char **argv)
         else
             fprintf(stderr, "%s\n", h2b_strerror(rc));
     }
-    return H2B_EXIT_RUNTIME;
+    return h2b_exit_code(rc);
 }

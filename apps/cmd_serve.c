@@ -253,7 +253,7 @@ int h2b_cmd_serve(int argc, char **argv)
         rc = h2b_h3_server_start(&h3s, &hc, &cfg.port, err, sizeof err);
         if (rc != H2B_OK) {
             fprintf(stderr, "h2bench serve: --h3: %s\n", err[0] ? err : h2b_strerror(rc));
-            return rc == H2B_ERR_INVAL ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+            return h2b_exit_code(rc);
         }
     }
 #else
@@ -270,7 +270,7 @@ int h2b_cmd_serve(int argc, char **argv)
 #endif
     if (rc != H2B_OK) {
         fprintf(stderr, "h2bench serve: %s\n", err[0] ? err : h2b_strerror(rc));
-        return rc == H2B_ERR_INVAL ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+        return h2b_exit_code(rc);
     }
     return H2B_EXIT_OK;
 }

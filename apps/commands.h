@@ -7,7 +7,7 @@
 #ifndef H2B_COMMANDS_H
 #define H2B_COMMANDS_H
 
-enum { H2B_EXIT_OK = 0, H2B_EXIT_FAIL = 1, H2B_EXIT_USAGE = 2, H2B_EXIT_RUNTIME = 3 };
+#include "error.h" /* enum h2b_exit, h2b_exit_code() */
 
 int h2b_cmd_report(int argc, char **argv);
 int h2b_cmd_load(int argc, char **argv);

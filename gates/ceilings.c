@@ -521,7 +521,7 @@ int h2b_ceilings_load(const char *path, struct h2b_ceilings **out)
     int rv = h2b_json_load(path, &root, &text, &d);
     if (rv != H2B_OK) {
         h2b_diag_print(&d, stderr);
-        return rv;
+        return rv == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rv; /* unreadable input: the user's to fix */
     }
     struct h2b_json_src src = {.file = path, .text = text};
     rv = h2b_ceilings_from_json(root, &src, out);

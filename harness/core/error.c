@@ -39,3 +39,21 @@ const char *h2b_strerror(int code)
     }
     return "unknown error";
 }
+
+int h2b_exit_code(int rv)
+{
+    if (rv > 0)
+        return H2B_EXIT_FAIL;
+    switch (rv) {
+    case H2B_OK:
+        return H2B_EXIT_OK;
+    case H2B_ERR_INVAL:
+    case H2B_ERR_PARSE:
+    case H2B_ERR_RANGE:
+    case H2B_ERR_NOTFOUND:
+    case H2B_ERR_EXISTS:
+        return H2B_EXIT_USAGE;
+    default:
+        return H2B_EXIT_RUNTIME;
+    }
+}

@@ -547,7 +547,7 @@ int h2b_results_doc_load(const char *path, struct h2b_results_doc **out, char **
     char *text;
     int rv = h2b_json_load(path, &doc, &text, diag);
     if (rv != H2B_OK)
-        return rv;
+        return rv == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rv; /* unreadable input: the user's to fix */
     struct h2b_json_src src = {path, text};
     struct h2b_results_doc *d = malloc(sizeof(*d));
     if (!d)

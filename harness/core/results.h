@@ -247,7 +247,8 @@ int h2b_results_cell_hist(const struct h2b_results_cell *c, const struct h2b_jso
 
 /* Loads, validates and decodes the results file at path. *out (caller frees with
  * h2b_results_doc_del) is untouched on failure; text_out (may be NULL) gets the file's text
- * for later located diagnostics. Returns the codes of h2b_json_load and H2B_ERR_PARSE. */
+ * for later located diagnostics. Returns H2B_OK, H2B_ERR_NOTFOUND (cannot be opened or read),
+ * H2B_ERR_RANGE (too large), H2B_ERR_PARSE or H2B_ERR_NOMEM. */
 int h2b_results_doc_load(const char *path, struct h2b_results_doc **out, char **text_out,
                          struct h2b_diag *diag);
 void h2b_results_doc_del(struct h2b_results_doc *doc);

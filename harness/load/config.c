@@ -314,7 +314,7 @@ static int add_uri_file(struct h2b_load_config *cfg, const char *path, char *err
     size_t len;
     int rv = read_file(path, MAX_URI_FILE, &buf, &len);
     if (rv != H2B_OK)
-        return h2b__load_errf(err, errlen, H2B_ERR_IO, "-i %s: %s", path,
+        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "-i %s: %s", path,
                               rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
     char *line = (char *)buf;
     unsigned lineno = 0;
@@ -461,7 +461,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
                 return rv;
             rv = read_file(a, MAX_BODY, &body, &len);
             if (rv != H2B_OK)
-                return h2b__load_errf(err, errlen, H2B_ERR_IO, "-d %s: %s", a,
+                return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "-d %s: %s", a,
                                       rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
             free(cfg->body);
             cfg->body = body;

@@ -17,5 +17,16 @@ int main(void)
     }
     CHECK_STR(h2b_strerror(-9999), "unknown error");
     CHECK_STR(h2b_strerror(5), "unknown error");
+    /* one mapping to exit statuses: input problems 2, runtime problems 3 */
+    CHECK_EQ_INT(h2b_exit_code(H2B_OK), 0);
+    CHECK_EQ_INT(h2b_exit_code(1), 1);
+    CHECK_EQ_INT(h2b_exit_code(H2B_ERR_INVAL), 2);
+    CHECK_EQ_INT(h2b_exit_code(H2B_ERR_PARSE), 2);
+    CHECK_EQ_INT(h2b_exit_code(H2B_ERR_NOTFOUND), 2);
+    CHECK_EQ_INT(h2b_exit_code(H2B_ERR_IO), 3);
+    CHECK_EQ_INT(h2b_exit_code(H2B_ERR_NOMEM), 3);
+    CHECK_EQ_INT(h2b_exit_code(H2B_ERR_SYS), 3);
+    CHECK_EQ_INT(h2b_exit_code(H2B_ERR_INTERRUPTED), 3);
+    CHECK_EQ_INT(h2b_exit_code(-9999), 3);
     return test_report();
 }
