@@ -51,7 +51,6 @@ int h2b_exit_code(int rv)
     case H2B_ERR_PARSE:
     case H2B_ERR_RANGE:
     case H2B_ERR_NOTFOUND:
-    case H2B_ERR_EXISTS:
         return H2B_EXIT_USAGE;
     default:
         return H2B_EXIT_RUNTIME;

@@ -31,10 +31,11 @@ const char *h2b_strerror(int code);
 enum h2b_exit { H2B_EXIT_OK = 0, H2B_EXIT_FAIL = 1, H2B_EXIT_USAGE = 2, H2B_EXIT_RUNTIME = 3 };
 
 /* The one mapping of a code to an exit status, for apps/: H2B_OK 0; a positive value (a check
- * failed) 1; the input codes (INVAL, PARSE, RANGE, NOTFOUND, EXISTS: a bad flag, a malformed or
- * unreadable input file) 2; everything else (NOMEM, IO: an output could not be written, SYS,
- * UNSUPPORTED, TIMEOUT, PROTO, CLOSED, INTERRUPTED) 3. Engines report an input file they cannot
- * read as H2B_ERR_NOTFOUND, so that IO always means "could not write or run". */
+ * failed) 1; the input codes (INVAL, PARSE, RANGE, NOTFOUND: a bad flag, a malformed or
+ * unreadable input file) 2; everything else (NOMEM, IO: an output could not be written, EXISTS:
+ * another process holds it, SYS, UNSUPPORTED, TIMEOUT, PROTO, CLOSED, INTERRUPTED) 3. Engines
+ * report an input file they cannot read as H2B_ERR_NOTFOUND, so that IO always means "could not
+ * write or run". */
 int h2b_exit_code(int rv);
 
 #endif
