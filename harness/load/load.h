@@ -146,8 +146,8 @@ void h2b_load_config_free(struct h2b_load_config *cfg);
 
 /* Parses `h2bench load` arguments (argv[0] is the command name) into cfg, which must come from
  * h2b_load_config_init. Reads -d and -i files. On error writes a one-line message into err and
- * returns H2B_ERR_INVAL (bad flag or value), H2B_ERR_NOTFOUND (unreadable -d or -i file). Not thread-safe
- * (getopt). */
+ * returns H2B_ERR_INVAL (bad flag or value), H2B_ERR_NOTFOUND (unreadable -d or -i file). Not
+ * thread-safe (getopt). */
 int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, char *err,
                           size_t errlen);
 
