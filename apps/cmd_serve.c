@@ -34,6 +34,11 @@ static void usage(FILE *f)
             "  --max-header-list SIZE  per-request header budget, name+value+32 (default 64K)\n"
             "  --max-connections N     open connections at once; more are refused (default "
             "4096)\n"
+            "  --echo-buffer SIZE      /echo bytes held per stream before it is reset\n"
+            "                          (default 1M)\n"
+            "  --echo-conn-buffer SIZE /echo bytes held per connection (default 4M)\n"
+            "  --memory-budget SIZE    body and output buffers held server-wide; beyond it new\n"
+            "                          streams get REFUSED_STREAM (default 1G, 0: none)\n"
             "  --max-connections-per-ip N  open connections per client address (default 0: no\n"
             "                          limit; loopback benchmarks open thousands from one)\n"
             "  --idle-timeout DUR      close connections idle this long, e.g. 30s (default 60s)\n"
@@ -65,6 +70,9 @@ enum {
     O_MAX_HDR,
     O_MAX_CONNS,
     O_MAX_CONNS_IP,
+    O_ECHO_BUF,
+    O_ECHO_CONN_BUF,
+    O_MEM_BUDGET,
     O_IDLE,
     O_SLOW,
     O_DRAIN,
@@ -90,6 +98,9 @@ static const struct option options[] = {
     {"max-header-list", required_argument, NULL, O_MAX_HDR},
     {"max-connections", required_argument, NULL, O_MAX_CONNS},
     {"max-connections-per-ip", required_argument, NULL, O_MAX_CONNS_IP},
+    {"echo-buffer", required_argument, NULL, O_ECHO_BUF},
+    {"echo-conn-buffer", required_argument, NULL, O_ECHO_CONN_BUF},
+    {"memory-budget", required_argument, NULL, O_MEM_BUDGET},
     {"idle-timeout", required_argument, NULL, O_IDLE},
     {"slow-timeout", required_argument, NULL, O_SLOW},
     {"drain-timeout", required_argument, NULL, O_DRAIN},
@@ -174,6 +185,15 @@ int h2b_cmd_serve(int argc, char **argv)
         case O_MAX_CONNS:
             rc = h2b_cli_parse_u64(optarg, 1, 1000000, &v);
             cfg.max_connections = (uint32_t)v;
+            break;
+        case O_ECHO_BUF:
+            rc = h2b_cli_parse_size(optarg, 16384, 1ull << 40, &cfg.conn.echo_stream_max);
+            break;
+        case O_ECHO_CONN_BUF:
+            rc = h2b_cli_parse_size(optarg, 16384, 1ull << 40, &cfg.conn.echo_conn_max);
+            break;
+        case O_MEM_BUDGET:
+            rc = h2b_cli_parse_size(optarg, 0, 1ull << 50, &cfg.conn.memory_budget);
             break;
         case O_MAX_CONNS_IP:
             rc = h2b_cli_parse_u64(optarg, 0, 1000000, &v);

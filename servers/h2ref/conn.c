@@ -59,10 +59,11 @@
 #define KEEP_CHUNKS 256
 #define KEEP_BUFS 64
 #define MAX_DELAY_MS 60000
-#define POOL_CLASSES 4  /* 64, 128, 256, 512 bytes */
-#define POOL_KEEP 8192  /* free blocks kept per class */
-#define POOL_BIG 0xff   /* class tag of pass-through allocations */
-#define SID_WINDOW 1024 /* client stream ids remembered below the highest (per connection) */
+#define POOL_CLASSES 4       /* 64, 128, 256, 512 bytes */
+#define POOL_KEEP 8192       /* free blocks kept per class */
+#define POOL_BIG 0xff        /* class tag of pass-through allocations */
+#define SID_WINDOW 1024      /* client stream ids remembered below the highest (per connection) */
+#define MEM_GRANT (1u << 20) /* a ctx takes the shared memory count in steps of this */
 
 enum route {
     R_NONE,
@@ -103,6 +104,7 @@ struct stream {
     bool eof_in;    /* request END_STREAM seen */
     bool responded; /* response submitted */
     bool deferred;  /* data provider returned NGHTTP2_ERR_DEFERRED */
+    bool dropped;   /* reset for memory: further request DATA is discarded */
     uint32_t hdr_bytes;
     uint64_t arg;               /* /bytes N, /status code, /delay ms */
     struct h2b_heap_node dnode; /* /delay: in ctx->delays, keyed by the deadline (ns) */
@@ -163,6 +165,7 @@ struct h2b_conn {
     uint64_t sid_opened[SID_WINDOW / 64];
     uint64_t sid_reset[SID_WINDOW / 64];
     uint32_t nstreams, ndelayed;
+    uint64_t echo_bytes; /* /echo bytes held by all streams */
     double tokens;
     uint64_t tokens_at;
 };
@@ -188,6 +191,9 @@ struct h2b_conn_ctx {
     h2b_conn_stats_fn stats_fn;
     void *stats_arg;
     int nconns;
+    _Atomic uint64_t own_used;         /* the memory count without a shared one */
+    _Atomic uint64_t *used;            /* cfg.memory_used or &own_used */
+    uint64_t held, granted;            /* bytes this ctx holds; bytes of it added to *used */
     nghttp2_mem mem;                   /* nghttp2's allocator: the size-class pool below */
     struct pblock *pool[POOL_CLASSES]; /* free blocks per size class */
     uint32_t pool_n[POOL_CLASSES];
@@ -219,7 +225,41 @@ void h2b_conn_config_defaults(struct h2b_conn_config *cfg)
     cfg->flood_rate = 100;
     cfg->max_outbound_queue = 5000;
     cfg->max_body = 1ull << 30;
+    cfg->echo_stream_max = 1u << 20;
+    cfg->echo_conn_max = 4u << 20;
+    cfg->memory_budget = 1ull << 30;
     cfg->docroot_fd = -1;
+}
+
+/* ---- memory budget ----
+ * Body chunks and output buffers are counted from malloc to free (the free lists included, so
+ * the count is what the buffers really take), into one counter shared by every worker. A ctx adds
+ * to it in MEM_GRANT steps, so the shared cache line is touched about once per MiB rather than per
+ * buffer; the count is off by at most two steps per worker. */
+
+static void mem_take(struct h2b_conn_ctx *ctx, size_t n)
+{
+    ctx->held += n;
+    while (ctx->held > ctx->granted) {
+        atomic_fetch_add_explicit(ctx->used, MEM_GRANT, memory_order_relaxed);
+        ctx->granted += MEM_GRANT;
+    }
+}
+
+static void mem_give(struct h2b_conn_ctx *ctx, size_t n)
+{
+    ctx->held -= n;
+    while (ctx->granted - ctx->held > 2 * MEM_GRANT) {
+        atomic_fetch_sub_explicit(ctx->used, MEM_GRANT, memory_order_relaxed);
+        ctx->granted -= MEM_GRANT;
+    }
+}
+
+/* True when the server holds its whole budget: new streams are refused, echo input dropped. */
+static bool mem_over(const struct h2b_conn_ctx *ctx)
+{
+    return ctx->cfg.memory_budget &&
+           atomic_load_explicit(ctx->used, memory_order_relaxed) >= ctx->cfg.memory_budget;
 }
 
 /* ---- pools: per-ctx free lists, bypassed under sanitizers so that every free is seen ---- */
@@ -270,8 +310,8 @@ static struct chunk *chunk_get(struct h2b_conn_ctx *ctx)
         ctx->n_free_chunks--;
     }
 #endif
-    if (!ch)
-        ch = malloc(sizeof *ch);
+    if (!ch && (ch = malloc(sizeof *ch)) != NULL)
+        mem_take(ctx, sizeof *ch);
     if (ch) {
         ch->next = NULL;
         ch->len = ch->off = 0;
@@ -291,22 +331,24 @@ static void chunk_put(struct h2b_conn_ctx *ctx, struct chunk *ch)
 #else
     (void)ctx;
 #endif
+    mem_give(ctx, sizeof *ch);
     free(ch);
 }
 
 static uint8_t *buf_get(struct h2b_conn_ctx *ctx)
 {
+    uint8_t *buf = NULL;
 #ifndef H2B_SANITIZED
     if (ctx->free_bufs) {
         struct freebuf *b = ctx->free_bufs;
         ctx->free_bufs = b->next;
         ctx->n_free_bufs--;
-        return (uint8_t *)b;
+        buf = (uint8_t *)b;
     }
-#else
-    (void)ctx;
 #endif
-    return malloc(OUTBUF_SIZE);
+    if (!buf && (buf = malloc(OUTBUF_SIZE)) != NULL)
+        mem_take(ctx, OUTBUF_SIZE);
+    return buf;
 }
 
 static void buf_put(struct h2b_conn_ctx *ctx, uint8_t *buf)
@@ -322,6 +364,7 @@ static void buf_put(struct h2b_conn_ctx *ctx, uint8_t *buf)
 #else
     (void)ctx;
 #endif
+    mem_give(ctx, OUTBUF_SIZE);
     free(buf);
 }
 
@@ -943,6 +986,8 @@ static void take_chunks(struct h2b_conn *c, struct stream *st, size_t n)
         ch->off += k;
         n -= k;
         st->ch_bytes -= k;
+        if (st->route == R_ECHO)
+            c->echo_bytes -= k;
         if (ch->off == ch->len && (ch->next || st->route != R_ECHO || ch->len == CHUNK_SIZE)) {
             st->ch_head = ch->next;
             if (!st->ch_head)
@@ -1174,6 +1219,12 @@ static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *frame, v
     struct h2b_conn *c = ud;
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
+    if (mem_over(c->ctx)) { /* no work started: the client may retry it (RFC 9113 8.7) */
+        h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
+        nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                  NGHTTP2_REFUSED_STREAM);
+        return 0;
+    }
     struct stream *st = stream_get(c->ctx);
     if (!st)
         return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -1293,12 +1344,29 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
         return 0;
     }
     st->rx += len;
+    if (st->dropped) {
+        consume(sess, id, len);
+        return 0;
+    }
+    const struct h2b_conn_config *cfg = &c->ctx->cfg;
+    if (st->ch_bytes + len > cfg->echo_stream_max || c->echo_bytes + len > cfg->echo_conn_max ||
+        mem_over(c->ctx)) {
+        /* A client that sends and does not read: its echo is cut, not buffered without end. */
+        h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
+        st->dropped = true;
+        nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, id, NGHTTP2_ENHANCE_YOUR_CALM);
+        consume(sess, id, len);
+        return 0;
+    }
+    c->echo_bytes += len;
     while (len > 0) {
         struct chunk *ch = st->ch_tail;
         if (!ch || ch->len == CHUNK_SIZE) {
             ch = chunk_get(c->ctx);
-            if (!ch)
+            if (!ch) {
+                c->echo_bytes -= len;
                 return NGHTTP2_ERR_CALLBACK_FAILURE;
+            }
             if (st->ch_tail)
                 st->ch_tail->next = ch;
             else
@@ -1324,6 +1392,8 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
 static void stream_release(struct h2b_conn *c, struct stream *st)
 {
     ready_unlink(c, st);
+    if (st->route == R_ECHO)
+        c->echo_bytes -= st->ch_bytes;
     if (st->aprev)
         st->aprev->anext = st->anext;
     else
@@ -1386,6 +1456,7 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (!ctx)
         return H2B_ERR_NOMEM;
     ctx->cfg = *cfg;
+    ctx->used = cfg->memory_used ? cfg->memory_used : &ctx->own_used;
     const char *slow = getenv("H2B_INJECT_SLOW");
     ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
     if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
@@ -1443,6 +1514,7 @@ void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
             free(b);
         }
     }
+    atomic_fetch_sub_explicit(ctx->used, ctx->granted, memory_order_relaxed);
     h2b_heap_free(&ctx->timers);
     h2b_heap_free(&ctx->delays);
     nghttp2_option_del(ctx->opt);

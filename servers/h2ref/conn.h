@@ -38,6 +38,7 @@
 
 #include "stats.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,22 +49,27 @@ struct h2b_conn_ctx;
 
 /* Protocol configuration; sizes in bytes, times in ns. Fill with h2b_conn_config_defaults(). */
 struct h2b_conn_config {
-    uint32_t max_streams;        /* SETTINGS_MAX_CONCURRENT_STREAMS (default 256) */
-    uint32_t window;             /* SETTINGS_INITIAL_WINDOW_SIZE (default 1 MiB) */
-    uint32_t conn_window;        /* connection receive window (default 16 MiB) */
-    uint32_t frame_size;         /* SETTINGS_MAX_FRAME_SIZE we accept (default 16384) */
-    uint32_t header_table_size;  /* SETTINGS_HEADER_TABLE_SIZE (default 4096) */
-    uint32_t max_header_list;    /* per request, sum of name + value + 32 (default 64 KiB) */
-    uint64_t idle_timeout_ns;    /* no stream open, nothing pending: GOAWAY (default 60 s) */
-    uint64_t slow_timeout_ns;    /* preface, request or unread output without progress (10 s) */
-    uint32_t flood_burst;        /* flood budget: suspicious frames allowed at once (1000) */
-    uint32_t flood_rate;         /* flood budget refill per second (100) */
-    uint32_t max_outbound_queue; /* nghttp2 outbound queue items before closing (5000) */
-    uint64_t max_body;           /* largest /bytes/N (default 1 GiB) */
-    int docroot_fd;              /* directory fd for static files, or -1 (not owned) */
-    bool docroot_walk;           /* open files by the O_NOFOLLOW walk, not openat2 (tests) */
-    bool copy_bodies;            /* true: never reference bodies from iovecs (TLS wants one
-                                  * contiguous buffer per flush) */
+    uint32_t max_streams;          /* SETTINGS_MAX_CONCURRENT_STREAMS (default 256) */
+    uint32_t window;               /* SETTINGS_INITIAL_WINDOW_SIZE (default 1 MiB) */
+    uint32_t conn_window;          /* connection receive window (default 16 MiB) */
+    uint32_t frame_size;           /* SETTINGS_MAX_FRAME_SIZE we accept (default 16384) */
+    uint32_t header_table_size;    /* SETTINGS_HEADER_TABLE_SIZE (default 4096) */
+    uint32_t max_header_list;      /* per request, sum of name + value + 32 (default 64 KiB) */
+    uint64_t idle_timeout_ns;      /* no stream open, nothing pending: GOAWAY (default 60 s) */
+    uint64_t slow_timeout_ns;      /* preface, request or unread output without progress (10 s) */
+    uint32_t flood_burst;          /* flood budget: suspicious frames allowed at once (1000) */
+    uint32_t flood_rate;           /* flood budget refill per second (100) */
+    uint32_t max_outbound_queue;   /* nghttp2 outbound queue items before closing (5000) */
+    uint64_t max_body;             /* largest /bytes/N (default 1 GiB) */
+    uint64_t echo_stream_max;      /* /echo bytes held for one stream (default 1 MiB) */
+    uint64_t echo_conn_max;        /* /echo bytes held for one connection (default 4 MiB) */
+    uint64_t memory_budget;        /* bytes of body and output buffers held (default 1 GiB,
+                                    * 0: no budget), counted in *memory_used */
+    _Atomic uint64_t *memory_used; /* shared by every ctx of a server; NULL: this ctx's own */
+    int docroot_fd;                /* directory fd for static files, or -1 (not owned) */
+    bool docroot_walk;             /* open files by the O_NOFOLLOW walk, not openat2 (tests) */
+    bool copy_bodies;              /* true: never reference bodies from iovecs (TLS wants one
+                                    * contiguous buffer per flush) */
 };
 
 /* Fills cfg with the defaults above. */

@@ -118,8 +118,9 @@ struct server {
     int nworkers;
     struct worker *w;
     atomic_uint nconns;
-    struct h2b_stats stats;  /* written by the accepting thread only */
-    pthread_mutex_t ip_lock; /* the accepting thread counts up, workers count down */
+    _Atomic uint64_t mem_used; /* buffers held by all workers (--memory-budget) */
+    struct h2b_stats stats;    /* written by the accepting thread only */
+    pthread_mutex_t ip_lock;   /* the accepting thread counts up, workers count down */
     struct ipent *ip[IP_BUCKETS];
 };
 
@@ -800,6 +801,7 @@ static int worker_init(struct server *srv, struct worker *w, int idx)
         return H2B_ERR_SYS;
     struct h2b_conn_config cc = srv->cfg.conn;
     cc.docroot_fd = srv->docroot_fd;
+    cc.memory_used = &srv->mem_used;
     cc.copy_bodies = srv->cfg.tls;
     int rc = h2b_conn_ctx_new(&w->ctx, &cc);
     if (rc != H2B_OK)

@@ -9,6 +9,7 @@ connection). After each one a fresh control connection must still get "Hello, Wo
 Prints "ok NAME: detail" or "FAIL NAME: detail"; exits 1 if anything failed.
 """
 import json
+import os
 import socket
 import struct
 import sys
@@ -18,6 +19,7 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, PRIORITY, RST, SETTINGS, PUSH, PING, GOAWAY, WINUP, CONT = range(10)
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
 NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR, STREAM_CLOSED, FRAME_SIZE_ERROR = 0, 1, 2, 5, 6
+REFUSED_STREAM = 7
 COMPRESSION_ERROR, ENHANCE_YOUR_CALM = 9, 11
 
 
@@ -443,6 +445,45 @@ class Runner:
                    bodies == [b"Hello, World!"] * 3 and closed and body == b"Hello, World!",
                    "three served %s, fourth closed=%s, after one left: %r" % (bodies, closed, body))
 
+    def echo_flood(self):
+        """Issue 13 defect 8: 200 POST /echo streams (20 connections x 10) whose client window
+        is 0 each send 1 MiB the server cannot send back. With $H2RAW_BUDGETED=1 the server has
+        a memory budget: streams whose input would go past it are reset and their buffers
+        freed; without one every byte is held. Requests are served afterwards either way. (RSS
+        is checked by the calling script, REFUSED_STREAM by unit.test_h2ref_conn.)"""
+        budgeted = os.environ.get("H2RAW_BUDGETED") == "1"
+        conns = []
+        chunk = b"e" * 16384
+        for i in range(20):
+            c = self.conn(preface=False)
+            c.ack = True
+            c.send(PREFACE + frame(SETTINGS, 0, 0, struct.pack(">HI", 4, 0)))
+            for t, fl, sid, p in c.frames(2):  # our ACK of its SETTINGS opens the 1 MiB windows
+                if t == SETTINGS and not fl & ACK:
+                    break
+            data = bytearray()
+            for j in range(10):
+                data += frame(HEADERS, END_HEADERS, 1 + 2 * j, request_block("/echo", "POST"))
+            c.send(bytes(data))
+            conns.append(c)
+        for k in range(64):  # 64 x 16 KiB = 1 MiB per stream: exactly the stream window
+            for c in conns:
+                c.send(b"".join(frame(DATA, 0, 1 + 2 * j, chunk) for j in range(10)))
+        resets = 0
+        for c in conns:
+            _, rsts, _ = c.outcome(timeout=0.3)
+            resets += sum(1 for code in rsts.values() if code == ENHANCE_YOUR_CALM)
+        for c in conns:
+            c.close()
+        time.sleep(0.5)
+        after = self.conn()
+        body = after.get_body("/hello")
+        after.close()
+        ok = body == b"Hello, World!" and (resets > 0) == budgeted
+        self.check("echo_flood", ok, "200 zero-window echo streams x 1 MiB: %d reset with "
+                   "ENHANCE_YOUR_CALM (budget %s); afterwards /hello: %r"
+                   % (resets, "on" if budgeted else "off", body))
+
     def guards_counted(self):
         s = self.stats()
         for key in ("guard_flood", "guard_header_list", "guard_idle_timeout", "guard_slow_client"):
@@ -478,7 +519,7 @@ def main():
         except Exception as e:  # a crash of the client is a failure, not a pass
             r.check(n, False, "exception %r" % e)
         if n not in ("guards_counted", "max_connections", "delay_order", "close_wait",
-                     "max_connections_per_ip"):
+                     "max_connections_per_ip", "echo_flood"):
             r.control(n)
     return 1 if r.failed else 0
 

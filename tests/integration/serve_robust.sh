@@ -46,6 +46,42 @@ expect_match "per-ip refusals counted" "$stats" '"guard_max_connections_per_ip":
 stop_serve "$SERVE_PID"; rc=$?
 expect_eq "perip server exit" "$rc" 0
 
+# 200 zero-window /echo streams (issue 13 defect 8), side by side: without a budget the
+# server's RSS grows by their 200 MiB; with --memory-budget 32M it stays under baseline +
+# budget + the free lists' cap, and new streams are refused meanwhile.
+rss_growth() { # NAME BUDGETED [serve options]: VmHWM - VmRSS before, in KiB
+    local name=$1 budgeted=$2
+    shift 2
+    start_serve "$name" --threads 2 --echo-conn-buffer 64M "$@" || return 1
+    local pid=$SERVE_PID before hwm
+    curl -s --max-time 5 --http2-prior-knowledge "$SERVE_URL/hello" >/dev/null
+    before=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
+    H2RAW_BUDGETED=$budgeted $RAW 127.0.0.1 "$(url_port "$SERVE_URL")" echo_flood \
+        >"$TMP/$name.raw" 2>&1
+    echo "rc=$?" >>"$TMP/$name.raw"
+    hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
+    stop_serve "$pid" >/dev/null
+    echo $((hwm - before))
+}
+free_grow=$(rss_growth echo-free 0 --memory-budget 0)
+cat "$TMP/echo-free.raw"
+budget_grow=$(rss_growth echo-budget 1 --memory-budget 32M)
+cat "$TMP/echo-budget.raw"
+echo "RSS growth under 200 zero-window echo streams: no budget ${free_grow} KiB, --memory-budget 32M ${budget_grow} KiB"
+expect_eq "echo flood without budget" "$(grep -c '^rc=0' "$TMP/echo-free.raw")" 1
+expect_eq "echo flood with budget" "$(grep -c '^rc=0' "$TMP/echo-budget.raw")" 1
+# the comparison can fail: without a budget the streams really hold their bytes
+expect_eq "without a budget RSS grows past 100 MiB (${free_grow} KiB)" "$((free_grow > 102400))" 1
+# the budget counts the free lists too; + 2 workers x 2 MiB of grants + sessions and malloc
+expect_eq "with --memory-budget 32M RSS grows under 38 MiB (${budget_grow} KiB)" \
+    "$((budget_grow < 38912))" 1
+# the per-connection cap alone: 20 connections x 1 MiB
+conn_grow=$(rss_growth echo-conn 1 --memory-budget 0 --echo-conn-buffer 1M)
+cat "$TMP/echo-conn.raw"
+expect_eq "echo flood with --echo-conn-buffer 1M" "$(grep -c '^rc=0' "$TMP/echo-conn.raw")" 1
+expect_eq "with --echo-conn-buffer 1M RSS grows under 28 MiB (${conn_grow} KiB)" \
+    "$((conn_grow < 28672))" 1
+
 start_serve maxconn --threads 1 --max-connections 2 || { finish; exit; }
 $RAW 127.0.0.1 "$(url_port "$SERVE_URL")" max_connections >"$TMP/maxconn.out" 2>&1; rc=$?
 cat "$TMP/maxconn.out"

@@ -170,6 +170,33 @@ static void put_file(int dfd, const char *name, const char *text)
     }
 }
 
+/* Issue 13 defect 8: with the server's memory budget spent, a new request is refused before
+ * any work (REFUSED_STREAM, counted); once memory is back it is served. */
+static void test_memory_budget(void)
+{
+    _Atomic uint64_t used = 3u << 20;
+    struct h2b_conn_config cfg;
+    h2b_conn_config_defaults(&cfg);
+    cfg.memory_budget = 2u << 20;
+    cfg.memory_used = &used;
+    struct h2b_conn_ctx *ctx = NULL;
+    CHECK_EQ_INT(h2b_conn_ctx_new(&ctx, &cfg), H2B_OK);
+    struct h2b_conn *c = NULL;
+    CHECK_EQ_INT(h2b_conn_new(&c, ctx, NULL), H2B_OK);
+    struct client cl;
+    client_init(&cl, &resp_buf);
+    struct resp *r = fetch(&cl, c, "GET", "/hello", NULL, 0);
+    CHECK(r->closed && r->status == 0);
+    CHECK_EQ_INT(r->rst, NGHTTP2_REFUSED_STREAM);
+    CHECK_EQ_U64(h2b_conn_ctx_stats(ctx)->v[H2B_STAT_GUARD_MEMORY], 1);
+    atomic_store(&used, 0);
+    r = fetch(&cl, c, "GET", "/hello", NULL, 0);
+    CHECK(r->closed && r->status == 200 && r->len == 13);
+    h2b_conn_del(c);
+    nghttp2_session_del(cl.s);
+    h2b_conn_ctx_del(ctx);
+}
+
 /* --docroot: only plain segments below the docroot, never through a symlink, with openat2 and
  * with the O_NOFOLLOW walk. */
 static void test_docroot(bool walk)
@@ -378,5 +405,6 @@ int main(void)
 
     test_docroot(false);
     test_docroot(true);
+    test_memory_budget();
     return test_report();
 }
