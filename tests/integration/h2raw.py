@@ -484,6 +484,86 @@ class Runner:
                    "ENHANCE_YOUR_CALM (budget %s); afterwards /hello: %r"
                    % (resets, "on" if budgeted else "off", body))
 
+    def ping_crowd(self):
+        """4,000 connections (or $H2RAW_CROWD) that ping every 2 s for 12 s; a fresh client
+        asks for /hello every second meanwhile and must be answered within 1 s each time."""
+        import resource
+        import selectors
+        n = int(os.environ.get("H2RAW_CROWD", "4000"))
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = n + 256
+        if soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+        base = []
+        for _ in range(3):  # the fresh client's latency before the crowd, for the record
+            t0 = time.monotonic()
+            c = self.conn()
+            ok = c.get_body("/hello") == b"Hello, World!"
+            c.close()
+            base.append(time.monotonic() - t0 if ok else 99)
+        sel = selectors.DefaultSelector()
+        socks = []
+        for i in range(n):
+            s = socket.create_connection((self.host, self.port), timeout=5)
+            s.setblocking(False)
+            s.send(PREFACE + frame(SETTINGS, 0, 0))
+            st = {"sock": s, "buf": b"", "next": time.monotonic() + 2.0 * i / n, "closed": False}
+            socks.append(st)
+            sel.register(s, selectors.EVENT_READ, st)
+        sent = acked = 0
+        lat = []
+        start = time.monotonic()
+        next_probe = start + 1
+        while time.monotonic() - start < 12:
+            now = time.monotonic()
+            for st in socks:
+                if not st["closed"] and st["next"] <= now:
+                    try:
+                        st["sock"].send(frame(PING, 0, 0, b"crowdpng"))
+                        sent += 1
+                    except OSError:
+                        pass
+                    st["next"] += 2.0
+            for key, _ in sel.select(timeout=0.05):
+                st = key.data
+                try:
+                    chunk = st["sock"].recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    st["closed"] = True
+                    sel.unregister(st["sock"])
+                    continue
+                st["buf"] += chunk
+                b = st["buf"]
+                while len(b) >= 9 and len(b) >= 9 + int.from_bytes(b[:3], "big"):
+                    ln = int.from_bytes(b[:3], "big")
+                    t, fl = b[3], b[4]
+                    if t == SETTINGS and not fl & ACK:
+                        st["sock"].send(frame(SETTINGS, ACK, 0))
+                    elif t == PING and fl & ACK:
+                        acked += 1
+                    b = b[9 + ln :]
+                st["buf"] = b
+            if time.monotonic() >= next_probe:
+                t0 = time.monotonic()
+                c = self.conn()
+                ok = c.get_body("/hello", timeout=5) == b"Hello, World!"
+                c.close()
+                lat.append(time.monotonic() - t0 if ok else 99)
+                next_probe += 1
+        open_left = sum(1 for st in socks if not st["closed"])
+        for st in socks:
+            st["sock"].close()
+        ok = (open_left == n and lat and max(lat) < 1.0 and acked >= 0.9 * sent)
+        self.check("ping_crowd", ok, "%d connections pinging every 2 s: %d PINGs, %d ACKs, %d "
+                   "still open; fresh client /hello max %.3f s (median %.3f s) over %d probes, "
+                   "%.3f s before the crowd" % (n, sent, acked, open_left, max(lat or [99]),
+                                                sorted(lat or [99])[len(lat) // 2], len(lat),
+                                                max(base)))
+
     def guards_counted(self):
         s = self.stats()
         for key in ("guard_flood", "guard_header_list", "guard_idle_timeout", "guard_slow_client"):
@@ -519,7 +599,7 @@ def main():
         except Exception as e:  # a crash of the client is a failure, not a pass
             r.check(n, False, "exception %r" % e)
         if n not in ("guards_counted", "max_connections", "delay_order", "close_wait",
-                     "max_connections_per_ip", "echo_flood"):
+                     "max_connections_per_ip", "echo_flood", "ping_crowd"):
             r.control(n)
     return 1 if r.failed else 0
 
