@@ -9,8 +9,13 @@
 #include "json.h"
 #include "load.h"
 #include "mpi_job.h"
+#include "version.h"
+
+#include <nghttp2/nghttp2.h>
+#include <openssl/crypto.h>
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -96,6 +101,12 @@ int h2b_cmd_load(int argc, char **argv)
         }
         goto out;
     }
+    if (rv == H2B_OK && cfg.version) {
+        /* h2load prints "h2load nghttp2/1.52.0" */
+        printf("h2bench load %s (%s) nghttp2/%s %s\n", h2b_version(), h2b_version_git_commit(),
+               nghttp2_version(0)->version_str, OpenSSL_version(OPENSSL_VERSION));
+        goto out;
+    }
     if (rv != H2B_OK) {
         if (root) {
             fprintf(stderr, "h2bench load: %s\n\n", err);
@@ -147,7 +158,7 @@ int h2b_cmd_load(int argc, char **argv)
             goto out;
         }
     } else {
-        rv = h2b_load_run(&cfg, progress ? stderr : NULL, &res, err, sizeof(err));
+        rv = h2b_load_run(&cfg, progress ? stderr : NULL, stdout, &res, err, sizeof(err));
     }
     if (rv != H2B_OK && !(job.active && res.s.latency)) {
         fprintf(stderr, "h2bench load: %s\n", err);
@@ -168,7 +179,33 @@ int h2b_cmd_load(int argc, char **argv)
     h2b_load_report_text(stdout, &cfg, &res);
     if (job.active)
         h2b_load_mpi_text(stdout, &job);
+    if (cfg.latency_spectrum) {
+        printf("\n");
+        h2b_load_spectrum(stdout, res.s.latency,
+                          cfg.rate > 0 || cfg.rps > 0 || cfg.nscript
+                              ? "latency from intended send time"
+                              : "latency from submission");
+    }
     fflush(stdout);
+    if (cfg.hdr_log_path) {
+        char *text = NULL;
+        size_t len = 0;
+        struct h2b_diag diag;
+        memset(&diag, 0, sizeof(diag));
+        rv = h2b_load_hdr_log(&res, &text, &len);
+        if (rv == H2B_OK)
+            rv = h2b_file_write_atomic(cfg.hdr_log_path, text, len, &diag);
+        else
+            snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
+        free(text);
+        if (rv != H2B_OK) {
+            fprintf(stderr, "h2bench load: cannot write %s: ", cfg.hdr_log_path);
+            h2b_diag_print(&diag, stderr);
+            h2b_load_result_free(&res);
+            code = H2B_EXIT_RUNTIME;
+            goto out;
+        }
+    }
     if (cfg.json_path) {
         json_t *doc = NULL;
         struct h2b_diag diag;

@@ -287,6 +287,14 @@ static const struct h2b_model_field options_fields[] = {
     F(T, fail_on_error, BOOL, 0),
     F(T, encoder_header_table_size, COUNT, 0),
     F(T, max_frame_size, COUNT, 0),
+    F(T, rps, REAL, OMIT),
+    F(T, connection_rate, COUNT, OMIT),
+    F(T, rate_period_s, REAL, OMIT),
+    F(T, timing_script_file, STRING, OMIT),
+    F(T, base_uri, STRING, OMIT),
+    F(T, connect_to, STRING, OMIT),
+    F(T, log_file, STRING, OMIT),
+    F(T, ktls, BOOL, OMIT),
     END,
 };
 #undef T

@@ -172,6 +172,10 @@ struct h2b_results_load {
             char *cpus;
             int fail_on_error;
             double encoder_header_table_size, max_frame_size;
+            /* h2load's rate and connection options (rate above is --total-rps) */
+            double rps, connection_rate, rate_period_s;
+            char *timing_script_file, *base_uri, *connect_to, *log_file;
+            int ktls;
         } options;
     } config; /* the options of the run */
     struct h2b_results_histograms {

@@ -12,10 +12,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <openssl/ssl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #define MAX_BODY (256ULL << 20)    /* -d files are held in memory once */
 #define MAX_URI_FILE (64ULL << 20) /* -i */
@@ -37,6 +41,8 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->arrival = H2B_ARRIVAL_CONSTANT;
     cfg->seed = 1;
     cfg->progress = H2B_LOAD_PROGRESS_AUTO;
+    cfg->rate_period_ns = 1000000000ULL;
+    cfg->log_fd = -1;
 }
 
 void h2b_load_uri_free(struct h2b_load_uri *u)
@@ -65,7 +71,21 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->body);
     free(cfg->cpus_text);
     free(cfg->json_path);
+    free(cfg->hdr_log_path);
+    free(cfg->script_ns);
+    free(cfg->script_path);
+    free(cfg->base_unix);
+    free(cfg->base_uri);
+    free(cfg->connect_host);
+    free(cfg->connect_port);
+    free(cfg->log_path);
+    if (cfg->log_fd >= 0)
+        close(cfg->log_fd);
+    free(cfg->ciphers);
+    free(cfg->tls13_ciphers);
+    free(cfg->groups);
     memset(cfg, 0, sizeof(*cfg));
+    cfg->log_fd = -1;
 }
 
 static char *dup_range(const char *p, size_t n)
@@ -185,15 +205,38 @@ void h2b_load_usage(FILE *f)
         "      --header-table-size=SIZE    HPACK decoder table size (default 4K)\n"
         "      --encoder-header-table-size=SIZE  HPACK encoder table size (default 4K)\n"
         "  -f, --max-frame-size=SIZE  largest frame we accept (default 16K)\n"
+        "  -r, --rate=N            connection ramp: start N connections per --rate-period, up\n"
+        "                          to -c (not a request rate; see --total-rps)\n"
+        "      --rate-period=DUR   period of -r (default 1s)\n"
+        "      --rps=R             R requests/s per connection; latency from each request's\n"
+        "                          intended send time (no coordinated omission)\n"
+        "      --timing-script-file=FILE  lines 'OFFSET_MS<TAB>URI' replayed by every\n"
+        "                          connection at those offsets from its start; -n per client\n"
+        "  -B, --base-uri=URI|unix:PATH  connect there instead of the first URI's authority\n"
+        "      --connect-to=HOST[:PORT]  connect there; :authority and SNI unchanged\n"
+        "      --log-file=FILE     one line per measured request: start (us since epoch), status\n"
+        "                          (-1 if failed), duration (us), tab-separated, as h2load\n"
+        "      --ciphers=LIST      TLS 1.2 cipher list (OpenSSL syntax)\n"
+        "      --tls13-ciphers=LIST  TLS 1.3 cipher suites\n"
+        "      --groups=LIST       TLS key exchange groups (X25519:P-256)\n"
+        "      --ktls              kernel TLS where OpenSSL and the kernel have it\n"
+        "  -v, --verbose           every frame sent and received, on stderr\n"
+        "      --version           version and exit\n"
+        "  (--h1, -p/--no-tls-proto, --npn-list: HTTP/1.1, not supported yet; --qlog-file-base,\n"
+        "   --no-udp-gso, --max-udp-payload-size: QUIC knobs --h3 does not have)\n"
         "\n"
         "h2bench's options:\n"
-        "      --rate=R            open loop: R requests/s in total, latency measured from each\n"
-        "                          request's intended send time (no coordinated omission)\n"
+        "      --total-rps=R       open loop: R requests/s over all connections, latency measured\n"
+        "                          from each request's intended send time (no coordinated\n"
+        "                          omission); h2bench's old --rate\n"
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
         "      --cpus=LIST         pin worker i to the i-th CPU of LIST (0,2-3)\n"
         "      --json=FILE         write the results as JSON (written atomically)\n"
+        "      --latency           print the latency percentile spectrum (wrk2's layout)\n"
+        "      --hdr-log=FILE      write the histograms as an HdrHistogram interval log (V2\n"
+        "                          compressed, readable by HdrHistogram's tools)\n"
         "      --fail-on-error     exit 1 if any request failed, errored or timed out\n"
         "      --progress          one line a second on stderr even when it is not a terminal\n"
         "      --no-progress       no progress lines\n"
@@ -308,13 +351,29 @@ static int add_header(struct h2b_load_config *cfg, const char *text, char *err, 
     return H2B_OK;
 }
 
-static int add_uri_file(struct h2b_load_config *cfg, const char *path, char *err, size_t errlen)
+static int set_string(char **dst, const char *src, char *err, size_t errlen)
+{
+    char *s = strdup(src);
+    if (!s)
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    free(*dst);
+    *dst = s;
+    return H2B_OK;
+}
+
+/* Reads a line-oriented input file (-i, --timing-script-file) and calls fn for each non-empty
+ * line (NUL-terminated, trailing CR and blanks removed) with its number; stops at the first
+ * error fn returns. option names the flag in an I/O error. */
+static int for_each_line(struct h2b_load_config *cfg, const char *path, const char *option,
+                         int (*fn)(struct h2b_load_config *, char *, const char *, unsigned, char *,
+                                   size_t),
+                         char *err, size_t errlen)
 {
     uint8_t *buf;
     size_t len;
     int rv = read_file(path, MAX_URI_FILE, &buf, &len);
     if (rv != H2B_OK)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "-i %s: %s", path,
+        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "%s %s: %s", option, path,
                               rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
     char *line = (char *)buf;
     unsigned lineno = 0;
@@ -328,18 +387,147 @@ static int add_uri_file(struct h2b_load_config *cfg, const char *path, char *err
         size_t n = strlen(line);
         while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
             line[--n] = '\0';
-        if (n > 0) {
-            rv = add_uri(cfg, line, err, errlen);
-            if (rv != H2B_OK) {
-                char inner[200];
-                snprintf(inner, sizeof(inner), "%s", err);
-                h2b__load_errf(err, errlen, rv, "%s:%u:1: %s", path, lineno, inner);
-            }
-        }
+        if (n > 0)
+            rv = fn(cfg, line, path, lineno, err, errlen);
         line = next;
     }
     free(buf);
     return rv;
+}
+
+/* add_uri's message, prefixed with file:line:column */
+static int add_uri_at(struct h2b_load_config *cfg, const char *uri, const char *path,
+                      unsigned lineno, size_t column, char *err, size_t errlen)
+{
+    int rv = add_uri(cfg, uri, err, errlen);
+    if (rv != H2B_OK) {
+        char inner[200];
+        snprintf(inner, sizeof(inner), "%s", err);
+        h2b__load_errf(err, errlen, rv, "%s:%u:%zu: %s", path, lineno, column, inner);
+    }
+    return rv;
+}
+
+static int uri_line(struct h2b_load_config *cfg, char *line, const char *path, unsigned lineno,
+                    char *err, size_t errlen)
+{
+    return add_uri_at(cfg, line, path, lineno, 1, err, errlen);
+}
+
+/* --timing-script-file: lines "OFFSET_MS<TAB>URI" (h2load's format; offsets in ms with us
+ * resolution, from the start of each client). Errors name file:line:column. */
+static int script_line(struct h2b_load_config *cfg, char *line, const char *path, unsigned lineno,
+                       char *err, size_t errlen)
+{
+    char *tab = strchr(line, '\t');
+    double ms;
+    if (!tab)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "%s:%u:1: expected 'OFFSET_MS<TAB>URI', found no tab", path, lineno);
+    *tab = '\0';
+    if (h2b_cli_parse_double(line, 0, 1e12, &ms) != H2B_OK)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "%s:%u:1: expected an offset in milliseconds (like 10 or 2.5), got "
+                              "'%.40s'",
+                              path, lineno, line);
+    uint64_t *ns = realloc(cfg->script_ns, (cfg->nscript + 1) * sizeof(*ns));
+    if (!ns)
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    cfg->script_ns = ns;
+    int rv = add_uri_at(cfg, tab + 1, path, lineno, (size_t)(tab - line) + 2, err, errlen);
+    if (rv == H2B_OK)
+        cfg->script_ns[cfg->nscript++] = (uint64_t)(ms * 1e6 + 0.5);
+    return rv;
+}
+
+/* HOST[:PORT], [IPv6][:PORT] */
+static int parse_connect_to(struct h2b_load_config *cfg, const char *a, char *err, size_t errlen)
+{
+    const char *host = a, *port = NULL;
+    size_t hlen = strlen(a);
+    if (*a == '[') {
+        const char *close = strchr(a, ']');
+        if (!close || close == a + 1 || (close[1] && close[1] != ':'))
+            goto bad;
+        host = a + 1;
+        hlen = (size_t)(close - host);
+        if (close[1] == ':')
+            port = close + 2;
+    } else {
+        const char *colon = strchr(a, ':');
+        if (colon) {
+            if (strchr(colon + 1, ':'))
+                goto bad;
+            hlen = (size_t)(colon - a);
+            port = colon + 1;
+        }
+    }
+    uint64_t v;
+    if (hlen == 0 || (port && h2b_cli_parse_u64(port, 1, 65535, &v) != H2B_OK))
+        goto bad;
+    free(cfg->connect_host);
+    free(cfg->connect_port);
+    cfg->connect_host = dup_range(host, hlen);
+    cfg->connect_port = port ? strdup(port) : NULL;
+    if (!cfg->connect_host || (port && !cfg->connect_port))
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    return H2B_OK;
+bad:
+    return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                          "--connect-to '%s': expected HOST[:PORT] or [IPV6][:PORT]", a);
+}
+
+/* -B: as in h2load, the base URI's scheme, host and port replace the first URI's (which are the
+ * ones that count); "unix:PATH" keeps them and connects to a UNIX socket. */
+static int apply_base_uri(struct h2b_load_config *cfg, char *err, size_t errlen)
+{
+    const char *b = cfg->base_uri;
+    if (strncmp(b, "unix:", 5) == 0) {
+        if (b[5] == '\0' || strlen(b + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                                  "-B '%s': expected unix:PATH with a path shorter than %zu bytes",
+                                  b, sizeof(((struct sockaddr_un *)0)->sun_path));
+        return set_string(&cfg->base_unix, b + 5, err, errlen);
+    }
+    struct h2b_load_uri u;
+    int rv = h2b_load_uri_parse(b, &u);
+    if (rv == H2B_ERR_PARSE)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-B '%s': expected http://host[:port], https://... or unix:PATH", b);
+    if (rv != H2B_OK)
+        return h2b__load_errf(err, errlen, rv, "out of memory");
+    struct h2b_load_uri *f = &cfg->uris[0];
+    free(u.path);
+    u.path = f->path;
+    f->path = NULL;
+    h2b_load_uri_free(f);
+    *f = u;
+    return H2B_OK;
+}
+
+/* --ciphers, --tls13-ciphers, --groups: checked against OpenSSL now, so a typo is a usage error
+ * and not a failed run. */
+static int check_tls_options(const struct h2b_load_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->ciphers && !cfg->tls13_ciphers && !cfg->groups)
+        return H2B_OK;
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx)
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "cannot set up TLS (OpenSSL)");
+    const char *bad = NULL, *what = NULL;
+    if (cfg->ciphers && SSL_CTX_set_cipher_list(ctx, cfg->ciphers) != 1)
+        bad = "--ciphers", what = cfg->ciphers;
+    else if (cfg->tls13_ciphers && SSL_CTX_set_ciphersuites(ctx, cfg->tls13_ciphers) != 1)
+        bad = "--tls13-ciphers", what = cfg->tls13_ciphers;
+    else if (cfg->groups && SSL_CTX_set1_groups_list(ctx, cfg->groups) != 1)
+        bad = "--groups", what = cfg->groups;
+    SSL_CTX_free(ctx);
+    if (bad)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "%s '%s': OpenSSL accepts none of it (expected a ':'-separated list "
+                              "OpenSSL knows, see `openssl ciphers -v`)",
+                              bad, what);
+    return H2B_OK;
 }
 
 enum {
@@ -355,7 +543,22 @@ enum {
     OPT_FAIL_ON_ERROR,
     OPT_PROGRESS,
     OPT_NO_PROGRESS,
-    OPT_H3
+    OPT_H3,
+    OPT_RATE_PERIOD,
+    OPT_RPS,
+    OPT_SCRIPT,
+    OPT_CONNECT_TO,
+    OPT_LOG_FILE,
+    OPT_VERSION,
+    OPT_CIPHERS,
+    OPT_TLS13_CIPHERS,
+    OPT_GROUPS,
+    OPT_KTLS,
+    OPT_H1,
+    OPT_NPN,
+    OPT_QUIC,
+    OPT_HDR_LOG,
+    OPT_LATENCY
 };
 
 static const struct option long_options[] = {
@@ -375,12 +578,34 @@ static const struct option long_options[] = {
     {"header-table-size", required_argument, NULL, OPT_HEADER_TABLE},
     {"encoder-header-table-size", required_argument, NULL, OPT_ENCODER_TABLE},
     {"max-frame-size", required_argument, NULL, 'f'},
-    {"rate", required_argument, NULL, OPT_RATE},
+    {"total-rps", required_argument, NULL, OPT_RATE},
+    {"rate", required_argument, NULL, 'r'},
+    {"rate-period", required_argument, NULL, OPT_RATE_PERIOD},
+    {"rps", required_argument, NULL, OPT_RPS},
+    {"timing-script-file", required_argument, NULL, OPT_SCRIPT},
+    {"base-uri", required_argument, NULL, 'B'},
+    {"connect-to", required_argument, NULL, OPT_CONNECT_TO},
+    {"log-file", required_argument, NULL, OPT_LOG_FILE},
+    {"verbose", no_argument, NULL, 'v'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"ciphers", required_argument, NULL, OPT_CIPHERS},
+    {"tls13-ciphers", required_argument, NULL, OPT_TLS13_CIPHERS},
+    {"groups", required_argument, NULL, OPT_GROUPS},
+    {"ktls", no_argument, NULL, OPT_KTLS},
+    {"h1", no_argument, NULL, OPT_H1},
+    {"no-tls-proto", required_argument, NULL, 'p'},
+    {"npn-list", required_argument, NULL, OPT_NPN},
+    {"alpn-list", required_argument, NULL, OPT_NPN},
+    {"qlog-file-base", required_argument, NULL, OPT_QUIC},
+    {"no-udp-gso", no_argument, NULL, OPT_QUIC},
+    {"max-udp-payload-size", required_argument, NULL, OPT_QUIC},
     {"arrival", required_argument, NULL, OPT_ARRIVAL},
     {"seed", required_argument, NULL, OPT_SEED},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"json", required_argument, NULL, OPT_JSON},
+    {"hdr-log", required_argument, NULL, OPT_HDR_LOG},
+    {"latency", no_argument, NULL, OPT_LATENCY},
     {"fail-on-error", no_argument, NULL, OPT_FAIL_ON_ERROR},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
@@ -396,16 +621,6 @@ static int bad_value(char *err, size_t errlen, int rv, const char *opt, const ch
                           rv == H2B_ERR_RANGE ? "out of range" : "not a valid value", what);
 }
 
-static int set_string(char **dst, const char *src, char *err, size_t errlen)
-{
-    char *s = strdup(src);
-    if (!s)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
-    free(*dst);
-    *dst = s;
-    return H2B_OK;
-}
-
 int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, char *err,
                           size_t errlen)
 {
@@ -415,7 +630,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
     optind = 0; /* glibc: full re-initialisation, so tests can parse repeatedly */
     opterr = 0;
     for (;;) {
-        int c = getopt_long(argc, argv, ":n:c:m:t:D:H:d:i:T:N:w:W:f:h", long_options, NULL);
+        int c = getopt_long(argc, argv, ":n:c:m:t:D:H:d:i:T:N:w:W:f:r:B:p:vh", long_options, NULL);
         if (c == -1)
             break;
         const char *a = optarg;
@@ -424,6 +639,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             if ((rv = h2b_cli_parse_u64(a, 1, UINT64_MAX / 2, &v)) != H2B_OK)
                 return bad_value(err, errlen, rv, "-n", a, "a count >= 1");
             cfg->requests = v;
+            cfg->requests_given = true;
             break;
         case 'c':
             if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
@@ -469,7 +685,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             break;
         }
         case 'i':
-            if ((rv = add_uri_file(cfg, a, err, errlen)) != H2B_OK)
+            if ((rv = for_each_line(cfg, a, "-i", uri_line, err, errlen)) != H2B_OK)
                 return rv;
             input_file = true;
             break;
@@ -540,6 +756,13 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             if ((rv = set_string(&cfg->json_path, a, err, errlen)) != H2B_OK)
                 return rv;
             break;
+        case OPT_HDR_LOG:
+            if ((rv = set_string(&cfg->hdr_log_path, a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_LATENCY:
+            cfg->latency_spectrum = true;
+            break;
         case OPT_FAIL_ON_ERROR:
             cfg->fail_on_error = true;
             break;
@@ -558,6 +781,74 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
                                   "--h3: HTTP/3 is not available in this build (configured "
                                   "with -DH2B_H3=OFF)");
 #endif
+        case 'r':
+            if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "-r/--rate", a,
+                                 "connections per period, 1..1000000 (request rates: --rps, "
+                                 "--total-rps)");
+            cfg->conn_rate = (uint32_t)v;
+            break;
+        case OPT_RATE_PERIOD:
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--rate-period", a, "a duration >= 1ms");
+            cfg->rate_period_ns = v;
+            break;
+        case OPT_RPS: {
+            double r;
+            if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--rps", a, "requests/s per client, 0.001..1e9");
+            cfg->rps = r;
+            break;
+        }
+        case OPT_SCRIPT:
+            if ((rv = set_string(&cfg->script_path, a, err, errlen)) != H2B_OK ||
+                (rv = for_each_line(cfg, a, "--timing-script-file", script_line, err, errlen)) !=
+                    H2B_OK)
+                return rv;
+            if (cfg->nscript == 0)
+                return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "%s: no script line", a);
+            break;
+        case 'B':
+            if ((rv = set_string(&cfg->base_uri, a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_CONNECT_TO:
+            if ((rv = parse_connect_to(cfg, a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_LOG_FILE:
+            if ((rv = set_string(&cfg->log_path, a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
+        case 'v':
+            cfg->verbose = true;
+            break;
+        case OPT_VERSION:
+            cfg->version = true;
+            return H2B_OK;
+        case OPT_CIPHERS:
+        case OPT_TLS13_CIPHERS:
+        case OPT_GROUPS:
+            if ((rv = set_string(c == OPT_CIPHERS         ? &cfg->ciphers
+                                 : c == OPT_TLS13_CIPHERS ? &cfg->tls13_ciphers
+                                                          : &cfg->groups,
+                                 a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_KTLS:
+            cfg->ktls = true;
+            break;
+        case OPT_H1:
+        case OPT_NPN:
+        case 'p':
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                                  "%s: HTTP/1.1 (and ALPN choices) are not supported yet; h2bench "
+                                  "load speaks HTTP/2 only (h2c prior knowledge, TLS ALPN h2)",
+                                  argv[optind - 1]);
+        case OPT_QUIC:
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                                  "%s: an h2load QUIC knob that h2bench load's --h3 does not have",
+                                  argv[optind - 1]);
         case 'h':
             cfg->help = true;
             return H2B_OK;
@@ -569,8 +860,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
                                   argv[optind - 1]);
         }
     }
-    /* As in h2load, -i replaces the URIs of the command line. */
-    if (!input_file) {
+    /* As in h2load, -i and --timing-script-file replace the URIs of the command line. */
+    if (!input_file && !cfg->nscript) {
         for (int i = optind; i < argc; i++)
             if ((rv = add_uri(cfg, argv[i], err, errlen)) != H2B_OK)
                 return rv;
@@ -580,6 +871,41 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
     if (cfg->h3 && !cfg->uris[0].tls)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
                               "--h3 needs an https:// URI (QUIC is always encrypted)");
+    if (input_file && cfg->nscript)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-i and --timing-script-file both give the URIs: use one");
+    if (cfg->nscript && cfg->rps > 0)
+        return h2b__load_errf(
+            err, errlen, H2B_ERR_INVAL,
+            "--timing-script-file and --rps are mutually exclusive (as in h2load)");
+    if ((cfg->rate > 0) + (cfg->rps > 0) + (cfg->nscript > 0) > 1)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "--total-rps, --rps and --timing-script-file are different load "
+                              "models: give one");
+    /* h2load's rules for -r (a connection ramp) */
+    if (cfg->conn_rate && cfg->duration_ns)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-r, -D: they are mutually exclusive (as in h2load)");
+    if (cfg->conn_rate && cfg->conn_rate < cfg->threads)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-r %u is below -t %u: the connection rate must be at least the "
+                              "number of threads",
+                              cfg->conn_rate, cfg->threads);
+    if (cfg->conn_rate > cfg->connections)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-r %u is above -c %u: the connection rate must be at most the "
+                              "number of clients",
+                              cfg->conn_rate, cfg->connections);
+    if (cfg->base_uri && (rv = apply_base_uri(cfg, err, errlen)) != H2B_OK)
+        return rv;
+    if ((rv = check_tls_options(cfg, err, errlen)) != H2B_OK)
+        return rv;
+    if (cfg->nscript) {
+        /* h2load: -n per client, at most the script's length, which is the default */
+        if (!cfg->requests_given || cfg->requests > cfg->nscript)
+            cfg->requests = cfg->nscript;
+        cfg->requests *= cfg->connections;
+    }
     if (cfg->threads > cfg->connections)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
                               "-t %u is more than -c %u: every thread needs a connection",
@@ -594,7 +920,15 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
         cfg->requests = 0; /* h2load: -n is ignored with -D */
     if (cfg->rate > 0 && cfg->rate < cfg->threads)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
-                              "--rate %g is below -t %u: each thread needs at least 1 request/s",
+                              "--total-rps %g is below -t %u: each thread needs at least 1 "
+                              "request/s",
                               cfg->rate, cfg->threads);
+    /* Last, after every other check, so a usage error never truncates an earlier log. */
+    if (cfg->log_path) {
+        cfg->log_fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (cfg->log_fd < 0)
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--log-file %s: %s", cfg->log_path,
+                                  strerror(errno));
+    }
     return H2B_OK;
 }

@@ -30,6 +30,9 @@ struct h2b__load_shared {
     uint64_t t_measure; /* requests intended before this are warm-up: not measured */
     uint64_t t_end;     /* -D: end of the measurement; 0 in count mode */
     bool rate_mode;
+    bool paced;        /* --rps or --timing-script-file: per-connection schedules */
+    uint64_t wall0_us; /* CLOCK_REALTIME at t0, microseconds (--log-file) */
+    FILE *info;        /* h2load's live lines (protocol, TLS, progress, phases); NULL = none */
     bool method_head; /* -H ':method: HEAD': responses carry no body whatever content-length says */
     bool progress;    /* keep interval histograms for the progress line */
     atomic_int *stop; /* set by h2b_load_stop() */
@@ -58,8 +61,19 @@ struct h2b__load_worker {
     struct h2b_pool pool; /* nghttp2's allocations for this worker's sessions */
     nghttp2_mem mem;
     uint64_t inflight;
-    bool all_busy; /* --rate: no connection had a free stream at the last release */
-    uint32_t rr;   /* --rate: round-robin cursor over conns */
+    bool all_busy;         /* --rate: no connection had a free stream at the last release */
+    uint32_t rr;           /* --rate: round-robin cursor over conns */
+    uint32_t ramp_started; /* -r: connections started so far */
+    uint32_t ramp_batch;   /* -r: this worker's share of the rate (per period) */
+    uint64_t next_ramp;
+    uint64_t next_pace; /* paced: earliest due time of a connection with a free stream */
+    char *logbuf;       /* --log-file rows waiting for one write(2) */
+    uint64_t todo;      /* -n: this worker's requests (h2load's progress is per 10% of them) */
+    uint64_t ended;     /* measured requests ended so far */
+    int phase;          /* -D: 0 before the first connection, 1 warm-up, 2 main, 3 over */
+    bool app_reported;  /* "Application protocol:" printed (worker 0) */
+    bool tls_reported;
+    size_t loglen;
     struct h2b_arrival sched;
     bool sched_started;
     uint64_t sched_left; /* --rate with -n: arrivals still to hand out */

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/un.h>
+#include <time.h>
 
 static atomic_int stop_flag;
 
@@ -77,20 +79,32 @@ static int build_nva(struct h2b__load_shared *sh, char *content_length)
 
 static int resolve(struct h2b__load_shared *sh, char *err, size_t errlen)
 {
-    const struct h2b_load_uri *u = &sh->cfg->uris[0];
+    const struct h2b_load_config *cfg = sh->cfg;
+    const struct h2b_load_uri *u = &cfg->uris[0];
+    if (cfg->base_unix) { /* -B unix:PATH (length checked by the parser) */
+        struct sockaddr_un *un = (struct sockaddr_un *)&sh->addr;
+        memset(un, 0, sizeof(*un));
+        un->sun_family = AF_UNIX;
+        snprintf(un->sun_path, sizeof(un->sun_path), "%s", cfg->base_unix);
+        sh->addrlen = sizeof(*un);
+        return H2B_OK;
+    }
+    /* --connect-to replaces where we connect, not what we ask for */
+    const char *host = cfg->connect_host ? cfg->connect_host : u->host;
+    const char *port = cfg->connect_host && cfg->connect_port ? cfg->connect_port : u->port;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     struct addrinfo *res;
-    int rv = getaddrinfo(u->host, u->port, &hints, &res);
+    int rv = getaddrinfo(host, port, &hints, &res);
     if (rv != 0)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "cannot resolve %s:%s: %s", u->host,
-                              u->port, gai_strerror(rv));
+        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "cannot resolve %s:%s: %s", host, port,
+                              gai_strerror(rv));
     memcpy(&sh->addr, res->ai_addr, res->ai_addrlen);
     sh->addrlen = res->ai_addrlen;
     freeaddrinfo(res);
     return H2B_OK;
 }
 
-static SSL_CTX *tls_context(void)
+static SSL_CTX *tls_context(const struct h2b_load_config *cfg)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx)
@@ -101,6 +115,17 @@ static SSL_CTX *tls_context(void)
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);
+    /* validated by the parser already */
+    if ((cfg->ciphers && SSL_CTX_set_cipher_list(ctx, cfg->ciphers) != 1) ||
+        (cfg->tls13_ciphers && SSL_CTX_set_ciphersuites(ctx, cfg->tls13_ciphers) != 1) ||
+        (cfg->groups && SSL_CTX_set1_groups_list(ctx, cfg->groups) != 1)) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+#ifdef SSL_OP_ENABLE_KTLS
+    if (cfg->ktls)
+        SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
+#endif
     static const unsigned char alpn[] = "\x02h2";
     if (SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1) != 0) {
         SSL_CTX_free(ctx);
@@ -199,10 +224,35 @@ static bool all_finished(struct h2b__load_worker *w, uint32_t nw)
     return true;
 }
 
-int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_load_result *res,
-                 char *err, size_t errlen)
+/* h2load's "spawning thread" line for worker i (src/h2load.cc, create_worker) */
+static void spawn_line(FILE *f, const struct h2b_load_config *cfg, uint32_t i, uint32_t nc,
+                       uint64_t nr)
 {
-    struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag};
+    if (cfg->duration_ns) {
+        fprintf(f,
+                "spawning thread #%u: %u total client(s). Timing-based test with %gs of warm-up "
+                "time and %gs of main duration for measurements.\n",
+                i, nc, (double)cfg->warmup_ns / 1e9, (double)cfg->duration_ns / 1e9);
+        return;
+    }
+    fprintf(f, "spawning thread #%u: %u total client(s). ", i, nc);
+    uint32_t rate = cfg->conn_rate / cfg->threads + (i < cfg->conn_rate % cfg->threads ? 1 : 0);
+    if (cfg->conn_rate && nc > rate) {
+        uint64_t p = cfg->rate_period_ns;
+        if (p % 1000000000ULL == 0)
+            fprintf(f, "Up to %u client(s) will be created every %llus ", rate,
+                    (unsigned long long)(p / 1000000000ULL));
+        else
+            fprintf(f, "Up to %u client(s) will be created every %llums ", rate,
+                    (unsigned long long)(p / 1000000ULL));
+    }
+    fprintf(f, "%llu total requests\n", (unsigned long long)nr);
+}
+
+int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
+                 struct h2b_load_result *res, char *err, size_t errlen)
+{
+    struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag, .info = info};
     struct h2b__load_worker *w = NULL;
     uint32_t nw = cfg->threads, started = 0;
     char content_length[32];
@@ -212,13 +262,14 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "invalid configuration");
     snprintf(content_length, sizeof(content_length), "%zu", cfg->body_len);
     sh.rate_mode = cfg->rate > 0;
+    sh.paced = cfg->rps > 0 || cfg->nscript > 0;
     for (size_t h = 0; h < cfg->nheaders; h++)
         if (strcmp(cfg->headers[h].name, ":method") == 0)
             sh.method_head = strcmp(cfg->headers[h].value, "HEAD") == 0;
     sh.progress = progress != NULL;
     if ((rv = resolve(&sh, err, errlen)) != H2B_OK)
         return rv;
-    if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = tls_context())) {
+    if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = tls_context(cfg))) {
         rv = h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
         goto out;
     }
@@ -245,6 +296,10 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
     }
     atomic_store(&stop_flag, 0);
     sh.t0 = h2b_clock_now_ns();
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    sh.wall0_us = (uint64_t)wall.tv_sec * 1000000ULL + (uint64_t)wall.tv_nsec / 1000;
+    uint64_t start_wall_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
     sh.t_measure = cfg->duration_ns ? sh.t0 + cfg->warmup_ns : 0;
     sh.t_end = cfg->duration_ns ? sh.t0 + cfg->warmup_ns + cfg->duration_ns : 0;
     uint32_t first = 0;
@@ -264,8 +319,12 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
                 worker_free(&w[k]);
             goto out;
         }
+        if (info)
+            spawn_line(info, cfg, i, nc, nr);
         first += nc;
     }
+    if (info)
+        fflush(info);
     h2b_clock_rusage_ns(&rl, &rh, NULL);
     sigset_t block, old;
     sigemptyset(&block);
@@ -308,6 +367,7 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_l
     res->cpu_user_ns = ul - rl;
     res->cpu_sys_ns = uh - rh;
     res->wall_ns = t_end - sh.t0;
+    res->start_wall_ns = start_wall_ns + (sh.t_measure > sh.t0 ? sh.t_measure - sh.t0 : 0);
     if (rv == H2B_OK && (rv = h2b_load_stats_init(&res->s)) == H2B_OK) {
         res->conn_rps = calloc(cfg->connections, sizeof(*res->conn_rps));
         for (uint32_t i = 0; i < nw && rv == H2B_OK; i++) {

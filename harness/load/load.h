@@ -74,13 +74,34 @@ struct h2b_load_config {
     uint32_t header_table_size;          /* --header-table-size (decoder), bytes */
     uint32_t encoder_table_size;         /* --encoder-header-table-size, bytes */
     uint32_t max_frame_size;             /* -f: SETTINGS_MAX_FRAME_SIZE we accept */
-    double rate;                         /* --rate, requests/s over all workers; 0 = closed loop */
-    enum h2b_arrival_kind arrival;       /* --arrival */
-    uint64_t seed;                       /* --seed */
-    bool pin;                            /* --cpus given */
-    cpu_set_t cpus;                      /* --cpus: worker i runs on the i-th CPU of the list */
+    double rate;                         /* --total-rps, req/s over all workers; 0 = closed loop */
+    double rps;              /* --rps, req/s per connection (h2load), CO-free; 0 = off */
+    uint32_t conn_rate;      /* -r/--rate: connections started per period; 0 = all */
+    uint64_t rate_period_ns; /* --rate-period (default 1 s) */
+    uint64_t *script_ns;     /* --timing-script-file: offset of line i (its URI is uris[i]) */
+    size_t nscript;          /* lines; 0 = no script */
+    char *script_path;
+    bool requests_given; /* -n was on the command line (the script's default is its length) */
+    char *base_unix;     /* -B unix:PATH: connect to this UNIX socket */
+    char *base_uri;      /* -B as given */
+    char *connect_host;  /* --connect-to HOST[:PORT]: connect here, keep :authority and SNI */
+    char *connect_port;
+    char *log_path;      /* --log-file: h2load's TSV, one row per measured request */
+    int log_fd;          /* opened by the parser (so an unwritable path is a usage error), -1 */
+    bool verbose;        /* -v: frames on stderr */
+    bool version;        /* --version */
+    char *ciphers;       /* --ciphers (TLS <= 1.2) */
+    char *tls13_ciphers; /* --tls13-ciphers */
+    char *groups;        /* --groups */
+    bool ktls;           /* --ktls: OpenSSL's SSL_OP_ENABLE_KTLS */
+    enum h2b_arrival_kind arrival; /* --arrival */
+    uint64_t seed;                 /* --seed */
+    bool pin;                      /* --cpus given */
+    cpu_set_t cpus;                /* --cpus: worker i runs on the i-th CPU of the list */
     char *cpus_text;
     char *json_path;                 /* --json */
+    char *hdr_log_path;              /* --hdr-log: HdrHistogram interval log */
+    bool latency_spectrum;           /* --latency: wrk2-style percentile spectrum */
     bool fail_on_error;              /* --fail-on-error */
     enum h2b_load_progress progress; /* --progress / --no-progress */
     bool help;                       /* --help was given */
@@ -131,9 +152,10 @@ struct h2b_load_result {
     struct h2b_load_stats s;
     double *conn_rps; /* per connection: completed requests / its active time */
     size_t nconn_rps;
-    uint64_t wall_ns;     /* start to end, connection setup and warm-up included */
-    uint64_t measure_ns;  /* the divisor of the rates: -D duration, else wall_ns */
-    uint64_t cpu_user_ns; /* client process CPU during the run */
+    uint64_t wall_ns;       /* start to end, connection setup and warm-up included */
+    uint64_t start_wall_ns; /* CLOCK_REALTIME at the start (the --hdr-log StartTime) */
+    uint64_t measure_ns;    /* the divisor of the rates: -D duration, else wall_ns */
+    uint64_t cpu_user_ns;   /* client process CPU during the run */
     uint64_t cpu_sys_ns;
     bool interrupted; /* h2b_load_stop() ended the run early */
     char alpn[32];    /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */
@@ -159,13 +181,16 @@ void h2b_load_usage(FILE *f);
 int h2b_load_uri_parse(const char *text, struct h2b_load_uri *out);
 void h2b_load_uri_free(struct h2b_load_uri *u);
 
-/* Runs the load. progress, when not NULL, gets one line a second. Fills *res (free with
+/* Runs the load. progress, when not NULL, gets one line a second. info, when not NULL, gets
+ * h2load's live lines, byte for byte: "spawning thread #i: ...", "TLS Protocol:", "Cipher:",
+ * "Server Temp Key:", "Application protocol:", "progress: N% done" (or "% of clients started"
+ * with -r) and the -D phase lines. Fills *res (free with
  * h2b_load_result_free) also when the run was interrupted. Returns H2B_OK, H2B_ERR_NOTFOUND
  * (host does not resolve), H2B_ERR_NOMEM, H2B_ERR_SYS (threads, epoll) or H2B_ERR_UNSUPPORTED
  * (TLS set-up); on error *res holds nothing to free. Errors of single connections and requests
  * are counted in *res, not returned. One run at a time per process. */
-int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, struct h2b_load_result *res,
-                 char *err, size_t errlen);
+int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
+                 struct h2b_load_result *res, char *err, size_t errlen);
 
 /* Asks a running h2b_load_run to stop: in-flight requests are reported as unfinished. Async-
  * signal-safe (one atomic store); call it from a SIGINT handler. */
@@ -183,6 +208,20 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
  * Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_load_result *res,
                          json_t **out);
+
+/* The histogram h in HdrHistogram's V2 compressed encoding, base64 (what HdrHistogram's
+ * decodeFromCompressedBase64 reads), into a malloc'd string. H2B_ERR_UNSUPPORTED unless lowest
+ * is 1 and sub_bits is 4, 7, 10 or 14 (1-4 significant figures); H2B_ERR_NOMEM. */
+int h2b_load_hdr_encode(const struct h2b_hist *h, char **out);
+
+/* --hdr-log: an HdrHistogram interval log (format 1.3) with one Tag= line per non-empty
+ * histogram of res (latency, service, ttfb, connect, tls_handshake) spanning the measurement.
+ * *out is malloc'd, *outlen its length. H2B_OK, H2B_ERR_NOMEM, H2B_ERR_UNSUPPORTED. */
+int h2b_load_hdr_log(const struct h2b_load_result *res, char **out, size_t *outlen);
+
+/* --latency: wrk2's layout, p50..p99.99 then HdrHistogram's percentile spectrum (value in ms,
+ * percentile, total count, 1/(1-p)) and its Mean/Max/Buckets footer. */
+void h2b_load_spectrum(FILE *f, const struct h2b_hist *h, const char *title);
 
 /* Stats helpers shared by the engine, the report and the tests. */
 int h2b_load_stats_init(struct h2b_load_stats *s);

@@ -345,7 +345,7 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
     struct h2b_load_result mine_res;
     int64_t skew = 0;
     int64_t start = synchronised_start(job->rank, &skew);
-    int rc = h2b_load_run(cfg, job->rank == 0 ? progress : NULL, &mine_res, err, errlen);
+    int rc = h2b_load_run(cfg, job->rank == 0 ? progress : NULL, NULL, &mine_res, err, errlen);
     int64_t end = realtime_ns();
     int local_rv = H2B_OK;
     if (rc == H2B_OK && rank_json_prefix)

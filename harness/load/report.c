@@ -182,7 +182,7 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
     rps_row(f, res->conn_rps, res->nconn_rps);
 
     /* h2bench's lines */
-    bool open_loop = cfg->rate > 0;
+    bool open_loop = cfg->rate > 0 || cfg->rps > 0 || cfg->nscript > 0;
     percentiles(f, "latency", s->latency,
                 open_loop ? "from intended send time, failed included"
                           : "from submission, failed included");
@@ -226,7 +226,18 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
             f, "tls: handshake p50 %s, max %s (%" PRIu64 " handshakes); connect incl. TLS p50 %s\n",
             b2, b3, s->tls->total, b1);
     }
-    if (open_loop) {
+    if (cfg->rps > 0 || cfg->nscript > 0) {
+        char target[96];
+        if (cfg->rps > 0)
+            snprintf(target, sizeof(target), "target %.2f req/s (--rps %.2f per client x %u)",
+                     cfg->rps * cfg->connections, cfg->rps, cfg->connections);
+        else
+            snprintf(target, sizeof(target), "timing script of %zu lines per client", cfg->nscript);
+        fprintf(f,
+                "rate: %s, achieved %.2f req/s; %" PRIu64
+                " intended but never sent (backlog at the end)\n",
+                target, secs > 0 ? (double)s->started / secs : 0.0, s->unsent);
+    } else if (open_loop) {
         fmt_ns(b1, sizeof(b1), s->sched_lag_max_ns);
         fprintf(f,
                 "rate: target %.2f req/s (%s), achieved %.2f req/s; %" PRIu64
@@ -315,6 +326,14 @@ static int config_of(struct h2b_results_load_config *c, const struct h2b_load_co
     o->fail_on_error = cfg->fail_on_error;
     o->encoder_header_table_size = cfg->encoder_table_size;
     o->max_frame_size = cfg->max_frame_size;
+    o->rps = cfg->rps;
+    o->connection_rate = cfg->conn_rate;
+    o->rate_period_s = (double)cfg->rate_period_ns / 1e9;
+    bad |= h2b_model_set_string(&o->timing_script_file, cfg->script_path);
+    bad |= h2b_model_set_string(&o->base_uri, cfg->base_uri);
+    bad |= h2b_model_set_string(&o->connect_to, cfg->connect_host);
+    bad |= h2b_model_set_string(&o->log_file, cfg->log_path);
+    o->ktls = cfg->ktls;
     return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 

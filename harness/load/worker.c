@@ -30,9 +30,13 @@
 #include "error.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -43,6 +47,7 @@
 #define WBUF_FILL (32 * 1024)             /* stop pulling frames from nghttp2 beyond this */
 #define MAX_WAIT_NS (100 * H2B_NS_PER_MS) /* stop flag and progress are noticed this fast */
 #define NO_SLOT UINT32_MAX
+#define LOGBUF_SIZE (64 * 1024) /* --log-file rows per write(2) */
 
 enum conn_state {
     CONN_IDLE,       /* not started, or waiting to reconnect */
@@ -98,6 +103,8 @@ struct h2b__load_conn {
     uint64_t t_last_end;    /* end of its active time */
     uint64_t last_read;
     uint64_t t_blocked; /* when the server's stream limit became 0 (m_eff == 0) */
+    uint64_t t_pace0;   /* paced: start of this connection's schedule (first READY) */
+    uint64_t paced_n;   /* paced: requests released so far (the next one's index) */
     uint8_t *wbuf;
     size_t wcap, woff, wlen;
 };
@@ -109,6 +116,134 @@ static void record_latency(struct h2b__load_worker *w, uint64_t ns)
     h2b_hist_record(w->stats.latency, ns);
     if (w->sh->progress)
         h2b_hist_record(w->ival[w->ival_active], ns);
+}
+
+static void log_flush(struct h2b__load_worker *w)
+{
+    size_t off = 0;
+    while (off < w->loglen) {
+        ssize_t n = write(w->sh->cfg->log_fd, w->logbuf + off, w->loglen - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* a full disk loses rows, never the run */
+        off += (size_t)n;
+    }
+    w->loglen = 0;
+}
+
+/* One --log-file row, h2load's: start of the request (HEADERS sent) in us since the epoch,
+ * status (-1 if the request failed without a response), duration in us (sent -> closed). */
+static void log_row(struct h2b__load_worker *w, uint64_t t_sent, int status)
+{
+    if (w->loglen + 64 > LOGBUF_SIZE)
+        log_flush(w);
+    uint64_t start = w->sh->wall0_us + (t_sent - w->sh->t0) / 1000;
+    uint64_t dur = w->now > t_sent ? (w->now - t_sent) / 1000 : 0;
+    int n = snprintf(w->logbuf + w->loglen, LOGBUF_SIZE - w->loglen, "%llu\t%d\t%llu\n",
+                     (unsigned long long)start, status, (unsigned long long)dur);
+    if (n > 0)
+        w->loglen += (size_t)n;
+}
+
+/* ---- h2load's live lines (worker 0 only, as in h2load; the -D phase lines per worker) ---- */
+
+static void info_line(const struct h2b__load_worker *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void info_line(const struct h2b__load_worker *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(w->sh->info, fmt, ap);
+    va_end(ap);
+    fflush(w->sh->info);
+}
+
+static const char *tls_protocol_name(int v)
+{
+    switch (v) {
+    case TLS1_3_VERSION:
+        return "TLSv1.3";
+    case TLS1_2_VERSION:
+        return "TLSv1.2";
+    case TLS1_1_VERSION:
+        return "TLSv1.1";
+    case TLS1_VERSION:
+        return "TLSv1";
+    default:
+        return "unknown";
+    }
+}
+
+/* "TLS Protocol:", "Cipher:", "Server Temp Key:" after the first handshake */
+static void report_tls(struct h2b__load_worker *w, SSL *ssl)
+{
+    if (w->id != 0 || w->tls_reported || !w->sh->info)
+        return;
+    w->tls_reported = true;
+    info_line(w, "TLS Protocol: %s\nCipher: %s\n", tls_protocol_name(SSL_version(ssl)),
+              SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)));
+    EVP_PKEY *key = NULL;
+    if (!SSL_get_peer_tmp_key(ssl, &key))
+        return;
+    int id = EVP_PKEY_id(key);
+    if (id == EVP_PKEY_RSA) {
+        info_line(w, "Server Temp Key: RSA %d bits\n", EVP_PKEY_bits(key));
+    } else if (id == EVP_PKEY_DH) {
+        info_line(w, "Server Temp Key: DH %d bits\n", EVP_PKEY_bits(key));
+    } else if (id == EVP_PKEY_EC) {
+        char curve[64];
+        if (!EVP_PKEY_get_utf8_string_param(key, "group", curve, sizeof(curve), NULL))
+            snprintf(curve, sizeof(curve), "<unknown>");
+        info_line(w, "Server Temp Key: ECDH %s %d bits\n", curve, EVP_PKEY_bits(key));
+    } else {
+        info_line(w, "Server Temp Key: %s %d bits\n", OBJ_nid2sn(id), EVP_PKEY_bits(key));
+    }
+    EVP_PKEY_free(key);
+}
+
+static void report_ready(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    if (!sh->info)
+        return;
+    if (w->id == 0 && !w->app_reported) {
+        w->app_reported = true;
+        info_line(w, "Application protocol: %s\n", sh->ssl_ctx ? "h2" : "h2c");
+    }
+}
+
+/* -D phase changes, checked once per loop turn */
+static void report_phase(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    if (!sh->info || !sh->cfg->duration_ns)
+        return;
+    if (w->phase == 1 && w->now >= sh->t_measure) {
+        w->phase = 2;
+        info_line(w,
+                  "Warm-up phase is over for thread #%d.\nMain benchmark duration is started for "
+                  "thread #%d.\n",
+                  w->id, w->id);
+    }
+}
+
+/* h2load's "progress: N% done", every tenth of worker 0's requests (count mode only) */
+static void report_progress(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    w->ended++;
+    if (w->id != 0 || !sh->info || sh->cfg->duration_ns || w->todo == 0 || sh->cfg->conn_rate)
+        return;
+    uint64_t every = w->todo / 10 ? w->todo / 10 : 1;
+    if (w->ended % every == 0)
+        info_line(w, "progress: %" PRIu64 "%% done\n", w->ended * 100 / w->todo);
+}
+
+/* Past the warm-up: only then do bytes count (requests carry their own "measured" flag). */
+static inline bool measuring(const struct h2b__load_worker *w)
+{
+    return w->now >= w->sh->t_measure;
 }
 
 static void mark_dirty(struct h2b__load_conn *c)
@@ -151,6 +286,10 @@ bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_inte
     record_latency(w, now > t_intended ? now - t_intended : 0);
     if (t_sent)
         h2b_hist_record(st->service, now > t_sent ? now - t_sent : 0);
+    report_progress(w);
+    if (w->logbuf) /* h2load's row: from the send (the intended time if never sent) */
+        log_row(w, t_sent ? t_sent : (t_intended > w->sh->t0 ? t_intended : w->sh->t0),
+                how == OUT_RESPONSE && status != 0 ? (int)status : -1);
     if (status != 0) {
         /* counted whatever happens to the rest of the response, as h2load does */
         if (status < H2B_LOAD_STATUS_MAX)
@@ -257,10 +396,53 @@ static bool running(const struct h2b__load_worker *w)
 }
 
 /* Closed loop: keep m_eff requests in flight while the budget lasts. */
+static uint64_t due_time(const struct h2b__load_conn *c)
+{
+    const struct h2b__load_shared *sh = c->w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    if (cfg->nscript) {
+        /* the script in order; under -D it starts over, each round at the last line's offset */
+        uint64_t round = c->paced_n / cfg->nscript;
+        return c->t_pace0 + round * cfg->script_ns[cfg->nscript - 1] +
+               cfg->script_ns[c->paced_n % cfg->nscript];
+    }
+    return c->t_pace0 + (uint64_t)((double)c->paced_n * 1e9 / cfg->rps);
+}
+
+/* --rps / --timing-script-file: release what is due on c, each with its intended time as the
+ * latency origin (a request that waits for a free stream keeps it: no coordinated omission). */
+static void pace(struct h2b__load_conn *c)
+{
+    struct h2b__load_worker *w = c->w;
+    const struct h2b__load_shared *sh = w->sh;
+    while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
+           running(w)) {
+        uint64_t t = due_time(c);
+        if (t > w->now || (sh->t_end && t >= sh->t_end))
+            break;
+        if (sh->cfg->nscript)
+            c->uri_next = (uint32_t)(c->paced_n % sh->cfg->nscript);
+        if (!submit(c, t))
+            break;
+        c->paced_n++;
+        if (c->budget != UINT64_MAX)
+            c->budget--;
+    }
+    if (c->state == CONN_READY && c->budget > 0 && c->inflight < c->m_eff) {
+        uint64_t t = due_time(c);
+        if (t < w->next_pace)
+            w->next_pace = t;
+    }
+}
+
 static void fill(struct h2b__load_conn *c)
 {
+    if (c->w->sh->paced) {
+        pace(c);
+        return;
+    }
     if (c->w->sh->rate_mode)
-        return; /* --rate: release() decides when requests go out */
+        return; /* --total-rps: release() decides when requests go out */
     while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
            running(c->w)) {
         if (!submit(c, c->w->now))
@@ -303,7 +485,8 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
 {
     (void)flags;
     struct h2b__load_conn *c = user_data;
-    c->w->stats.bytes_headers_decomp += namelen + valuelen;
+    if (measuring(c->w))
+        c->w->stats.bytes_headers_decomp += namelen + valuelen;
     if (frame->hd.type != NGHTTP2_HEADERS)
         return 0;
     if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0) {
@@ -390,8 +573,14 @@ static void settings_received(struct h2b__load_conn *c)
         c->free_head = c->nslots ? 0 : NO_SLOT;
         for (uint32_t i = 0; i < c->nslots; i++)
             c->slots[i].next_free = i + 1 < c->nslots ? i + 1 : NO_SLOT;
-        if (c->state == CONN_SETTINGS)
+        if (c->state == CONN_SETTINGS) {
             w->stats.conns_ok++;
+            report_ready(w);
+            if (c->t_pace0 == 0) {
+                c->t_pace0 = w->now;
+                w->next_pace = w->now;
+            }
+        }
         c->state = CONN_READY;
         c->m_eff = m;
         w->all_busy = false;
@@ -405,16 +594,42 @@ static void settings_received(struct h2b__load_conn *c)
         w->stats.streams_effective = c->m_eff;
 }
 
+static const char *const frame_names[] = {"DATA",          "HEADERS",      "PRIORITY", "RST_STREAM",
+                                          "SETTINGS",      "PUSH_PROMISE", "PING",     "GOAWAY",
+                                          "WINDOW_UPDATE", "CONTINUATION"};
+
+/* -v: one line per frame, nghttp's shape ("[  0.012] recv SETTINGS frame <length=6, ...>") */
+static void verbose_frame(const struct h2b__load_conn *c, const char *dir,
+                          const nghttp2_frame_hd *hd)
+{
+    const struct h2b__load_worker *w = c->w;
+    double t = (double)(h2b_clock_now_ns() - w->sh->t0) / 1e9;
+    if (hd->type < sizeof(frame_names) / sizeof(frame_names[0]))
+        fprintf(stderr,
+                "[%3d.%03d] [conn %u] %s %s frame <length=%zu, flags=0x%02x, stream_id=%d>\n",
+                (int)t, (int)((t - (int)t) * 1000), c->index, dir, frame_names[hd->type],
+                hd->length, hd->flags, hd->stream_id);
+    else
+        fprintf(stderr,
+                "[%3d.%03d] [conn %u] %s frame of type %u <length=%zu, flags=0x%02x, "
+                "stream_id=%d>\n",
+                (int)t, (int)((t - (int)t) * 1000), c->index, dir, hd->type, hd->length, hd->flags,
+                hd->stream_id);
+}
+
 static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
     (void)session;
     struct h2b__load_conn *c = user_data;
+    if (c->w->sh->cfg->verbose)
+        verbose_frame(c, "recv", &frame->hd);
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS: {
         size_t len = frame->hd.length - frame->headers.padlen;
         if (frame->hd.flags & NGHTTP2_FLAG_PRIORITY)
             len -= 5;
-        c->w->stats.bytes_headers += len;
+        if (measuring(c->w))
+            c->w->stats.bytes_headers += len;
         break;
     }
     case NGHTTP2_SETTINGS:
@@ -436,7 +651,8 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream
     (void)flags;
     (void)data;
     struct h2b__load_conn *c = user_data;
-    c->w->stats.bytes_data += len;
+    if (measuring(c->w))
+        c->w->stats.bytes_data += len;
     struct slot *s = slot_of(c, session, stream_id);
     if (!s || s->stream_id != stream_id || s->recorded)
         return 0;
@@ -454,6 +670,8 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream
 static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
     struct h2b__load_conn *c = user_data;
+    if (c->w->sh->cfg->verbose)
+        verbose_frame(c, "send", &frame->hd);
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
         struct slot *s = slot_of(c, session, frame->hd.stream_id);
         if (s)
@@ -615,6 +833,7 @@ static void tls_step(struct h2b__load_conn *c)
             conn_fail(c); /* the server does not speak HTTP/2 over TLS */
             return;
         }
+        report_tls(c->w, c->ssl);
         session_start(c);
         return;
     }
@@ -735,7 +954,8 @@ static void conn_read(struct h2b__load_conn *c)
             conn_fail(c);
             return;
         }
-        w->stats.bytes_total += (uint64_t)n;
+        if (measuring(w))
+            w->stats.bytes_total += (uint64_t)n;
         c->last_read = w->now;
         ssize_t rv = nghttp2_session_mem_recv(c->session, w->rbuf, (size_t)n);
         if (rv < 0 || c->broken) {
@@ -796,7 +1016,8 @@ static void conn_flush(struct h2b__load_conn *c)
             conn_fail(c);
             return;
         }
-        w->stats.bytes_sent += (uint64_t)n;
+        if (measuring(w))
+            w->stats.bytes_sent += (uint64_t)n;
         c->woff += (size_t)n;
         if (c->woff < c->wlen) {
             want_out(c, true);
@@ -954,6 +1175,35 @@ static void release(struct h2b__load_worker *w)
     }
 }
 
+/* ---- connection ramp (-r) and pacing ------------------------------------------------- */
+
+/* Starts the next -r batch (all connections at once without -r). */
+static void ramp(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    uint32_t n = w->ramp_batch ? w->ramp_batch : w->nconns;
+    if (sh->info && sh->cfg->duration_ns && w->phase == 0) {
+        w->phase = 1; /* h2load says so when its first client connects */
+        info_line(w, "Warm-up started for thread #%d.\n", w->id);
+    }
+    for (uint32_t k = 0; k < n && w->ramp_started < w->nconns; k++) {
+        conn_start(&w->conns[w->ramp_started++]);
+        /* h2load's -r and -D progress: every tenth of this worker's clients started */
+        uint32_t every = w->nconns / 10 ? w->nconns / 10 : 1;
+        if ((w->ramp_batch || sh->cfg->duration_ns) && w->id == 0 && sh->info &&
+            w->ramp_started % every == 0)
+            info_line(w, "progress: %u%% of clients started\n", w->ramp_started * 100 / w->nconns);
+    }
+    w->next_ramp = w->now + w->sh->cfg->rate_period_ns;
+}
+
+static void pace_all(struct h2b__load_worker *w)
+{
+    w->next_pace = UINT64_MAX;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        pace(&w->conns[i]);
+}
+
 /* ---- the loop ------------------------------------------------------------------------- */
 
 void h2b__load_snapshot(struct h2b__load_worker *w)
@@ -998,6 +1248,10 @@ static uint64_t wait_ns(struct h2b__load_worker *w)
     if (sh->rate_mode && w->sched_started && w->sched_left > 0 && !w->all_busy &&
         h2b_arrival_peek(&w->sched) < until)
         until = h2b_arrival_peek(&w->sched);
+    if (sh->paced && w->next_pace < until)
+        until = w->next_pace;
+    if (w->ramp_started < w->nconns && w->next_ramp < until)
+        until = w->next_ramp;
     return until > w->now ? until - w->now : 0;
 }
 
@@ -1015,15 +1269,27 @@ static void end_of_run(struct h2b__load_worker *w)
                 w->sched_left--;
         }
     }
+    uint64_t stop_at = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h2b__load_conn *c = &w->conns[i];
+        /* paced: due before the end but never sent (the backlog a stall left) */
+        while (sh->paced && c->t_pace0 && c->budget > 0 && due_time(c) < stop_at) {
+            if (due_time(c) >= sh->t_measure)
+                w->stats.unsent++;
+            c->paced_n++;
+            if (c->budget != UINT64_MAX)
+                c->budget--;
+        }
         if (c->state >= CONN_CONNECTING && c->state <= CONN_READY) {
             c->budget = 0; /* no reconnect, nothing owed */
             conn_close(c, false);
         }
+        /* its active time inside the measurement: the warm-up is not part of it */
         uint64_t end = c->t_last_end ? c->t_last_end : w->now;
-        double secs =
-            c->t_first_start && end > c->t_first_start ? (double)(end - c->t_first_start) / 1e9 : 0;
+        if (sh->t_end && end > sh->t_end)
+            end = sh->t_end;
+        uint64_t begin = c->t_first_start > sh->t_measure ? c->t_first_start : sh->t_measure;
+        double secs = c->t_first_start && end > begin ? (double)(end - begin) / 1e9 : 0;
         w->conn_rps[i] = secs > 0 ? (double)c->completed / secs : 0;
     }
 }
@@ -1043,8 +1309,7 @@ void *h2b__load_worker_main(void *arg)
     struct epoll_event events[256];
     w->now = h2b_clock_now_ns();
     w->next_tick = w->now + w->tick_ns;
-    for (uint32_t i = 0; i < w->nconns; i++)
-        conn_start(&w->conns[i]);
+    ramp(w);
     while (!worker_done(w)) {
         /* Pop, never index: a flush can put connections (itself included: a stream closed by
          * our RST_STREAM submits the next request) back on the list, and "on the list iff
@@ -1072,15 +1337,28 @@ void *h2b__load_worker_main(void *arg)
             w->interrupted = true;
         if (sh->rate_mode && running(w))
             release(w);
+        if (sh->paced && w->now >= w->next_pace)
+            pace_all(w);
+        if (w->ramp_started < w->nconns && w->now >= w->next_ramp)
+            ramp(w);
         if (w->now >= w->next_tick) {
             check_timeouts(w);
             w->next_tick = w->now + w->tick_ns;
         }
         if (sh->progress)
             h2b__load_snapshot(w);
+        report_phase(w);
     }
     w->now = h2b_clock_now_ns();
+    bool said_over = sh->info && cfg->duration_ns && w->phase >= 1;
+    if (said_over)
+        info_line(w, "Main benchmark duration is over for thread #%d. Stopping all clients.\n",
+                  w->id);
     end_of_run(w);
+    if (said_over)
+        info_line(w, "Stopped all clients for thread #%d\n", w->id);
+    if (w->logbuf)
+        log_flush(w);
     if (sh->progress)
         h2b__load_snapshot(w);
     atomic_store_explicit(&w->finished, 1, memory_order_release);
@@ -1107,6 +1385,13 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
     w->rbuf = malloc(RBUF_SIZE);
     if (!w->conns || !w->dirty || !w->conn_rps || !w->rbuf)
         goto out_nomem;
+    if (cfg->log_fd >= 0 && !(w->logbuf = malloc(LOGBUF_SIZE)))
+        goto out_nomem;
+    if (cfg->conn_rate) /* h2load: the rate is spread over the threads, remainders first */
+        w->ramp_batch =
+            cfg->conn_rate / cfg->threads + ((uint32_t)id < cfg->conn_rate % cfg->threads ? 1 : 0);
+    w->next_pace = UINT64_MAX;
+    w->todo = requests;
     if (sh->progress) {
         if (h2b_hist_new_default(&w->ival[0]) != H2B_OK ||
             h2b_hist_new_default(&w->ival[1]) != H2B_OK)
@@ -1120,7 +1405,9 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
         c->fd = -1;
         c->uri_next = (uint32_t)(c->index % cfg->nuris);
         c->free_head = NO_SLOT;
-        if (sh->rate_mode || cfg->duration_ns)
+        if (cfg->nscript && !cfg->duration_ns)
+            c->budget = cfg->requests / cfg->connections; /* -n per client, as in h2load */
+        else if (sh->rate_mode || cfg->duration_ns)
             c->budget = UINT64_MAX;
         else
             c->budget = requests / nconns + (i < requests % nconns ? 1 : 0);
@@ -1172,6 +1459,7 @@ void h2b__load_worker_free(struct h2b__load_worker *w)
     free(w->dirty);
     free(w->conn_rps);
     free(w->rbuf);
+    free(w->logbuf);
     h2b_hist_del(w->ival[0]);
     h2b_hist_del(w->ival[1]);
     h2b_load_stats_free(&w->stats);

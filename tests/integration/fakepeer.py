@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fakepeer.py - misbehaving HTTP/2 servers for the load generator's fault tests (stdlib only).
 
-Usage: fakepeer.py MODE
+Usage: fakepeer.py MODE [UNIX_SOCKET_PATH]
   silent  accepts connections and reads everything, but never writes: no SETTINGS, no answers
   noread  completes the handshake (SETTINGS both ways), then neither reads nor writes again
   reset   completes the handshake and answers every request's HEADERS with RST_STREAM
@@ -15,7 +15,8 @@ Usage: fakepeer.py MODE
           resets the stream or closes)
   short   answers 200 with content-length 100 and a 10-byte body
   badstatus  answers with ":status: abc" and END_STREAM
-Prints "listening on http://127.0.0.1:PORT" (ephemeral port) and serves until killed.
+Prints "listening on http://127.0.0.1:PORT" (ephemeral port) and serves until killed; with a
+second argument PATH it listens on that UNIX socket instead ("listening on unix:PATH").
 """
 import socket
 import struct
@@ -145,11 +146,17 @@ def main():
     mode = sys.argv[1]
     if mode not in MODES:
         sys.exit("fakepeer.py: unknown mode " + mode)
-    lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    lsock.bind(("127.0.0.1", 0))
-    lsock.listen(128)
-    print("listening on http://127.0.0.1:%d" % lsock.getsockname()[1], flush=True)
+    if len(sys.argv) > 2:  # a UNIX socket path instead of a TCP port
+        lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        lsock.bind(sys.argv[2])
+        lsock.listen(128)
+        print("listening on unix:%s" % sys.argv[2], flush=True)
+    else:
+        lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(128)
+        print("listening on http://127.0.0.1:%d" % lsock.getsockname()[1], flush=True)
     while True:
         conn, _ = lsock.accept()
         threading.Thread(target=serve, args=(mode, conn), daemon=True).start()

@@ -83,7 +83,7 @@ expect_eq "--cpus 0: worker 1 pinned to CPU 0 (the list wraps)" "$pinned" 0
 # (service) is printed beside it for comparison.
 ( sleep 2; kill -STOP "$SERVE_PID"; sleep 1; kill -CONT "$SERVE_PID" ) &
 stopper=$!
-out=$("$H2BENCH" load --rate 2000 -D 5 -c 2 -m 8 --json "$TMP/co.json" "$URL/hello"); rc=$?
+out=$("$H2BENCH" load --total-rps 2000 -D 5 -c 2 -m 8 --json "$TMP/co.json" "$URL/hello"); rc=$?
 wait "$stopper"
 expect_eq "CO run exit" "$rc" 0
 p99=$(jq '.latency_ns.p99' "$TMP/co.json")

@@ -91,9 +91,10 @@ static void our_flags(void)
 {
     struct h2b_load_config c;
     char err[256];
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--rate", "2000", "--arrival=poisson", "--seed", "9",
-                       "--timeout", "2s", "--cpus", "1", "--json", "out.json", "--fail-on-error",
-                       "--progress", "-D", "5", "https://[::1]:8443/p?q=1", NULL),
+    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--total-rps", "2000", "--arrival=poisson", "--seed",
+                       "9", "--timeout", "2s", "--cpus", "1", "--json", "out.json",
+                       "--fail-on-error", "--progress", "-D", "5", "https://[::1]:8443/p?q=1",
+                       NULL),
                  H2B_OK);
     CHECK(c.rate == 2000);
     CHECK_EQ_INT(c.arrival, H2B_ARRIVAL_POISSON);
@@ -132,6 +133,7 @@ static void errors(void)
         {"http://h/", "-f", "1K", NULL},
         {"http://h/", "-D", "0", NULL},
         {"http://h/", "--rate", "0", NULL},
+        {"http://h/", "--total-rps", "0", NULL},
         {"http://h/", "--arrival", "bursty", NULL},
         {"http://h/", "--cpus", "x", NULL},
         {"http://h/", "--warm-up-time", "1", NULL},
