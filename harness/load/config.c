@@ -868,6 +868,10 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
     }
     if (cfg->nuris == 0)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "no URI given");
+    if (cfg->h3 && (cfg->conn_rate || cfg->rps > 0 || cfg->nscript || cfg->log_path))
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "--h3: -r, --rps, --timing-script-file and --log-file are h2-engine "
+                              "features the HTTP/3 engine does not have yet");
     if (cfg->h3 && !cfg->uris[0].tls)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
                               "--h3 needs an https:// URI (QUIC is always encrypted)");

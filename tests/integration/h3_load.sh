@@ -2,7 +2,7 @@
 # h3_load.sh - h2bench load --h3 against h2bench serve --h3 and against ngtcp2's gtlsserver (the
 # "gtlsserver" peer of servers/peers/peers.json, started here from its command template):
 # -n 1000 -c 10 -m 10 with 0 failed, the -m clamp to the server's stream limit, POST bodies,
-# a 1 GiB GET whose byte count is checked, open-loop --rate with progress lines, the JSON, bad
+# a 1 GiB GET whose byte count is checked, open-loop --total-rps with progress lines, the JSON, bad
 # usage (exit 2) and a port where nothing listens (exit 3), and server memory per connection.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
@@ -52,13 +52,13 @@ check_run "1 GiB GET" "$TMP/g.json" 1
 expect_eq "1 GiB GET: every byte arrived" "$(jq -r .traffic.data "$TMP/g.json")" 1073741824
 echo "h3 1 GiB GET (taken while the machine was shared): $(jq -r .duration_s "$TMP/g.json") s"
 
-"$H2BENCH" load --h3 --progress -D 2 -c 4 -m 4 --rate 500 --json "$TMP/r.json" "$URL/" \
+"$H2BENCH" load --h3 --progress -D 2 -c 4 -m 4 --total-rps 500 --json "$TMP/r.json" "$URL/" \
     >"$TMP/r.out" 2>"$TMP/r.err"
-expect_eq "--rate 500 -D 2 exit" "$?" 0
-expect_eq "--rate: 0 failed" "$(jq -r .failed "$TMP/r.json")" 0
+expect_eq "--total-rps 500 -D 2 exit" "$?" 0
+expect_eq "--total-rps: 0 failed" "$(jq -r .failed "$TMP/r.json")" 0
 n=$(jq -r .succeeded "$TMP/r.json")
-expect_eq "--rate 500 for 2 s: 900..1001 requests (got $n)" "$((n >= 900 && n <= 1001))" 1
-expect_match "--rate latency is from the intended time" "$(cat "$TMP/r.out")" "from intended send time"
+expect_eq "--total-rps 500 for 2 s: 900..1001 requests (got $n)" "$((n >= 900 && n <= 1001))" 1
+expect_match "--total-rps latency is from the intended time" "$(cat "$TMP/r.out")" "from intended send time"
 expect_match "progress lines" "$(cat "$TMP/r.err")" "^progress: "
 
 # Server memory: VmHWM before and with 200 connections open at once (each holds a 2 s request).

@@ -46,7 +46,7 @@ expect_eq "merged min is the ranks' min" "$(jq .latency_ns.min "$TMP/job.json")"
     "$(jq -s 'map(.latency_ns.min) | min' "$TMP"/part.rank*.json)"
 
 # Open loop: 400 req/s for the job, 200 per rank; the merged offered load is the job's.
-"${MPIRUN[@]}" "$H2BENCH" load --rate 400 -D 2 -c 4 "$URL" --json "$TMP/rate.json" \
+"${MPIRUN[@]}" "$H2BENCH" load --total-rps 400 -D 2 -c 4 "$URL" --json "$TMP/rate.json" \
     >"$TMP/rate.out" 2>&1
 expect_eq "open-loop job exits 0" "$?" 0
 expect_eq "rate split per rank" "$(jq -c '[.mpi.per_rank[].rate]' "$TMP/rate.json")" '[200,200]'
@@ -56,7 +56,7 @@ expect_eq "offered total within 1 % of 400 req/s ($offered)" \
     "$(jq -n "$offered | (. >= 396 and . <= 404)")" true
 
 # Ctrl-C to mpirun: the ranks stop and rank 0 still writes the merged partial result.
-"${MPIRUN[@]}" "$H2BENCH" load -D 60 -c 4 -t 2 --rate 200 "$URL" --json "$TMP/int.json" \
+"${MPIRUN[@]}" "$H2BENCH" load -D 60 -c 4 -t 2 --total-rps 200 "$URL" --json "$TMP/int.json" \
     >"$TMP/int.out" 2>&1 &
 mp=$!
 for _ in $(seq 100); do grep -q '^mpi:' "$TMP/int.out" 2>/dev/null && break; sleep 0.1; done
