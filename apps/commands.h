@@ -11,6 +11,7 @@
 
 int h2b_cmd_report(int argc, char **argv);
 int h2b_cmd_load(int argc, char **argv);
+int h2b_cmd_merge(int argc, char **argv);
 /* h2bench serve: the reference HTTP/2 server (cmd_serve.c). */
 int h2b_cmd_serve(int argc, char **argv);
 int h2b_cmd_gate(int argc, char **argv);

@@ -18,7 +18,8 @@ struct command {
 
 static const struct command commands[] = {
     {"report", "render results into a markdown report with charts", h2b_cmd_report},
-    {"load", "generate HTTP/2 load (h2load-compatible, open-loop --rate)", h2b_cmd_load},
+    {"load", "generate HTTP/2 load (h2load-compatible, open-loop --total-rps)", h2b_cmd_load},
+    {"merge", "merge the load results of a distributed run into one, exactly", h2b_cmd_merge},
     {"serve", "run the reference HTTP/2 server", h2b_cmd_serve},
     {"gate", "check results against ceilings; propose ceilings", h2b_cmd_gate},
     {"compare", "A/B two results files with confidence intervals", h2b_cmd_compare},

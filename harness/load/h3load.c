@@ -9,8 +9,8 @@
  * Approach: each connection has its own connected UDP socket (the kernel demultiplexes by
  * 4-tuple, so no connection-ID table is needed on this side). A loop turn waits in epoll, reads
  * every readable socket (datagrams straight into ngtcp2_conn_read_pkt), runs due QUIC timers
- * and, in --total-rps mode, releases due arrivals, then writes every connection that was touched, up
- * to one send quantum each. Requests are slots in a fixed array per connection (sized to the
+ * and, in --total-rps mode, releases due arrivals, then writes every connection that was touched,
+ * up to one send quantum each. Requests are slots in a fixed array per connection (sized to the
  * effective stream count at handshake), linked as nghttp3 stream user data: the request count
  * never grows memory. Closed loop: a closed stream submits the next request at once.
  * Latency runs from the intended time (--rate) or submission to the stream's close, as in h2.

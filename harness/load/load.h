@@ -223,6 +223,20 @@ int h2b_load_hdr_log(const struct h2b_load_result *res, char **out, size_t *outl
  * percentile, total count, 1/(1-p)) and its Mean/Max/Buckets footer. */
 void h2b_load_spectrum(FILE *f, const struct h2b_hist *h, const char *title);
 
+/* A latency summary (min, p50 ... p99.99, max, mean, count) of h into l; l stays not present
+ * (null) when h has no samples. */
+struct h2b_results_latency;
+void h2b_load_latency_of(struct h2b_results_latency *l, const struct h2b_hist *h);
+
+/* `h2bench merge`: n load results (docs[i] read from srcs[i], for file:line:column) of parts
+ * that ran side by side merged into *out: counts and rates add, durations the longest, stream
+ * limits the smallest, histograms bin for bin (every percentile read from the merged ones).
+ * H2B_OK, H2B_ERR_PARSE (d: which file, where, what), H2B_ERR_NOMEM. */
+struct h2b_json_src;
+struct h2b_diag;
+int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t n, json_t **out,
+                   struct h2b_diag *d);
+
 /* Stats helpers shared by the engine, the report and the tests. */
 int h2b_load_stats_init(struct h2b_load_stats *s);
 void h2b_load_stats_free(struct h2b_load_stats *s);

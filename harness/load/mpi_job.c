@@ -197,10 +197,11 @@ int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg
     mine.requests = cfg->duration_ns ? cfg->requests : share(cfg->requests, r, n);
     mine.rate = cfg->rate > 0 ? cfg->rate / n : 0;
     if (cfg->rate > 0 && mine.rate < mine.threads)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
-                              "--total-rps %g over %d ranks gives %g requests/s per rank, below its %u "
-                              "thread(s): each thread needs at least 1 request/s",
-                              cfg->rate, n, mine.rate, mine.threads);
+        return h2b__load_errf(
+            err, errlen, H2B_ERR_INVAL,
+            "--total-rps %g over %d ranks gives %g requests/s per rank, below its %u "
+            "thread(s): each thread needs at least 1 request/s",
+            cfg->rate, n, mine.rate, mine.threads);
     cfg->connections = mine.connections;
     cfg->threads = mine.threads;
     if (!cfg->duration_ns)

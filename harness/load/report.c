@@ -254,8 +254,7 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-/* A latency summary of h; not present (null) when h has no samples. */
-static void latency_of(struct h2b_results_latency *l, const struct h2b_hist *h)
+void h2b_load_latency_of(struct h2b_results_latency *l, const struct h2b_hist *h)
 {
     if (h->total == 0)
         return;
@@ -384,7 +383,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     c->duration_s = secs;
     c->req_per_s = secs > 0 ? (double)s->done / secs : 0;
     c->bytes_per_s = secs > 0 ? (double)s->bytes_total / secs : 0;
-    latency_of(&c->latency_ns, s->latency);
+    h2b_load_latency_of(&c->latency_ns, s->latency);
     c->client_cpu_s = cpu;
     bad |= h2b_model_set_string(
         &c->note, s->conns_ok ? "server_cpu_s, server_rss_kib: not measured by h2bench load "
@@ -410,10 +409,10 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     l.traffic.headers_decompressed = (double)s->bytes_headers_decomp;
     l.traffic.data = (double)s->bytes_data;
     l.traffic.sent = (double)s->bytes_sent;
-    latency_of(&l.service_ns, s->service);
-    latency_of(&l.ttfb_ns, s->ttfb);
-    latency_of(&l.connect_ns, s->connect);
-    latency_of(&l.tls_handshake_ns, s->tls);
+    h2b_load_latency_of(&l.service_ns, s->service);
+    h2b_load_latency_of(&l.ttfb_ns, s->ttfb);
+    h2b_load_latency_of(&l.connect_ns, s->connect);
+    h2b_load_latency_of(&l.tls_handshake_ns, s->tls);
     l.client_cpu_user_s = (double)res->cpu_user_ns / 1e9;
     l.client_cpu_sys_s = (double)res->cpu_sys_ns / 1e9;
     bad |= h2b_model_set_string(&l.protocol, res->alpn);

@@ -359,6 +359,12 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         add(&b, "-n");
         add(&b, "%llu", (unsigned long long)m->requests);
     }
+    if (m->rate > 0) {
+        /* open loop at a fixed offered load: h2bench's total rate (CO-free); h2load only has a
+         * per-client rate (--rps), so the total is split over the connections */
+        add(&b, "%s", h2load ? "--rps" : "--total-rps");
+        add(&b, "%.6g", h2load ? m->rate / cell->connections : m->rate);
+    }
     if (cell->frame_size) {
         add(&b, "-f");
         add(&b, "%u", cell->frame_size);

@@ -526,6 +526,7 @@ static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *
         (rc = get_uint(c, v, "requests", "matrix", 1, UINT32_MAX, 0, &m->requests)) ||
         (rc = get_seconds(c, v, "duration_s", "matrix", 0, 3600, 0, &m->duration_s)) ||
         (rc = get_seconds(c, v, "warmup_s", "matrix", 0, 600, 0, &m->warmup_s)) ||
+        (rc = get_seconds(c, v, "rate", "matrix", 0, 1e9, 0, &m->rate)) ||
         (rc = get_u32(c, v, "aggregate_cap", "matrix", 1, INT32_MAX, 4096, &m->aggregate_cap)) ||
         (rc = get_u32(c, v, "repeats", "matrix", 1, 1000, 1, &m->repeats)) ||
         (rc = get_string(c, v, "order", "matrix", "alternate", &order)))
@@ -625,9 +626,10 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     static const char *const budgets_keys[] = {"warmup_requests", "requests", "instructions",
                                                "rss_connections", NULL};
     static const char *const matrix_keys[] = {
-        "connections", "streams",       "frame_size", "window_bits", "path",
-        "method",      "body_bytes",    "requests",   "duration_s",  "min_requests",
-        "warmup_s",    "aggregate_cap", "repeats",    "order",       NULL};
+        "connections", "streams",      "frame_size", "window_bits",
+        "path",        "method",       "body_bytes", "requests",
+        "duration_s",  "min_requests", "warmup_s",   "aggregate_cap",
+        "repeats",     "order",        "rate",       NULL};
     static const char *const micro_keys[] = {"filter", "profile", "cpu", NULL};
     struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));

@@ -89,6 +89,7 @@ struct h2b_matrix_spec {
     uint64_t requests;      /* count mode: requests per cell (default: min_requests) */
     double duration_s;      /* > 0: timed mode (-D) instead of count mode */
     double warmup_s;        /* timed mode only: unmeasured warm-up */
+    double rate;            /* > 0: open loop, this many requests/s in total per cell */
     uint32_t aggregate_cap; /* streams across all connections (default 4096) */
     uint32_t repeats;       /* each cell this many times (default 1) */
     enum h2b_order order;

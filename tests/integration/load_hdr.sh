@@ -3,7 +3,8 @@
 # code reads: hdr-histogram-js (tests/js, installed by `make -f Makefile.ci deps`) decodes every
 # histogram to h2bench's total count exactly, its exact max to the same bin (and the log's
 # Interval_Max column holds the exact max), p50/p90/p99 within 0.1 %. `--latency` prints wrk2's
-# spectrum layout. Skipped (77) when node or the package is missing.
+# spectrum layout. `h2bench merge` of two runs matches HdrHistogram's own add of their
+# exports. Skipped (77) when node or the package is missing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 JS=$SRC/tests/js
@@ -50,4 +51,40 @@ expect_match "--latency: last line at 100%" "$out" \
     "[0-9.]+ +1\\.000000 +600 +inf"
 expect_match "--latency: footer" "$out" \
     $'#\\[Max     = +[0-9.]+, Total count    = +600\\]\n#\\[Buckets = +[0-9]+, SubBuckets     = +256\\]'
+# h2bench merge: two runs side by side merged into one result; the reference is HdrHistogram's
+# own add of the two exports (hdr-histogram-js), and the counts must be the sums.
+for part in a b; do
+    "$H2BENCH" load -n 300 -c 2 -m 2 --hdr-log "$TMP/$part.hlog" --json "$TMP/$part.json" \
+        "$SERVE_URL/hello" "$SERVE_URL/delay/3" >/dev/null &
+    PIDS+=($!)
+done
+wait "${PIDS[@]: -2}"
+"$H2BENCH" merge "$TMP/a.json" "$TMP/b.json" --json "$TMP/ab.json" >"$TMP/merge.out"
+expect_eq "merge: exit" "$?" 0
+expect_match "merge: summary" "$(cat "$TMP/merge.out")" '^merged 2 results: 600 requests'
+for f in requests succeeded started done connections connections_up; do
+    expect_eq "merge: $f adds" "$(jq ".$f" "$TMP/ab.json")" \
+        "$(jq -s ".[0].$f + .[1].$f" "$TMP/a.json" "$TMP/b.json")"
+done
+expect_eq "merge: status codes add" "$(jq '.status_codes["200"]' "$TMP/ab.json")" 600
+expect_eq "merge: rates add" "$(jq -s '(.[2].req_per_s - .[0].req_per_s - .[1].req_per_s) as $d |
+    ($d * $d) < 1e-12 * .[2].req_per_s * .[2].req_per_s' "$TMP/a.json" "$TMP/b.json" \
+    "$TMP/ab.json")" true
+node "$JS/decode_hdr.js" --sum "$TMP/a.hlog" "$TMP/b.hlog" >"$TMP/sum.json"
+for tag in latency service ttfb; do
+    expect_eq "merge: $tag count as HdrHistogram's add" "$(jq ".${tag}_ns.count" "$TMP/ab.json")" \
+        "$(jq ".$tag.count" "$TMP/sum.json")"
+    for p in p50 p90 p99; do
+        a=$(jq ".$tag.$p" "$TMP/sum.json") b=$(jq ".${tag}_ns.$p" "$TMP/ab.json")
+        m=$(jq ".${tag}_ns.max" "$TMP/ab.json") jm=$(jq ".$tag.max" "$TMP/sum.json")
+        if python3 -c "import sys; sys.exit(not (abs($a - $b) <= 0.001 * $b or
+                       ($b == $m and $a == $jm)))"; then ok; else
+            fail "merge $tag $p: h2bench merge $b, HdrHistogram add $a"; fi
+    done
+done
+printf '{"schema": "h2bench.load/1",\n "requests": "x"}\n' >"$TMP/bad.json"
+"$H2BENCH" merge "$TMP/a.json" "$TMP/bad.json" --json "$TMP/never.json" 2>"$TMP/merge.err"
+expect_eq "merge: bad part exits 2" "$?" 2
+expect_match "merge: names file:line:column" "$(cat "$TMP/merge.err")" 'bad.json:[0-9]+:[0-9]+:'
+if [ -e "$TMP/never.json" ]; then fail "merge: wrote output for bad input"; else ok; fi
 finish

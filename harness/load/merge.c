@@ -1,0 +1,200 @@
+/*
+ * merge.c - `h2bench merge`: several `h2bench load --json` results of one distributed run (parts
+ * that ran side by side, on one or several machines) merged into one result, exactly.
+ *
+ * Approach: every part is read through the results model (harness/core/results.c), so a bad
+ * file is named with file:line:column. Counts add; rates add (the parts ran at the same time,
+ * so the job's rate is the sum of theirs); durations take the longest; stream limits the
+ * smallest; the five histograms are decoded from their exact encodings and merged bin for bin,
+ * and every percentile is read from the merged histogram, never averaged. The configuration,
+ * tool and environment are the first part's, with connections, threads and requests summed.
+ *
+ * Rejected: averaging the parts' percentiles (wrong for any tail), and re-running the report
+ * from a reconstructed engine result (it would need the whole engine configuration, which a
+ * results file only summarises).
+ */
+#include "error.h"
+#include "hist.h"
+#include "load.h"
+#include "results.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double add(double a, double b)
+{
+    return isnan(a) ? b : isnan(b) ? a : a + b;
+}
+
+static double max_of(double a, double b)
+{
+    return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+}
+
+static double min_of(double a, double b)
+{
+    return isnan(a) ? b : isnan(b) ? a : a < b ? a : b;
+}
+
+/* Adds src's {"200": n, ...} into dst's. */
+static int add_codes(json_t **dst, const json_t *src)
+{
+    if (!json_is_object(src))
+        return H2B_OK;
+    if (!json_is_object(*dst)) {
+        json_decref(*dst);
+        if (!(*dst = json_object()))
+            return H2B_ERR_NOMEM;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)src, k, v)
+    {
+        json_int_t n = json_integer_value(json_object_get(*dst, k)) + json_integer_value(v);
+        if (json_object_set_new(*dst, k, json_integer(n)) != 0)
+            return H2B_ERR_NOMEM;
+    }
+    return H2B_OK;
+}
+
+/* Merges the encoded histogram src into *acc (decoded on first use). */
+static int add_hist(struct h2b_hist **acc, const char *src, const char *file, const char *what,
+                    struct h2b_diag *d)
+{
+    struct h2b_hist *h;
+    if (!src || h2b_hist_decode(src, &h) != H2B_OK) {
+        h2b_diag_at(d, file, 0, 0,
+                    "histograms.%s: %s (an exact merge needs every part's histograms)", what,
+                    src ? "not a valid h2bench histogram encoding" : "missing");
+        return H2B_ERR_PARSE;
+    }
+    if (!*acc) {
+        *acc = h;
+        return H2B_OK;
+    }
+    int rv = h2b_hist_merge(*acc, h);
+    h2b_hist_del(h);
+    if (rv != H2B_OK)
+        h2b_diag_at(d, file, 0, 0, "histograms.%s: configured unlike the first part's", what);
+    return rv == H2B_OK ? H2B_OK : H2B_ERR_PARSE;
+}
+
+/* What is summed, kept at its extreme, or or-ed from part p into the merged m. */
+static void add_part(struct h2b_results_load *m, const struct h2b_results_load *p)
+{
+    struct h2b_results_cell *c = &m->cell;
+    const struct h2b_results_cell *pc = &p->cell;
+    c->connections = add(c->connections, pc->connections);
+    c->streams_requested = max_of(c->streams_requested, pc->streams_requested);
+    c->streams_effective = min_of(c->streams_effective, pc->streams_effective);
+    c->requests = add(c->requests, pc->requests);
+    c->succeeded = add(c->succeeded, pc->succeeded);
+    c->failed = add(c->failed, pc->failed);
+    c->errors = add(c->errors, pc->errors);
+    c->duration_s = max_of(c->duration_s, pc->duration_s);
+    c->req_per_s = add(c->req_per_s, pc->req_per_s);
+    c->bytes_per_s = add(c->bytes_per_s, pc->bytes_per_s);
+    c->client_cpu_s = add(c->client_cpu_s, pc->client_cpu_s);
+    m->goodput_per_s = add(m->goodput_per_s, p->goodput_per_s);
+    m->wall_s = max_of(m->wall_s, p->wall_s);
+    m->started = add(m->started, p->started);
+    m->done = add(m->done, p->done);
+    m->timeouts = add(m->timeouts, p->timeouts);
+    m->resets = add(m->resets, p->resets);
+    m->protocol_errors = add(m->protocol_errors, p->protocol_errors);
+    m->not_sent = add(m->not_sent, p->not_sent);
+    m->unfinished = add(m->unfinished, p->unfinished);
+    m->unsent = add(m->unsent, p->unsent);
+    m->interrupted = m->interrupted == 1 || p->interrupted == 1;
+    m->traffic.total = add(m->traffic.total, p->traffic.total);
+    m->traffic.headers = add(m->traffic.headers, p->traffic.headers);
+    m->traffic.headers_decompressed =
+        add(m->traffic.headers_decompressed, p->traffic.headers_decompressed);
+    m->traffic.data = add(m->traffic.data, p->traffic.data);
+    m->traffic.sent = add(m->traffic.sent, p->traffic.sent);
+    m->client_cpu_user_s = add(m->client_cpu_user_s, p->client_cpu_user_s);
+    m->client_cpu_sys_s = add(m->client_cpu_sys_s, p->client_cpu_sys_s);
+    m->server_max_concurrent_streams =
+        min_of(m->server_max_concurrent_streams, p->server_max_concurrent_streams);
+    m->connections_up = add(m->connections_up, p->connections_up);
+    m->connections_failed = add(m->connections_failed, p->connections_failed);
+    m->reconnects = add(m->reconnects, p->reconnects);
+    if (p->open_loop.base.present) {
+        m->open_loop.base.present = true;
+        m->open_loop.target_per_s = add(m->open_loop.target_per_s, p->open_loop.target_per_s);
+        m->open_loop.achieved_per_s = add(m->open_loop.achieved_per_s, p->open_loop.achieved_per_s);
+        m->open_loop.max_release_lag_ns =
+            max_of(m->open_loop.max_release_lag_ns, p->open_loop.max_release_lag_ns);
+    }
+    struct h2b_results_load_options *o = &m->config.options;
+    const struct h2b_results_load_options *po = &p->config.options;
+    o->connections = add(o->connections, po->connections);
+    o->threads = add(o->threads, po->threads);
+    o->requests = add(o->requests, po->requests);
+    o->rate = add(o->rate, po->rate);
+}
+
+int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t n, json_t **out,
+                   struct h2b_diag *d)
+{
+    static const char *const names[] = {"latency", "service", "ttfb", "connect", "tls_handshake"};
+    struct h2b_hist *acc[5] = {0};
+    struct h2b_results_load m, p;
+    h2b_results_load_init(&m);
+    h2b_results_load_init(&p);
+    int rv = H2B_OK;
+    for (size_t i = 0; i < n && rv == H2B_OK; i++) {
+        struct h2b_results_load *part = i == 0 ? &m : &p;
+        if (i > 0) {
+            h2b_results_load_free(&p);
+            h2b_results_load_init(&p);
+        }
+        if ((rv = h2b_results_load_from_json(docs[i], &srcs[i], part, d)) != H2B_OK)
+            break;
+        if (!part->schema || strcmp(part->schema, H2B_RESULTS_LOAD_SCHEMA) != 0) {
+            h2b_diag_set(d, srcs[i].file, srcs[i].text, "schema",
+                         "expected \"%s\" (an `h2bench load --json` result)",
+                         H2B_RESULTS_LOAD_SCHEMA);
+            rv = H2B_ERR_PARSE;
+            break;
+        }
+        const struct h2b_results_histograms *hs = &part->histograms;
+        const char *texts[5] = {hs->latency, hs->service, hs->ttfb, hs->connect, hs->tls_handshake};
+        for (int k = 0; k < 5 && rv == H2B_OK; k++)
+            rv = add_hist(&acc[k], texts[k], srcs[i].file, names[k], d);
+        if (rv == H2B_OK && i > 0) {
+            add_part(&m, &p);
+            rv = add_codes(&m.status_codes, p.status_codes);
+        }
+    }
+    if (rv == H2B_OK) {
+        /* every summary from the merged histograms */
+        struct h2b_results_latency *lat[5] = {&m.cell.latency_ns, &m.service_ns, &m.ttfb_ns,
+                                              &m.connect_ns, &m.tls_handshake_ns};
+        char **text[5] = {&m.histograms.latency, &m.histograms.service, &m.histograms.ttfb,
+                          &m.histograms.connect, &m.histograms.tls_handshake};
+        for (int k = 0; k < 5 && rv == H2B_OK; k++) {
+            h2b_model_init(&h2b_results_latency_model, lat[k]);
+            h2b_load_latency_of(lat[k], acc[k]);
+            char *enc = NULL;
+            rv = h2b_hist_encode(acc[k], &enc) == H2B_OK ? h2b_model_set_string(text[k], enc)
+                                                         : H2B_ERR_NOMEM;
+            free(enc);
+        }
+        char why[96];
+        snprintf(why, sizeof(why),
+                 "merged from %zu load results (counts and rates add, durations the longest)", n);
+        if (rv == H2B_OK && h2b_model_note_add(&m.cell.note, "merge", why) != H2B_OK)
+            rv = H2B_ERR_NOMEM;
+        if (rv == H2B_OK && h2b_results_load_to_json(&m, out) != H2B_OK)
+            rv = H2B_ERR_NOMEM;
+        if (rv == H2B_ERR_NOMEM)
+            h2b_diag_at(d, NULL, 0, 0, "out of memory");
+    }
+    for (int k = 0; k < 5; k++)
+        h2b_hist_del(acc[k]);
+    h2b_results_load_free(&m);
+    h2b_results_load_free(&p);
+    return rv;
+}
