@@ -69,7 +69,7 @@ static int judge(const char *a, const char *b, const struct h2b_ab_options *opt,
     return rv;
 }
 
-/* The comparison's markdown, then the verdict's (may be NULL), to md (- = stdout). */
+/* The comparison's markdown, then the verdict's (may be NULL), to md ("-" is stdout). */
 static int write_md(const char *md, const struct h2b_compare_report *r, const char *verdict_md)
 {
     char *text = NULL, *both = NULL;
@@ -83,14 +83,10 @@ static int write_md(const char *md, const struct h2b_compare_report *r, const ch
         text = both;
     }
     int code = H2B_EXIT_OK;
-    if (strcmp(md, "-") == 0) {
-        fputs(text, stdout);
-    } else {
-        struct h2b_diag d;
-        if (h2b_file_write_atomic(md, text, strlen(text), &d) != H2B_OK) {
-            h2b_diag_print(&d, stderr);
-            code = H2B_EXIT_RUNTIME;
-        }
+    struct h2b_diag d;
+    if (h2b_file_write_atomic(md, text, strlen(text), &d) != H2B_OK) {
+        h2b_diag_print(&d, stderr);
+        code = H2B_EXIT_RUNTIME;
     }
     free(text);
     return code;

@@ -23,6 +23,7 @@
 #include "ab.h"
 #include "buf.h"
 #include "error.h"
+#include "rand.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -51,19 +52,10 @@ static double median_of(const double *v, size_t n, double *tmp)
     return median_sorted(tmp, n);
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
 static void resample(const double *v, size_t n, double *out, uint64_t *rng)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = v[xorshift(rng) % n];
+        out[i] = v[h2b_rand_xorshift64(rng) % n];
 }
 
 /* The q-quantile (0..1) of sorted v by linear interpolation between order statistics. */
@@ -588,6 +580,24 @@ static void verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, bool 
                    r->threshold * 100);
 }
 
+/* The cells of a row as text: base, head, ratio, interval. */
+struct cells {
+    char base[32], head[32], ratio[16], ci[48];
+};
+
+static void row_cells(const struct h2b_ab_row *row, struct cells *c)
+{
+    if (row->metric) {
+        fmt_value(c->base, sizeof(c->base), row->base, row);
+        fmt_value(c->head, sizeof(c->head), row->head, row);
+    } else {
+        snprintf(c->base, sizeof(c->base), "-");
+        snprintf(c->head, sizeof(c->head), "-");
+    }
+    fmt_ratio(c->ratio, sizeof(c->ratio), row);
+    fmt_ci(c->ci, sizeof(c->ci), row);
+}
+
 int h2b_ab_render_table(const struct h2b_ab_report *r, char **out)
 {
     struct h2b_buf b = {0};
@@ -596,19 +606,11 @@ int h2b_ab_render_table(const struct h2b_ab_report *r, char **out)
                        "metric", "base", "head", "ratio", "interval", "note");
         for (size_t i = 0; i < r->count; i++) {
             const struct h2b_ab_row *row = &r->rows[i];
-            char va[32], vb[32], ra[16], ci[48];
-            if (row->metric) {
-                fmt_value(va, sizeof(va), row->base, row);
-                fmt_value(vb, sizeof(vb), row->head, row);
-            } else {
-                snprintf(va, sizeof(va), "-");
-                snprintf(vb, sizeof(vb), "-");
-            }
-            fmt_ratio(ra, sizeof(ra), row);
-            fmt_ci(ci, sizeof(ci), row);
+            struct cells c;
+            row_cells(row, &c);
             h2b_buf_printf(&b, "%-7s %-34s %-9s %12s %12s %7s %18s  %s\n", status_word(row),
-                           row->bench, row->metric ? row->metric : "-", va, vb, ra, ci,
-                           row->note ? row->note : "");
+                           row->bench, row->metric ? row->metric : "-", c.base, c.head, c.ratio,
+                           c.ci, row->note ? row->note : "");
         }
     }
     verdict_line(&b, r, false);
@@ -624,20 +626,12 @@ int h2b_ab_render_md(const struct h2b_ab_report *r, char **out)
                            "interval | note |\n|---|---|---|---|---|---|---|---|\n");
         for (size_t i = 0; i < r->count; i++) {
             const struct h2b_ab_row *row = &r->rows[i];
-            char va[32], vb[32], ra[16], ci[48];
-            if (row->metric) {
-                fmt_value(va, sizeof(va), row->base, row);
-                fmt_value(vb, sizeof(vb), row->head, row);
-            } else {
-                snprintf(va, sizeof(va), "-");
-                snprintf(vb, sizeof(vb), "-");
-            }
-            fmt_ratio(ra, sizeof(ra), row);
-            fmt_ci(ci, sizeof(ci), row);
-            h2b_buf_printf(&b, "| %s%s%s | ", row->failing ? "❌ " : "", status_word(row), "");
+            struct cells c;
+            row_cells(row, &c);
+            h2b_buf_printf(&b, "| %s%s | ", row->failing ? "❌ " : "", status_word(row));
             h2b_buf_md(&b, row->bench);
-            h2b_buf_printf(&b, " | %s | %s | %s | %s | %s | ", row->metric ? row->metric : "-", va,
-                           vb, ra, ci);
+            h2b_buf_printf(&b, " | %s | %s | %s | %s | %s | ", row->metric ? row->metric : "-",
+                           c.base, c.head, c.ratio, c.ci);
             h2b_buf_md(&b, row->note ? row->note : "");
             h2b_buf_printf(&b, " |\n");
         }

@@ -12,7 +12,8 @@
  * the order A B B A A B B A ...: every round runs both sides back to back and the order flips
  * each round, so a slow drift of the machine (a build starting on the other core) lands on both
  * sides alike. Both are pinned to the same CPU. Every invocation writes its own results file;
- * the files of a side are merged (h2b_ab_merge_results) into base.json and head.json, and the
+ * the files of a side are merged (h2b_ab_merge_results, through the results model) into
+ * base.json and head.json, and the
  * verdict is h2b_ab_judge on those two files, so `h2bench compare base.json head.json` gives the
  * same verdict and exit code.
  *
@@ -554,109 +555,87 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static json_t *find_entry(const json_t *doc, const char *name)
+static const struct h2b_results_micro *find_entry(const struct h2b_results_doc *doc,
+                                                  const char *name)
 {
-    const json_t *micro = json_object_get(doc, "micro");
-    size_t i;
-    json_t *e;
-    json_array_foreach(micro, i, e)
-    {
-        const char *n = json_string_value(json_object_get(e, "name"));
-        if (n && strcmp(n, name) == 0)
+    for (size_t i = 0; i < doc->micro.n; i++) {
+        const struct h2b_results_micro *e = h2b_results_doc_micro(doc, i);
+        if (e->name && strcmp(e->name, name) == 0)
             return e;
     }
     return NULL;
 }
 
-static int append_all(json_t *dst, const json_t *src)
+/* Appends more's values to acc (malloc'd): the fork arrays of the entries being merged. */
+static int append_nums(struct h2b_model_nums *acc, const struct h2b_model_nums *more)
 {
-    if (!json_is_array(src))
+    if (!more->v || more->n == 0)
         return H2B_OK;
-    size_t i;
-    json_t *v;
-    json_array_foreach(src, i, v)
-    {
-        if (json_array_append(dst, v) != 0)
-            return H2B_ERR_NOMEM;
-    }
+    double *v = realloc(acc->v, (acc->n + more->n) * sizeof(*v));
+    if (!v)
+        return H2B_ERR_NOMEM;
+    memcpy(v + acc->n, more->v, more->n * sizeof(*v));
+    acc->v = v;
+    acc->n += more->n;
     return H2B_OK;
 }
 
-static double number(const json_t *e, const char *key, bool *has)
+static double median_nums(const struct h2b_model_nums *n)
 {
-    const json_t *v = json_object_get(e, key);
-    *has = json_is_number(v);
-    return *has ? json_number_value(v) : 0;
+    double *v = malloc(n->n * sizeof(*v));
+    if (!v)
+        return NAN;
+    memcpy(v, n->v, n->n * sizeof(*v));
+    qsort(v, n->n, sizeof(*v), cmp_double);
+    double m = n->n % 2 ? v[n->n / 2] : (v[n->n / 2 - 1] + v[n->n / 2]) / 2;
+    free(v);
+    return m;
 }
 
-/* Merges the entries of one benchmark (entries[0] is the template, modified in place). */
-static int merge_entry(json_t *t, json_t *const *entries, size_t n)
+/* Merges entries[0..n) of one benchmark into *t (a copy of entries[0], modified). */
+static int merge_entry(struct h2b_results_micro *t, const struct h2b_results_micro *const *entries,
+                       size_t n, struct h2b_diag *d)
 {
-    const char *fork_keys[][2] = {
-        {"fork_p99_ns", "p99_ns"}, {"fork_ns_per_op", "ns_per_op"}, {"fork_pids", NULL}};
-    json_t *arrays[3];
-    for (int k = 0; k < 3; k++) {
-        arrays[k] = json_array();
-        if (!arrays[k])
-            return H2B_ERR_NOMEM;
-    }
-    int rv = H2B_OK;
-    double forks = 0, samples = 0, ops = 0;
-    bool has_samples = true, has_ops = true;
-    double maxv[2] = {0, 0};
-    bool has_count[2] = {false, false}, deterministic = true;
-    const char *count_keys[2] = {"allocs_per_op", "bytes_per_op"};
+    struct h2b_model_nums p99 = {0}, ns = {0}, pids = {0};
+    double forks = 0, samples = 0, ops = 0, first[2] = {NAN, NAN};
+    bool det = true;
     struct h2b_hist *merged = NULL;
     bool hist_ok = true;
-    const json_t *ins = NULL, *ins_src = NULL;
-    double first_count[2] = {NAN, NAN};
+    int rv = H2B_OK;
+    t->instructions_per_op = NAN;
     for (size_t i = 0; i < n && rv == H2B_OK; i++) {
-        const json_t *e = entries[i];
-        for (int k = 0; k < 3; k++) {
-            const json_t *a = json_object_get(e, fork_keys[k][0]);
-            if (json_is_array(a)) {
-                rv = append_all(arrays[k], a);
-            } else if (fork_keys[k][1]) {
-                const json_t *v = json_object_get(e, fork_keys[k][1]);
-                if (json_is_number(v) && json_array_append(arrays[k], (json_t *)v) != 0)
-                    rv = H2B_ERR_NOMEM;
-            }
-        }
-        bool has;
-        double f = number(e, "forks", &has);
-        forks += has ? f : 1;
-        double s = number(e, "samples", &has);
-        samples += s;
-        has_samples = has_samples && has;
-        double o = number(e, "ops", &has);
-        ops += o;
-        has_ops = has_ops && has;
+        const struct h2b_results_micro *e = entries[i];
+        /* a file without per-fork arrays counts as one fork with its own summary */
+        struct h2b_model_nums one_p99 = {(double *)&e->p99_ns, isnan(e->p99_ns) ? 0 : 1};
+        struct h2b_model_nums one_ns = {(double *)&e->ns_per_op, isnan(e->ns_per_op) ? 0 : 1};
+        if ((rv = append_nums(&p99, e->fork_p99_ns.n ? &e->fork_p99_ns : &one_p99)) ||
+            (rv = append_nums(&ns, e->fork_ns_per_op.n ? &e->fork_ns_per_op : &one_ns)) ||
+            (rv = append_nums(&pids, &e->fork_pids)))
+            break;
+        forks += isnan(e->forks) ? 1 : e->forks;
+        samples += e->samples;
+        ops += e->ops;
+        const double counts[2] = {e->allocs_per_op, e->bytes_per_op};
+        double *dst[2] = {&t->allocs_per_op, &t->bytes_per_op};
         for (int c = 0; c < 2; c++) {
-            double v = number(e, count_keys[c], &has);
-            if (!has)
+            if (isnan(counts[c]))
                 continue;
-            if (isnan(first_count[c]))
-                first_count[c] = v;
-            else if (v != first_count[c])
-                deterministic = false;
-            if (!has_count[c] || v > maxv[c])
-                maxv[c] = v;
-            has_count[c] = true;
+            if (isnan(first[c]))
+                first[c] = counts[c];
+            else if (counts[c] != first[c])
+                det = false;
+            if (isnan(*dst[c]) || counts[c] > *dst[c])
+                *dst[c] = counts[c]; /* the largest count seen (t starts as entries[0]) */
         }
-        if (json_is_false(json_object_get(e, "alloc_deterministic")))
-            deterministic = false;
-        const json_t *iv = json_object_get(e, "instructions_per_op");
-        if (json_is_number(iv) && !ins) {
-            ins = iv;
-            ins_src = json_object_get(e, "instructions_source");
-        }
-        const char *ht = json_string_value(json_object_get(e, "histogram"));
-        if (!ht) {
-            hist_ok = false;
-            continue;
+        if (e->alloc_deterministic == 0)
+            det = false;
+        if (isnan(t->instructions_per_op) && !isnan(e->instructions_per_op)) {
+            t->instructions_per_op = e->instructions_per_op;
+            if ((rv = h2b_model_set_string(&t->instructions_source, e->instructions_source)))
+                break;
         }
         struct h2b_hist *h = NULL;
-        if (h2b_hist_decode(ht, &h) != H2B_OK) {
+        if (h2b_results_micro_hist(e, NULL, "micro", &h, d) != H2B_OK || !h) {
             hist_ok = false;
             continue;
         }
@@ -668,59 +647,32 @@ static int merge_entry(json_t *t, json_t *const *entries, size_t n)
             h2b_hist_del(h);
         }
     }
-    if (rv == H2B_OK) {
-        json_object_set(t, "fork_p99_ns", arrays[0]);
-        json_object_set(t, "fork_ns_per_op", arrays[1]);
-        json_object_set(t, "fork_pids", arrays[2]);
-        json_object_del(t, "p99_ns_forks");
-        json_object_del(t, "ns_per_op_forks");
-        json_object_set_new(t, "forks", json_integer((json_int_t)forks));
-        if (has_samples)
-            json_object_set_new(t, "samples", json_integer((json_int_t)samples));
-        if (has_ops)
-            json_object_set_new(t, "ops", json_integer((json_int_t)ops));
-        size_t nf = json_array_size(arrays[1]);
-        if (nf) {
-            double *v = malloc(nf * sizeof(*v));
-            if (!v) {
-                rv = H2B_ERR_NOMEM;
-            } else {
-                for (size_t i = 0; i < nf; i++)
-                    v[i] = json_number_value(json_array_get(arrays[1], i));
-                qsort(v, nf, sizeof(*v), cmp_double);
-                double med = nf % 2 ? v[nf / 2] : (v[nf / 2 - 1] + v[nf / 2]) / 2;
-                json_object_set_new(t, "ns_per_op", json_real(med));
-                free(v);
-            }
-        }
-        for (int c = 0; c < 2; c++) {
-            if (has_count[c])
-                json_object_set_new(t, count_keys[c], json_real(maxv[c]));
-        }
-        if (has_count[0])
-            json_object_set_new(t, "alloc_deterministic", json_boolean(deterministic));
-        if (ins) {
-            json_object_set(t, "instructions_per_op", (json_t *)ins);
-            if (ins_src)
-                json_object_set(t, "instructions_source", (json_t *)ins_src);
-        }
-    }
-    if (rv == H2B_OK && merged && hist_ok) {
-        char *enc = NULL;
-        if (h2b_hist_encode(merged, &enc) == H2B_OK) {
-            json_object_set_new(t, "histogram", json_string(enc));
+    if (rv == H2B_OK && !(rv = h2b_model_set_nums(&t->fork_p99_ns, p99.v, p99.n)) &&
+        !(rv = h2b_model_set_nums(&t->fork_ns_per_op, ns.v, ns.n)) &&
+        !(rv = h2b_model_set_nums(&t->fork_pids, pids.v, pids.n))) {
+        t->forks = forks;
+        t->samples = samples;
+        t->ops = ops;
+        if (ns.n)
+            t->ns_per_op = median_nums(&ns);
+        if (!isnan(t->allocs_per_op))
+            t->alloc_deterministic = det;
+        if (merged && hist_ok) {
+            char *enc = NULL;
+            if ((rv = h2b_hist_encode(merged, &enc)) == H2B_OK)
+                rv = h2b_model_set_string(&t->histogram, enc);
             free(enc);
+            t->p50_ns = (double)h2b_hist_percentile(merged, 50);
+            t->p90_ns = (double)h2b_hist_percentile(merged, 90);
+            t->p99_ns = (double)h2b_hist_percentile(merged, 99);
+            t->p999_ns = (double)h2b_hist_percentile(merged, 99.9);
+            t->max_ns = (double)merged->max;
         }
-        json_object_set_new(t, "p50_ns", json_integer((json_int_t)h2b_hist_percentile(merged, 50)));
-        json_object_set_new(t, "p90_ns", json_integer((json_int_t)h2b_hist_percentile(merged, 90)));
-        json_object_set_new(t, "p99_ns", json_integer((json_int_t)h2b_hist_percentile(merged, 99)));
-        json_object_set_new(t, "p999_ns",
-                            json_integer((json_int_t)h2b_hist_percentile(merged, 99.9)));
-        json_object_set_new(t, "max_ns", json_integer((json_int_t)merged->max));
     }
     h2b_hist_del(merged);
-    for (int k = 0; k < 3; k++)
-        json_decref(arrays[k]);
+    free(p99.v);
+    free(ns.v);
+    free(pids.v);
     return rv;
 }
 
@@ -728,45 +680,37 @@ int h2b_ab_merge_results(const char *const *paths, size_t n, json_t **out, struc
 {
     if (n == 0)
         return fail(diag, H2B_ERR_INVAL, "nothing to merge");
-    json_t **docs = calloc(n, sizeof(*docs));
-    json_t **entries = calloc(n, sizeof(*entries));
-    if (!docs || !entries) {
-        free(docs);
-        free(entries);
-        return fail(diag, H2B_ERR_NOMEM, "out of memory");
-    }
-    int rv = H2B_OK;
+    struct h2b_results_doc **docs = calloc(n, sizeof(*docs));
+    const struct h2b_results_micro **entries = calloc(n, sizeof(*entries));
+    int rv = docs && entries ? H2B_OK : fail(diag, H2B_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && rv == H2B_OK; i++)
-        rv = h2b_results_read(paths[i], &docs[i], diag);
-    json_t *t = NULL;
-    if (rv == H2B_OK && !(t = json_deep_copy(docs[0])))
-        rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
-    const json_t *micro = json_object_get(t, "micro");
-    size_t i;
-    json_t *e;
-    json_array_foreach(micro, i, e)
-    {
-        if (rv != H2B_OK)
-            break;
-        const char *name = json_string_value(json_object_get(e, "name"));
+        rv = h2b_results_doc_load(paths[i], &docs[i], NULL, diag);
+    /* docs[0] is the template (tool, env): its entries are replaced by the merged ones */
+    for (size_t i = 0; rv == H2B_OK && i < docs[0]->micro.n; i++) {
+        struct h2b_results_micro *e = h2b_results_doc_micro(docs[0], i);
         size_t m = 0;
-        for (size_t j = 0; j < n && name; j++) {
-            json_t *x = find_entry(docs[j], name);
+        for (size_t j = 0; j < n && e->name; j++) {
+            const struct h2b_results_micro *x = find_entry(docs[j], e->name);
             if (x)
                 entries[m++] = x;
         }
-        rv = m ? merge_entry(e, entries, m) : H2B_OK;
-        if (rv != H2B_OK)
-            fail(diag, rv, "cannot merge %s: %s", name ? name : "?", h2b_strerror(rv));
+        struct h2b_results_micro merged;
+        rv = h2b_model_copy(&h2b_results_micro_model, &merged, e);
+        if (rv == H2B_OK)
+            rv = merge_entry(&merged, entries, m, diag);
+        if (rv != H2B_OK) {
+            h2b_results_micro_free(&merged);
+            fail(diag, rv, "cannot merge %s: %s", e->name ? e->name : "?", h2b_strerror(rv));
+            break;
+        }
+        h2b_results_micro_free(e);
+        *e = merged;
     }
-    for (size_t j = 0; j < n; j++)
-        json_decref(docs[j]);
+    if (rv == H2B_OK && h2b_model_to_json(&h2b_results_doc_model, docs[0], out) != H2B_OK)
+        rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; docs && j < n; j++)
+        h2b_results_doc_del(docs[j]);
     free(docs);
     free(entries);
-    if (rv != H2B_OK) {
-        json_decref(t);
-        return rv;
-    }
-    *out = t;
-    return H2B_OK;
+    return rv;
 }

@@ -66,7 +66,7 @@ int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *
  * merged (percentiles recomputed from the merged histogram), ns/op the median of the forks,
  * counts the largest seen (alloc_deterministic only if every file agrees), instructions from
  * the file that measured them. The first file is the template (env, tool). *out owns the new
- * document. Returns H2B_OK, the codes of h2b_results_read (diag says why), H2B_ERR_NOMEM. */
+ * document. Returns H2B_OK, the codes of h2b_results_doc_load (diag says why), H2B_ERR_NOMEM. */
 int h2b_ab_merge_results(const char *const *paths, size_t n, json_t **out, struct h2b_diag *diag);
 
 #endif

@@ -7,12 +7,15 @@
  * Repeats of a cell are folded into one series (median, min, max): trackers chart one line per
  * name, and BMF rejects duplicate names.
  *
+ * Input goes through the results model (results.h): no results key is spelt here.
+ *
  * Rejected: exporting from the runner's in-memory structs (micro's gbench export does that,
  * because it needs every fork); a file-based exporter serves micro, run and load alike, and a
  * results file written yesterday can be exported today.
  */
 #include "export.h"
 #include "error.h"
+#include "results.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,34 +89,29 @@ static struct metric *metric_get(struct series *s, const char *slug, const char 
     return m;
 }
 
-/* Adds a value (skipped when v is not a number: null means not measured). */
+/* Adds a value (skipped when v is NAN: null means not measured). */
 static void add(struct series *s, const char *slug, const char *label, const char *unit,
-                enum direction dir, const json_t *v)
+                enum direction dir, double v)
 {
-    if (!json_is_number(v))
+    if (isnan(v))
         return;
     struct metric *m = metric_get(s, slug, label, unit, dir);
     if (m && m->n < MAX_REPEATS)
-        m->v[m->n++] = json_number_value(v);
+        m->v[m->n++] = v;
 }
 
-/* Bounds of a micro metric from its per-fork array. */
-static void bounds(struct series *s, const char *slug, const json_t *forks)
+/* Bounds of a micro metric from its per-fork values. */
+static void bounds(struct series *s, const char *slug, const struct h2b_model_nums *forks)
 {
     struct metric *m = NULL;
     for (size_t i = 0; i < s->nm; i++) {
         if (strcmp(s->m[i].slug, slug) == 0)
             m = &s->m[i];
     }
-    if (!m || !json_is_array(forks) || json_array_size(forks) < 2)
+    if (!m || forks->n < 2)
         return;
-    size_t i;
-    json_t *v;
-    json_array_foreach(forks, i, v)
-    {
-        if (!json_is_number(v))
-            return;
-        double x = json_number_value(v);
+    for (size_t i = 0; i < forks->n; i++) {
+        double x = forks->v[i];
         if (i == 0 || x < m->lo)
             m->lo = x;
         if (i == 0 || x > m->hi)
@@ -121,88 +119,54 @@ static void bounds(struct series *s, const char *slug, const json_t *forks)
     }
 }
 
-static int add_micro(struct list *l, const json_t *e)
+static int add_micro(struct list *l, const struct h2b_results_micro *e)
 {
-    const char *name = json_string_value(json_object_get(e, "name"));
-    if (!name || json_is_string(json_object_get(e, "error")))
+    if (!e->name || e->error)
         return H2B_OK; /* a failed benchmark has no numbers to track */
-    struct series *s = series_get(l, name);
+    struct series *s = series_get(l, e->name);
     if (!s)
         return H2B_ERR_NOMEM;
-    add(s, "latency", "ns/op", "ns/op", SMALLER, json_object_get(e, "ns_per_op"));
-    const json_t *ns_forks = json_object_get(e, "ns_per_op_forks");
-    bounds(s, "latency", ns_forks ? ns_forks : json_object_get(e, "fork_ns_per_op"));
-    add(s, "p99-latency", "p99", "ns", SMALLER, json_object_get(e, "p99_ns"));
-    const json_t *p99_forks = json_object_get(e, "p99_ns_forks");
-    bounds(s, "p99-latency", p99_forks ? p99_forks : json_object_get(e, "fork_p99_ns"));
-    add(s, "bytes-per-op", "B/op", "B/op", SMALLER, json_object_get(e, "bytes_per_op"));
-    add(s, "allocs-per-op", "allocs/op", "allocs/op", SMALLER, json_object_get(e, "allocs_per_op"));
-    add(s, "instructions", "instructions/op", "instructions/op", SMALLER,
-        json_object_get(e, "instructions_per_op"));
-    const json_t *ns = json_object_get(e, "ns_per_op");
-    if (json_is_number(ns) && json_number_value(ns) > 0) {
-        json_t *ops = json_real(1e9 / json_number_value(ns));
-        if (!ops)
-            return H2B_ERR_NOMEM;
-        add(s, "throughput", "ops/s", "ops/s", BIGGER, ops);
-        json_decref(ops);
-    }
-    const json_t *forks = json_object_get(e, "forks");
-    if (json_is_integer(forks))
-        snprintf(s->extra, sizeof(s->extra), "forks: %lld", (long long)json_integer_value(forks));
+    add(s, "latency", "ns/op", "ns/op", SMALLER, e->ns_per_op);
+    bounds(s, "latency", &e->fork_ns_per_op);
+    add(s, "p99-latency", "p99", "ns", SMALLER, e->p99_ns);
+    bounds(s, "p99-latency", &e->fork_p99_ns);
+    add(s, "bytes-per-op", "B/op", "B/op", SMALLER, e->bytes_per_op);
+    add(s, "allocs-per-op", "allocs/op", "allocs/op", SMALLER, e->allocs_per_op);
+    add(s, "instructions", "instructions/op", "instructions/op", SMALLER, e->instructions_per_op);
+    if (e->ns_per_op > 0)
+        add(s, "throughput", "ops/s", "ops/s", BIGGER, 1e9 / e->ns_per_op);
+    if (!isnan(e->forks))
+        snprintf(s->extra, sizeof(s->extra), "forks: %.0f", e->forks);
     return H2B_OK;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+static int add_cell(struct list *l, const struct h2b_results_cell *c)
 {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
-static int add_cell(struct list *l, const json_t *c)
-{
-    const char *target = json_string_value(json_object_get(c, "target"));
-    const char *client = json_string_value(json_object_get(c, "client"));
-    const json_t *conns = json_object_get(c, "connections");
-    const json_t *streams = json_object_get(c, "streams_requested");
     char name[NAME_MAX_LEN];
-    snprintf(name, sizeof(name), "%s %s c=%lld s=%lld", target ? target : "?",
-             client ? client : "?", (long long)json_integer_value(conns),
-             (long long)json_integer_value(streams));
+    snprintf(name, sizeof(name), "%s %s c=%.0f s=%.0f", c->target ? c->target : "?",
+             c->client ? c->client : "?", c->connections, c->streams_requested);
     struct series *s = series_get(l, name);
     if (!s)
         return H2B_ERR_NOMEM;
-    add(s, "throughput", "req/s", "req/s", BIGGER, json_object_get(c, "req_per_s"));
-    const json_t *lat = json_object_get(c, "latency_ns");
-    add(s, "p50-latency", "p50", "ns", SMALLER, json_object_get(lat, "p50"));
-    add(s, "p99-latency", "p99", "ns", SMALLER, json_object_get(lat, "p99"));
-    /* budgets: every per-request / per-connection number the cell carries */
-    const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)c, key, v)
-    {
-        if (!json_is_number(v) ||
-            !(ends_with(key, "_per_request") || ends_with(key, "_per_connection_kib")))
-            continue;
-        char slug[64], label[64];
-        snprintf(slug, sizeof(slug), "%s", key);
-        for (char *p = slug; *p; p++)
-            *p = *p == '_' ? '-' : *p;
-        snprintf(label, sizeof(label), "%s", key);
-        add(s, slug, label, ends_with(key, "_kib") ? "KiB" : "per request", SMALLER, v);
-    }
-    const json_t *budgets = json_object_get(c, "budgets");
-    json_object_foreach((json_t *)budgets, key, v)
-    {
-        const json_t *val = json_is_object(v) ? json_object_get(v, "measured") : v;
-        if (!json_is_number(val))
-            continue;
-        char slug[64];
-        snprintf(slug, sizeof(slug), "%s", key);
-        for (char *p = slug; *p; p++)
-            *p = *p == '_' ? '-' : *p;
-        add(s, slug, key, ends_with(key, "_kib") ? "KiB" : "per request", SMALLER, val);
-    }
+    add(s, "throughput", "req/s", "req/s", BIGGER, c->req_per_s);
+    add(s, "p50-latency", "p50", "ns", SMALLER, c->latency_ns.p50);
+    add(s, "p99-latency", "p99", "ns", SMALLER, c->latency_ns.p99);
+    const struct h2b_results_budgets *b = &c->budgets;
+    const struct {
+        const char *slug, *label, *unit;
+        double v;
+    } budgets[] = {
+        {"allocs-per-request", "allocs/request", "allocs/request", b->allocs_per_request},
+        {"bytes-per-request", "B/request", "B/request", b->bytes_per_request},
+        {"reads-per-request", "reads/request", "reads/request", b->reads_per_request},
+        {"writes-per-request", "writes/request", "writes/request", b->writes_per_request},
+        {"instructions-per-request", "instructions/request", "instructions/request",
+         !isnan(b->instructions_per_request) ? b->instructions_per_request
+                                             : c->server_instructions_per_request},
+        {"rss-per-connection-kib", "RSS KiB/connection", "KiB", b->rss_per_connection_kib},
+    };
+    for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++)
+        add(s, budgets[i].slug, budgets[i].label, budgets[i].unit, SMALLER, budgets[i].v);
     return H2B_OK;
 }
 
@@ -211,25 +175,37 @@ static int collect(const json_t *doc, struct list *l)
     if (!json_is_object(doc))
         return H2B_ERR_INVAL;
     const json_t *micro = json_object_get(doc, "micro"), *matrix = json_object_get(doc, "matrix");
+    struct h2b_diag d;
+    char path[64];
     int rv = H2B_OK;
-    size_t i;
-    const json_t *e;
     if (json_is_array(micro) || json_is_array(matrix)) {
-        json_array_foreach(micro, i, e)
-        {
+        for (size_t i = 0; rv == H2B_OK && i < json_array_size(micro); i++) {
+            struct h2b_results_micro e;
+            h2b_json_path_index(path, sizeof(path), "micro", i);
+            rv = h2b_results_micro_from_json(json_array_get(micro, i), NULL, path, 0, &e, &d);
             if (rv == H2B_OK)
-                rv = add_micro(l, e);
+                rv = add_micro(l, &e);
+            h2b_results_micro_free(&e);
         }
-        json_array_foreach(matrix, i, e)
-        {
+        for (size_t i = 0; rv == H2B_OK && i < json_array_size(matrix); i++) {
+            struct h2b_results_cell c;
+            h2b_json_path_index(path, sizeof(path), "matrix", i);
+            rv = h2b_results_cell_from_json(json_array_get(matrix, i), NULL, path, 0, &c, &d);
             if (rv == H2B_OK)
-                rv = add_cell(l, e);
+                rv = add_cell(l, &c);
+            h2b_results_cell_free(&c);
         }
         return rv;
     }
-    if (json_object_get(doc, "req_per_s") && json_object_get(doc, "latency_ns"))
-        return add_cell(l, doc); /* an h2bench load --json document */
-    return H2B_ERR_INVAL;
+    const char *schema = json_string_value(json_object_get(doc, "schema"));
+    if (!schema || strcmp(schema, H2B_RESULTS_LOAD_SCHEMA) != 0)
+        return H2B_ERR_INVAL;
+    struct h2b_results_load ld;
+    rv = h2b_results_load_from_json(doc, NULL, &ld, &d);
+    if (rv == H2B_OK)
+        rv = add_cell(l, &ld.cell);
+    h2b_results_load_free(&ld);
+    return rv == H2B_ERR_PARSE ? H2B_ERR_INVAL : rv;
 }
 
 static int cmp_double(const void *a, const void *b)

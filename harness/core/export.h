@@ -16,8 +16,8 @@
  *   micro:  latency (ns/op, bounds: fastest and slowest fork), p99-latency (ns), bytes-per-op,
  *           allocs-per-op, instructions (per op); GAB bigger-is-better: ops/s.
  *   cells:  throughput (req/s; GAB bigger-is-better), p50-latency and p99-latency (ns), and
- *           every per-request or per-connection budget the cell carries (*_per_request,
- *           *_per_connection_kib), named with '-' for '_'.
+ *           the budgets the cell carries: allocs-, bytes-, reads-, writes- and
+ *           instructions-per-request, rss-per-connection-kib.
  */
 #ifndef H2B_EXPORT_H
 #define H2B_EXPORT_H

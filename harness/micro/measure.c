@@ -19,6 +19,7 @@
  * brackets n and 4n calls with callgrind client requests; the parent reads the dumps.
  */
 #include "clock.h"
+#include "rand.h"
 #include "env.h"
 #include "error.h"
 #include "runner.h"
@@ -163,15 +164,6 @@ static void end(struct h2b_micro_state *st)
     st->data = NULL;
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
 /* Warm-up; returns the estimated ns per call (> 0). */
 static double warm_up(struct h2b_micro_state *st, uint64_t warmup_ns)
 {
@@ -220,7 +212,7 @@ static void time_pass(struct h2b_micro_state *st, const struct h2b_micro_config 
     f->epochs = 0;
     f->ops = 0;
     for (unsigned e = 0; e < epochs; e++) {
-        double jitter = 1.0 + 0.2 * (double)(xorshift(&rng) >> 11) / 9007199254740992.0;
+        double jitter = 1.0 + 0.2 * (double)(h2b_rand_xorshift64(&rng) >> 11) / 9007199254740992.0;
         uint64_t n = calls_for(*est / jitter, target, 1, UINT64_C(1) << 40);
         uint64_t c0 = h2b_clock_thread_cpu_ns();
         uint64_t t0 = h2b_clock_now_ns();
