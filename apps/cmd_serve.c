@@ -25,7 +25,8 @@ static void usage(FILE *f)
             "  --host HOST             address to bind (default 127.0.0.1)\n"
             "  --port N                port, 0 = ephemeral (default 0)\n"
             "  --threads N             worker threads (default: online CPUs, or CPUs in --cpus)\n"
-            "  --cpus LIST             pin worker i to the i-th CPU of LIST (e.g. 0 or 0-3)\n"
+            "  --cpus LIST             pin worker i to the i-th CPU of LIST (e.g. 0 or 0-3);\n"
+            "                          the --h3 thread shares the first one\n"
             "  --max-streams N         SETTINGS_MAX_CONCURRENT_STREAMS (default 256)\n"
             "  --window SIZE           stream receive window, e.g. 1M (default 1M)\n"
             "  --conn-window SIZE      connection receive window (default 16M)\n"
@@ -270,6 +271,8 @@ int h2b_cmd_serve(int argc, char **argv)
         hc.max_body = cfg.conn.max_body;
         hc.drain_ns = cfg.drain_ns;
         hc.retry = h3_retry;
+        if (cfg.pin)
+            hc.cpu = h2b_cpu_nth(&cfg.cpus, 0); /* beside the first worker */
         rc = h2b_h3_server_start(&h3s, &hc, &cfg.port, err, sizeof err);
         if (rc != H2B_OK) {
             fprintf(stderr, "h2bench serve: --h3: %s\n", err[0] ? err : h2b_strerror(rc));

@@ -31,6 +31,7 @@
 #include "h3server.h"
 
 #include "clock.h"
+#include "cpu.h"
 #include "error.h"
 #include "h3quic.h"
 #include "h3tls.h"
@@ -1380,6 +1381,8 @@ static void *server_main(void *arg)
 {
     struct h2b_h3_server *s = arg;
     pthread_setname_np(pthread_self(), "h2b-h3");
+    if (s->cfg.cpu >= 0)
+        h2b_cpu_pin_self_to(s->cfg.cpu);
     struct epoll_event evs[4];
     s->now = h2b_clock_now_ns();
     for (;;) {
@@ -1389,8 +1392,11 @@ static void *server_main(void *arg)
             break;
         uint64_t d = again ? s->now : next_deadline(s);
         s->now = h2b_clock_now_ns();
-        int ms = d > s->now ? (int)((d - s->now + H2B_NS_PER_MS - 1) / H2B_NS_PER_MS) : 0;
-        int n = epoll_wait(s->epfd, evs, 4, ms);
+        /* ns resolution: ngtcp2's pacing asks for sub-millisecond waits at high rates */
+        uint64_t ns = d > s->now ? d - s->now : 0;
+        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
+                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
+        int n = epoll_pwait2(s->epfd, evs, 4, &ts, NULL);
         s->now = h2b_clock_now_ns();
         for (int i = 0; i < n; i++) {
             if (evs[i].data.fd == s->evfd) {
@@ -1435,6 +1441,7 @@ void h2b_h3_server_config_defaults(struct h2b_h3_server_config *cfg)
     cfg->max_body = 1ULL << 30;
     cfg->drain_ns = 3 * H2B_NS_PER_SEC;
     cfg->retry = true;
+    cfg->cpu = -1;
 }
 
 static void bufsize(int fd, int opt_force, int opt)

@@ -33,6 +33,7 @@ struct h2b_h3_server_config {
     uint64_t drain_ns;             /* on stop: GOAWAY, then wait this long for streams (3 s) */
     bool retry;                    /* address validation: every new connection needs a Retry
                                     * token first (default true) */
+    int cpu;                       /* pin the server thread to this CPU; -1: not pinned */
 };
 
 /* Fills cfg with the defaults above. */
