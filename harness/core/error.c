@@ -5,6 +5,9 @@
  */
 #include "error.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 const char *h2b_strerror(int code)
 {
     switch (code) {
@@ -55,4 +58,12 @@ int h2b_exit_code(int rv)
     default:
         return H2B_EXIT_RUNTIME;
     }
+}
+
+void h2b_reason(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
 }

@@ -7,6 +7,8 @@
 #ifndef H2B_ERROR_H
 #define H2B_ERROR_H
 
+#include <stddef.h>
+
 enum h2b_error {
     H2B_OK = 0,
     H2B_ERR_INVAL = -1,       /* an argument or option is invalid */
@@ -37,5 +39,10 @@ enum h2b_exit { H2B_EXIT_OK = 0, H2B_EXIT_FAIL = 1, H2B_EXIT_USAGE = 2, H2B_EXIT
  * report an input file they cannot read as H2B_ERR_NOTFOUND, so that IO always means "could not
  * write or run". */
 int h2b_exit_code(int rv);
+
+/* Formats a reason (a human-readable "why", for a note or a failed cell) into buf: reasons
+ * quote logs, paths and other tools' messages, so a long one is cut to size - 1 bytes, which is
+ * not an error (vsnprintf: the compiler cannot prove every quoted text fits, and it need not). */
+void h2b_reason(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -82,15 +82,8 @@ int h2b_budget_metric_find(const char *name)
     return -1;
 }
 
-static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
+/* Reasons are cut to their buffer (core/error.h). */
+#define say h2b_reason
 
 /* ---- the driver ---- */
 

@@ -60,17 +60,6 @@ struct h2b_run_prof {
 
 static const char *const side_names[NSIDES] = {"server", "client"};
 
-/* A reason quotes perf's messages; a long one is cut, not an error (vsnprintf: the compiler
- * cannot prove every quoted message fits, and it need not). */
-static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
-
 int h2b_run_prof_new(struct h2b_run_prof **out, const struct h2b_scenario *s, const char *filter,
                      bool client, const struct h2b_cell *cells, size_t ncells,
                      const char *results_path, char *msg, size_t msg_size)
@@ -190,12 +179,13 @@ void h2b_run_prof_begin(struct h2b_run_prof *p, size_t i, const struct h2b_cell 
         }
     }
     if (!p->available)
-        say(cp->reason[SIDE_SERVER], sizeof(cp->reason[0]), "profile: %s", p->unavailable);
+        h2b_reason(cp->reason[SIDE_SERVER], sizeof(cp->reason[0]), "profile: %s", p->unavailable);
     else if (target_pid <= 0)
-        say(cp->reason[SIDE_SERVER], sizeof(cp->reason[0]),
-            "profile: the target is a URL, no process of ours to record");
+        h2b_reason(cp->reason[SIDE_SERVER], sizeof(cp->reason[0]),
+                   "profile: the target is a URL, no process of ours to record");
     if (p->client && !p->available)
-        say(cp->reason[SIDE_CLIENT], sizeof(cp->reason[0]), "client profile: %s", p->unavailable);
+        h2b_reason(cp->reason[SIDE_CLIENT], sizeof(cp->reason[0]), "client profile: %s",
+                   p->unavailable);
     p->active = p->available;
     p->cur = i;
     p->started = false;
@@ -217,8 +207,8 @@ void h2b_run_prof_tick(struct h2b_run_prof *p)
         struct h2b_prof_rec_opts o = {
             .pid = p->pid[s], .max_s = p->max_s, .dir = p->dir, .name = p->stem[s]};
         if (h2b_prof_rec_start(&p->rec[s], &o, &d) != H2B_OK)
-            say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s",
-                s == SIDE_CLIENT ? "client " : "", d.message);
+            h2b_reason(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s",
+                       s == SIDE_CLIENT ? "client " : "", d.message);
     }
 }
 
@@ -237,7 +227,7 @@ static void finish_side(struct h2b_run_prof *p, int s, double recorded_s)
     snprintf(path, sizeof(path), "%s/%s.perf.err", p->dir, p->stem[s]);
     unlink(path);
     if (rc) {
-        say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who, d.message);
+        h2b_reason(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who, d.message);
         return;
     }
     snprintf(folded, sizeof(folded), "%s/%s.folded", p->rel, p->stem[s]);
@@ -260,11 +250,11 @@ static void finish_side(struct h2b_run_prof *p, int s, double recorded_s)
                                  &d);
         cp->side[s].base.present = rc == H2B_OK;
         if (rc)
-            say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who, d.message);
+            h2b_reason(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who, d.message);
         json_decref(sum);
     } else {
-        say(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who,
-            d.message[0] ? d.message : h2b_strerror(rc));
+        h2b_reason(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who,
+                   d.message[0] ? d.message : h2b_strerror(rc));
     }
     h2b_prof_del(prof);
 }
@@ -277,9 +267,9 @@ void h2b_run_prof_end(struct h2b_run_prof *p)
     if (!p->started) {
         for (int s = 0; s < NSIDES; s++)
             if (p->pid[s] > 0 && !cp->reason[s][0])
-                say(cp->reason[s], sizeof(cp->reason[s]),
-                    "%sprofile: the cell ended before its warm-up did",
-                    s == SIDE_CLIENT ? "client " : "");
+                h2b_reason(cp->reason[s], sizeof(cp->reason[s]),
+                           "%sprofile: the cell ended before its warm-up did",
+                           s == SIDE_CLIENT ? "client " : "");
         p->active = false;
         return;
     }

@@ -78,17 +78,8 @@ struct run {
     bool bar_shown;
 };
 
-/* Formats a reason into buf; reasons quote logs and paths, and a long one is cut, not an error
- * (vsnprintf: the compiler cannot prove every quoted path fits, and it need not). */
-static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
+/* Reasons are cut to their buffer (core/error.h). */
+#define say h2b_reason
 
 /* Ctrl-C: the client (same process group) gets it too and ends its cell early; the runner
  * records that cell, runs no more, stops the targets and writes what it has. */
