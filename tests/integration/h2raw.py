@@ -417,6 +417,11 @@ class Runner:
             answered += got
             closed += c.closed
         waits = close_wait_count(self.port)
+        for _ in range(30):  # a close may still be on its way (slow sanitizer builds)
+            if waits == 0:
+                break
+            time.sleep(0.1)
+            waits = close_wait_count(self.port)
         fresh = self.conn()
         body = fresh.get_body("/hello", timeout=3)
         fresh.close()

@@ -70,17 +70,24 @@ cat "$TMP/echo-budget.raw"
 echo "RSS growth under 200 zero-window echo streams: no budget ${free_grow} KiB, --memory-budget 32M ${budget_grow} KiB"
 expect_eq "echo flood without budget" "$(grep -c '^rc=0' "$TMP/echo-free.raw")" 1
 expect_eq "echo flood with budget" "$(grep -c '^rc=0' "$TMP/echo-budget.raw")" 1
-# the comparison can fail: without a budget the streams really hold their bytes
-expect_eq "without a budget RSS grows past 100 MiB (${free_grow} KiB)" "$((free_grow > 102400))" 1
-# the budget counts the free lists too; + 2 workers x 2 MiB of grants + sessions and malloc
-expect_eq "with --memory-budget 32M RSS grows under 38 MiB (${budget_grow} KiB)" \
-    "$((budget_grow < 38912))" 1
 # the per-connection cap alone: 20 connections x 1 MiB
 conn_grow=$(rss_growth echo-conn 1 --memory-budget 0 --echo-conn-buffer 1M)
 cat "$TMP/echo-conn.raw"
 expect_eq "echo flood with --echo-conn-buffer 1M" "$(grep -c '^rc=0' "$TMP/echo-conn.raw")" 1
-expect_eq "with --echo-conn-buffer 1M RSS grows under 28 MiB (${conn_grow} KiB)" \
-    "$((conn_grow < 28672))" 1
+# ASan's quarantine and shadow memory keep freed buffers in RSS: the bounds are checked in
+# ordinary builds only (the resets and the refusals are checked everywhere).
+if "$H2BENCH" --version | grep -q sanitizers; then
+    echo "echo RSS bounds not checked: sanitizer build"
+else
+    # the comparison can fail: without a budget the streams really hold their bytes
+    expect_eq "without a budget RSS grows past 100 MiB (${free_grow} KiB)" \
+        "$((free_grow > 102400))" 1
+    # the budget counts the free lists too; + 2 workers x 2 MiB of grants, sessions, malloc
+    expect_eq "with --memory-budget 32M RSS grows under 38 MiB (${budget_grow} KiB)" \
+        "$((budget_grow < 38912))" 1
+    expect_eq "with --echo-conn-buffer 1M RSS grows under 28 MiB (${conn_grow} KiB)" \
+        "$((conn_grow < 28672))" 1
+fi
 
 start_serve maxconn --threads 1 --max-connections 2 || { finish; exit; }
 $RAW 127.0.0.1 "$(url_port "$SERVE_URL")" max_connections >"$TMP/maxconn.out" 2>&1; rc=$?
