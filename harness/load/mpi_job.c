@@ -33,6 +33,7 @@
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,28 @@ int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg
             "--total-rps %g over %d ranks gives %g requests/s per rank, below its %u "
             "thread(s): each thread needs at least 1 request/s",
             cfg->rate, n, mine.rate, mine.threads);
+    /* -r/--rate (h2load's ramp: connections started per period) is a job total too. */
+    if (cfg->conn_rate > 0 && cfg->conn_rate < (uint32_t)n)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "-r %u over %d ranks: every rank needs at least one new connection "
+                              "per period (-r is the job's total)",
+                              cfg->conn_rate, n);
+    if (cfg->conn_rate > 0)
+        cfg->conn_rate = (uint32_t)share(cfg->conn_rate, r, n);
+    /* --log-file: hosts cannot share one file, so every rank writes its own rows to
+     * PATH.rankN (concatenated they are the job's rows, in h2load's format). */
+    if (cfg->log_fd >= 0) {
+        char path[4096];
+        close(cfg->log_fd);
+        cfg->log_fd = -1;
+        unlink(cfg->log_path); /* the parser created it on every host; ENOENT is fine */
+        if ((size_t)snprintf(path, sizeof(path), "%s.rank%d", cfg->log_path, r) >= sizeof(path))
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--log-file: path too long");
+        cfg->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (cfg->log_fd < 0)
+            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--log-file: cannot open %s: %s",
+                                  path, strerror(errno));
+    }
     cfg->connections = mine.connections;
     cfg->threads = mine.threads;
     if (!cfg->duration_ns)

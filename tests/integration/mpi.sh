@@ -45,6 +45,24 @@ expect_eq "merged max is the ranks' max" "$(jq .latency_ns.max "$TMP/job.json")"
 expect_eq "merged min is the ranks' min" "$(jq .latency_ns.min "$TMP/job.json")" \
     "$(jq -s 'map(.latency_ns.min) | min' "$TMP"/part.rank*.json)"
 
+# The merge is exact: h2bench merge of the ranks' own files, offline, gives the same percentiles.
+"$H2BENCH" merge "$TMP"/part.rank0.json "$TMP"/part.rank1.json --json "$TMP/offline.json" \
+    >/dev/null 2>"$TMP/merge.err"
+expect_eq "offline merge exits 0" "$?" 0
+for h in latency_ns service_ns ttfb_ns connect_ns; do
+    expect_eq "merged $h equals the offline merge" "$(jq -c ".$h" "$TMP/job.json")" \
+        "$(jq -c ".$h" "$TMP/offline.json")"
+done
+expect_eq "merged counts equal the offline merge" \
+    "$(jq -c '[.succeeded, .failed, .requests, .traffic.total]' "$TMP/job.json")" \
+    "$(jq -c '[.succeeded, .failed, .requests, .traffic.total]' "$TMP/offline.json")"
+
+# --log-file: each rank writes its own rows (PATH.rankN), together one row per request.
+"${MPIRUN[@]}" "$H2BENCH" load -n 2000 -c 4 "$URL" --log-file "$TMP/rows.tsv" >"$TMP/log.out" 2>&1
+expect_eq "load --log-file under mpirun exits 0" "$?" 0
+expect_eq "one row per request over the rank files" "$(cat "$TMP"/rows.tsv.rank* | wc -l)" 2000
+expect_eq "no shared file left half-written" "$(test -e "$TMP/rows.tsv" && echo yes || echo no)" no
+
 # Open loop: 400 req/s for the job, 200 per rank; the merged offered load is the job's.
 "${MPIRUN[@]}" "$H2BENCH" load --total-rps 400 -D 2 -c 4 "$URL" --json "$TMP/rate.json" \
     >"$TMP/rate.out" 2>&1
