@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
+#include "fs.h"
 #include "probe.h"
 #include "runner.h"
 
@@ -115,12 +116,10 @@ int h2b_cmd_run(int argc, char **argv)
     o.scenario = argv[optind];
 
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) {
+    if (h2b_self_exe(self, sizeof(self)) != H2B_OK) {
         fprintf(stderr, "h2bench run: cannot find this executable (/proc/self/exe)\n");
         return H2B_EXIT_RUNTIME;
     }
-    self[n] = '\0';
     o.self = self;
 
     if (h2b_probe_global_init() != H2B_OK) {

@@ -458,7 +458,7 @@ int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *hea
     } else if (base->count == 0 || head->count == 0) {
         h2b_buf_printf(&why, "no micro benchmarks on the %s side", base->count ? "head" : "base");
     }
-    if (why.len || why.failed) {
+    if (why.len || why.err) {
         rv = h2b_buf_finish(&why, &r->invalid_reason);
         r->exit_code = 3;
         goto out;

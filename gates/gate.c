@@ -17,6 +17,8 @@
 #include "buf.h"
 #include "clock.h"
 #include "error.h"
+#include "fs.h"
+#include "stats.h"
 #include "results.h"
 
 #include <errno.h>
@@ -253,14 +255,9 @@ int h2b_gate_runner_path(const struct h2b_gate_runner *r, char *buf, size_t size
         return H2B_OK;
     }
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n < 0)
+    if (h2b_self_dir(self, sizeof(self)) != H2B_OK)
         return H2B_ERR_SYS;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
-    int len = snprintf(buf, size, "%s/h2bench", slash ? self : ".");
+    int len = snprintf(buf, size, "%s/h2bench", self);
     return len < 0 || (size_t)len >= size ? H2B_ERR_RANGE : H2B_OK;
 }
 
@@ -1030,18 +1027,6 @@ int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out)
 
 /* ---------------------------------------------------------------- proposals */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The observation of name in run s (the first, if a file repeats a name), or NULL. */
 static const struct h2b_gate_obs *find_obs(const struct h2b_gate_set *s, const char *name)
 {
@@ -1070,7 +1055,7 @@ static bool median_of(const struct h2b_gate_obs *const *obs, size_t n, int m, do
     }
     if (n == 0)
         return false;
-    *out = median(tmp, n);
+    *out = h2b_stats_median(tmp, n);
     return true;
 }
 

@@ -12,7 +12,7 @@
  */
 #include "chart.h"
 #include "error.h"
-#include "strbuf.h"
+#include "buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +36,7 @@ const char *h2b_chart_template(const char *name)
 }
 
 int h2b_chart_expand(const char *tmpl, const struct h2b_chart_var *vars, size_t nvars,
-                     struct h2b_strbuf *out)
+                     struct h2b_buf *out)
 {
     const char *p = tmpl;
     for (;;) {
@@ -46,7 +46,7 @@ int h2b_chart_expand(const char *tmpl, const struct h2b_chart_var *vars, size_t 
         const char *close = strstr(open + 2, "}}");
         if (close == NULL)
             break;
-        h2b_strbuf_append(out, p, (size_t)(open - p));
+        h2b_buf_append(out, p, (size_t)(open - p));
         size_t klen = (size_t)(close - open - 2);
         const char *value = NULL;
         for (size_t i = 0; i < nvars; i++) {
@@ -57,55 +57,55 @@ int h2b_chart_expand(const char *tmpl, const struct h2b_chart_var *vars, size_t 
         }
         if (value == NULL)
             return H2B_ERR_NOTFOUND;
-        h2b_strbuf_puts(out, value);
+        h2b_buf_puts(out, value);
         p = close + 2;
     }
-    h2b_strbuf_puts(out, p);
-    return h2b_strbuf_error(out);
+    h2b_buf_puts(out, p);
+    return h2b_buf_error(out);
 }
 
-void h2b_chart_quote(struct h2b_strbuf *out, const char *s)
+void h2b_chart_quote(struct h2b_buf *out, const char *s)
 {
-    h2b_strbuf_puts(out, "'");
+    h2b_buf_puts(out, "'");
     for (const char *p = s; *p; p++) {
         unsigned char ch = (unsigned char)*p;
         if (ch == '\'')
-            h2b_strbuf_puts(out, "''");
+            h2b_buf_puts(out, "''");
         else if (ch == '`')
             continue; /* inert between single quotes; dropped so no copy of it can ever run */
         else if (ch < 0x20 || ch == 0x7f)
-            h2b_strbuf_puts(out, " "); /* a newline would end the command */
+            h2b_buf_puts(out, " "); /* a newline would end the command */
         else
-            h2b_strbuf_append(out, p, 1);
+            h2b_buf_append(out, p, 1);
     }
-    h2b_strbuf_puts(out, "'");
+    h2b_buf_puts(out, "'");
 }
 
 #define MAX_VARS 24
 
 int h2b_chart_script(const char *name, const char *tmpl, const char *title,
-                     const struct h2b_chart_var *vars, size_t nvars, struct h2b_strbuf *out)
+                     const struct h2b_chart_var *vars, size_t nvars, struct h2b_buf *out)
 {
     const char *head = h2b_chart_template("head"), *tail = h2b_chart_template("tail");
     const char *body = h2b_chart_template(tmpl);
     if (head == NULL || tail == NULL || body == NULL || nvars > MAX_VARS - 5)
         return H2B_ERR_NOTFOUND;
-    struct h2b_strbuf qtitle;
-    h2b_strbuf_init(&qtitle);
+    struct h2b_buf qtitle;
+    h2b_buf_init(&qtitle);
     h2b_chart_quote(&qtitle, title);
     struct h2b_chart_var all[MAX_VARS] = {
-        {"NAME", name},   {"TEMPLATE", tmpl}, {"TITLE", h2b_strbuf_str(&qtitle)},
+        {"NAME", name},   {"TEMPLATE", tmpl}, {"TITLE", h2b_buf_str(&qtitle)},
         {"WIDTH", "960"}, {"HEIGHT", "560"},
     };
     memcpy(all + 5, vars, nvars * sizeof(*vars));
-    int rc = h2b_strbuf_error(&qtitle);
+    int rc = h2b_buf_error(&qtitle);
     if (rc || (rc = h2b_chart_expand(head, all, nvars + 5, out)) ||
         (rc = h2b_chart_expand(body, all, nvars + 5, out)) ||
         (rc = h2b_chart_expand(tail, all, nvars + 5, out))) {
-        h2b_strbuf_free(&qtitle);
+        h2b_buf_free(&qtitle);
         return rc;
     }
-    h2b_strbuf_free(&qtitle);
+    h2b_buf_free(&qtitle);
     return H2B_OK;
 }
 

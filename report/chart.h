@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-struct h2b_strbuf;
+struct h2b_buf;
 
 struct h2b_chart_template {
     const char *name; /* file stem in report/templates/ */
@@ -34,20 +34,20 @@ struct h2b_chart_var {
  * H2B_ERR_NOTFOUND when tmpl names a key that vars lacks (a template bug caught by the tests),
  * or the buffer's error. */
 int h2b_chart_expand(const char *tmpl, const struct h2b_chart_var *vars, size_t nvars,
-                     struct h2b_strbuf *out);
+                     struct h2b_buf *out);
 
 /* Appends s to out as one gnuplot single-quoted string literal: the only way any text from a
  * results or scenario file enters a gnuplot script. Inside single quotes gnuplot expands
  * neither backquotes (command substitution) nor @macros nor backslash escapes; a ' is doubled,
  * backquotes are dropped and control characters become spaces (a newline would end the
  * command). */
-void h2b_chart_quote(struct h2b_strbuf *out, const char *s);
+void h2b_chart_quote(struct h2b_buf *out, const char *s);
 
 /* Appends the whole script for chart name from template tmpl (head + tmpl + tail). vars must
  * define every key the three use (TITLE, NAME, TEMPLATE, WIDTH, HEIGHT are filled in here;
  * TITLE as a quoted literal, h2b_chart_quote). name and tmpl are the program's own file stems. */
 int h2b_chart_script(const char *name, const char *tmpl, const char *title,
-                     const struct h2b_chart_var *vars, size_t nvars, struct h2b_strbuf *out);
+                     const struct h2b_chart_var *vars, size_t nvars, struct h2b_buf *out);
 
 /* Runs `gnuplot SCRIPT...` with dir as working directory, stdout and stderr into dir/log_name.
  * gnuplot names the binary (looked up in PATH when it has no slash). Returns H2B_OK;

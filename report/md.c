@@ -25,14 +25,14 @@
 #define MAX_REPEATS 256
 #define B(x) char x[64]
 
-static void chart(const struct h2b__report *rep, struct h2b_strbuf *o, enum h2b__chart_kind kind)
+static void chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind)
 {
     if (!rep->charts_rendered)
         return;
     for (size_t i = 0; i < rep->n_charts; i++) {
         const struct h2b__chart *c = &rep->charts[i];
         if (c->kind == kind)
-            h2b_strbuf_printf(o, "\n![%s](%s.png) ([SVG](%s.svg))\n", c->alt, c->name, c->name);
+            h2b_buf_printf(o, "\n![%s](%s.png) ([SVG](%s.svg))\n", c->alt, c->name, c->name);
     }
 }
 
@@ -48,25 +48,25 @@ static long env_long(const struct h2b_rdata_results *r, const char *key)
     return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
 
-static void title(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void title(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
-    h2b_strbuf_printf(o, "# h2bench performance report: %s\n\n", r->scenario_name);
-    h2b_strbuf_printf(o, "Measured %s with %s %s", r->created, r->tool_name, r->tool_version);
+    h2b_buf_printf(o, "# h2bench performance report: %s\n\n", r->scenario_name);
+    h2b_buf_printf(o, "Measured %s with %s %s", r->created, r->tool_name, r->tool_version);
     if (r->git_commit)
-        h2b_strbuf_printf(o, " (commit `%s`)", r->git_commit);
-    h2b_strbuf_printf(o, "; results `%s`.", h2b__basename(r->path));
+        h2b_buf_printf(o, " (commit `%s`)", r->git_commit);
+    h2b_buf_printf(o, "; results `%s`.", h2b__basename(r->path));
     if (rep->n_runs > 1)
-        h2b_strbuf_printf(o,
-                          " The History section covers %zu runs; every other section "
-                          "describes the last one.",
-                          rep->n_runs);
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_printf(o,
+                       " The History section covers %zu runs; every other section "
+                       "describes the last one.",
+                       rep->n_runs);
+    h2b_buf_puts(o, "\n");
     if (!rep->charts_rendered)
-        h2b_strbuf_printf(o,
-                          "\n> **Charts not rendered:** %s. Their gnuplot scripts and data "
-                          "are in this directory; run `gnuplot *.gp` here to draw them.\n",
-                          rep->charts_note);
+        h2b_buf_printf(o,
+                       "\n> **Charts not rendered:** %s. Their gnuplot scripts and data "
+                       "are in this directory; run `gnuplot *.gp` here to draw them.\n",
+                       rep->charts_note);
 }
 
 static long count_repeats(const struct h2b_rdata_results *r)
@@ -79,61 +79,61 @@ static long count_repeats(const struct h2b_rdata_results *r)
     return max + 1;
 }
 
-static void method(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void method(const struct h2b__report *rep, struct h2b_buf *o)
 {
     static const char *const known[] = {"cpu_model",  "cpus",     "kernel",  "compiler",
                                         "build_type", "nghttp2",  "openssl", "perf_counters",
                                         "pinning",    "warnings", NULL};
     const struct h2b_rdata_results *r = rep->head;
-    h2b_strbuf_puts(o, "\n## Method\n\n");
-    h2b_strbuf_printf(o, "- **Scenario:** `%s`", r->scenario_name);
+    h2b_buf_puts(o, "\n## Method\n\n");
+    h2b_buf_printf(o, "- **Scenario:** `%s`", r->scenario_name);
     if (r->scenario_file)
-        h2b_strbuf_printf(o, " from `%s`", r->scenario_file);
+        h2b_buf_printf(o, " from `%s`", r->scenario_file);
     if (r->scenario_sha256)
-        h2b_strbuf_printf(o, " (sha256 `%.12s`)", r->scenario_sha256);
-    h2b_strbuf_printf(o, ", measured %s.\n", r->created);
+        h2b_buf_printf(o, " (sha256 `%.12s`)", r->scenario_sha256);
+    h2b_buf_printf(o, ", measured %s.\n", r->created);
     const char *cpu = env_str(r, "cpu_model");
     long cpus = env_long(r, "cpus");
-    h2b_strbuf_printf(o, "- **Machine:** %s", cpu ? cpu : "unknown CPU");
+    h2b_buf_printf(o, "- **Machine:** %s", cpu ? cpu : "unknown CPU");
     if (cpus > 0)
-        h2b_strbuf_printf(o, ", %ld CPU%s", cpus, cpus == 1 ? "" : "s");
+        h2b_buf_printf(o, ", %ld CPU%s", cpus, cpus == 1 ? "" : "s");
     const char *kernel = env_str(r, "kernel");
     if (kernel)
-        h2b_strbuf_printf(o, ", %s%s", strncmp(kernel, "Linux", 5) == 0 ? "" : "Linux ", kernel);
-    h2b_strbuf_puts(o, ".\n");
+        h2b_buf_printf(o, ", %s%s", strncmp(kernel, "Linux", 5) == 0 ? "" : "Linux ", kernel);
+    h2b_buf_puts(o, ".\n");
     const char *bt = env_str(r, "build_type");
-    h2b_strbuf_printf(o, "- **Build:** %s, %s build",
-                      env_str(r, "compiler") ? env_str(r, "compiler") : "unknown compiler",
-                      bt ? bt : "unknown");
+    h2b_buf_printf(o, "- **Build:** %s, %s build",
+                   env_str(r, "compiler") ? env_str(r, "compiler") : "unknown compiler",
+                   bt ? bt : "unknown");
     if (env_str(r, "nghttp2"))
-        h2b_strbuf_printf(o, "; nghttp2 %s", env_str(r, "nghttp2"));
+        h2b_buf_printf(o, "; nghttp2 %s", env_str(r, "nghttp2"));
     if (env_str(r, "openssl"))
-        h2b_strbuf_printf(o, ", OpenSSL %s", env_str(r, "openssl"));
-    h2b_strbuf_puts(o, ".");
+        h2b_buf_printf(o, ", OpenSSL %s", env_str(r, "openssl"));
+    h2b_buf_puts(o, ".");
     if (bt && strcmp(bt, "Release") != 0)
-        h2b_strbuf_printf(o, " **Not a Release build: these numbers do not count for gates.**");
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_printf(o, " **Not a Release build: these numbers do not count for gates.**");
+    h2b_buf_puts(o, "\n");
     json_t *pin = json_object_get(r->env, "pinning");
     json_t *srv = json_object_get(pin, "server"), *cli = json_object_get(pin, "client");
     if (json_is_string(srv) && json_is_string(cli))
-        h2b_strbuf_printf(o, "- **Pinning:** servers on CPU %s, the client on CPU %s.\n",
-                          json_string_value(srv), json_string_value(cli));
+        h2b_buf_printf(o, "- **Pinning:** servers on CPU %s, the client on CPU %s.\n",
+                       json_string_value(srv), json_string_value(cli));
     else
-        h2b_strbuf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
-                           "names the CPUs of each target and of the client).\n");
+        h2b_buf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
+                        "names the CPUs of each target and of the client).\n");
     json_t *pc = json_object_get(r->env, "perf_counters");
     if (json_is_boolean(pc))
-        h2b_strbuf_printf(o, "- **Hardware counters:** %s.\n",
-                          json_is_true(pc) ? "available (instructions/op from perf_event_open)"
-                                           : "not available on this machine; instructions/op "
-                                             "only where callgrind measured them");
+        h2b_buf_printf(o, "- **Hardware counters:** %s.\n",
+                       json_is_true(pc) ? "available (instructions/op from perf_event_open)"
+                                        : "not available on this machine; instructions/op "
+                                          "only where callgrind measured them");
     if (r->n_cells > 0) {
         long reps = count_repeats(r);
-        h2b_strbuf_printf(o,
-                          "- **Repeats:** each matrix cell measured %ld time%s, targets "
-                          "alternating within each cell%s.\n",
-                          reps, reps == 1 ? "" : "s",
-                          reps > 1 ? "; tables show the median of the repeats" : "");
+        h2b_buf_printf(o,
+                       "- **Repeats:** each matrix cell measured %ld time%s, targets "
+                       "alternating within each cell%s.\n",
+                       reps, reps == 1 ? "" : "s",
+                       reps > 1 ? "; tables show the median of the repeats" : "");
     }
     if (r->n_micro > 0) {
         long fmin = -1, fmax = -1;
@@ -145,16 +145,16 @@ static void method(const struct h2b__report *rep, struct h2b_strbuf *o)
                 fmax = f;
         }
         if (fmin > 0 && fmin == fmax)
-            h2b_strbuf_printf(o,
-                              "- **Forks:** every component benchmark ran in %ld fresh "
-                              "process%s; percentiles merged across forks from histograms, "
-                              "never averaged.\n",
-                              fmin, fmin == 1 ? "" : "es");
+            h2b_buf_printf(o,
+                           "- **Forks:** every component benchmark ran in %ld fresh "
+                           "process%s; percentiles merged across forks from histograms, "
+                           "never averaged.\n",
+                           fmin, fmin == 1 ? "" : "es");
         else if (fmin > 0)
-            h2b_strbuf_printf(o,
-                              "- **Forks:** %ld to %ld fresh processes per component "
-                              "benchmark; percentiles merged across forks from histograms.\n",
-                              fmin, fmax);
+            h2b_buf_printf(o,
+                           "- **Forks:** %ld to %ld fresh processes per component "
+                           "benchmark; percentiles merged across forks from histograms.\n",
+                           fmin, fmax);
     }
     /* Anything else the producer recorded in env, so no fingerprint field is silently lost. */
     const char *key;
@@ -167,32 +167,32 @@ static void method(const struct h2b__report *rep, struct h2b_strbuf *o)
             is_known = is_known || strcmp(*k, key) == 0;
         if (is_known || !(json_is_string(v) || json_is_number(v) || json_is_boolean(v)))
             continue;
-        h2b_strbuf_printf(o, "%s%s ", first ? "- **Also recorded:** " : ", ", key);
+        h2b_buf_printf(o, "%s%s ", first ? "- **Also recorded:** " : ", ", key);
         if (json_is_string(v))
-            h2b_strbuf_printf(o, "`%s`", json_string_value(v));
+            h2b_buf_printf(o, "`%s`", json_string_value(v));
         else if (json_is_integer(v))
-            h2b_strbuf_printf(o, "%lld", (long long)json_integer_value(v));
+            h2b_buf_printf(o, "%lld", (long long)json_integer_value(v));
         else if (json_is_real(v))
-            h2b_strbuf_printf(o, "%g", json_real_value(v));
+            h2b_buf_printf(o, "%g", json_real_value(v));
         else
-            h2b_strbuf_puts(o, json_is_true(v) ? "true" : "false");
+            h2b_buf_puts(o, json_is_true(v) ? "true" : "false");
         first = false;
     }
     if (!first)
-        h2b_strbuf_puts(o, ".\n");
+        h2b_buf_puts(o, ".\n");
     json_t *warn = json_object_get(r->env, "warnings");
     size_t wi;
     json_array_foreach(warn, wi, v)
     {
         if (json_is_string(v))
-            h2b_strbuf_printf(o, "- **Warning:** %s\n", json_string_value(v));
+            h2b_buf_printf(o, "- **Warning:** %s\n", json_string_value(v));
     }
-    h2b_strbuf_printf(o, "\n> Absolute numbers hold for this machine only");
+    h2b_buf_printf(o, "\n> Absolute numbers hold for this machine only");
     if (cpus > 0)
-        h2b_strbuf_printf(o, " (%ld CPU%s, shared with whatever else ran)", cpus,
-                          cpus == 1 ? "" : "s");
-    h2b_strbuf_puts(o, ". Compare ratios measured side by side in one run; do not compare these "
-                       "numbers with another machine's.\n");
+        h2b_buf_printf(o, " (%ld CPU%s, shared with whatever else ran)", cpus,
+                       cpus == 1 ? "" : "s");
+    h2b_buf_puts(o, ". Compare ratios measured side by side in one run; do not compare these "
+                    "numbers with another machine's.\n");
 }
 
 /* The next clause of a note: producers join "field: text" clauses with "; ". Returns the length
@@ -226,7 +226,7 @@ static bool note_has(const char *note, const char *c, size_t len)
 /* Each distinct clause of notes[0..n) once: with its owner's label when one entry has it, else
  * with how many of the n entries (noun) carry it. A producer repeats machine-wide notes (no
  * hardware counters) on every entry; printing them once keeps the specific ones visible. */
-static void grouped_notes(struct h2b_strbuf *o, const char *heading, const char *const *notes,
+static void grouped_notes(struct h2b_buf *o, const char *heading, const char *const *notes,
                           const char *const *labels, size_t n, const char *noun)
 {
     bool header = false;
@@ -248,30 +248,30 @@ static void grouped_notes(struct h2b_strbuf *o, const char *heading, const char 
             for (size_t j = i; j < n; j++)
                 count += notes[j] && note_has(notes[j], p, len);
             if (!header)
-                h2b_strbuf_puts(o, heading);
+                h2b_buf_puts(o, heading);
             header = true;
             if (count == 1)
-                h2b_strbuf_printf(o, "- %s: %.*s\n", labels[owner], (int)len, p);
+                h2b_buf_printf(o, "- %s: %.*s\n", labels[owner], (int)len, p);
             else
-                h2b_strbuf_printf(o, "- %zu of %zu %s: %.*s\n", count, n, noun, (int)len, p);
+                h2b_buf_printf(o, "- %zu of %zu %s: %.*s\n", count, n, noun, (int)len, p);
         }
     }
 }
 
-static void micro(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void micro(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
     if (r->n_micro == 0)
         return;
-    h2b_strbuf_puts(o, "\n## Component results\n\n");
-    h2b_strbuf_printf(o,
-                      "%zu benchmark%s. ns/op is the median over timed epochs; B/op and "
-                      "allocs/op are exact counts from the counting allocator; p50, p99 and "
-                      "p99.9 are per-operation latencies.\n\n",
-                      r->n_micro, r->n_micro == 1 ? "" : "s");
-    h2b_strbuf_puts(o, "| Benchmark | ns/op | B/op | allocs/op | p50 | p99 | p99.9 | "
-                       "instructions/op | forks |\n"
-                       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    h2b_buf_puts(o, "\n## Component results\n\n");
+    h2b_buf_printf(o,
+                   "%zu benchmark%s. ns/op is the median over timed epochs; B/op and "
+                   "allocs/op are exact counts from the counting allocator; p50, p99 and "
+                   "p99.9 are per-operation latencies.\n\n",
+                   r->n_micro, r->n_micro == 1 ? "" : "s");
+    h2b_buf_puts(o, "| Benchmark | ns/op | B/op | allocs/op | p50 | p99 | p99.9 | "
+                    "instructions/op | forks |\n"
+                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     bool notes = false;
     for (size_t i = 0; i < r->n_micro; i++) {
         const struct h2b_rdata_micro *m = &r->micro[i];
@@ -282,15 +282,15 @@ static void micro(const struct h2b__report *rep, struct h2b_strbuf *o)
         B(e);
         B(f);
         B(g);
-        h2b_strbuf_printf(o, "| `%s` | %s | %s | %s | %s | %s | %s | %s | ", m->name,
-                          h2b__fmt_ns(m->ns_per_op, a, 64), h2b__fmt_count(m->bytes_per_op, b, 64),
-                          h2b__fmt_count(m->allocs_per_op, c, 64), h2b__fmt_ns(m->p50_ns, d, 64),
-                          h2b__fmt_ns(m->p99_ns, e, 64), h2b__fmt_ns(m->p999_ns, f, 64),
-                          h2b__fmt_count(m->instructions_per_op, g, 64));
+        h2b_buf_printf(o, "| `%s` | %s | %s | %s | %s | %s | %s | %s | ", m->name,
+                       h2b__fmt_ns(m->ns_per_op, a, 64), h2b__fmt_count(m->bytes_per_op, b, 64),
+                       h2b__fmt_count(m->allocs_per_op, c, 64), h2b__fmt_ns(m->p50_ns, d, 64),
+                       h2b__fmt_ns(m->p99_ns, e, 64), h2b__fmt_ns(m->p999_ns, f, 64),
+                       h2b__fmt_count(m->instructions_per_op, g, 64));
         if (m->forks > 0)
-            h2b_strbuf_printf(o, "%ld |\n", m->forks);
+            h2b_buf_printf(o, "%ld |\n", m->forks);
         else
-            h2b_strbuf_puts(o, "n/a |\n");
+            h2b_buf_puts(o, "n/a |\n");
         notes = notes || m->note || m->error;
     }
     if (notes) {
@@ -302,9 +302,9 @@ static void micro(const struct h2b__report *rep, struct h2b_strbuf *o)
             const struct h2b_rdata_micro *m = &r->micro[i];
             if (m->error) {
                 if (!failed)
-                    h2b_strbuf_puts(o, "\nFailed benchmarks:\n\n");
+                    h2b_buf_puts(o, "\nFailed benchmarks:\n\n");
                 failed = true;
-                h2b_strbuf_printf(o, "- `%s`: %s\n", m->name, m->error);
+                h2b_buf_printf(o, "- `%s`: %s\n", m->name, m->error);
             }
             texts[i] = m->note;
             snprintf(labels[i], sizeof(labels[i]), "`%s`", m->name);
@@ -349,33 +349,33 @@ static const char *gate_verdict(enum h2b_gate_status s)
 
 /* The verdict of the gate engine (h2bench gate without its confirmation re-runs), so the report
  * and the CI gate never disagree about what passes. */
-static void gates(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void gates(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_gate_report *g = rep->gate;
     if (g == NULL)
         return;
-    h2b_strbuf_puts(o, "\n## Gated hot paths\n\n");
+    h2b_buf_puts(o, "\n## Gated hot paths\n\n");
     if (g->invalid_reason) {
-        h2b_strbuf_printf(o, "**⚠️ These results cannot be gated: %s.** Ceilings from `%s`.\n",
-                          g->invalid_reason, h2b__basename(rep->opt->ceilings));
+        h2b_buf_printf(o, "**⚠️ These results cannot be gated: %s.** Ceilings from `%s`.\n",
+                       g->invalid_reason, h2b__basename(rep->opt->ceilings));
         return;
     }
     int total = g->passed + g->failed + g->missing + g->invalid;
-    h2b_strbuf_printf(o, "**%s %d of %d ceilings hold",
-                      g->failed + g->missing + g->invalid ? "❌" : "✅", g->passed, total);
+    h2b_buf_printf(o, "**%s %d of %d ceilings hold",
+                   g->failed + g->missing + g->invalid ? "❌" : "✅", g->passed, total);
     if (g->failed)
-        h2b_strbuf_printf(o, ", %d exceeded", g->failed);
+        h2b_buf_printf(o, ", %d exceeded", g->failed);
     if (g->missing)
-        h2b_strbuf_printf(o, ", %d missing from the results", g->missing);
+        h2b_buf_printf(o, ", %d missing from the results", g->missing);
     if (g->invalid)
-        h2b_strbuf_printf(o, ", %d cannot be judged", g->invalid);
-    h2b_strbuf_printf(o, ".** Ceilings from `%s`, failing rows first.\n\n",
-                      h2b__basename(rep->opt->ceilings));
-    h2b_strbuf_puts(o, "Verdicts are those of `h2bench gate` on these results: allocation "
-                       "ceilings are exact, p99 is the best fork's p99. In CI the gate also "
-                       "re-runs a breached p99 before it fails.\n\n");
-    h2b_strbuf_puts(o, "| Benchmark | Metric | Ceiling | Current | Headroom | Verdict | Why |\n"
-                       "|---|---|---:|---:|---:|---|---|\n");
+        h2b_buf_printf(o, ", %d cannot be judged", g->invalid);
+    h2b_buf_printf(o, ".** Ceilings from `%s`, failing rows first.\n\n",
+                   h2b__basename(rep->opt->ceilings));
+    h2b_buf_puts(o, "Verdicts are those of `h2bench gate` on these results: allocation "
+                    "ceilings are exact, p99 is the best fork's p99. In CI the gate also "
+                    "re-runs a breached p99 before it fails.\n\n");
+    h2b_buf_puts(o, "| Benchmark | Metric | Ceiling | Current | Headroom | Verdict | Why |\n"
+                    "|---|---|---:|---:|---:|---|---|\n");
     bool ungated = false;
     for (size_t i = 0; i < g->count; i++) {
         const struct h2b_gate_row *r = &g->rows[i];
@@ -407,21 +407,20 @@ static void gates(const struct h2b__report *rep, struct h2b_strbuf *o)
             for (int m = 0; m < H2B_METRIC_COUNT && !why[0]; m++)
                 why = cb->metric[m].set ? cb->metric[m].why : "";
         }
-        h2b_strbuf_printf(o, "| `%s` | %s | %s | %s%s | %s | %s | %s |\n", r->bench, label, lim,
-                          cur,
-                          r->metric == H2B_METRIC_P99_NS && r->has_current ? " (best fork)" : "",
-                          head, gate_verdict(r->status), why);
+        h2b_buf_printf(o, "| `%s` | %s | %s | %s%s | %s | %s | %s |\n", r->bench, label, lim, cur,
+                       r->metric == H2B_METRIC_P99_NS && r->has_current ? " (best fork)" : "", head,
+                       gate_verdict(r->status), why);
     }
     if (ungated) {
-        h2b_strbuf_puts(o, "\nNo ceiling (reported, not gated):");
+        h2b_buf_puts(o, "\nNo ceiling (reported, not gated):");
         bool first = true;
         for (size_t i = 0; i < g->count; i++) {
             if (g->rows[i].status == H2B_GATE_UNGATED) {
-                h2b_strbuf_printf(o, "%s `%s`", first ? "" : ",", g->rows[i].bench);
+                h2b_buf_printf(o, "%s `%s`", first ? "" : ",", g->rows[i].bench);
                 first = false;
             }
         }
-        h2b_strbuf_puts(o, ".\n");
+        h2b_buf_puts(o, ".\n");
     }
 }
 
@@ -455,11 +454,11 @@ static void streams_label(const struct h2b__report *rep, struct h2b__cellkey k, 
 }
 
 /* "| connections | requested/effective |": the first two columns of every matrix table. */
-static void row_start(const struct h2b__report *rep, struct h2b_strbuf *o, struct h2b__cellkey k)
+static void row_start(const struct h2b__report *rep, struct h2b_buf *o, struct h2b__cellkey k)
 {
     char sl[256];
     streams_label(rep, k, sl, sizeof(sl));
-    h2b_strbuf_printf(o, "| %ld | %s |", k.connections, sl);
+    h2b_buf_printf(o, "| %ld | %s |", k.connections, sl);
 }
 
 static size_t failed_in_group(const struct h2b_rdata_results *r, const char *target,
@@ -480,7 +479,7 @@ static size_t failed_in_group(const struct h2b_rdata_results *r, const char *tar
 
 /* Server CPU per request and peak RSS: what each target spent for its throughput. Left out when
  * the results carry neither. */
-static void resources(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void resources(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
     bool any = false;
@@ -488,15 +487,15 @@ static void resources(const struct h2b__report *rep, struct h2b_strbuf *o)
         any = !isnan(r->cells[i].server_cpu_s) || !isnan(r->cells[i].server_rss_kib);
     if (!any)
         return;
-    h2b_strbuf_puts(o, "\n### Server resources\n\nServer CPU time per request and the server's "
-                       "peak resident memory (median of the repeats).\n\n"
-                       "| Connections | Requested/effective streams |");
+    h2b_buf_puts(o, "\n### Server resources\n\nServer CPU time per request and the server's "
+                    "peak resident memory (median of the repeats).\n\n"
+                    "| Connections | Requested/effective streams |");
     for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_strbuf_printf(o, " %s CPU/request | %s RSS |", rep->targets[t], rep->targets[t]);
-    h2b_strbuf_puts(o, "\n|---:|---:|");
+        h2b_buf_printf(o, " %s CPU/request | %s RSS |", rep->targets[t], rep->targets[t]);
+    h2b_buf_puts(o, "\n|---:|---:|");
     for (size_t t = 0; t < 2 * rep->n_targets; t++)
-        h2b_strbuf_puts(o, "---:|");
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "---:|");
+    h2b_buf_puts(o, "\n");
     for (size_t k = 0; k < rep->n_keys; k++) {
         row_start(rep, o, rep->keys[k]);
         for (size_t t = 0; t < rep->n_targets; t++) {
@@ -504,22 +503,22 @@ static void resources(const struct h2b__report *rep, struct h2b_strbuf *o)
             size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k],
                                          H2B__GROUP_SERVER_NS_PER_REQ, v, MAX_REPEATS);
             B(a);
-            h2b_strbuf_printf(o, " %s |", n ? h2b__fmt_ns(h2b_stats_median(v, n), a, 64) : "—");
+            h2b_buf_printf(o, " %s |", n ? h2b__fmt_ns(h2b_stats_median(v, n), a, 64) : "—");
             n = h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_SERVER_RSS_KIB, v,
                                   MAX_REPEATS);
             if (n)
-                h2b_strbuf_printf(o, " %.1f MiB |", h2b_stats_median(v, n) / 1024.0);
+                h2b_buf_printf(o, " %.1f MiB |", h2b_stats_median(v, n) / 1024.0);
             else
-                h2b_strbuf_puts(o, " — |");
+                h2b_buf_puts(o, " — |");
         }
-        h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "\n");
     }
 }
 
 /* Failed cells and cells with failed requests one by one, then each distinct note once with
  * how many cells carry it (a producer repeats a machine-wide note, such as missing counters, on
  * every cell). */
-static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_strbuf *o)
+static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf *o)
 {
     bool header = false;
     for (size_t i = 0; i < r->n_cells; i++) {
@@ -527,17 +526,17 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_str
         if (!(c->failed || c->failed_requests > 0 || c->errors > 0))
             continue;
         if (!header)
-            h2b_strbuf_puts(o, "\n### Failures and errors\n\n");
+            h2b_buf_puts(o, "\n### Failures and errors\n\n");
         header = true;
-        h2b_strbuf_printf(o, "- %s at %ld connection%s × %ld stream%s, repeat %ld: ", c->target,
-                          c->connections, c->connections == 1 ? "" : "s", c->streams_requested,
-                          c->streams_requested == 1 ? "" : "s", c->repeat);
+        h2b_buf_printf(o, "- %s at %ld connection%s × %ld stream%s, repeat %ld: ", c->target,
+                       c->connections, c->connections == 1 ? "" : "s", c->streams_requested,
+                       c->streams_requested == 1 ? "" : "s", c->repeat);
         B(a);
         B(b);
         if (c->failed)
-            h2b_strbuf_printf(o, "**cell failed**: %s\n", c->reason);
+            h2b_buf_printf(o, "**cell failed**: %s\n", c->reason);
         else
-            h2b_strbuf_printf(
+            h2b_buf_printf(
                 o, "%s failed requests, %s errors\n",
                 h2b__fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
                 h2b__fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
@@ -560,33 +559,33 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_str
     free(lp);
 }
 
-static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
     if (r->n_cells == 0)
         return;
-    h2b_strbuf_puts(o, "\n## End-to-end matrix\n\n");
+    h2b_buf_puts(o, "\n## End-to-end matrix\n\n");
     const char *client = r->cells[0].client;
-    h2b_strbuf_printf(o, "%zu target%s (", rep->n_targets, rep->n_targets == 1 ? "" : "s");
+    h2b_buf_printf(o, "%zu target%s (", rep->n_targets, rep->n_targets == 1 ? "" : "s");
     for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_strbuf_printf(o, "%s%s", t ? ", " : "", rep->targets[t]);
-    h2b_strbuf_printf(o,
-                      ") over %zu cells, load from %s. Effective streams per connection = "
-                      "min(requested, the server's SETTINGS_MAX_CONCURRENT_STREAMS, the "
-                      "aggregate cap / connections).",
-                      rep->n_keys, client ? client : "the client");
+        h2b_buf_printf(o, "%s%s", t ? ", " : "", rep->targets[t]);
+    h2b_buf_printf(o,
+                   ") over %zu cells, load from %s. Effective streams per connection = "
+                   "min(requested, the server's SETTINGS_MAX_CONCURRENT_STREAMS, the "
+                   "aggregate cap / connections).",
+                   rep->n_keys, client ? client : "the client");
     if (rep->n_targets > 1)
-        h2b_strbuf_printf(o, " Ratios are against %s, measured alternately in the same run.",
-                          rep->targets[0]);
-    h2b_strbuf_puts(o, "\n\n### Throughput\n\n| Connections | Requested/effective streams |");
+        h2b_buf_printf(o, " Ratios are against %s, measured alternately in the same run.",
+                       rep->targets[0]);
+    h2b_buf_puts(o, "\n\n### Throughput\n\n| Connections | Requested/effective streams |");
     for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_strbuf_printf(o, " %s req/s |", rep->targets[t]);
+        h2b_buf_printf(o, " %s req/s |", rep->targets[t]);
     for (size_t t = 1; t < rep->n_targets; t++)
-        h2b_strbuf_printf(o, " %s / %s |", rep->targets[t], rep->targets[0]);
-    h2b_strbuf_puts(o, "\n|---:|---:|");
+        h2b_buf_printf(o, " %s / %s |", rep->targets[t], rep->targets[0]);
+    h2b_buf_puts(o, "\n|---:|---:|");
     for (size_t t = 0; t < 2 * rep->n_targets - 1; t++)
-        h2b_strbuf_puts(o, "---:|");
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "---:|");
+    h2b_buf_puts(o, "\n");
     for (size_t k = 0; k < rep->n_keys; k++) {
         row_start(rep, o, rep->keys[k]);
         double first = NAN;
@@ -600,31 +599,31 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
                 first = med;
             B(a);
             if (n == 0)
-                h2b_strbuf_puts(o, all ? " failed |" : " — |");
+                h2b_buf_puts(o, all ? " failed |" : " — |");
             else if (f)
-                h2b_strbuf_printf(o, " %s (%zu of %zu repeats failed) |", h2b__fmt_rate(med, a, 64),
-                                  f, all);
+                h2b_buf_printf(o, " %s (%zu of %zu repeats failed) |", h2b__fmt_rate(med, a, 64), f,
+                               all);
             else
-                h2b_strbuf_printf(o, " %s |", h2b__fmt_rate(med, a, 64));
+                h2b_buf_printf(o, " %s |", h2b__fmt_rate(med, a, 64));
         }
         for (size_t t = 1; t < rep->n_targets; t++) {
             double v[MAX_REPEATS];
             size_t n =
                 h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_RPS, v, MAX_REPEATS);
             B(a);
-            h2b_strbuf_printf(o, " %s |", h2b__fmt_ratio(h2b_stats_median(v, n), first, a, 64));
+            h2b_buf_printf(o, " %s |", h2b__fmt_ratio(h2b_stats_median(v, n), first, a, 64));
         }
-        h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "\n");
     }
     chart(rep, o, H2B__CHART_RPS);
 
-    h2b_strbuf_puts(o, "\n### Latency\n\n| Connections | Requested/effective streams |");
+    h2b_buf_puts(o, "\n### Latency\n\n| Connections | Requested/effective streams |");
     for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_strbuf_printf(o, " %s p50 | %s p99 |", rep->targets[t], rep->targets[t]);
-    h2b_strbuf_puts(o, "\n|---:|---:|");
+        h2b_buf_printf(o, " %s p50 | %s p99 |", rep->targets[t], rep->targets[t]);
+    h2b_buf_puts(o, "\n|---:|---:|");
     for (size_t t = 0; t < 2 * rep->n_targets; t++)
-        h2b_strbuf_puts(o, "---:|");
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "---:|");
+    h2b_buf_puts(o, "\n");
     bool any_merged = false, any_median = false;
     for (size_t k = 0; k < rep->n_keys; k++) {
         row_start(rep, o, rep->keys[k]);
@@ -634,7 +633,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
                 double v = h2b__report_group_latency(r, rep->targets[t], rep->keys[k],
                                                      q ? 99.0 : 50.0, &merged);
                 B(a);
-                h2b_strbuf_printf(o, " %s |", isnan(v) ? "—" : h2b__fmt_ns(v, a, 64));
+                h2b_buf_printf(o, " %s |", isnan(v) ? "—" : h2b__fmt_ns(v, a, 64));
                 size_t all;
                 size_t f = failed_in_group(r, rep->targets[t], rep->keys[k], &all);
                 if (!isnan(v) && all - f > 1) {
@@ -643,21 +642,21 @@ static void matrix(const struct h2b__report *rep, struct h2b_strbuf *o)
                 }
             }
         }
-        h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "\n");
     }
     if (any_merged || any_median) {
-        h2b_strbuf_puts(o, "\nWith several repeats, ");
+        h2b_buf_puts(o, "\nWith several repeats, ");
         if (any_merged)
-            h2b_strbuf_puts(o, "percentiles come from the repeats' histograms merged (never "
-                               "averaged)");
+            h2b_buf_puts(o, "percentiles come from the repeats' histograms merged (never "
+                            "averaged)");
         if (any_merged && any_median)
-            h2b_strbuf_puts(o, "; cells without histograms show ");
+            h2b_buf_puts(o, "; cells without histograms show ");
         else if (any_median)
-            h2b_strbuf_puts(o, "cells show ");
+            h2b_buf_puts(o, "cells show ");
         if (any_median)
-            h2b_strbuf_puts(o, "the median of the repeats' percentiles (the results carry no "
-                               "histograms to merge)");
-        h2b_strbuf_puts(o, ".\n");
+            h2b_buf_puts(o, "the median of the repeats' percentiles (the results carry no "
+                            "histograms to merge)");
+        h2b_buf_puts(o, ".\n");
     }
     chart(rep, o, H2B__CHART_LATENCY);
     resources(rep, o);
@@ -709,7 +708,7 @@ static void significance(const struct h2b_compare_row *r, char *buf, size_t n)
     }
 }
 
-static void ab_rows(const struct h2b__report *rep, struct h2b_strbuf *o, const char *kind)
+static void ab_rows(const struct h2b__report *rep, struct h2b_buf *o, const char *kind)
 {
     const struct h2b_compare_report *c = rep->compare;
     bool header = false;
@@ -719,12 +718,11 @@ static void ab_rows(const struct h2b__report *rep, struct h2b_strbuf *o, const c
         if (strcmp(r->kind, kind) != 0)
             continue;
         if (!header)
-            h2b_strbuf_printf(o,
-                              "\n### %s\n\n| %s | Metric | Base | Head | Ratio | "
-                              "Significant? |\n|---|---|---:|---:|---:|---|\n",
-                              strcmp(kind, "micro") == 0 ? "Component benchmarks"
-                                                         : "End-to-end cells",
-                              strcmp(kind, "micro") == 0 ? "Benchmark" : "Cell");
+            h2b_buf_printf(o,
+                           "\n### %s\n\n| %s | Metric | Base | Head | Ratio | "
+                           "Significant? |\n|---|---|---:|---:|---:|---|\n",
+                           strcmp(kind, "micro") == 0 ? "Component benchmarks" : "End-to-end cells",
+                           strcmp(kind, "micro") == 0 ? "Benchmark" : "Cell");
         header = true;
         B(x);
         B(y);
@@ -738,104 +736,102 @@ static void ab_rows(const struct h2b__report *rep, struct h2b_strbuf *o, const c
         else
             snprintf(z, sizeof(z), "%s", r->a == r->b ? "—" : "new (base 0)");
         if (strcmp(prev, r->item) == 0)
-            h2b_strbuf_puts(o, "| |");
+            h2b_buf_puts(o, "| |");
         else
-            h2b_strbuf_printf(o, strcmp(kind, "micro") == 0 ? "| `%s` |" : "| %s |", r->item);
-        h2b_strbuf_printf(o, " %s | %s | %s | %s | %s |\n", r->metric, x, y, z, sig);
+            h2b_buf_printf(o, strcmp(kind, "micro") == 0 ? "| `%s` |" : "| %s |", r->item);
+        h2b_buf_printf(o, " %s | %s | %s | %s | %s |\n", r->metric, x, y, z, sig);
         prev = r->item;
     }
 }
 
-static void ab(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void ab(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *base = rep->base, *head = rep->head;
     if (base == NULL)
         return;
-    h2b_strbuf_puts(o, "\n## A/B against the base\n\n");
-    h2b_strbuf_printf(o, "Base `%s` (measured %s", h2b__basename(base->path), base->created);
+    h2b_buf_puts(o, "\n## A/B against the base\n\n");
+    h2b_buf_printf(o, "Base `%s` (measured %s", h2b__basename(base->path), base->created);
     if (base->git_commit)
-        h2b_strbuf_printf(o, ", commit `%s`", base->git_commit);
-    h2b_strbuf_printf(o, ") against head `%s` (measured %s", h2b__basename(head->path),
-                      head->created);
+        h2b_buf_printf(o, ", commit `%s`", base->git_commit);
+    h2b_buf_printf(o, ") against head `%s` (measured %s", h2b__basename(head->path), head->created);
     if (head->git_commit)
-        h2b_strbuf_printf(o, ", commit `%s`", head->git_commit);
-    h2b_strbuf_puts(o, "). Ratio is head / base; values are means over forks or repeats. A "
-                       "difference is significant when the 99.9% Welch confidence interval of "
-                       "head − base excludes zero; with fewer than two values a side there is "
-                       "no test and the table says n/a. Allocation counts are exact, so any "
-                       "difference in them is real. Same rows as `h2bench compare`.");
+        h2b_buf_printf(o, ", commit `%s`", head->git_commit);
+    h2b_buf_puts(o, "). Ratio is head / base; values are means over forks or repeats. A "
+                    "difference is significant when the 99.9% Welch confidence interval of "
+                    "head − base excludes zero; with fewer than two values a side there is "
+                    "no test and the table says n/a. Allocation counts are exact, so any "
+                    "difference in them is real. Same rows as `h2bench compare`.");
     const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
     if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0)
-        h2b_strbuf_printf(o,
-                          " **The two runs were measured on different CPUs (%s vs %s): "
-                          "timing ratios mix code and machine.**",
-                          bcpu, hcpu);
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_printf(o,
+                       " **The two runs were measured on different CPUs (%s vs %s): "
+                       "timing ratios mix code and machine.**",
+                       bcpu, hcpu);
+    h2b_buf_puts(o, "\n");
     ab_rows(rep, o, "micro");
     ab_rows(rep, o, "matrix");
     if (rep->compare->only_a || rep->compare->only_b)
-        h2b_strbuf_printf(o, "\nOnly in base: %zu benchmarks or cells; only in head: %zu.\n",
-                          rep->compare->only_a, rep->compare->only_b);
+        h2b_buf_printf(o, "\nOnly in base: %zu benchmarks or cells; only in head: %zu.\n",
+                       rep->compare->only_a, rep->compare->only_b);
 }
 
-static void history(const struct h2b__report *rep, struct h2b_strbuf *o)
+static void history(const struct h2b__report *rep, struct h2b_buf *o)
 {
     if (rep->n_runs < 2)
         return;
-    h2b_strbuf_puts(o, "\n## History\n\n");
-    h2b_strbuf_printf(o, "%zu runs, in the order given on the command line:\n\n", rep->n_runs);
+    h2b_buf_puts(o, "\n## History\n\n");
+    h2b_buf_printf(o, "%zu runs, in the order given on the command line:\n\n", rep->n_runs);
     for (size_t r = 0; r < rep->n_runs; r++) {
         const struct h2b_rdata_results *x = rep->runs[r];
-        h2b_strbuf_printf(o, "%zu. `%s`, measured %s", r + 1, h2b__basename(x->path), x->created);
+        h2b_buf_printf(o, "%zu. `%s`, measured %s", r + 1, h2b__basename(x->path), x->created);
         if (x->git_commit)
-            h2b_strbuf_printf(o, ", commit `%s`", x->git_commit);
-        h2b_strbuf_puts(o, "\n");
+            h2b_buf_printf(o, ", commit `%s`", x->git_commit);
+        h2b_buf_puts(o, "\n");
     }
-    h2b_strbuf_puts(o, "\n| Series |");
+    h2b_buf_puts(o, "\n| Series |");
     for (size_t r = 0; r < rep->n_runs; r++)
-        h2b_strbuf_printf(o, " Run %zu |", r + 1);
-    h2b_strbuf_puts(o, " Last / first |\n|---|");
+        h2b_buf_printf(o, " Run %zu |", r + 1);
+    h2b_buf_puts(o, " Last / first |\n|---|");
     for (size_t r = 0; r <= rep->n_runs; r++)
-        h2b_strbuf_puts(o, "---:|");
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "---:|");
+    h2b_buf_puts(o, "\n");
     const struct h2b_rdata_results *first = rep->runs[0];
     for (size_t i = 0; i < rep->head->n_micro; i++) {
         const char *name = rep->head->micro[i].name;
-        h2b_strbuf_printf(o, "| `%s` ns/op |", name);
+        h2b_buf_printf(o, "| `%s` ns/op |", name);
         for (size_t r = 0; r < rep->n_runs; r++) {
             const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
             B(a);
-            h2b_strbuf_printf(o, " %s |", m ? h2b__fmt_ns(m->ns_per_op, a, 64) : "—");
+            h2b_buf_printf(o, " %s |", m ? h2b__fmt_ns(m->ns_per_op, a, 64) : "—");
         }
         const struct h2b_rdata_micro *m0 = h2b_rdata_micro_find(first, name);
         B(z);
-        h2b_strbuf_printf(o, " %s |\n",
-                          m0 ? h2b__fmt_ratio(rep->head->micro[i].ns_per_op, m0->ns_per_op, z, 64)
-                             : "—");
+        h2b_buf_printf(o, " %s |\n",
+                       m0 ? h2b__fmt_ratio(rep->head->micro[i].ns_per_op, m0->ns_per_op, z, 64)
+                          : "—");
     }
     /* Matrix: each target's best cell (median req/s over repeats) per run. */
     for (size_t t = 0; t < rep->n_targets; t++) {
         size_t nr = rep->n_runs < H2B__MAX_RUNS ? rep->n_runs : H2B__MAX_RUNS;
         double peak[H2B__MAX_RUNS];
-        h2b_strbuf_printf(o, "| %s peak req/s |", rep->targets[t]);
+        h2b_buf_printf(o, "| %s peak req/s |", rep->targets[t]);
         for (size_t r = 0; r < nr; r++) {
             peak[r] = h2b__report_peak_rps(rep->runs[r], rep->targets[t], rep->keys, rep->n_keys);
             B(a);
-            h2b_strbuf_printf(o, " %s |", isnan(peak[r]) ? "—" : h2b__fmt_rate(peak[r], a, 64));
+            h2b_buf_printf(o, " %s |", isnan(peak[r]) ? "—" : h2b__fmt_rate(peak[r], a, 64));
         }
         B(z);
-        h2b_strbuf_printf(o, " %s |\n", h2b__fmt_ratio(peak[nr - 1], peak[0], z, 64));
+        h2b_buf_printf(o, " %s |\n", h2b__fmt_ratio(peak[nr - 1], peak[0], z, 64));
     }
     chart(rep, o, H2B__CHART_HISTORY);
 }
 
-void h2b__report_chart(const struct h2b__report *rep, struct h2b_strbuf *o,
-                       enum h2b__chart_kind kind)
+void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind)
 {
     chart(rep, o, kind);
 }
 
-int h2b__report_markdown(const struct h2b__report *rep, struct h2b_strbuf *out)
+int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out)
 {
     title(rep, out);
     method(rep, out);
@@ -845,5 +841,5 @@ int h2b__report_markdown(const struct h2b__report *rep, struct h2b_strbuf *out)
     ab(rep, out);
     h2b__report_profiles_md(rep, out);
     history(rep, out);
-    return h2b_strbuf_error(out);
+    return h2b_buf_error(out);
 }

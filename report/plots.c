@@ -29,34 +29,34 @@ static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 
 /* A string field of a data file (read by gnuplot's data parser, never executed): double quotes,
  * without the characters that would end the field or the line. Scripts use h2b_chart_quote. */
-static void dat_quoted(struct h2b_strbuf *b, const char *s)
+static void dat_quoted(struct h2b_buf *b, const char *s)
 {
-    h2b_strbuf_puts(b, "\"");
+    h2b_buf_puts(b, "\"");
     for (; *s; s++) {
         if (*s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
-            h2b_strbuf_append(b, s, 1);
+            h2b_buf_append(b, s, 1);
     }
-    h2b_strbuf_puts(b, "\"");
+    h2b_buf_puts(b, "\"");
 }
 
 /* A "# ..." comment line of a data file: s without control characters. */
-static void dat_comment(struct h2b_strbuf *b, const char *s)
+static void dat_comment(struct h2b_buf *b, const char *s)
 {
     for (; *s; s++)
-        h2b_strbuf_append(b, (unsigned char)*s < 0x20 ? " " : s, 1);
+        h2b_buf_append(b, (unsigned char)*s < 0x20 ? " " : s, 1);
 }
 
-static int save(const char *dir, const char *name, const char *ext, struct h2b_strbuf *b)
+static int save(const char *dir, const char *name, const char *ext, struct h2b_buf *b)
 {
-    if (h2b_strbuf_error(b))
-        return h2b_strbuf_error(b);
+    if (h2b_buf_error(b))
+        return h2b_buf_error(b);
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return H2B_ERR_IO;
     size_t n = b->len;
-    bool ok = fwrite(h2b_strbuf_str(b), 1, n, f) == n;
+    bool ok = fwrite(h2b_buf_str(b), 1, n, f) == n;
     if (fclose(f) != 0 || !ok)
         return H2B_ERR_IO;
     return H2B_OK;
@@ -76,11 +76,11 @@ static struct h2b__chart *add_chart(struct h2b__report *rep, enum h2b__chart_kin
 
 /* Writes NAME.dat and NAME.gp and records the chart. */
 static int emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
-                const char *name, const char *tmpl, const char *title, struct h2b_strbuf *data,
+                const char *name, const char *tmpl, const char *title, struct h2b_buf *data,
                 const struct h2b_chart_var *vars, size_t nvars)
 {
-    struct h2b_strbuf script;
-    h2b_strbuf_init(&script);
+    struct h2b_buf script;
+    h2b_buf_init(&script);
     int rc = h2b_chart_script(name, tmpl, title, vars, nvars, &script);
     if (rc == H2B_OK)
         rc = save(dir, name, "dat", data);
@@ -88,22 +88,19 @@ static int emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind k
         rc = save(dir, name, "gp", &script);
     if (rc == H2B_OK && add_chart(rep, kind, name, title) == NULL)
         rc = H2B_ERR_RANGE;
-    h2b_strbuf_free(&script);
+    h2b_buf_free(&script);
     return rc;
 }
 
 /* emit() for the line charts whose template takes an x range, x tics and plot clauses (req/s
  * against connections, history across runs); a failed buffer fails the chart. */
 static int emit_lines(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
-                      const char *name, const char *title, struct h2b_strbuf *data,
-                      const char *xmin, const char *xmax, struct h2b_strbuf *xtics,
-                      struct h2b_strbuf *plot)
+                      const char *name, const char *title, struct h2b_buf *data, const char *xmin,
+                      const char *xmax, struct h2b_buf *xtics, struct h2b_buf *plot)
 {
-    struct h2b_chart_var vars[] = {{"XMIN", xmin},
-                                   {"XMAX", xmax},
-                                   {"XTICS", h2b_strbuf_str(xtics)},
-                                   {"PLOT", h2b_strbuf_str(plot)}};
-    int rc = h2b_strbuf_error(plot) ? h2b_strbuf_error(plot) : h2b_strbuf_error(xtics);
+    struct h2b_chart_var vars[] = {
+        {"XMIN", xmin}, {"XMAX", xmax}, {"XTICS", h2b_buf_str(xtics)}, {"PLOT", h2b_buf_str(plot)}};
+    int rc = h2b_buf_error(plot) ? h2b_buf_error(plot) : h2b_buf_error(xtics);
     if (rc == H2B_OK)
         rc = emit(rep, dir, kind, name, name, title, data, vars, 4);
     return rc;
@@ -121,42 +118,42 @@ static int plot_micro(struct h2b__report *rep, const char *dir)
     }
     if (!isfinite(ymin))
         return H2B_OK;
-    struct h2b_strbuf data, plot;
-    h2b_strbuf_init(&data);
-    h2b_strbuf_init(&plot);
-    h2b_strbuf_puts(&data, "# benchmark ns_per_op p99_ns\n");
+    struct h2b_buf data, plot;
+    h2b_buf_init(&data);
+    h2b_buf_init(&plot);
+    h2b_buf_puts(&data, "# benchmark ns_per_op p99_ns\n");
     for (size_t i = 0; i < r->n_micro; i++) {
         const struct h2b_rdata_micro *m = &r->micro[i];
         dat_quoted(&data, m->name);
-        h2b_strbuf_printf(&data, " %.6g", m->ns_per_op > 0 ? m->ns_per_op : NAN);
+        h2b_buf_printf(&data, " %.6g", m->ns_per_op > 0 ? m->ns_per_op : NAN);
         if (m->p99_ns > 0)
-            h2b_strbuf_printf(&data, " %.6g\n", m->p99_ns);
+            h2b_buf_printf(&data, " %.6g\n", m->p99_ns);
         else
-            h2b_strbuf_puts(&data, " ?\n");
+            h2b_buf_puts(&data, " ?\n");
     }
-    h2b_strbuf_printf(&plot,
-                      "'micro.dat' using 2:xtic(1) title \"ns/op (median of epochs)\" "
-                      "lc rgb \"%s\", '' using 3 title \"p99 per operation\" lc rgb \"%s\"",
-                      colors[0], colors[4]);
+    h2b_buf_printf(&plot,
+                   "'micro.dat' using 2:xtic(1) title \"ns/op (median of epochs)\" "
+                   "lc rgb \"%s\", '' using 3 title \"p99 per operation\" lc rgb \"%s\"",
+                   colors[0], colors[4]);
     char ybuf[32];
     snprintf(ybuf, sizeof(ybuf), "%g", pow(10, floor(log10(ymin))));
-    struct h2b_chart_var vars[] = {{"YMIN", ybuf}, {"PLOT", h2b_strbuf_str(&plot)}};
-    int rc = h2b_strbuf_error(&plot);
+    struct h2b_chart_var vars[] = {{"YMIN", ybuf}, {"PLOT", h2b_buf_str(&plot)}};
+    int rc = h2b_buf_error(&plot);
     if (rc == H2B_OK)
         rc = emit(rep, dir, H2B__CHART_MICRO, "micro", "micro",
                   "Component suite: ns/op and p99 per benchmark", &data, vars, 2);
-    h2b_strbuf_free(&data);
-    h2b_strbuf_free(&plot);
+    h2b_buf_free(&data);
+    h2b_buf_free(&plot);
     return rc;
 }
 
 static int plot_rps(struct h2b__report *rep, const char *dir)
 {
     const struct h2b_rdata_results *r = rep->head;
-    struct h2b_strbuf data, plot, xtics;
-    h2b_strbuf_init(&data);
-    h2b_strbuf_init(&plot);
-    h2b_strbuf_init(&xtics);
+    struct h2b_buf data, plot, xtics;
+    h2b_buf_init(&data);
+    h2b_buf_init(&plot);
+    h2b_buf_init(&xtics);
     long streams[64];
     size_t ns = 0;
     for (size_t k = 0; k < rep->n_keys; k++) {
@@ -180,25 +177,25 @@ static int plot_rps(struct h2b__report *rep, const char *dir)
                 if (n == 0)
                     continue;
                 if (points == 0) {
-                    h2b_strbuf_puts(&data, "# ");
+                    h2b_buf_puts(&data, "# ");
                     dat_comment(&data, rep->targets[t]);
-                    h2b_strbuf_printf(&data, ", %ld streams requested\n", streams[s]);
+                    h2b_buf_printf(&data, ", %ld streams requested\n", streams[s]);
                 }
-                h2b_strbuf_printf(&data, "%ld %.6g\n", rep->keys[k].connections,
-                                  h2b_stats_median(v, n));
+                h2b_buf_printf(&data, "%ld %.6g\n", rep->keys[k].connections,
+                               h2b_stats_median(v, n));
                 points++;
             }
             if (points == 0)
                 continue;
-            h2b_strbuf_puts(&data, "\n\n");
+            h2b_buf_puts(&data, "\n\n");
             char title[160];
             snprintf(title, sizeof(title), "%s, %ld stream%s", rep->targets[t], streams[s],
                      streams[s] == 1 ? "" : "s");
-            h2b_strbuf_printf(&plot,
-                              "%s'matrix-rps.dat' index %zu using 1:2 with linespoints "
-                              "lw 2 lc rgb \"%s\" dt %zu pt %zu ps 1.2 title ",
-                              block ? ", " : "", block, colors[t % N_COLORS], s % 5 + 1,
-                              (size_t[]){7, 5, 9, 11, 13}[s % 5]);
+            h2b_buf_printf(&plot,
+                           "%s'matrix-rps.dat' index %zu using 1:2 with linespoints "
+                           "lw 2 lc rgb \"%s\" dt %zu pt %zu ps 1.2 title ",
+                           block ? ", " : "", block, colors[t % N_COLORS], s % 5 + 1,
+                           (size_t[]){7, 5, 9, 11, 13}[s % 5]);
             h2b_chart_quote(&plot, title);
             block++;
         }
@@ -213,7 +210,7 @@ static int plot_rps(struct h2b__report *rep, const char *dir)
         if (c > cmax)
             cmax = c;
         if (c != prev)
-            h2b_strbuf_printf(&xtics, "%s\"%ld\" %ld", prev ? ", " : "", c, c);
+            h2b_buf_printf(&xtics, "%s\"%ld\" %ld", prev ? ", " : "", c, c);
         prev = c;
     }
     char xmin[32], xmax[32];
@@ -222,14 +219,14 @@ static int plot_rps(struct h2b__report *rep, const char *dir)
     rc = emit_lines(rep, dir, H2B__CHART_RPS, "matrix-rps",
                     "Requests per second against connections", &data, xmin, xmax, &xtics, &plot);
 out:
-    h2b_strbuf_free(&data);
-    h2b_strbuf_free(&plot);
-    h2b_strbuf_free(&xtics);
+    h2b_buf_free(&data);
+    h2b_buf_free(&plot);
+    h2b_buf_free(&xtics);
     return rc;
 }
 
 struct spectrum {
-    struct h2b_strbuf *data;
+    struct h2b_buf *data;
     uint64_t total, cum;
     double unit, xmax;
 };
@@ -241,7 +238,7 @@ static int spectrum_point(uint64_t value, uint64_t count, void *arg)
     /* the last bin sits at 1 - 1/total, the finest percentile the samples resolve */
     double x =
         s->cum >= s->total ? (double)s->total : 1.0 / (1.0 - (double)s->cum / (double)s->total);
-    h2b_strbuf_printf(s->data, "%.6g %.6g\n", x < s->xmax ? x : s->xmax, (double)value / s->unit);
+    h2b_buf_printf(s->data, "%.6g %.6g\n", x < s->xmax ? x : s->xmax, (double)value / s->unit);
     return 0;
 }
 
@@ -270,27 +267,26 @@ static int plot_latency_cell(struct h2b__report *rep, const char *dir, struct h2
     if (xmax < 10)
         xmax = 10;
     double unit = vmax >= 1e6 ? 1e6 : 1e3;
-    struct h2b_strbuf data, plot;
-    h2b_strbuf_init(&data);
-    h2b_strbuf_init(&plot);
+    struct h2b_buf data, plot;
+    h2b_buf_init(&data);
+    h2b_buf_init(&plot);
     size_t block = 0;
     for (size_t t = 0; t < nt; t++) {
         if (h[t] == NULL)
             continue;
-        h2b_strbuf_puts(&data, "# ");
+        h2b_buf_puts(&data, "# ");
         dat_comment(&data, rep->targets[t]);
-        h2b_strbuf_printf(&data, ": x = 1/(1-percentile), latency in %s\n",
-                          unit == 1e6 ? "ms" : "us");
-        h2b_strbuf_printf(&data, "1 %.6g\n", (double)h[t]->min / unit);
+        h2b_buf_printf(&data, ": x = 1/(1-percentile), latency in %s\n", unit == 1e6 ? "ms" : "us");
+        h2b_buf_printf(&data, "1 %.6g\n", (double)h[t]->min / unit);
         struct spectrum sp = {&data, h[t]->total, 0, unit, xmax};
         h2b_hist_foreach(h[t], spectrum_point, &sp);
-        h2b_strbuf_puts(&data, "\n\n");
+        h2b_buf_puts(&data, "\n\n");
         char name[64];
         snprintf(name, sizeof(name), "latency-c%ld-s%ld", k.connections, k.streams);
-        h2b_strbuf_printf(&plot,
-                          "%s'%s.dat' index %zu using 1:2 with lines lw 2 lc rgb \"%s\" "
-                          "title ",
-                          block ? ", " : "", name, block, colors[t % N_COLORS]);
+        h2b_buf_printf(&plot,
+                       "%s'%s.dat' index %zu using 1:2 with lines lw 2 lc rgb \"%s\" "
+                       "title ",
+                       block ? ", " : "", name, block, colors[t % N_COLORS]);
         h2b_chart_quote(&plot, rep->targets[t]);
         block++;
     }
@@ -300,12 +296,12 @@ static int plot_latency_cell(struct h2b__report *rep, const char *dir, struct h2
              k.connections, k.connections == 1 ? "" : "s", k.streams, k.streams == 1 ? "" : "s");
     snprintf(xbuf, sizeof(xbuf), "%g", xmax);
     struct h2b_chart_var vars[] = {
-        {"XMAX", xbuf}, {"UNIT", unit == 1e6 ? "ms" : "µs"}, {"PLOT", h2b_strbuf_str(&plot)}};
-    rc = h2b_strbuf_error(&plot);
+        {"XMAX", xbuf}, {"UNIT", unit == 1e6 ? "ms" : "µs"}, {"PLOT", h2b_buf_str(&plot)}};
+    rc = h2b_buf_error(&plot);
     if (rc == H2B_OK)
         rc = emit(rep, dir, H2B__CHART_LATENCY, name, "latency", title, &data, vars, 3);
-    h2b_strbuf_free(&data);
-    h2b_strbuf_free(&plot);
+    h2b_buf_free(&data);
+    h2b_buf_free(&plot);
 out:
     for (size_t t = 0; t < nt; t++)
         h2b_hist_del(h[t]);
@@ -355,23 +351,23 @@ static int plot_latency(struct h2b__report *rep, const char *dir)
 }
 
 /* One line of the history chart: v[r] relative to v[0]; skipped when run 1 has no value. */
-static void history_series(struct h2b_strbuf *data, struct h2b_strbuf *plot, size_t *block,
+static void history_series(struct h2b_buf *data, struct h2b_buf *plot, size_t *block,
                            const char *title, const double *v, size_t nr)
 {
     if (!(v[0] > 0))
         return;
-    h2b_strbuf_puts(data, "# ");
+    h2b_buf_puts(data, "# ");
     dat_comment(data, title);
-    h2b_strbuf_puts(data, " relative to run 1\n");
+    h2b_buf_puts(data, " relative to run 1\n");
     for (size_t r = 0; r < nr; r++) {
         if (v[r] > 0)
-            h2b_strbuf_printf(data, "%zu %.6g\n", r + 1, v[r] / v[0]);
+            h2b_buf_printf(data, "%zu %.6g\n", r + 1, v[r] / v[0]);
     }
-    h2b_strbuf_puts(data, "\n\n");
-    h2b_strbuf_printf(plot,
-                      "%s'history.dat' index %zu using 1:2 with linespoints lw 2 "
-                      "lc rgb \"%s\" dt %zu pt 7 title ",
-                      *block ? ", " : "", *block, colors[*block % N_COLORS], *block / N_COLORS + 1);
+    h2b_buf_puts(data, "\n\n");
+    h2b_buf_printf(plot,
+                   "%s'history.dat' index %zu using 1:2 with linespoints lw 2 "
+                   "lc rgb \"%s\" dt %zu pt 7 title ",
+                   *block ? ", " : "", *block, colors[*block % N_COLORS], *block / N_COLORS + 1);
     h2b_chart_quote(plot, title);
     (*block)++;
 }
@@ -380,10 +376,10 @@ static int plot_history(struct h2b__report *rep, const char *dir)
 {
     if (rep->n_runs < 2)
         return H2B_OK;
-    struct h2b_strbuf data, plot, xtics;
-    h2b_strbuf_init(&data);
-    h2b_strbuf_init(&plot);
-    h2b_strbuf_init(&xtics);
+    struct h2b_buf data, plot, xtics;
+    h2b_buf_init(&data);
+    h2b_buf_init(&plot);
+    h2b_buf_init(&xtics);
     size_t block = 0;
     double v[H2B__MAX_RUNS];
     size_t nr = rep->n_runs < H2B__MAX_RUNS ? rep->n_runs : H2B__MAX_RUNS;
@@ -411,9 +407,9 @@ static int plot_history(struct h2b__report *rep, const char *dir)
         char label[16];
         snprintf(label, sizeof(label), "%.10s", rep->runs[r]->created);
         /* "N\n" . 'date': the date comes from a results file, so it is a quoted literal */
-        h2b_strbuf_printf(&xtics, "%s\"%zu\\n\".", r ? ", " : "", r + 1);
+        h2b_buf_printf(&xtics, "%s\"%zu\\n\".", r ? ", " : "", r + 1);
         h2b_chart_quote(&xtics, label);
-        h2b_strbuf_printf(&xtics, " %zu", r + 1);
+        h2b_buf_printf(&xtics, " %zu", r + 1);
     }
     char xmin[16], xmax[16];
     snprintf(xmin, sizeof(xmin), "0.7");
@@ -421,19 +417,19 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     rc = emit_lines(rep, dir, H2B__CHART_HISTORY, "history",
                     "History across runs, relative to run 1", &data, xmin, xmax, &xtics, &plot);
 out:
-    h2b_strbuf_free(&data);
-    h2b_strbuf_free(&plot);
-    h2b_strbuf_free(&xtics);
+    h2b_buf_free(&data);
+    h2b_buf_free(&plot);
+    h2b_buf_free(&xtics);
     return rc;
 }
 
-void h2b__report_dat_quoted(struct h2b_strbuf *b, const char *s)
+void h2b__report_dat_quoted(struct h2b_buf *b, const char *s)
 {
     dat_quoted(b, s);
 }
 
 int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
-                     const char *name, const char *tmpl, const char *title, struct h2b_strbuf *data,
+                     const char *name, const char *tmpl, const char *title, struct h2b_buf *data,
                      const struct h2b_chart_var *vars, size_t nvars)
 {
     return emit(rep, dir, kind, name, tmpl, title, data, vars, nvars);

@@ -36,20 +36,20 @@ static const char *const dso_colors[] = {"#e8913a", "#4e8fd6", "#9b6bd6",
 /* A markdown code span holding s: inside one, markdown and HTML are not interpreted; a
  * backtick would end it (it becomes '), a '|' would end the table cell (escaped), control
  * characters would end the line (spaces). The one escaper for names in the report's tables. */
-void h2b__report_md_code(struct h2b_strbuf *o, const char *s)
+void h2b__report_md_code(struct h2b_buf *o, const char *s)
 {
-    h2b_strbuf_puts(o, "`");
+    h2b_buf_puts(o, "`");
     for (; *s; s++) {
         if (*s == '`')
-            h2b_strbuf_puts(o, "'");
+            h2b_buf_puts(o, "'");
         else if (*s == '|')
-            h2b_strbuf_puts(o, "\\|");
+            h2b_buf_puts(o, "\\|");
         else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            h2b_strbuf_puts(o, " ");
+            h2b_buf_puts(o, " ");
         else
-            h2b_strbuf_append(o, s, 1);
+            h2b_buf_append(o, s, 1);
     }
-    h2b_strbuf_puts(o, "`");
+    h2b_buf_puts(o, "`");
 }
 
 /* The server profile of cell i of r, or NULL. */
@@ -166,9 +166,9 @@ static bool most_regressed(const struct h2b__report *rep, size_t *bi, size_t *hi
 int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir)
 {
     const struct h2b_rdata_results *r = rep->head;
-    struct h2b_strbuf data;
-    h2b_strbuf_init(&data);
-    h2b_strbuf_puts(&data, "# cell kernel nghttp2 tls libc own other (% of samples)\n");
+    struct h2b_buf data;
+    h2b_buf_init(&data);
+    h2b_buf_puts(&data, "# cell kernel nghttp2 tls libc own other (% of samples)\n");
     size_t bars = 0;
     int rc = H2B_OK;
     rep->profile_note[0] = '\0';
@@ -182,9 +182,9 @@ int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir)
         h2b__report_dat_quoted(&data, label);
         for (size_t k = 0; k < NDSO; k++) {
             double v = dso_value(&p->dso_pct, k);
-            h2b_strbuf_printf(&data, " %.3f", isnan(v) ? 0.0 : v);
+            h2b_buf_printf(&data, " %.3f", isnan(v) ? 0.0 : v);
         }
-        h2b_strbuf_puts(&data, "\n");
+        h2b_buf_puts(&data, "\n");
         bars++;
         /* the flame graph, redrawn from the folded stacks */
         struct h2b_prof *prof = NULL;
@@ -229,22 +229,22 @@ int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir)
         h2b_prof_del(b);
     }
     if (bars) {
-        struct h2b_strbuf plot;
-        h2b_strbuf_init(&plot);
-        h2b_strbuf_puts(&plot, "'profile-dso.dat' using 2:xtic(1)");
+        struct h2b_buf plot;
+        h2b_buf_init(&plot);
+        h2b_buf_puts(&plot, "'profile-dso.dat' using 2:xtic(1)");
         for (size_t k = 0; k < NDSO; k++) {
             if (k)
-                h2b_strbuf_printf(&plot, ", '' using %zu", k + 2);
-            h2b_strbuf_printf(&plot, " title \"%s\" lc rgb \"%s\"", dso_labels[k], dso_colors[k]);
+                h2b_buf_printf(&plot, ", '' using %zu", k + 2);
+            h2b_buf_printf(&plot, " title \"%s\" lc rgb \"%s\"", dso_labels[k], dso_colors[k]);
         }
-        struct h2b_chart_var vars[] = {{"PLOT", h2b_strbuf_str(&plot)}};
-        rc = h2b_strbuf_error(&plot);
+        struct h2b_chart_var vars[] = {{"PLOT", h2b_buf_str(&plot)}};
+        rc = h2b_buf_error(&plot);
         if (rc == H2B_OK)
             rc = h2b__report_emit(rep, dir, H2B__CHART_DSO, "profile-dso", "dso",
                                   "Where the CPU samples fell, by DSO", &data, vars, 1);
-        h2b_strbuf_free(&plot);
+        h2b_buf_free(&plot);
     }
-    h2b_strbuf_free(&data);
+    h2b_buf_free(&data);
     return rc;
 }
 
@@ -257,7 +257,7 @@ static void fmt_pct(double v, char *buf, size_t n)
 }
 
 /* One point (connections x streams): the targets' top symbols side by side, then their splits. */
-static void point(const struct h2b__report *rep, struct h2b_strbuf *o, struct h2b__cellkey k)
+static void point(const struct h2b__report *rep, struct h2b_buf *o, struct h2b__cellkey k)
 {
     const struct h2b_rdata_results *r = rep->head;
     size_t cells[64], n = 0;
@@ -268,72 +268,72 @@ static void point(const struct h2b__report *rep, struct h2b_strbuf *o, struct h2
     }
     if (n == 0)
         return;
-    h2b_strbuf_printf(o, "\n### %ld connections × %ld streams\n\n", k.connections, k.streams);
-    h2b_strbuf_puts(o, "Top symbols by self share of the CPU samples (total: the share of "
-                       "samples with the symbol anywhere on the stack).\n\n| # |");
+    h2b_buf_printf(o, "\n### %ld connections × %ld streams\n\n", k.connections, k.streams);
+    h2b_buf_puts(o, "Top symbols by self share of the CPU samples (total: the share of "
+                    "samples with the symbol anywhere on the stack).\n\n| # |");
     for (size_t j = 0; j < n; j++)
-        h2b_strbuf_printf(o, " %s symbol | DSO | self | total |", r->cells[cells[j]].target);
-    h2b_strbuf_puts(o, "\n|---:|");
+        h2b_buf_printf(o, " %s symbol | DSO | self | total |", r->cells[cells[j]].target);
+    h2b_buf_puts(o, "\n|---:|");
     for (size_t j = 0; j < n; j++)
-        h2b_strbuf_puts(o, "---|---|---:|---:|");
-    h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "---|---|---:|---:|");
+    h2b_buf_puts(o, "\n");
     for (size_t row = 0; row < TOP_ROWS; row++) {
         bool any = false;
         for (size_t j = 0; j < n; j++)
             any = any || top_row(server_profile(r, cells[j]), row);
         if (!any)
             break;
-        h2b_strbuf_printf(o, "| %zu |", row + 1);
+        h2b_buf_printf(o, "| %zu |", row + 1);
         for (size_t j = 0; j < n; j++) {
             const struct h2b_results_symbol *e = top_row(server_profile(r, cells[j]), row);
             const char *sym = e ? e->symbol : NULL, *cls = e ? e->class_ : NULL;
             if (!e || !sym) {
-                h2b_strbuf_puts(o, " | | | |");
+                h2b_buf_puts(o, " | | | |");
                 continue;
             }
             char self[32], total[32];
             fmt_pct(e->self_pct, self, sizeof(self));
             fmt_pct(e->total_pct, total, sizeof(total));
-            h2b_strbuf_puts(o, " ");
+            h2b_buf_puts(o, " ");
             h2b__report_md_code(o, sym);
-            h2b_strbuf_puts(o, " | ");
+            h2b_buf_puts(o, " | ");
             h2b__report_md_code(o, cls ? cls : "?");
-            h2b_strbuf_printf(o, " | %s | %s |", self, total);
+            h2b_buf_printf(o, " | %s | %s |", self, total);
         }
-        h2b_strbuf_puts(o, "\n");
+        h2b_buf_puts(o, "\n");
     }
-    h2b_strbuf_puts(o, "\n| Target | samples |");
+    h2b_buf_puts(o, "\n| Target | samples |");
     for (size_t d = 0; d < NDSO; d++)
-        h2b_strbuf_printf(o, " %s |", dso_labels[d]);
-    h2b_strbuf_puts(o, " sum | flame graph |\n|---|---:|");
+        h2b_buf_printf(o, " %s |", dso_labels[d]);
+    h2b_buf_puts(o, " sum | flame graph |\n|---|---:|");
     for (size_t d = 0; d <= NDSO; d++)
-        h2b_strbuf_puts(o, "---:|");
-    h2b_strbuf_puts(o, "---|\n");
+        h2b_buf_puts(o, "---:|");
+    h2b_buf_puts(o, "---|\n");
     for (size_t j = 0; j < n; j++) {
         const struct h2b_results_profile *p = server_profile(r, cells[j]);
         double sum = 0;
-        h2b_strbuf_printf(o, "| %s (", r->cells[cells[j]].target);
+        h2b_buf_printf(o, "| %s (", r->cells[cells[j]].target);
         h2b__report_md_code(o, p->exe ? p->exe : "?");
-        h2b_strbuf_printf(o, ") | %.0f |", p->samples);
+        h2b_buf_printf(o, ") | %.0f |", p->samples);
         for (size_t d = 0; d < NDSO; d++) {
             char b[32];
             double v = dso_value(&p->dso_pct, d);
             sum += isnan(v) ? 0 : v;
             fmt_pct(v, b, sizeof(b));
-            h2b_strbuf_printf(o, " %s |", b);
+            h2b_buf_printf(o, " %s |", b);
         }
         char name[160];
         svg_name(r, cells[j], "profile", name, sizeof(name));
-        h2b_strbuf_printf(o, " %.1f %% | [SVG](%s) |\n", sum, name);
+        h2b_buf_printf(o, " %.1f %% | [SVG](%s) |\n", sum, name);
     }
     for (size_t j = 0; j < n; j++) {
         char name[160];
         svg_name(r, cells[j], "profile", name, sizeof(name));
-        h2b_strbuf_printf(o, "\n![flame graph of %s](%s)\n", r->cells[cells[j]].target, name);
+        h2b_buf_printf(o, "\n![flame graph of %s](%s)\n", r->cells[cells[j]].target, name);
     }
 }
 
-void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_strbuf *o)
+void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
     bool any = false;
@@ -341,9 +341,8 @@ void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_strbuf *o
         any = server_profile(r, i) != NULL;
     if (!any)
         return;
-    h2b_strbuf_puts(o, "\n## Profiles\n\n");
-    h2b_strbuf_puts(o,
-                    "CPU profiles of the targets during the cells `--perf-record` named, after "
+    h2b_buf_puts(o, "\n## Profiles\n\n");
+    h2b_buf_puts(o, "CPU profiles of the targets during the cells `--perf-record` named, after "
                     "warm-up: `perf record -e cpu-clock -F 499 --call-graph dwarf` attached to the "
                     "server process, folded by h2bench (docs/profiles.md). A DSO split classifies "
                     "each sample by its leaf frame. Frames Debian ships without symbols show as "
@@ -357,26 +356,26 @@ void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_strbuf *o
         const struct h2b_rdata_cell *c = &r->cells[rep->profile_diff_cell];
         char name[160];
         svg_name(r, rep->profile_diff_cell, "profile-diff", name, sizeof(name));
-        h2b_strbuf_printf(o,
-                          "\n### Where the most-regressed cell's time went\n\n%s at %ld × %ld "
-                          "went from base to head at %.2f× the req/s. The differential flame "
-                          "graph has head's shape; red frames take a larger share of head's "
-                          "samples than of base's, blue ones a smaller share.\n\n"
-                          "![differential flame graph](%s) ([SVG](%s))\n",
-                          c->target, c->connections, c->streams_requested, rep->profile_diff_ratio,
-                          name, name);
+        h2b_buf_printf(o,
+                       "\n### Where the most-regressed cell's time went\n\n%s at %ld × %ld "
+                       "went from base to head at %.2f× the req/s. The differential flame "
+                       "graph has head's shape; red frames take a larger share of head's "
+                       "samples than of base's, blue ones a smaller share.\n\n"
+                       "![differential flame graph](%s) ([SVG](%s))\n",
+                       c->target, c->connections, c->streams_requested, rep->profile_diff_ratio,
+                       name, name);
     }
     if (rep->profile_note[0])
-        h2b_strbuf_printf(o, "\nNot drawn: %s.\n", rep->profile_note);
+        h2b_buf_printf(o, "\nNot drawn: %s.\n", rep->profile_note);
     /* where a profiled cell has no profile, its note says why */
     for (size_t i = 0; i < r->n_cells; i++) {
         const struct h2b_results_cell *c = r->model ? h2b_results_doc_cell(r->model, i) : NULL;
         if (c && c->profile.base.present && !server_profile(r, i) && r->cells[i].note) {
-            h2b_strbuf_printf(
-                o, "\n%s %ld × %ld: no profile (see the cell's note: ", r->cells[i].target,
-                r->cells[i].connections, r->cells[i].streams_requested);
+            h2b_buf_printf(o,
+                           "\n%s %ld × %ld: no profile (see the cell's note: ", r->cells[i].target,
+                           r->cells[i].connections, r->cells[i].streams_requested);
             h2b__report_md_code(o, r->cells[i].note);
-            h2b_strbuf_puts(o, ").\n");
+            h2b_buf_puts(o, ").\n");
         }
     }
 }

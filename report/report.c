@@ -12,6 +12,7 @@
  */
 #include "chart.h"
 #include "error.h"
+#include "fs.h"
 #include "hist.h"
 #include "report_int.h"
 #include "stats.h"
@@ -164,24 +165,6 @@ double h2b__report_group_latency(const struct h2b_rdata_results *r, const char *
     return h2b_stats_median(vals, nv);
 }
 
-/* Removes dir and the plain files in it (the temporary directory holds nothing else). */
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char p[4096];
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 static int write_file(const char *path, const char *text, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
@@ -257,26 +240,6 @@ static int gate_head(struct h2b__report *rep, char *err, size_t errlen)
     if (rc)
         snprintf(err, errlen, "checking ceilings: %s", h2b_strerror(rc));
     return rc;
-}
-
-/* mkdir -p: creates dir and its missing parents. 0 or -1 with errno. */
-static int mkdir_p(const char *dir)
-{
-    char path[4096];
-    int n = snprintf(path, sizeof(path), "%s", dir);
-    if (n <= 0 || (size_t)n >= sizeof(path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 static int load_all(struct h2b__report *rep, char *err, size_t errlen)
@@ -368,14 +331,14 @@ int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char
         return H2B_ERR_INVAL;
     }
     struct h2b__report rep = {.opt = opt};
-    struct h2b_strbuf md;
-    h2b_strbuf_init(&md);
+    struct h2b_buf md;
+    h2b_buf_init(&md);
     char tmp[4096] = "";
     int rc = load_all(&rep, err, errlen);
     if (rc)
         goto out_unload;
 
-    if (mkdir_p(opt->out_dir) != 0) {
+    if (h2b_fs_mkdir_p(opt->out_dir, 0777) != H2B_OK) {
         snprintf(err, errlen, "%s: %s", opt->out_dir, strerror(errno));
         rc = H2B_ERR_IO;
         goto out_unload;
@@ -396,12 +359,12 @@ int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char
     }
     char path[4096];
     snprintf(path, sizeof(path), "%s/REPORT.md", tmp);
-    if ((rc = write_file(path, h2b_strbuf_str(&md), err, errlen)))
+    if ((rc = write_file(path, h2b_buf_str(&md), err, errlen)))
         goto out_remove;
     if ((rc = commit(tmp, opt->out_dir, err, errlen)))
         goto out_remove;
     if (markdown) {
-        *markdown = h2b_strbuf_take(&md);
+        *markdown = h2b_buf_take(&md);
         if (*markdown == NULL) {
             snprintf(err, errlen, "out of memory");
             rc = H2B_ERR_NOMEM;
@@ -409,9 +372,9 @@ int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char
     }
 
 out_remove:
-    remove_tree(tmp);
+    h2b_fs_remove_tree(tmp);
 out_unload:
-    h2b_strbuf_free(&md);
+    h2b_buf_free(&md);
     unload_all(&rep);
     return rc;
 }

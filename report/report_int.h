@@ -7,7 +7,7 @@
 
 #include "rdata.h"
 #include "report.h"
-#include "strbuf.h"
+#include "buf.h"
 
 #include "ceilings.h"
 #include "compare.h"
@@ -105,21 +105,20 @@ int h2b__report_plots(struct h2b__report *rep, const char *dir);
 /* The Profiles section (profiles.c): flame graphs and the DSO chart into dir (during the chart
  * stage), then the markdown. */
 int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir);
-void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_strbuf *o);
+void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_buf *o);
 
 /* Shared by the section writers: a data-file string field (plots.c), a chart's NAME.dat and
  * NAME.gp recorded in rep (plots.c), a rendered chart's image link (md.c), a name as a markdown
  * code span (profiles.c). */
-void h2b__report_dat_quoted(struct h2b_strbuf *b, const char *s);
+void h2b__report_dat_quoted(struct h2b_buf *b, const char *s);
 int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
-                     const char *name, const char *tmpl, const char *title, struct h2b_strbuf *data,
+                     const char *name, const char *tmpl, const char *title, struct h2b_buf *data,
                      const struct h2b_chart_var *vars, size_t nvars);
-void h2b__report_chart(const struct h2b__report *rep, struct h2b_strbuf *o,
-                       enum h2b__chart_kind kind);
-void h2b__report_md_code(struct h2b_strbuf *o, const char *s);
+void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind);
+void h2b__report_md_code(struct h2b_buf *o, const char *s);
 
 /* Renders REPORT.md into out. */
-int h2b__report_markdown(const struct h2b__report *rep, struct h2b_strbuf *out);
+int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out);
 
 /* Number formatting into caller buffers (return buf). NAN prints as "n/a". */
 const char *h2b__fmt_ns(double ns, char *buf, size_t n);   /* 812 ns, 12.3 µs, 4.56 ms */

@@ -15,6 +15,7 @@
  * two dump files' totals: instructions/op = (Ir(4n) - Ir(n)) / 3n.
  */
 #include "error.h"
+#include "fs.h"
 #include "runner.h"
 
 #include <ctype.h>
@@ -86,15 +87,6 @@ void h2b__micro_set_command_line(int argc, char **argv)
     for (int i = 1; i < argc && cmd_argc < MAX_ARGS; i++)
         cmd_args[cmd_argc++] = argv[i];
     cmd_args[cmd_argc] = NULL;
-}
-
-static int self_exe(char *buf, size_t size)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-    if (n < 0 || (size_t)n >= size - 1)
-        return H2B_ERR_SYS;
-    buf[n] = '\0';
-    return H2B_OK;
 }
 
 /* --- fork results as JSON ------------------------------------------------------------------ */
@@ -331,7 +323,7 @@ static int spawn_and_read(char *const argv[], const char *job, bool clean_env, c
 static int run_child(const struct h2b_micro_instance *inst, struct h2b_micro_fork *f)
 {
     char exe[PATH_MAX], job[H2B_MICRO_NAME_MAX + 32];
-    if (self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0) {
+    if (h2b_self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0) {
         fprintf(stderr, "micro: cannot find this executable to start forks (use --forks 0)\n");
         return H2B_ERR_SYS;
     }
@@ -465,7 +457,7 @@ int h2b__micro_run_callgrind(const struct h2b_micro_instance *inst,
     char exe[PATH_MAX], dir[PATH_MAX], outfile[PATH_MAX + 32], job[H2B_MICRO_NAME_MAX + 64];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/h2b-callgrind-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0 || !mkdtemp(dir)) {
+    if (h2b_self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0 || !mkdtemp(dir)) {
         fprintf(stderr, "micro: callgrind: cannot prepare a run: %s\n", strerror(errno));
         return H2B_ERR_SYS;
     }
@@ -582,7 +574,7 @@ int h2b__micro_run_perf(const struct h2b_micro_instance *inst, const struct h2b_
                  "%.200s not found (Debian package linux-perf)", perf);
         return H2B_ERR_UNSUPPORTED;
     }
-    if (self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0) {
+    if (h2b_self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0) {
         snprintf(r->profile_reason, sizeof r->profile_reason, "cannot find this executable");
         return H2B_ERR_SYS;
     }

@@ -14,6 +14,7 @@
 #include "export.h"
 #include "results.h"
 #include "runner.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -417,7 +418,7 @@ int h2b_micro_main(int argc, char **argv)
         for (size_t i = 0; i < no; i++)
             ov[i] = (double)overhead[i];
         fprintf(table, "# timer overhead: %.0f ns per sample (median over benchmarks)\n",
-                h2b__micro_median(ov, no));
+                (no ? h2b_stats_median(ov, no) : 0));
     }
 
     json_t *rdoc = NULL;

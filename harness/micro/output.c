@@ -14,6 +14,7 @@
 #include "error.h"
 #include "results.h"
 #include "runner.h"
+#include "stats.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -48,7 +49,7 @@ static double fork_median(const struct h2b_micro_fork *f)
 {
     double v[H2B_MICRO_MAX_EPOCHS];
     memcpy(v, f->epoch_ns_per_op, f->epochs * sizeof v[0]);
-    return h2b__micro_median(v, f->epochs);
+    return (f->epochs ? h2b_stats_median(v, f->epochs) : 0);
 }
 
 int h2b__micro_result_merge(struct h2b_micro_result *r)
@@ -74,16 +75,16 @@ int h2b__micro_result_merge(struct h2b_micro_result *r)
             r->batch = f->batch;
         overhead[i] = f->timer_overhead_ns;
     }
-    r->ns_per_op = h2b__micro_median(all, n);
+    r->ns_per_op = (n ? h2b_stats_median(all, n) : 0);
     for (size_t i = 0; i < n; i++)
         all[i] = r->ns_per_op > 0 ? fabs(all[i] - r->ns_per_op) / r->ns_per_op : 0;
-    r->ns_per_op_mdape = h2b__micro_median(all, n);
+    r->ns_per_op_mdape = (n ? h2b_stats_median(all, n) : 0);
     r->ns_per_op_min = n ? min : 0;
     r->cpu_ns_per_op = r->ops ? cpu_ns / (double)r->ops : 0;
     double ov[H2B_MICRO_MAX_FORKS];
     for (unsigned i = 0; i < r->forks; i++)
         ov[i] = (double)overhead[i];
-    r->timer_overhead_ns = (uint64_t)h2b__micro_median(ov, r->forks);
+    r->timer_overhead_ns = (uint64_t)(r->forks ? h2b_stats_median(ov, r->forks) : 0);
 
     int rc = merge_hist(r);
     if (rc != H2B_OK)
@@ -126,7 +127,7 @@ int h2b__micro_result_merge(struct h2b_micro_result *r)
         ins[i] = r->fork[i].instructions_per_op.value;
     }
     if (r->instructions_per_op.available) {
-        r->instructions_per_op.value = h2b__micro_median(ins, r->forks);
+        r->instructions_per_op.value = (r->forks ? h2b_stats_median(ins, r->forks) : 0);
         r->instructions_source = "perf";
     }
     return H2B_OK;
@@ -332,7 +333,7 @@ static void stats(double *v, size_t n, double *mean, double *median, double *sd)
     for (size_t i = 0; i < n; i++)
         ss += (v[i] - *mean) * (v[i] - *mean);
     *sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
-    *median = h2b__micro_median(v, n);
+    *median = (n ? h2b_stats_median(v, n) : 0);
 }
 
 /* Google Benchmark emits mean, median and stddev rows after the repetitions of a benchmark when

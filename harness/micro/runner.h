@@ -154,7 +154,4 @@ json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const
 int h2b__micro_run_perf(const struct h2b_micro_instance *inst, const struct h2b_micro_config *cfg,
                         struct h2b_micro_result *r);
 
-/* Median of v[0..n) (v is reordered); 0 if n == 0. */
-double h2b__micro_median(double *v, size_t n);
-
 #endif

@@ -25,12 +25,14 @@
 #include "env.h"
 #include "error.h"
 #include "expand.h"
+#include "fs.h"
 #include "peers.h"
 #include "probe.h"
 #include "proc.h"
 #include "profile.h"
 #include "results.h"
 #include "scenario.h"
+#include "stats.h"
 #include "target.h"
 
 #include <errno.h>
@@ -157,20 +159,6 @@ static int write_pattern_file(const char *path, uint64_t size, const char *text)
     return fclose(f) == 0 ? H2B_OK : H2B_ERR_IO;
 }
 
-static int mkdirs(char *path)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        int rc = mkdir(path, 0755);
-        *p = '/';
-        if (rc != 0 && errno != EEXIST)
-            return H2B_ERR_IO;
-    }
-    return H2B_OK;
-}
-
 /* Peers serve files: give them the matrix path as a file. /bytes/N gets N bytes (the bundled
  * server's endpoint); anything else gets the bundled server's 13-byte "Hello, World!". */
 static int make_docroot(struct run *r)
@@ -183,7 +171,7 @@ static int make_docroot(struct run *r)
     size_t plen = strcspn(path, "?#");
     bool dir = plen > 0 && path[plen - 1] == '/';
     snprintf(file, sizeof(file), "%s%.*s%s", r->docroot, (int)plen, path, dir ? "index.html" : "");
-    if (mkdirs(file))
+    if (h2b_fs_mkdir_parent(file, 0755))
         return H2B_ERR_IO;
     uint64_t n = 0;
     const char *bytes = "/bytes/";
@@ -193,15 +181,13 @@ static int make_docroot(struct run *r)
     return write_pattern_file(file, 0, "Hello, World!");
 }
 
-static void remove_tree(const char *dir)
+/* Only the run directory we created: configuration, logs, outputs, the docroot. */
+static void remove_run_dir(const char *dir)
 {
-    /* Only the run directory we created: configuration, logs, outputs, the docroot. */
-    char cmd[600];
     if (strncmp(dir, "/tmp/h2bench-run-", 17) != 0)
         return;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "h2bench run: could not remove %s\n", dir);
+    if (h2b_fs_remove_tree(dir) != H2B_OK)
+        fprintf(stderr, "h2bench run: could not remove %s: %s\n", dir, strerror(errno));
 }
 
 /* ---- progress ---- */
@@ -702,13 +688,7 @@ static double point_median(const struct run *r, const json_t *doc, const struct 
             cell_metric(doc, j, metric, &vals[nv]))
             nv++;
     }
-    for (size_t a = 1; a < nv; a++) /* insertion sort: a handful of repeats */
-        for (size_t b = a; b > 0 && vals[b - 1] > vals[b]; b--) {
-            double tmp = vals[b];
-            vals[b] = vals[b - 1];
-            vals[b - 1] = tmp;
-        }
-    return nv ? (nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2) : 0;
+    return nv ? h2b_stats_median(vals, nv) : 0;
 }
 
 /* One row per matrix point, one column per target and its ratio to the first target. */
@@ -899,7 +879,7 @@ static int out_path_ready(const struct run *r, char *buf, size_t size)
         snprintf(dir, sizeof(dir), ".");
     } else {
         slash[1] = '\0';
-        if (mkdirs(dir) != H2B_OK) {
+        if (h2b_fs_mkdir_p(dir, 0755) != H2B_OK) {
             h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot create the directory of %s: %s", buf,
                          strerror(errno));
             return H2B_ERR_IO;
@@ -1284,7 +1264,7 @@ out:
     signal(SIGINT, SIG_DFL);
     h2b_file_unlock(out_path, out_lock);
     if (r.dir[0])
-        remove_tree(r.dir);
+        remove_run_dir(r.dir);
     free(filters);
     cleanup(&r);
     return rc;

@@ -8,7 +8,8 @@
 #include "rdata.h"
 #include "report_int.h"
 #include "stats.h"
-#include "strbuf.h"
+#include "buf.h"
+#include "fs.h"
 #include "test.h"
 
 #include <math.h>
@@ -51,22 +52,22 @@ static void test_stats(void)
 
 static void test_strbuf_and_templates(void)
 {
-    struct h2b_strbuf b;
-    h2b_strbuf_init(&b);
+    struct h2b_buf b;
+    h2b_buf_init(&b);
     for (int i = 0; i < 1000; i++)
-        h2b_strbuf_printf(&b, "%04d,", i);
+        h2b_buf_printf(&b, "%04d,", i);
     CHECK_EQ_U64(b.len, 5000);
-    CHECK(strncmp(h2b_strbuf_str(&b) + 4995, "0999,", 5) == 0);
-    h2b_strbuf_free(&b);
+    CHECK(strncmp(h2b_buf_str(&b) + 4995, "0999,", 5) == 0);
+    h2b_buf_free(&b);
 
     struct h2b_chart_var vars[] = {{"A", "x"}, {"BB", "yy"}};
-    h2b_strbuf_init(&b);
+    h2b_buf_init(&b);
     CHECK_EQ_INT(h2b_chart_expand("{{A}}-{{BB}}-{{A}} @macro {x}", vars, 2, &b), H2B_OK);
-    CHECK_STR(h2b_strbuf_str(&b), "x-yy-x @macro {x}");
-    h2b_strbuf_free(&b);
-    h2b_strbuf_init(&b);
+    CHECK_STR(h2b_buf_str(&b), "x-yy-x @macro {x}");
+    h2b_buf_free(&b);
+    h2b_buf_init(&b);
     CHECK_EQ_INT(h2b_chart_expand("{{A}} {{MISSING}}", vars, 2, &b), H2B_ERR_NOTFOUND);
-    h2b_strbuf_free(&b);
+    h2b_buf_free(&b);
 
     const char *names[] = {"head", "tail", "micro", "matrix-rps", "latency", "history"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -74,12 +75,12 @@ static void test_strbuf_and_templates(void)
     CHECK(h2b_chart_template("nope") == NULL);
     /* a whole script: head + body + tail, every key filled */
     struct h2b_chart_var lat[] = {{"XMAX", "1000"}, {"UNIT", "ms"}, {"PLOT", "'d' using 1:2"}};
-    h2b_strbuf_init(&b);
+    h2b_buf_init(&b);
     CHECK_EQ_INT(h2b_chart_script("lat", "latency", "T", lat, 3, &b), H2B_OK);
-    CHECK(strstr(h2b_strbuf_str(&b), "set output 'lat.png'") != NULL);
-    CHECK(strstr(h2b_strbuf_str(&b), "set output 'lat.svg'") != NULL);
-    CHECK(strstr(h2b_strbuf_str(&b), "{{") == NULL);
-    h2b_strbuf_free(&b);
+    CHECK(strstr(h2b_buf_str(&b), "set output 'lat.png'") != NULL);
+    CHECK(strstr(h2b_buf_str(&b), "set output 'lat.svg'") != NULL);
+    CHECK(strstr(h2b_buf_str(&b), "{{") == NULL);
+    h2b_buf_free(&b);
 }
 
 /* Issue 13 defect 2: the one gnuplot quoting function makes every string an inert literal. */
@@ -96,11 +97,11 @@ static void test_gnuplot_quote(void)
         {"@macro \\n $x", "'@macro \\n $x'"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct h2b_strbuf b;
-        h2b_strbuf_init(&b);
+        struct h2b_buf b;
+        h2b_buf_init(&b);
         h2b_chart_quote(&b, cases[i].in);
-        CHECK_STR(h2b_strbuf_str(&b), cases[i].out);
-        h2b_strbuf_free(&b);
+        CHECK_STR(h2b_buf_str(&b), cases[i].out);
+        h2b_buf_free(&b);
     }
 }
 
@@ -242,9 +243,16 @@ int main(void)
     test_gnuplot_quote();
     test_gnuplot_discovery();
     test_results_validation();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    /* core's remove-tree, checked here too: a symbolic link inside goes, its target stays */
+    char link[600], target[] = "/tmp/h2b-test-report-keep.XXXXXX";
+    CHECK(mkdtemp(target) != NULL);
+    snprintf(link, sizeof(link), "%s/a/b/link", tmpdir);
+    CHECK_EQ_INT(h2b_fs_mkdir_parent(link, 0755), H2B_OK);
+    CHECK(symlink(target, link) == 0);
+    CHECK_EQ_INT(h2b_fs_remove_tree(tmpdir), H2B_OK);
+    CHECK(access(tmpdir, F_OK) != 0);
+    CHECK(access(target, F_OK) == 0);
+    CHECK_EQ_INT(h2b_fs_remove_tree(tmpdir), H2B_OK); /* already gone is fine */
+    rmdir(target);
     return test_report();
 }

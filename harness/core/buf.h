@@ -1,0 +1,51 @@
+/*
+ * buf.h - the growable text buffer (markdown, gnuplot scripts, tables, JUnit XML, JSON text).
+ *
+ * Errors are sticky: after an allocation fails (or the buffer would pass H2B_BUF_MAX) every
+ * append is a no-op and h2b_buf_error() returns the code, so a renderer appends freely and
+ * checks once at the end. A zeroed struct ({0}) is an empty buffer, as is h2b_buf_init's.
+ * Not thread-safe; the caller owns the storage.
+ */
+#ifndef H2B_BUF_H
+#define H2B_BUF_H
+
+#include <stddef.h>
+
+#define H2B_BUF_MAX ((size_t)64 << 20) /* 64 MiB: no report comes near it */
+
+struct h2b_buf {
+    char *data; /* NUL-terminated after any append; NULL when nothing was appended */
+    size_t len;
+    size_t cap;
+    int err; /* H2B_OK, or the first error: H2B_ERR_NOMEM, H2B_ERR_RANGE or H2B_ERR_INVAL */
+};
+
+void h2b_buf_init(struct h2b_buf *b);
+void h2b_buf_free(struct h2b_buf *b);
+
+/* Appends n bytes of s / a NUL-terminated string / printf-formatted text. */
+void h2b_buf_append(struct h2b_buf *b, const char *s, size_t n);
+void h2b_buf_puts(struct h2b_buf *b, const char *s);
+void h2b_buf_printf(struct h2b_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends s escaped for XML text and attributes (&, <, >, ", '; control characters become ?). */
+void h2b_buf_xml(struct h2b_buf *b, const char *s);
+
+/* Appends s for a markdown table cell ('|' escaped, newlines as spaces). */
+void h2b_buf_md(struct h2b_buf *b, const char *s);
+
+/* The text so far ("" when empty; never NULL). Valid until the next append or free. */
+const char *h2b_buf_str(const struct h2b_buf *b);
+
+/* H2B_OK or the first error an append hit. */
+int h2b_buf_error(const struct h2b_buf *b);
+
+/* Hands the text to the caller (malloc'd, caller frees; "" for an empty buffer) and empties b.
+ * Returns NULL after an error (b is then freed) or when allocation fails. */
+char *h2b_buf_take(struct h2b_buf *b);
+
+/* The same with a code: H2B_OK with *out set, or the buffer's error (H2B_ERR_NOMEM when the
+ * final allocation fails); b is empty afterwards either way. */
+int h2b_buf_finish(struct h2b_buf *b, char **out);
+
+#endif

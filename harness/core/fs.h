@@ -1,0 +1,33 @@
+/*
+ * fs.h - the filesystem helpers every engine needs once: mkdir -p, remove a tree, and the path
+ * of this executable.
+ *
+ * No shell: trees are removed with nftw(3) bottom-up without following symbolic links, so a
+ * link inside a run directory removes the link, never what it points at.
+ */
+#ifndef H2B_FS_H
+#define H2B_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Creates dir and its missing parents with mode (minus the umask); an existing directory is
+ * fine. Returns H2B_OK, H2B_ERR_RANGE (path too long) or H2B_ERR_IO (errno says why). */
+int h2b_fs_mkdir_p(const char *dir, mode_t mode);
+
+/* Creates the directories leading to the file at path (everything before its last '/'). */
+int h2b_fs_mkdir_parent(const char *path, mode_t mode);
+
+/* Removes dir and everything below it. A missing dir is fine. Returns H2B_OK or H2B_ERR_IO
+ * (errno of the first entry that could not be removed; the rest is still attempted). */
+int h2b_fs_remove_tree(const char *dir);
+
+/* The absolute path of the running executable (/proc/self/exe) into buf. Returns H2B_OK,
+ * H2B_ERR_SYS or H2B_ERR_RANGE (buf too small). */
+int h2b_self_exe(char *buf, size_t size);
+
+/* The directory of the running executable into buf (h2b_self_exe without its last
+ * component). Same codes. */
+int h2b_self_dir(char *buf, size_t size);
+
+#endif

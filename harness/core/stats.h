@@ -1,0 +1,20 @@
+/*
+ * stats.h - the order statistics every engine uses: median and friends.
+ *
+ * One rule for empty input: NAN ("no value"), never 0, so an empty set cannot pass for a
+ * measured zero. Pure functions on caller arrays; thread-safe; no allocation.
+ */
+#ifndef H2B_CORE_STATS_H
+#define H2B_CORE_STATS_H
+
+#include <stddef.h>
+
+/* Median of v[0..n), sorting v in place; the mean of the two middle values when n is even.
+ * NAN when n == 0. */
+double h2b_stats_median(double *v, size_t n);
+
+/* Smallest and largest of v[0..n); NAN when n == 0. v is not modified. */
+double h2b_stats_min(const double *v, size_t n);
+double h2b_stats_max(const double *v, size_t n);
+
+#endif
