@@ -60,5 +60,9 @@ static char *fold_profile(const char *script, const char *exe, const char *stem,
 int h2b_cmd_micro(int argc, char **argv)
 {
     h2b_micro_set_profile_hook(fold_profile);
+    /* messages and usage say "h2bench micro", the command the user typed */
+    char name[] = "h2bench micro";
+    if (argc > 0)
+        argv[0] = name;
     return h2b_micro_main(argc, argv);
 }

@@ -143,7 +143,7 @@ int h2b_cmd_serve(int argc, char **argv)
     int opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         const char *name = opt >= O_HOST && opt <= O_HELP ? options[opt - O_HOST].name : "";
         switch (opt) {
         case O_HOST:
@@ -224,6 +224,7 @@ int h2b_cmd_serve(int argc, char **argv)
         case O_KEY:
             cfg.key_file = optarg;
             break;
+        case 'h':
         case O_HELP:
             usage(stdout);
             return H2B_EXIT_OK;

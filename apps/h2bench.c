@@ -55,6 +55,16 @@ int main(int argc, char **argv)
                H2B_COMPILER);
         return H2B_EXIT_OK;
     }
+    if (strcmp(name, "help") == 0 && argc >= 3) {
+        /* h2bench help CMD: the command's own --help */
+        for (const struct command *c = commands; c->name; c++) {
+            if (strcmp(argv[2], c->name) == 0) {
+                char help[] = "--help";
+                char *args[] = {argv[2], help, NULL};
+                return c->run(2, args);
+            }
+        }
+    }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
         return H2B_EXIT_OK;

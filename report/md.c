@@ -427,7 +427,7 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
 /* "100/40", or per target when the targets' servers advertised different limits. */
 static void streams_label(const struct h2b__report *rep, struct h2b__cellkey k, char *buf, size_t n)
 {
-    long eff[64];
+    long eff[64] = {0};
     size_t nt = rep->n_targets < 64 ? rep->n_targets : 64;
     bool same = true;
     for (size_t t = 0; t < nt; t++) {

@@ -139,7 +139,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     optind = 0; /* full re-initialisation: the runner may be entered more than once */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         const char *bad = NULL;
         switch (c) {
         case O_LIST:
@@ -218,6 +218,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             else
                 bad = "--gbench-aggregates wants both, only or none";
             break;
+        case 'h':
         case O_HELP:
             usage(stdout, argv[0]);
             return 1;

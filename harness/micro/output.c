@@ -57,7 +57,7 @@ int h2b__micro_result_merge(struct h2b_micro_result *r)
     static double all[H2B_MICRO_MAX_EPOCHS * H2B_MICRO_MAX_FORKS];
     size_t n = 0;
     double cpu_ns = 0, min = INFINITY;
-    uint64_t overhead[H2B_MICRO_MAX_FORKS];
+    uint64_t overhead[H2B_MICRO_MAX_FORKS] = {0};
     r->ops = 0;
     r->batch = 0;
     for (unsigned i = 0; i < r->forks; i++) {

@@ -169,7 +169,7 @@ int h2b_prof_rec_start(struct h2b_prof_rec **out, const struct h2b_prof_rec_opts
     snprintf(pid, sizeof(pid), "%d", o->pid);
     snprintf(freq, sizeof(freq), "%u", o->freq ? o->freq : H2B_PROF_FREQ);
     snprintf(secs, sizeof(secs), "%.3f", o->max_s);
-    snprintf(cg, sizeof(cg), "dwarf,%u", H2B_PROF_STACK);
+    snprintf(cg, sizeof(cg), "dwarf,%d", (int)H2B_PROF_STACK);
     char *argv[] = {r->perf_prog, "record", "-q",           "-N", "-B", "-e", "cpu-clock",
                     "-F",         freq,     "--call-graph", cg,   "-p", pid,  "-o",
                     r->data,      "--",     "sleep",        secs, NULL};

@@ -203,6 +203,12 @@ static double cell_estimate_s(const struct h2b_scenario *s)
     return s->matrix.duration_s > 0 ? s->matrix.duration_s + s->matrix.warmup_s + 0.5 : 1.0;
 }
 
+static bool dumb_terminal(void)
+{
+    const char *t = getenv("TERM");
+    return t && strcmp(t, "dumb") == 0;
+}
+
 static void progress(struct run *r, size_t i)
 {
     if (!r->o->progress)
@@ -217,9 +223,10 @@ static void progress(struct run *r, size_t i)
     for (size_t k = 0; k < 20; k++)
         bar[k] = k < fill ? '#' : '.';
     bar[20] = '\0';
-    fprintf(stderr, "\r[%s] cell %zu/%zu %-8s %ux%u  elapsed %s  ETA %s \033[K", bar, i + 1,
-            r->ncells, r->s->targets[c->target].name, c->connections, c->streams_requested, el,
-            eta);
+    /* a terminal without ANSI erase-to-end-of-line (TERM=dumb) gets the line padded instead */
+    fprintf(stderr, "\r[%s] cell %zu/%zu %-8s %ux%u  elapsed %s  ETA %s %s", bar, i + 1, r->ncells,
+            r->s->targets[c->target].name, c->connections, c->streams_requested, el, eta,
+            dumb_terminal() ? "     " : "\033[K");
     fflush(stderr);
     r->bar_shown = true;
 }
@@ -227,7 +234,10 @@ static void progress(struct run *r, size_t i)
 static void progress_clear(struct run *r)
 {
     if (r->bar_shown) {
-        fprintf(stderr, "\r\033[K");
+        if (dumb_terminal())
+            fprintf(stderr, "\r%79s\r", "");
+        else
+            fprintf(stderr, "\r\033[K");
         fflush(stderr);
         r->bar_shown = false;
     }

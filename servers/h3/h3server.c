@@ -35,7 +35,7 @@
 #include "error.h"
 #include "h3quic.h"
 #include "h3tls.h"
-#include "stats.h"
+#include "../h2ref/stats.h" /* h2ref's counters, not core's stats.h */
 
 #include <errno.h>
 #include <fcntl.h>

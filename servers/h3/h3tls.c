@@ -34,7 +34,7 @@ static int self_signed(gnutls_certificate_credentials_t cred, char *err, size_t 
     if (rv == 0)
         rv = gnutls_x509_crt_init(&crt);
     time_t now = time(NULL);
-    unsigned char serial[8];
+    unsigned char serial[8] = {0};
     if (rv == 0)
         rv = gnutls_rnd(GNUTLS_RND_NONCE, serial, sizeof serial);
     serial[0] &= 0x7f;

@@ -21,4 +21,12 @@ expect_eq "no command exit" "$rc" 2
 
 "$H2BENCH" --no-such-flag >/dev/null 2>"$TMP/err"; rc=$?
 expect_eq "unknown flag exit" "$rc" 2
+# -h is --help for every command; help CMD is CMD --help; micro names itself as typed
+for cmd in serve run micro load gate compare report; do
+    "$H2BENCH" "$cmd" -h >"$TMP/out" 2>"$TMP/err"; rc=$?
+    expect_eq "$cmd -h exit" "$rc" 0
+    expect_match "$cmd -h usage" "$(cat "$TMP/out")" "usage: h2bench $cmd"
+done
+expect_match "help load" "$("$H2BENCH" help load)" 'usage: h2bench load'
+expect_match "micro --help names h2bench micro" "$("$H2BENCH" micro --help)" '^usage: h2bench micro'
 finish
