@@ -72,6 +72,10 @@ static const struct h2b_model_field budgets_fields[] = {
     F(T, instructions_per_request, REAL, 0),
     F(T, instructions_source, STRING, OMIT),
     F(T, rss_per_connection_kib, REAL, 0),
+    F(T, alloc_source, STRING, OMIT),
+    F(T, warmup_requests, COUNT, OMIT),
+    F(T, measured_requests, COUNT, OMIT),
+    F(T, instructions_runs, NUMBERS, OMIT),
     F(T, note, STRING, OMIT),
     END,
 };

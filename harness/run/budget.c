@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "error.h"
 #include "proc.h"
+#include "results.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -408,28 +409,34 @@ static void set_value(struct h2b_budget_values *v, enum h2b_budget_metric m, dou
 
 json_t *h2b_budget_values_json(const struct h2b_budget_values *v)
 {
-    json_t *o = json_object(), *reasons = json_object();
-    if (!o || !reasons) {
-        json_decref(o);
-        json_decref(reasons);
-        return NULL;
-    }
-    for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
-        json_object_set_new(o, metric_names[m], v->have[m] ? json_real(v->v[m]) : json_null());
+    struct h2b_results_budgets b;
+    double *slot[H2B_BUDGET_NMETRICS] = {
+        &b.allocs_per_request, &b.bytes_per_request,        &b.reads_per_request,
+        &b.writes_per_request, &b.writes_per_read,          &b.instructions_per_request,
+        &b.rss_per_connection_kib,
+    };
+    json_t *out = NULL;
+    h2b_model_init(&h2b_results_budgets_model, &b);
+    b.base.present = true;
+    int rc = H2B_OK;
+    for (int m = 0; m < H2B_BUDGET_NMETRICS && rc == H2B_OK; m++) {
+        *slot[m] = v->have[m] ? v->v[m] : NAN;
         if (!v->have[m])
-            json_object_set_new(reasons, metric_names[m],
-                                json_string(v->why[m][0] ? v->why[m] : "not measured"));
+            rc = h2b_model_note_add(&b.note, metric_names[m],
+                                    v->why[m][0] ? v->why[m] : "not measured");
     }
-    json_object_set_new(o, "null_reasons", reasons);
-    json_object_set_new(o, "warmup_requests", json_integer((json_int_t)v->warmup_requests));
-    json_object_set_new(o, "measured_requests", json_integer((json_int_t)v->requests));
-    json_object_set_new(o, "alloc_source",
-                        v->alloc_source[0] ? json_string(v->alloc_source) : json_null());
-    json_object_set_new(o, "instructions_source", json_string("callgrind"));
-    if (v->instr_runs[0] > 0)
-        json_object_set_new(o, "instructions_runs",
-                            json_pack("[f,f]", v->instr_runs[0], v->instr_runs[1]));
-    return o;
+    b.warmup_requests = (double)v->warmup_requests;
+    b.measured_requests = (double)v->requests;
+    if (rc == H2B_OK)
+        rc = h2b_model_set_string(&b.instructions_source, "callgrind");
+    if (rc == H2B_OK && v->alloc_source[0])
+        rc = h2b_model_set_string(&b.alloc_source, v->alloc_source);
+    if (rc == H2B_OK && v->instr_runs[0] > 0)
+        rc = h2b_model_set_nums(&b.instructions_runs, v->instr_runs, 2);
+    if (rc == H2B_OK)
+        h2b_model_to_json(&h2b_results_budgets_model, &b, &out);
+    h2b_model_free(&h2b_results_budgets_model, &b);
+    return out;
 }
 
 bool h2b_budget_find_preload(const char *self, char *buf, size_t size)

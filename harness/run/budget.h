@@ -81,8 +81,9 @@ void h2b_budget_measure(const struct h2b_budget_job *job, struct h2b_budget_valu
 /* Marks every metric of v null with reason (a target the passes could not run). */
 void h2b_budget_values_null(struct h2b_budget_values *v, const char *reason);
 
-/* The cell's "budgets" object: each metric a number or null, "null_reasons" naming the reason
- * of each null, the sources, N1/N2 and the two instruction runs. */
+/* The cell's "budgets" object through the core results model (struct h2b_results_budgets):
+ * each metric a number or null, the reason of each null in "note" ("metric: reason; ..."), the
+ * sources, N1/N2 and the two instruction runs. NULL when out of memory. */
 json_t *h2b_budget_values_json(const struct h2b_budget_values *v);
 
 /* The preload library for this executable: $H2B_BUDGET_PRELOAD, else <bin>/../lib/ or the

@@ -15,15 +15,17 @@ for f in kat bad; do
     sed -e "s|{bin}|$TBIN|g" -e "s|{data}|$DATA|g" "$DATA/$f.json" >"$TMP/$f.json"
 done
 
-get() { # get FILE TARGET FIELD: the first cell of TARGET, budgets.FIELD (or null_reasons.FIELD)
+get() { # get FILE TARGET FIELD: the first cell of TARGET, budgets.FIELD (why.FIELD: its reason from the note)
     python3 - "$@" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 cell = next(c for c in doc["matrix"] if c["target"] == sys.argv[2])
 b = cell.get("budgets") or {}
 f = sys.argv[3]
-if f.startswith("why."):
-    print(b.get("null_reasons", {}).get(f[4:], ""))
+if f.startswith("why."):  # the reason of a null budget, from the "metric: reason; ..." note
+    note = b.get("note") or ""
+    at = note.find(f[4:] + ": ")
+    print(note[at + len(f) - 2:].split("; ")[0] if at >= 0 else "")
 elif f in ("status", "reason"):
     print(cell.get(f, ""))
 else:
