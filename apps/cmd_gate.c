@@ -6,6 +6,7 @@
  * (temporary file + rename) so a failing gate never leaves half a report behind.
  */
 #include "buf.h"
+#include "cells.h"
 #include "ceilings.h"
 #include "cli.h"
 #include "commands.h"
@@ -208,6 +209,54 @@ static bool filter_selects(const struct h2b_ceilings *c, const struct h2b_gate_s
     return false;
 }
 
+/* The ceilings' "cells" section (gates/cells.h), if any, against the matrix cells of the
+ * results: rows added to r. Returns an exit code (H2B_EXIT_OK to go on). */
+static int check_cells(const char *ceilings_path, const char *const *results, size_t n_results,
+                       struct h2b_gate_report *r)
+{
+    json_t *doc = NULL;
+    char *text = NULL;
+    struct h2b_diag d;
+    struct h2b_cell_gates *g = NULL;
+    struct h2b_results_doc *docs[MAX_RESULTS] = {0};
+    int code = H2B_EXIT_OK;
+    if (h2b_json_load(ceilings_path, &doc, &text, &d) != H2B_OK) {
+        h2b_diag_print(&d, stderr);
+        return H2B_EXIT_USAGE;
+    }
+    const json_t *cells = json_object_get(doc, "cells");
+    struct h2b_json_src src = {ceilings_path, text};
+    if (!cells)
+        goto out;
+    int rv = h2b_cell_gates_from_json(cells, &src, &g, &d);
+    if (rv != H2B_OK) {
+        if (rv == H2B_ERR_PARSE)
+            h2b_diag_print(&d, stderr);
+        else
+            fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
+        code = rv == H2B_ERR_PARSE ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
+        goto out;
+    }
+    for (size_t i = 0; i < n_results && i < MAX_RESULTS; i++) {
+        if ((rv = h2b_gate_results_load(results[i], &docs[i])) != H2B_OK) {
+            code = load_error(rv);
+            goto out;
+        }
+    }
+    if (h2b_cell_gates_check(g, (const struct h2b_results_doc *const *)docs, results,
+                             n_results < MAX_RESULTS ? n_results : MAX_RESULTS, r) != H2B_OK) {
+        fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(H2B_ERR_NOMEM));
+        code = H2B_EXIT_RUNTIME;
+    }
+out:
+    for (size_t i = 0; i < MAX_RESULTS; i++)
+        h2b_results_doc_del(docs[i]);
+    h2b_cell_gates_del(g);
+    json_decref(doc);
+    free(text);
+    return code;
+}
+
 static int check(const char *ceilings_path, const char *const *results, size_t n_results,
                  const struct h2b_gate_options *opt, const char *md_path, const char *junit_path,
                  const char *filter)
@@ -233,8 +282,14 @@ static int check(const char *ceilings_path, const char *const *results, size_t n
         goto out;
     }
     rv = h2b_gate_check(c, s, opt, &r);
-    if (rv == H2B_OK)
+    if (rv == H2B_OK) {
+        int cells_code = check_cells(ceilings_path, results, n_results, r);
+        if (cells_code != H2B_EXIT_OK) {
+            code = cells_code;
+            goto out;
+        }
         rv = h2b_gate_render_table(r, &text);
+    }
     if (rv != H2B_OK) {
         fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
         code = H2B_EXIT_RUNTIME;

@@ -493,14 +493,16 @@ int h2b_ceilings_from_json(const json_t *root, const struct h2b_json_src *src,
             rv = parse_fingerprint(&p, item, &c->fingerprint);
             if (rv != H2B_OK)
                 goto out_del;
-        } else if (strcmp(key, "comment") != 0) {
-            bad(&p, key, "unknown key (expected schema, fingerprint, benchmarks or comment)");
+        } else if (strcmp(key, "comment") != 0 && strcmp(key, "cells") != 0) {
+            /* "cells" (end-to-end gates on matrix cells) is validated by cells.c. */
+            bad(&p, key,
+                "unknown key (expected schema, fingerprint, benchmarks, cells or comment)");
         }
     }
     if (!json_object_get(root, "schema"))
         bad(&p, "", "missing \"schema\": \"%s\"", H2B_CEILINGS_SCHEMA);
-    if (!json_object_get(root, "benchmarks"))
-        bad(&p, "", "missing \"benchmarks\"");
+    if (!json_object_get(root, "benchmarks") && !json_object_get(root, "cells"))
+        bad(&p, "", "missing \"benchmarks\" (or \"cells\")");
 out_check:
     if (p.errors) {
         rv = H2B_ERR_PARSE;

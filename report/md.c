@@ -9,11 +9,13 @@
  * The output is deterministic for given inputs (no generation timestamp, inputs named by their
  * base names), so golden tests compare it byte for byte.
  */
+#include "buf.h"
 #include "ceilings.h"
 #include "compare.h"
 #include "error.h"
 #include "gate.h"
 #include "report_int.h"
+#include "results.h"
 #include "stats.h"
 
 #include <jansson.h>
@@ -831,6 +833,108 @@ void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2
     chart(rep, o, kind);
 }
 
+/* A markdown table cell: '|' and line breaks escaped by the one markdown escaper. */
+static void md_cell(struct h2b_buf *o, const char *text)
+{
+    h2b_buf_md(o, text);
+}
+
+/* The reason of a null budget: its "metric: reason" clause of the budgets' note. */
+static void budget_reason(const struct h2b_results_budgets *b, const char *key, char *buf,
+                          size_t n)
+{
+    const char *at = b->note ? strstr(b->note, key) : NULL;
+    snprintf(buf, n, "not measured");
+    if (at && at[strlen(key)] == ':') {
+        at += strlen(key) + 1;
+        at += strspn(at, " ");
+        snprintf(buf, n, "%.*s", (int)strcspn(at, ";"), at);
+    }
+}
+
+/* "What a request costs each server": the per-request budgets (cell.budgets), one table per
+ * matrix point, one column per target; a null shows its reason. Repeats carry the same budgets
+ * (measured once per point), so the first cell of each target and point is the one shown. */
+static void budgets(const struct h2b__report *rep, struct h2b_buf *o)
+{
+    static const struct {
+        const char *key, *label;
+        int decimals;
+    } rows[] = {
+        {"allocs_per_request", "allocations", 2},
+        {"bytes_per_request", "bytes allocated", 1},
+        {"reads_per_request", "read calls", 3},
+        {"writes_per_request", "write calls", 3},
+        {"writes_per_read", "writes per read with data", 3},
+        {"instructions_per_request", "instructions (callgrind)", 0},
+        {"rss_per_connection_kib", "RSS per connection (KiB)", 2},
+    };
+    const struct h2b_results_doc *doc = rep->head->model;
+    bool any = false;
+    for (size_t i = 0; doc && i < doc->matrix.n && !any; i++)
+        any = h2b_results_doc_cell(doc, i)->budgets.base.present;
+    if (!any)
+        return;
+    h2b_buf_puts(o, "\n## What a request costs each server\n\n"
+                       "Per request, measured exactly as the difference between two fixed-count "
+                       "phases on the same connections (docs/scenarios.md, `budgets`): "
+                       "allocations and syscalls by the counting preload, instructions by "
+                       "callgrind (two runs within 0.5 %), RSS per connection over many "
+                       "connections that each did one request. A null names its reason.\n");
+    for (size_t k = 0; k < rep->n_keys; k++) {
+        const struct h2b_results_cell *col[64] = {0};
+        size_t nt = rep->n_targets < 64 ? rep->n_targets : 64;
+        bool row_any = false;
+        for (size_t t = 0; t < nt; t++) {
+            for (size_t i = 0; i < doc->matrix.n && !col[t]; i++) {
+                const struct h2b_results_cell *c = h2b_results_doc_cell(doc, i);
+                if (c->target && strcmp(c->target, rep->targets[t]) == 0 &&
+                    c->connections == rep->keys[k].connections &&
+                    c->streams_requested == rep->keys[k].streams && c->budgets.base.present)
+                    col[t] = c;
+            }
+            row_any = row_any || col[t];
+        }
+        if (!row_any)
+            continue;
+        h2b_buf_printf(o, "\n### %ld connection%s × %ld stream%s\n\n| per request |",
+                          rep->keys[k].connections, rep->keys[k].connections == 1 ? "" : "s",
+                          rep->keys[k].streams, rep->keys[k].streams == 1 ? "" : "s");
+        for (size_t t = 0; t < nt; t++) {
+            h2b_buf_puts(o, " ");
+            md_cell(o, rep->targets[t]);
+            h2b_buf_puts(o, " |");
+        }
+        h2b_buf_puts(o, "\n|---|");
+        for (size_t t = 0; t < nt; t++)
+            h2b_buf_puts(o, "---:|");
+        h2b_buf_puts(o, "\n");
+        for (size_t m = 0; m < sizeof(rows) / sizeof(rows[0]); m++) {
+            h2b_buf_printf(o, "| %s |", rows[m].label);
+            for (size_t t = 0; t < nt; t++) {
+                char buf[600];
+                bool found = false;
+                double v = col[t] ? h2b_model_number(&h2b_results_budgets_model, &col[t]->budgets,
+                                                     rows[m].key, &found)
+                                  : NAN;
+                if (!col[t]) {
+                    snprintf(buf, sizeof(buf), "—");
+                } else if (isnan(v)) {
+                    char why[500];
+                    budget_reason(&col[t]->budgets, rows[m].key, why, sizeof(why));
+                    snprintf(buf, sizeof(buf), "null: %s", why);
+                } else {
+                    snprintf(buf, sizeof(buf), "%.*f", rows[m].decimals, v);
+                }
+                h2b_buf_puts(o, " ");
+                md_cell(o, buf);
+                h2b_buf_puts(o, " |");
+            }
+            h2b_buf_puts(o, "\n");
+        }
+    }
+}
+
 int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out)
 {
     title(rep, out);
@@ -838,6 +942,7 @@ int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out)
     micro(rep, out);
     gates(rep, out);
     matrix(rep, out);
+    budgets(rep, out);
     ab(rep, out);
     h2b__report_profiles_md(rep, out);
     history(rep, out);

@@ -195,6 +195,7 @@ static const struct h2b_model_field cell_fields[] = {
     F(T, errors, COUNT, 0),
     F(T, duration_s, REAL, 0),
     F(T, req_per_s, REAL, 0),
+    F(T, rate, REAL, OMIT),
     F(T, bytes_per_s, REAL, 0),
     SUB(T, latency_ns, OBJECT, 0, h2b_results_latency_model),
     ALIAS(T, latency_histogram, STRING, OMIT, "histogram"),

@@ -96,6 +96,7 @@ struct h2b_results_cell {
     double repeat;
     char *status, *reason; /* "ok" or "failed" (with the reason) */
     double requests, succeeded, failed, errors, duration_s, req_per_s, bytes_per_s;
+    double rate; /* open-loop requests/s the client was told to keep (matrix.rate), or null */
     struct h2b_results_latency latency_ns;
     char *latency_histogram; /* h2b_hist_encode text */
     double client_cpu_s, server_cpu_s, server_rss_kib, server_instructions_per_request;

@@ -284,8 +284,12 @@ int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
         fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
         if (nghttp2_session_client_new(&c->sess, client_callbacks(), c) != 0)
             goto fail;
-        nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1u << 24) - 1}};
+        /* Windows so large that no WINDOW_UPDATE is ever due during a phase: one sent between
+         * rounds would reach the server alone or with the next requests, depending on timing,
+         * and its read count would vary from run to run. */
+        nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1u << 30)}};
         nghttp2_submit_settings(c->sess, NGHTTP2_FLAG_NONE, iv, 1);
+        nghttp2_session_set_local_window_size(c->sess, NGHTTP2_FLAG_NONE, 0, (1 << 30));
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
         if (epoll_ctl(cl->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
             rc = H2B_ERR_SYS;

@@ -542,6 +542,7 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     o->window_bits = c->window_bits ? c->window_bits : NAN;
     bad |= h2b_model_set_string(&o->path, r->s->matrix.path);
     o->repeat = c->repeat;
+    o->rate = r->s->matrix.rate > 0 ? r->s->matrix.rate : NAN;
     bad |= h2b_model_set_string(&o->status, res->ok ? "ok" : "failed");
     if (!res->ok)
         bad |= h2b_model_set_string(&o->reason, res->reason);

@@ -288,7 +288,7 @@ static int parse_command(struct ctx *c, const json_t *v, const char *path,
     for (const char *const *k = only; *k && !is_cmd; k++) {
         if (json_object_get(v, *k)) {
             h2b_json_path_key(child, sizeof(child), path, *k);
-            return fail(c, child, "only a target of type \"command\" has a %s", *k);
+            return fail(c, child, "only a target of type \"command\" takes \"%s\"", *k);
         }
     }
     if (!is_cmd)

@@ -5,6 +5,9 @@
 #    K=0, and 3 extra writes exactly 3 more writes per request;
 #  - a statically linked build gets null allocation and syscall budgets naming the reason;
 #  - instructions come from callgrind, two runs within 0.5 %;
+#  - gates on the cells: proposed ceilings pass, a K=1 build fails naming cell and metric (exit
+#    1), a null budget under a ceiling is invalid (exit 3), a missing cell fails, a malformed
+#    cells section is exit 2 at file:line:column;
 #  - bad command targets (exits at once, never listens, not executable) fail their cells with
 #    the reason, exit 3, the results file validates and the good target is still measured.
 . "$(dirname "$0")/lib.sh"
@@ -63,11 +66,69 @@ expect_match "static: the reason" "$(get "$TMP/kat-r.json" static why.allocs_per
 expect_eq "static: writes null" "$(get "$TMP/kat-r.json" static writes_per_request)" null
 expect_match "report table" "$(cat "$TMP/out")" 'What a request costs each server'
 
+# The report's table: one column per target, a null with its reason.
+"$H2BENCH" report "$TMP/kat-r.json" -o "$TMP/rep" >/dev/null 2>&1
+expect_eq "report exit" "$?" 0
+rep=$(cat "$TMP/rep/REPORT.md")
+expect_match "report: budgets section" "$rep" '## What a request costs each server'
+expect_match "report: columns" "$rep" '\| per request \| k0 \| k5w3 \| static \|'
+expect_match "report: K=5 allocations" "$rep" '\| allocations \| [0-9.]+ \| [0-9.]+ \| null: [^|]*statically linked'
+
 # The same figures again: allocation and syscall budgets are exact.
 "$H2BENCH" run "$TMP/kat.json" --out "$TMP/kat-r2.json" --no-progress >/dev/null 2>&1
 for f in allocs_per_request bytes_per_request reads_per_request writes_per_request; do
     expect_eq "second run, $f" "$(get "$TMP/kat-r2.json" k5w3 $f)" "$(get "$TMP/kat-r.json" k5w3 $f)"
 done
+
+# The gate on the budgets: ceilings proposed from this run pass; a K=1 build of the server
+# under the same name fails, naming the cell and the metric, exit 1.
+python3 - "$TMP/kat-r.json" "$TMP/kat-ceil.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+b = next(c for c in doc["matrix"] if c["target"] == "k0")["budgets"]
+why = "budget_server K=0, integration.budgets"
+cell = {k: {"max": b[k], "why": why} for k in
+        ("allocs_per_request", "bytes_per_request", "reads_per_request", "writes_per_request",
+         "writes_per_read", "rss_per_connection_kib")}
+cell["rss_per_connection_kib"]["max"] = b["rss_per_connection_kib"] * 2 + 8
+cell["instructions_per_request"] = {"max": b["instructions_per_request"], "tolerance": 0.005,
+                                    "why": why}
+cell["min_ratio"] = {"reference": "k5w3", "min": 0.2, "why": "side by side, same run"}
+json.dump({"schema": "h2bench.ceilings/1", "cells": {"k0:2x2": cell}}, open(sys.argv[2], "w"),
+          indent=1)
+PY
+"$H2BENCH" gate --ceilings "$TMP/kat-ceil.json" --results "$TMP/kat-r.json" >"$TMP/gate" 2>&1
+expect_eq "gate on the budgets passes" "$?" 0
+expect_match "gate rows" "$(cat "$TMP/gate")" 'PASS +k0:2x2 allocs_per_request'
+expect_match "gate ratio row" "$(cat "$TMP/gate")" 'PASS +k0:2x2 min_ratio'
+sed -e 's|"--port", "{port}"\]|"--port", "{port}", "--allocs", "1"]|' "$TMP/kat.json" \
+    >"$TMP/k1.json"
+grep -q -- '"--allocs", "1"' "$TMP/k1.json"
+expect_eq "K=1 scenario made" "$?" 0
+"$H2BENCH" run "$TMP/k1.json" --out "$TMP/k1-r.json" --no-progress >/dev/null 2>&1
+"$H2BENCH" gate --ceilings "$TMP/kat-ceil.json" --results "$TMP/k1-r.json" >"$TMP/gate" 2>&1
+expect_eq "K=1 build fails the gate" "$?" 1
+expect_match "K=1: the cell and the metric named" "$(cat "$TMP/gate")" \
+    'FAIL +k0:2x2 allocs_per_request .* allocs_per_request [0-9.]+, ceiling'
+# A ceiling on a budget that is null (statically linked) is invalid: exit 3, with the reason.
+printf '%s' '{"schema": "h2bench.ceilings/1", "cells": {"static:2x2": {"allocs_per_request":
+  {"max": 0, "why": "t"}}, "gone:1x1": {"writes_per_request": {"max": 1, "why": "t"}}}}' \
+    >"$TMP/null-ceil.json"
+"$H2BENCH" gate --ceilings "$TMP/null-ceil.json" --results "$TMP/kat-r.json" >"$TMP/gate" 2>&1
+expect_eq "null budget under a ceiling: exit 3" "$?" 3
+expect_match "null: the reason" "$(cat "$TMP/gate")" 'INVALID .*static:2x2 .*statically linked'
+expect_match "missing cell named" "$(cat "$TMP/gate")" 'MISSING .*gone:1x1 .*no cell gone:1x1'
+# Malformed cells section: exit 2, file:line:column.
+printf '{"schema": "h2bench.ceilings/1",\n "cells": {"h2ref:1xq": {"allocs_per_request": {"max": 0, "why": "t"}}}}\n' \
+    >"$TMP/bad-ceil.json"
+"$H2BENCH" gate --ceilings "$TMP/bad-ceil.json" --results "$TMP/kat-r.json" >"$TMP/gate" 2>&1
+expect_eq "bad cell key: exit 2" "$?" 2
+expect_match "bad cell key: located" "$(cat "$TMP/gate")" 'bad-ceil.json:2:[0-9]+: .*TARGET:CONNECTIONSxSTREAMS'
+printf '{"schema": "h2bench.ceilings/1",\n "cells": {"k0:2x2": {"allocs": {"max": 0, "why": "t"}}}}\n' \
+    >"$TMP/bad-ceil.json"
+"$H2BENCH" gate --ceilings "$TMP/bad-ceil.json" --results "$TMP/kat-r.json" >"$TMP/gate" 2>&1
+expect_eq "unknown cell metric: exit 2" "$?" 2
+expect_match "unknown cell metric: named" "$(cat "$TMP/gate")" 'unknown ceiling'
 
 # Bad command targets.
 "$H2BENCH" run "$TMP/bad.json" --out "$TMP/bad-r.json" --no-progress >"$TMP/out" 2>"$TMP/err"

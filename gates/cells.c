@@ -1,0 +1,446 @@
+/*
+ * cells.c - the "cells" section of a ceilings file: exact budget ceilings, p99 at a fixed
+ * open-loop rate and req/s floors against a reference target, checked on matrix cells.
+ *
+ * Approach: the section is parsed here with the core JSON helpers (file:line:column on every
+ * problem) and checked against results documents read through the core results model (cell
+ * budgets via h2b_model_number, so no results key is spelt here except the ceilings' own). The
+ * verdicts become rows of the micro gate's report, so one table, one markdown and one JUnit
+ * file carry both kinds of gate and one exit code rules them.
+ *
+ * Several cells can match one key (repeats, several results files): exact budgets must hold
+ * for the largest value seen; p99 is the best (lowest) of the repeats, the way micro p99 is the
+ * best fork, since a slow repeat on a shared machine measured the machine; the ratio compares
+ * medians. Rejected: a separate gate command for cells (two exit codes to combine in CI).
+ */
+#include "cells.h"
+
+#include "buf.h"
+#include "error.h"
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_LEN 256
+#define DEFAULT_TOLERANCE 0.005
+
+static const char *const keys[H2B_CELL_NMETRICS] = {
+    "allocs_per_request",       "bytes_per_request",      "reads_per_request",
+    "writes_per_request",       "writes_per_read",        "instructions_per_request",
+    "rss_per_connection_kib",   "p99_ms",                 "min_ratio",
+};
+
+const char *h2b_cell_metric_key(enum h2b_cell_metric m)
+{
+    return (unsigned)m < H2B_CELL_NMETRICS ? keys[m] : "?";
+}
+
+void h2b_cell_gates_del(struct h2b_cell_gates *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->count; i++) {
+        free(g->cells[i].key);
+        free(g->cells[i].target);
+        for (int m = 0; m < H2B_CELL_NMETRICS; m++) {
+            free(g->cells[i].m[m].why);
+            free(g->cells[i].m[m].reference);
+        }
+    }
+    free(g->cells);
+    free(g);
+}
+
+/* "TARGET:CxS" -> its parts; false when it is not that shape. */
+static bool split_key(const char *key, char *target, size_t tsize, uint32_t *conns,
+                      uint32_t *streams)
+{
+    const char *colon = strrchr(key, ':');
+    if (!colon || colon == key || (size_t)(colon - key) >= tsize)
+        return false;
+    char *end;
+    unsigned long c = strtoul(colon + 1, &end, 10);
+    if (end == colon + 1 || *end != 'x' || c == 0 || c > UINT32_MAX)
+        return false;
+    const char *s_at = end + 1;
+    unsigned long s = strtoul(s_at, &end, 10);
+    if (end == s_at || *end || s == 0 || s > UINT32_MAX || colon[1] == '+' || s_at[0] == '+' ||
+        colon[1] == '-' || s_at[0] == '-' || colon[1] == ' ' || s_at[0] == ' ')
+        return false;
+    memcpy(target, key, (size_t)(colon - key));
+    target[colon - key] = '\0';
+    *conns = (uint32_t)c;
+    *streams = (uint32_t)s;
+    return true;
+}
+
+static int fail_at(struct h2b_diag *d, const struct h2b_json_src *src, const char *path,
+                   const char *msg)
+{
+    h2b_diag_set(d, src ? src->file : NULL, src ? src->text : NULL, path, "%s", msg);
+    return H2B_ERR_PARSE;
+}
+
+static int parse_metric(const json_t *v, const char *path, enum h2b_cell_metric m,
+                        const struct h2b_json_src *src, struct h2b_cell_ceiling *c,
+                        struct h2b_diag *d)
+{
+    static const char *const exact_keys[] = {"max", "why", NULL};
+    static const char *const instr_keys[] = {"max", "tolerance", "why", NULL};
+    static const char *const p99_keys[] = {"max", "rate", "why", NULL};
+    static const char *const ratio_keys[] = {"reference", "min", "why", NULL};
+    const char *const *allowed = m == H2B_CELL_INSTRUCTIONS ? instr_keys
+                                 : m == H2B_CELL_P99_MS     ? p99_keys
+                                 : m == H2B_CELL_MIN_RATIO  ? ratio_keys
+                                                            : exact_keys;
+    const char *why = NULL, *ref = NULL;
+    int rc;
+    if ((rc = h2b_json_check_object(src, v, path, H2B_JSON_REQUIRED, &(json_t *){NULL}, d)) ||
+        (rc = h2b_json_check_keys(src, v, path, allowed, d)))
+        return rc < 0 ? rc : H2B_ERR_PARSE;
+    if (m == H2B_CELL_MIN_RATIO) {
+        if ((rc = h2b_json_get_string(src, v, path, "reference", H2B_JSON_REQUIRED, &ref, d)) ||
+            (rc = h2b_json_get_double(src, v, path, "min", H2B_JSON_REQUIRED, 1e-9, 1e9, &c->max,
+                                      d)))
+            return H2B_ERR_PARSE;
+    } else if ((rc = h2b_json_get_double(src, v, path, "max", H2B_JSON_REQUIRED, 0, 1e18, &c->max,
+                                         d))) {
+        return H2B_ERR_PARSE;
+    }
+    c->tolerance = m == H2B_CELL_INSTRUCTIONS ? DEFAULT_TOLERANCE : 0;
+    if (m == H2B_CELL_INSTRUCTIONS &&
+        h2b_json_get_double(src, v, path, "tolerance", H2B_JSON_OPTIONAL, 0, 1, &c->tolerance, d) <
+            0)
+        return H2B_ERR_PARSE;
+    if (m == H2B_CELL_P99_MS &&
+        h2b_json_get_double(src, v, path, "rate", H2B_JSON_REQUIRED, 1e-9, 1e9, &c->rate, d))
+        return H2B_ERR_PARSE;
+    if (h2b_json_get_string(src, v, path, "why", H2B_JSON_REQUIRED, &why, d))
+        return H2B_ERR_PARSE;
+    c->why = strdup(why);
+    c->reference = ref ? strdup(ref) : NULL;
+    if (!c->why || (ref && !c->reference))
+        return H2B_ERR_NOMEM;
+    c->set = true;
+    return H2B_OK;
+}
+
+int h2b_cell_gates_from_json(const json_t *cells, const struct h2b_json_src *src,
+                             struct h2b_cell_gates **out, struct h2b_diag *d)
+{
+    char path[PATH_LEN], mpath[PATH_LEN];
+    int rc;
+    if ((rc = h2b_json_check_object(src, cells, "cells", H2B_JSON_REQUIRED, &(json_t *){NULL}, d)))
+        return rc < 0 ? rc : H2B_ERR_PARSE;
+    struct h2b_cell_gates *g = calloc(1, sizeof(*g));
+    size_t n = json_object_size(cells);
+    if (!g || !(g->cells = calloc(n ? n : 1, sizeof(*g->cells)))) {
+        free(g);
+        return H2B_ERR_NOMEM;
+    }
+    const char *key;
+    json_t *v;
+    rc = H2B_OK;
+    json_object_foreach((json_t *)cells, key, v)
+    {
+        struct h2b_cell_gate *e = &g->cells[g->count++];
+        char target[128];
+        h2b_json_path_key(path, sizeof(path), "cells", key);
+        if (!split_key(key, target, sizeof(target), &e->connections, &e->streams)) {
+            rc = fail_at(d, src, path,
+                         "expected a cell key TARGET:CONNECTIONSxSTREAMS (the --filter syntax), "
+                         "e.g. \"h2ref:1x1\"");
+            goto out;
+        }
+        if (!(e->key = strdup(key)) || !(e->target = strdup(target))) {
+            rc = H2B_ERR_NOMEM;
+            goto out;
+        }
+        if ((rc = h2b_json_check_object(src, v, path, H2B_JSON_REQUIRED, &(json_t *){NULL}, d))) {
+            rc = rc < 0 ? rc : H2B_ERR_PARSE;
+            goto out;
+        }
+        if (json_object_size(v) == 0) {
+            rc = fail_at(d, src, path, "expected at least one ceiling for this cell");
+            goto out;
+        }
+        const char *mk;
+        json_t *mv;
+        json_object_foreach(v, mk, mv)
+        {
+            int m = -1;
+            for (int k = 0; k < H2B_CELL_NMETRICS && m < 0; k++)
+                m = strcmp(keys[k], mk) == 0 ? k : -1;
+            h2b_json_path_key(mpath, sizeof(mpath), path, mk);
+            if (m < 0) {
+                rc = fail_at(d, src, mpath,
+                             "unknown ceiling (known: allocs_per_request, bytes_per_request, "
+                             "reads_per_request, writes_per_request, writes_per_read, "
+                             "instructions_per_request, rss_per_connection_kib, p99_ms, "
+                             "min_ratio)");
+                goto out;
+            }
+            if ((rc = parse_metric(mv, mpath, (enum h2b_cell_metric)m, src, &e->m[m], d)))
+                goto out;
+            if (m == H2B_CELL_MIN_RATIO && strcmp(e->m[m].reference, e->target) == 0) {
+                h2b_json_path_key(mpath, sizeof(mpath), mpath, "reference");
+                rc = fail_at(d, src, mpath, "a target cannot be its own reference");
+                goto out;
+            }
+        }
+    }
+out:
+    if (rc) {
+        h2b_cell_gates_del(g);
+        return rc;
+    }
+    *out = g;
+    return H2B_OK;
+}
+
+/* ---- checking ---- */
+
+struct match {
+    const struct h2b_results_cell *cell;
+    const char *path;
+};
+
+static size_t find_cells(const struct h2b_results_doc *const *docs, const char *const *paths,
+                         size_t ndocs, const char *target, uint32_t conns, uint32_t streams,
+                         struct match *out, size_t max, size_t only_doc)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < ndocs; k++) {
+        if (only_doc != (size_t)-1 && k != only_doc)
+            continue;
+        for (size_t i = 0; i < docs[k]->matrix.n && n < max; i++) {
+            const struct h2b_results_cell *c = h2b_results_doc_cell(docs[k], i);
+            if (c->target && strcmp(c->target, target) == 0 && c->connections == conns &&
+                c->streams_requested == streams) {
+                out[n].cell = c;
+                out[n].path = paths[k];
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static int add_row(struct h2b_gate_report *r, const char *bench, struct h2b_gate_row **out)
+{
+    struct h2b_gate_row *rows = realloc(r->rows, (r->count + 1) * sizeof(*rows));
+    if (!rows)
+        return H2B_ERR_NOMEM;
+    r->rows = rows;
+    struct h2b_gate_row *row = &rows[r->count];
+    memset(row, 0, sizeof(*row));
+    row->metric = -1;
+    if (!(row->bench = strdup(bench)))
+        return H2B_ERR_NOMEM;
+    r->count++;
+    *out = row;
+    return H2B_OK;
+}
+
+/* The reason a budget is null: its "metric: reason" part of the budgets' note. */
+static void null_reason(const struct h2b_results_cell *c, const char *key, char *buf, size_t size)
+{
+    const char *note = c->budgets.base.present ? c->budgets.note : NULL;
+    const char *at = note ? strstr(note, key) : NULL;
+    if (!c->budgets.base.present) {
+        snprintf(buf, size, "the cell has no budgets (add a \"budgets\" block to the scenario)");
+    } else if (at && at[strlen(key)] == ':') {
+        at += strlen(key) + 1;
+        while (*at == ' ')
+            at++;
+        size_t len = strcspn(at, ";");
+        snprintf(buf, size, "null: %.*s", (int)len, at);
+    } else {
+        snprintf(buf, size, "null (no reason recorded)");
+    }
+}
+
+static double median(double *v, size_t n)
+{
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && v[b - 1] > v[b]; b--) {
+            double t = v[b];
+            v[b] = v[b - 1];
+            v[b - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Median req/s of the ok cells in ms[0..n); NAN when none. */
+static double median_rps(const struct match *ms, size_t n)
+{
+    double v[256];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 256; i++) {
+        const struct h2b_results_cell *c = ms[i].cell;
+        if (c->status && strcmp(c->status, "ok") == 0 && !isnan(c->req_per_s))
+            v[k++] = c->req_per_s;
+    }
+    return k ? median(v, k) : NAN;
+}
+
+static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
+                        const struct match *ms, size_t n,
+                        const struct h2b_results_doc *const *docs, const char *const *paths,
+                        size_t ndocs, struct h2b_gate_row *row, struct h2b_buf *ev)
+{
+    const struct h2b_cell_ceiling *c = &e->m[m];
+    row->has_ceiling = true;
+    row->ceiling = c->max;
+    for (size_t i = 0; i < n; i++) {
+        const struct h2b_results_cell *cell = ms[i].cell;
+        if (!cell->status || strcmp(cell->status, "ok") != 0) {
+            row->status = H2B_GATE_INVALID;
+            h2b_buf_printf(ev, "the cell failed in %s: %s", ms[i].path,
+                           cell->reason ? cell->reason : "(no reason)");
+            return H2B_OK;
+        }
+    }
+    if (m == H2B_CELL_MIN_RATIO) {
+        /* Per results file: the reference measured in the same run. The worst file counts. */
+        double worst = INFINITY;
+        for (size_t k = 0; k < ndocs; k++) {
+            struct match mine[256], ref[256];
+            size_t nm = find_cells(docs, paths, ndocs, e->target, e->connections, e->streams,
+                                   mine, 256, k);
+            size_t nr = find_cells(docs, paths, ndocs, c->reference, e->connections, e->streams,
+                                   ref, 256, k);
+            if (nm == 0)
+                continue;
+            double a = median_rps(mine, nm), b = median_rps(ref, nr);
+            if (nr == 0 || isnan(b) || b <= 0) {
+                row->status = nr == 0 ? H2B_GATE_MISSING : H2B_GATE_INVALID;
+                h2b_buf_printf(ev, "reference %s:%ux%u %s in %s", c->reference, e->connections,
+                               e->streams, nr == 0 ? "not in the results" : "has no req/s",
+                               paths[k]);
+                return H2B_OK;
+            }
+            worst = a / b < worst ? a / b : worst;
+        }
+        row->has_current = true;
+        row->current = worst;
+        row->status = worst >= c->max ? H2B_GATE_PASS : H2B_GATE_FAIL;
+        h2b_buf_printf(ev, "req/s %s / %s = %.4g, floor %.4g (%s)", e->target, c->reference, worst,
+                       c->max, c->why);
+        return H2B_OK;
+    }
+    if (m == H2B_CELL_P99_MS) {
+        double best = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            const struct h2b_results_cell *cell = ms[i].cell;
+            if (isnan(cell->rate) || fabs(cell->rate - c->rate) > 1e-9 * c->rate) {
+                row->status = H2B_GATE_INVALID;
+                if (isnan(cell->rate))
+                    h2b_buf_printf(ev,
+                                   "the cell ran closed-loop; the p99 ceiling is for an open "
+                                   "loop at %.15g req/s (set matrix.rate)",
+                                   c->rate);
+                else
+                    h2b_buf_printf(ev, "the cell ran at %.15g req/s, the ceiling is for %.15g",
+                                   cell->rate, c->rate);
+                return H2B_OK;
+            }
+            if (isnan(cell->latency_ns.p99)) {
+                row->status = H2B_GATE_INVALID;
+                h2b_buf_printf(ev, "the cell has no p99 (%s)", ms[i].path);
+                return H2B_OK;
+            }
+            best = cell->latency_ns.p99 / 1e6 < best ? cell->latency_ns.p99 / 1e6 : best;
+        }
+        row->has_current = true;
+        row->current = best;
+        row->status = best <= c->max ? H2B_GATE_PASS : H2B_GATE_FAIL;
+        h2b_buf_printf(ev, "p99 %.4g ms at %.15g req/s open loop, best of %zu, ceiling %.4g ms (%s)",
+                       best, c->rate, n, c->max, c->why);
+        return H2B_OK;
+    }
+    double worst = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        bool found = false;
+        double v = ms[i].cell->budgets.base.present
+                       ? h2b_model_number(&h2b_results_budgets_model, &ms[i].cell->budgets,
+                                          keys[m], &found)
+                       : NAN;
+        if (isnan(v)) {
+            char why[400];
+            null_reason(ms[i].cell, keys[m], why, sizeof(why));
+            row->status = H2B_GATE_INVALID;
+            h2b_buf_printf(ev, "%s is unmeasured in %s: %s", keys[m], ms[i].path, why);
+            return H2B_OK;
+        }
+        worst = v > worst ? v : worst;
+    }
+    double limit = c->max * (1 + c->tolerance);
+    /* Budgets are ratios of exact counts; allow only floating-point rounding. */
+    double slack = 1e-9 * (fabs(limit) > 1 ? fabs(limit) : 1);
+    row->has_current = true;
+    row->current = worst;
+    row->status = worst <= limit + slack ? H2B_GATE_PASS : H2B_GATE_FAIL;
+    if (m == H2B_CELL_INSTRUCTIONS)
+        h2b_buf_printf(ev, "%s %.10g, ceiling %.10g + %.2g %% (%s)", keys[m], worst, c->max,
+                       c->tolerance * 100, c->why);
+    else
+        h2b_buf_printf(ev, "%s %.10g, ceiling %.10g (%s)", keys[m], worst, c->max, c->why);
+    return H2B_OK;
+}
+
+int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_results_doc *const *docs,
+                         const char *const *paths, size_t ndocs, struct h2b_gate_report *r)
+{
+    struct match ms[256];
+    for (size_t i = 0; i < g->count; i++) {
+        const struct h2b_cell_gate *e = &g->cells[i];
+        size_t n = find_cells(docs, paths, ndocs, e->target, e->connections, e->streams, ms, 256,
+                              (size_t)-1);
+        for (int m = 0; m < H2B_CELL_NMETRICS; m++) {
+            if (!e->m[m].set)
+                continue;
+            char bench[300];
+            struct h2b_gate_row *row;
+            snprintf(bench, sizeof(bench), "%s %s", e->key, keys[m]);
+            int rc = add_row(r, bench, &row);
+            if (rc)
+                return rc;
+            struct h2b_buf ev = {0};
+            if (n == 0) {
+                row->status = H2B_GATE_MISSING;
+                row->has_ceiling = true;
+                row->ceiling = e->m[m].max;
+                h2b_buf_printf(&ev, "no cell %s:%ux%u in the results", e->target, e->connections,
+                               e->streams);
+            } else {
+                check_metric(e, (enum h2b_cell_metric)m, ms, n, docs, paths, ndocs, row, &ev);
+            }
+            row->failing = row->status != H2B_GATE_PASS;
+            if ((rc = h2b_buf_finish(&ev, &row->evidence)))
+                return rc;
+            switch (row->status) {
+            case H2B_GATE_PASS:
+                r->passed++;
+                break;
+            case H2B_GATE_FAIL:
+                r->failed++;
+                break;
+            case H2B_GATE_MISSING:
+                r->missing++;
+                break;
+            default:
+                r->invalid++;
+                break;
+            }
+        }
+    }
+    if (r->invalid)
+        r->exit_code = 3;
+    else if (r->exit_code == 0 && (r->failed || r->missing))
+        r->exit_code = 1;
+    return H2B_OK;
+}

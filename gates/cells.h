@@ -1,0 +1,83 @@
+/*
+ * cells.h - end-to-end gates on matrix cells: the "cells" section of a ceilings file.
+ *
+ *   "cells": {
+ *     "h2ref:1x1": {                                   TARGET:CONNECTIONSxSTREAMS (--filter)
+ *       "allocs_per_request": {"max": 0, "why": "..."},            exact budgets (cell.budgets)
+ *       "bytes_per_request": ..., "reads_per_request": ..., "writes_per_request": ...,
+ *       "writes_per_read": ..., "rss_per_connection_kib": ...,
+ *       "instructions_per_request": {"max": N, "tolerance": 0.005, "why": "..."},
+ *       "p99_ms": {"max": 5, "rate": 2000, "why": "..."},          open loop at that rate
+ *       "min_ratio": {"reference": "nghttpd", "min": 0.95, "why": "..."}   req/s, same run
+ *     }}
+ *
+ * Verdicts, as gate rows: a value above its ceiling (instructions: above max x (1 + tolerance);
+ * min_ratio: below min) FAILs; a cell named here but absent from the results is MISSING (a
+ * fail); a ceiling on a metric that is null, a failed cell, or a p99 measured at another rate
+ * is INVALID (exit 3), with the reason from the results. The ratio is req/s of the cell over
+ * the reference target's cell at the same point, both the median over repeats of one results
+ * file: measured side by side, it holds across machines where an absolute req/s never does.
+ */
+#ifndef H2B_GATE_CELLS_H
+#define H2B_GATE_CELLS_H
+
+#include "gate.h"
+#include "json.h"
+#include "results.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum h2b_cell_metric {
+    H2B_CELL_ALLOCS,
+    H2B_CELL_BYTES,
+    H2B_CELL_READS,
+    H2B_CELL_WRITES,
+    H2B_CELL_WRITES_PER_READ,
+    H2B_CELL_INSTRUCTIONS,
+    H2B_CELL_RSS_PER_CONN,
+    H2B_CELL_P99_MS,
+    H2B_CELL_MIN_RATIO,
+    H2B_CELL_NMETRICS
+};
+
+struct h2b_cell_ceiling {
+    bool set;
+    double max;       /* min for min_ratio */
+    double tolerance; /* instructions_per_request: allowed fraction above max (default 0.005) */
+    double rate;      /* p99_ms: the open-loop rate (requests/s) the cell must have run at */
+    char *reference;  /* min_ratio: the reference target's name */
+    char *why;
+};
+
+struct h2b_cell_gate {
+    char *key; /* "h2ref:1x1" as written */
+    char *target;
+    uint32_t connections, streams;
+    struct h2b_cell_ceiling m[H2B_CELL_NMETRICS];
+};
+
+struct h2b_cell_gates {
+    size_t count;
+    struct h2b_cell_gate *cells;
+};
+
+/* The ceilings' results key of m ("allocs_per_request", ..., "p99_ms", "min_ratio"). */
+const char *h2b_cell_metric_key(enum h2b_cell_metric m);
+
+/* Parses the "cells" object of a ceilings document (found at path "cells" in src). On a bad
+ * section diag names file:line:column, the field path and what was expected. Returns H2B_OK,
+ * H2B_ERR_PARSE or H2B_ERR_NOMEM; *out untouched on failure. */
+int h2b_cell_gates_from_json(const json_t *cells, const struct h2b_json_src *src,
+                             struct h2b_cell_gates **out, struct h2b_diag *diag);
+
+void h2b_cell_gates_del(struct h2b_cell_gates *g);
+
+/* Checks every cell gate against the results documents (paths name them in the evidence) and
+ * appends one row per gate to r, updating its counts and exit code. Returns H2B_OK or
+ * H2B_ERR_NOMEM. */
+int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_results_doc *const *docs,
+                         const char *const *paths, size_t ndocs, struct h2b_gate_report *r);
+
+#endif
