@@ -832,6 +832,22 @@ void h2b_budget_measure(const struct h2b_budget_job *job, struct h2b_budget_valu
                                    "preloaded or run under callgrind");
         return;
     }
+#ifdef H2B_SANITIZED
+    if (job->spec->kind == H2B_TARGET_BUNDLED) {
+        /* h2bench serve is this executable: its sanitizer owns malloc, refuses a preload that
+         * does not come first, and does not run under valgrind. RSS is still measured. */
+        static const char why[] = "this h2bench is built with sanitizers: their runtime owns "
+                                  "malloc, refuses LD_PRELOAD and valgrind (use a Release build)";
+        struct h2b_budget_job plain = *job;
+        plain.preload = NULL;
+        counts_pass(&plain, points, n, progress);
+        for (size_t i = 0; i < n; i++)
+            for (int m = 0; m < H2B_BUDGET_NMETRICS; m++)
+                if (m != H2B_BUDGET_RSS_PER_CONN)
+                    set_null(&points[i], (enum h2b_budget_metric)m, why);
+        return;
+    }
+#endif
     counts_pass(job, points, n, progress);
     instructions_pass(job, points, n, progress);
 }
