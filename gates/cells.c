@@ -28,9 +28,15 @@
 #define DEFAULT_TOLERANCE 0.005
 
 static const char *const keys[H2B_CELL_NMETRICS] = {
-    "allocs_per_request",       "bytes_per_request",      "reads_per_request",
-    "writes_per_request",       "writes_per_read",        "instructions_per_request",
-    "rss_per_connection_kib",   "p99_ms",                 "min_ratio",
+    "allocs_per_request",
+    "bytes_per_request",
+    "reads_per_request",
+    "writes_per_request",
+    "writes_per_read",
+    "instructions_per_request",
+    "rss_per_connection_kib",
+    "p99_ms",
+    "min_ratio",
 };
 
 const char *h2b_cell_metric_key(enum h2b_cell_metric m)
@@ -288,9 +294,9 @@ static double median_rps(const struct match *ms, size_t n)
 }
 
 static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
-                        const struct match *ms, size_t n,
-                        const struct h2b_results_doc *const *docs, const char *const *paths,
-                        size_t ndocs, struct h2b_gate_row *row, struct h2b_buf *ev)
+                        const struct match *ms, size_t n, const struct h2b_results_doc *const *docs,
+                        const char *const *paths, size_t ndocs, struct h2b_gate_row *row,
+                        struct h2b_buf *ev)
 {
     const struct h2b_cell_ceiling *c = &e->m[m];
     row->has_ceiling = true;
@@ -309,8 +315,8 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
         double worst = INFINITY;
         for (size_t k = 0; k < ndocs; k++) {
             struct match mine[256], ref[256];
-            size_t nm = find_cells(docs, paths, ndocs, e->target, e->connections, e->streams,
-                                   mine, 256, k);
+            size_t nm =
+                find_cells(docs, paths, ndocs, e->target, e->connections, e->streams, mine, 256, k);
             size_t nr = find_cells(docs, paths, ndocs, c->reference, e->connections, e->streams,
                                    ref, 256, k);
             if (nm == 0)
@@ -358,7 +364,8 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
         row->has_current = true;
         row->current = best;
         row->status = best <= c->max ? H2B_GATE_PASS : H2B_GATE_FAIL;
-        h2b_buf_printf(ev, "p99 %.4g ms at %.15g req/s open loop, best of %zu, ceiling %.4g ms (%s)",
+        h2b_buf_printf(ev,
+                       "p99 %.4g ms at %.15g req/s open loop, best of %zu, ceiling %.4g ms (%s)",
                        best, c->rate, n, c->max, c->why);
         return H2B_OK;
     }
@@ -366,8 +373,8 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
     for (size_t i = 0; i < n; i++) {
         bool found = false;
         double v = ms[i].cell->budgets.base.present
-                       ? h2b_model_number(&h2b_results_budgets_model, &ms[i].cell->budgets,
-                                          keys[m], &found)
+                       ? h2b_model_number(&h2b_results_budgets_model, &ms[i].cell->budgets, keys[m],
+                                          &found)
                        : NAN;
         if (isnan(v)) {
             char why[400];

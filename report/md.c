@@ -840,8 +840,7 @@ static void md_cell(struct h2b_buf *o, const char *text)
 }
 
 /* The reason of a null budget: its "metric: reason" clause of the budgets' note. */
-static void budget_reason(const struct h2b_results_budgets *b, const char *key, char *buf,
-                          size_t n)
+static void budget_reason(const struct h2b_results_budgets *b, const char *key, char *buf, size_t n)
 {
     const char *at = b->note ? strstr(b->note, key) : NULL;
     snprintf(buf, n, "not measured");

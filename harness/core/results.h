@@ -33,11 +33,11 @@ struct h2b_results_budgets {
     double writes_per_read, instructions_per_request;
     char *instructions_source; /* "perf", "callgrind", or NULL */
     double rss_per_connection_kib;
-    char *alloc_source;                     /* "preload", "interposer", or NULL (not counted) */
-    double warmup_requests;                 /* N1 of the two-phase measurement */
-    double measured_requests;               /* N2: the divisor of every per-request budget */
+    char *alloc_source;                      /* "preload", "interposer", or NULL (not counted) */
+    double warmup_requests;                  /* N1 of the two-phase measurement */
+    double measured_requests;                /* N2: the divisor of every per-request budget */
     struct h2b_model_nums instructions_runs; /* the two callgrind runs, per request */
-    char *note; /* "metric: reason; ..." for the null ones */
+    char *note;                              /* "metric: reason; ..." for the null ones */
 };
 
 /* A CPU profile's summary (harness/prof, docs/profiles.md): samples, the DSO split (its six

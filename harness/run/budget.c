@@ -415,8 +415,8 @@ json_t *h2b_budget_values_json(const struct h2b_budget_values *v)
 {
     struct h2b_results_budgets b;
     double *slot[H2B_BUDGET_NMETRICS] = {
-        &b.allocs_per_request, &b.bytes_per_request,        &b.reads_per_request,
-        &b.writes_per_request, &b.writes_per_read,          &b.instructions_per_request,
+        &b.allocs_per_request,     &b.bytes_per_request, &b.reads_per_request,
+        &b.writes_per_request,     &b.writes_per_read,   &b.instructions_per_request,
         &b.rss_per_connection_kib,
     };
     json_t *out = NULL;
