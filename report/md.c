@@ -875,11 +875,11 @@ static void budgets(const struct h2b__report *rep, struct h2b_buf *o)
     if (!any)
         return;
     h2b_buf_puts(o, "\n## What a request costs each server\n\n"
-                       "Per request, measured exactly as the difference between two fixed-count "
-                       "phases on the same connections (docs/scenarios.md, `budgets`): "
-                       "allocations and syscalls by the counting preload, instructions by "
-                       "callgrind (two runs within 0.5 %), RSS per connection over many "
-                       "connections that each did one request. A null names its reason.\n");
+                    "Per request, measured exactly as the difference between two fixed-count "
+                    "phases on the same connections (docs/scenarios.md, `budgets`): "
+                    "allocations and syscalls by the counting preload, instructions by "
+                    "callgrind (two runs within 0.5 %), RSS per connection over many "
+                    "connections that each did one request. A null names its reason.\n");
     for (size_t k = 0; k < rep->n_keys; k++) {
         const struct h2b_results_cell *col[64] = {0};
         size_t nt = rep->n_targets < 64 ? rep->n_targets : 64;
@@ -897,8 +897,8 @@ static void budgets(const struct h2b__report *rep, struct h2b_buf *o)
         if (!row_any)
             continue;
         h2b_buf_printf(o, "\n### %ld connection%s × %ld stream%s\n\n| per request |",
-                          rep->keys[k].connections, rep->keys[k].connections == 1 ? "" : "s",
-                          rep->keys[k].streams, rep->keys[k].streams == 1 ? "" : "s");
+                       rep->keys[k].connections, rep->keys[k].connections == 1 ? "" : "s",
+                       rep->keys[k].streams, rep->keys[k].streams == 1 ? "" : "s");
         for (size_t t = 0; t < nt; t++) {
             h2b_buf_puts(o, " ");
             md_cell(o, rep->targets[t]);
