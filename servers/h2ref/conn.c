@@ -31,6 +31,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "error.h"
+#include "h1.h"
 #include "heap.h"
 
 #include <errno.h>
@@ -168,6 +169,10 @@ struct h2b_conn {
     uint64_t echo_bytes; /* /echo bytes held by all streams */
     double tokens;
     uint64_t tokens_at;
+    /* HTTP/1.1 (h1.c): set once the first bytes were not the client preface */
+    struct h2b_h1 *h1;
+    bool sniffing;   /* H2B_PROTO_DETECT: nothing fed or sent until the protocol is known */
+    uint8_t sniffed; /* preface bytes matched (and held) so far */
 };
 
 struct h2b_conn_ctx {
@@ -197,6 +202,7 @@ struct h2b_conn_ctx {
     nghttp2_mem mem;                   /* nghttp2's allocator: the size-class pool below */
     struct pblock *pool[POOL_CLASSES]; /* free blocks per size class */
     uint32_t pool_n[POOL_CLASSES];
+    struct h2b_h1_ctx *h1; /* HTTP/1.1 connections' timers and buffers */
 };
 
 static const char hello_body[] = "Hello, World!";
@@ -693,6 +699,11 @@ static void fill(struct h2b_conn *c)
 
 int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
 {
+    if (c->h1)
+        return h2b_h1_output(c->h1, iov);
+    *iov = c->iov;
+    if (c->sniffing && !c->fatal)
+        return 0; /* an HTTP/1.1 client must not see our SETTINGS */
     if (c->fatal)
         return H2B_ERR_PROTO;
     fill(c);
@@ -704,6 +715,10 @@ int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
 
 void h2b_conn_sent(struct h2b_conn *c, size_t n)
 {
+    if (c->h1) {
+        h2b_h1_sent(c->h1, n);
+        return;
+    }
     if (n == 0)
         return;
     h2b_stats_add(&c->ctx->stats, H2B_STAT_BYTES_OUT, n);
@@ -1479,8 +1494,12 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     ctx->mem = (nghttp2_mem){ctx, pool_malloc, pool_free, pool_calloc, pool_realloc};
     ctx->now = h2b_clock_now_ns();
     update_date(ctx);
+    if (h2b_h1_ctx_new(&ctx->h1, cfg, &ctx->stats, ctx->date) != H2B_OK)
+        goto out_opt;
     *out = ctx;
     return H2B_OK;
+out_opt:
+    nghttp2_option_del(ctx->opt);
 out_cbs:
     nghttp2_session_callbacks_del(ctx->cbs);
 out_free:
@@ -1517,6 +1536,7 @@ void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
     atomic_fetch_sub_explicit(ctx->used, ctx->granted, memory_order_relaxed);
     h2b_heap_free(&ctx->timers);
     h2b_heap_free(&ctx->delays);
+    h2b_h1_ctx_del(ctx->h1);
     nghttp2_option_del(ctx->opt);
     nghttp2_session_callbacks_del(ctx->cbs);
     free(ctx);
@@ -1526,6 +1546,7 @@ void h2b_conn_ctx_set_stats_fn(struct h2b_conn_ctx *ctx, h2b_conn_stats_fn fn, v
 {
     ctx->stats_fn = fn;
     ctx->stats_arg = arg;
+    h2b_h1_ctx_set_stats_fn(ctx->h1, fn, arg);
 }
 
 const struct h2b_stats *h2b_conn_ctx_stats(const struct h2b_conn_ctx *ctx)
@@ -1588,6 +1609,7 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
             h2b_heap_rekey(&ctx->timers, top, conn_deadline(c));
         h2b_conn_mark_dirty(c);
     }
+    h2b_h1_ctx_tick(ctx->h1, now_ns);
 }
 
 uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
@@ -1599,7 +1621,8 @@ uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
     top = h2b_heap_top(&ctx->timers);
     if (top && top->key < d)
         d = top->key;
-    return d;
+    uint64_t d1 = h2b_h1_ctx_next_deadline(ctx->h1);
+    return d1 < d ? d1 : d;
 }
 
 /* ---- connection ---- */
@@ -1664,6 +1687,7 @@ void h2b_conn_del(struct h2b_conn *c)
     /* nghttp2_session_del calls no stream-close callbacks: release our streams here. */
     while (c->streams)
         stream_release(c, c->streams);
+    h2b_h1_del(c->h1);
     nghttp2_session_del(c->sess);
     out_reset(c);
     ctx->nconns--;
@@ -1805,12 +1829,69 @@ static bool scan_input(struct h2b_conn *c, const uint8_t *data, size_t len)
     return feed(c, data + fed, len - fed);
 }
 
+/* ---- protocol detection (HTTP/1.1 lives in h1.c) ---- */
+
+/* Hands the connection to HTTP/1.1: the nghttp2 session and the h2 timer go. */
+static int become_h1(struct h2b_conn *c)
+{
+    if (h2b_h1_new(&c->h1, c->ctx->h1, c) != H2B_OK)
+        return H2B_ERR_NOMEM;
+    c->sniffing = false;
+    h2b_heap_remove(&c->ctx->timers, &c->tnode);
+    nghttp2_session_del(c->sess);
+    c->sess = NULL;
+    return H2B_OK;
+}
+
+int h2b_conn_set_proto(struct h2b_conn *c, enum h2b_conn_proto proto)
+{
+    c->sniffing = proto == H2B_PROTO_DETECT;
+    return proto == H2B_PROTO_H1 ? become_h1(c) : H2B_OK;
+}
+
+/* The first bytes decide: "PRI " (the preface's first four) is HTTP/2, anything else that
+ * differs from the preface within them is HTTP/1.1 (no HTTP/1.1 method is "PRI"). Matched
+ * bytes are held (they are the preface's) and replayed to whichever side takes over. */
+static int sniff(struct h2b_conn *c, const uint8_t *data, size_t len)
+{
+    static const char magic[] = NGHTTP2_CLIENT_MAGIC;
+    uint8_t held = c->sniffed;
+    size_t i = 0;
+    bool h1 = false;
+    while (i < len && c->sniffed < 4) {
+        if (data[i] != (uint8_t)magic[c->sniffed]) {
+            h1 = true;
+            break;
+        }
+        c->sniffed++;
+        i++;
+    }
+    if (!h1 && c->sniffed < 4)
+        return H2B_OK; /* all matched so far: wait for more */
+    if (h1) {
+        if (become_h1(c) != H2B_OK) {
+            fail(c, H2B_STAT_ERR_PROTOCOL);
+            return H2B_ERR_PROTO;
+        }
+        int rv = held ? h2b_h1_recv(c->h1, (const uint8_t *)magic, held) : H2B_OK;
+        return rv == H2B_OK ? h2b_h1_recv(c->h1, data, len) : rv;
+    }
+    c->sniffing = false;
+    h2b_stats_sub(&c->ctx->stats, H2B_STAT_BYTES_IN, held + len); /* counted again below */
+    int rv = held ? h2b_conn_recv(c, (const uint8_t *)magic, held) : H2B_OK;
+    return rv == H2B_OK ? h2b_conn_recv(c, data, len) : rv;
+}
+
 int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len)
 {
     struct h2b_conn_ctx *ctx = c->ctx;
     h2b_stats_add(&ctx->stats, H2B_STAT_BYTES_IN, len);
     if (c->fatal)
         return H2B_ERR_PROTO;
+    if (c->h1)
+        return h2b_h1_recv(c->h1, data, len);
+    if (c->sniffing)
+        return sniff(c, data, len);
     if (c->terminated)
         return H2B_OK;
     if (!scan_input(c, data, len))
@@ -1833,6 +1914,10 @@ int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len)
 
 bool h2b_conn_done(const struct h2b_conn *c)
 {
+    if (c->h1)
+        return h2b_h1_done(c->h1);
+    if (c->fatal || c->sniffing)
+        return c->fatal;
     if (c->fatal)
         return true;
     if (c->niov != c->ifirst || nghttp2_session_want_write(c->sess))
@@ -1848,11 +1933,19 @@ void h2b_conn_input_closed(struct h2b_conn *c)
 
 bool h2b_conn_fatal(const struct h2b_conn *c)
 {
+    if (c->h1)
+        return h2b_h1_fatal(c->h1);
     return c->fatal;
 }
 
 void h2b_conn_shutdown(struct h2b_conn *c)
 {
+    if (c->h1) {
+        h2b_h1_shutdown(c->h1);
+        return;
+    }
+    if (c->sniffing)
+        c->fatal = true; /* nothing was said yet: just close */
     if (!c->fatal && !c->terminated)
         nghttp2_submit_goaway(c->sess, NGHTTP2_FLAG_NONE,
                               nghttp2_session_get_last_proc_stream_id(c->sess), NGHTTP2_NO_ERROR,

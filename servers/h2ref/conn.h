@@ -117,6 +117,14 @@ bool h2b_conn_ctx_has_dirty(const struct h2b_conn_ctx *ctx);
  * is queued for output. Returns H2B_OK or H2B_ERR_NOMEM; *out is untouched on failure. */
 int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user);
 
+/* Which protocol a connection speaks. H2B_PROTO_H2 (the default after h2b_conn_new): HTTP/2
+ * with prior knowledge or ALPN "h2". H2B_PROTO_H1: HTTP/1.1 (ALPN "http/1.1"; see h1.h).
+ * H2B_PROTO_DETECT: the first bytes decide (the HTTP/2 client preface or an HTTP/1.1 request);
+ * nothing is sent until then. Call before the first h2b_conn_recv/h2b_conn_output. Returns
+ * H2B_OK or H2B_ERR_NOMEM. */
+enum h2b_conn_proto { H2B_PROTO_H2, H2B_PROTO_H1, H2B_PROTO_DETECT };
+int h2b_conn_set_proto(struct h2b_conn *c, enum h2b_conn_proto proto);
+
 /* Frees c and everything it holds (streams, buffers, open files). Accepts NULL. */
 void h2b_conn_del(struct h2b_conn *c);
 

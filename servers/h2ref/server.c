@@ -474,7 +474,12 @@ static void tls_handshake(struct sconn *sc)
     const unsigned char *alpn = NULL;
     unsigned alpnlen = 0;
     SSL_get0_alpn_selected(sc->ssl, &alpn, &alpnlen);
-    if (alpnlen != 2 || memcmp(alpn, "h2", 2) != 0) {
+    bool h1 = alpnlen == 8 && memcmp(alpn, "http/1.1", 8) == 0;
+    if (!h1 && (alpnlen != 2 || memcmp(alpn, "h2", 2) != 0)) {
+        conn_close(sc);
+        return;
+    }
+    if (h1 && h2b_conn_set_proto(sc->conn, H2B_PROTO_H1) != H2B_OK) {
         conn_close(sc);
         return;
     }
@@ -516,6 +521,9 @@ static void conn_adopt(struct worker *w, int fd, struct ipent *ip)
     }
     if (h2b_conn_new(&sc->conn, w->ctx, sc) != H2B_OK)
         goto out_sc;
+    /* cleartext: the h2c preface or an HTTP/1.1 request, told apart by the first bytes */
+    if (!srv->ssl && h2b_conn_set_proto(sc->conn, H2B_PROTO_DETECT) != H2B_OK)
+        goto out_conn;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = sc};
     if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
         goto out_conn;

@@ -1,5 +1,5 @@
 /*
- * tls.c - OpenSSL 3 server context for h2: versions, ciphers, ALPN, certificates.
+ * tls.c - OpenSSL 3 server context for h2 (and http/1.1): versions, ciphers, ALPN, certificates.
  *
  * TLS 1.2 is limited to ECDHE with AEAD ciphers (RFC 9113 section 9.2.2; anything else would
  * earn INADEQUATE_SECURITY from a strict client). The generated certificate is ECDSA P-256: its
@@ -19,9 +19,10 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
                        const unsigned char *in, unsigned int inlen, void *arg)
 {
     (void)ssl, (void)arg;
-    /* nghttp2_select_next_protocol takes non-const out pointers on 1.52. */
-    if (nghttp2_select_next_protocol((unsigned char **)out, outlen, in, inlen) != 1)
-        return SSL_TLSEXT_ERR_ALERT_FATAL; /* no "h2" offered: no_application_protocol */
+    /* nghttp2_select_next_protocol takes non-const out pointers on 1.52; it prefers "h2" and
+     * returns 0 for "http/1.1" (served by h1.c). */
+    if (nghttp2_select_next_protocol((unsigned char **)out, outlen, in, inlen) < 0)
+        return SSL_TLSEXT_ERR_ALERT_FATAL; /* neither offered: no_application_protocol */
     return SSL_TLSEXT_ERR_OK;
 }
 

@@ -27,6 +27,9 @@ static void fuzz_server_drain(struct h2b_conn *c)
     }
 }
 
+/* The protocol each fresh connection is set to (fuzz_server_h1 picks H2B_PROTO_DETECT). */
+static enum h2b_conn_proto fuzz_server_proto = H2B_PROTO_H2;
+
 /* Feeds prefix (may be empty) then data to a fresh connection. */
 static void fuzz_server_run(const uint8_t *prefix, size_t prefix_len, const uint8_t *data,
                             size_t size)
@@ -43,6 +46,10 @@ static void fuzz_server_run(const uint8_t *prefix, size_t prefix_len, const uint
     struct h2b_conn *c;
     if (h2b_conn_new(&c, ctx, NULL) != H2B_OK)
         return;
+    if (h2b_conn_set_proto(c, fuzz_server_proto) != H2B_OK) {
+        h2b_conn_del(c);
+        return;
+    }
     int rv = prefix_len ? h2b_conn_recv(c, prefix, prefix_len) : H2B_OK;
     fuzz_server_drain(c);
     /* Pieces of varying size, as reads of a socket deliver them. */
