@@ -82,6 +82,7 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     if (cfg->log_fd >= 0)
         close(cfg->log_fd);
     free(cfg->ciphers);
+    free(cfg->alpn);
     free(cfg->tls13_ciphers);
     free(cfg->groups);
     memset(cfg, 0, sizeof(*cfg));
@@ -222,8 +223,14 @@ void h2b_load_usage(FILE *f)
         "      --ktls              kernel TLS where OpenSSL and the kernel have it\n"
         "  -v, --verbose           every frame sent and received, on stderr\n"
         "      --version           version and exit\n"
-        "  (--h1, -p/--no-tls-proto, --npn-list: HTTP/1.1, not supported yet; --qlog-file-base,\n"
-        "   --no-udp-gso, --max-udp-payload-size: QUIC knobs --h3 does not have)\n"
+        "      --h1                HTTP/1.1 (keep-alive, one request in flight per connection;\n"
+        "                          -m is not a pipelining depth here), ALPN http/1.1 over TLS\n"
+        "  -p, --no-tls-proto=PROTO  protocol for http://: h2c (default) or http/1.1\n"
+        "      --npn-list=LIST     ALPN list for https:// (alias --alpn-list), e.g.\n"
+        "                          h2,http/1.1; the server's choice picks HTTP/2 or HTTP/1.1\n"
+        "                          (default: h2 only, unlike h2load's h2,h2-16,h2-14,http/1.1)\n"
+        "  (--qlog-file-base, --no-udp-gso, --max-udp-payload-size: QUIC knobs --h3 does not\n"
+        "   have)\n"
         "\n"
         "h2bench's options:\n"
         "      --total-rps=R       open loop: R requests/s over all connections, latency measured\n"
@@ -621,9 +628,39 @@ static int bad_value(char *err, size_t errlen, int rv, const char *opt, const ch
                           rv == H2B_ERR_RANGE ? "out of range" : "not a valid value", what);
 }
 
+/* --npn-list "h2,http/1.1" as ALPN wire format (length-prefixed names). */
+static int alpn_wire(struct h2b_load_config *cfg, const char *list, char *err, size_t errlen)
+{
+    size_t n = strlen(list);
+    uint8_t *w = malloc(n + 1);
+    if (!w)
+        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+    size_t o = 0;
+    for (const char *p = list;;) {
+        const char *e = strchr(p, ',');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k == 0 || k > 255) {
+            free(w);
+            return bad_value(err, errlen, H2B_ERR_PARSE, "--npn-list", list,
+                             "comma-separated protocol names of 1 to 255 bytes");
+        }
+        w[o++] = (uint8_t)k;
+        memcpy(w + o, p, k);
+        o += k;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    free(cfg->alpn);
+    cfg->alpn = w;
+    cfg->alpn_len = o;
+    return H2B_OK;
+}
+
 int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, char *err,
                           size_t errlen)
 {
+    bool h1_clear = false; /* -p http/1.1 */
     bool input_file = false;
     uint64_t v;
     int rv = H2B_OK;
@@ -839,12 +876,20 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             cfg->ktls = true;
             break;
         case OPT_H1:
-        case OPT_NPN:
+            cfg->h1 = true;
+            break;
         case 'p':
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
-                                  "%s: HTTP/1.1 (and ALPN choices) are not supported yet; h2bench "
-                                  "load speaks HTTP/2 only (h2c prior knowledge, TLS ALPN h2)",
-                                  argv[optind - 1]);
+            if (strcmp(a, "http/1.1") == 0)
+                h1_clear = true;
+            else if (strcmp(a, "h2c") == 0)
+                h1_clear = false;
+            else
+                return bad_value(err, errlen, H2B_ERR_PARSE, "-p", a, "h2c or http/1.1");
+            break;
+        case OPT_NPN:
+            if ((rv = alpn_wire(cfg, a, err, errlen)) != H2B_OK)
+                return rv;
+            break;
         case OPT_QUIC:
             return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
                                   "%s: an h2load QUIC knob that h2bench load's --h3 does not have",
@@ -875,6 +920,14 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
     if (cfg->h3 && !cfg->uris[0].tls)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
                               "--h3 needs an https:// URI (QUIC is always encrypted)");
+    if (h1_clear && !cfg->uris[0].tls)
+        cfg->h1 = true; /* h2load: -p applies to http:// only */
+    if (cfg->h1 && cfg->h3)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--h1 and --h3: pick one protocol");
+    if (cfg->h1 && (cfg->conn_rate || cfg->rps > 0 || cfg->nscript || cfg->log_path))
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "--h1: -r, --rps, --timing-script-file and --log-file are h2-engine "
+                              "features the HTTP/1.1 engine does not have yet");
     if (input_file && cfg->nscript)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
                               "-i and --timing-script-file both give the URIs: use one");

@@ -36,6 +36,7 @@ struct h2b__load_shared {
     bool method_head; /* -H ':method: HEAD': responses carry no body whatever content-length says */
     bool progress;    /* keep interval histograms for the progress line */
     atomic_int *stop; /* set by h2b_load_stop() */
+    bool h1;          /* HTTP/1.1 (--h1, -p http/1.1, or the server chose it from --npn-list) */
 };
 
 struct h2b__load_conn;
@@ -94,6 +95,7 @@ struct h2b__load_worker {
     atomic_int finished;
     int rc;
     void *h3; /* --h3: the HTTP/3 engine's state (h3load.c) */
+    void *h1; /* HTTP/1.1: the h1 engine's state (h1load.c) */
 };
 
 /* How a request ended (worker.c and h3load.c count them the same way). */

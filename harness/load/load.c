@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "error.h"
 #ifdef H2B_HAVE_H3
+#include "h1load.h"
 #include "h3load.h"
 #endif
 
@@ -126,8 +127,10 @@ static SSL_CTX *tls_context(const struct h2b_load_config *cfg)
     if (cfg->ktls)
         SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
 #endif
-    static const unsigned char alpn[] = "\x02h2";
-    if (SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1) != 0) {
+    static const unsigned char h2[] = "\x02h2", h1[] = "\x08http/1.1";
+    const unsigned char *alpn = cfg->h1 ? h1 : cfg->alpn ? cfg->alpn : h2;
+    size_t alpn_len = cfg->h1 ? sizeof h1 - 1 : cfg->alpn ? cfg->alpn_len : sizeof h2 - 1;
+    if (SSL_CTX_set_alpn_protos(ctx, alpn, (unsigned)alpn_len) != 0) {
         SSL_CTX_free(ctx);
         return NULL;
     }
@@ -210,6 +213,7 @@ static void progress_line(struct progress *p, struct h2b__load_worker *w, uint32
 
 static void worker_free(struct h2b__load_worker *w)
 {
+    h2b__h1_worker_free(w);
 #ifdef H2B_HAVE_H3
     h2b__h3_worker_free(w);
 #endif
@@ -273,6 +277,24 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
         rv = h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
         goto out;
     }
+    sh.h1 = cfg->h1;
+    if (sh.ssl_ctx && !cfg->h1 && cfg->alpn) {
+        /* --npn-list: the protocol the server picks decides the engine, as in h2load */
+        char proto[256];
+        if (h2b__h1_probe_alpn(&sh, proto, sizeof proto) != H2B_OK) {
+            rv = h2b__load_errf(err, errlen, H2B_ERR_IO, "no connection to %s:%s could be made",
+                                cfg->uris[0].host, cfg->uris[0].port);
+            goto out;
+        }
+        if (strcmp(proto, "http/1.1") == 0) {
+            sh.h1 = true;
+        } else if (strcmp(proto, "h2") != 0) {
+            rv = h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED,
+                                "the server chose %s%s%s from --npn-list: neither h2 nor http/1.1",
+                                *proto ? "'" : "no protocol", proto, *proto ? "'" : "");
+            goto out;
+        }
+    }
     if (h2b__load_callbacks_new(&sh.callbacks) != H2B_OK || nghttp2_option_new(&sh.option) != 0 ||
         build_nva(&sh, content_length) != H2B_OK) {
         rv = h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
@@ -307,6 +329,10 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
         uint32_t nc = cfg->connections / nw + (i < cfg->connections % nw ? 1 : 0);
         uint64_t nr = cfg->requests / nw + (i < cfg->requests % nw ? 1 : 0);
         rv = h2b__load_worker_init(&w[i], (int)i, &sh, nc, first, nr);
+        if (rv == H2B_OK && sh.h1 && (rv = h2b__h1_worker_init(&w[i], first, nr)) != H2B_OK) {
+            h2b__h1_worker_free(&w[i]);
+            h2b__load_worker_free(&w[i]);
+        }
 #ifdef H2B_HAVE_H3
         if (rv == H2B_OK && cfg->h3 && (rv = h2b__h3_worker_init(&w[i], first, nr)) != H2B_OK) {
             h2b__h3_worker_free(&w[i]);
@@ -333,7 +359,7 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
     pthread_sigmask(SIG_BLOCK, &block, &old);
     rv = H2B_OK;
     for (; started < nw; started++) {
-        void *(*body)(void *) = h2b__load_worker_main;
+        void *(*body)(void *) = sh.h1 ? h2b__h1_worker_main : h2b__load_worker_main;
 #ifdef H2B_HAVE_H3
         if (cfg->h3)
             body = h2b__h3_worker_main;
@@ -395,7 +421,11 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
             res->measure_ns = t_end > sh.t_measure ? t_end - sh.t_measure : 1;
         else
             res->measure_ns = cfg->duration_ns;
-        snprintf(res->alpn, sizeof(res->alpn), "%s", cfg->h3 ? "h3" : sh.ssl_ctx ? "h2" : "h2c");
+        snprintf(res->alpn, sizeof(res->alpn), "%s",
+                 cfg->h3      ? "h3"
+                 : sh.h1      ? "http/1.1"
+                 : sh.ssl_ctx ? "h2"
+                              : "h2c");
         if (rv != H2B_OK)
             h2b_load_result_free(res);
     }

@@ -106,6 +106,9 @@ struct h2b_load_config {
     enum h2b_load_progress progress; /* --progress / --no-progress */
     bool help;                       /* --help was given */
     bool h3;                         /* --h3: HTTP/3 over QUIC (h3load.c) */
+    bool h1;       /* --h1 (or -p http/1.1 on http://): HTTP/1.1 (h1load.c), ALPN http/1.1 */
+    uint8_t *alpn; /* --npn-list/--alpn-list in ALPN wire format; NULL: "h2" (or http/1.1) */
+    size_t alpn_len;
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything

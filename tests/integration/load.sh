@@ -101,7 +101,7 @@ expect_match "--progress line" "$(cat "$TMP/err")" \
     '^progress: [0-9.]+s, [0-9]+ req/s, [0-9]+ in flight, 0 errors, interval p50 [0-9.]+(us|ms|s) p99 '
 
 # usage errors exit 2 with the usage on stderr
-for args in "-c 0 $URL/" "-c 2 -n 1 $URL/" "-n 10x $URL/" "--arrival sometimes --total-rps 5 $URL/" "-r 2 -c 1 -n 4 $URL/" "-r 2 -D 1 -c 2 $URL/" "--h1 $URL/" \
+for args in "-c 0 $URL/" "-c 2 -n 1 $URL/" "-n 10x $URL/" "--arrival sometimes --total-rps 5 $URL/" "-r 2 -c 1 -n 4 $URL/" "-r 2 -D 1 -c 2 $URL/" "--h1 --rps 5 $URL/" "-p spdy $URL/" \
     "--warm-up-time 1 $URL/" "ftp://x/" "" "--no-such-flag $URL/"; do
     # shellcheck disable=SC2086
     "$H2BENCH" load $args >/dev/null 2>"$TMP/err"; rc=$?

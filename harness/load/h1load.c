@@ -1,0 +1,922 @@
+/*
+ * h1load.c - the HTTP/1.1 engine of `h2bench load --h1` (and of -p http/1.1 on http://, or
+ * an --npn-list the server answered with http/1.1): one worker's keep-alive TCP (or TLS)
+ * connections in one epoll loop, one request in flight per connection, as h2load --h1 runs
+ * without pipelining.
+ *
+ * The run around it is load.c's: the same shared state, threads, progress hand-off and merge,
+ * and the same struct h2b_load_stats, so histograms, text, JSON, progress, warm-up and the
+ * open-loop schedule are those of h2 (the release loop is h3load.c's, over connections with
+ * no request in flight). Outcomes go through h2b__load_record() (worker.c).
+ *
+ * Approach: the request bytes (request line, Host, User-Agent, Content-Length, -H headers,
+ * then the -d body) are rendered once per URI; submitting one is a write of those bytes. The
+ * response is parsed by harness/core/h1parse.c (the server's strict parser): a head found in
+ * the read buffer is parsed in place, only a head split across reads is copied (into a
+ * per-connection buffer of the head limit, allocated once); bodies are counted, never copied
+ * (Content-Length, chunked, or until close). A response with "Connection: close" (or an
+ * HTTP/1.0 one without keep-alive) ends the connection after it; the connection reconnects
+ * while it still owes requests, as h2load does. Bytes the server sends with no request in
+ * flight, a malformed head or a body shorter than its length are protocol errors.
+ * Latency, service, TTFB and connect/TLS histograms as in worker.c: t_sent is when the last
+ * request byte went to the socket; TTFB is to the first response byte.
+ *
+ * Failure policy (as worker.c): a connection that dies errors its request in flight; it
+ * reconnects if it got responses since its last connect, otherwise in -n mode its remaining
+ * requests count as errored (not sent). --timeout closes the connection (HTTP/1.1 cannot
+ * cancel one request otherwise) and counts the request as timed out.
+ * Rejected: pipelining (-m > 1 is not honoured: effective streams per connection is 1; the
+ * issue makes it optional and off by default, and no shipped scenario wants it); reusing
+ * worker.c's connection struct (its states and buffers are nghttp2's).
+ */
+#include "h1load.h"
+
+#include "clock.h"
+#include "cpu.h"
+#include "error.h"
+#include "h1parse.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_WAIT_NS (100 * H2B_NS_PER_MS)
+#define RX_SIZE (64 * 1024)
+#define HEAD_MAX (64 * 1024)
+#define LINE_MAX_H1 (16 * 1024)
+#define TRAILERS_MAX (16 * 1024)
+
+enum h1state { S_IDLE, S_CONNECTING, S_HANDSHAKE, S_READY, S_DONE, S_DEAD };
+
+enum rstate { R_HEAD, R_LENGTH, R_CHUNKED, R_EOF };
+
+struct h1c {
+    struct h2b__load_worker *w;
+    struct h1w *hw;
+    uint32_t index;
+    enum h1state state;
+    int fd;
+    SSL *ssl;
+    uint32_t events;
+    uint64_t budget;
+    uint32_t uri_next;
+    /* the request in flight */
+    bool busy, measured, first_byte;
+    uint16_t status;
+    uint64_t t_intended, t_submit, t_sent;
+    const uint8_t *req;
+    size_t req_len, req_off;
+    /* its response */
+    enum rstate rs;
+    uint64_t left;
+    struct h2b_h1_chunked ch;
+    bool close_after;
+    uint8_t *hbuf; /* a head split across reads */
+    size_t hlen;
+    uint64_t responses, completed;
+    uint64_t t_connect, t_tcp, t_first_start, t_last_end, last_read;
+};
+
+struct h1w {
+    struct h1c *conns;
+    uint8_t **req; /* per URI: the whole request */
+    size_t *req_len;
+    struct h2b_h1_limits lim;
+    uint8_t rx[RX_SIZE];
+};
+
+static bool running(const struct h2b__load_worker *w)
+{
+    return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
+}
+
+static void set_events(struct h1c *c, uint32_t ev)
+{
+    if (c->events == ev)
+        return;
+    struct epoll_event e = {.events = ev, .data.ptr = c};
+    if (epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
+        c->events = ev;
+}
+
+static void finish(struct h1c *c, enum h2b__load_outcome how)
+{
+    struct h2b__load_worker *w = c->w;
+    c->busy = false;
+    w->inflight--;
+    w->all_busy = false;
+    if (h2b__load_record(w, c->measured, c->t_intended, c->t_sent, c->status, how))
+        c->completed++;
+}
+
+/* ---- connections ---- */
+
+static void conn_start(struct h1c *c);
+
+static void conn_teardown(struct h1c *c)
+{
+    if (c->ssl) {
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+    }
+    if (c->fd >= 0) {
+        close(c->fd); /* also leaves the epoll set */
+        c->fd = -1;
+    }
+    c->events = 0;
+    c->hlen = 0;
+}
+
+/* Tears c down: the request in flight is errored (a timeout if timed_out), then it
+ * reconnects, finishes or dies (see the file comment). */
+static void conn_close(struct h1c *c, bool timed_out)
+{
+    struct h2b__load_worker *w = c->w;
+    if (c->state == S_IDLE || c->state >= S_DONE)
+        return;
+    bool reached = c->state == S_READY;
+    if (c->busy) {
+        if (running(w)) {
+            finish(c, timed_out ? H2B__LOAD_TIMEOUT : H2B__LOAD_ERROR);
+        } else {
+            if (c->measured)
+                w->stats.unfinished++;
+            c->busy = false;
+            w->inflight--;
+        }
+    }
+    conn_teardown(c);
+    c->t_last_end = w->now;
+    if (!reached)
+        w->stats.conns_failed++;
+    if (c->budget > 0 && running(w) && c->responses > 0) {
+        c->state = S_IDLE;
+        c->responses = 0;
+        w->stats.reconnects++;
+        conn_start(c);
+        return;
+    }
+    c->state = c->budget == 0 ? S_DONE : S_DEAD;
+    if (c->budget != UINT64_MAX && c->budget > 0 && running(w)) {
+        w->stats.not_sent += c->budget;
+        w->stats.errored += c->budget;
+        w->stats.failed += c->budget;
+        c->budget = 0;
+    }
+}
+
+/* >= 0 bytes written (0: would block), -1 failed. */
+static ssize_t conn_send(struct h1c *c, const uint8_t *p, size_t n)
+{
+    if (c->ssl) {
+        ERR_clear_error();
+        int r = SSL_write(c->ssl, p, (int)(n > (1U << 30) ? 1U << 30 : n));
+        if (r > 0)
+            return r;
+        int e = SSL_get_error(c->ssl, r);
+        return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
+    }
+    ssize_t r = send(c->fd, p, n, MSG_NOSIGNAL);
+    if (r >= 0)
+        return r;
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+}
+
+/* Writes what is left of the request; false when the connection failed. */
+static bool conn_flush(struct h1c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    while (c->req_off < c->req_len) {
+        ssize_t n = conn_send(c, c->req + c->req_off, c->req_len - c->req_off);
+        if (n < 0) {
+            conn_close(c, false);
+            return false;
+        }
+        if (n == 0) {
+            set_events(c, EPOLLIN | EPOLLOUT);
+            return true;
+        }
+        c->req_off += (size_t)n;
+        w->stats.bytes_sent += (uint64_t)n;
+    }
+    if (c->t_sent == 0)
+        c->t_sent = h2b_clock_now_ns();
+    set_events(c, EPOLLIN);
+    return true;
+}
+
+/* Sends one request on c (ready, nothing in flight). */
+static bool submit(struct h1c *c, uint64_t t_intended)
+{
+    struct h2b__load_worker *w = c->w;
+    const struct h2b__load_shared *sh = w->sh;
+    struct h1w *hw = c->hw;
+    uint32_t u = c->uri_next;
+    c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
+    c->req = hw->req[u];
+    c->req_len = hw->req_len[u];
+    c->req_off = 0;
+    c->t_intended = t_intended;
+    c->t_submit = w->now;
+    c->t_sent = 0;
+    c->status = 0;
+    c->first_byte = false;
+    c->rs = R_HEAD;
+    c->hlen = 0;
+    c->close_after = false;
+    c->busy = true;
+    c->measured = t_intended >= sh->t_measure;
+    if (c->measured)
+        w->stats.started++;
+    w->inflight++;
+    return conn_flush(c);
+}
+
+static void fill(struct h1c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    if (w->sh->rate_mode)
+        return;
+    if (c->state == S_READY && !c->busy && c->budget > 0 && running(w)) {
+        if (c->budget != UINT64_MAX)
+            c->budget--;
+        submit(c, w->now);
+    }
+}
+
+/* The response is complete: count it, then keep the connection or close it. */
+static void response_done(struct h1c *c)
+{
+    c->responses++;
+    finish(c, H2B__LOAD_RESPONSE);
+    if (c->close_after) {
+        conn_close(c, false);
+        return;
+    }
+    if (c->budget == 0 || !running(c->w)) {
+        c->budget = c->budget == UINT64_MAX ? 0 : c->budget;
+        conn_close(c, false);
+        return;
+    }
+    fill(c);
+}
+
+static void protocol_error(struct h1c *c)
+{
+    if (c->busy)
+        finish(c, H2B__LOAD_PROTOCOL);
+    conn_close(c, false);
+}
+
+/* A head of hl bytes parsed into h: choose how the body ends. */
+static void begin_body(struct h1c *c, const struct h2b_h1_head *h, size_t hl)
+{
+    struct h2b_load_stats *st = &c->w->stats;
+    st->bytes_headers += hl;
+    st->bytes_headers_decomp += hl;
+    c->status = (uint16_t)h->status;
+    c->close_after = h->close;
+    if (h2b_h1_no_body(h->status, c->w->sh->method_head)) {
+        c->rs = R_LENGTH;
+        c->left = 0;
+    } else if (h->chunked) {
+        c->rs = R_CHUNKED;
+        h2b_h1_chunked_init(&c->ch);
+    } else if (h->content_length >= 0) {
+        c->rs = R_LENGTH;
+        c->left = (uint64_t)h->content_length;
+    } else {
+        c->rs = R_EOF;
+        c->close_after = true;
+    }
+}
+
+/* Response bytes p[0..n). */
+static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
+{
+    struct h2b__load_worker *w = c->w;
+    struct h1w *hw = c->hw;
+    while (n > 0 && c->state == S_READY) {
+        if (!c->busy) {
+            protocol_error(c); /* bytes nobody asked for */
+            return;
+        }
+        if (!c->first_byte) {
+            c->first_byte = true;
+            if (c->measured && c->t_sent)
+                h2b_hist_record(w->stats.ttfb, w->now - c->t_sent);
+        }
+        if (c->rs == R_HEAD) {
+            struct h2b_h1_head h;
+            int rv;
+            size_t used;
+            if (c->hlen == 0) {
+                rv = h2b_h1_parse_response(p, n, &hw->lim, &h);
+                used = rv > 0 ? (size_t)rv : 0;
+            } else {
+                size_t k = n < HEAD_MAX - c->hlen ? n : HEAD_MAX - c->hlen;
+                memcpy(c->hbuf + c->hlen, p, k);
+                rv = h2b_h1_parse_response(c->hbuf, c->hlen + k, &hw->lim, &h);
+                used = rv > 0 ? (size_t)rv - c->hlen : k;
+                if (rv == H2B_H1_INCOMPLETE)
+                    c->hlen += k;
+            }
+            if (rv < 0) {
+                protocol_error(c);
+                return;
+            }
+            if (rv == H2B_H1_INCOMPLETE) {
+                if (c->hlen == 0) {
+                    if (!c->hbuf && !(c->hbuf = malloc(HEAD_MAX))) {
+                        protocol_error(c);
+                        return;
+                    }
+                    memcpy(c->hbuf, p, n); /* n < HEAD_MAX, or the parser said too large */
+                    c->hlen = n;
+                }
+                return;
+            }
+            c->hlen = 0;
+            p += used;
+            n -= used;
+            if (h.status < 200) {
+                if (h.status == 101) {
+                    protocol_error(c); /* we never ask to upgrade */
+                    return;
+                }
+                w->stats.bytes_headers += (size_t)rv;
+                continue; /* 100 Continue and the like: the final head follows */
+            }
+            begin_body(c, &h, (size_t)rv);
+            if (c->rs == R_LENGTH && c->left == 0) {
+                if (n > 0) {
+                    protocol_error(c); /* nothing may follow: we do not pipeline */
+                    return;
+                }
+                response_done(c);
+                return;
+            }
+            continue;
+        }
+        if (c->rs == R_LENGTH) {
+            size_t k = n < c->left ? n : (size_t)c->left;
+            w->stats.bytes_data += k;
+            c->left -= k;
+            p += k;
+            n -= k;
+            if (c->left == 0) {
+                if (n > 0) {
+                    protocol_error(c);
+                    return;
+                }
+                response_done(c);
+                return;
+            }
+            continue;
+        }
+        if (c->rs == R_EOF) {
+            w->stats.bytes_data += n;
+            return;
+        }
+        size_t used = 0, dl = 0;
+        const uint8_t *d = NULL;
+        int rv = h2b_h1_chunked_next(&c->ch, p, n, TRAILERS_MAX, &used, &d, &dl);
+        if (rv < 0) {
+            protocol_error(c);
+            return;
+        }
+        if (rv == 1)
+            w->stats.bytes_data += dl;
+        p += used;
+        n -= used;
+        if (rv == 2) {
+            if (n > 0) {
+                protocol_error(c);
+                return;
+            }
+            response_done(c);
+            return;
+        }
+    }
+}
+
+static void conn_read(struct h1c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    struct h1w *hw = c->hw;
+    for (int i = 0; i < 16 && c->state == S_READY; i++) {
+        ssize_t n;
+        if (c->ssl) {
+            ERR_clear_error();
+            int r = SSL_read(c->ssl, hw->rx, RX_SIZE);
+            if (r <= 0) {
+                int e = SSL_get_error(c->ssl, r);
+                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+                    return;
+                n = e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+            } else {
+                n = r;
+            }
+        } else {
+            n = read(c->fd, hw->rx, RX_SIZE);
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                return;
+        }
+        if (n <= 0) {
+            if (n == 0 && c->busy && c->rs == R_EOF) {
+                response_done(c); /* a body delimited by the close (close_after is set) */
+                return;
+            }
+            if (c->busy && c->first_byte)
+                protocol_error(c); /* cut in the middle of a response */
+            else
+                conn_close(c, false);
+            return;
+        }
+        w->now = h2b_clock_now_ns();
+        w->stats.bytes_total += (uint64_t)n;
+        c->last_read = w->now;
+        on_bytes(c, hw->rx, (size_t)n);
+        if ((size_t)n < RX_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
+            return;
+    }
+}
+
+static void ready(struct h1c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    h2b_hist_record(w->stats.connect, w->now - c->t_connect);
+    if (c->ssl)
+        h2b_hist_record(w->stats.tls, w->now - c->t_tcp);
+    c->state = S_READY;
+    c->responses = 0;
+    c->last_read = w->now;
+    w->stats.conns_ok++;
+    w->stats.streams_effective = 1;
+    w->stats.server_max_streams = 1;
+    set_events(c, EPOLLIN);
+    fill(c);
+}
+
+static void tls_step(struct h1c *c)
+{
+    ERR_clear_error();
+    int rv = SSL_do_handshake(c->ssl);
+    if (rv == 1) {
+        const unsigned char *alpn = NULL;
+        unsigned alpnlen = 0;
+        SSL_get0_alpn_selected(c->ssl, &alpn, &alpnlen);
+        /* h2load --h1 accepts a server that negotiates nothing; one that picks another
+         * protocol than the http/1.1 we offered is broken */
+        if (alpnlen != 0 && (alpnlen != 8 || memcmp(alpn, "http/1.1", 8) != 0)) {
+            conn_close(c, false);
+            return;
+        }
+        ready(c);
+        return;
+    }
+    int e = SSL_get_error(c->ssl, rv);
+    if (e == SSL_ERROR_WANT_READ)
+        set_events(c, EPOLLIN);
+    else if (e == SSL_ERROR_WANT_WRITE)
+        set_events(c, EPOLLOUT);
+    else
+        conn_close(c, false);
+}
+
+static void connected(struct h1c *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+        conn_close(c, false);
+        return;
+    }
+    const struct h2b__load_shared *sh = c->w->sh;
+    c->t_tcp = c->w->now;
+    if (!sh->ssl_ctx) {
+        ready(c);
+        return;
+    }
+    c->ssl = SSL_new(sh->ssl_ctx);
+    if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
+        conn_close(c, false);
+        return;
+    }
+    SSL_set_connect_state(c->ssl);
+    const char *host = sh->cfg->uris[0].host;
+    if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))
+        SSL_set_tlsext_host_name(c->ssl, host);
+    c->state = S_HANDSHAKE;
+    tls_step(c);
+}
+
+static void conn_start(struct h1c *c)
+{
+    struct h2b__load_worker *w = c->w;
+    const struct h2b__load_shared *sh = w->sh;
+    c->t_connect = w->now;
+    if (c->t_first_start == 0)
+        c->t_first_start = w->now;
+    c->state = S_CONNECTING; /* so that conn_close counts a failure */
+    c->fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0) {
+        conn_close(c, false);
+        return;
+    }
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int rv = connect(c->fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
+    if (rv != 0 && errno != EINPROGRESS) {
+        conn_close(c, false);
+        return;
+    }
+    struct epoll_event e = {.events = EPOLLOUT, .data.ptr = c};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &e) != 0) {
+        conn_close(c, false);
+        return;
+    }
+    c->events = EPOLLOUT;
+    if (rv == 0)
+        connected(c);
+}
+
+static void on_event(struct h1c *c, uint32_t ev)
+{
+    switch (c->state) {
+    case S_CONNECTING:
+        connected(c);
+        break;
+    case S_HANDSHAKE:
+        tls_step(c);
+        break;
+    case S_READY:
+        if ((ev & EPOLLOUT) && c->busy && c->req_off < c->req_len && !conn_flush(c))
+            return;
+        if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+            conn_read(c);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the loop ---- */
+
+static void check_timeouts(struct h2b__load_worker *w)
+{
+    const struct h2b_load_config *cfg = w->sh->cfg;
+    struct h1w *hw = w->h1;
+    uint64_t now = w->now;
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h1c *c = &hw->conns[i];
+        if (c->state != S_CONNECTING && c->state != S_HANDSHAKE && c->state != S_READY)
+            continue;
+        if (cfg->conn_active_timeout_ns && now - c->t_connect >= cfg->conn_active_timeout_ns) {
+            conn_close(c, true);
+            continue;
+        }
+        if (c->state != S_READY) {
+            uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
+            if (limit && now - c->t_connect >= limit)
+                conn_close(c, true);
+            continue;
+        }
+        if (!c->busy)
+            continue;
+        if (cfg->conn_inactivity_timeout_ns &&
+            now - c->last_read >= cfg->conn_inactivity_timeout_ns) {
+            conn_close(c, true);
+            continue;
+        }
+        if (cfg->timeout_ns && now - c->t_submit >= cfg->timeout_ns) {
+            c->responses = c->responses ? c->responses : 1; /* reconnect: the server lives */
+            conn_close(c, true);
+        }
+    }
+}
+
+static struct h1c *free_conn(struct h2b__load_worker *w)
+{
+    struct h1w *hw = w->h1;
+    for (uint32_t k = 0; k < w->nconns; k++) {
+        struct h1c *c = &hw->conns[w->rr];
+        w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
+        if (c->state == S_READY && !c->busy)
+            return c;
+    }
+    w->all_busy = true;
+    return NULL;
+}
+
+static bool all_settled(const struct h2b__load_worker *w)
+{
+    const struct h1w *hw = w->h1;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (hw->conns[i].state < S_READY)
+            return false;
+    return true;
+}
+
+/* --rate: the arrival schedule of worker.c's release(), one request per free connection. */
+static void release(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    if (!w->sched_started) {
+        if (!all_settled(w))
+            return;
+        const struct h2b_load_config *cfg = sh->cfg;
+        uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
+        h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start,
+                         cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL);
+        w->sched_started = true;
+    }
+    while (w->sched_left > 0 && !w->all_busy && h2b_arrival_peek(&w->sched) <= w->now) {
+        if (sh->t_end && h2b_arrival_peek(&w->sched) >= sh->t_end)
+            break;
+        struct h1c *c = free_conn(w);
+        if (!c)
+            break;
+        uint64_t t = h2b_arrival_peek(&w->sched);
+        h2b_arrival_pop(&w->sched);
+        if (w->sched_left != UINT64_MAX)
+            w->sched_left--;
+        if (t >= sh->t_measure && w->now - t > w->stats.sched_lag_max_ns)
+            w->stats.sched_lag_max_ns = w->now - t;
+        submit(c, t);
+    }
+}
+
+static bool worker_done(struct h2b__load_worker *w)
+{
+    const struct h1w *hw = w->h1;
+    if (!running(w))
+        return true;
+    bool alive = false;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (hw->conns[i].state <= S_READY)
+            alive = true;
+    if (w->sh->rate_mode)
+        return !alive || (w->sched_left == 0 && w->inflight == 0);
+    return !alive;
+}
+
+static uint64_t wait_ns(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    uint64_t until = w->now + MAX_WAIT_NS;
+    if (w->next_tick < until)
+        until = w->next_tick;
+    if (sh->t_end && sh->t_end < until)
+        until = sh->t_end;
+    if (sh->rate_mode && w->sched_started && w->sched_left > 0 && !w->all_busy &&
+        h2b_arrival_peek(&w->sched) < until)
+        until = h2b_arrival_peek(&w->sched);
+    if (sh->rate_mode && !w->sched_started)
+        until = w->now + H2B_NS_PER_MS; /* waiting for connections to settle */
+    return until > w->now ? until - w->now : 0;
+}
+
+static void end_of_run(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    struct h1w *hw = w->h1;
+    if (sh->rate_mode && w->sched_started) {
+        uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
+        while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
+            if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
+                w->stats.unsent++;
+            h2b_arrival_pop(&w->sched);
+            if (w->sched_left != UINT64_MAX)
+                w->sched_left--;
+        }
+    }
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h1c *c = &hw->conns[i];
+        if (c->state >= S_CONNECTING && c->state <= S_READY) {
+            c->budget = 0;
+            conn_close(c, false);
+        }
+        uint64_t end = c->t_last_end ? c->t_last_end : w->now;
+        double secs =
+            c->t_first_start && end > c->t_first_start ? (double)(end - c->t_first_start) / 1e9 : 0;
+        w->conn_rps[i] = secs > 0 ? (double)c->completed / secs : 0;
+    }
+}
+
+void *h2b__h1_worker_main(void *arg)
+{
+    struct h2b__load_worker *w = arg;
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    struct h1w *hw = w->h1;
+    char name[16];
+    snprintf(name, sizeof(name), "h2b-h1load-%d", w->id);
+    pthread_setname_np(pthread_self(), name);
+    if (cfg->pin)
+        h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
+    if (sh->rate_mode)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    struct epoll_event events[256];
+    w->now = h2b_clock_now_ns();
+    w->next_tick = w->now + w->tick_ns;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        conn_start(&hw->conns[i]);
+    while (!worker_done(w)) {
+        uint64_t ns = wait_ns(w);
+        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
+                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
+        int n = epoll_pwait2(w->epfd, events, 256, &ts, NULL);
+        if (n < 0 && errno != EINTR) {
+            w->rc = H2B_ERR_SYS;
+            break;
+        }
+        w->now = h2b_clock_now_ns();
+        for (int i = 0; i < n; i++)
+            on_event(events[i].data.ptr, events[i].events);
+        if (atomic_load_explicit(sh->stop, memory_order_relaxed))
+            w->interrupted = true;
+        if (sh->rate_mode && running(w))
+            release(w);
+        if (w->now >= w->next_tick) {
+            check_timeouts(w);
+            w->next_tick = w->now + w->tick_ns;
+        }
+        if (sh->progress)
+            h2b__load_snapshot(w);
+    }
+    w->now = h2b_clock_now_ns();
+    end_of_run(w);
+    if (sh->progress)
+        h2b__load_snapshot(w);
+    atomic_store_explicit(&w->finished, 1, memory_order_release);
+    return NULL;
+}
+
+/* ---- set-up ---- */
+
+int h2b__h1_probe_alpn(const struct h2b__load_shared *sh, char *out, size_t cap)
+{
+    int rv = H2B_ERR_IO;
+    int fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return rv;
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    SSL *ssl = NULL;
+    if (connect(fd, (const struct sockaddr *)&sh->addr, sh->addrlen) != 0)
+        goto out;
+    ssl = SSL_new(sh->ssl_ctx);
+    if (!ssl || SSL_set_fd(ssl, fd) != 1)
+        goto out;
+    const char *host = sh->cfg->uris[0].host;
+    if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))
+        SSL_set_tlsext_host_name(ssl, host);
+    ERR_clear_error();
+    if (SSL_connect(ssl) != 1)
+        goto out;
+    const unsigned char *alpn = NULL;
+    unsigned alpnlen = 0;
+    SSL_get0_alpn_selected(ssl, &alpn, &alpnlen);
+    if (alpnlen >= cap)
+        alpnlen = (unsigned)cap - 1;
+    memcpy(out, alpn ? (const char *)alpn : "", alpnlen);
+    out[alpnlen] = '\0';
+    SSL_shutdown(ssl);
+    rv = H2B_OK;
+out:
+    ERR_clear_error();
+    SSL_free(ssl);
+    close(fd);
+    return rv;
+}
+
+struct sbuf {
+    uint8_t *p;
+    size_t n, cap;
+};
+
+static bool sb_put(struct sbuf *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n)
+            cap *= 2;
+        uint8_t *q = realloc(b->p, cap);
+        if (!q)
+            return false;
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    return true;
+}
+
+static bool sb_str(struct sbuf *b, const char *s)
+{
+    return sb_put(b, s, strlen(s));
+}
+
+/* The request of URI u: the h2 header list (sh->nva) rendered as HTTP/1.1, then the body.
+ * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_INVAL (a CR or LF in a name or value). */
+static int render(const struct h2b__load_shared *sh, size_t u, struct sbuf *b)
+{
+    const nghttp2_nv *nv = sh->nva[u];
+    size_t nn = sh->nvlen[u];
+    const nghttp2_nv *method = NULL, *path = NULL, *auth = NULL;
+    for (size_t k = 0; k < nn; k++) {
+        if (nv[k].namelen == 7 && memcmp(nv[k].name, ":method", 7) == 0)
+            method = &nv[k];
+        else if (nv[k].namelen == 5 && memcmp(nv[k].name, ":path", 5) == 0)
+            path = &nv[k];
+        else if (nv[k].namelen == 10 && memcmp(nv[k].name, ":authority", 10) == 0)
+            auth = &nv[k];
+    }
+    if (!method || !path || !auth)
+        return H2B_ERR_INVAL;
+    bool ok = sb_put(b, method->value, method->valuelen) && sb_str(b, " ") &&
+              sb_put(b, path->value, path->valuelen) && sb_str(b, " HTTP/1.1\r\nHost: ") &&
+              sb_put(b, auth->value, auth->valuelen) && sb_str(b, "\r\n");
+    for (size_t k = 0; ok && k < nn; k++) {
+        if (nv[k].namelen > 0 && nv[k].name[0] == ':')
+            continue;
+        /* names and values come from the command line: no CR or LF may smuggle a line */
+        if (memchr(nv[k].name, '\r', nv[k].namelen) || memchr(nv[k].name, '\n', nv[k].namelen) ||
+            memchr(nv[k].value, '\r', nv[k].valuelen) || memchr(nv[k].value, '\n', nv[k].valuelen))
+            return H2B_ERR_INVAL;
+        ok = sb_put(b, nv[k].name, nv[k].namelen) && sb_str(b, ": ") &&
+             sb_put(b, nv[k].value, nv[k].valuelen) && sb_str(b, "\r\n");
+    }
+    ok = ok && sb_str(b, "\r\n");
+    if (ok && sh->cfg->body_len)
+        ok = sb_put(b, sh->cfg->body, sh->cfg->body_len);
+    return ok ? H2B_OK : H2B_ERR_NOMEM;
+}
+
+int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    struct h1w *hw = calloc(1, sizeof *hw);
+    if (!hw)
+        return H2B_ERR_NOMEM;
+    w->h1 = hw;
+    hw->conns = calloc(w->nconns, sizeof *hw->conns);
+    hw->req = calloc(cfg->nuris, sizeof *hw->req);
+    hw->req_len = calloc(cfg->nuris, sizeof *hw->req_len);
+    if (!hw->conns || !hw->req || !hw->req_len)
+        return H2B_ERR_NOMEM;
+    hw->lim.max_line = LINE_MAX_H1;
+    hw->lim.max_head = HEAD_MAX;
+    for (size_t u = 0; u < cfg->nuris; u++) {
+        struct sbuf b = {0};
+        int rv = render(sh, u, &b);
+        if (rv != H2B_OK) {
+            free(b.p);
+            return rv;
+        }
+        hw->req[u] = b.p;
+        hw->req_len[u] = b.n;
+    }
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h1c *c = &hw->conns[i];
+        c->w = w;
+        c->hw = hw;
+        c->index = first_conn + i;
+        c->fd = -1;
+        c->uri_next = (uint32_t)(c->index % cfg->nuris);
+        if (sh->rate_mode || cfg->duration_ns)
+            c->budget = UINT64_MAX;
+        else
+            c->budget = requests / w->nconns + (i < requests % w->nconns ? 1 : 0);
+    }
+    return H2B_OK;
+}
+
+void h2b__h1_worker_free(struct h2b__load_worker *w)
+{
+    struct h1w *hw = w->h1;
+    if (!hw)
+        return;
+    for (uint32_t i = 0; hw->conns && i < w->nconns; i++) {
+        conn_teardown(&hw->conns[i]);
+        free(hw->conns[i].hbuf);
+    }
+    for (size_t u = 0; hw->req && u < w->sh->cfg->nuris; u++)
+        free(hw->req[u]);
+    free(hw->req);
+    free(hw->req_len);
+    free(hw->conns);
+    free(hw);
+    w->h1 = NULL;
+}
