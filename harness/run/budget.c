@@ -413,7 +413,8 @@ static void set_value(struct h2b_budget_values *v, enum h2b_budget_metric m, dou
 
 json_t *h2b_budget_values_json(const struct h2b_budget_values *v)
 {
-    struct h2b_results_budgets b;
+    struct h2b_results_budgets b = {
+        0}; /* h2b_model_init sets it below; cppcheck wants it set before &b.x */
     double *slot[H2B_BUDGET_NMETRICS] = {
         &b.allocs_per_request,     &b.bytes_per_request, &b.reads_per_request,
         &b.writes_per_request,     &b.writes_per_read,   &b.instructions_per_request,
