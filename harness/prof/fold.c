@@ -192,15 +192,47 @@ long h2b__prof_find_frame(const struct h2b_prof *p, const char *name, const char
     return -1;
 }
 
-/* A copy of s fit for the folded format: ';' and control characters become '?'. */
+/* The length of the well-formed UTF-8 sequence at s (1-4), or 0 when it is not one: no
+ * overlong forms, no surrogates, nothing above U+10FFFF. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, min = 0x10000;
+    else
+        return 0;
+    unsigned cp = c & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* A copy of s fit for the folded format, the results JSON and the SVG: ';', control characters
+ * and bytes that are not well-formed UTF-8 become '?'. */
 static char *clean_copy(const char *s)
 {
     char *c = strdup(s);
     if (!c)
         return NULL;
-    for (char *q = c; *q; q++)
-        if (*q == ';' || (unsigned char)*q < 0x20 || *q == 0x7f)
-            *q = '?';
+    for (unsigned char *q = (unsigned char *)c; *q;) {
+        size_t n = utf8_len(q);
+        if (n == 0 || *q == ';' || *q < 0x20 || *q == 0x7f)
+            *q = '?', n = 1;
+        q += n;
+    }
     return c;
 }
 

@@ -164,6 +164,38 @@ static void test_hostile_names_svg(const char *dir)
     h2b_prof_del(p);
 }
 
+/* Symbol names come from the profiled binary: bytes that are not UTF-8 (a fuzz-found crash of
+ * the summary, which jansson refuses) become '?', and well-formed UTF-8 stays as it is. */
+static void test_non_utf8_names(const char *dir)
+{
+    struct h2b_prof *p = NULL;
+    CHECK_EQ_INT(h2b_prof_new(&p, NULL), H2B_OK);
+    const char *names[] = {"b (\xb5)", "caf\xc3\xa9", "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80"};
+    const char *dsos[] = {"lib\xff.so", "prog", "prog"};
+    CHECK_EQ_INT(h2b_prof_add(p, names, dsos, 3, 2), H2B_OK);
+    CHECK_EQ_INT(h2b_prof_add(p, names, dsos, 2, 1), H2B_OK);
+    json_t *s = NULL;
+    CHECK_EQ_INT(h2b_prof_summary_json(p, 12, &s), H2B_OK);
+    json_t *top = json_object_get(s, "top");
+    CHECK_EQ_INT((int)json_array_size(top), 2);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(top, 0), "symbol")), "?????????");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(top, 1), "symbol")), "caf\xc3\xa9");
+    json_decref(s);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/u.folded", dir);
+    struct h2b_diag d = {0};
+    CHECK_EQ_INT(h2b_prof_write_folded(p, path, &d), H2B_OK);
+    FILE *f = fopen(path, "r");
+    char text[512];
+    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    CHECK(strstr(text, "b (?) [lib?.so];caf\xc3\xa9 [prog] 1\n") != NULL);
+    unlink(path);
+    h2b_prof_del(p);
+}
+
 static void test_classes(void)
 {
     CHECK_EQ_INT(h2b_prof_dso_class("[kernel.kallsyms]", NULL), H2B_PROF_DSO_KERNEL);
@@ -189,6 +221,7 @@ int main(void)
     test_parse_and_summary(dir);
     test_bad_input(dir);
     test_hostile_names_svg(dir);
+    test_non_utf8_names(dir);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "%s/p.folded", dir);
     unlink(cmd);
