@@ -162,16 +162,36 @@ static void format_ms(char *buf, size_t n, uint64_t ns)
         snprintf(buf, n, "%.0fus", (double)ns / 1e3);
 }
 
+void h2b_load_progress_print(struct h2b_load_progress_printer *p, FILE *f,
+                             const struct h2b_load_progress_tick *t)
+{
+    double dt = (double)(t->elapsed_ns - p->last_ns) / 1e9;
+    char p50[32], p99[32];
+    format_ms(p50, sizeof(p50), h2b_hist_percentile(t->interval, 50));
+    format_ms(p99, sizeof(p99), h2b_hist_percentile(t->interval, 99));
+    fprintf(f,
+            "progress: %.1fs, %llu ended, %.0f req/s, %llu in flight, %llu errors, interval p50 %s "
+            "p99 %s%s\n",
+            (double)t->elapsed_ns / 1e9, (unsigned long long)t->ended,
+            dt > 0 && t->ended >= p->last_ended ? (double)(t->ended - p->last_ended) / dt : 0.0,
+            (unsigned long long)t->inflight, (unsigned long long)t->errors, p50, p99,
+            t->warmup ? " (warm-up)" : "");
+    fflush(f);
+    p->last_ns = t->elapsed_ns;
+    p->last_ended = t->ended;
+}
+
 struct progress {
-    FILE *out;
+    h2b_load_progress_fn hook;
+    void *ctx;
     struct h2b_hist *interval;
-    uint64_t last_ns;
-    uint64_t last_ended;
+    struct h2b__load_snapshot *last; /* per worker: its last answer, for one that is late */
 };
 
-/* One progress line: collect every running worker's snapshot (bounded wait: a worker notices the
- * request within one loop turn, at most ~100 ms) and merge the retired interval histograms. */
-static void progress_line(struct progress *p, struct h2b__load_worker *w, uint32_t nw,
+/* One progress tick: collect every running worker's snapshot (bounded wait: a worker notices the
+ * request within one loop turn, at most ~100 ms), merge the retired interval histograms and hand
+ * the tick to the hook. */
+static void progress_tick(struct progress *p, struct h2b__load_worker *w, uint32_t nw,
                           const struct h2b__load_shared *sh)
 {
     unsigned req[1024];
@@ -179,36 +199,55 @@ static void progress_line(struct progress *p, struct h2b__load_worker *w, uint32
         req[i] = atomic_load(&w[i].snap_req) + 1;
         atomic_store_explicit(&w[i].snap_req, req[i], memory_order_release);
     }
-    uint64_t ended = 0, errors = 0, inflight = 0;
+    struct h2b_load_progress_tick t = {.interval = p->interval};
     for (uint32_t i = 0; i < nw; i++) {
         uint64_t deadline = h2b_clock_now_ns() + 250 * H2B_NS_PER_MS;
         while (atomic_load_explicit(&w[i].snap_ack, memory_order_acquire) != req[i] &&
                !atomic_load_explicit(&w[i].finished, memory_order_acquire) &&
                h2b_clock_now_ns() < deadline)
             h2b_clock_sleep_ns(H2B_NS_PER_MS);
-        if (atomic_load_explicit(&w[i].snap_ack, memory_order_acquire) != req[i])
+        if (atomic_load_explicit(&w[i].snap_ack, memory_order_acquire) != req[i]) {
+            /* A worker that has finished answers no more requests; its counters are final (the
+             * acquire above pairs with its release). One that is late (a busy CPU) counts with
+             * its last answer. Either way the cumulative counts never go back. */
+            if (atomic_load_explicit(&w[i].finished, memory_order_acquire)) {
+                const struct h2b_load_stats *st = &w[i].stats;
+                p->last[i].ended = st->done + st->errored - st->not_sent;
+                p->last[i].errors = st->failed;
+                p->last[i].inflight = 0;
+                h2b_hist_merge(p->interval, w[i].ival[w[i].ival_active]);
+                h2b_hist_reset(w[i].ival[w[i].ival_active]);
+            }
+            t.ended += p->last[i].ended;
+            t.errors += p->last[i].errors;
+            t.inflight += p->last[i].inflight;
             continue;
-        ended += w[i].snap.ended;
-        errors += w[i].snap.errors;
-        inflight += w[i].snap.inflight;
+        }
+        p->last[i] = w[i].snap;
+        t.ended += w[i].snap.ended;
+        t.errors += w[i].snap.errors;
+        t.inflight += w[i].snap.inflight;
         int retired = w[i].ival_retired;
         h2b_hist_merge(p->interval, w[i].ival[retired]);
         h2b_hist_reset(w[i].ival[retired]);
     }
     uint64_t now = h2b_clock_now_ns();
-    double dt = (double)(now - p->last_ns) / 1e9;
-    char p50[32], p99[32];
-    format_ms(p50, sizeof(p50), h2b_hist_percentile(p->interval, 50));
-    format_ms(p99, sizeof(p99), h2b_hist_percentile(p->interval, 99));
-    fprintf(p->out,
-            "progress: %.1fs, %.0f req/s, %llu in flight, %llu errors, interval p50 %s p99 %s%s\n",
-            (double)(now - sh->t0) / 1e9, dt > 0 ? (double)(ended - p->last_ended) / dt : 0.0,
-            (unsigned long long)inflight, (unsigned long long)errors, p50, p99,
-            sh->t_measure > now ? " (warm-up)" : "");
-    fflush(p->out);
+    t.elapsed_ns = now - sh->t0;
+    t.warmup = sh->t_measure > now;
+    p->hook(p->ctx, &t);
     h2b_hist_reset(p->interval);
-    p->last_ns = now;
-    p->last_ended = ended;
+}
+
+/* The single-process hook: print the tick. */
+struct print_ctx {
+    FILE *out;
+    struct h2b_load_progress_printer printer;
+};
+
+static void print_tick(void *ctx, struct h2b_load_progress_tick *t)
+{
+    struct print_ctx *pc = ctx;
+    h2b_load_progress_print(&pc->printer, pc->out, t);
 }
 
 static void worker_free(struct h2b__load_worker *w)
@@ -256,6 +295,13 @@ static void spawn_line(FILE *f, const struct h2b_load_config *cfg, uint32_t i, u
 int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
                  struct h2b_load_result *res, char *err, size_t errlen)
 {
+    struct print_ctx pc = {.out = progress};
+    return h2b_load_run_hooked(cfg, progress ? print_tick : NULL, &pc, info, res, err, errlen);
+}
+
+int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn hook, void *ctx,
+                        FILE *info, struct h2b_load_result *res, char *err, size_t errlen)
+{
     struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag, .info = info};
     struct h2b__load_worker *w = NULL;
     uint32_t nw = cfg->threads, started = 0;
@@ -270,7 +316,7 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
     for (size_t h = 0; h < cfg->nheaders; h++)
         if (strcmp(cfg->headers[h].name, ":method") == 0)
             sh.method_head = strcmp(cfg->headers[h].value, "HEAD") == 0;
-    sh.progress = progress != NULL;
+    sh.progress = hook != NULL;
     if ((rv = resolve(&sh, err, errlen)) != H2B_OK)
         return rv;
     if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = tls_context(cfg))) {
@@ -371,19 +417,20 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
         }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (progress && rv == H2B_OK) {
-        struct progress p = {.out = progress, .last_ns = sh.t0};
-        if (h2b_hist_new_default(&p.interval) == H2B_OK) {
+    if (hook && rv == H2B_OK) {
+        struct progress p = {.hook = hook, .ctx = ctx, .last = calloc(nw, sizeof(*p.last))};
+        if (p.last && h2b_hist_new_default(&p.interval) == H2B_OK) {
             uint64_t next = sh.t0 + H2B_NS_PER_SEC;
             while (!all_finished(w, nw)) {
                 h2b_clock_sleep_ns(20 * H2B_NS_PER_MS);
                 if (h2b_clock_now_ns() >= next && !all_finished(w, nw)) {
-                    progress_line(&p, w, nw, &sh);
+                    progress_tick(&p, w, nw, &sh);
                     next += H2B_NS_PER_SEC;
                 }
             }
             h2b_hist_del(p.interval);
         }
+        free(p.last);
     }
     for (uint32_t i = 0; i < started; i++)
         pthread_join(w[i].thread, NULL);

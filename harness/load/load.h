@@ -195,6 +195,38 @@ void h2b_load_uri_free(struct h2b_load_uri *u);
 int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
                  struct h2b_load_result *res, char *err, size_t errlen);
 
+/* One progress interval as this process measured it: what the progress line is made of. */
+struct h2b_load_progress_tick {
+    uint64_t elapsed_ns; /* since the run's start */
+    uint64_t ended;      /* requests ended so far (done + errored, not never-sent), cumulative */
+    uint64_t errors;     /* failed so far, cumulative */
+    uint64_t inflight;
+    bool warmup;               /* inside -D's warm-up */
+    struct h2b_hist *interval; /* latencies recorded in this interval (the engine's; a hook may
+                                * merge into it, the engine resets it afterwards) */
+};
+
+/* Called on the thread that called h2b_load_run_hooked, once a second while the run's workers
+ * run, instead of printing. Must not stop the run; may block briefly (the workers carry on). */
+typedef void (*h2b_load_progress_fn)(void *ctx, struct h2b_load_progress_tick *tick);
+
+/* h2b_load_run with the progress lines handed to hook (with ctx) instead of printed (progress
+ * off when hook is NULL). Same returns as h2b_load_run. */
+int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn hook, void *ctx,
+                        FILE *info, struct h2b_load_result *res, char *err, size_t errlen);
+
+/* The progress line's printer: keeps the previous tick to turn cumulative counts into the
+ * interval's req/s. Zero-initialise, then call h2b_load_progress_print once per tick. */
+struct h2b_load_progress_printer {
+    uint64_t last_ns;
+    uint64_t last_ended;
+};
+
+/* Prints "progress: 2.0s, 800 ended, 400 req/s, 3 in flight, 0 errors, interval p50 … p99 …"
+ * (plus " (warm-up)") and flushes f. */
+void h2b_load_progress_print(struct h2b_load_progress_printer *p, FILE *f,
+                             const struct h2b_load_progress_tick *tick);
+
 /* Asks a running h2b_load_run to stop: in-flight requests are reported as unfinished. Async-
  * signal-safe (one atomic store); call it from a SIGINT handler. */
 void h2b_load_stop(void);

@@ -15,7 +15,15 @@
  *  - merge: each rank sends rank 0 its counters as one fixed-size record, its five histograms as
  *    their exact text encodings (h2b_hist_encode) and its per-connection rates; rank 0 decodes
  *    and merges them with h2b_load_stats_merge, the same code that merges the threads of one
- *    process. Percentiles are only read from the merged histograms, never averaged.
+ *    process. Percentiles are only read from the merged histograms, never averaged;
+ *  - progress: the engine hands each interval's tick (counts, interval histogram) to a hook on
+ *    the main thread instead of printing it; the hook sums the counts with MPI_Iallreduce on a
+ *    duplicated communicator, gathers the interval histograms' encodings to rank 0, which prints
+ *    the job's line. A rank whose run is over keeps joining with its final counts until a
+ *    reduction finds no rank running, so every rank makes the same number of calls.
+ *    Rejected: a blocking MPI_Reduce per interval. Ranks finish at different intervals, so the
+ *    counts of calls would differ (a hang, or a reduction matched with the final gather), and
+ *    Open MPI's blocking calls spin a core while they wait for the slowest rank.
  *
  * Rejected: MPI_Reduce over the raw bucket arrays. It would be exact too, but it ties the wire
  * format to the histogram's private layout; the encodings are already the stable, tested
@@ -342,6 +350,89 @@ static int merge_rank(struct h2b_load_stats *dst, const struct wire *w, const ch
     return rv;
 }
 
+/* Progress over the job (--progress): every rank takes part in one reduction per interval
+ * (see the file comment), on its own communicator so it can never match the final gathers. */
+struct job_progress {
+    MPI_Comm comm;
+    int rank, size;
+    FILE *out;                                /* rank 0 */
+    struct h2b_load_progress_printer printer; /* rank 0 */
+    uint64_t base_ns;                         /* CLOCK_MONOTONIC at the agreed start */
+    bool all_done;                            /* the last reduction found no rank running */
+    struct h2b_hist *merged;                  /* rank 0: the job's interval histogram */
+    int *lens, *displs;                       /* rank 0 */
+};
+
+/* Completes a non-blocking collective without spinning a core: Open MPI's blocking calls poll,
+ * and a rank that waits here for a slower one must leave the CPU to the load. */
+static void wait_gently(MPI_Request *req)
+{
+    int flag = 0;
+    MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+    while (!flag) {
+        h2b_clock_sleep_ns(H2B_NS_PER_MS);
+        MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
+/* One interval of the job: counters summed on every rank (so every rank learns whether any
+ * still runs), interval histograms gathered to rank 0 as exact encodings and merged there, and
+ * rank 0 prints the one line. running is false once this rank's own run has ended. */
+static void progress_reduce(struct job_progress *jp, const struct h2b_load_progress_tick *t,
+                            bool running)
+{
+    uint64_t local[5] = {running ? 1 : 0, t->ended, t->errors, t->inflight, t->warmup ? 1 : 0};
+    uint64_t sum[5] = {0};
+    MPI_Request req;
+    MPI_Iallreduce(local, sum, 5, MPI_UINT64_T, MPI_SUM, jp->comm, &req);
+    wait_gently(&req);
+    char *enc = NULL;
+    if (h2b_hist_encode(t->interval, &enc) != H2B_OK)
+        enc = NULL; /* this rank's interval is missing from the percentiles, not fatal */
+    int len = enc ? (int)strlen(enc) + 1 : 0;
+    MPI_Gather(&len, 1, MPI_INT, jp->lens, 1, MPI_INT, 0, jp->comm);
+    char *all = NULL;
+    int total = 0;
+    if (jp->rank == 0) {
+        for (int i = 0; i < jp->size; i++) {
+            jp->displs[i] = total;
+            total += jp->lens[i];
+        }
+        all = malloc(total ? (size_t)total : 1);
+        if (!all)
+            MPI_Abort(jp->comm, 3); /* rank 0 must receive to complete the collective */
+    }
+    MPI_Gatherv(enc, len, MPI_CHAR, all, jp->lens, jp->displs, MPI_CHAR, 0, jp->comm);
+    free(enc);
+    jp->all_done = sum[0] == 0;
+    if (jp->rank != 0)
+        return;
+    h2b_hist_reset(jp->merged);
+    for (int i = 0; i < jp->size; i++) {
+        struct h2b_hist *h = NULL;
+        if (jp->lens[i] > 0 && all[jp->displs[i] + jp->lens[i] - 1] == '\0' &&
+            h2b_hist_decode(all + jp->displs[i], &h) == H2B_OK)
+            h2b_hist_merge(jp->merged, h);
+        h2b_hist_del(h);
+    }
+    free(all);
+    if (jp->all_done)
+        return; /* the run is over: no line, as in one process */
+    struct h2b_load_progress_tick job = {.elapsed_ns = h2b_clock_now_ns() - jp->base_ns,
+                                         .ended = sum[1],
+                                         .errors = sum[2],
+                                         .inflight = sum[3],
+                                         .warmup = sum[4] > 0,
+                                         .interval = jp->merged};
+    h2b_load_progress_print(&jp->printer, jp->out, &job);
+}
+
+/* The engine's hook on every rank: this rank's tick joins the job's. */
+static void progress_hook(void *ctx, struct h2b_load_progress_tick *t)
+{
+    progress_reduce(ctx, t, true);
+}
+
 /* This rank's own result, written before the merge (rank_json_prefix). */
 static int write_rank_json(const char *prefix, int rank, const struct h2b_load_config *cfg,
                            const struct h2b_load_result *res, char *err, size_t errlen)
@@ -368,9 +459,45 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
 {
     struct h2b_load_result mine_res;
     int64_t skew = 0;
+    /* Rank 0's terminal decides whether the job shows progress: every rank must agree, since
+     * each one takes part in every interval's reduction. */
+    int want_progress = job->rank == 0 && progress != NULL;
+    MPI_Bcast(&want_progress, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    struct job_progress jp = {.rank = job->rank, .size = job->size, .out = progress};
+    if (want_progress) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &jp.comm);
+        bool ok = h2b_hist_new_default(&jp.merged) == H2B_OK;
+        if (job->rank == 0) {
+            jp.lens = calloc((size_t)job->size, sizeof(*jp.lens));
+            jp.displs = calloc((size_t)job->size, sizeof(*jp.displs));
+            ok = ok && jp.lens && jp.displs;
+        }
+        if (!ok)
+            MPI_Abort(MPI_COMM_WORLD, 3); /* a rank that cannot take part would hang the job */
+    }
     int64_t start = synchronised_start(job->rank, &skew);
-    int rc = h2b_load_run(cfg, job->rank == 0 ? progress : NULL, NULL, &mine_res, err, errlen);
+    jp.base_ns = h2b_clock_now_ns();
+    int rc = h2b_load_run_hooked(cfg, want_progress ? progress_hook : NULL, &jp, NULL, &mine_res,
+                                 err, errlen);
     int64_t end = realtime_ns();
+    /* This rank is done (or never started): it keeps taking part, with its final counts, until
+     * the reduction finds no rank running, so all ranks leave after the same interval. It posts
+     * at once; the ranks still running complete the reduction at their next interval. */
+    while (want_progress && !jp.all_done) {
+        struct h2b_load_progress_tick t = {.interval = jp.merged};
+        if (rc == H2B_OK) {
+            t.ended = mine_res.s.done + mine_res.s.errored - mine_res.s.not_sent;
+            t.errors = mine_res.s.failed;
+        }
+        h2b_hist_reset(jp.merged);
+        progress_reduce(&jp, &t, false);
+    }
+    if (want_progress) {
+        MPI_Comm_free(&jp.comm);
+        h2b_hist_del(jp.merged);
+        free(jp.lens);
+        free(jp.displs);
+    }
     int local_rv = H2B_OK;
     if (rc == H2B_OK && rank_json_prefix)
         local_rv = write_rank_json(rank_json_prefix, job->rank, cfg, &mine_res, err, errlen);

@@ -72,6 +72,8 @@ void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
  * holds the merged job result (free with h2b_load_result_free) and job->ranks the breakdown;
  * on the other ranks *res is empty and nothing is to be printed. Returns the engine's error
  * code when this rank's own run failed (the collectives still happen, so no rank hangs).
+ * progress, on rank 0, turns on the job's progress lines (the other ranks' value is ignored):
+ * one a second, the ranks' counts summed and interval histograms merged, printed by rank 0.
  * rank_json_prefix, when not NULL, makes every rank also write its own result, before the
  * merge, to PREFIX.rankN.json (for checking the merge offline with `h2bench merge`). */
 int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,

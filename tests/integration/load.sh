@@ -98,7 +98,7 @@ if [ "${started:-0}" -gt 100 ]; then ok; else fail "-D: only '$started' requests
 expect_eq "--progress exit" "$rc" 0
 expect_eq "--progress lines" "$(grep -c '^progress: ' "$TMP/err")" 2
 expect_match "--progress line" "$(cat "$TMP/err")" \
-    '^progress: [0-9.]+s, [0-9]+ req/s, [0-9]+ in flight, 0 errors, interval p50 [0-9.]+(us|ms|s) p99 '
+    '^progress: [0-9.]+s, [0-9]+ ended, [0-9]+ req/s, [0-9]+ in flight, 0 errors, interval p50 [0-9.]+(us|ms|s) p99 '
 
 # usage errors exit 2 with the usage on stderr
 for args in "-c 0 $URL/" "-c 2 -n 1 $URL/" "-n 10x $URL/" "--arrival sometimes --total-rps 5 $URL/" "-r 2 -c 1 -n 4 $URL/" "-r 2 -D 1 -c 2 $URL/" "--h1 --rps 5 $URL/" "-p spdy $URL/" \

@@ -2,7 +2,8 @@
 # mpi.sh - `mpirun … h2bench load …` on loopback (Open MPI, --oversubscribe): one job, totals
 # split exactly over the ranks, histograms merged exactly, one result; the open-loop rate split
 # so that the merged offered load is the requested one; Ctrl-C (SIGINT to mpirun) still writes the
-# merged partial result; bad input (more ranks than connections) exits 2 with the reason.
+# merged partial result; --progress lines are the job's, aggregated on rank 0 at every interval;
+# bad input (more ranks than connections) exits 2 with the reason.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 # Open MPI refuses root unless told twice (docs/distributed.md).
@@ -73,8 +74,42 @@ offered=$(jq '(.started + .unsent) / .duration_s' "$TMP/rate.json")
 expect_eq "offered total within 1 % of 400 req/s ($offered)" \
     "$(jq -n "$offered | (. >= 396 and . <= 404)")" true
 
-# Ctrl-C to mpirun: the ranks stop and rank 0 still writes the merged partial result.
-"${MPIRUN[@]}" "$H2BENCH" load -D 60 -c 4 -t 2 --total-rps 200 "$URL" --json "$TMP/int.json" \
+# --progress: one line per interval for the whole job, printed by rank 0 alone (--tag-output
+# names the rank of every line). At 400 req/s for 3 s each rank ends about 600 requests, the job
+# about 1200: the line at 2 s shows about 800, more than any rank's own total, so it counts both.
+"${MPIRUN[@]}" --tag-output "$H2BENCH" load --progress --total-rps 400 -D 3 -c 4 "$URL" \
+    --json "$TMP/prog.json" --mpi-rank-json "$TMP/prog" >"$TMP/prog.out" 2>"$TMP/prog.err"
+expect_eq "progress job exits 0" "$?" 0
+lines=$(grep -c '<stderr>:progress: ' "$TMP/prog.err")
+expect_match "progress lines printed ($lines)" "$lines" '^[2-4]$'
+expect_eq "every progress line comes from rank 0" \
+    "$(grep '<stderr>:progress: ' "$TMP/prog.err" | grep -vc '^\[[0-9]*,0\]<stderr>:')" 0
+expect_match "the job's line format" "$(grep '<stderr>:progress: ' "$TMP/prog.err" | head -1)" \
+    '<stderr>:progress: [0-9.]+s, [0-9]+ ended, [0-9]+ req/s, [0-9]+ in flight, 0 errors, interval p50 [0-9.]+(us|ms|s) p99 '
+ended=$(sed -n 's/.*<stderr>:progress: [0-9.]*s, \([0-9]*\) ended.*/\1/p' "$TMP/prog.err")
+last=$(printf '%s\n' "$ended" | tail -1)
+rank_max=$(jq -s 'map(.done) | max' "$TMP"/prog.rank*.json)
+job_total=$(jq .done "$TMP/prog.json")
+expect_eq "the last line counts both ranks (${last:-none} > $rank_max, one rank's total)" \
+    "$(jq -n "${last:-0} > $rank_max")" true
+expect_eq "the job's counts never go back" "$(printf '%s\n' "$ended" | sort -n -c && echo yes)" yes
+expect_eq "no line counts more than the job ($last <= $job_total)" "$(jq -n "$last <= $job_total")" true
+expect_eq "progress changes nothing in the result" "$(jq .mpi.ranks "$TMP/prog.json")" 2
+
+# A rank that makes no connection with --progress: it keeps taking part in the job's intervals
+# with its final counts, nobody hangs, and rank 0 still prints the job's lines.
+dead=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+timeout 60 mpirun --oversubscribe --tag-output -np 1 "$H2BENCH" load --progress --total-rps 200 \
+    -D 2.5 -c 2 "$URL" --json "$TMP/pfail.json" : -np 1 "$H2BENCH" load --progress \
+    --total-rps 200 -D 2.5 -c 2 "http://127.0.0.1:$dead/hello" >"$TMP/pfail.out" 2>"$TMP/pfail.err"
+expect_match "failed rank with progress: fails the job, no hang" "$?" '^[1-9]$'
+expect_eq "failed rank with progress: merged partial result" "$(jq .mpi.failed_ranks "$TMP/pfail.json")" 1
+expect_match "failed rank with progress: rank 0 prints the lines" \
+    "$(grep -c '^\[[0-9]*,0\]<stderr>:progress: ' "$TMP/pfail.err")" '^[1-3]$'
+
+# Ctrl-C to mpirun: the ranks stop and rank 0 still writes the merged partial result (with
+# --progress on, so no rank is left waiting in an interval's reduction).
+"${MPIRUN[@]}" "$H2BENCH" load --progress -D 60 -c 4 -t 2 --total-rps 200 "$URL" --json "$TMP/int.json" \
     >"$TMP/int.out" 2>&1 &
 mp=$!
 for _ in $(seq 100); do grep -q '^mpi:' "$TMP/int.out" 2>/dev/null && break; sleep 0.1; done
@@ -85,10 +120,10 @@ expect_match "interrupted job exits non-zero" "$?" '^[1-9]'
 expect_eq "partial result written" "$(jq .interrupted "$TMP/int.json")" true
 expect_eq "partial result has both ranks" "$(jq .mpi.ranks "$TMP/int.json")" 2
 expect_match "partial result counted requests" "$(jq .done "$TMP/int.json")" '^[1-9][0-9]*$'
+expect_match "interrupted job showed the job's progress" "$(grep -c '^progress: ' "$TMP/int.out")" '^[1-9]'
 
 # A rank whose connections all fail (MPMD: rank 1 is pointed at a closed port) is named by rank
 # and host; the job exits 3 and rank 0 still writes the merged partial result.
-dead=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mpirun --oversubscribe -np 1 "$H2BENCH" load -n 100 -c 4 "$URL" --json "$TMP/part.json" : \
     -np 1 "$H2BENCH" load -n 100 -c 4 "http://127.0.0.1:$dead/hello" >"$TMP/part.out" 2>"$TMP/part.err"
 expect_match "a failed rank fails the job" "$?" '^[1-9]'
