@@ -178,6 +178,8 @@ const struct h2b_model h2b_results_micro_model = {"micro entry", sizeof(struct h
 static const struct h2b_model_field cell_fields[] = {
     F(T, target, STRING, REQ),
     F(T, client, STRING, REQ),
+    F(T, protocol, STRING, OMIT),
+    F(T, tls, BOOL, OMIT),
     F(T, connections, POSITIVE, REQ),
     F(T, streams_requested, POSITIVE, REQ),
     F(T, streams_effective, POSITIVE, REQ),
@@ -203,6 +205,9 @@ static const struct h2b_model_field cell_fields[] = {
     F(T, server_cpu_s, REAL, 0),
     F(T, server_rss_kib, COUNT, 0),
     F(T, server_instructions_per_request, REAL, OMIT),
+    F(T, tls_version, STRING, OMIT),
+    F(T, tls_cipher, STRING, OMIT),
+    F(T, tls_records_per_response, REAL, OMIT),
     SUB(T, budgets, OBJECT, OMIT, h2b_results_budgets_model),
     SUB(T, profile, OBJECT, OMIT, h2b_results_cell_profile_model),
     F(T, note, STRING, OMIT),
@@ -477,19 +482,26 @@ bool h2b_results_cell_ok(const struct h2b_results_cell *c)
     return c->status == NULL || strcmp(c->status, "ok") == 0;
 }
 
+bool h2b_results_cell_skipped(const struct h2b_results_cell *c)
+{
+    return c->status != NULL && strcmp(c->status, "skipped") == 0;
+}
+
 int h2b_results_cell_check(const struct h2b_results_cell *c, const struct h2b_json_src *src,
                            const char *path, struct h2b_diag *d)
 {
     char where[512];
     const char *file = src ? src->file : NULL, *text = src ? src->text : NULL;
     h2b_json_path_key(where, sizeof(where), path, "status");
-    if (c->status && strcmp(c->status, "ok") != 0 && strcmp(c->status, "failed") != 0) {
-        h2b_diag_set(d, file, text, where, "expected \"ok\" or \"failed\", got \"%s\"", c->status);
+    if (c->status && strcmp(c->status, "ok") != 0 && strcmp(c->status, "failed") != 0 &&
+        strcmp(c->status, "skipped") != 0) {
+        h2b_diag_set(d, file, text, where, "expected \"ok\", \"failed\" or \"skipped\", got \"%s\"",
+                     c->status);
         return H2B_ERR_PARSE;
     }
     bool failed = !h2b_results_cell_ok(c);
     if (failed && c->reason == NULL) {
-        h2b_diag_set(d, file, text, where, "a failed cell must say why in \"reason\"");
+        h2b_diag_set(d, file, text, where, "a %s cell must say why in \"reason\"", c->status);
         return H2B_ERR_PARSE;
     }
     /* A measured cell without throughput is no measurement: say so rather than print n/a. */

@@ -89,17 +89,24 @@ struct h2b_results_micro {
 struct h2b_results_cell {
     struct h2b_model_base base;
     char *target, *client;
+    char *protocol; /* matrix.protocol: "h1", "h2" or "h3" (a load document: its own "protocol",
+                       "h2c", "h2", "http/1.1" or "h3", which shares the key) */
+    int tls;        /* matrix.tls: the cell ran over TLS (null: not a runner cell) */
     double connections, streams_requested, streams_effective, server_max_streams;
     char *server_max_streams_source; /* "probe" or "configured" */
     double frame_size, window_bits;
     char *path;
     double repeat;
-    char *status, *reason; /* "ok" or "failed" (with the reason) */
+    char *status, *reason; /* "ok", "failed" or "skipped" (both with the reason) */
     double requests, succeeded, failed, errors, duration_s, req_per_s, bytes_per_s;
     double rate; /* open-loop requests/s the client was told to keep (matrix.rate), or null */
     struct h2b_results_latency latency_ns;
     char *latency_histogram; /* h2b_hist_encode text */
     double client_cpu_s, server_cpu_s, server_rss_kib, server_instructions_per_request;
+    /* TLS cells: what the client negotiated, and the TLS records carrying application data it
+     * received per whole response (a server cost: few large records or many small ones) */
+    char *tls_version, *tls_cipher;
+    double tls_records_per_response;
     struct h2b_results_budgets budgets;
     struct h2b_results_cell_profile profile; /* --perf-record (harness/run/profile.c) */
     char *note;
@@ -237,14 +244,18 @@ int h2b_results_load_from_json(const json_t *obj, const struct h2b_json_src *src
                                struct h2b_results_load *out, struct h2b_diag *d);
 int h2b_results_load_to_json(const struct h2b_results_load *l, json_t **out);
 
-/* Checks what a reader that renders cells relies on beyond the types: "status" is "ok" or
- * "failed", a failed cell has a reason, a measured one has req_per_s. path is the cell's path.
- * Returns H2B_OK or H2B_ERR_PARSE with d located. */
+/* Checks what a reader that renders cells relies on beyond the types: "status" is "ok",
+ * "failed" or "skipped", a failed or skipped cell has a reason, a measured one has req_per_s. path
+ * is the cell's path. Returns H2B_OK or H2B_ERR_PARSE with d located. */
 int h2b_results_cell_check(const struct h2b_results_cell *c, const struct h2b_json_src *src,
                            const char *path, struct h2b_diag *d);
 
 /* True when the cell was measured ("status" absent or "ok"). */
 bool h2b_results_cell_ok(const struct h2b_results_cell *c);
+
+/* True when the cell was not run because its target cannot serve it ("status": "skipped"; the
+ * reason says why). Not ok either: readers that only want measurements need no change. */
+bool h2b_results_cell_skipped(const struct h2b_results_cell *c);
 
 /* Decodes a micro entry's or a cell's encoded histogram (NULL when it has none) with a located
  * diagnostic on a bad encoding. path is the entry's path. Returns H2B_OK, H2B_ERR_PARSE, NOMEM. */

@@ -125,6 +125,14 @@ void h2b__load_worker_free(struct h2b__load_worker *w);
 /* Thread body: runs the worker's loop to the end; w->rc holds the outcome. */
 void *h2b__load_worker_main(void *arg);
 
+/* Points ssl's record counting (the message callback every SSL_CTX of a run has, load.c) at
+ * st: each application_data record it receives adds one to st->tls_records, and the first one
+ * sets st->tls_version and st->tls_cipher. st belongs to the thread that drives ssl. */
+void h2b__load_tls_attach(SSL *ssl, struct h2b_load_stats *st);
+
+/* "TLSv1.3", "TLSv1.2", ... for an OpenSSL protocol version ("unknown" otherwise). */
+const char *h2b__load_tls_name(int version);
+
 /* Formats a message into err (one line, truncated to errlen) and returns code. */
 int h2b__load_errf(char *err, size_t errlen, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -511,6 +511,7 @@ static void connected(struct h1c *c)
         conn_close(c, false);
         return;
     }
+    h2b__load_tls_attach(c->ssl, &c->w->stats);
     SSL_set_connect_state(c->ssl);
     const char *host = sh->cfg->uris[0].host;
     if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))

@@ -105,6 +105,49 @@ static int resolve(struct h2b__load_shared *sh, char *err, size_t errlen)
     return H2B_OK;
 }
 
+/* Counts the TLS records that carry application data to us. TLS 1.3 hides the real type: every
+ * protected record says application_data outside, so the inner content type OpenSSL reports after
+ * decryption decides (a post-handshake NewSessionTicket is not a response record); TLS 1.2 says it
+ * in the record header. Rejected: counting SSL_read calls (one read can drain many records, one
+ * record can take many reads) and kTLS-only counters (the kernel would hide records from us). */
+static void tls_msg(int write_p, int version, int content_type, const void *buf, size_t len,
+                    SSL *ssl, void *arg)
+{
+    (void)version;
+    struct h2b_load_stats *st = arg;
+    if (write_p || !st || len < 1 || ((const unsigned char *)buf)[0] != SSL3_RT_APPLICATION_DATA)
+        return;
+    int v = SSL_version(ssl);
+    if (content_type != (v == TLS1_3_VERSION ? SSL3_RT_INNER_CONTENT_TYPE : SSL3_RT_HEADER))
+        return;
+    st->tls_records++;
+    if (!st->tls_version) {
+        st->tls_version = v;
+        st->tls_cipher = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
+    }
+}
+
+void h2b__load_tls_attach(SSL *ssl, struct h2b_load_stats *st)
+{
+    SSL_set_msg_callback_arg(ssl, st);
+}
+
+const char *h2b__load_tls_name(int v)
+{
+    switch (v) {
+    case TLS1_3_VERSION:
+        return "TLSv1.3";
+    case TLS1_2_VERSION:
+        return "TLSv1.2";
+    case TLS1_1_VERSION:
+        return "TLSv1.1";
+    case TLS1_VERSION:
+        return "TLSv1";
+    default:
+        return "unknown";
+    }
+}
+
 static SSL_CTX *tls_context(const struct h2b_load_config *cfg)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -113,6 +156,7 @@ static SSL_CTX *tls_context(const struct h2b_load_config *cfg)
     /* A benchmark talks to test servers with self-signed certificates: no verification, as in
      * h2load. */
     SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+    SSL_CTX_set_msg_callback(ctx, tls_msg); /* a no-op until h2b__load_tls_attach */
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);

@@ -141,7 +141,16 @@ struct h2b_load_stats {
     uint64_t conns_ok;             /* connections that reached HTTP/2 */
     uint64_t conns_failed;         /* connection attempts that failed */
     uint64_t reconnects;
-    uint64_t sched_lag_max_ns;   /* --rate: worst lateness of a release behind its intended time */
+    uint64_t sched_lag_max_ns; /* --rate: worst lateness of a release behind its intended time */
+    /* TLS (h2 and h1 over OpenSSL): application_data records received (TLS 1.3: by inner
+     * content type) on every connection, warm-up included, and the whole responses received
+     * over TLS in the same span (warm-up included), so records / responses is the server's
+     * records per response; version and cipher of the first connection that carried data
+     * (0 / NULL: no TLS data seen). Counted by one OpenSSL message callback (load.c). */
+    uint64_t tls_records;
+    uint64_t tls_responses;
+    int tls_version;             /* TLS1_3_VERSION, ... */
+    const char *tls_cipher;      /* OpenSSL's static name of the cipher */
     uint32_t server_max_streams; /* smallest SETTINGS_MAX_CONCURRENT_STREAMS seen */
     uint32_t streams_effective;  /* smallest effective streams per connection */
     struct h2b_hist *latency;    /* intended (closed loop: submitted) -> ended, ns */

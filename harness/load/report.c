@@ -8,6 +8,7 @@
  * every ended request (h2load drops errored ones) and "time to 1st byte" is per request (h2load's
  * is per connection and includes the handshake).
  */
+#include "engine.h"
 #include "env.h"
 #include "error.h"
 #include "load.h"
@@ -226,6 +227,13 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
             f, "tls: handshake p50 %s, max %s (%" PRIu64 " handshakes); connect incl. TLS p50 %s\n",
             b2, b3, s->tls->total, b1);
     }
+    if (s->tls_version)
+        fprintf(f,
+                "tls: %s %s; %.2f records per response (%" PRIu64
+                " application data records, %" PRIu64 " responses, warm-up included)\n",
+                h2b__load_tls_name(s->tls_version), s->tls_cipher ? s->tls_cipher : "?",
+                s->tls_responses ? (double)s->tls_records / (double)s->tls_responses : 0.0,
+                s->tls_records, s->tls_responses);
     if (cfg->rps > 0 || cfg->nscript > 0) {
         char target[96];
         if (cfg->rps > 0)
@@ -385,12 +393,21 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     c->bytes_per_s = secs > 0 ? (double)s->bytes_total / secs : 0;
     h2b_load_latency_of(&c->latency_ns, s->latency);
     c->client_cpu_s = cpu;
+    if (s->tls_version) {
+        bad |= h2b_model_set_string(&c->tls_version, h2b__load_tls_name(s->tls_version));
+        bad |= h2b_model_set_string(&c->tls_cipher, s->tls_cipher);
+        c->tls_records_per_response =
+            s->tls_responses ? (double)s->tls_records / (double)s->tls_responses : NAN;
+    }
     bad |= h2b_model_set_string(
         &c->note, s->conns_ok ? "server_cpu_s, server_rss_kib: not measured by h2bench load "
                                 "(the server is not its child)"
                               : "server_cpu_s, server_rss_kib: not measured by h2bench load; "
                                 "streams_effective: no connection received the server's "
                                 "SETTINGS");
+    if (s->tls_version && !s->tls_responses)
+        bad |= h2b_model_note_add(&c->note, "tls_records_per_response",
+                                  "no whole response arrived over TLS");
     /* what h2bench load adds */
     l.goodput_per_s = secs > 0 ? (double)s->succeeded / secs : 0;
     l.wall_s = (double)res->wall_ns / 1e9;

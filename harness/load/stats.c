@@ -68,7 +68,13 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
     ADD(conns_ok);
     ADD(conns_failed);
     ADD(reconnects);
+    ADD(tls_records);
+    ADD(tls_responses);
 #undef ADD
+    if (!dst->tls_version) {
+        dst->tls_version = src->tls_version;
+        dst->tls_cipher = src->tls_cipher;
+    }
     for (int i = 0; i < H2B_LOAD_STATUS_MAX; i++)
         dst->status[i] += src->status[i];
     if (src->sched_lag_max_ns > dst->sched_lag_max_ns)

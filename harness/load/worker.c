@@ -159,29 +159,13 @@ static void info_line(const struct h2b__load_worker *w, const char *fmt, ...)
     fflush(w->sh->info);
 }
 
-static const char *tls_protocol_name(int v)
-{
-    switch (v) {
-    case TLS1_3_VERSION:
-        return "TLSv1.3";
-    case TLS1_2_VERSION:
-        return "TLSv1.2";
-    case TLS1_1_VERSION:
-        return "TLSv1.1";
-    case TLS1_VERSION:
-        return "TLSv1";
-    default:
-        return "unknown";
-    }
-}
-
 /* "TLS Protocol:", "Cipher:", "Server Temp Key:" after the first handshake */
 static void report_tls(struct h2b__load_worker *w, SSL *ssl)
 {
     if (w->id != 0 || w->tls_reported || !w->sh->info)
         return;
     w->tls_reported = true;
-    info_line(w, "TLS Protocol: %s\nCipher: %s\n", tls_protocol_name(SSL_version(ssl)),
+    info_line(w, "TLS Protocol: %s\nCipher: %s\n", h2b__load_tls_name(SSL_version(ssl)),
               SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)));
     EVP_PKEY *key = NULL;
     if (!SSL_get_peer_tmp_key(ssl, &key))
@@ -280,6 +264,8 @@ bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_inte
                       uint64_t t_sent, uint16_t status, enum h2b__load_outcome how)
 {
     struct h2b_load_stats *st = &w->stats;
+    if (how == OUT_RESPONSE && w->sh->ssl_ctx)
+        st->tls_responses++; /* the divisor of tls_records, warm-up included like them */
     if (!measured)
         return false;
     uint64_t now = w->now;
@@ -867,6 +853,7 @@ static void connected(struct h2b__load_conn *c)
         conn_fail(c);
         return;
     }
+    h2b__load_tls_attach(c->ssl, &c->w->stats);
     SSL_set_connect_state(c->ssl);
     const char *host = sh->cfg->uris[0].host;
     if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))

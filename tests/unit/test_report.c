@@ -161,7 +161,7 @@ static const struct bad_case bad_results[] = {
      4, "matrix[0].status: a failed cell must say why in \"reason\""},
     {MINI_HEAD "\"micro\": [], \"matrix\": [{" MINI_CELL ", \"req_per_s\": 5, "
                "\"status\": \"maybe\"}]}",
-     4, "matrix[0].status: expected \"ok\" or \"failed\", got \"maybe\""},
+     4, "matrix[0].status: expected \"ok\", \"failed\" or \"skipped\", got \"maybe\""},
     {MINI_HEAD "\"micro\": [], \"matrix\": [{" MINI_CELL ", \"req_per_s\": null}]}", 4,
      "matrix[0]: req_per_s is null but the cell is not marked"},
     {MINI_HEAD "\"micro\": [], \"matrix\": [{" MINI_CELL ", \"req_per_s\": 5, "
