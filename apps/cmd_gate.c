@@ -212,7 +212,7 @@ static bool filter_selects(const struct h2b_ceilings *c, const struct h2b_gate_s
 /* The ceilings' "cells" section (gates/cells.h), if any, against the matrix cells of the
  * results: rows added to r. Returns an exit code (H2B_EXIT_OK to go on). */
 static int check_cells(const char *ceilings_path, const char *const *results, size_t n_results,
-                       struct h2b_gate_report *r)
+                       const struct h2b_fingerprint *fp, bool strict, struct h2b_gate_report *r)
 {
     json_t *doc = NULL;
     char *text = NULL;
@@ -244,7 +244,8 @@ static int check_cells(const char *ceilings_path, const char *const *results, si
         }
     }
     if (h2b_cell_gates_check(g, (const struct h2b_results_doc *const *)docs, results,
-                             n_results < MAX_RESULTS ? n_results : MAX_RESULTS, r) != H2B_OK) {
+                             n_results < MAX_RESULTS ? n_results : MAX_RESULTS, fp, strict,
+                             r) != H2B_OK) {
         fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(H2B_ERR_NOMEM));
         code = H2B_EXIT_RUNTIME;
     }
@@ -283,7 +284,8 @@ static int check(const char *ceilings_path, const char *const *results, size_t n
     }
     rv = h2b_gate_check(c, s, opt, &r);
     if (rv == H2B_OK) {
-        int cells_code = check_cells(ceilings_path, results, n_results, r);
+        int cells_code =
+            check_cells(ceilings_path, results, n_results, &c->fingerprint, opt->strict, r);
         if (cells_code != H2B_EXIT_OK) {
             code = cells_code;
             goto out;

@@ -212,6 +212,7 @@ out:
 struct match {
     const struct h2b_results_cell *cell;
     const char *path;
+    size_t doc; /* index into docs */
 };
 
 static size_t find_cells(const struct h2b_results_doc *const *docs, const char *const *paths,
@@ -228,6 +229,7 @@ static size_t find_cells(const struct h2b_results_doc *const *docs, const char *
                 c->streams_requested == streams) {
                 out[n].cell = c;
                 out[n].path = paths[k];
+                out[n].doc = k;
                 n++;
             }
         }
@@ -293,10 +295,30 @@ static double median_rps(const struct match *ms, size_t n)
     return k ? median(v, k) : NAN;
 }
 
+/* An absolute p99 is a property of the machine it was measured on: judged only when every
+ * results file the cells come from was measured where the ceilings were set (the micro p99
+ * rule, h2b_gate_machine_applies). false: na holds the evidence. */
+static bool p99_applies(const struct h2b_fingerprint *want, const struct match *ms, size_t n,
+                        const struct h2b_results_doc *const *docs, char *na, size_t size)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct h2b_fingerprint have = {0};
+        if (h2b_fingerprint_from_env(docs[ms[i].doc]->env, &have) != H2B_OK) {
+            snprintf(na, size, "not applicable (out of memory reading %.200s)", ms[i].path);
+            return false;
+        }
+        bool same = h2b_gate_machine_applies(want, &have, na, size);
+        h2b_fingerprint_free(&have);
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
 static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
                         const struct match *ms, size_t n, const struct h2b_results_doc *const *docs,
-                        const char *const *paths, size_t ndocs, struct h2b_gate_row *row,
-                        struct h2b_buf *ev)
+                        const char *const *paths, size_t ndocs, const struct h2b_fingerprint *fp,
+                        bool strict, struct h2b_gate_row *row, struct h2b_buf *ev)
 {
     const struct h2b_cell_ceiling *c = &e->m[m];
     row->has_ceiling = true;
@@ -339,6 +361,12 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
         return H2B_OK;
     }
     if (m == H2B_CELL_P99_MS) {
+        char na[400];
+        if (fp && !p99_applies(fp, ms, n, docs, na, sizeof(na))) {
+            row->status = H2B_GATE_NA;
+            h2b_buf_printf(ev, "%s%s", na, strict ? " (--strict: invalid)" : "");
+            return H2B_OK;
+        }
         double best = INFINITY;
         for (size_t i = 0; i < n; i++) {
             const struct h2b_results_cell *cell = ms[i].cell;
@@ -400,7 +428,8 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
 }
 
 int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_results_doc *const *docs,
-                         const char *const *paths, size_t ndocs, struct h2b_gate_report *r)
+                         const char *const *paths, size_t ndocs, const struct h2b_fingerprint *fp,
+                         bool strict, struct h2b_gate_report *r)
 {
     struct match ms[256];
     for (size_t i = 0; i < g->count; i++) {
@@ -424,9 +453,10 @@ int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_result
                 h2b_buf_printf(&ev, "no cell %s:%ux%u in the results", e->target, e->connections,
                                e->streams);
             } else {
-                check_metric(e, (enum h2b_cell_metric)m, ms, n, docs, paths, ndocs, row, &ev);
+                check_metric(e, (enum h2b_cell_metric)m, ms, n, docs, paths, ndocs, fp, strict, row,
+                             &ev);
             }
-            row->failing = row->status != H2B_GATE_PASS;
+            row->failing = row->status == H2B_GATE_NA ? strict : row->status != H2B_GATE_PASS;
             if ((rc = h2b_buf_finish(&ev, &row->evidence)))
                 return rc;
             switch (row->status) {
@@ -439,13 +469,16 @@ int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_result
             case H2B_GATE_MISSING:
                 r->missing++;
                 break;
+            case H2B_GATE_NA:
+                r->not_applicable++;
+                break;
             default:
                 r->invalid++;
                 break;
             }
         }
     }
-    if (r->invalid)
+    if (r->invalid || (strict && r->not_applicable))
         r->exit_code = 3;
     else if (r->exit_code == 0 && (r->failed || r->missing))
         r->exit_code = 1;

@@ -14,9 +14,11 @@
  * Verdicts, as gate rows: a value above its ceiling (instructions: above max x (1 + tolerance);
  * min_ratio: below min) FAILs; a cell named here but absent from the results is MISSING (a
  * fail); a ceiling on a metric that is null, a failed cell, or a p99 measured at another rate
- * is INVALID (exit 3), with the reason from the results. The ratio is req/s of the cell over
- * the reference target's cell at the same point, both the median over repeats of one results
- * file: measured side by side, it holds across machines where an absolute req/s never does.
+ * is INVALID (exit 3), with the reason from the results; a p99_ms ceiling on results from another
+ * machine (the ceilings' fingerprint) is "not applicable", exit 3 only with --strict. The ratio is
+ * req/s of the cell over the reference target's cell at the same point, both the median over
+ * repeats of one results file: measured side by side, it holds across machines where an absolute
+ * req/s never does.
  */
 #ifndef H2B_GATE_CELLS_H
 #define H2B_GATE_CELLS_H
@@ -75,9 +77,12 @@ int h2b_cell_gates_from_json(const json_t *cells, const struct h2b_json_src *src
 void h2b_cell_gates_del(struct h2b_cell_gates *g);
 
 /* Checks every cell gate against the results documents (paths name them in the evidence) and
- * appends one row per gate to r, updating its counts and exit code. Returns H2B_OK or
- * H2B_ERR_NOMEM. */
+ * appends one row per gate to r, updating its counts and exit code. fp is where the ceilings
+ * were set (NULL: anywhere): a p99_ms ceiling on results measured on another machine is
+ * H2B_GATE_NA, "not applicable (set on <cpu model>)", failing (exit 3) only with strict, as the
+ * micro p99 gate does. Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_results_doc *const *docs,
-                         const char *const *paths, size_t ndocs, struct h2b_gate_report *r);
+                         const char *const *paths, size_t ndocs, const struct h2b_fingerprint *fp,
+                         bool strict, struct h2b_gate_report *r);
 
 #endif

@@ -470,16 +470,23 @@ struct applies {
     const struct h2b_fingerprint *want;
 };
 
+bool h2b_gate_machine_applies(const struct h2b_fingerprint *want,
+                              const struct h2b_fingerprint *have, char *na, size_t size)
+{
+    char why[256] = "";
+    bool same = h2b_fingerprint_same_machine(want, have, why, sizeof(why));
+    snprintf(na, size, "not applicable (set on %.120s%s%.200s)",
+             want->cpu_model ? want->cpu_model : "another machine", same ? "" : "; ", why);
+    return same;
+}
+
 static void fingerprint_verdict(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
                                 struct applies *a)
 {
     char why[256] = "";
     const struct h2b_fingerprint *fp = &c->fingerprint;
     a->want = fp;
-    a->machine = h2b_fingerprint_same_machine(fp, &s->env, why, sizeof(why));
-    snprintf(a->machine_why, sizeof(a->machine_why), "not applicable (set on %.120s%s%.200s)",
-             fp->cpu_model ? fp->cpu_model : "another machine", a->machine ? "" : "; ", why);
-    why[0] = '\0';
+    a->machine = h2b_gate_machine_applies(fp, &s->env, a->machine_why, sizeof(a->machine_why));
     a->build = h2b_fingerprint_same_build(fp, &s->env, why, sizeof(why));
     snprintf(a->build_why, sizeof(a->build_why),
              "not applicable (counted with %.60s %.20s, nghttp2 %.20s; %.200s)",

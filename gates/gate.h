@@ -147,6 +147,13 @@ struct h2b_gate_report {
     double elapsed_s;     /* how long the check took, confirmation re-runs included */
 };
 
+/* Whether absolute timings measured on `have` may be judged by ceilings set on `want`: the
+ * same machine (h2b_fingerprint_same_machine). Either way na gets the row's evidence for the
+ * other case, "not applicable (set on <cpu model>; <what differs>)". Used by the micro p99
+ * gate and by the cells' p99_ms (cells.c). */
+bool h2b_gate_machine_applies(const struct h2b_fingerprint *want,
+                              const struct h2b_fingerprint *have, char *na, size_t size);
+
 /* Evaluates every ceiling of c against s. Returns H2B_OK with *out (caller frees with
  * h2b_gate_report_del) or H2B_ERR_NOMEM; *out untouched on failure. When s->invalid is set the
  * report has no rows, invalid_reason set and exit code 3. */

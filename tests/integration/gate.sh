@@ -158,6 +158,27 @@ expect_match "other compiler: instr row" "$(cat "$TMP/out")" '^n/a +fx/three-blo
 expect_match "other compiler: p99 too" "$(cat "$TMP/out")" '^n/a +fx/.* +p99 .*compiler .GNU 12.2.0. here'
 "$H2BENCH" gate --ceilings "$TMP/fp.json" --baselines-md - >"$TMP/bl.md"
 expect_match "BASELINES.md names the machine" "$(cat "$TMP/bl.md")" '^Set on: Other CPU 9000|^Set on: fixture CPU'
+# a cell's p99_ms ceiling follows the same rule (issue 15 item 3: "checked the way micro p99 is")
+jq '. + {matrix: [{target: "srv", client: "h2bench", connections: 1, streams_requested: 1,
+    streams_effective: 1, path: "/hello", repeat: 0, status: "ok", requests: 2000, succeeded: 2000,
+    failed: 0, errors: 0, duration_s: 2, req_per_s: 999, bytes_per_s: 1000, rate: 1000,
+    latency_ns: {p50: 500000, p90: 800000, p99: 2000000, p999: 3000000, max: 3000000}}]}' \
+    "$D/results-pass.json" >"$TMP/cellp99.json"
+cellfp() { jq --arg cpu "$1" --argjson max "$2" '.benchmarks |= map_values(del(.p99_ns))
+    | . + {cells: {"srv:1x1": {p99_ms: {max: $max, rate: 1000, why: "fixture"}}},
+           fingerprint: {cpu_model: $cpu, cpus: 2, kernel: "6.1.0", compiler: "GNU 12.2.0",
+                         build_type: "Release", nghttp2: "1.52.0"}}' "$C" >"$TMP/cellfp.json"; }
+cellfp "fixture CPU" 5
+expect_eq "cell p99, same machine: pass" "$(gate --ceilings "$TMP/cellfp.json" --results "$TMP/cellp99.json")" 0
+expect_match "cell p99, same machine: row" "$(cat "$TMP/out")" '^PASS +srv:1x1 p99_ms .*p99 2 ms at 1000 req/s'
+cellfp "fixture CPU" 1
+expect_eq "cell p99, same machine, over the ceiling: fail" "$(gate --ceilings "$TMP/cellfp.json" --results "$TMP/cellp99.json")" 1
+cellfp "Other CPU 9000" 1
+expect_eq "cell p99, other CPU: not applicable, exit 0" "$(gate --ceilings "$TMP/cellfp.json" --results "$TMP/cellp99.json")" 0
+expect_match "cell p99, other CPU: row" "$(cat "$TMP/out")" '^n/a +srv:1x1 p99_ms .*not applicable \(set on Other CPU 9000; cpu_model .fixture CPU. here\)'
+expect_match "cell p99, other CPU: verdict" "$(cat "$TMP/out")" '1 not applicable'
+expect_eq "cell p99, other CPU, --strict: exit 3" "$(gate --ceilings "$TMP/cellfp.json" --results "$TMP/cellp99.json" --strict)" 3
+expect_match "cell p99, other CPU, --strict row" "$(cat "$TMP/out")" '^N/A! +srv:1x1 p99_ms .*--strict: invalid'
 jq '.fingerprint = {cpu_model: 3}' "$C" >"$TMP/fpbad.json"
 expect_eq "bad fingerprint: exit 2" "$(gate --ceilings "$TMP/fpbad.json" --results "$D/results-pass.json")" 2
 expect_match "bad fingerprint: located" "$(cat "$TMP/err")" 'fpbad.json:[0-9]+:[0-9]+: fingerprint.cpu_model: expected a non-empty string'
