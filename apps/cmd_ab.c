@@ -23,26 +23,32 @@
 static void usage(FILE *f)
 {
     fprintf(
-        f, "usage: h2bench ab --base REV [--head REV|worktree] [options]\n\n"
+        f, "usage: h2bench ab --base REV [--head REV|worktree] [--suite micro|SCENARIO]\n"
+           "                  [options]\n\n"
            "Builds REV in its own git worktree and build directory, runs the base's and the\n"
-           "head's micro benchmarks interleaved on the same CPU (A B B A ...), and reports per\n"
-           "benchmark the head/base ratio of ns/op and p99 with a bootstrap confidence interval.\n"
-           "Fails when an interval lies wholly above 1 + threshold, or on any increase in\n"
-           "allocations (or, with --callgrind, instructions) per op.\n\n"
+           "head's micro benchmarks (or a scenario's matrix cells) interleaved on the same CPUs\n"
+           "(A B B A ...), and reports per benchmark the head/base ratio of ns/op and p99 (per\n"
+           "cell: p99 and req/s) with a bootstrap confidence interval. Fails when an interval\n"
+           "lies wholly on the wrong side of 1 + threshold, or on any increase in allocations\n"
+           "(or, with --callgrind, instructions) per op, or in a cell's per-request budgets.\n\n"
            "options:\n"
            "  --base REV         the base revision (for example origin/main)\n"
            "  --head REV         the head revision, or worktree (default: the work tree as it\n"
            "                     is, built out of tree; nothing in it is changed)\n"
-           "  --suite micro      the suite (micro benchmarks; the only suite so far)\n"
+           "  --suite micro      the micro benchmarks (default)\n"
+           "  --suite SCENARIO   a scenario file (docs/scenarios.md): each fork is one\n"
+           "                     `h2bench run SCENARIO` per side, its cells' repeats the samples\n"
            "  --repo DIR         the repository (default: the working directory)\n"
            "  --build CMD        how to build a revision: run by /bin/sh -c in the source tree\n"
            "                     with $H2B_AB_SRC and $H2B_AB_BUILD set (default: CMake\n"
            "                     Release of $H2B_AB_SRC into $H2B_AB_BUILD)\n"
            "  --bench PATH       the benchmark executable built with the micro API, relative\n"
            "                     to the build directory (default: bin/h2bench, run as\n"
-           "                     'h2bench micro')\n"
+           "                     'h2bench micro'); with --suite SCENARIO: the server in the\n"
+           "                     built tree, run as the program of the scenario's command\n"
+           "                     targets (default: each side's bin/h2bench runs the scenario)\n"
            "  --filter REGEX     only the benchmarks matching REGEX\n"
-           "  --forks N          invocations per side (default 10)\n"
+           "  --forks N          invocations per side (default 10; 5 with --suite SCENARIO)\n"
            "  --warmup DURATION  warm-up per invocation (default 20ms)\n"
            "  --time DURATION    time of the time and sample passes per invocation (default 50ms)\n"
            "  --epochs N         epochs of the time pass (default 5)\n"
@@ -155,6 +161,7 @@ int h2b_cmd_ab(int argc, char **argv)
     char *base_env[MAX_ENV + 1] = {NULL}, *head_env[MAX_ENV + 1] = {NULL};
     size_t n_base_env = 0, n_head_env = 0;
     const char *md = NULL;
+    bool forks_given = false;
     uint64_t v;
     int c;
     optind = 0;
@@ -169,8 +176,9 @@ int h2b_cmd_ab(int argc, char **argv)
             o.head = optarg;
             break;
         case O_SUITE:
-            if (strcmp(optarg, "micro") != 0)
-                bad = "--suite: only 'micro' is supported (scenario suites are not built yet)";
+            if (!optarg[0])
+                bad = "--suite wants micro or a scenario file";
+            o.suite = optarg;
             break;
         case O_REPO:
             o.repo = optarg;
@@ -189,6 +197,7 @@ int h2b_cmd_ab(int argc, char **argv)
                 bad = "--forks wants 2..1000";
             else
                 o.forks = (unsigned)v;
+            forks_given = true;
             break;
         case O_WARMUP:
             if (h2b_cli_parse_duration_ns(optarg, 0, 600000000000ull, &v) != H2B_OK)
@@ -267,13 +276,19 @@ int h2b_cmd_ab(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (!forks_given && o.suite && strcmp(o.suite, "micro") != 0)
+        o.forks = 5; /* a fork is a whole scenario run; its repeats add samples */
     o.base_env = base_env;
     o.head_env = head_env;
     struct h2b_ab_report *r = NULL;
     struct h2b_diag d = {0};
     int rv = h2b_ab_run(&o, &j, &r, &d);
     if (rv != H2B_OK) {
-        fprintf(stderr, "h2bench ab: %s\n", d.message[0] ? d.message : h2b_strerror(rv));
+        fputs("h2bench ab: ", stderr);
+        if (d.message[0])
+            h2b_diag_print(&d, stderr); /* file:line:column for a scenario that does not parse */
+        else
+            fprintf(stderr, "%s\n", h2b_strerror(rv));
         return h2b_exit_code(rv);
     }
     char *text = NULL;

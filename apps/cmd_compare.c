@@ -21,25 +21,27 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: h2bench compare A.json B.json [--md FILE] [--threshold F]\n\n"
-               "Compares two results files (h2bench.result/1): every micro benchmark and matrix\n"
-               "cell present in both, with the ratio B/A, a 99.9%% confidence interval of B - A\n"
-               "from forks or repeats (Welch t; n/a with one sample) and whether the difference\n"
-               "is significant. Matrix cells match on target, client, connections and\n"
-               "streams_requested.\n\n"
-               "Then the verdict of h2bench ab on the micro benchmarks (B against base A): the\n"
-               "head/base ratio of the fork medians of ns/op and p99 with a bootstrap interval;\n"
-               "an interval wholly above 1 + threshold, or more allocations or instructions per\n"
-               "op, fails.\n\n"
-               "options:\n"
-               "  --md FILE         also write the comparison and the verdict as markdown\n"
-               "                    (- = stdout)\n"
-               "  --threshold F     fail above 1 + F (default 0.10)\n"
-               "  --confidence F    of the bootstrap interval (default 0.99)\n"
-               "  -h, --help        this text\n\n"
-               "Exit codes: 0 no regression, 1 a regression in the micro benchmarks, 2 usage or\n"
-               "malformed input (file:line:column), 3 a side cannot be judged (sanitizer or\n"
-               "non-Release build, a failed benchmark).\n");
+    fprintf(f,
+            "usage: h2bench compare A.json B.json [--md FILE] [--threshold F]\n\n"
+            "Compares two results files (h2bench.result/1): every micro benchmark and matrix\n"
+            "cell present in both, with the ratio B/A, a 99.9%% confidence interval of B - A\n"
+            "from forks or repeats (Welch t; n/a with one sample) and whether the difference\n"
+            "is significant. Matrix cells match on target, client, connections and\n"
+            "streams_requested.\n\n"
+            "Then the verdict of h2bench ab on the micro benchmarks (B against base A): the\n"
+            "head/base ratio of the fork medians of ns/op and p99 with a bootstrap interval;\n"
+            "an interval wholly above 1 + threshold, or more allocations or instructions per\n"
+            "op, fails.\n\n"
+            "options:\n"
+            "  --md FILE         also write the comparison and the verdict as markdown\n"
+            "                    (- = stdout)\n"
+            "  --threshold F     fail above 1 + F (default 0.10)\n"
+            "  --confidence F    of the bootstrap interval (default 0.99)\n"
+            "  -h, --help        this text\n\n"
+            "Exit codes: 0 no regression, 1 a regression in the micro benchmarks (files without\n"
+            "any: in the matrix cells, p99, req/s and budgets), 2 usage or\n"
+            "malformed input (file:line:column), 3 a side cannot be judged (sanitizer or\n"
+            "non-Release build, a failed benchmark).\n");
 }
 
 static char *concat(const char *a, const char *b)
@@ -54,16 +56,31 @@ static char *concat(const char *a, const char *b)
     return s;
 }
 
-/* The ab verdict on the micro entries of both files; *out stays NULL when neither has any. */
+/* The ab verdict on the micro entries of both files, or, when neither has any, on their
+ * matrix cells (what `h2bench ab --suite SCENARIO` judged); *out stays NULL when neither has
+ * either. */
 static int judge(const char *a, const char *b, const struct h2b_ab_options *opt,
                  struct h2b_ab_report **out)
 {
     struct h2b_gate_set *sa = NULL, *sb = NULL;
+    struct h2b_results_doc *da = NULL, *db = NULL;
+    struct h2b_diag d;
     int rv = h2b_gate_set_load(&a, 1, &sa);
     if (rv == H2B_OK)
         rv = h2b_gate_set_load(&b, 1, &sb);
-    if (rv == H2B_OK && (sa->count || sb->count))
+    if (rv == H2B_OK && (sa->count || sb->count)) {
         rv = h2b_ab_judge(sa, sb, opt, out);
+    } else if (rv == H2B_OK) {
+        rv = h2b_results_doc_load(a, &da, NULL, &d);
+        if (rv == H2B_OK)
+            rv = h2b_results_doc_load(b, &db, NULL, &d);
+        if (rv != H2B_OK)
+            h2b_diag_print(&d, stderr);
+        else if (da->matrix.n || db->matrix.n)
+            rv = h2b_ab_judge_cells(da, a, db, b, opt, out);
+    }
+    h2b_results_doc_del(da);
+    h2b_results_doc_del(db);
     h2b_gate_set_del(sa);
     h2b_gate_set_del(sb);
     return rv;
@@ -162,7 +179,7 @@ int h2b_cmd_compare(int argc, char **argv)
     if (verdict)
         printf("\n%s", verdict);
     else
-        printf("\nno micro benchmarks on either side: no verdict\n");
+        printf("\nno micro benchmarks or matrix cells on either side: no verdict\n");
     code = v ? v->exit_code : H2B_EXIT_OK;
     if (md && write_md(md, r, verdict_md) != H2B_EXIT_OK)
         code = H2B_EXIT_RUNTIME;

@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "error.h"
 #include "rand.h"
+#include "results.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -244,63 +245,73 @@ static double samples_per_fork(const struct side *sd)
     return least;
 }
 
-static int judge_time(struct h2b_ab_report *r, const char *name, const struct side *a,
-                      const struct side *b, bool p99, const struct h2b_ab_options *opt)
+/* The verdict of one time-like metric from the samples of each side (va, vb: one value per fork,
+ * or per repeat of a cell). higher_better: req/s, where a fall is the regression. min_samples
+ * (a p99's samples per fork, INFINITY when not known or not relevant) below
+ * H2B_GATE_MIN_P99_SAMPLES leaves the row not judged. */
+static int judge_samples(struct h2b_ab_report *r, const char *name, const char *metric,
+                         const double *va, size_t na, const double *vb, size_t nb,
+                         bool higher_better, double min_samples, const struct h2b_ab_options *opt)
 {
-    struct h2b_ab_row *row = add_row(r, name, p99 ? "p99" : "ns/op");
+    struct h2b_ab_row *row = add_row(r, name, metric);
     if (!row)
         return H2B_ERR_NOMEM;
-    double *va = NULL, *vb = NULL, *tmp = NULL;
-    size_t na = 0, nb = 0;
-    int rv = fork_values(a, p99, &va, &na);
-    if (rv == H2B_OK)
-        rv = fork_values(b, p99, &vb, &nb);
-    if (rv != H2B_OK)
-        goto out;
+    row->higher_better = higher_better;
     if (na == 0 || nb == 0) {
         row->status = H2B_AB_NA;
-        rv = set_note(row, "not measured on the %s side", na == 0 ? "base" : "head");
-        goto out;
+        return set_note(row, "not measured on the %s side", na == 0 ? "base" : "head");
     }
-    tmp = malloc((na > nb ? na : nb) * sizeof(*tmp));
-    if (!tmp) {
-        rv = H2B_ERR_NOMEM;
-        goto out;
-    }
+    double *tmp = malloc((na > nb ? na : nb) * sizeof(*tmp));
+    if (!tmp)
+        return H2B_ERR_NOMEM;
     row->base = median_of(va, na, tmp);
     row->head = median_of(vb, nb, tmp);
-    rv = h2b_ab_bootstrap_ratio(va, na, vb, nb, opt->confidence, opt->resamples, opt->seed,
-                                &row->ci);
+    free(tmp);
+    int rv = h2b_ab_bootstrap_ratio(va, na, vb, nb, opt->confidence, opt->resamples, opt->seed,
+                                    &row->ci);
     if (rv != H2B_OK)
-        goto out;
-    if (p99) {
-        double sa = samples_per_fork(a), sb = samples_per_fork(b);
-        double least = sa < sb ? sa : sb;
-        if (least < H2B_GATE_MIN_P99_SAMPLES) {
-            row->status = H2B_AB_NA;
-            rv = set_note(row, "not judged: %.0f samples per fork, a p99 needs %d", least,
-                          H2B_GATE_MIN_P99_SAMPLES);
-            goto out;
-        }
+        return rv;
+    if (min_samples < H2B_GATE_MIN_P99_SAMPLES) {
+        row->status = H2B_AB_NA;
+        return set_note(row, "not judged: %.0f samples per fork, a p99 needs %d", min_samples,
+                        H2B_GATE_MIN_P99_SAMPLES);
     }
     if (!row->ci.has) {
         row->status = H2B_AB_NA;
-        rv = set_note(row, "no interval: %zu base and %zu head forks (2 or more each needed)", na,
-                      nb);
-        goto out;
+        return set_note(row, "no interval: %zu base and %zu head samples (2 or more each needed)",
+                        na, nb);
     }
-    if (row->ci.lo > 1 + opt->threshold) {
+    double up = 1 + opt->threshold, down = 1 / (1 + opt->threshold);
+    bool worse = higher_better ? row->ci.hi < down : row->ci.lo > up;
+    bool better = higher_better ? row->ci.lo > up : row->ci.hi < down;
+    if (worse) {
         row->status = H2B_AB_SLOWER;
         row->failing = true;
-    } else if (row->ci.hi < 1 / (1 + opt->threshold)) {
+    } else if (better) {
         row->status = H2B_AB_FASTER;
     } else {
         row->status = H2B_AB_SAME;
     }
-out:
+    return H2B_OK;
+}
+
+static int judge_time(struct h2b_ab_report *r, const char *name, const struct side *a,
+                      const struct side *b, bool p99, const struct h2b_ab_options *opt)
+{
+    double *va = NULL, *vb = NULL;
+    size_t na = 0, nb = 0;
+    int rv = fork_values(a, p99, &va, &na);
+    if (rv == H2B_OK)
+        rv = fork_values(b, p99, &vb, &nb);
+    double least = INFINITY;
+    if (p99) {
+        double sa = samples_per_fork(a), sb = samples_per_fork(b);
+        least = sa < sb ? sa : sb;
+    }
+    if (rv == H2B_OK)
+        rv = judge_samples(r, name, p99 ? "p99" : "ns/op", va, na, vb, nb, false, least, opt);
     free(va);
     free(vb);
-    free(tmp);
     return rv;
 }
 
@@ -435,6 +446,38 @@ static int judge_bench(struct h2b_ab_report *r, const struct h2b_gate_set *base,
     return rv;
 }
 
+/* The counts by status, the failing rows first, and the exit code. */
+static void finish_report(struct h2b_ab_report *r)
+{
+    for (size_t i = 0; i < r->count; i++) {
+        switch (r->rows[i].status) {
+        case H2B_AB_SAME:
+            r->same++;
+            break;
+        case H2B_AB_SLOWER:
+            r->slower++;
+            break;
+        case H2B_AB_FASTER:
+            r->faster++;
+            break;
+        case H2B_AB_INCREASE:
+            r->increased++;
+            break;
+        case H2B_AB_DECREASE:
+            r->decreased++;
+            break;
+        case H2B_AB_NA:
+            r->not_judged++;
+            break;
+        case H2B_AB_ONLY:
+            r->only++;
+            break;
+        }
+    }
+    sort_rows(r);
+    r->exit_code = r->slower || r->increased ? 1 : 0;
+}
+
 int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *head,
                  const struct h2b_ab_options *opt, struct h2b_ab_report **out)
 {
@@ -477,35 +520,252 @@ int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *hea
     }
     if (rv != H2B_OK)
         goto out;
-    for (size_t i = 0; i < r->count; i++) {
-        switch (r->rows[i].status) {
-        case H2B_AB_SAME:
-            r->same++;
-            break;
-        case H2B_AB_SLOWER:
-            r->slower++;
-            break;
-        case H2B_AB_FASTER:
-            r->faster++;
-            break;
-        case H2B_AB_INCREASE:
-            r->increased++;
-            break;
-        case H2B_AB_DECREASE:
-            r->decreased++;
-            break;
-        case H2B_AB_NA:
-            r->not_judged++;
-            break;
-        case H2B_AB_ONLY:
-            r->only++;
-            break;
-        }
-    }
-    sort_rows(r);
-    r->exit_code = r->slower || r->increased ? 1 : 0;
+    finish_report(r);
 out:
     h2b_buf_free(&why);
+    if (rv != H2B_OK) {
+        h2b_ab_report_del(r);
+        return rv;
+    }
+    *out = r;
+    return H2B_OK;
+}
+
+/* ---------------------------------------------------------------- matrix cells */
+
+/* A cell's identity across runs: TARGET:CONNSxSTREAMS (the --filter syntax) and the sweep axes
+ * that were set. */
+static void cell_key(const struct h2b_results_cell *c, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%.64s:%.0fx%.0f", c->target ? c->target : "?", c->connections,
+                     c->streams_requested);
+    if (n > 0 && (size_t)n < size && !isnan(c->frame_size))
+        n += snprintf(buf + n, size - (size_t)n, " f=%.0f", c->frame_size);
+    if (n > 0 && (size_t)n < size && !isnan(c->window_bits))
+        n += snprintf(buf + n, size - (size_t)n, " w=%.0f", c->window_bits);
+    if (n > 0 && (size_t)n < size && c->path && strcmp(c->path, "/hello") != 0)
+        n += snprintf(buf + n, size - (size_t)n, " %.64s", c->path);
+    if (n > 0 && (size_t)n < size && !isnan(c->rate))
+        snprintf(buf + n, size - (size_t)n, " @%.15g/s", c->rate);
+}
+
+static bool cell_ok(const struct h2b_results_cell *c)
+{
+    return c->status && strcmp(c->status, "ok") == 0;
+}
+
+/* The per-request budgets a cell carries, with their labels and what an increase is: a count
+ * (allocations, bytes, syscalls) fails when it grows by half a unit per request or more (one more
+ * per request fails; the fraction amortised growth leaves does not), instructions when they grow
+ * by more than H2B_AB_INSTR_TOLERANCE (glibc's free lists move them by a few tens). */
+#define H2B_AB_INSTR_TOLERANCE 0.005
+static const struct {
+    const char *key, *label;
+    bool instructions;
+} budget_rows[] = {
+    {"allocs_per_request", "allocs/req", false},     {"bytes_per_request", "B/req", false},
+    {"reads_per_request", "reads/req", false},       {"writes_per_request", "writes/req", false},
+    {"instructions_per_request", "instr/req", true},
+};
+
+/* The samples of one cell key on one side: p99 (ns) and req/s of every ok repeat, and the
+ * budget values of those that carry them. */
+struct cell_side {
+    double *p99, *rps, *budget[sizeof(budget_rows) / sizeof(budget_rows[0])];
+    size_t n_p99, n_rps, n_budget[sizeof(budget_rows) / sizeof(budget_rows[0])];
+    size_t failed, total;
+    const char *reason;
+};
+
+static void cell_side_free(struct cell_side *cs)
+{
+    free(cs->p99);
+    free(cs->rps);
+    for (size_t k = 0; k < sizeof(budget_rows) / sizeof(budget_rows[0]); k++)
+        free(cs->budget[k]);
+}
+
+static int gather_cells(const struct h2b_results_doc *d, const char *key, struct cell_side *cs)
+{
+    memset(cs, 0, sizeof(*cs));
+    size_t n = d->matrix.n ? d->matrix.n : 1, nb = sizeof(budget_rows) / sizeof(budget_rows[0]);
+    cs->p99 = malloc(n * sizeof(double));
+    cs->rps = malloc(n * sizeof(double));
+    bool ok = cs->p99 && cs->rps;
+    for (size_t k = 0; k < nb && ok; k++)
+        ok = (cs->budget[k] = malloc(n * sizeof(double))) != NULL;
+    if (!ok)
+        return H2B_ERR_NOMEM;
+    for (size_t i = 0; i < d->matrix.n; i++) {
+        const struct h2b_results_cell *c = h2b_results_doc_cell(d, i);
+        char k2[256];
+        cell_key(c, k2, sizeof(k2));
+        if (strcmp(k2, key) != 0)
+            continue;
+        cs->total++;
+        if (!cell_ok(c)) {
+            cs->failed++;
+            cs->reason = c->reason;
+            continue;
+        }
+        if (!isnan(c->latency_ns.p99))
+            cs->p99[cs->n_p99++] = c->latency_ns.p99;
+        if (!isnan(c->req_per_s))
+            cs->rps[cs->n_rps++] = c->req_per_s;
+        for (size_t k = 0; k < nb && c->budgets.base.present; k++) {
+            bool found = false;
+            double v = h2b_model_number(&h2b_results_budgets_model, &c->budgets, budget_rows[k].key,
+                                        &found);
+            if (found && !isnan(v))
+                cs->budget[k][cs->n_budget[k]++] = v;
+        }
+    }
+    return H2B_OK;
+}
+
+static int judge_budget(struct h2b_ab_report *r, const char *key, size_t k,
+                        const struct cell_side *a, const struct cell_side *b)
+{
+    size_t na = a->n_budget[k], nb = b->n_budget[k];
+    if (na == 0 && nb == 0)
+        return H2B_OK; /* no budgets on either side: no row */
+    struct h2b_ab_row *row = add_row(r, key, budget_rows[k].label);
+    if (!row)
+        return H2B_ERR_NOMEM;
+    row->exact = true;
+    double *tmp = malloc((na > nb ? na : nb) * sizeof(*tmp));
+    if (!tmp)
+        return H2B_ERR_NOMEM;
+    if (na)
+        row->base = median_of(a->budget[k], na, tmp);
+    if (nb)
+        row->head = median_of(b->budget[k], nb, tmp);
+    free(tmp);
+    if (!na || !nb) {
+        row->status = H2B_AB_NA;
+        return set_note(row, "measured on the %s side only", na ? "base" : "head");
+    }
+    row->ci.ratio = row->base > 0 ? row->head / row->base : NAN;
+    double slack = budget_rows[k].instructions ? H2B_AB_INSTR_TOLERANCE * row->base : 0.5;
+    if (row->head - row->base >= slack && row->head > row->base) {
+        row->status = H2B_AB_INCREASE;
+        row->failing = true;
+    } else if (row->base - row->head >= slack && row->head < row->base) {
+        row->status = H2B_AB_DECREASE;
+    } else {
+        row->status = H2B_AB_SAME;
+    }
+    return budget_rows[k].instructions
+               ? set_note(row, "median of %zu and %zu; more than %.1f %% above fails", na, nb,
+                          H2B_AB_INSTR_TOLERANCE * 100)
+               : H2B_OK;
+}
+
+static int judge_cell(struct h2b_ab_report *r, const struct h2b_results_doc *base,
+                      const struct h2b_results_doc *head, const char *key,
+                      const struct h2b_ab_options *opt)
+{
+    struct cell_side a, b;
+    int rv = gather_cells(base, key, &a);
+    if (rv == H2B_OK)
+        rv = gather_cells(head, key, &b);
+    else
+        memset(&b, 0, sizeof(b));
+    if (rv != H2B_OK)
+        goto out;
+    if (a.total == 0 || b.total == 0) {
+        struct h2b_ab_row *row = add_row(r, key, NULL);
+        rv = row ? H2B_OK : H2B_ERR_NOMEM;
+        if (row) {
+            row->status = H2B_AB_ONLY;
+            rv = set_note(row, "only in the %s", a.total ? "base" : "head");
+        }
+        goto out;
+    }
+    if (a.failed == a.total || b.failed == b.total) {
+        const struct cell_side *f = a.failed == a.total ? &a : &b;
+        struct h2b_ab_row *row = add_row(r, key, NULL);
+        rv = row ? H2B_OK : H2B_ERR_NOMEM;
+        if (row) {
+            row->status = H2B_AB_NA;
+            rv = set_note(row, "failed on the %s side: %.300s", f == &a ? "base" : "head",
+                          f->reason ? f->reason : "no reason recorded");
+        }
+        goto out;
+    }
+    rv = judge_samples(r, key, "p99", a.p99, a.n_p99, b.p99, b.n_p99, false, INFINITY, opt);
+    if (rv == H2B_OK)
+        rv = judge_samples(r, key, "req/s", a.rps, a.n_rps, b.rps, b.n_rps, true, INFINITY, opt);
+    for (size_t k = 0; rv == H2B_OK && k < sizeof(budget_rows) / sizeof(budget_rows[0]); k++)
+        rv = judge_budget(r, key, k, &a, &b);
+out:
+    cell_side_free(&a);
+    cell_side_free(&b);
+    return rv;
+}
+
+/* Whether key was already judged: a cell of d before index i, or (head) any cell of base. */
+static bool key_seen(const struct h2b_results_doc *d, size_t i, const char *key)
+{
+    for (size_t j = 0; j < i && j < d->matrix.n; j++) {
+        char k2[256];
+        cell_key(h2b_results_doc_cell(d, j), k2, sizeof(k2));
+        if (strcmp(k2, key) == 0)
+            return true;
+    }
+    return false;
+}
+
+int h2b_ab_judge_cells(const struct h2b_results_doc *base, const char *base_path,
+                       const struct h2b_results_doc *head, const char *head_path,
+                       const struct h2b_ab_options *opt, struct h2b_ab_report **out)
+{
+    if (!(opt->threshold >= 0 && opt->threshold < 100) ||
+        !(opt->confidence > 0 && opt->confidence < 1))
+        return H2B_ERR_INVAL;
+    struct h2b_ab_report *r = calloc(1, sizeof(*r));
+    struct h2b_gate_set *sa = NULL, *sb = NULL;
+    struct h2b_buf why = {0};
+    int rv = r ? h2b_gate_set_new(&sa) : H2B_ERR_NOMEM;
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_new(&sb);
+    /* the gate set's view of each document says whether its timings may be judged at all */
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_add(sa, base_path, base);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_add(sb, head_path, head);
+    if (rv != H2B_OK)
+        goto out;
+    r->threshold = opt->threshold;
+    r->confidence = opt->confidence;
+    if (sa->invalid || sb->invalid)
+        h2b_buf_printf(&why, "%s side cannot be judged: %s", sa->invalid ? "base" : "head",
+                       sa->invalid ? sa->invalid : sb->invalid);
+    else if (base->matrix.n == 0 || head->matrix.n == 0)
+        h2b_buf_printf(&why, "no matrix cells on the %s side", base->matrix.n ? "head" : "base");
+    if (why.len || why.err) {
+        rv = h2b_buf_finish(&why, &r->invalid_reason);
+        r->exit_code = 3;
+        goto out;
+    }
+    for (size_t i = 0; i < base->matrix.n && rv == H2B_OK; i++) {
+        char key[256];
+        cell_key(h2b_results_doc_cell(base, i), key, sizeof(key));
+        if (!key_seen(base, i, key))
+            rv = judge_cell(r, base, head, key, opt);
+    }
+    for (size_t i = 0; i < head->matrix.n && rv == H2B_OK; i++) {
+        char key[256];
+        cell_key(h2b_results_doc_cell(head, i), key, sizeof(key));
+        if (!key_seen(head, i, key) && !key_seen(base, base->matrix.n, key))
+            rv = judge_cell(r, base, head, key, opt);
+    }
+    if (rv == H2B_OK)
+        finish_report(r);
+out:
+    h2b_buf_free(&why);
+    h2b_gate_set_del(sa);
+    h2b_gate_set_del(sb);
     if (rv != H2B_OK) {
         h2b_ab_report_del(r);
         return rv;
@@ -543,6 +803,10 @@ static void fmt_value(char *buf, size_t size, double v, const struct h2b_ab_row 
         snprintf(buf, size, "-");
     else if (row->exact)
         snprintf(buf, size, "%.6g", v);
+    else if (row->higher_better)
+        snprintf(buf, size, "%.0f", v);
+    else if (strcmp(row->metric, "p99") == 0 && v >= 1e6)
+        snprintf(buf, size, "%.3f ms", v / 1e6);
     else if (strcmp(row->metric, "p99") == 0)
         snprintf(buf, size, "%.0f ns", v);
     else

@@ -60,9 +60,13 @@ enum h2b_ab_status {
 };
 
 struct h2b_ab_row {
-    char *bench;
-    const char *metric; /* "ns/op", "p99", "allocs/op", "B/op", "instr/op"; NULL for ONLY */
+    char *bench;        /* a benchmark, or a matrix cell's key ("srv:1x1") */
+    const char *metric; /* "ns/op", "p99", "allocs/op", "B/op", "instr/op"; cells: "p99",
+                           "req/s", "allocs/req", "B/req", "reads/req", "writes/req",
+                           "instr/req"; NULL for ONLY */
     bool exact;
+    bool higher_better; /* req/s: the regression is a fall (SLOWER: interval wholly below
+                           1 / (1 + threshold)) */
     enum h2b_ab_status status;
     bool failing;
     double base, head; /* medians of the forks (time) or the counts (exact); NAN when absent */
@@ -83,6 +87,18 @@ struct h2b_ab_report {
  * H2B_ERR_INVAL (a threshold or confidence out of range); *out untouched on failure. */
 int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *head,
                  const struct h2b_ab_options *opt, struct h2b_ab_report **out);
+
+/* The same verdict on the matrix cells of two results documents (`h2bench ab --suite
+ * SCENARIO`, `h2bench compare` on run results). A cell is identified by TARGET:CONNSxSTREAMS
+ * and its sweep axes; its samples are its repeats (every invocation of a side, merged). Per
+ * cell: p99 (latency_ns.p99) and req/s with the bootstrap interval of the median ratio (req/s
+ * fails when the interval lies wholly below 1 / (1 + threshold)); the budgets it carries
+ * (allocs, bytes, reads, writes per request: an increase of half a unit or more fails;
+ * instructions per request: more than 0.5 % fails), medians over the repeats. The paths name
+ * the documents in the notes. Returns as h2b_ab_judge. */
+int h2b_ab_judge_cells(const struct h2b_results_doc *base, const char *base_path,
+                       const struct h2b_results_doc *head, const char *head_path,
+                       const struct h2b_ab_options *opt, struct h2b_ab_report **out);
 
 void h2b_ab_report_del(struct h2b_ab_report *r);
 

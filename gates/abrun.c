@@ -24,9 +24,11 @@
  */
 #include "abrun.h"
 #include "error.h"
+#include "fs.h"
 #include "hist.h"
 #include "proc.h"
 #include "results.h"
+#include "scenario.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -400,6 +402,157 @@ static int merge_side(char **paths, size_t n, const char *out, struct h2b_diag *
     return rv;
 }
 
+/* ---------------------------------------------------------------- scenario suites */
+
+/* Loads and validates the scenario before anything is built, so a bad one is a usage error
+ * naming file:line:column (diag keeps the loader's location). With bench, the scenario must have
+ * a command target for it to replace. *doc is the parsed document (json_decref). */
+static int load_scenario(const char *path, bool bench, json_t **doc, struct h2b_diag *d)
+{
+    char *text = NULL;
+    memset(d, 0, sizeof(*d));
+    int rv = h2b_json_load(path, doc, &text, d);
+    if (rv == H2B_ERR_IO || rv == H2B_ERR_RANGE) {
+        if (!d->file[0])
+            snprintf(d->file, sizeof(d->file), "%s", path);
+        return H2B_ERR_NOTFOUND; /* --suite names a file that cannot be read: usage (exit 2) */
+    }
+    if (rv != H2B_OK)
+        return rv;
+    struct h2b_json_src src = {path, text};
+    struct h2b_scenario *sc = NULL;
+    rv = h2b_scenario_load(*doc, &src, NULL, &sc, d);
+    free(text);
+    if (rv == H2B_OK && !sc->has_matrix) {
+        snprintf(d->file, sizeof(d->file), "%s", path);
+        snprintf(d->message, sizeof(d->message),
+                 "the scenario has no matrix: ab --suite compares its matrix cells");
+        rv = H2B_ERR_INVAL;
+    }
+    bool command = false;
+    for (size_t i = 0; rv == H2B_OK && i < sc->ntargets; i++)
+        command = command || sc->targets[i].kind == H2B_TARGET_COMMAND;
+    if (rv == H2B_OK && bench && !command) {
+        snprintf(d->file, sizeof(d->file), "%s", path);
+        snprintf(d->message, sizeof(d->message),
+                 "--bench with --suite names the server inside the built tree, but the "
+                 "scenario has no target of type \"command\" to run it as");
+        rv = H2B_ERR_INVAL;
+    }
+    h2b_scenario_del(sc);
+    if (rv != H2B_OK) {
+        json_decref(*doc);
+        *doc = NULL;
+    }
+    return rv;
+}
+
+/* The side's copy of the scenario: every command target's program (command[0]) is the side's
+ * build of the server, s->exe. Written to path (the output directory). */
+static int side_scenario(const json_t *doc, const struct side *s, const char *path,
+                         struct h2b_diag *d)
+{
+    json_t *copy = json_deep_copy(doc);
+    if (!copy)
+        return fail(d, H2B_ERR_NOMEM, "out of memory");
+    size_t i;
+    json_t *t;
+    int rv = H2B_OK;
+    json_array_foreach(json_object_get(copy, "targets"), i, t)
+    {
+        const char *type = json_string_value(json_object_get(t, "type"));
+        json_t *cmd = json_object_get(t, "command");
+        if (type && strcmp(type, "command") == 0 && json_array_size(cmd) > 0 &&
+            json_array_set_new(cmd, 0, json_string(s->exe)) != 0)
+            rv = fail(d, H2B_ERR_NOMEM, "out of memory");
+    }
+    char *text = rv == H2B_OK ? json_dumps(copy, JSON_INDENT(2)) : NULL;
+    json_decref(copy);
+    if (rv == H2B_OK && !text)
+        rv = fail(d, H2B_ERR_NOMEM, "out of memory");
+    if (rv == H2B_OK)
+        rv = write_text(path, text, d);
+    free(text);
+    return rv;
+}
+
+/* One invocation of the scenario for side s: `runner run SCENARIO --out json`, from the
+ * caller's working directory (relative paths in the scenario mean what they mean to the user). */
+static int invoke_suite(struct side *s, const char *runner, const char *scenario, const char *json,
+                        const char *log, struct h2b_diag *d)
+{
+    char *argv[] = {(char *)runner, "run", (char *)scenario, "--out", (char *)json, NULL};
+    struct env e;
+    int rv = make_env(&e, s->env, s->src, s->build);
+    if (rv != H2B_OK)
+        return fail(d, rv, "out of memory");
+    rv = run_logged(argv, NULL, e.v, log, RUN_TIMEOUT_NS);
+    free_env(&e);
+    if (rv != 0)
+        return fail(d, H2B_ERR_UNSUPPORTED, "the %s suite failed (exit %d): see %s", s->label, rv,
+                    log);
+    return H2B_OK;
+}
+
+/* Every cell of every invocation of one side in one results file (the first file the
+ * template), repeats renumbered so each cell's repeats stay distinct samples. */
+static int merge_cells(char **paths, size_t n, const char *out, struct h2b_diag *d)
+{
+    struct h2b_results_doc **docs = calloc(n, sizeof(*docs));
+    int rv = docs ? H2B_OK : fail(d, H2B_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n && rv == H2B_OK; i++)
+        rv = h2b_results_doc_load(paths[i], &docs[i], NULL, d);
+    double next = 0;
+    for (size_t i = 0; i < n && rv == H2B_OK; i++) {
+        double base = next;
+        size_t m = docs[i]->matrix.n;
+        for (size_t j = 0; j < m && rv == H2B_OK; j++) {
+            struct h2b_results_cell *c = h2b_results_doc_cell(docs[i], j), *to = c;
+            double rep = isnan(c->repeat) ? 0 : c->repeat;
+            if (i > 0) {
+                void *e = NULL;
+                rv = h2b_model_array_push(&h2b_results_cell_model, &docs[0]->matrix, &e);
+                if (rv == H2B_OK) {
+                    h2b_results_cell_free(e);
+                    rv = h2b_model_copy(&h2b_results_cell_model, e, c);
+                }
+                to = e;
+                if (rv != H2B_OK)
+                    rv = fail(d, rv, "out of memory");
+            }
+            if (to) {
+                to->repeat = base + rep;
+                next = to->repeat + 1 > next ? to->repeat + 1 : next;
+            }
+        }
+    }
+    json_t *doc = NULL;
+    if (rv == H2B_OK && h2b_model_to_json(&h2b_results_doc_model, docs[0], &doc) != H2B_OK)
+        rv = fail(d, H2B_ERR_NOMEM, "out of memory");
+    if (rv == H2B_OK)
+        rv = h2b_results_write(out, doc, d);
+    json_decref(doc);
+    for (size_t i = 0; docs && i < n; i++)
+        h2b_results_doc_del(docs[i]);
+    free(docs);
+    return rv;
+}
+
+/* Judges the merged files of the two sides' cells. */
+static int judge_cell_files(const char *base, const char *head, const struct h2b_ab_options *j,
+                            struct h2b_ab_report **out, struct h2b_diag *d)
+{
+    struct h2b_results_doc *a = NULL, *b = NULL;
+    int rv = h2b_results_doc_load(base, &a, NULL, d);
+    if (rv == H2B_OK)
+        rv = h2b_results_doc_load(head, &b, NULL, d);
+    if (rv == H2B_OK && (rv = h2b_ab_judge_cells(a, base, b, head, j, out)) != H2B_OK)
+        fail(d, rv, "cannot judge %s against %s: %s", head, base, h2b_strerror(rv));
+    h2b_results_doc_del(a);
+    h2b_results_doc_del(b);
+    return rv;
+}
+
 static void default_work(char *buf, size_t size)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -411,11 +564,27 @@ static void default_work(char *buf, size_t size)
         snprintf(buf, size, "/tmp/h2bench-ab-%ld", (long)getuid());
 }
 
+static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *judge,
+                  const json_t *scenario, struct h2b_ab_report **out, struct h2b_diag *diag);
+
 int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *judge,
                struct h2b_ab_report **out, struct h2b_diag *diag)
 {
     if (!o->base || o->forks < 2 || o->forks > 1000 || !o->warmup || !o->time || !o->epochs)
         return fail(diag, H2B_ERR_INVAL, "a base revision and at least 2 forks are needed");
+    bool suite = o->suite && strcmp(o->suite, "micro") != 0;
+    json_t *scenario = NULL;
+    int rv;
+    if (suite && (rv = load_scenario(o->suite, o->bench != NULL, &scenario, diag)) != H2B_OK)
+        return rv;
+    rv = ab_run(o, judge, suite ? scenario : NULL, out, diag);
+    json_decref(scenario);
+    return rv;
+}
+
+static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *judge,
+                  const json_t *scenario, struct h2b_ab_report **out, struct h2b_diag *diag)
+{
     char top[PATH_MAX] = "";
     const char *repo = o->repo ? o->repo : ".";
     char *top_argv[] = {"git", "-C", (char *)repo, "rev-parse", "--show-toplevel", NULL};
@@ -462,6 +631,12 @@ int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *
     const char *cmd = o->build_cmd ? o->build_cmd : default_build;
     const char *bench = o->bench ? o->bench : "bin/h2bench";
     bool h2bench = o->bench == NULL;
+    /* A scenario suite is run by this h2bench when --bench names the user's server in the
+     * built tree, else (h2bench's own repository) by each side's own h2bench, so the bundled
+     * server and the client are the side's. */
+    char self[PATH_MAX] = "", side_sc[2][PATH_MAX];
+    if (scenario && o->bench && (rv = h2b_self_exe(self, sizeof(self))) != H2B_OK)
+        return fail(diag, rv, "cannot find this h2bench: %s", h2b_strerror(rv));
     for (int i = 0; i < 2; i++) {
         struct side *s = &sides[i];
         if ((rv = prepare_dirs(s, work, top, diag)) != H2B_OK)
@@ -472,6 +647,16 @@ int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *
             return rv;
         if ((rv = find_exe(s, bench, diag)) != H2B_OK)
             return rv;
+        if (scenario && o->bench) {
+            char name[32];
+            snprintf(name, sizeof(name), "scenario-%s.json", s->label);
+            if (!join(side_sc[i], sizeof(side_sc[i]), outdir, name))
+                return fail(diag, H2B_ERR_RANGE, "output directory path too long");
+            if ((rv = side_scenario(scenario, s, side_sc[i], diag)) != H2B_OK)
+                return rv;
+        } else if (scenario) {
+            snprintf(side_sc[i], sizeof(side_sc[i]), "%s", o->suite);
+        }
     }
 
     size_t n = o->forks;
@@ -496,7 +681,10 @@ int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *
             }
             snprintf(name, sizeof(name), "%s-%03zu.log", s->label, round);
             join(log, sizeof(log), runs, name);
-            rv = invoke(s, o, h2bench, o->callgrind && round == 0, json, log, diag);
+            if (scenario)
+                rv = invoke_suite(s, o->bench ? self : s->exe, side_sc[i], json, log, diag);
+            else
+                rv = invoke(s, o, h2bench, o->callgrind && round == 0, json, log, diag);
             if (rv != H2B_OK)
                 goto out;
             if (!(paths[i][round] = strdup(json))) {
@@ -514,21 +702,28 @@ int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *
             rv = fail(diag, H2B_ERR_RANGE, "path too long");
             goto out;
         }
-        if ((rv = merge_side(paths[i], n, merged[i], diag)) != H2B_OK)
+        rv = scenario ? merge_cells(paths[i], n, merged[i], diag)
+                      : merge_side(paths[i], n, merged[i], diag);
+        if (rv != H2B_OK)
             goto out;
     }
-    struct h2b_gate_set *set[2] = {NULL, NULL};
-    const char *p0 = merged[0], *p1 = merged[1];
-    rv = h2b_gate_set_load(&p0, 1, &set[0]);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_load(&p1, 1, &set[1]);
-    if (rv == H2B_OK)
-        rv = h2b_ab_judge(set[0], set[1], judge, out);
-    h2b_gate_set_del(set[0]);
-    h2b_gate_set_del(set[1]);
-    if (rv != H2B_OK) {
-        fail(diag, rv, "cannot judge %s against %s: %s", p1, p0, h2b_strerror(rv));
-        goto out;
+    if (scenario) {
+        if ((rv = judge_cell_files(merged[0], merged[1], judge, out, diag)) != H2B_OK)
+            goto out;
+    } else {
+        struct h2b_gate_set *set[2] = {NULL, NULL};
+        const char *p0 = merged[0], *p1 = merged[1];
+        rv = h2b_gate_set_load(&p0, 1, &set[0]);
+        if (rv == H2B_OK)
+            rv = h2b_gate_set_load(&p1, 1, &set[1]);
+        if (rv == H2B_OK)
+            rv = h2b_ab_judge(set[0], set[1], judge, out);
+        h2b_gate_set_del(set[0]);
+        h2b_gate_set_del(set[1]);
+        if (rv != H2B_OK) {
+            fail(diag, rv, "cannot judge %s against %s: %s", p1, p0, h2b_strerror(rv));
+            goto out;
+        }
     }
     char *md = NULL, mdpath[PATH_MAX];
     if (join(mdpath, sizeof(mdpath), outdir, "ab.md") && h2b_ab_render_md(*out, &md) == H2B_OK) {

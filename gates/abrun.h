@@ -32,7 +32,12 @@ struct h2b_ab_run_options {
     const char *base;      /* revision of the base (required) */
     const char *head;      /* revision of the head, or NULL / "worktree": the work tree as is */
     const char *build_cmd; /* NULL: CMake Release build of $H2B_AB_SRC into $H2B_AB_BUILD */
-    const char *bench;     /* NULL: bin/h2bench, run as "h2bench micro" */
+    const char *suite;     /* NULL or "micro": the micro benchmarks; else a scenario file
+                              whose matrix cells are compared (h2b_ab_judge_cells) */
+    const char *bench;     /* micro: the benchmark executable (NULL: bin/h2bench, run as
+                              "h2bench micro"); scenario: the server inside the built tree,
+                              the program of the scenario's command targets (NULL: each
+                              side's bin/h2bench runs the scenario as it is) */
     const char *work_dir;  /* NULL: the default cache directory above */
     const char *out_dir;   /* NULL: <work>/last */
     const char *filter;    /* --filter for the benchmarks (POSIX ERE), or NULL */
