@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "error.h"
 #include "fs.h"
+#include "peers.h"
 #include "probe.h"
 #include "runner.h"
 
@@ -34,7 +35,8 @@ static void usage(FILE *f)
             "                   --filter syntax), after warm-up: top symbols, DSO split and a\n"
             "                   flame graph per cell beside the results (docs/profiles.md)\n"
             "  --perf-record-client  profile the client too\n"
-            "  --peers-dir DIR  peer definitions (default $H2B_PEERS_DIR or servers/peers)\n"
+            "  --peers-dir DIR  peer definitions (default $H2B_PEERS_DIR, else\n"
+            "                   share/h2bench/peers beside the executable's bin/)\n"
             "  --progress       progress bar on stderr even when it is not a terminal\n"
             "  --no-progress    no progress bar\n\n"
             "Exit: 0 all cells ran, 2 malformed scenario or option (file:line:column),\n"
@@ -121,6 +123,15 @@ int h2b_cmd_run(int argc, char **argv)
         return H2B_EXIT_RUNTIME;
     }
     o.self = self;
+    char peers[PATH_MAX];
+    if (!o.peers_dir) {
+        if (h2b_peers_default_dir(peers, sizeof(peers)) != H2B_OK) {
+            fprintf(stderr, "h2bench run: cannot find the peers directory beside this executable "
+                            "(give --peers-dir)\n");
+            return H2B_EXIT_RUNTIME;
+        }
+        o.peers_dir = peers;
+    }
 
     if (h2b_probe_global_init() != H2B_OK) {
         fprintf(stderr, "h2bench run: libcurl initialisation failed\n");

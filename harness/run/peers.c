@@ -8,10 +8,30 @@
 #include "peers.h"
 
 #include "error.h"
+#include "fs.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef H2B_DATA_FROM_BIN
+#define H2B_DATA_FROM_BIN "../share/h2bench"
+#endif
+
+int h2b_peers_default_dir(char *buf, size_t size)
+{
+    const char *env = getenv("H2B_PEERS_DIR");
+    if (env && *env)
+        return (size_t)snprintf(buf, size, "%s", env) < size ? H2B_OK : H2B_ERR_RANGE;
+    char dir[PATH_MAX];
+    int rc = h2b_self_dir(dir, sizeof(dir));
+    if (rc != H2B_OK)
+        return rc;
+    return (size_t)snprintf(buf, size, "%s/%s/peers", dir, H2B_DATA_FROM_BIN) < size
+               ? H2B_OK
+               : H2B_ERR_RANGE;
+}
 
 void h2b_peers_del(struct h2b_peers *p)
 {

@@ -36,6 +36,12 @@ struct h2b_peer_vars {
     const char *dir; /* a private directory for this target: configuration, logs, pid */
 };
 
+/* The peers directory when --peers-dir is not given: $H2B_PEERS_DIR, else DATADIR/h2bench/peers
+ * relative to the running executable (PREFIX/share/h2bench/peers when installed; the build tree
+ * links build/share/h2bench to the sources). Writes it into buf. Returns H2B_OK, H2B_ERR_RANGE
+ * (buf too small) or H2B_ERR_SYS (/proc/self/exe unreadable). */
+int h2b_peers_default_dir(char *buf, size_t size);
+
 /* Builds the peer table from peers.json's parsed document. On a bad document returns
  * H2B_ERR_INVAL with the field path and message in path/msg. *out untouched on failure. */
 int h2b_peers_from_json(const json_t *doc, const char *dir, struct h2b_peers **out, char *path,

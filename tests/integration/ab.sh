@@ -9,8 +9,9 @@
 # Timing verdicts here are side by side in one run (ab interleaves base and head on one CPU);
 # the only timing assertion is "8x the work is slower than 1.5x", with a 50 % threshold.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/install_lib.sh"
 
-san=$("$H2BENCH" --version | sed -n 's/.*sanitizers \([a-z,;]*\).*/\1/p' | tr ';' ',')
+san=$(build_sanitizers)
 if [ -n "$san" ]; then
     # ab builds Release benchmarks and refuses to judge sanitizer results; the installed
     # sanitizer libraries would also need the consumer to carry the same flags.
@@ -19,8 +20,7 @@ if [ -n "$san" ]; then
     exit $?
 fi
 
-BUILD=$(cd "$BIN/.." && pwd)
-cmake --install "$BUILD" --prefix "$TMP/prefix" >"$TMP/install.log" 2>&1
+install_h2bench "$TMP/prefix"
 expect_eq "cmake --install" "$?" 0
 
 R=$TMP/repo

@@ -3,26 +3,18 @@
 # the build tree into a temporary prefix, configure the example's two files (taken from the
 # page) with find_package(h2bench), build it, run it, and check what it measures.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/install_lib.sh"
 
-BUILD=$(cd "$BIN/.." && pwd)
-cmake --install "$BUILD" --prefix "$TMP/prefix" >"$TMP/install.log" 2>&1
+install_h2bench "$TMP/prefix"
 expect_eq "cmake --install" "$?" 0
 expect_eq "config installed" "$(ls "$TMP"/prefix/lib*/cmake/h2bench/h2benchConfig.cmake | wc -l)" 1
 expect_eq "header installed" "$([ -f "$TMP/prefix/include/h2bench/micro.h" ] && echo yes)" yes
 
-# Extract the fenced blocks "```c mybench.c" and "```cmake CMakeLists.txt" from the doc.
-mkdir -p "$TMP/example"
-awk -v dir="$TMP/example" '
-    /^```[a-z]+ [A-Za-z0-9_.]+$/ { file = dir "/" $2; next }
-    /^```/ { file = ""; next }
-    file != "" { print > file }
-' "$SRC/docs/micro.md"
+extract_micro_example "$TMP/example"
 expect_eq "example files" "$(ls "$TMP/example" | tr '\n' ' ')" "CMakeLists.txt mybench.c "
 
-# A sanitizer build's libraries need the same sanitizer flags in the consumer.
-flags=""
-san=$("$H2BENCH" --version | sed -n 's/.*sanitizers \([a-z,;]*\).*/\1/p' | tr ';' ',')
-[ -n "$san" ] && flags="-fsanitize=$san"
+flags=$(consumer_cflags)
+san=$(build_sanitizers)
 cmake -S "$TMP/example" -B "$TMP/example/build" -DCMAKE_PREFIX_PATH="$TMP/prefix" \
     -DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS=$flags" >"$TMP/configure.log" 2>&1
 rc=$?
