@@ -64,21 +64,21 @@ static int judge(const char *a, const char *b, const struct h2b_ab_options *opt,
 {
     struct h2b_gate_set *sa = NULL, *sb = NULL;
     struct h2b_results_doc *da = NULL, *db = NULL;
-    struct h2b_diag d;
-    int rv = h2b_gate_set_load(&a, 1, &sa);
+    struct h2b_diag d = {0};
+    int rv = h2b_gate_set_load(&a, 1, &sa, &d);
     if (rv == H2B_OK)
-        rv = h2b_gate_set_load(&b, 1, &sb);
+        rv = h2b_gate_set_load(&b, 1, &sb, &d);
     if (rv == H2B_OK && (sa->count || sb->count)) {
         rv = h2b_ab_judge(sa, sb, opt, out);
     } else if (rv == H2B_OK) {
         rv = h2b_results_doc_load(a, &da, NULL, &d);
         if (rv == H2B_OK)
             rv = h2b_results_doc_load(b, &db, NULL, &d);
-        if (rv != H2B_OK)
-            h2b_diag_print(&d, stderr);
-        else if (da->matrix.n || db->matrix.n)
+        if (rv == H2B_OK && (da->matrix.n || db->matrix.n))
             rv = h2b_ab_judge_cells(da, a, db, b, opt, out);
     }
+    if (rv != H2B_OK && d.message[0])
+        h2b_diag_print(&d, stderr);
     h2b_results_doc_del(da);
     h2b_results_doc_del(db);
     h2b_gate_set_del(sa);
@@ -160,9 +160,13 @@ int h2b_cmd_compare(int argc, char **argv)
         return H2B_EXIT_USAGE;
     }
     struct h2b_compare_report *r = NULL;
-    int rv = h2b_compare_files(argv[optind], argv[optind + 1], &r);
-    if (rv != H2B_OK)
+    struct h2b_diag d = {0};
+    int rv = h2b_compare_files(argv[optind], argv[optind + 1], &r, &d);
+    if (rv != H2B_OK) {
+        if (d.message[0])
+            h2b_diag_print(&d, stderr);
         return h2b_exit_code(rv);
+    }
     char *text = NULL, *verdict = NULL, *verdict_md = NULL;
     int code = H2B_EXIT_RUNTIME;
     struct h2b_ab_report *v = NULL;

@@ -76,10 +76,18 @@ static int write_out(const char *path, const char *text)
     return H2B_EXIT_OK;
 }
 
-static int load_error(int rv)
+static void print_diag(void *arg, const struct h2b_diag *d)
 {
-    /* Parse errors were printed with file:line:column by the loaders. */
-    if (rv == H2B_ERR_NOMEM)
+    h2b_diag_print(d, arg);
+}
+
+/* The exit code of a loader's failure, its diagnostic (file:line:column) printed; d may be NULL
+ * for loaders that reported through print_diag already. */
+static int load_error(int rv, const struct h2b_diag *d)
+{
+    if (d && d->message[0])
+        h2b_diag_print(d, stderr);
+    else if (rv == H2B_ERR_NOMEM)
         fprintf(stderr, "h2bench gate: out of memory\n");
     return h2b_exit_code(rv);
 }
@@ -95,17 +103,19 @@ static bool same_file(const char *a, const char *b)
     return strcmp(ra, rb) == 0;
 }
 
+static void print_progress(void *arg, const char *line)
+{
+    fprintf(arg, "h2bench gate: %s\n", line);
+}
+
 static int propose(const char *const *results, size_t n_results, uint64_t runs,
-                   const struct h2b_gate_runner *runner, const char *filter, double headroom,
+                   struct h2b_gate_runner *runner, const char *filter, double headroom,
                    const char *date, const char *write, const char *ceilings_path)
 {
-    struct h2b_gate_set *sets[MAX_RUNS] = {0};
-    size_t n_sets = 0;
-    char tmpdir[] = "/tmp/h2b-propose-XXXXXX";
-    bool made_tmp = false;
     struct h2b_ceilings *proposal = NULL;
     char *text = NULL;
-    int code = H2B_EXIT_RUNTIME, rv;
+    struct h2b_diag d = {0};
+    int code = H2B_EXIT_RUNTIME;
 
     if (write && ceilings_path && same_file(write, ceilings_path)) {
         fprintf(stderr,
@@ -114,52 +124,25 @@ static int propose(const char *const *results, size_t n_results, uint64_t runs,
                 write);
         return H2B_EXIT_USAGE;
     }
-    for (size_t i = 0; i < n_results; i++) {
-        rv = h2b_gate_set_load(&results[i], 1, &sets[n_sets]);
-        if (rv != H2B_OK) {
-            code = load_error(rv);
-            goto out;
-        }
-        n_sets++;
-    }
-    if (runs && !mkdtemp(tmpdir)) {
-        perror("h2bench gate: mkdtemp");
-        goto out;
-    }
-    made_tmp = runs > 0;
-    for (uint64_t i = 0; i < runs; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/run-%llu.json", tmpdir, (unsigned long long)i + 1);
-        fprintf(stderr, "h2bench gate: proposal run %llu of %llu\n", (unsigned long long)i + 1,
-                (unsigned long long)runs);
-        rv = h2b_gate_runner_run(runner, filter, path);
-        if (rv == H2B_OK) {
-            const char *p = path;
-            rv = h2b_gate_set_load(&p, 1, &sets[n_sets]);
-        }
-        unlink(path);
-        if (rv != H2B_OK) {
-            fprintf(stderr, "h2bench gate: proposal run %llu failed: %s\n",
-                    (unsigned long long)i + 1, h2b_strerror(rv));
-            goto out;
-        }
-        n_sets++;
-    }
-    for (size_t i = 0; i < n_sets; i++) {
-        if (sets[i]->invalid) {
-            fprintf(stderr, "h2bench gate: cannot propose ceilings: %s\n", sets[i]->invalid);
-            code = H2B_EXIT_RUNTIME;
-            goto out;
-        }
-    }
     char tool[160];
     snprintf(tool, sizeof(tool), "h2bench %s %s, %s", H2B_VERSION, H2B_GIT_COMMIT, H2B_BUILD_TYPE);
-    struct h2b_gate_propose_options popt = {.headroom = headroom, .date = date, .tool = tool};
-    rv = h2b_gate_propose((const struct h2b_gate_set *const *)sets, n_sets, &popt, &proposal);
+    struct h2b_gate_propose_options popt = {.headroom = headroom,
+                                            .date = date,
+                                            .tool = tool,
+                                            .progress = print_progress,
+                                            .progress_arg = stderr};
+    int rv = h2b_gate_propose_from(results, n_results, (unsigned)runs, runner, filter, &popt,
+                                   &proposal, &d);
     if (rv == H2B_OK)
         rv = h2b_ceilings_to_json(proposal, &text);
     if (rv != H2B_OK) {
-        fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
+        if (!d.file[0])
+            fputs("h2bench gate: ", stderr);
+        if (d.message[0])
+            h2b_diag_print(&d, stderr);
+        else
+            fprintf(stderr, "%s\n", h2b_strerror(rv));
+        code = h2b_exit_code(rv);
         goto out;
     }
     fputs(text, stdout);
@@ -170,10 +153,6 @@ static int propose(const char *const *results, size_t n_results, uint64_t runs,
                 "ceilings by hand)\n",
                 write);
 out:
-    if (made_tmp)
-        rmdir(tmpdir);
-    for (size_t i = 0; i < n_sets; i++)
-        h2b_gate_set_del(sets[i]);
     h2b_ceilings_del(proposal);
     free(text);
     return code;
@@ -183,9 +162,9 @@ static int baselines_md(const char *ceilings_path, const char *out_path)
 {
     struct h2b_ceilings *c = NULL;
     char *md = NULL;
-    int rv = h2b_ceilings_load(ceilings_path, &c);
+    int rv = h2b_ceilings_load(ceilings_path, &c, print_diag, stderr);
     if (rv != H2B_OK)
-        return load_error(rv);
+        return load_error(rv, NULL);
     rv = h2b_ceilings_baselines_md(c, ceilings_path, &md);
     int code = rv == H2B_OK ? write_out(out_path, md) : H2B_EXIT_RUNTIME;
     free(md);
@@ -238,8 +217,8 @@ static int check_cells(const char *ceilings_path, const char *const *results, si
         goto out;
     }
     for (size_t i = 0; i < n_results && i < MAX_RESULTS; i++) {
-        if ((rv = h2b_gate_results_load(results[i], &docs[i])) != H2B_OK) {
-            code = load_error(rv);
+        if ((rv = h2b_results_doc_load(results[i], &docs[i], NULL, &d)) != H2B_OK) {
+            code = load_error(rv, &d);
             goto out;
         }
     }
@@ -267,11 +246,12 @@ static int check(const char *ceilings_path, const char *const *results, size_t n
     struct h2b_gate_report *r = NULL;
     char *text = NULL;
     int code;
-    int rv = h2b_ceilings_load(ceilings_path, &c);
+    struct h2b_diag d = {0};
+    int rv = h2b_ceilings_load(ceilings_path, &c, print_diag, stderr);
     if (rv == H2B_OK)
-        rv = h2b_gate_set_load(results, n_results, &s);
+        rv = h2b_gate_set_load(results, n_results, &s, &d);
     if (rv != H2B_OK) {
-        code = load_error(rv);
+        code = load_error(rv, &d);
         goto out;
     }
     if (opt->filter && !filter_selects(c, s, opt->filter)) {
@@ -501,6 +481,8 @@ int h2b_cmd_gate(int argc, char **argv)
     opt.rerun = h2b_gate_runner_rerun;
     opt.rerun_arg = &runner;
     int code = check(ceilings, results, n_results, &opt, md, junit, filter);
+    if (runner.diag.message[0])
+        fprintf(stderr, "h2bench gate: %s\n", runner.diag.message);
     if (filter)
         regfree(&re);
     return code;

@@ -713,9 +713,9 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
     } else {
         struct h2b_gate_set *set[2] = {NULL, NULL};
         const char *p0 = merged[0], *p1 = merged[1];
-        rv = h2b_gate_set_load(&p0, 1, &set[0]);
+        rv = h2b_gate_set_load(&p0, 1, &set[0], diag);
         if (rv == H2B_OK)
-            rv = h2b_gate_set_load(&p1, 1, &set[1]);
+            rv = h2b_gate_set_load(&p1, 1, &set[1], diag);
         if (rv == H2B_OK)
             rv = h2b_ab_judge(set[0], set[1], judge, out);
         h2b_gate_set_del(set[0]);

@@ -58,6 +58,8 @@ int h2b_metric_from_key(const char *key)
 struct parse {
     const struct h2b_json_src *src;
     int errors;
+    h2b_diag_fn report; /* every problem goes here (the CLI prints it); may be NULL */
+    void *arg;
 };
 
 static void bad(struct parse *p, const char *path, const char *fmt, ...)
@@ -72,7 +74,8 @@ static void bad(struct parse *p, const char *path, const char *fmt, ...)
     va_end(ap);
     struct h2b_diag d;
     h2b_diag_set(&d, p->src->file, p->src->text, path, "%s", msg);
-    h2b_diag_print(&d, stderr);
+    if (p->report)
+        p->report(p->arg, &d);
     p->errors++;
 }
 
@@ -453,9 +456,9 @@ static int fingerprint_to_json(const struct h2b_fingerprint *fp, json_t *root)
 /* ---------------------------------------------------------------- the file */
 
 int h2b_ceilings_from_json(const json_t *root, const struct h2b_json_src *src,
-                           struct h2b_ceilings **out)
+                           struct h2b_ceilings **out, h2b_diag_fn report, void *arg)
 {
-    struct parse p = {.src = src};
+    struct parse p = {.src = src, .report = report, .arg = arg};
     struct h2b_ceilings *c = NULL;
     int rv = h2b_ceilings_new(&c);
     if (rv != H2B_OK)
@@ -515,18 +518,19 @@ out_del:
     return rv;
 }
 
-int h2b_ceilings_load(const char *path, struct h2b_ceilings **out)
+int h2b_ceilings_load(const char *path, struct h2b_ceilings **out, h2b_diag_fn report, void *arg)
 {
     json_t *root = NULL;
     char *text = NULL;
     struct h2b_diag d;
     int rv = h2b_json_load(path, &root, &text, &d);
     if (rv != H2B_OK) {
-        h2b_diag_print(&d, stderr);
+        if (report)
+            report(arg, &d);
         return rv == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rv; /* unreadable input: the user's to fix */
     }
     struct h2b_json_src src = {.file = path, .text = text};
-    rv = h2b_ceilings_from_json(root, &src, out);
+    rv = h2b_ceilings_from_json(root, &src, out, report, arg);
     json_decref(root);
     free(text);
     return rv;

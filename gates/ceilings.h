@@ -105,16 +105,18 @@ struct h2b_ceilings {
 };
 
 /* Validates a parsed ceilings document. src gives the file name and its text, so that every
- * problem (wrong schema, wrong type, unknown metric, negative or missing max, empty why) is
- * printed to stderr as "file:line:column: path: message"; all problems are printed, not just the
- * first. Returns H2B_OK, H2B_ERR_PARSE or H2B_ERR_NOMEM; *out untouched on failure; the caller
- * owns *out. (The fuzz target feeds json_loadb output here.) */
+ * problem (wrong schema, wrong type, unknown metric, negative or missing max, empty why) goes to
+ * report(arg, diag) located at file:line:column with its path; all problems are reported, not
+ * just the first (report may be NULL; nothing is printed here). Returns H2B_OK, H2B_ERR_PARSE
+ * or H2B_ERR_NOMEM; *out untouched on failure; the caller owns *out. (The fuzz target feeds
+ * json_loadb output here.) */
 int h2b_ceilings_from_json(const json_t *root, const struct h2b_json_src *src,
-                           struct h2b_ceilings **out);
+                           struct h2b_ceilings **out, h2b_diag_fn report, void *arg);
 
-/* Reads, parses and validates path (syntax errors printed as file:line:column too). Returns
- * H2B_OK, H2B_ERR_IO, H2B_ERR_RANGE (file too large), H2B_ERR_PARSE or H2B_ERR_NOMEM. */
-int h2b_ceilings_load(const char *path, struct h2b_ceilings **out);
+/* Reads, parses and validates path (a syntax error reported as file:line:column too). Returns
+ * H2B_OK, H2B_ERR_NOTFOUND (cannot be read), H2B_ERR_RANGE (file too large), H2B_ERR_PARSE or
+ * H2B_ERR_NOMEM. */
+int h2b_ceilings_load(const char *path, struct h2b_ceilings **out, h2b_diag_fn report, void *arg);
 
 /* An empty set of ceilings to fill with h2b_ceilings_add (for proposals). */
 int h2b_ceilings_new(struct h2b_ceilings **out);

@@ -14,6 +14,7 @@
  * medians. Rejected: a separate gate command for cells (two exit codes to combine in CI).
  */
 #include "cells.h"
+#include "gate_int.h"
 
 #include "buf.h"
 #include "error.h"
@@ -237,22 +238,6 @@ static size_t find_cells(const struct h2b_results_doc *const *docs, const char *
     return n;
 }
 
-static int add_row(struct h2b_gate_report *r, const char *bench, struct h2b_gate_row **out)
-{
-    struct h2b_gate_row *rows = realloc(r->rows, (r->count + 1) * sizeof(*rows));
-    if (!rows)
-        return H2B_ERR_NOMEM;
-    r->rows = rows;
-    struct h2b_gate_row *row = &rows[r->count];
-    memset(row, 0, sizeof(*row));
-    row->metric = -1;
-    if (!(row->bench = strdup(bench)))
-        return H2B_ERR_NOMEM;
-    r->count++;
-    *out = row;
-    return H2B_OK;
-}
-
 /* The reason a budget is null: its "metric: reason" part of the budgets' note. */
 static void null_reason(const struct h2b_results_cell *c, const char *key, char *buf, size_t size)
 {
@@ -442,9 +427,9 @@ int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_result
             char bench[300];
             struct h2b_gate_row *row;
             snprintf(bench, sizeof(bench), "%s %s", e->key, keys[m]);
-            int rc = add_row(r, bench, &row);
-            if (rc)
-                return rc;
+            int rc;
+            if (!(row = h2b__gate_add_row(r, bench, -1)))
+                return H2B_ERR_NOMEM;
             struct h2b_buf ev = {0};
             if (n == 0) {
                 row->status = H2B_GATE_MISSING;
@@ -459,23 +444,7 @@ int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_result
             row->failing = row->status == H2B_GATE_NA ? strict : row->status != H2B_GATE_PASS;
             if ((rc = h2b_buf_finish(&ev, &row->evidence)))
                 return rc;
-            switch (row->status) {
-            case H2B_GATE_PASS:
-                r->passed++;
-                break;
-            case H2B_GATE_FAIL:
-                r->failed++;
-                break;
-            case H2B_GATE_MISSING:
-                r->missing++;
-                break;
-            case H2B_GATE_NA:
-                r->not_applicable++;
-                break;
-            default:
-                r->invalid++;
-                break;
-            }
+            h2b__gate_count_row(r, row);
         }
     }
     if (r->invalid || (strict && r->not_applicable))

@@ -355,15 +355,16 @@ static int compare_matrix(const struct h2b_results_doc *ma, const struct h2b_res
     return rv;
 }
 
-int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare_report **out)
+int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare_report **out,
+                      struct h2b_diag *diag)
 {
     struct h2b_results_doc *da = NULL, *db = NULL;
     struct h2b_gate_set *sa = NULL, *sb = NULL;
     struct h2b_compare_report *r = NULL;
     struct side xa = {0}, xb = {0};
-    int rv = h2b_gate_results_load(path_a, &da);
+    int rv = h2b_results_doc_load(path_a, &da, NULL, diag);
     if (rv == H2B_OK)
-        rv = h2b_gate_results_load(path_b, &db);
+        rv = h2b_results_doc_load(path_b, &db, NULL, diag);
     if (rv == H2B_OK)
         rv = h2b_gate_set_new(&sa);
     if (rv == H2B_OK)

@@ -12,6 +12,8 @@
 #ifndef H2B_COMPARE_H
 #define H2B_COMPARE_H
 
+#include "json.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -52,9 +54,11 @@ struct h2b_compare_report {
     size_t only_a, only_b; /* benchmarks and cells present in one file only */
 };
 
-/* Reads both files (h2b_results_read) and compares them. Malformed input: H2B_ERR_PARSE with
- * file:line:column on stderr; unreadable: H2B_ERR_IO; H2B_ERR_NOMEM. *out untouched on failure. */
-int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare_report **out);
+/* Reads both files (h2b_results_doc_load) and compares them. Malformed input: H2B_ERR_PARSE
+ * with diag at file:line:column; unreadable: H2B_ERR_IO; H2B_ERR_NOMEM. *out untouched on
+ * failure. */
+int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare_report **out,
+                      struct h2b_diag *diag);
 
 void h2b_compare_report_del(struct h2b_compare_report *r);
 

@@ -61,11 +61,6 @@ struct h2b_gate_set {
     struct h2b_fingerprint env; /* where the first results file was measured */
 };
 
-/* Loads and validates a results file (h2b_results_doc_load); a problem is printed as
- * file:line:column. *doc is the caller's on success (h2b_results_doc_del).
- * Returns H2B_OK or the codes of h2b_json_load (H2B_ERR_IO, H2B_ERR_PARSE, ...). */
-int h2b_gate_results_load(const char *path, struct h2b_results_doc **doc);
-
 /* An empty set. */
 int h2b_gate_set_new(struct h2b_gate_set **out);
 
@@ -73,11 +68,12 @@ int h2b_gate_set_new(struct h2b_gate_set **out);
  * H2B_ERR_NOMEM. */
 int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc);
 
-/* Reads the micro entries of every file in paths. A malformed file is reported as
- * file:line:column on stderr and returns H2B_ERR_PARSE; an unreadable one H2B_ERR_IO. Results
+/* Reads the micro entries of every file in paths (h2b_results_doc_load). A malformed file
+ * returns H2B_ERR_PARSE with diag at file:line:column; an unreadable one H2B_ERR_IO. Results
  * measured in a sanitizer or non-Release build load fine but set (*out)->invalid. *out
  * untouched on failure; caller owns it (h2b_gate_set_del). */
-int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **out);
+int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **out,
+                      struct h2b_diag *diag);
 
 /* Frees s (NULL is fine). */
 void h2b_gate_set_del(struct h2b_gate_set *s);
@@ -94,15 +90,18 @@ typedef int (*h2b_gate_rerun_fn)(void *arg, const char *const *names, size_t cou
 /* The default rerun: spawn `runner micro --filter '^(names)$' --profile PROFILE --json TMP`,
  * the runner's stdout going to stderr, then read TMP. */
 struct h2b_gate_runner {
-    const char *path;    /* executable; NULL: h2bench next to /proc/self/exe */
-    const char *profile; /* NULL: "ci" */
-    const char *cpu;     /* passed as --cpu (pin the runner and its forks), or NULL */
+    const char *path;     /* executable; NULL: h2bench next to /proc/self/exe */
+    const char *profile;  /* NULL: "ci" */
+    const char *cpu;      /* passed as --cpu (pin the runner and its forks), or NULL */
+    struct h2b_diag diag; /* h2b_gate_runner_rerun: why the last re-run failed ("" if none) */
 };
 int h2b_gate_runner_rerun(void *runner, const char *const *names, size_t count, double *p99_out);
 
 /* Runs `runner micro --profile PROFILE --json out_path [--cpu N] [--filter filter]` once. Returns
- * H2B_OK, H2B_ERR_SYS (spawn failed) or H2B_ERR_UNSUPPORTED (the runner exited non-zero). */
-int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, const char *out_path);
+ * H2B_OK, H2B_ERR_SYS (spawn failed) or H2B_ERR_UNSUPPORTED (the runner exited non-zero or was
+ * killed), diag saying which. */
+int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, const char *out_path,
+                        struct h2b_diag *diag);
 
 /* Resolves the runner path into buf (r->path or the h2bench beside /proc/self/exe). */
 int h2b_gate_runner_path(const struct h2b_gate_runner *r, char *buf, size_t size);
@@ -162,6 +161,15 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
 
 void h2b_gate_report_del(struct h2b_gate_report *r);
 
+/* The one vocabulary of gate statuses, for every renderer of gate rows (the gate's table,
+ * markdown and JUnit, and the report, report/md.c): word for terminals ("PASS", "N/A!" when a
+ * not-applicable row fails under --strict), icon for markdown ("✅"), phrase for prose
+ * ("exceeded", "invalid: cannot be judged"). Static strings. */
+struct h2b_gate_words {
+    const char *word, *icon, *phrase;
+};
+const struct h2b_gate_words *h2b_gate_status_words(enum h2b_gate_status s, bool failing);
+
 /* Renderers: a malloc'd string in *out (caller frees). H2B_OK or H2B_ERR_NOMEM. */
 int h2b_gate_render_table(const struct h2b_gate_report *r, char **out);
 int h2b_gate_render_md(const struct h2b_gate_report *r, char **out);
@@ -175,6 +183,9 @@ struct h2b_gate_propose_options {
     double headroom;  /* 0.35: p99 ceiling = worst observed robust p99 * (1 + headroom) */
     const char *date; /* "2026-11-30" for the why lines; NULL: today (UTC) */
     const char *tool; /* e.g. "h2bench 0.1.0 abc123", in the why lines; may be NULL */
+    /* h2b_gate_propose_from: "proposal run 2 of 5" lines; may be NULL */
+    void (*progress)(void *arg, const char *line);
+    void *progress_arg;
 };
 
 /* Proposes ceilings from runs (one results file per run, count >= 1): per benchmark, an exact
@@ -185,5 +196,16 @@ struct h2b_gate_propose_options {
  * over the runs). Returns H2B_OK, H2B_ERR_INVAL (no runs) or H2B_ERR_NOMEM. */
 int h2b_gate_propose(const struct h2b_gate_set *const *runs, size_t count,
                      const struct h2b_gate_propose_options *opt, struct h2b_ceilings **out);
+
+/* The whole `h2bench gate --propose` workflow: the micro entries of the results files (paths,
+ * n of them) plus `runs` fresh runs of runner (h2b_gate_runner_run with filter, each in a
+ * private temporary directory, removed after), then h2b_gate_propose over all of them. A run
+ * measured in a sanitizer or non-Release build cannot propose ceilings. Returns H2B_OK with *out,
+ * H2B_ERR_INVAL (nothing to propose from), the loaders' codes (diag at file:line:column),
+ * H2B_ERR_UNSUPPORTED (a run failed or is invalid: diag says which), H2B_ERR_SYS, NOMEM. */
+int h2b_gate_propose_from(const char *const *paths, size_t n, unsigned runs,
+                          const struct h2b_gate_runner *runner, const char *filter,
+                          const struct h2b_gate_propose_options *opt, struct h2b_ceilings **out,
+                          struct h2b_diag *diag);
 
 #endif

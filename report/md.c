@@ -330,23 +330,11 @@ static void fmt_metric(enum h2b_metric m, double v, char *buf, size_t n)
         h2b__fmt_count(v, buf, n);
 }
 
-static const char *gate_verdict(enum h2b_gate_status s)
+/* The gate's own words for a status (h2b_gate_status_words), as "icon phrase". */
+static void gate_verdict(const struct h2b_gate_row *r, char *buf, size_t n)
 {
-    switch (s) {
-    case H2B_GATE_PASS:
-        return "✅ pass";
-    case H2B_GATE_FAIL:
-        return "❌ exceeded";
-    case H2B_GATE_MISSING:
-        return "❌ missing from the results";
-    case H2B_GATE_UNGATED:
-        return "no ceiling";
-    case H2B_GATE_INVALID:
-        return "⚠️ cannot judge";
-    case H2B_GATE_NA:
-        return "not applicable (ceiling set on another machine or build)";
-    }
-    return "?";
+    const struct h2b_gate_words *w = h2b_gate_status_words(r->status, r->failing);
+    snprintf(buf, n, "%s %s", w->icon, w->phrase);
 }
 
 /* The verdict of the gate engine (h2bench gate without its confirmation re-runs), so the report
@@ -358,8 +346,9 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
         return;
     h2b_buf_puts(o, "\n## Gated hot paths\n\n");
     if (g->invalid_reason) {
-        h2b_buf_printf(o, "**⚠️ These results cannot be gated: %s.** Ceilings from `%s`.\n",
-                       g->invalid_reason, h2b__basename(rep->opt->ceilings));
+        h2b_buf_printf(o, "**%s These results cannot be gated: %s.** Ceilings from `%s`.\n",
+                       h2b_gate_status_words(H2B_GATE_INVALID, true)->icon, g->invalid_reason,
+                       h2b__basename(rep->opt->ceilings));
         return;
     }
     int total = g->passed + g->failed + g->missing + g->invalid;
@@ -409,9 +398,11 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
             for (int m = 0; m < H2B_METRIC_COUNT && !why[0]; m++)
                 why = cb->metric[m].set ? cb->metric[m].why : "";
         }
+        char verdict[128];
+        gate_verdict(r, verdict, sizeof(verdict));
         h2b_buf_printf(o, "| `%s` | %s | %s | %s%s | %s | %s | %s |\n", r->bench, label, lim, cur,
                        r->metric == H2B_METRIC_P99_NS && r->has_current ? " (best fork)" : "", head,
-                       gate_verdict(r->status), why);
+                       verdict, why);
     }
     if (ungated) {
         h2b_buf_puts(o, "\nNo ceiling (reported, not gated):");

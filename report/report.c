@@ -219,19 +219,39 @@ static int commit(const char *tmp, const char *dir, char *err, size_t errlen)
     return H2B_OK;
 }
 
+/* A loader's diagnostic as err text: "file:line:column: message" (or the code's words). */
+static void diag_text(const struct h2b_diag *d, const char *what, int rc, char *err, size_t errlen)
+{
+    if (d->file[0] && d->line > 0)
+        snprintf(err, errlen, "%s:%d:%d: %s", d->file, d->line, d->column, d->message);
+    else if (d->message[0])
+        snprintf(err, errlen, "%s: %s", d->file[0] ? d->file : what, d->message);
+    else
+        snprintf(err, errlen, "%s: %s", what, h2b_strerror(rc));
+}
+
+/* Keeps the first problem a ceilings loader reports (it reports every one). */
+static void first_diag(void *arg, const struct h2b_diag *d)
+{
+    struct h2b_diag *first = arg;
+    if (!first->message[0])
+        *first = *d;
+}
+
 /* The gate engine's verdict on the head run (no confirmation re-runs: a report measures
- * nothing). Its loaders print file:line:column diagnostics to stderr themselves. */
+ * nothing). */
 static int gate_head(struct h2b__report *rep, char *err, size_t errlen)
 {
     const char *head = rep->opt->results[rep->opt->n_results - 1];
     struct h2b_gate_set *set = NULL;
-    int rc = h2b_ceilings_load(rep->opt->ceilings, &rep->ceil);
+    struct h2b_diag d = {0};
+    int rc = h2b_ceilings_load(rep->opt->ceilings, &rep->ceil, first_diag, &d);
     if (rc) {
-        snprintf(err, errlen, "%s: %s (see above)", rep->opt->ceilings, h2b_strerror(rc));
+        diag_text(&d, rep->opt->ceilings, rc, err, errlen);
         return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
     }
-    if ((rc = h2b_gate_set_load(&head, 1, &set))) {
-        snprintf(err, errlen, "%s: %s (see above)", head, h2b_strerror(rc));
+    if ((rc = h2b_gate_set_load(&head, 1, &set, &d))) {
+        diag_text(&d, head, rc, err, errlen);
         return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
     }
     struct h2b_gate_options gopt = {.strict = false, .confirm = 0};
@@ -260,10 +280,10 @@ static int load_all(struct h2b__report *rep, char *err, size_t errlen)
     if (o->ceilings && (rc = gate_head(rep, err, errlen)))
         return rc;
     if (o->compare) {
-        rc = h2b_compare_files(o->compare, o->results[o->n_results - 1], &rep->compare);
+        struct h2b_diag d = {0};
+        rc = h2b_compare_files(o->compare, o->results[o->n_results - 1], &rep->compare, &d);
         if (rc) {
-            snprintf(err, errlen, "comparing %s with %s: %s (see above)", o->compare,
-                     o->results[o->n_results - 1], h2b_strerror(rc));
+            diag_text(&d, o->compare, rc, err, errlen);
             return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
         }
     }

@@ -27,6 +27,10 @@ struct h2b_diag {
     char message[512];
 };
 
+/* Where a library hands each problem it finds when it reports every one, not only the first
+ * (a ceilings file's): the CLI prints them, a library caller keeps the first. May be NULL. */
+typedef void (*h2b_diag_fn)(void *arg, const struct h2b_diag *d);
+
 /* Where a document came from, for locating paths in diagnostics. Both may be NULL (a document
  * built in memory): diagnostics then name the path without a line. Borrowed. */
 struct h2b_json_src {

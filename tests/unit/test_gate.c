@@ -77,7 +77,7 @@ static void test_ceilings_round_trip(void)
     json_error_t err;
     json_t *root = json_loads(text, 0, &err);
     struct h2b_json_src src = {.file = "memory", .text = text};
-    CHECK_EQ_INT(h2b_ceilings_from_json(root, &src, &back), H2B_OK);
+    CHECK_EQ_INT(h2b_ceilings_from_json(root, &src, &back, NULL, NULL), H2B_OK);
     const struct h2b_ceiling_bench *e = back ? h2b_ceilings_find(back, "x/y") : NULL;
     CHECK(e && e->metric[H2B_METRIC_BYTES_PER_OP].max == 192);
     CHECK(e && e->metric[H2B_METRIC_P99_NS].max == 1234.5);

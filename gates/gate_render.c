@@ -1,0 +1,232 @@
+/*
+ * gate_render.c - the gate's verdict as a terminal table, markdown and JUnit XML (gate.h), and
+ * the one vocabulary of gate statuses (h2b_gate_status_words) the report uses too.
+ *
+ * Approach: renderers are pure functions of a finished struct h2b_gate_report, so the three
+ * outputs cannot disagree about the verdict. Strings from results and ceilings files pass
+ * through the escaping function of their consumer (h2b_buf_md, h2b_buf_xml).
+ * Rejected: each consumer naming the statuses itself (the report said "cannot judge" where the
+ * gate said "INVALID").
+ */
+#include "gate.h"
+#include "gate_int.h"
+#include "buf.h"
+#include "error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Indexed by enum h2b_gate_status; [1] is the failing variant where a status can be both. */
+static const struct h2b_gate_words words[][2] = {
+    [H2B_GATE_PASS] = {{"PASS", "✅", "pass"}, {"PASS", "✅", "pass"}},
+    [H2B_GATE_FAIL] = {{"FAIL", "❌", "exceeded"}, {"FAIL", "❌", "exceeded"}},
+    [H2B_GATE_MISSING] = {{"MISSING", "❌", "missing from the results"},
+                          {"MISSING", "❌", "missing from the results"}},
+    [H2B_GATE_UNGATED] = {{"ungated", "➖", "no ceiling"},
+                          {"UNGATED!", "❌", "no ceiling (--strict)"}},
+    [H2B_GATE_INVALID] = {{"INVALID", "⛔", "invalid: cannot be judged"},
+                          {"INVALID", "⛔", "invalid: cannot be judged"}},
+    [H2B_GATE_NA] = {{"n/a", "➖", "not applicable (ceiling set on another machine or build)"},
+                     {"N/A!", "❌", "not applicable (--strict: invalid)"}},
+};
+
+const struct h2b_gate_words *h2b_gate_status_words(enum h2b_gate_status s, bool failing)
+{
+    if ((unsigned)s >= sizeof(words) / sizeof(words[0]))
+        s = H2B_GATE_INVALID;
+    return &words[s][failing ? 1 : 0];
+}
+
+static const char *status_word(const struct h2b_gate_row *row)
+{
+    return h2b_gate_status_words(row->status, row->failing)->word;
+}
+
+static const char *metric_label(const struct h2b_gate_row *row)
+{
+    return row->metric < 0 ? "-" : h2b_metric_label(row->metric);
+}
+
+static void fmt_value(char *buf, size_t size, bool has, double v, int metric)
+{
+    if (!has)
+        snprintf(buf, size, "-");
+    else if (metric == H2B_METRIC_P99_NS)
+        snprintf(buf, size, "%.0f ns", v);
+    else
+        snprintf(buf, size, "%.10g", v);
+}
+
+static void fmt_delta(char *buf, size_t size, const struct h2b_gate_row *row)
+{
+    if (!row->has_baseline || !row->has_current)
+        snprintf(buf, size, "-");
+    else if (row->current == row->baseline)
+        snprintf(buf, size, "0%%");
+    else if (row->baseline == 0)
+        snprintf(buf, size, row->current == 0 ? "0%%" : "+%.15g", row->current);
+    else if (fabs(row->current - row->baseline) < 0.0005 * fabs(row->baseline))
+        snprintf(buf, size, "0%%");
+    else
+        snprintf(buf, size, "%+.1f%%", (row->current - row->baseline) / row->baseline * 100.0);
+}
+
+static void verdict_line(struct h2b_buf *b, const struct h2b_gate_report *r, bool md)
+{
+    if (r->invalid_reason) {
+        h2b_buf_printf(b, "%sINVALID: measurement cannot be gated: %s", md ? "⛔ " : "",
+                       r->invalid_reason);
+        return;
+    }
+    const char *word = r->exit_code == 0 ? "PASS" : r->exit_code == 1 ? "FAIL" : "INVALID";
+    const char *icon = r->exit_code == 0 ? "✅ " : r->exit_code == 1 ? "❌ " : "⛔ ";
+    h2b_buf_printf(b, "%s%s: %d passed, %d exceeded, %d missing, %d ungated, %d invalid",
+                   md ? icon : "", word, r->passed, r->failed, r->missing, r->ungated, r->invalid);
+    if (r->not_applicable)
+        h2b_buf_printf(b, ", %d not applicable (ceilings set on another machine or build)",
+                       r->not_applicable);
+    if (r->confirm_runs)
+        h2b_buf_printf(b, " (%d confirmation re-run%s)", r->confirm_runs,
+                       r->confirm_runs == 1 ? "" : "s");
+}
+
+int h2b_gate_render_table(const struct h2b_gate_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    size_t wb = strlen("benchmark");
+    for (size_t i = 0; i < r->count; i++) {
+        size_t n = strlen(r->rows[i].bench);
+        wb = n > wb ? n : wb;
+    }
+    if (r->count) {
+        h2b_buf_printf(&b, "%-8s  %-*s  %-9s  %10s  %10s  %10s  %8s  %s\n", "status", (int)wb,
+                       "benchmark", "metric", "baseline", "ceiling", "current", "delta",
+                       "evidence");
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const struct h2b_gate_row *row = &r->rows[i];
+        char base[32], ceil_[32], cur[32], delta[32];
+        fmt_value(base, sizeof(base), row->has_baseline, row->baseline, row->metric);
+        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
+        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
+        fmt_delta(delta, sizeof(delta), row);
+        h2b_buf_printf(&b, "%-8s  %-*s  %-9s  %10s  %10s  %10s  %8s  %s\n", status_word(row),
+                       (int)wb, row->bench, metric_label(row), base, ceil_, cur, delta,
+                       row->evidence ? row->evidence : "");
+    }
+    verdict_line(&b, r, false);
+    h2b_buf_printf(&b, "\n");
+    return h2b_buf_finish(&b, out);
+}
+
+int h2b_gate_render_md(const struct h2b_gate_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    h2b_buf_printf(&b, "## h2bench gate: ");
+    verdict_line(&b, r, true);
+    h2b_buf_printf(&b, "\n\n");
+    if (r->count) {
+        h2b_buf_printf(&b,
+                       "| | Benchmark | Metric | Baseline | Ceiling | Current | Δ | Evidence |\n"
+                       "|---|---|---|---:|---:|---:|---:|---|\n");
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const struct h2b_gate_row *row = &r->rows[i];
+        char base[32], ceil_[32], cur[32], delta[32];
+        fmt_value(base, sizeof(base), row->has_baseline, row->baseline, row->metric);
+        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
+        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
+        fmt_delta(delta, sizeof(delta), row);
+        const char *icon = h2b_gate_status_words(row->status, row->failing)->icon;
+        h2b_buf_printf(&b, "| %s | `", icon);
+        h2b_buf_md(&b, row->bench);
+        h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | ", metric_label(row), base, ceil_, cur,
+                       delta);
+        h2b_buf_md(&b, row->evidence ? row->evidence : "");
+        h2b_buf_printf(&b, " |\n");
+    }
+    if (r->exit_code == 1) {
+        h2b_buf_printf(&b, "\nTo accept an intended change: `h2bench gate --propose --runs 5 "
+                           "--write proposal.json`, review it, and copy the changed ceilings "
+                           "into `gates/ceilings.json` with their why lines.\n");
+    }
+    return h2b_buf_finish(&b, out);
+}
+
+int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    int failures = r->failed + r->missing + (r->invalid_reason ? 1 : 0);
+    int errors = r->invalid;
+    int skipped = 0;
+    for (size_t i = 0; i < r->count; i++) {
+        if (r->rows[i].status == H2B_GATE_UNGATED) {
+            if (r->rows[i].failing)
+                failures++;
+            else
+                skipped++;
+        }
+        if (r->rows[i].status == H2B_GATE_NA) {
+            if (r->rows[i].failing)
+                errors++;
+            else
+                skipped++;
+        }
+    }
+    size_t tests = r->count + (r->invalid_reason ? 1 : 0);
+    h2b_buf_printf(&b,
+                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                   "<testsuites name=\"h2bench gate\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" "
+                   "skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n"
+                   "  <testsuite name=\"h2bench.gate\" tests=\"%zu\" failures=\"%d\" "
+                   "errors=\"%d\" skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n",
+                   tests, failures, errors, skipped, r->elapsed_s, r->started, tests, failures,
+                   errors, skipped, r->elapsed_s, r->started);
+    if (r->invalid_reason) {
+        h2b_buf_printf(&b, "    <testcase classname=\"h2bench.gate\" name=\"measurement\">\n"
+                           "      <failure message=\"");
+        h2b_buf_xml(&b, r->invalid_reason);
+        h2b_buf_printf(&b, "\" type=\"invalid\"/>\n    </testcase>\n");
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const struct h2b_gate_row *row = &r->rows[i];
+        h2b_buf_printf(&b, "    <testcase classname=\"");
+        h2b_buf_xml(&b, row->bench);
+        /* the gate judges numbers measured before it ran: a row takes no time of its own */
+        h2b_buf_printf(&b, "\" name=\"%s\" time=\"0.000\">",
+                       row->metric < 0 ? "present" : h2b_metric_key(row->metric));
+        char cur[32], ceil_[32];
+        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
+        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
+        const char *tag = NULL, *type = NULL;
+        if (row->status == H2B_GATE_INVALID || (row->status == H2B_GATE_NA && row->failing))
+            tag = "error", type = row->status == H2B_GATE_NA ? "not-applicable" : "invalid";
+        else if (row->failing)
+            tag = "failure", type = row->status == H2B_GATE_MISSING   ? "missing"
+                                    : row->status == H2B_GATE_UNGATED ? "ungated"
+                                                                      : "exceeded";
+        if (tag) {
+            h2b_buf_printf(&b, "\n      <%s type=\"%s\" message=\"", tag, type);
+            h2b_buf_xml(&b, row->bench);
+            h2b_buf_printf(&b, " %s: current %s, ceiling %s\">", metric_label(row), cur, ceil_);
+            h2b_buf_xml(&b, row->evidence ? row->evidence : "");
+            h2b_buf_printf(&b, "</%s>\n    ", tag);
+        } else if (row->status == H2B_GATE_UNGATED) {
+            h2b_buf_printf(&b, "\n      <skipped message=\"no ceiling\"/>\n    ");
+        } else if (row->status == H2B_GATE_NA) {
+            h2b_buf_printf(&b, "\n      <skipped message=\"");
+            h2b_buf_xml(&b, row->evidence ? row->evidence : "not applicable");
+            h2b_buf_printf(&b, "\"/>\n    ");
+        } else {
+            h2b_buf_printf(&b, "\n      <system-out>");
+            h2b_buf_printf(&b, "current %s, ceiling %s; ", cur, ceil_);
+            h2b_buf_xml(&b, row->evidence ? row->evidence : "");
+            h2b_buf_printf(&b, "</system-out>\n    ");
+        }
+        h2b_buf_printf(&b, "</testcase>\n");
+    }
+    h2b_buf_printf(&b, "  </testsuite>\n</testsuites>\n");
+    return h2b_buf_finish(&b, out);
+}
