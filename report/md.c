@@ -27,17 +27,6 @@
 #define MAX_REPEATS 256
 #define B(x) char x[64]
 
-static void chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind)
-{
-    if (!rep->charts_rendered)
-        return;
-    for (size_t i = 0; i < rep->n_charts; i++) {
-        const struct h2b__chart *c = &rep->charts[i];
-        if (c->kind == kind)
-            h2b_buf_printf(o, "\n![%s](%s.png) ([SVG](%s.svg))\n", c->alt, c->name, c->name);
-    }
-}
-
 static const char *env_str(const struct h2b_rdata_results *r, const char *key)
 {
     json_t *v = json_object_get(r->env, key);
@@ -319,7 +308,7 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
         free(labels);
         free(lp);
     }
-    chart(rep, o, H2B__CHART_MICRO);
+    h2b__report_chart(rep, o, H2B__CHART_MICRO);
 }
 
 static void fmt_metric(enum h2b_metric m, double v, char *buf, size_t n)
@@ -608,7 +597,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
         }
         h2b_buf_puts(o, "\n");
     }
-    chart(rep, o, H2B__CHART_RPS);
+    h2b__report_chart(rep, o, H2B__CHART_RPS);
 
     h2b_buf_puts(o, "\n### Latency\n\n| Connections | Requested/effective streams |");
     for (size_t t = 0; t < rep->n_targets; t++)
@@ -651,7 +640,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
                             "histograms to merge)");
         h2b_buf_puts(o, ".\n");
     }
-    chart(rep, o, H2B__CHART_LATENCY);
+    h2b__report_chart(rep, o, H2B__CHART_LATENCY);
     resources(rep, o);
 
     failures_and_notes(r, o);
@@ -816,12 +805,7 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
         B(z);
         h2b_buf_printf(o, " %s |\n", h2b__fmt_ratio(peak[nr - 1], peak[0], z, 64));
     }
-    chart(rep, o, H2B__CHART_HISTORY);
-}
-
-void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind)
-{
-    chart(rep, o, kind);
+    h2b__report_chart(rep, o, H2B__CHART_HISTORY);
 }
 
 /* A markdown table cell: '|' and line breaks escaped by the one markdown escaper. */

@@ -27,18 +27,6 @@ static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                      "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 #define N_COLORS (sizeof(colors) / sizeof(colors[0]))
 
-/* A string field of a data file (read by gnuplot's data parser, never executed): double quotes,
- * without the characters that would end the field or the line. Scripts use h2b_chart_quote. */
-static void dat_quoted(struct h2b_buf *b, const char *s)
-{
-    h2b_buf_puts(b, "\"");
-    for (; *s; s++) {
-        if (*s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
-            h2b_buf_append(b, s, 1);
-    }
-    h2b_buf_puts(b, "\"");
-}
-
 /* A "# ..." comment line of a data file: s without control characters. */
 static void dat_comment(struct h2b_buf *b, const char *s)
 {
@@ -46,54 +34,8 @@ static void dat_comment(struct h2b_buf *b, const char *s)
         h2b_buf_append(b, (unsigned char)*s < 0x20 ? " " : s, 1);
 }
 
-static int save(const char *dir, const char *name, const char *ext, struct h2b_buf *b)
-{
-    if (h2b_buf_error(b))
-        return h2b_buf_error(b);
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return H2B_ERR_IO;
-    size_t n = b->len;
-    bool ok = fwrite(h2b_buf_str(b), 1, n, f) == n;
-    if (fclose(f) != 0 || !ok)
-        return H2B_ERR_IO;
-    return H2B_OK;
-}
-
-static struct h2b__chart *add_chart(struct h2b__report *rep, enum h2b__chart_kind kind,
-                                    const char *name, const char *alt)
-{
-    if (rep->n_charts == H2B__REPORT_MAX_CHARTS)
-        return NULL;
-    struct h2b__chart *c = &rep->charts[rep->n_charts++];
-    c->kind = kind;
-    snprintf(c->name, sizeof(c->name), "%s", name);
-    snprintf(c->alt, sizeof(c->alt), "%s", alt);
-    return c;
-}
-
-/* Writes NAME.dat and NAME.gp and records the chart. */
-static int emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
-                const char *name, const char *tmpl, const char *title, struct h2b_buf *data,
-                const struct h2b_chart_var *vars, size_t nvars)
-{
-    struct h2b_buf script;
-    h2b_buf_init(&script);
-    int rc = h2b_chart_script(name, tmpl, title, vars, nvars, &script);
-    if (rc == H2B_OK)
-        rc = save(dir, name, "dat", data);
-    if (rc == H2B_OK)
-        rc = save(dir, name, "gp", &script);
-    if (rc == H2B_OK && add_chart(rep, kind, name, title) == NULL)
-        rc = H2B_ERR_RANGE;
-    h2b_buf_free(&script);
-    return rc;
-}
-
-/* emit() for the line charts whose template takes an x range, x tics and plot clauses (req/s
- * against connections, history across runs); a failed buffer fails the chart. */
+/* h2b__report_emit() for the line charts whose template takes an x range, x tics and plot clauses
+ * (req/s against connections, history across runs); a failed buffer fails the chart. */
 static int emit_lines(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
                       const char *name, const char *title, struct h2b_buf *data, const char *xmin,
                       const char *xmax, struct h2b_buf *xtics, struct h2b_buf *plot)
@@ -102,7 +44,7 @@ static int emit_lines(struct h2b__report *rep, const char *dir, enum h2b__chart_
         {"XMIN", xmin}, {"XMAX", xmax}, {"XTICS", h2b_buf_str(xtics)}, {"PLOT", h2b_buf_str(plot)}};
     int rc = h2b_buf_error(plot) ? h2b_buf_error(plot) : h2b_buf_error(xtics);
     if (rc == H2B_OK)
-        rc = emit(rep, dir, kind, name, name, title, data, vars, 4);
+        rc = h2b__report_emit(rep, dir, kind, name, name, title, data, vars, 4);
     return rc;
 }
 
@@ -124,7 +66,7 @@ static int plot_micro(struct h2b__report *rep, const char *dir)
     h2b_buf_puts(&data, "# benchmark ns_per_op p99_ns\n");
     for (size_t i = 0; i < r->n_micro; i++) {
         const struct h2b_rdata_micro *m = &r->micro[i];
-        dat_quoted(&data, m->name);
+        h2b__report_dat_quoted(&data, m->name);
         h2b_buf_printf(&data, " %.6g", m->ns_per_op > 0 ? m->ns_per_op : NAN);
         if (m->p99_ns > 0)
             h2b_buf_printf(&data, " %.6g\n", m->p99_ns);
@@ -140,8 +82,8 @@ static int plot_micro(struct h2b__report *rep, const char *dir)
     struct h2b_chart_var vars[] = {{"YMIN", ybuf}, {"PLOT", h2b_buf_str(&plot)}};
     int rc = h2b_buf_error(&plot);
     if (rc == H2B_OK)
-        rc = emit(rep, dir, H2B__CHART_MICRO, "micro", "micro",
-                  "Component suite: ns/op and p99 per benchmark", &data, vars, 2);
+        rc = h2b__report_emit(rep, dir, H2B__CHART_MICRO, "micro", "micro",
+                              "Component suite: ns/op and p99 per benchmark", &data, vars, 2);
     h2b_buf_free(&data);
     h2b_buf_free(&plot);
     return rc;
@@ -299,7 +241,7 @@ static int plot_latency_cell(struct h2b__report *rep, const char *dir, struct h2
         {"XMAX", xbuf}, {"UNIT", unit == 1e6 ? "ms" : "µs"}, {"PLOT", h2b_buf_str(&plot)}};
     rc = h2b_buf_error(&plot);
     if (rc == H2B_OK)
-        rc = emit(rep, dir, H2B__CHART_LATENCY, name, "latency", title, &data, vars, 3);
+        rc = h2b__report_emit(rep, dir, H2B__CHART_LATENCY, name, "latency", title, &data, vars, 3);
     h2b_buf_free(&data);
     h2b_buf_free(&plot);
 out:
@@ -421,18 +363,6 @@ out:
     h2b_buf_free(&plot);
     h2b_buf_free(&xtics);
     return rc;
-}
-
-void h2b__report_dat_quoted(struct h2b_buf *b, const char *s)
-{
-    dat_quoted(b, s);
-}
-
-int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
-                     const char *name, const char *tmpl, const char *title, struct h2b_buf *data,
-                     const struct h2b_chart_var *vars, size_t nvars)
-{
-    return emit(rep, dir, kind, name, tmpl, title, data, vars, nvars);
 }
 
 int h2b__report_plots(struct h2b__report *rep, const char *dir)

@@ -1,10 +1,14 @@
 /*
  * report_int.h - internals shared by the report's source files (report.c orchestrates, md.c
- * writes the markdown, plots.c writes the chart data and scripts, fmt.c formats numbers).
+ * writes the markdown, plots.c writes the chart data and scripts, profiles.c the Profiles
+ * section, emit.c the chart primitives they share, groups.c the queries over a results file,
+ * fmt.c formats numbers). Calls run one way: report.c -> md.c, plots.c -> profiles.c ->
+ * emit.c, groups.c, fmt.c; nothing calls back up.
  */
 #ifndef H2B_REPORT_INT_H
 #define H2B_REPORT_INT_H
 
+#include "groups.h"
 #include "rdata.h"
 #include "report.h"
 #include "buf.h"
@@ -35,12 +39,6 @@ struct h2b__chart {
     char alt[192]; /* alt text and caption */
 };
 
-/* One row of the matrix tables: a (connections, requested streams) pair. */
-struct h2b__cellkey {
-    long connections;
-    long streams;
-};
-
 struct h2b__report {
     const struct h2b_report_options *opt;
     struct h2b_rdata_results **runs; /* n_runs, oldest first */
@@ -65,40 +63,6 @@ struct h2b__report {
     char profile_note[1024];   /* what could not be drawn, and why */
 };
 
-/* Distinct targets and (connections, streams) keys of r, allocated into *targets / *keys. */
-int h2b__report_index(const struct h2b_rdata_results *r, const char ***targets, size_t *n_targets,
-                      struct h2b__cellkey **keys, size_t *n_keys);
-
-/* What h2b__report_group collects from each repeat. */
-enum h2b__group_metric {
-    H2B__GROUP_RPS,
-    H2B__GROUP_P50,
-    H2B__GROUP_P99,
-    H2B__GROUP_SERVER_NS_PER_REQ, /* server CPU time per request, ns */
-    H2B__GROUP_SERVER_RSS_KIB
-};
-
-/* Values of one matrix group: the repeats of (target, connections, requested streams) that did
- * not fail and measured which (enum h2b__group_metric). Returns how many were written (at most
- * max). */
-size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
-                         struct h2b__cellkey k, int which, double *out, size_t max);
-
-/* The histograms of a group's repeats merged into a new histogram (caller frees), or NULL when
- * a repeat has none (or on allocation failure). *repeats counts the group's measured repeats. */
-struct h2b_hist *h2b__report_group_hist(const struct h2b_rdata_results *r, const char *target,
-                                        struct h2b__cellkey k, size_t *repeats);
-
-/* The group's latency percentile p (50, 99) in ns: from the repeats' histograms merged when
- * there are several repeats and all have one, else the median of the repeats' values. NAN when
- * nothing was measured. *merged says which it was. */
-double h2b__report_group_latency(const struct h2b_rdata_results *r, const char *target,
-                                 struct h2b__cellkey k, double p, bool *merged);
-
-/* The best median req/s over the cells keys of target in r; NAN when no cell measured. */
-double h2b__report_peak_rps(const struct h2b_rdata_results *r, const char *target,
-                            const struct h2b__cellkey *keys, size_t n_keys);
-
 /* Writes the chart data and scripts into dir and records them in rep->charts. */
 int h2b__report_plots(struct h2b__report *rep, const char *dir);
 
@@ -107,9 +71,9 @@ int h2b__report_plots(struct h2b__report *rep, const char *dir);
 int h2b__report_plot_profiles(struct h2b__report *rep, const char *dir);
 void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_buf *o);
 
-/* Shared by the section writers: a data-file string field (plots.c), a chart's NAME.dat and
- * NAME.gp recorded in rep (plots.c), a rendered chart's image link (md.c), a name as a markdown
- * code span (profiles.c). */
+/* Shared by the section writers: a data-file string field, a chart's NAME.dat and NAME.gp
+ * recorded in rep, a rendered chart's image link (all emit.c), a name as a markdown code span
+ * (profiles.c). */
 void h2b__report_dat_quoted(struct h2b_buf *b, const char *s);
 int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_kind kind,
                      const char *name, const char *tmpl, const char *title, struct h2b_buf *data,
