@@ -424,7 +424,7 @@ static void fmt_ci(char *buf, size_t size, const struct h2b_compare_row *row)
     snprintf(buf, size, "[%s, %s]", lo, hi);
 }
 
-static const char *verdict(const struct h2b_compare_row *row)
+const char *h2b_compare_row_verdict(const struct h2b_compare_row *row)
 {
     if (row->sig == H2B_COMPARE_SIG_NA)
         return "n/a";
@@ -471,7 +471,7 @@ int h2b_compare_render_table(const struct h2b_compare_report *r, char **out)
         struct cells c;
         fmt_cells(&c, row);
         h2b_buf_printf(&b, "%-*s  %-11s  %14s  %14s  %8s  %-30s  %s\n", (int)w, row->item,
-                       row->metric, c.a, c.b, c.ratio, c.ci, verdict(row));
+                       row->metric, c.a, c.b, c.ratio, c.ci, h2b_compare_row_verdict(row));
     }
     h2b_buf_printf(&b, "\n%zu rows; %zu benchmarks/cells only in A, %zu only in B\n", r->count,
                    r->only_a, r->only_b);
@@ -483,7 +483,7 @@ int h2b_compare_render_md(const struct h2b_compare_report *r, char **out)
     struct h2b_buf b = {0};
     size_t worse = 0, better = 0;
     for (size_t i = 0; i < r->count; i++) {
-        const char *v = verdict(&r->rows[i]);
+        const char *v = h2b_compare_row_verdict(&r->rows[i]);
         worse += strcmp(v, "yes, worse") == 0;
         better += strcmp(v, "yes, better") == 0;
     }
@@ -506,7 +506,7 @@ int h2b_compare_render_md(const struct h2b_compare_report *r, char **out)
         h2b_buf_printf(&b, "| `");
         h2b_buf_md(&b, row->item);
         h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | %s |\n", row->metric, c.a, c.b, c.ratio,
-                       c.ci, verdict(row));
+                       c.ci, h2b_compare_row_verdict(row));
     }
     if (r->only_a || r->only_b)
         h2b_buf_printf(&b, "\n%zu benchmarks/cells only in A, %zu only in B (not compared).\n",

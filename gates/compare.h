@@ -62,6 +62,10 @@ int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare
 
 void h2b_compare_report_del(struct h2b_compare_report *r);
 
+/* The one reading of a row's significance, for every renderer of comparison rows (compare's
+ * table and markdown, the report's A/B section): "n/a", "no", "yes, worse" or "yes, better". */
+const char *h2b_compare_row_verdict(const struct h2b_compare_row *row);
+
 /* Terminal table / markdown. A malloc'd string in *out (caller frees); H2B_OK or NOMEM. */
 int h2b_compare_render_table(const struct h2b_compare_report *r, char **out);
 int h2b_compare_render_md(const struct h2b_compare_report *r, char **out);

@@ -670,7 +670,6 @@ static void significance(const struct h2b_compare_row *r, char *buf, size_t n)
     bool micro = strcmp(r->kind, "micro") == 0;
     const char *samples =
         micro ? (r->n_a == 1 ? "fork" : "forks") : (r->n_a == 1 ? "repeat" : "repeats");
-    bool better = r->higher_better ? r->b > r->a : r->b < r->a;
     if (r->exact) {
         snprintf(buf, n, "%s",
                  r->sig == H2B_COMPARE_SIG_YES ? "**yes**: exact counts differ"
@@ -683,10 +682,10 @@ static void significance(const struct h2b_compare_row *r, char *buf, size_t n)
         B(hi);
         fmt_cmp_signed(r, r->ci_lo, lo, sizeof(lo));
         fmt_cmp_signed(r, r->ci_hi, hi, sizeof(hi));
-        snprintf(buf, n, "%s: 99.9%% CI of head − base [%s, %s], %zu+%zu %s",
-                 r->sig == H2B_COMPARE_SIG_YES ? (better ? "**yes, better**" : "**yes, worse**")
-                                               : "no",
-                 lo, hi, r->n_a, r->n_b, samples);
+        const char *v = h2b_compare_row_verdict(r);
+        snprintf(buf, n, "%s%s%s: 99.9%% CI of head − base [%s, %s], %zu+%zu %s",
+                 r->sig == H2B_COMPARE_SIG_YES ? "**" : "", v,
+                 r->sig == H2B_COMPARE_SIG_YES ? "**" : "", lo, hi, r->n_a, r->n_b, samples);
     }
 }
 
