@@ -73,6 +73,19 @@ static void fmt_delta(char *buf, size_t size, const struct h2b_gate_row *row)
         snprintf(buf, size, "%+.1f%%", (row->current - row->baseline) / row->baseline * 100.0);
 }
 
+/* A row's numbers as text, shared by the table and the markdown. */
+struct row_text {
+    char base[32], ceil[32], cur[32], delta[32];
+};
+
+static void row_text(const struct h2b_gate_row *row, struct row_text *t)
+{
+    fmt_value(t->base, sizeof(t->base), row->has_baseline, row->baseline, row->metric);
+    fmt_value(t->ceil, sizeof(t->ceil), row->has_ceiling, row->ceiling, row->metric);
+    fmt_value(t->cur, sizeof(t->cur), row->has_current, row->current, row->metric);
+    fmt_delta(t->delta, sizeof(t->delta), row);
+}
+
 static void verdict_line(struct h2b_buf *b, const struct h2b_gate_report *r, bool md)
 {
     if (r->invalid_reason) {
@@ -107,13 +120,10 @@ int h2b_gate_render_table(const struct h2b_gate_report *r, char **out)
     }
     for (size_t i = 0; i < r->count; i++) {
         const struct h2b_gate_row *row = &r->rows[i];
-        char base[32], ceil_[32], cur[32], delta[32];
-        fmt_value(base, sizeof(base), row->has_baseline, row->baseline, row->metric);
-        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
-        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
-        fmt_delta(delta, sizeof(delta), row);
+        struct row_text t;
+        row_text(row, &t);
         h2b_buf_printf(&b, "%-8s  %-*s  %-9s  %10s  %10s  %10s  %8s  %s\n", status_word(row),
-                       (int)wb, row->bench, metric_label(row), base, ceil_, cur, delta,
+                       (int)wb, row->bench, metric_label(row), t.base, t.ceil, t.cur, t.delta,
                        row->evidence ? row->evidence : "");
     }
     verdict_line(&b, r, false);
@@ -134,16 +144,13 @@ int h2b_gate_render_md(const struct h2b_gate_report *r, char **out)
     }
     for (size_t i = 0; i < r->count; i++) {
         const struct h2b_gate_row *row = &r->rows[i];
-        char base[32], ceil_[32], cur[32], delta[32];
-        fmt_value(base, sizeof(base), row->has_baseline, row->baseline, row->metric);
-        fmt_value(ceil_, sizeof(ceil_), row->has_ceiling, row->ceiling, row->metric);
-        fmt_value(cur, sizeof(cur), row->has_current, row->current, row->metric);
-        fmt_delta(delta, sizeof(delta), row);
+        struct row_text t;
+        row_text(row, &t);
         const char *icon = h2b_gate_status_words(row->status, row->failing)->icon;
         h2b_buf_printf(&b, "| %s | `", icon);
         h2b_buf_md(&b, row->bench);
-        h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | ", metric_label(row), base, ceil_, cur,
-                       delta);
+        h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | ", metric_label(row), t.base, t.ceil,
+                       t.cur, t.delta);
         h2b_buf_md(&b, row->evidence ? row->evidence : "");
         h2b_buf_printf(&b, " |\n");
     }
