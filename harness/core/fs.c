@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,6 +95,38 @@ int h2b_self_exe(char *buf, size_t size)
         return H2B_ERR_RANGE; /* possibly truncated */
     buf[n] = '\0';
     return H2B_OK;
+}
+
+static bool is_program(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int h2b_find_program(const char *name, char *buf, size_t size)
+{
+    if (!name || !*name)
+        return H2B_ERR_NOTFOUND;
+    if (strchr(name, '/')) {
+        if (!is_program(name))
+            return H2B_ERR_NOTFOUND;
+        return (size_t)snprintf(buf, size, "%s", name) < size ? H2B_OK : H2B_ERR_RANGE;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        /* an empty entry is the current directory, as in execvp */
+        int n = snprintf(buf, size, "%.*s/%s", len ? (int)len : 1, len ? p : ".", name);
+        if (n > 0 && (size_t)n < size && is_program(buf))
+            return H2B_OK;
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    return H2B_ERR_NOTFOUND;
 }
 
 int h2b_self_dir(char *buf, size_t size)

@@ -26,6 +26,11 @@ int h2b_fs_remove_tree(const char *dir);
  * H2B_ERR_SYS or H2B_ERR_RANGE (buf too small). */
 int h2b_self_exe(char *buf, size_t size);
 
+/* Finds an executable program: name itself when it contains a '/', else the first directory
+ * of $PATH that holds an executable regular file called name. Writes the path into buf.
+ * Returns H2B_OK, H2B_ERR_NOTFOUND or H2B_ERR_RANGE (buf too small). */
+int h2b_find_program(const char *name, char *buf, size_t size);
+
 /* The directory of the running executable into buf (h2b_self_exe without its last
  * component). Same codes. */
 int h2b_self_dir(char *buf, size_t size);

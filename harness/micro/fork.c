@@ -10,7 +10,9 @@
  * histogram, encoded with h2b_hist_encode) to the pipe on <fd>; the parent decodes it. Histograms
  * travel whole so the parent merges percentiles exactly instead of averaging them.
  *
- * The callgrind pass runs the child under valgrind --tool=callgrind --instr-atstart=no; the
+ * The child's environment is the parent's plus the job and its fork index (H2B_MICRO_FORK, read
+ * by h2b_micro_fork_index()). The callgrind pass runs the child under valgrind (found on PATH,
+ * or $H2B_VALGRIND) --tool=callgrind --instr-atstart=no; the
  * child brackets n and 4n calls with client requests and dumps twice, and the parent reads the
  * two dump files' totals: instructions/op = (Ir(4n) - Ir(n)) / 3n.
  */
@@ -36,6 +38,8 @@
 extern char **environ;
 
 #define CHILD_ENV "H2B_MICRO_CHILD"
+#define FORK_ENV "H2B_MICRO_FORK"   /* the fork index, for h2b_micro_fork_index() */
+#define PAD_ENV "H2B_MICRO_ENV_PAD" /* see spawn_and_read */
 #define CHILD_FD 3
 #define MAX_ARGS 256
 
@@ -224,6 +228,12 @@ bool h2b__micro_child(const struct h2b_micro_config *cfg, int *exit_code)
         *exit_code = 3;
         return true;
     }
+    const char *fi = getenv(FORK_ENV);
+    if (fi) {
+        char *end;
+        unsigned long v = strtoul(fi, &end, 10);
+        h2b__micro_fork_index = *end == '\0' && v < 1000000 ? (int)v : 0;
+    }
     struct h2b_micro_fork f;
     h2b__micro_fork_init(&f);
     int rc = mode == 'm' ? h2b__micro_measure(inst, cfg, &f)
@@ -240,12 +250,22 @@ bool h2b__micro_child(const struct h2b_micro_config *cfg, int *exit_code)
 
 /* --- the parent side ------------------------------------------------------------------------ */
 
-/* Spawns argv (argv[0] is the program path) with the job in the environment and a pipe on
- * CHILD_FD; reads everything the child writes there into *out (malloc'd, NUL-terminated).
- * clean_env: the child gets only the job, LD_BIND_NOW=1 and H2B_INJECT_*, nothing that varies
- * between shells (the environment sits on the child's stack; its size shifts the alignment). */
-static int spawn_and_read(char *const argv[], const char *job, bool clean_env, char **out,
-                          int *status)
+static bool env_is(const char *entry, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+/* Spawns argv (argv[0] is the program path) with the job and the fork index in the environment
+ * and a pipe on CHILD_FD; reads everything the child writes there into *out (malloc'd,
+ * NUL-terminated). The child keeps this process's environment: a benchmark may read it.
+ * fixed_env (the callgrind pass) adds LD_BIND_NOW=1 and a padding variable that makes the
+ * environment's footprint on the child's initial stack (its strings plus one pointer each) a
+ * multiple of 4096 bytes, so the benchmark's stack sits at the same page offset whatever the
+ * shell's environment holds, and instruction counts do not move with it. Rejected: a clean
+ * environment (the earlier way to the same end), which took away what the benchmark reads. */
+static int spawn_and_read(char *const argv[], const char *job, unsigned fork_index, bool fixed_env,
+                          char **out, int *status)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -256,25 +276,53 @@ static int spawn_and_read(char *const argv[], const char *job, bool clean_env, c
         pfd[1] = moved;
     }
     int rc = H2B_ERR_SYS;
+    char job_var[H2B_MICRO_NAME_MAX + 64], fork_var[48], bind_now[] = "LD_BIND_NOW=1";
+    snprintf(job_var, sizeof job_var, "%s=%s", CHILD_ENV, job);
+    snprintf(fork_var, sizeof fork_var, "%s=%u", FORK_ENV, fork_index);
+    size_t nenv = 0;
+    for (char **e = environ; *e; e++)
+        nenv++;
+    char **envp = calloc(nenv + 5, sizeof(*envp));
+    char *pad = NULL;
+    size_t k = 0;
+    for (char **e = environ; envp && *e; e++)
+        if (!env_is(*e, CHILD_ENV) && !env_is(*e, FORK_ENV) && !env_is(*e, PAD_ENV) &&
+            !(fixed_env && env_is(*e, "LD_BIND_NOW")))
+            envp[k++] = *e;
+    if (envp) {
+        envp[k++] = job_var;
+        envp[k++] = fork_var;
+        if (fixed_env)
+            envp[k++] = bind_now;
+    }
+    if (envp && fixed_env) {
+        size_t bytes = 0, head = strlen(PAD_ENV) + 2; /* "NAME=" and the NUL */
+        for (size_t i = 0; i < k; i++)
+            bytes += strlen(envp[i]) + 1 + sizeof(char *);
+        bytes += head + sizeof(char *);
+        size_t fill = (4096 - bytes % 4096) % 4096;
+        pad = malloc(head + fill);
+        if (pad) {
+            memcpy(pad, PAD_ENV "=", head - 1);
+            memset(pad + head - 1, 'x', fill);
+            pad[head - 1 + fill] = '\0';
+            envp[k++] = pad;
+        }
+    }
+    if (!envp || (fixed_env && !pad)) {
+        free(envp);
+        close(pfd[0]);
+        close(pfd[1]);
+        return H2B_ERR_NOMEM;
+    }
+    envp[k] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], CHILD_FD);
-    char job_var[H2B_MICRO_NAME_MAX + 64], bind_now[] = "LD_BIND_NOW=1";
-    snprintf(job_var, sizeof job_var, "%s=%s", CHILD_ENV, job);
-    /* the job, eager binding, and the deliberate-regression switches (inject.c) */
-    char *clean[8] = {job_var, bind_now};
-    size_t nclean = 2;
-    for (char **e = environ; *e && nclean < sizeof clean / sizeof clean[0] - 1; e++) {
-        if (strncmp(*e, "H2B_INJECT_", 11) == 0)
-            clean[nclean++] = *e;
-    }
-    clean[nclean] = NULL;
-    if (!clean_env)
-        setenv(CHILD_ENV, job, 1);
     pid_t pid;
-    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, clean_env ? clean : environ);
-    if (!clean_env)
-        unsetenv(CHILD_ENV);
+    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
+    free(envp);
+    free(pad);
     posix_spawn_file_actions_destroy(&fa);
     close(pfd[1]);
     if (err != 0) {
@@ -320,7 +368,8 @@ static int spawn_and_read(char *const argv[], const char *job, bool clean_env, c
     return rc;
 }
 
-static int run_child(const struct h2b_micro_instance *inst, struct h2b_micro_fork *f)
+static int run_child(const struct h2b_micro_instance *inst, unsigned fork_index,
+                     struct h2b_micro_fork *f)
 {
     char exe[PATH_MAX], job[H2B_MICRO_NAME_MAX + 32];
     if (h2b_self_exe(exe, sizeof exe) != H2B_OK || cmd_argc == 0) {
@@ -335,7 +384,7 @@ static int run_child(const struct h2b_micro_instance *inst, struct h2b_micro_for
     snprintf(job, sizeof job, "m:%d:%s", CHILD_FD, inst->name);
     char *text = NULL;
     int status = 0;
-    int rc = spawn_and_read(argv, job, false, &text, &status);
+    int rc = spawn_and_read(argv, job, fork_index, false, &text, &status);
     if (rc != H2B_OK)
         return rc;
     json_error_t jerr;
@@ -362,7 +411,7 @@ int h2b__micro_run_forks(const struct h2b_micro_instance *inst, const struct h2b
     }
     for (unsigned i = 0; i < cfg->forks; i++) {
         h2b__micro_fork_init(&out[i]);
-        int rc = run_child(inst, &out[i]);
+        int rc = run_child(inst, i, &out[i]);
         if (rc != H2B_OK)
             return rc;
         if (out[i].error[0])
@@ -461,11 +510,22 @@ int h2b__micro_run_callgrind(const struct h2b_micro_instance *inst,
         fprintf(stderr, "micro: callgrind: cannot prepare a run: %s\n", strerror(errno));
         return H2B_ERR_SYS;
     }
+    /* valgrind from PATH, or H2B_VALGRIND (a path, or a name looked up on PATH) */
+    char valgrind[PATH_MAX];
+    const char *want = getenv("H2B_VALGRIND");
+    if (h2b_find_program(want && *want ? want : "valgrind", valgrind, sizeof valgrind) != H2B_OK) {
+        snprintf(out->reason, sizeof out->reason, "callgrind: %s%.180s%s",
+                 want && *want ? "H2B_VALGRIND=" : "valgrind is not on PATH",
+                 want && *want ? want : " (install valgrind, or set H2B_VALGRIND)",
+                 want && *want ? " is not an executable program" : "");
+        remove_dir(dir);
+        return H2B_ERR_NOTFOUND;
+    }
     snprintf(outfile, sizeof outfile, "--callgrind-out-file=%s/cg.out", dir);
     char *argv[MAX_ARGS + 8];
     int n = 0;
-    char valgrind[] = "/usr/bin/valgrind", tool[] = "--tool=callgrind",
-         atstart[] = "--instr-atstart=no", quiet[] = "-q", instr[] = "--dump-instr=no";
+    char tool[] = "--tool=callgrind", atstart[] = "--instr-atstart=no", quiet[] = "-q",
+         instr[] = "--dump-instr=no";
     argv[n++] = valgrind;
     argv[n++] = tool;
     argv[n++] = atstart;
@@ -482,7 +542,7 @@ int h2b__micro_run_callgrind(const struct h2b_micro_instance *inst,
     snprintf(job, sizeof job, "c:%d:%" PRIu64 ":%s", CHILD_FD, calls, inst->name);
     char *text = NULL;
     int status = 0;
-    int rc = spawn_and_read(argv, job, true, &text, &status);
+    int rc = spawn_and_read(argv, job, 0, true, &text, &status);
     struct h2b_micro_fork f;
     h2b__micro_fork_init(&f);
     json_error_t jerr;
@@ -601,7 +661,7 @@ int h2b__micro_run_perf(const struct h2b_micro_instance *inst, const struct h2b_
     snprintf(job, sizeof job, "m:%d:%s", CHILD_FD, inst->name);
     char *text = NULL;
     int status = 0;
-    int rc = spawn_and_read(argv, job, false, &text, &status);
+    int rc = spawn_and_read(argv, job, 0, false, &text, &status);
     bool measured = rc == H2B_OK && text && text[0] == '{';
     free(text);
     struct stat st;

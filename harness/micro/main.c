@@ -61,6 +61,8 @@ static void usage(FILE *f, const char *prog)
             "  --epochs N           epochs of the time pass (1..%d)\n"
             "  --callgrind          also count instructions/op under valgrind --tool=callgrind\n"
             "  --callgrind-calls N  calls in the callgrind pass (it runs N and 4N; default 8)\n"
+            "                       (valgrind from PATH, or $H2B_VALGRIND)\n"
+            "  --sample-per-call    time every call on its own in the sample pass (no batches)\n"
             "  --cpu N              pin the runner and its forks to CPU N\n"
             "  --seed N             seed of the epoch-size jitter\n"
             "  --json FILE          write the results as h2bench.result/1 (the \"micro\" entries)\n"
@@ -107,6 +109,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         O_GBENCH_AGG,
         O_PERF_RECORD,
         O_PERF_DIR,
+        O_SAMPLE_PER_CALL,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -118,6 +121,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"time", required_argument, NULL, O_TIME},
         {"epochs", required_argument, NULL, O_EPOCHS},
         {"callgrind", no_argument, NULL, O_CALLGRIND},
+        {"sample-per-call", no_argument, NULL, O_SAMPLE_PER_CALL},
         {"callgrind-calls", required_argument, NULL, O_CALLGRIND_CALLS},
         {"cpu", required_argument, NULL, O_CPU},
         {"seed", required_argument, NULL, O_SEED},
@@ -170,6 +174,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case O_CALLGRIND:
             o->cfg.callgrind = true;
+            break;
+        case O_SAMPLE_PER_CALL:
+            o->cfg.sample_per_call = true;
             break;
         case O_CALLGRIND_CALLS:
             if (h2b_cli_parse_u64(optarg, 1, 1000000, &o->cfg.callgrind_calls) != H2B_OK)

@@ -44,6 +44,14 @@ struct h2b_micro_state {
     char reason[H2B_MICRO_REASON_MAX];
 };
 
+int h2b__micro_fork_index;
+
+int h2b_micro_fork_index(const struct h2b_micro_state *st)
+{
+    (void)st;
+    return h2b__micro_fork_index;
+}
+
 int64_t h2b_micro_param(const struct h2b_micro_state *st)
 {
     return st->inst->param;
@@ -232,7 +240,8 @@ static int sample_pass(struct h2b_micro_state *st, const struct h2b_micro_config
     f->timer_overhead_ns = h2b__micro_timer_overhead_ns();
     /* batch until the two clock reads are at most 5% of what a sample measures */
     uint64_t b = 1;
-    while ((double)b * est < 20.0 * (double)f->timer_overhead_ns && b < 65536)
+    bool per_call = cfg->sample_per_call || in->bench->sample_per_call;
+    while (!per_call && (double)b * est < 20.0 * (double)f->timer_overhead_ns && b < 65536)
         b *= 2;
     f->batch = b;
     uint64_t per_sample_ops = b * in->ops_per_call;

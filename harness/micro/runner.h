@@ -44,6 +44,7 @@ struct h2b_micro_config {
     uint64_t seed;            /* epoch-size jitter */
     const char *perf_record;  /* --perf-record: the benchmark to profile, or NULL */
     const char *perf_dir;     /* where its profile goes */
+    bool sample_per_call;     /* --sample-per-call: no batches in the sample pass */
 };
 
 /* A measurement that may be missing: value, or a reason why not. */
@@ -96,6 +97,8 @@ int h2b__micro_measure(const struct h2b_micro_instance *inst, const struct h2b_m
  * that parent reads (callgrind dump files), so here it only brackets the loops. */
 int h2b__micro_measure_callgrind(const struct h2b_micro_instance *inst, uint64_t calls,
                                  struct h2b_micro_fork *f);
+/* The fork index h2b_micro_fork_index() reports in this process (fork.c sets it in a child). */
+extern int h2b__micro_fork_index;
 /* Median-of-back-to-back-reads cost of one clock sample, ns. */
 uint64_t h2b__micro_timer_overhead_ns(void);
 

@@ -15,7 +15,7 @@
  *             H2B_MICRO_KEEP(v);
  *         }
  *     }
- *     H2B_MICRO_BENCH(parse, .name = "mylib/parse", .fn = bench_parse);
+ *     H2B_MICRO_BENCH(parse, .name = "mylib/parse", .fn = bench_parse)
  *
  *     int main(int argc, char **argv) { return h2b_micro_main(argc, argv); }
  *
@@ -25,6 +25,27 @@
  * one are timed in batches), an allocation pass (counting allocator armed around n and 4n
  * calls, so one-time allocations cancel: exact allocs/op and B/op) and an instruction pass
  * (perf_event_open where the machine has counters; --callgrind for deterministic counts).
+ *
+ * Units. One "op" is one iteration of fn's loop divided by .ops_per_call: ns/op is the time of
+ * fn(st, n) / (n * ops_per_call), and so are allocs/op, B/op and instructions/op.
+ *
+ * Allocation counting. The runner interposes the whole malloc family for the process (shared
+ * libraries included) and counts on the measuring thread while armed: B/op is the bytes
+ * *requested*; malloc, calloc, aligned_alloc, posix_memalign, memalign, valloc and pvalloc
+ * count one allocation each; realloc (and reallocarray) counts one allocation of the new size
+ * and one free of the old block, also when the block did not move (realloc(NULL, n) is one
+ * allocation, realloc(p, 0) one free); a failed call and free(NULL) count nothing.
+ * Allocations made before the first call (setup) or once per fork (lazy caches) cancel out:
+ * the pass measures n and 4n calls and reports the difference. Under sanitizers nothing is
+ * counted and the metrics are null with the reason.
+ *
+ * Sampling. The sample pass times calls one by one, except that calls cheaper than about 20x
+ * the clock's own cost are timed in batches and recorded as batch time / batch (the result's
+ * "sample_batch"); .sample_per_call (or --sample-per-call for every benchmark) forces one call
+ * per sample (n = 1), accepting the clock's cost in every sample.
+ *
+ * Forks. Each measurement fork is a fresh process; h2b_micro_fork_index() tells a benchmark
+ * which one it runs in (0..forks-1), e.g. to vary its input per fork.
  *
  * Setup and teardown run outside every measured region, once per pass and possibly several times
  * per fork: fn must be callable again after a new setup. Thread-safety: benchmarks run on one
@@ -56,10 +77,16 @@ struct h2b_micro_bench {
     h2b_micro_fn fn;                /* required */
     h2b_micro_setup_fn setup;       /* optional */
     h2b_micro_teardown_fn teardown; /* optional */
-    const char *params;    /* optional "1,8,64": one instance per value, named "name/<value>",
-                              the value read with h2b_micro_param() */
-    uint64_t ops_per_call; /* operations one iteration of fn's loop performs; 0 means 1 */
-    void *arg;             /* optional, read with h2b_micro_arg() */
+    const char *params; /* optional "1,8,64": one instance per value, named "name/<value>",
+                           the value read with h2b_micro_param() */
+    /* Logical operations ONE ITERATION of fn's loop performs (per unit of n, not per call of
+     * fn, despite the name, kept for compatibility); every per-op figure is divided by
+     * n * ops_per_call. 0 means 1. */
+    uint64_t ops_per_call;
+    void *arg; /* optional, read with h2b_micro_arg() */
+    /* Non-zero: the sample pass times every call on its own (n = 1), never in batches, even
+     * when a call costs less than the clock (see Sampling above). */
+    unsigned sample_per_call;
 };
 
 /* Registers bench; the struct must outlive the program (use H2B_MICRO_BENCH). Call before
@@ -83,6 +110,9 @@ void h2b_micro_set_data(struct h2b_micro_state *st, void *data);
 void *h2b_micro_data(const struct h2b_micro_state *st);
 /* The instance's full name ("group/name/param"). */
 const char *h2b_micro_name(const struct h2b_micro_state *st);
+/* Which measurement fork this is: 0..forks-1. The in-process run (--forks 0), the callgrind
+ * pass and the --perf-record fork report 0. */
+int h2b_micro_fork_index(const struct h2b_micro_state *st);
 
 /* Marks the benchmark failed with a printf-style reason; fn should return promptly. The runner
  * reports the reason and exits 3. */

@@ -108,9 +108,76 @@ if [ "$sanitized" = no ]; then
     expect_eq "callgrind runs identical" "$a" "$b"
     expect_eq "callgrind source" "$(entry "$TMP/cg1.json" selftest/tiny .instructions_source)" \
         callgrind
+    # The benchmark keeps its environment under callgrind; the padding keeps the count from
+    # moving with it (a 3000-byte variable more gives the same count).
+    H2B_SELFTEST_LOG=$TMP/cg-obs.log H2B_SELFTEST_ENV=kept "$SELF" --filter observe --forks 1 \
+        "${FAST[@]}" --callgrind --json "$TMP/cg-obs.json" >/dev/null 2>&1
+    expect_eq "callgrind with the environment: exit" "$?" 0
+    expect_match "the callgrind pass sees the benchmark's environment" \
+        "$(grep 'pad=1' "$TMP/cg-obs.log")" '^fork=0 env=kept pad=1$'
+    H2B_SELFTEST_BIG=$(head -c 3000 /dev/zero | tr '\0' y) "$SELF" --filter tiny --forks 1 \
+        "${FAST[@]}" --callgrind --json "$TMP/cg3.json" >/dev/null 2>&1
+    expect_eq "callgrind count does not move with the environment" \
+        "$(entry "$TMP/cg3.json" selftest/tiny .instructions_per_op)" "$a"
+    # valgrind comes from PATH or $H2B_VALGRIND, never a fixed /usr/bin path.
+    mkdir -p "$TMP/vgbin"
+    printf '#!/bin/sh\necho used >>"%s"\nexec %s "$@"\n' "$TMP/vg.log" "$(command -v valgrind)" \
+        >"$TMP/vgbin/valgrind"
+    chmod +x "$TMP/vgbin/valgrind"
+    PATH="$TMP/vgbin:$PATH" "$SELF" --filter tiny --forks 1 "${FAST[@]}" --callgrind \
+        --json "$TMP/cg-path.json" >/dev/null 2>&1
+    expect_eq "valgrind found on PATH: exit" "$?" 0
+    expect_eq "the valgrind on PATH ran" "$(cat "$TMP/vg.log" 2>/dev/null)" used
+    H2B_VALGRIND=$TMP/vgbin/valgrind "$SELF" --filter tiny --forks 1 "${FAST[@]}" --callgrind \
+        --json "$TMP/cg-env.json" >/dev/null 2>&1
+    expect_eq "H2B_VALGRIND: exit" "$?" 0
+    expect_eq "H2B_VALGRIND ran" "$(cat "$TMP/vg.log" | wc -l)" 2
+    H2B_VALGRIND=$TMP/no-such-valgrind "$SELF" --filter tiny --forks 1 "${FAST[@]}" --callgrind \
+        --json "$TMP/cg-bad.json" >"$TMP/cg-bad.out" 2>&1
+    expect_eq "H2B_VALGRIND not a program: exit 3" "$?" 3
+    expect_match "names it" "$(entry "$TMP/cg-bad.json" selftest/tiny .error)" \
+        "H2B_VALGRIND=$TMP/no-such-valgrind is not an executable program"
+    PATH=$TMP/empty "$SELF" --filter tiny --forks 1 "${FAST[@]}" --callgrind \
+        --json "$TMP/cg-nopath.json" >/dev/null 2>&1
+    expect_eq "no valgrind on PATH: exit 3" "$?" 3
+    expect_match "says so" "$(entry "$TMP/cg-nopath.json" selftest/tiny .error)" \
+        'valgrind is not on PATH'
 else
     echo "skip: --callgrind (a sanitizer build cannot run under valgrind)"
 fi
+
+# --- fork index, environment, call-by-call sampling ------------------------------------------------
+H2B_SELFTEST_LOG=$TMP/obs.log H2B_SELFTEST_ENV=kept "$SELF" --filter observe --forks 3 \
+    "${FAST[@]}" >/dev/null 2>&1
+expect_eq "observe exit" "$?" 0
+expect_eq "h2b_micro_fork_index: 0..forks-1" \
+    "$(sed -n 's/^fork=\([0-9]*\) .*/\1/p' "$TMP/obs.log" | sort -un | tr '\n' ' ')" "0 1 2 "
+expect_eq "every fork sees the environment" "$(grep -vc ' env=kept ' "$TMP/obs.log")" 0
+"$SELF" --filter 'alloc-none|per-call' --forks 1 "${FAST[@]}" --json "$TMP/batch.json" \
+    >/dev/null 2>&1
+expect_eq "batch run exit" "$?" 0
+expect_match "a cheap call is sampled in batches" \
+    "$(entry "$TMP/batch.json" selftest/alloc-none .sample_batch)" '^([2-9]|[1-9][0-9]+)$'
+expect_eq ".sample_per_call: one call per sample" \
+    "$(entry "$TMP/batch.json" selftest/per-call .sample_batch)" 1
+"$SELF" --filter alloc-none --forks 1 "${FAST[@]}" --sample-per-call --json "$TMP/batch1.json" \
+    >/dev/null 2>&1
+expect_eq "--sample-per-call: one call per sample" \
+    "$(entry "$TMP/batch1.json" selftest/alloc-none .sample_batch)" 1
+
+# --- the header's example compiles clean under -Wpedantic -Werror ---------------------------------
+{
+    printf '#include "h2bench/micro.h"\nstatic const char input[] = "42";\n'
+    printf 'static int my_parse(const char *s) { return s[0]; }\n'
+    sed -n '1,/^#ifndef/p' "$SRC/include/h2bench/micro.h" | sed -n 's/^ \*     //p'
+} >"$TMP/header_example.c"
+expect_match "header example extracted" "$(cat "$TMP/header_example.c")" 'H2B_MICRO_BENCH\(parse'
+for std in c11 gnu11 c17; do
+    cc -std=$std -Wall -Wpedantic -Werror -I"$SRC/include" -c "$TMP/header_example.c" \
+        -o "$TMP/header_example.o" 2>"$TMP/pedantic.err"
+    expect_eq "header example: -std=$std -Wpedantic -Werror" "$?" 0
+    [ -s "$TMP/pedantic.err" ] && cat "$TMP/pedantic.err" >&2
+done
 
 # --- the built-in suite: every benchmark runs and checks itself -----------------------------------
 out=$("$H2BENCH" micro --list)

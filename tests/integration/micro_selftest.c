@@ -10,10 +10,15 @@
  *   selftest/bimodal       ~5 us per op, every 64th op (1.6%) ~200 us: p50 fast, p99 slow
  *   selftest/tiny          a few arithmetic instructions (the callgrind determinism check)
  *   selftest/fails         reports a failure (exit 3)
+ *   selftest/observe       cheap; its setup appends "fork=<h2b_micro_fork_index()> env=<value of
+ *                          H2B_SELFTEST_ENV> pad=<1 if H2B_MICRO_ENV_PAD is set>" to the file
+ *                          $H2B_SELFTEST_LOG names (when set): what a fork sees
+ *   selftest/per-call      cheap, with .sample_per_call: the sample pass must not batch it
  * Built with -fno-builtin so malloc/free pairs cannot be folded away.
  */
 #include "h2bench/micro.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -118,3 +123,27 @@ int main(int argc, char **argv)
 {
     return h2b_micro_main(argc, argv);
 }
+
+static void cheap(struct h2b_micro_state *st, uint64_t n)
+{
+    (void)st;
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        H2B_MICRO_KEEP(x);
+    }
+}
+
+static int observe_setup(struct h2b_micro_state *st)
+{
+    const char *log = getenv("H2B_SELFTEST_LOG"), *env = getenv("H2B_SELFTEST_ENV");
+    FILE *f = log ? fopen(log, "a") : NULL;
+    if (f) {
+        fprintf(f, "fork=%d env=%s pad=%d\n", h2b_micro_fork_index(st), env ? env : "-",
+                getenv("H2B_MICRO_ENV_PAD") ? 1 : 0);
+        fclose(f);
+    }
+    return 0;
+}
+H2B_MICRO_BENCH(observe, .name = "selftest/observe", .fn = cheap, .setup = observe_setup)
+H2B_MICRO_BENCH(per_call, .name = "selftest/per-call", .fn = cheap, .sample_per_call = 1)

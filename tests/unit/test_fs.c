@@ -1,0 +1,77 @@
+/*
+ * test_fs.c - h2b_find_program: a name looked up on $PATH (first match wins, directories and
+ * non-executable files skipped, an empty entry is the current directory), a path taken as it
+ * is, and the failures (not found, buffer too small).
+ */
+#include "error.h"
+#include "fs.h"
+#include "test.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[] = "/tmp/h2b-test-fs-XXXXXX";
+
+static void make_file(const char *rel, mode_t mode)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    FILE *f = fopen(path, "w");
+    CHECK_EQ_INT(f != NULL, 1);
+    if (f)
+        fclose(f);
+    chmod(path, mode);
+}
+
+static void test_find_program(void)
+{
+    char dirs[4][256], path[2048], buf[PATH_MAX], want[PATH_MAX];
+    const char *names[4] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", root, names[i]);
+        CHECK_EQ_INT(mkdir(dirs[i], 0755), 0);
+    }
+    make_file("a/tool", 0644); /* not executable: skipped */
+    char sub[512];
+    snprintf(sub, sizeof(sub), "%s/b/tool", root); /* a directory: skipped */
+    CHECK_EQ_INT(mkdir(sub, 0755), 0);
+    make_file("c/tool", 0755); /* the first real one */
+    make_file("d/tool", 0755);
+    snprintf(path, sizeof(path), "%s:%s:%s:%s", dirs[0], dirs[1], dirs[2], dirs[3]);
+    setenv("PATH", path, 1);
+    CHECK_EQ_INT(h2b_find_program("tool", buf, sizeof(buf)), H2B_OK);
+    snprintf(want, sizeof(want), "%s/tool", dirs[2]);
+    CHECK_STR(buf, want);
+    CHECK_EQ_INT(h2b_find_program("missing", buf, sizeof(buf)), H2B_ERR_NOTFOUND);
+    CHECK_EQ_INT(h2b_find_program("", buf, sizeof(buf)), H2B_ERR_NOTFOUND);
+    char tiny[8];
+    CHECK_EQ_INT(h2b_find_program(want, tiny, sizeof(tiny)), H2B_ERR_RANGE);
+    /* a path is taken as it is, not looked up */
+    CHECK_EQ_INT(h2b_find_program(want, buf, sizeof(buf)), H2B_OK);
+    CHECK_STR(buf, want);
+    snprintf(want, sizeof(want), "%s/a/tool", root);
+    CHECK_EQ_INT(h2b_find_program(want, buf, sizeof(buf)), H2B_ERR_NOTFOUND);
+    /* an empty entry is the current directory */
+    char cwd[PATH_MAX];
+    CHECK_EQ_INT(getcwd(cwd, sizeof(cwd)) != NULL, 1);
+    CHECK_EQ_INT(chdir(dirs[3]), 0);
+    setenv("PATH", ":/nonexistent", 1);
+    CHECK_EQ_INT(h2b_find_program("tool", buf, sizeof(buf)), H2B_OK);
+    CHECK_STR(buf, "./tool");
+    CHECK_EQ_INT(chdir(cwd), 0);
+}
+
+int main(void)
+{
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_find_program();
+    h2b_fs_remove_tree(root);
+    return test_report();
+}
