@@ -149,7 +149,11 @@ int h2b_cmd_run(int argc, char **argv)
         h2b_diag_print(&diag, stderr);
         return H2B_EXIT_USAGE;
     }
-    if (sum.out[0])
+    if (sum.out[0] && sum.cells_skipped)
+        printf("\nresults: %s (%zu cells, %zu failed, %zu skipped: their target cannot serve "
+               "them)\n",
+               sum.out, sum.cells, sum.cells_failed, sum.cells_skipped);
+    else if (sum.out[0])
         printf("\nresults: %s (%zu cells, %zu failed)\n", sum.out, sum.cells, sum.cells_failed);
     if (rc == H2B_OK)
         return H2B_EXIT_OK;

@@ -516,7 +516,7 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
         B(a);
         B(b);
         if (c->failed)
-            h2b_buf_printf(o, "**cell failed**: %s\n", c->reason);
+            h2b_buf_printf(o, "**cell %s**: %s\n", c->skipped ? "skipped" : "failed", c->reason);
         else
             h2b_buf_printf(
                 o, "%s failed requests, %s errors\n",

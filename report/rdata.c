@@ -65,13 +65,26 @@ static int load_micro(const struct h2b_results_micro *e, const struct h2b_json_s
     return h2b_results_micro_hist(e, src, p, &m->hist, d);
 }
 
+/* Whether a cell is not the default cleartext h2 (matrix.protocol, matrix.tls). */
+static bool off_default_protocol(const struct h2b_results_cell *e)
+{
+    return (e->protocol && strcmp(e->protocol, "h2") != 0) || e->tls == 1;
+}
+
+/* label: the results have a protocol axis, so the target's column is per protocol. */
 static int load_cell(const struct h2b_results_cell *e, const struct h2b_json_src *src,
-                     const char *p, struct h2b_rdata_cell *m, struct h2b_diag *d)
+                     const char *p, bool label, struct h2b_rdata_cell *m, struct h2b_diag *d)
 {
     int rc = h2b_results_cell_check(e, src, p, d);
     if (rc != H2B_OK)
         return rc;
     m->target = e->target;
+    if (label) {
+        snprintf(m->target_label, sizeof(m->target_label), "%s/%s%s", e->target,
+                 e->protocol ? e->protocol : "h2", e->tls == 1 ? "+tls" : "");
+        m->target = m->target_label;
+    }
+    m->skipped = h2b_results_cell_skipped(e);
     m->client = e->client;
     m->connections = (long)e->connections;
     m->streams_requested = (long)e->streams_requested;
@@ -146,10 +159,13 @@ static int convert(const struct h2b_json_src *src, struct h2b_results_doc *doc,
         if ((rc = load_micro(h2b_results_doc_micro(doc, i), src, p, &r->micro[i], d)))
             return rc;
     }
+    bool label = false;
+    for (size_t i = 0; i < nc; i++)
+        label = label || off_default_protocol(h2b_results_doc_cell(doc, i));
     for (size_t i = 0; i < nc; i++) {
         r->n_cells = i + 1;
         h2b_json_path_index(p, sizeof(p), "matrix", i);
-        if ((rc = load_cell(h2b_results_doc_cell(doc, i), src, p, &r->cells[i], d)))
+        if ((rc = load_cell(h2b_results_doc_cell(doc, i), src, p, label, &r->cells[i], d)))
             return rc;
     }
     return H2B_OK;

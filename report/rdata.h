@@ -36,8 +36,10 @@ struct h2b_rdata_micro {
 enum { H2B_LAT_MIN, H2B_LAT_P50, H2B_LAT_P90, H2B_LAT_P99, H2B_LAT_P999, H2B_LAT_MAX, H2B_LAT_N };
 
 struct h2b_rdata_cell {
-    const char *target;
-    const char *client; /* NULL when absent */
+    const char *target;    /* the target, or target_label when the results have a protocol axis */
+    char target_label[96]; /* "h2ref/h1+tls": protocols side by side, one column each */
+    bool skipped;          /* "status": "skipped" (the target cannot serve it); failed too */
+    const char *client;    /* NULL when absent */
     long connections;
     long streams_requested;
     long streams_effective;

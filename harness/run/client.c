@@ -126,8 +126,21 @@ int h2b_client_parse_h2load(const char *text, struct h2b_cell_metrics *m)
             m->lat_mean_ns = v[2];
         }
     }
-    snprintf(m->note, sizeof(m->note),
-             "h2load 1.52 prints no latency percentiles (client.latency_log gives them)");
+    /* "TLS Protocol: TLSv1.3" and "Cipher: TLS_AES_128_GCM_SHA256" after the first handshake */
+    m->tls_records_per_response = NAN;
+    const char *tp = find_line(text, "TLS Protocol: "), *ci = find_line(text, "Cipher: ");
+    if (tp && ci) {
+        tp += strlen("TLS Protocol: ");
+        ci += strlen("Cipher: ");
+        snprintf(m->tls_version, sizeof(m->tls_version), "%.*s", (int)strcspn(tp, "\r\n"), tp);
+        snprintf(m->tls_cipher, sizeof(m->tls_cipher), "%.*s", (int)strcspn(ci, "\r\n"), ci);
+    }
+    snprintf(m->note, sizeof(m->note), "%s",
+             m->tls_version[0] ? "h2load 1.52 prints no latency percentiles (client.latency_log "
+                                 "gives them); tls_records_per_response: h2load counts no TLS "
+                                 "records"
+                               : "h2load 1.52 prints no latency percentiles (client.latency_log "
+                                 "gives them)");
     return H2B_OK;
 }
 
@@ -210,6 +223,11 @@ int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m)
     m->bytes_per_s = isnan(c->bytes_per_s) ? 0 : c->bytes_per_s;
     if (c->streams_effective <= UINT32_MAX)
         m->client_streams = (uint32_t)c->streams_effective; /* NAN compares false: 0 */
+    m->tls_records_per_response = c->tls_records_per_response;
+    if (c->tls_version)
+        snprintf(m->tls_version, sizeof(m->tls_version), "%s", c->tls_version);
+    if (c->tls_cipher)
+        snprintf(m->tls_cipher, sizeof(m->tls_cipher), "%s", c->tls_cipher);
     if (lat->base.present && !isnan(lat->min) && !isnan(lat->max)) {
         m->have_latency = true;
         m->lat_min_ns = (uint64_t)lat->min;
@@ -341,6 +359,10 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         add(&b, "load");
     if (cl->mpi.np)
         add(&b, "--mpi");
+    if (cell->protocol == H2B_PROTO_H1)
+        add(&b, "--h1");
+    else if (cell->protocol == H2B_PROTO_H3)
+        add(&b, "--h3");
     add(&b, "-c");
     add(&b, "%u", cell->connections);
     add(&b, "-m");

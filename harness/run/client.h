@@ -32,7 +32,10 @@ struct h2b_cell_metrics {
     double lat_mean_ns;
     uint32_t client_streams; /* streams per connection the client says it used; 0 unknown */
     char *histogram;         /* encoded latency histogram (h2b_hist_encode) or NULL; owned */
-    char note[256];          /* why something above is missing, or "" */
+    char tls_version[32];    /* "TLSv1.3" when the client negotiated TLS, else "" */
+    char tls_cipher[64];
+    double tls_records_per_response; /* NAN: not reported (h2load counts no records) */
+    char note[256];                  /* why something above is missing, or "" */
 };
 
 /* Parses h2load's text output (stdout) into *m (zeroed first). Returns H2B_OK or

@@ -49,7 +49,8 @@ int h2b_expand_matrix(const struct h2b_scenario *s, const uint32_t *server_max,
     size_t nframe = m->nframe_sizes ? m->nframe_sizes : 1;
     size_t nwin = m->nwindow_bits ? m->nwindow_bits : 1;
     uint32_t repeats = m->repeats * (extra_repeats ? extra_repeats : 1);
-    size_t points = m->nconnections * m->nstreams * nframe * nwin;
+    size_t nproto = m->nprotocols ? m->nprotocols : 1, ntls = m->ntls ? m->ntls : 1;
+    size_t points = m->nconnections * m->nstreams * nframe * nwin * nproto * ntls;
     size_t total = points * s->ntargets * repeats;
     struct h2b_cell *cells = calloc(total ? total : 1, sizeof(*cells));
     if (!cells)
@@ -60,9 +61,10 @@ int h2b_expand_matrix(const struct h2b_scenario *s, const uint32_t *server_max,
         size_t tcount = m->order == H2B_ORDER_SEQUENTIAL ? s->ntargets : 1;
         for (size_t tseq = 0; tseq < tcount; tseq++) {
             for (size_t p = 0; p < points; p++) {
-                size_t wi = p % nwin, fi = (p / nwin) % nframe;
-                size_t si = (p / nwin / nframe) % m->nstreams;
-                size_t ci = p / nwin / nframe / m->nstreams;
+                size_t ti = p % ntls, pi = (p / ntls) % nproto, q = p / ntls / nproto;
+                size_t wi = q % nwin, fi = (q / nwin) % nframe;
+                size_t si = (q / nwin / nframe) % m->nstreams;
+                size_t ci = q / nwin / nframe / m->nstreams;
                 size_t inner = m->order == H2B_ORDER_SEQUENTIAL ? 1 : s->ntargets;
                 for (size_t k = 0; k < inner; k++) {
                     size_t t = m->order == H2B_ORDER_SEQUENTIAL ? tseq
@@ -76,9 +78,17 @@ int h2b_expand_matrix(const struct h2b_scenario *s, const uint32_t *server_max,
                         .frame_size = m->nframe_sizes ? m->frame_sizes[fi] : 0,
                         .window_bits = m->nwindow_bits ? m->window_bits[wi] : 0,
                         .repeat = rep,
+                        .protocol = m->nprotocols ? m->protocols[pi] : H2B_PROTO_H2,
+                        .tls = m->ntls ? m->tls[ti] : false,
                     };
-                    c.streams_effective = h2b_expand_effective(c.streams_requested, server_max[t],
-                                                               m->aggregate_cap, c.connections);
+                    /* QUIC is always TLS: with both tls values, h3 gets only its TLS cell */
+                    if (c.protocol == H2B_PROTO_H3 && !c.tls && m->ntls == 2)
+                        continue;
+                    c.streams_effective =
+                        c.protocol == H2B_PROTO_H1
+                            ? 1
+                            : h2b_expand_effective(c.streams_requested, server_max[t],
+                                                   m->aggregate_cap, c.connections);
                     if (h2b_expand_cell_matches(&c, filters, nfilters))
                         cells[count++] = c;
                 }

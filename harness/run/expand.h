@@ -5,7 +5,10 @@
  * SETTINGS_MAX_CONCURRENT_STREAMS, floor(aggregate_cap / connections))) (DESIGN.md). The list is
  * in run order: with order "alternate" every point of the matrix runs each target in turn, the
  * target order reversed on every other point (A B, B A, ...) so slow drift of the machine does
- * not favour whichever target always goes first.
+ * not favour whichever target always goes first. Protocol and TLS are the innermost axes of a
+ * point, so h1 and h2, cleartext and TLS, of one connections x streams point run next to each
+ * other. HTTP/1.1 cells have one stream per connection whatever the matrix asks (h2load --h1);
+ * with matrix.tls [false, true] an h3 point has only its TLS cell (QUIC is always TLS).
  */
 #ifndef H2B_RUN_EXPAND_H
 #define H2B_RUN_EXPAND_H
@@ -25,6 +28,8 @@ struct h2b_cell {
     uint32_t frame_size;         /* client SETTINGS_MAX_FRAME_SIZE, 0 = client default */
     uint32_t window_bits;        /* client window 2^N-1, 0 = client default */
     uint32_t repeat;             /* 0-based repetition */
+    enum h2b_protocol protocol;  /* matrix.protocol (h1: one request in flight per connection) */
+    bool tls;                    /* matrix.tls */
 };
 
 /* One --filter term: [TARGET:]CONNECTIONSxSTREAMS or TARGET; 0 stands for "*" (any). */

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "fs.h"
+#include "scenario.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -33,16 +34,26 @@ int h2b_peers_default_dir(char *buf, size_t size)
                : H2B_ERR_RANGE;
 }
 
+static void free_strv(char **v)
+{
+    for (char **a = v; a && *a; a++)
+        free(*a);
+    free(v);
+}
+
 void h2b_peers_del(struct h2b_peers *p)
 {
     if (!p)
         return;
     for (size_t i = 0; i < p->npeers; i++) {
-        for (char **a = p->peers[i].command; a && *a; a++)
-            free(*a);
-        free(p->peers[i].command);
-        free(p->peers[i].name);
-        free(p->peers[i].config);
+        struct h2b_peer *e = &p->peers[i];
+        free_strv(e->command);
+        free_strv(e->tls.command);
+        free_strv(e->h1.command);
+        free(e->name);
+        free(e->config);
+        free(e->tls.config);
+        free(e->h1.config);
     }
     free(p->peers);
     free(p->names);
@@ -58,6 +69,69 @@ static int bad(char *path, size_t path_size, char *msg, size_t msg_size, const c
     return H2B_ERR_INVAL;
 }
 
+/* "command" (a non-empty list of strings) and "config" (a file name) of obj into v; either may
+ * be absent when optional. where is the object's path. */
+static int parse_start(const char *where, const json_t *obj, bool optional,
+                       struct h2b_peer_variant *v, char *path, size_t path_size, char *msg,
+                       size_t msg_size)
+{
+    char at[200];
+    const json_t *cmd = json_object_get(obj, "command");
+    snprintf(at, sizeof(at), "%s.command", where);
+    if (cmd || !optional) {
+        if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+            return bad(path, path_size, msg, msg_size, at, "expected a non-empty list of strings");
+        v->command = calloc(json_array_size(cmd) + 1, sizeof(char *));
+        if (!v->command)
+            return H2B_ERR_NOMEM;
+        for (size_t i = 0; i < json_array_size(cmd); i++) {
+            const json_t *a = json_array_get(cmd, i);
+            if (!json_is_string(a)) {
+                snprintf(at, sizeof(at), "%s.command[%zu]", where, i);
+                return bad(path, path_size, msg, msg_size, at, "expected a string");
+            }
+            if (!(v->command[i] = strdup(json_string_value(a))))
+                return H2B_ERR_NOMEM;
+        }
+    }
+    const json_t *cfg = json_object_get(obj, "config");
+    if (cfg) {
+        snprintf(at, sizeof(at), "%s.config", where);
+        if (!json_is_string(cfg) || strchr(json_string_value(cfg), '/'))
+            return bad(path, path_size, msg, msg_size, at,
+                       "expected a template file name in the peers directory");
+        if (!(v->config = strdup(json_string_value(cfg))))
+            return H2B_ERR_NOMEM;
+    }
+    return H2B_OK;
+}
+
+/* An optional variant object ("tls", "h1"): command and/or config. */
+static int parse_variant(const char *name, const char *key, const json_t *obj, bool *has,
+                         struct h2b_peer_variant *v, char *path, size_t path_size, char *msg,
+                         size_t msg_size)
+{
+    char where[160];
+    const json_t *o = json_object_get(obj, key);
+    snprintf(where, sizeof(where), "%s.%s", name, key);
+    if (!o)
+        return H2B_OK;
+    const char *k;
+    json_t *value;
+    if (!json_is_object(o))
+        return bad(path, path_size, msg, msg_size, where, "expected an object");
+    json_object_foreach((json_t *)o, k, value)
+    {
+        if (strcmp(k, "command") && strcmp(k, "config")) {
+            snprintf(where, sizeof(where), "%s.%s.%s", name, key, k);
+            return bad(path, path_size, msg, msg_size, where,
+                       "unknown field (known: command, config)");
+        }
+    }
+    *has = true;
+    return parse_start(where, o, true, v, path, path_size, msg, msg_size);
+}
+
 static int parse_peer(const char *name, const json_t *v, struct h2b_peer *peer, char *path,
                       size_t path_size, char *msg, size_t msg_size)
 {
@@ -70,45 +144,51 @@ static int parse_peer(const char *name, const json_t *v, struct h2b_peer *peer, 
     json_object_foreach((json_t *)v, key, value)
     {
         if (strcmp(key, "description") && strcmp(key, "command") && strcmp(key, "config") &&
-            strcmp(key, "max_streams")) {
+            strcmp(key, "max_streams") && strcmp(key, "protocols") && strcmp(key, "tls") &&
+            strcmp(key, "h1")) {
             snprintf(where, sizeof(where), "%s.%s", name, key);
             return bad(path, path_size, msg, msg_size, where,
-                       "unknown field (known: description, command, config, max_streams)");
+                       "unknown field (known: description, command, config, max_streams, "
+                       "protocols, tls, h1)");
         }
     }
     peer->name = strdup(name);
     if (!peer->name)
         return H2B_ERR_NOMEM;
-    const json_t *cmd = json_object_get(v, "command");
-    snprintf(where, sizeof(where), "%s.command", name);
-    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
-        return bad(path, path_size, msg, msg_size, where, "expected a non-empty list of strings");
-    peer->command = calloc(json_array_size(cmd) + 1, sizeof(char *));
-    if (!peer->command)
-        return H2B_ERR_NOMEM;
-    for (size_t i = 0; i < json_array_size(cmd); i++) {
-        const json_t *a = json_array_get(cmd, i);
-        if (!json_is_string(a)) {
-            snprintf(where, sizeof(where), "%s.command[%zu]", name, i);
-            return bad(path, path_size, msg, msg_size, where, "expected a string");
-        }
-        if (!(peer->command[i] = strdup(json_string_value(a))))
-            return H2B_ERR_NOMEM;
-    }
-    const json_t *cfg = json_object_get(v, "config");
-    if (cfg) {
-        snprintf(where, sizeof(where), "%s.config", name);
-        if (!json_is_string(cfg) || strchr(json_string_value(cfg), '/'))
-            return bad(path, path_size, msg, msg_size, where,
-                       "expected a template file name in the peers directory");
-        if (!(peer->config = strdup(json_string_value(cfg))))
-            return H2B_ERR_NOMEM;
-    }
+    struct h2b_peer_variant base = {NULL, NULL};
+    int rc = parse_start(name, v, false, &base, path, path_size, msg, msg_size);
+    peer->command = base.command;
+    peer->config = base.config;
+    if (rc)
+        return rc;
     const json_t *ms = json_object_get(v, "max_streams");
     snprintf(where, sizeof(where), "%s.max_streams", name);
     if (!json_is_integer(ms) || json_integer_value(ms) < 1 || json_integer_value(ms) > INT32_MAX)
         return bad(path, path_size, msg, msg_size, where, "expected a positive integer");
     peer->max_streams = (uint32_t)json_integer_value(ms);
+    const json_t *protos = json_object_get(v, "protocols");
+    snprintf(where, sizeof(where), "%s.protocols", name);
+    peer->protocols = protos ? 0 : 1u << H2B_PROTO_H2;
+    if (protos && (!json_is_array(protos) || json_array_size(protos) == 0))
+        return bad(path, path_size, msg, msg_size, where,
+                   "expected a non-empty list of \"h1\", \"h2\", \"h3\"");
+    for (size_t i = 0; protos && i < json_array_size(protos); i++) {
+        const char *p = json_string_value(json_array_get(protos, i));
+        int bit = -1;
+        for (int k = 0; p && k < H2B_PROTO_COUNT; k++)
+            if (strcmp(p, h2b_protocol_name((enum h2b_protocol)k)) == 0)
+                bit = k;
+        if (bit < 0) {
+            snprintf(where, sizeof(where), "%s.protocols[%zu]", name, i);
+            return bad(path, path_size, msg, msg_size, where, "expected \"h1\", \"h2\" or \"h3\"");
+        }
+        peer->protocols |= 1u << bit;
+    }
+    if ((rc = parse_variant(name, "tls", v, &peer->has_tls, &peer->tls, path, path_size, msg,
+                            msg_size)) ||
+        (rc = parse_variant(name, "h1", v, &peer->has_h1, &peer->h1, path, path_size, msg,
+                            msg_size)))
+        return rc;
     return H2B_OK;
 }
 
@@ -192,6 +272,9 @@ int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const c
             fputs(vars->dir, f);
         else if (strcmp(name, "config") == 0 && config)
             fputs(config, f);
+        else if ((strcmp(name, "cert") == 0 || strcmp(name, "key") == 0) &&
+                 (name[0] == 'c' ? vars->cert : vars->key))
+            fputs(name[0] == 'c' ? vars->cert : vars->key, f);
         else {
             snprintf(msg, msg_size, "unknown placeholder {%s}", name);
             rc = H2B_ERR_PARSE;
@@ -234,14 +317,17 @@ int h2b__run_read_text(const char *path, char **out)
 }
 
 int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
-                      const struct h2b_peer_vars *vars, char ***argv, char *msg, size_t msg_size)
+                      const struct h2b_peer_variant *variant, const struct h2b_peer_vars *vars,
+                      char ***argv, char *msg, size_t msg_size)
 {
     char config_path[4096] = "";
     int rc;
-    if (peer->config) {
+    const char *config = variant && variant->config ? variant->config : peer->config;
+    char **command = variant && variant->command ? variant->command : peer->command;
+    if (config) {
         char tmpl_path[4096];
         char *tmpl = NULL, *text = NULL;
-        snprintf(tmpl_path, sizeof(tmpl_path), "%s/%s", p->dir, peer->config);
+        snprintf(tmpl_path, sizeof(tmpl_path), "%s/%s", p->dir, config);
         snprintf(config_path, sizeof(config_path), "%s/%s.conf", vars->dir, peer->name);
         if ((rc = h2b__run_read_text(tmpl_path, &tmpl))) {
             snprintf(msg, msg_size, "cannot read %s", tmpl_path);
@@ -260,13 +346,13 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
         free(text);
     }
     size_t n = 0;
-    while (peer->command[n])
+    while (command[n])
         n++;
     char **v = calloc(n + 1, sizeof(*v));
     if (!v)
         return H2B_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = h2b_peers_expand(peer->command[i], vars, config_path, &v[i], msg, msg_size))) {
+        if ((rc = h2b_peers_expand(command[i], vars, config_path, &v[i], msg, msg_size))) {
             for (size_t j = 0; j < i; j++)
                 free(v[j]);
             free(v);

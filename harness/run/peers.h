@@ -9,14 +9,27 @@
 #define H2B_RUN_PEERS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* How a peer is started for one kind of cell: a command line and its configuration template. */
+struct h2b_peer_variant {
+    char **command; /* NULL-terminated argument templates */
+    char *config;   /* template file name relative to the peers directory, or NULL */
+};
 
 struct h2b_peer {
     char *name;           /* key in peers.json */
     char **command;       /* NULL-terminated argument templates */
     char *config;         /* template file name relative to the peers directory, or NULL */
     uint32_t max_streams; /* what the command line / template configures by default */
+    unsigned protocols;   /* "protocols": mask of (1u << enum h2b_protocol); default h2 */
+    /* "tls": how to serve TLS with {cert} and {key} (has_tls false: the peer cannot); "h1": a
+     * cleartext HTTP/1.1 listener where the default one speaks only h2c (nginx). A variant's
+     * missing command or config falls back to the peer's own. */
+    bool has_tls, has_h1;
+    struct h2b_peer_variant tls, h1;
 };
 
 struct h2b_peers {
@@ -33,7 +46,8 @@ struct h2b_peer_vars {
     uint32_t threads;
     uint32_t max_streams;
     const char *docroot;
-    const char *dir; /* a private directory for this target: configuration, logs, pid */
+    const char *dir;        /* a private directory for this target: configuration, logs, pid */
+    const char *cert, *key; /* PEM files for TLS ({cert}, {key}); NULL when not TLS */
 };
 
 /* The peers directory when --peers-dir is not given: $H2B_PEERS_DIR, else DATADIR/h2bench/peers
@@ -57,9 +71,11 @@ int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const c
                      char **out, char *msg, size_t msg_size);
 
 /* Writes the peer's rendered configuration into vars->dir (if it has one) and builds its
- * command line (NULL-terminated, malloc'd; free each string and the array). */
+ * command line (NULL-terminated, malloc'd; free each string and the array). variant is NULL
+ * for the peer's default start, or &peer->tls / &peer->h1. */
 int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
-                      const struct h2b_peer_vars *vars, char ***argv, char *msg, size_t msg_size);
+                      const struct h2b_peer_variant *variant, const struct h2b_peer_vars *vars,
+                      char ***argv, char *msg, size_t msg_size);
 
 /* Internal to h2bench::run: reads a whole file into a malloc'd NUL-terminated string.
  * Returns H2B_OK, H2B_ERR_IO or H2B_ERR_NOMEM; *out untouched on failure. */

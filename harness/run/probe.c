@@ -48,7 +48,7 @@ static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *arg)
     return size * nmemb;
 }
 
-int h2b_probe_ready(const char *base_url, const char *path, uint64_t timeout_ns, char *why,
+int h2b_probe_ready(const char *base_url, const char *path, bool h1, uint64_t timeout_ns, char *why,
                     size_t why_size)
 {
     char url[1024];
@@ -63,8 +63,9 @@ int h2b_probe_ready(const char *base_url, const char *path, uint64_t timeout_ns,
     }
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_HTTP_VERSION,
-                     tls ? (long)CURL_HTTP_VERSION_2TLS
-                         : (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+                     h1    ? (long)CURL_HTTP_VERSION_1_1
+                     : tls ? (long)CURL_HTTP_VERSION_2TLS
+                           : (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);

@@ -3,7 +3,8 @@
  *
  * Two probes, both bounded by a deadline:
  *  - readiness: an HTTP/2 request through libcurl (prior knowledge for http://, ALPN h2 for
- *    https://, certificate not verified), retried until any HTTP response arrives;
+ *    https://, certificate not verified), or an HTTP/1.1 one for an h1 listener, retried until
+ *    any HTTP response arrives;
  *  - max streams: a minimal libnghttp2 client handshake that reads the server's SETTINGS frame
  *    and returns its SETTINGS_MAX_CONCURRENT_STREAMS, which matrix expansion needs.
  * Blocking calls on the caller's thread; not for hot paths.
@@ -11,6 +12,7 @@
 #ifndef H2B_RUN_PROBE_H
 #define H2B_RUN_PROBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,9 +21,10 @@
 #define H2B_PROBE_UNLIMITED 0u
 
 /* Requests base_url + path (base_url is scheme://host:port) every 50 ms until an HTTP response
- * comes back or timeout_ns passes. Returns H2B_OK, or H2B_ERR_TIMEOUT with the last failure in
- * why. Needs curl_global_init (h2b_probe_global_init). */
-int h2b_probe_ready(const char *base_url, const char *path, uint64_t timeout_ns, char *why,
+ * comes back or timeout_ns passes; over HTTP/1.1 when h1 (a listener that speaks no h2c),
+ * else HTTP/2. Returns H2B_OK, or H2B_ERR_TIMEOUT with the last failure in why. Needs
+ * curl_global_init (h2b_probe_global_init). */
+int h2b_probe_ready(const char *base_url, const char *path, bool h1, uint64_t timeout_ns, char *why,
                     size_t why_size);
 
 /* Opens one HTTP/2 connection to base_url, completes the SETTINGS exchange and stores the

@@ -34,6 +34,7 @@
 #include "scenario.h"
 #include "stats.h"
 #include "target.h"
+#include "tlscert.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -63,8 +64,12 @@ struct run {
     char *text;      /* the scenario file's text, for diagnostics */
     struct h2b_scenario *s;
     struct h2b_peers *peers;
-    struct h2b_target **targets; /* NULL where the target did not start */
-    char (*target_why)[256];     /* why a target is unavailable */
+    /* Per instance (inst_of(): a target in one protocol and TLS setting, started on its own
+     * with the configuration that serves it): */
+    struct h2b_target **targets; /* NULL where the instance did not start */
+    char (*target_why)[256];     /* why an instance is unavailable */
+    char (*skip_why)[256];       /* why the target cannot serve such cells ("" = it can) */
+    char cert[300], key[300];    /* the run's self-signed certificate (TLS cells), or "" */
     uint32_t *server_max;        /* advertised (or configured) max streams per target */
     bool *server_max_probed;
     struct h2b_cell *cells;
@@ -86,6 +91,48 @@ struct run {
 /* Ctrl-C: the client (same process group) gets it too and ends its cell early; the runner
  * records that cell, runs no more, stops the targets and writes what it has. */
 static volatile sig_atomic_t interrupted;
+
+/* Instances per target: every protocol, cleartext and TLS. */
+#define NVAR (2 * H2B_PROTO_COUNT)
+#define MAX_INSTANCES (16 * NVAR) /* scenario.c allows 16 targets */
+
+static size_t inst_of(const struct h2b_cell *c)
+{
+    return c->target * NVAR + (c->tls ? H2B_PROTO_COUNT : 0) + (size_t)c->protocol;
+}
+
+/* "h2", "h1+tls", ... */
+static void proto_label(char *buf, size_t size, enum h2b_protocol p, bool tls)
+{
+    say(buf, size, "%s%s", h2b_protocol_name(p), tls ? "+tls" : "");
+}
+
+/* The scenario has a protocol or TLS axis (the console tables show a protocol column). */
+static bool proto_axis(const struct run *r)
+{
+    const struct h2b_matrix_spec *m = &r->s->matrix;
+    return m->nprotocols > 1 || m->ntls > 1 ||
+           (m->nprotocols == 1 && m->protocols[0] != H2B_PROTO_H2) || (m->ntls == 1 && m->tls[0]);
+}
+
+static bool have_h3(void)
+{
+#ifdef H2B_HAVE_H3
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* Whether the scenario's client can drive cell c; why says why not. */
+static bool client_serves(const struct run *r, const struct h2b_cell *c, char *why, size_t why_size)
+{
+    if (r->s->client.kind == H2B_CLIENT_H2LOAD && c->protocol == H2B_PROTO_H3) {
+        say(why, why_size, "h2load 1.52 (Debian 12) speaks no HTTP/3");
+        return false;
+    }
+    return true;
+}
 
 /* ---- loading ---- */
 
@@ -247,6 +294,7 @@ static void progress_clear(struct run *r)
 
 struct cell_result {
     bool ok;
+    bool skipped; /* the target cannot serve the cell (reason says why): not run, not failed */
     char reason[512];
     struct h2b_cell_metrics m;
     bool have_client_cpu, have_server;
@@ -331,14 +379,19 @@ static bool perf_detach(struct h2b_proc *p, const char *out_path, uint64_t *coun
 static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_result *res)
 {
     const struct h2b_cell *c = &r->cells[i];
-    struct h2b_target *t = r->targets[c->target];
+    struct h2b_target *t = r->targets[inst_of(c)];
     const struct h2b_matrix_spec *m = &r->s->matrix;
     char url[1024], prog[4096], out_path[512], err_path[512], json_path[512], log_path[512];
     char perf_path[512];
     char why[256];
     memset(res, 0, sizeof(*res));
+    if (r->skip_why[inst_of(c)][0]) {
+        res->skipped = true;
+        say(res->reason, sizeof(res->reason), "%s", r->skip_why[inst_of(c)]);
+        return;
+    }
     if (!t) {
-        say(res->reason, sizeof(res->reason), "%s", r->target_why[c->target]);
+        say(res->reason, sizeof(res->reason), "%s", r->target_why[inst_of(c)]);
         return;
     }
     if (!h2b_target_alive(t, why, sizeof(why))) {
@@ -489,7 +542,7 @@ static void run_cell(struct run *r, size_t i, struct cell_result *res)
 {
     const struct h2b_matrix_spec *m = &r->s->matrix;
     run_attempt(r, i, 0, res);
-    if (res->ok || m->duration_s <= 0 || res->m.succeeded == 0 ||
+    if (res->ok || res->skipped || m->duration_s <= 0 || res->m.succeeded == 0 ||
         res->m.succeeded >= m->min_requests)
         return;
     /* Every cell completes at least min_requests (DESIGN.md). A timed cell that fell short (a
@@ -532,6 +585,8 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     bad |= h2b_model_set_string(&o->target, r->s->targets[c->target].name);
     bad |= h2b_model_set_string(&o->client,
                                 r->s->client.kind == H2B_CLIENT_H2LOAD ? "h2load" : "h2bench");
+    bad |= h2b_model_set_string(&o->protocol, h2b_protocol_name(c->protocol));
+    o->tls = c->tls;
     o->connections = c->connections;
     o->streams_requested = c->streams_requested;
     o->streams_effective = c->streams_effective;
@@ -543,7 +598,7 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     bad |= h2b_model_set_string(&o->path, r->s->matrix.path);
     o->repeat = c->repeat;
     o->rate = r->s->matrix.rate > 0 ? r->s->matrix.rate : NAN;
-    bad |= h2b_model_set_string(&o->status, res->ok ? "ok" : "failed");
+    bad |= h2b_model_set_string(&o->status, res->ok ? "ok" : res->skipped ? "skipped" : "failed");
     if (!res->ok)
         bad |= h2b_model_set_string(&o->reason, res->reason);
     o->requests = u64_or_nan(have, mt->requests);
@@ -569,11 +624,21 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     o->server_rss_kib = u64_or_nan(res->have_server, res->server_rss_kib);
     o->server_instructions_per_request =
         real_or_nan(res->have_instructions, res->instructions_per_request);
+    if (c->tls && have && mt->tls_version[0]) {
+        bad |= h2b_model_set_string(&o->tls_version, mt->tls_version);
+        bad |= h2b_model_set_string(&o->tls_cipher, mt->tls_cipher);
+        o->tls_records_per_response = real_or_nan(true, mt->tls_records_per_response);
+    }
     bad |= h2b_run_prof_cell(r->prof, i, &o->profile) != H2B_OK;
     char note[1400], prof_note[620];
     h2b_run_prof_reason(r->prof, i, prof_note, sizeof(prof_note));
     const char *perf = r->perf_reason[0] ? r->perf_reason : res->perf_note;
-    const char *parts[] = {mt->note, res->extra_note, perf, prof_note};
+    const char *quic = c->protocol == H2B_PROTO_H3 && have
+                           ? "tls_version, tls_cipher, tls_records_per_response: QUIC carries TLS "
+                             "1.3 inside its own packets (no TLS records; h2bench load --h3 does "
+                             "not report the cipher)"
+                           : "";
+    const char *parts[] = {mt->note, res->extra_note, perf, prof_note, quic};
     size_t used = 0;
     note[0] = '\0';
     for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
@@ -608,18 +673,27 @@ static void print_cell_line(const struct run *r, size_t i, const struct cell_res
     if (!f)
         return;
     snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
+    char proto[16] = "";
+    if (proto_axis(r))
+        proto_label(proto, sizeof(proto), c->protocol, c->tls);
     if (!res->ok) {
-        fprintf(f, "%4zu  %-9s %6u %9s  FAILED: %s\n", i + 1, r->s->targets[c->target].name,
-                c->connections, cs, res->reason);
+        fprintf(f, "%4zu  %-9s%s%-6s %6u %9s  %s: %s\n", i + 1, r->s->targets[c->target].name,
+                proto[0] ? " " : "", proto, c->connections, cs, res->skipped ? "SKIPPED" : "FAILED",
+                res->reason);
         fflush(f);
         return;
     }
     fmt_ns(p50, sizeof(p50), res->m.have_percentiles, res->m.lat_p50_ns);
     fmt_ns(p99, sizeof(p99), res->m.have_percentiles, res->m.lat_p99_ns);
-    fprintf(f, "%4zu  %-9s %6u %9s %11.0f %9.3f %8s %8s %7llu %6.2f %6.2f %8llu\n", i + 1,
-            r->s->targets[c->target].name, c->connections, cs, res->m.req_per_s,
-            res->m.bytes_per_s / 1e9, p50, p99, (unsigned long long)res->m.failed,
+    fprintf(f, "%4zu  %-9s%s%-6s %6u %9s %11.0f %9.3f %8s %8s %7llu %6.2f %6.2f %8llu", i + 1,
+            r->s->targets[c->target].name, proto[0] ? " " : "", proto, c->connections, cs,
+            res->m.req_per_s, res->m.bytes_per_s / 1e9, p50, p99, (unsigned long long)res->m.failed,
             res->client_cpu_s, res->server_cpu_s, (unsigned long long)res->server_rss_kib);
+    if (c->tls && res->m.tls_version[0] && isfinite(res->m.tls_records_per_response))
+        fprintf(f, " %6.2f %s", res->m.tls_records_per_response, res->m.tls_version);
+    else if (c->tls && res->m.tls_version[0])
+        fprintf(f, " %6s %s", "-", res->m.tls_version);
+    fprintf(f, "\n");
     fflush(f);
 }
 
@@ -627,9 +701,10 @@ static void print_header(const struct run *r)
 {
     if (!r->o->report)
         return;
-    fprintf(r->o->report, "%4s  %-9s %6s %9s %11s %9s %8s %8s %7s %6s %6s %8s\n", "cell", "target",
-            "conns", "streams", "req/s", "GB/s", "p50", "p99", "failed", "cli_s", "srv_s",
-            "srv_KiB");
+    bool axis = proto_axis(r);
+    fprintf(r->o->report, "%4s  %-9s%s%-6s %6s %9s %11s %9s %8s %8s %7s %6s %6s %8s%s\n", "cell",
+            "target", axis ? " " : "", axis ? "proto" : "", "conns", "streams", "req/s", "GB/s",
+            "p50", "p99", "failed", "cli_s", "srv_s", "srv_KiB", axis ? " rec/rsp tls" : "");
 }
 
 static void print_plan(const struct run *r)
@@ -639,8 +714,9 @@ static void print_plan(const struct run *r)
     for (size_t t = 0; t < r->s->ntargets; t++)
         fprintf(f, "  target %-9s max streams %u (%s)\n", r->s->targets[t].name, r->server_max[t],
                 r->server_max_probed[t] ? "probed" : "configured, not probed in a dry run");
-    fprintf(f, "%4s  %-9s %6s %9s %9s %10s %8s %6s %6s\n", "cell", "target", "conns", "requested",
-            "effective", "server_max", "frame", "window", "repeat");
+    bool axis = proto_axis(r);
+    fprintf(f, "%4s  %-9s %6s %9s %9s %10s %8s %6s %6s%s\n", "cell", "target", "conns", "requested",
+            "effective", "server_max", "frame", "window", "repeat", axis ? "  proto" : "");
     for (size_t i = 0; i < r->ncells; i++) {
         const struct h2b_cell *c = &r->cells[i];
         char frame[16] = "-", window[16] = "-";
@@ -648,13 +724,21 @@ static void print_plan(const struct run *r)
             snprintf(frame, sizeof(frame), "%u", c->frame_size);
         if (c->window_bits)
             snprintf(window, sizeof(window), "2^%u-1", c->window_bits);
-        fprintf(f, "%4zu  %-9s %6u %9u %9u %10u %8s %6s %6u\n", i + 1,
+        char proto[16] = "";
+        if (axis)
+            proto_label(proto, sizeof(proto), c->protocol, c->tls);
+        char why[256] = "";
+        bool serves = h2b_target_serves(&r->s->targets[c->target], r->peers, c->protocol, c->tls,
+                                        have_h3(), why, sizeof(why)) &&
+                      client_serves(r, c, why, sizeof(why));
+        fprintf(f, "%4zu  %-9s %6u %9u %9u %10u %8s %6s %6u%s%s%s%s\n", i + 1,
                 r->s->targets[c->target].name, c->connections, c->streams_requested,
-                c->streams_effective, c->server_max_streams, frame, window, c->repeat);
+                c->streams_effective, c->server_max_streams, frame, window, c->repeat,
+                axis ? "  " : "", proto, serves ? "" : "  skipped: ", serves ? "" : why);
     }
 }
 
-enum metric { METRIC_REQ_PER_S, METRIC_REQ_PER_CPU_S, METRIC_GB_PER_S };
+enum metric { METRIC_REQ_PER_S, METRIC_REQ_PER_CPU_S, METRIC_GB_PER_S, METRIC_GBIT_PER_S };
 
 /* A successful cell's value of metric; false when it has none. */
 static bool cell_metric(const json_t *matrix_doc, size_t j, enum metric metric, double *out)
@@ -672,6 +756,10 @@ static bool cell_metric(const json_t *matrix_doc, size_t j, enum metric metric, 
             *out = c.bytes_per_s / 1e9;
             ok = !isnan(c.bytes_per_s);
             break;
+        case METRIC_GBIT_PER_S:
+            *out = c.bytes_per_s * 8 / 1e9;
+            ok = !isnan(c.bytes_per_s);
+            break;
         case METRIC_REQ_PER_CPU_S:
             ok = !isnan(c.succeeded) && c.server_cpu_s > 0;
             *out = ok ? c.succeeded / c.server_cpu_s : 0;
@@ -685,7 +773,8 @@ static bool cell_metric(const json_t *matrix_doc, size_t j, enum metric metric, 
 static bool same_point(const struct h2b_cell *a, const struct h2b_cell *b)
 {
     return a->connections == b->connections && a->streams_requested == b->streams_requested &&
-           a->frame_size == b->frame_size && a->window_bits == b->window_bits;
+           a->frame_size == b->frame_size && a->window_bits == b->window_bits &&
+           a->protocol == b->protocol && a->tls == b->tls;
 }
 
 /* Median of metric over the repeats of target t at point c; 0 when no cell has it. */
@@ -710,7 +799,9 @@ static void print_summary(const struct run *r, const json_t *doc, enum metric me
     size_t nt = r->s->ntargets < 16 ? r->s->ntargets : 16;
     if (!f || nt == 0)
         return;
-    fprintf(f, "\n%s, median over repeats:\n%-6s %-9s", what, "conns", "streams");
+    bool axis = proto_axis(r);
+    fprintf(f, "\n%s, median over repeats:\n%s%-6s %-9s", what, axis ? "proto   " : "", "conns",
+            "streams");
     for (size_t t = 0; t < nt; t++)
         fprintf(f, " %12s", r->s->targets[t].name);
     for (size_t t = 1; t < nt; t++) {
@@ -733,11 +824,16 @@ static void print_summary(const struct run *r, const json_t *doc, enum metric me
             v[t] = point_median(r, doc, c, t, metric);
         char cs[32];
         snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
+        if (axis) {
+            char proto[16];
+            proto_label(proto, sizeof(proto), c->protocol, c->tls);
+            fprintf(f, "%-7s ", proto);
+        }
         fprintf(f, "%-6u %-9s", c->connections, cs);
         for (size_t t = 0; t < nt; t++) {
             if (v[t] <= 0)
                 fprintf(f, " %12s", "-");
-            else if (metric == METRIC_GB_PER_S)
+            else if (metric == METRIC_GB_PER_S || metric == METRIC_GBIT_PER_S)
                 fprintf(f, " %12.3f", v[t]);
             else
                 fprintf(f, " %12.0f", v[t]);
@@ -756,14 +852,48 @@ static void print_summary(const struct run *r, const json_t *doc, enum metric me
 
 /* ---- targets ---- */
 
+/* Which instances the matrix needs, and for each the reason it is skipped ("" = it runs). */
+static void plan_instances(struct run *r, bool *need)
+{
+    const struct h2b_matrix_spec *m = &r->s->matrix;
+    for (size_t t = 0; t < r->s->ntargets; t++) {
+        for (size_t pi = 0; pi < m->nprotocols; pi++) {
+            for (size_t ti = 0; ti < m->ntls; ti++) {
+                struct h2b_cell c = {.target = t, .protocol = m->protocols[pi], .tls = m->tls[ti]};
+                size_t k = inst_of(&c);
+                char *why = r->skip_why[k];
+                if (h2b_target_serves(&r->s->targets[t], r->peers, c.protocol, c.tls, have_h3(),
+                                      why, sizeof(r->skip_why[k])) &&
+                    client_serves(r, &c, why, sizeof(r->skip_why[k])))
+                    why[0] = '\0', need[k] = true;
+            }
+        }
+    }
+}
+
+/* Starts every instance the matrix needs (each target once per protocol and TLS setting it
+ * serves), probes the h2-speaking ones for SETTINGS_MAX_CONCURRENT_STREAMS (the target's value
+ * is the first probe's; h3 cells use it too, h1 cells need none). */
 static void start_targets(struct run *r)
 {
-    for (size_t t = 0; t < r->s->ntargets; t++) {
+    bool need[MAX_INSTANCES] = {false};
+    plan_instances(r, need);
+    for (size_t k = 0; k < r->s->ntargets * NVAR; k++) {
+        if (!need[k])
+            continue;
+        size_t t = k / NVAR;
+        enum h2b_protocol proto = (enum h2b_protocol)(k % H2B_PROTO_COUNT);
+        bool tls = k % NVAR >= H2B_PROTO_COUNT;
         const struct h2b_target_spec *spec = &r->s->targets[t];
-        char tdir[512], why[256];
-        snprintf(tdir, sizeof(tdir), "%s/%s", r->dir, spec->name);
+        char tdir[512], why[256], label[16];
+        proto_label(label, sizeof(label), proto, tls);
+        /* the cleartext h2 instance keeps the plain name (as before the protocol axis) */
+        if (proto == H2B_PROTO_H2 && !tls)
+            snprintf(tdir, sizeof(tdir), "%s/%s", r->dir, spec->name);
+        else
+            snprintf(tdir, sizeof(tdir), "%s/%s-%s", r->dir, spec->name, label);
         if (mkdir(tdir, 0755) != 0) {
-            say(r->target_why[t], sizeof(r->target_why[t]), "cannot create %s", tdir);
+            say(r->target_why[k], sizeof(r->target_why[k]), "cannot create %s", tdir);
             continue;
         }
         struct h2b_target_env env = {
@@ -772,25 +902,33 @@ static void start_targets(struct run *r)
             .dir = tdir,
             .docroot = r->docroot,
             .ready_path = r->s->matrix.path,
+            .protocol = proto,
+            .tls = tls,
+            .cert = r->cert[0] ? r->cert : NULL,
+            .key = r->key[0] ? r->key : NULL,
         };
-        int rc = h2b_target_start(&r->targets[t], spec, &env, why, sizeof(why));
+        int rc = h2b_target_start(&r->targets[k], spec, &env, why, sizeof(why));
         if (rc) {
-            say(r->target_why[t], sizeof(r->target_why[t]), "target did not start: %s", why);
-            fprintf(stderr, "h2bench run: %s: %s\n", spec->name, r->target_why[t]);
+            say(r->target_why[k], sizeof(r->target_why[k]), "target did not start: %s", why);
+            fprintf(stderr, "h2bench run: %s (%s): %s\n", spec->name, label, r->target_why[k]);
             continue;
         }
+        if (proto == H2B_PROTO_H1)
+            continue;
         uint32_t max;
-        rc = h2b_probe_max_streams(h2b_target_url(r->targets[t]), PROBE_TIMEOUT_NS, &max, why,
+        rc = h2b_probe_max_streams(h2b_target_url(r->targets[k]), PROBE_TIMEOUT_NS, &max, why,
                                    sizeof(why));
         if (rc) {
-            say(r->target_why[t], sizeof(r->target_why[t]), "SETTINGS probe failed: %s", why);
-            fprintf(stderr, "h2bench run: %s: %s\n", spec->name, r->target_why[t]);
-            h2b_target_del(r->targets[t]);
-            r->targets[t] = NULL;
+            say(r->target_why[k], sizeof(r->target_why[k]), "SETTINGS probe failed: %s", why);
+            fprintf(stderr, "h2bench run: %s (%s): %s\n", spec->name, label, r->target_why[k]);
+            h2b_target_del(r->targets[k]);
+            r->targets[k] = NULL;
             continue;
         }
-        r->server_max[t] = max;
-        r->server_max_probed[t] = true;
+        if (!r->server_max_probed[t]) {
+            r->server_max[t] = max;
+            r->server_max_probed[t] = true;
+        }
     }
 }
 
@@ -938,6 +1076,17 @@ static int prepare(struct run *r)
         h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write the docroot in %s", r->dir);
         return H2B_ERR_IO;
     }
+    bool tls = false;
+    for (size_t i = 0; i < m->ntls; i++)
+        tls = tls || m->tls[i];
+    if (tls) {
+        snprintf(r->cert, sizeof(r->cert), "%s/cert.pem", r->dir);
+        snprintf(r->key, sizeof(r->key), "%s/key.pem", r->dir);
+        if (h2b_tlscert_write(r->cert, r->key) != H2B_OK) {
+            h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write a certificate into %s", r->dir);
+            return H2B_ERR_IO;
+        }
+    }
     if (m->body_bytes > 0) {
         snprintf(r->body_file, sizeof(r->body_file), "%s/body", r->dir);
         if (write_pattern_file(r->body_file, m->body_bytes, NULL)) {
@@ -1016,6 +1165,8 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
             return H2B_ERR_NOMEM;
         if (res.ok) {
             sum->cells_ok++;
+        } else if (res.skipped) {
+            sum->cells_skipped++;
         } else {
             sum->cells_failed++;
             if (r->o->fail_fast) {
@@ -1030,8 +1181,11 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
         sum->interrupted = true;
     }
     print_summary(r, doc, METRIC_REQ_PER_S, "req/s");
-    if (strncmp(r->s->matrix.path, "/bytes/", 7) == 0)
+    if (strncmp(r->s->matrix.path, "/bytes/", 7) == 0) {
         print_summary(r, doc, METRIC_GB_PER_S, "GB/s (response bytes)");
+        if (proto_axis(r)) /* the bulk tables people draw (nspeed's) are in bits */
+            print_summary(r, doc, METRIC_GBIT_PER_S, "Gbit/s (response bytes x 8)");
+    }
     /* On a shared machine throughput follows whatever CPU the server got; requests per CPU
      * second of the server is the steadier comparison (its CPU time includes warm-up). */
     print_summary(r, doc, METRIC_REQ_PER_CPU_S, "requests per server CPU second");
@@ -1081,7 +1235,8 @@ static int run_budgets(struct run *r)
             return H2B_ERR_NOMEM;
         for (size_t i = 0; i < ran; i++) {
             const struct h2b_cell *c = &r->cells[i];
-            bool seen = c->target != t;
+            /* the passes start the cleartext h2 instance: other cells get no budgets */
+            bool seen = c->target != t || c->protocol != H2B_PROTO_H2 || c->tls;
             for (size_t k = 0; k < np && !seen; k++)
                 seen =
                     pts[k].connections == c->connections && pts[k].streams == c->streams_effective;
@@ -1109,7 +1264,8 @@ static int run_budgets(struct run *r)
             h2b_budget_measure(&job, pts, np, r->o->progress ? stderr : NULL);
         for (size_t i = 0; i < ran; i++) {
             const struct h2b_cell *c = &r->cells[i];
-            for (size_t k = 0; k < np && c->target == t; k++) {
+            for (size_t k = 0; k < np && c->target == t && c->protocol == H2B_PROTO_H2 && !c->tls;
+                 k++) {
                 if (pts[k].connections == c->connections && pts[k].streams == c->streams_effective)
                     json_object_set_new(json_array_get(matrix, i), "budgets",
                                         h2b_budget_values_json(&pts[k]));
@@ -1123,10 +1279,11 @@ static int run_budgets(struct run *r)
 
 static void cleanup(struct run *r)
 {
-    for (size_t t = 0; r->targets && t < r->s->ntargets; t++)
-        h2b_target_del(r->targets[t]);
+    for (size_t k = 0; r->targets && k < r->s->ntargets * NVAR; k++)
+        h2b_target_del(r->targets[k]);
     free(r->targets);
     free(r->target_why);
+    free(r->skip_why);
     free(r->server_max);
     free(r->server_max_probed);
     free(r->cells);
@@ -1162,11 +1319,18 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         }
     }
     size_t nt = r.s->ntargets;
-    r.targets = calloc(nt ? nt : 1, sizeof(*r.targets));
-    r.target_why = calloc(nt ? nt : 1, sizeof(*r.target_why));
+    if (nt > MAX_INSTANCES / NVAR) {
+        h2b_diag_set(diag, o->scenario, NULL, "targets", "at most %d targets",
+                     MAX_INSTANCES / NVAR);
+        rc = H2B_ERR_INVAL;
+        goto out;
+    }
+    r.targets = calloc(nt ? nt * NVAR : 1, sizeof(*r.targets));
+    r.target_why = calloc(nt ? nt * NVAR : 1, sizeof(*r.target_why));
+    r.skip_why = calloc(nt ? nt * NVAR : 1, sizeof(*r.skip_why));
     r.server_max = calloc(nt ? nt : 1, sizeof(*r.server_max));
     r.server_max_probed = calloc(nt ? nt : 1, sizeof(*r.server_max_probed));
-    if (!r.targets || !r.target_why || !r.server_max || !r.server_max_probed) {
+    if (!r.targets || !r.target_why || !r.skip_why || !r.server_max || !r.server_max_probed) {
         rc = H2B_ERR_NOMEM;
         goto out;
     }
@@ -1248,9 +1412,9 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         sum->cells = r.ncells;
         if ((rc = run_matrix(&r, sum)))
             goto out;
-        for (size_t t = 0; t < nt; t++) {
-            h2b_target_del(r.targets[t]);
-            r.targets[t] = NULL;
+        for (size_t k = 0; k < nt * NVAR; k++) {
+            h2b_target_del(r.targets[k]);
+            r.targets[k] = NULL;
         }
         if (r.s->budgets.enabled && (rc = run_budgets(&r)))
             goto out;

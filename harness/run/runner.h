@@ -34,12 +34,13 @@ struct h2b_run_options {
 
 /* What a run produced. */
 struct h2b_run_summary {
-    size_t cells;        /* cells in the plan */
-    size_t cells_ok;     /* cells measured */
-    size_t cells_failed; /* cells failed (target died, client failed, too few requests) */
-    bool micro_failed;   /* the micro suites did not run */
-    bool interrupted;    /* SIGINT stopped the run early (the results hold the cells done) */
-    char out[4096];      /* the results file written ("" for a dry run) */
+    size_t cells;         /* cells in the plan */
+    size_t cells_ok;      /* cells measured */
+    size_t cells_failed;  /* cells failed (target died, client failed, too few requests) */
+    size_t cells_skipped; /* cells their target cannot serve (matrix.protocol, matrix.tls) */
+    bool micro_failed;    /* the micro suites did not run */
+    bool interrupted;     /* SIGINT stopped the run early (the results hold the cells done) */
+    char out[4096];       /* the results file written ("" for a dry run) */
 };
 
 /* Runs o->scenario. Returns H2B_OK when every cell and suite ran (failed requests inside a cell

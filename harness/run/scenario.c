@@ -183,6 +183,84 @@ static int get_u32_list(struct ctx *c, const json_t *obj, const char *key, const
     return H2B_OK;
 }
 
+const char *h2b_protocol_name(enum h2b_protocol p)
+{
+    return p == H2B_PROTO_H1 ? "h1" : p == H2B_PROTO_H3 ? "h3" : "h2";
+}
+
+/* A list of protocol names ("h1", "h2", "h3") into out (in order, no duplicates); absent gives
+ * def alone. */
+static int get_protocols(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                         enum h2b_protocol *out, size_t *n, enum h2b_protocol def)
+{
+    char child[PATH_LEN], item[PATH_LEN];
+    json_t *v = NULL;
+    int rc = h2b_json_get_array(c->src, obj, path, key, H2B_JSON_OPTIONAL, &v, c->diag);
+    if (rc < 0)
+        return rc;
+    *n = 0;
+    if (!v) {
+        out[(*n)++] = def;
+        return H2B_OK;
+    }
+    h2b_json_path_key(child, sizeof(child), path, key);
+    size_t len = json_array_size(v);
+    if (len == 0 || len > H2B_PROTO_COUNT)
+        return fail(c, child, "expected 1 to %d of \"h1\", \"h2\", \"h3\", got %zu entries",
+                    H2B_PROTO_COUNT, len);
+    for (size_t i = 0; i < len; i++) {
+        const char *str = NULL;
+        h2b_json_path_index(item, sizeof(item), child, i);
+        if ((rc = h2b_json_check_string(c->src, json_array_get(v, i), item, H2B_JSON_REQUIRED, &str,
+                                        c->diag)) < 0)
+            return rc;
+        enum h2b_protocol p;
+        if (strcmp(str, "h1") == 0)
+            p = H2B_PROTO_H1;
+        else if (strcmp(str, "h2") == 0)
+            p = H2B_PROTO_H2;
+        else if (strcmp(str, "h3") == 0)
+            p = H2B_PROTO_H3;
+        else
+            return fail(c, item, "expected \"h1\", \"h2\" or \"h3\", got \"%s\"", str);
+        for (size_t j = 0; j < *n; j++)
+            if (out[j] == p)
+                return fail(c, item, "duplicate value \"%s\"", str);
+        out[(*n)++] = p;
+    }
+    return H2B_OK;
+}
+
+/* matrix.tls: [false], [true] or both, in order. */
+static int get_tls_list(struct ctx *c, const json_t *obj, struct h2b_matrix_spec *m)
+{
+    char item[PATH_LEN];
+    json_t *v = NULL;
+    int rc = h2b_json_get_array(c->src, obj, "matrix", "tls", H2B_JSON_OPTIONAL, &v, c->diag);
+    if (rc < 0)
+        return rc;
+    m->ntls = 0;
+    if (!v) {
+        m->tls[m->ntls++] = false;
+        return H2B_OK;
+    }
+    size_t len = json_array_size(v);
+    if (len == 0 || len > 2)
+        return fail(c, "matrix.tls", "expected [false], [true] or [false, true], got %zu entries",
+                    len);
+    for (size_t i = 0; i < len; i++) {
+        bool b = false;
+        h2b_json_path_index(item, sizeof(item), "matrix.tls", i);
+        if ((rc = h2b_json_check_bool(c->src, json_array_get(v, i), item, H2B_JSON_REQUIRED, &b,
+                                      c->diag)) < 0)
+            return rc;
+        if (i == 1 && m->tls[0] == b)
+            return fail(c, item, "duplicate value %s", b ? "true" : "false");
+        m->tls[m->ntls++] = b;
+    }
+    return H2B_OK;
+}
+
 static void free_strv(char **v)
 {
     if (!v)
@@ -338,11 +416,11 @@ static int parse_command(struct ctx *c, const json_t *v, const char *path,
 static int parse_target(struct ctx *c, const json_t *v, const char *path,
                         const char *const *known_peers, struct h2b_target_spec *t)
 {
-    static const char *const keys[] = {"name",        "type", "peer",
-                                       "url",         "cpus", "threads",
-                                       "max_streams", "args", "ready_timeout_s",
-                                       "command",     "env",  "cwd",
-                                       "stop_signal", NULL};
+    static const char *const keys[] = {"name",        "type",      "peer",
+                                       "url",         "cpus",      "threads",
+                                       "max_streams", "args",      "ready_timeout_s",
+                                       "command",     "env",       "cwd",
+                                       "stop_signal", "protocols", NULL};
     char child[PATH_LEN];
     char *type = NULL;
     int rc;
@@ -378,6 +456,21 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         (rc = get_seconds(c, v, "ready_timeout_s", path, 0.1, 600, 10, &t->ready_timeout_s)) ||
         (rc = parse_command(c, v, path, t)))
         return rc;
+    h2b_json_path_key(child, sizeof(child), path, "protocols");
+    if (json_object_get(v, "protocols")) {
+        if (t->kind != H2B_TARGET_COMMAND && t->kind != H2B_TARGET_URL)
+            return fail(c, child,
+                        "only \"command\" and \"url\" targets declare their protocols (h2ref "
+                        "and the peers' are known)");
+        enum h2b_protocol list[H2B_PROTO_COUNT];
+        size_t n = 0;
+        if ((rc = get_protocols(c, v, "protocols", path, list, &n, H2B_PROTO_H2)))
+            return rc;
+        for (size_t i = 0; i < n; i++)
+            t->protocols |= 1u << list[i];
+    } else if (t->kind == H2B_TARGET_COMMAND || t->kind == H2B_TARGET_URL) {
+        t->protocols = 1u << H2B_PROTO_H2;
+    }
 
     h2b_json_path_key(child, sizeof(child), path, "cpus");
     if (!cpu_list_ok(t->cpus))
@@ -529,7 +622,10 @@ static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *
         (rc = get_seconds(c, v, "rate", "matrix", 0, 1e9, 0, &m->rate)) ||
         (rc = get_u32(c, v, "aggregate_cap", "matrix", 1, INT32_MAX, 4096, &m->aggregate_cap)) ||
         (rc = get_u32(c, v, "repeats", "matrix", 1, 1000, 1, &m->repeats)) ||
-        (rc = get_string(c, v, "order", "matrix", "alternate", &order)))
+        (rc = get_string(c, v, "order", "matrix", "alternate", &order)) ||
+        (rc = get_protocols(c, v, "protocol", "matrix", m->protocols, &m->nprotocols,
+                            H2B_PROTO_H2)) ||
+        (rc = get_tls_list(c, v, m)))
         goto out;
     if (strcmp(order, "alternate") == 0) {
         m->order = H2B_ORDER_ALTERNATE;
@@ -626,10 +722,9 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     static const char *const budgets_keys[] = {"warmup_requests", "requests", "instructions",
                                                "rss_connections", NULL};
     static const char *const matrix_keys[] = {
-        "connections", "streams",      "frame_size", "window_bits",
-        "path",        "method",       "body_bytes", "requests",
-        "duration_s",  "min_requests", "warmup_s",   "aggregate_cap",
-        "repeats",     "order",        "rate",       NULL};
+        "connections", "streams",  "frame_size", "window_bits",  "path",     "method",
+        "body_bytes",  "requests", "duration_s", "min_requests", "warmup_s", "aggregate_cap",
+        "repeats",     "order",    "rate",       "protocol",     "tls",      NULL};
     static const char *const micro_keys[] = {"filter", "profile", "cpu", NULL};
     struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));

@@ -28,6 +28,13 @@ enum h2b_target_kind {
 
 enum h2b_client_kind { H2B_CLIENT_H2BENCH, H2B_CLIENT_H2LOAD };
 
+/* matrix.protocol: what a cell speaks (zero, as in a zeroed cell or target env, is h2). Bit
+ * (1u << p) in a target's protocol mask. */
+enum h2b_protocol { H2B_PROTO_H2 = 0, H2B_PROTO_H1 = 1, H2B_PROTO_H3 = 2, H2B_PROTO_COUNT = 3 };
+
+/* "h1", "h2", "h3". */
+const char *h2b_protocol_name(enum h2b_protocol p);
+
 enum h2b_order {
     H2B_ORDER_ALTERNATE, /* within each cell every target in turn, order reversed every other cell
                           */
@@ -49,9 +56,11 @@ struct h2b_target_spec {
     size_t ncommand;
     char **env; /* H2B_TARGET_COMMAND: "NAME=value" added to the environment, NULL-terminated */
     size_t nenv;
-    char *cwd;       /* H2B_TARGET_COMMAND: working directory (placeholders allowed), or NULL */
-    int stop_signal; /* sent to stop the target (default SIGTERM), then SIGKILL after 5 s */
-    bool name_given; /* the document named the target (command targets must) */
+    char *cwd;          /* H2B_TARGET_COMMAND: working directory (placeholders allowed), or NULL */
+    int stop_signal;    /* sent to stop the target (default SIGTERM), then SIGKILL after 5 s */
+    unsigned protocols; /* command and url targets: "protocols" as a mask of (1u << protocol);
+                           default h2 only. Bundled and peer targets: 0 (the runner knows). */
+    bool name_given;    /* the document named the target (command targets must) */
 };
 
 struct h2b_client_spec {
@@ -92,6 +101,10 @@ struct h2b_matrix_spec {
     double rate;            /* > 0: open loop, this many requests/s in total per cell */
     uint32_t aggregate_cap; /* streams across all connections (default 4096) */
     uint32_t repeats;       /* each cell this many times (default 1) */
+    enum h2b_protocol protocols[H2B_PROTO_COUNT]; /* matrix.protocol, in order (default h2) */
+    size_t nprotocols;
+    bool tls[2]; /* matrix.tls, in order (default [false]) */
+    size_t ntls;
     enum h2b_order order;
 };
 

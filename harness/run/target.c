@@ -72,7 +72,7 @@ static void free_argv(char **argv)
 static int bundled_argv(const struct h2b_target_spec *spec, const struct h2b_target_env *env,
                         char ***out)
 {
-    size_t n = 12 + spec->nargs;
+    size_t n = 17 + spec->nargs; /* the fixed 12, --tls --cert F --key F, the scenario's */
     char **argv = calloc(n + 1, sizeof(*argv));
     char num[32], streams[32];
     size_t k = 0;
@@ -85,6 +85,17 @@ static int bundled_argv(const struct h2b_target_spec *spec, const struct h2b_tar
                            "--threads", num,     "--cpus", spec->cpus, "--max-streams", streams};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         argv[k++] = strdup(fixed[i]);
+    if (env->protocol == H2B_PROTO_H3) {
+        argv[k++] = strdup("--h3"); /* implies --tls; its QUIC side makes its own certificate */
+    } else if (env->tls) {
+        argv[k++] = strdup("--tls");
+        if (env->cert && env->key) {
+            argv[k++] = strdup("--cert");
+            argv[k++] = strdup(env->cert);
+            argv[k++] = strdup("--key");
+            argv[k++] = strdup(env->key);
+        }
+    }
     for (size_t i = 0; i < spec->nargs; i++)
         argv[k++] = strdup(spec->args[i]);
     for (size_t i = 0; i < k; i++) {
@@ -119,9 +130,15 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
         .max_streams = spec->max_streams ? spec->max_streams : peer->max_streams,
         .docroot = env->docroot,
         .dir = env->dir,
+        .cert = env->tls ? env->cert : NULL,
+        .key = env->tls ? env->key : NULL,
     };
+    const struct h2b_peer_variant *variant = env->tls ? &peer->tls
+                                             : env->protocol == H2B_PROTO_H1 && peer->has_h1
+                                                 ? &peer->h1
+                                                 : NULL;
     char **argv = NULL;
-    int rc = h2b_peers_prepare(env->peers, peer, &vars, &argv, why, why_size);
+    int rc = h2b_peers_prepare(env->peers, peer, variant, &vars, &argv, why, why_size);
     if (rc)
         return rc;
     /* Extra scenario arguments go after the template's: most servers let later flags win. */
@@ -145,9 +162,65 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
             }
         }
     }
-    snprintf(t->url, sizeof(t->url), "http://%s:%u", LOOPBACK, port);
+    snprintf(t->url, sizeof(t->url), "%s://%s:%u", env->tls ? "https" : "http", LOOPBACK, port);
     *out = argv;
     return H2B_OK;
+}
+
+bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peers *peers,
+                       enum h2b_protocol protocol, bool tls, bool have_h3, char *why,
+                       size_t why_size)
+{
+    const char *name = h2b_protocol_name(protocol);
+    const struct h2b_peer *peer =
+        spec->kind == H2B_TARGET_PEER && peers ? h2b_peers_find(peers, spec->peer) : NULL;
+    switch (spec->kind) {
+    case H2B_TARGET_BUNDLED:
+        if (protocol == H2B_PROTO_H3 && !have_h3) {
+            snprintf(why, why_size, "this h2bench was built without HTTP/3 (H2B_H3=OFF)");
+            return false;
+        }
+        if (protocol == H2B_PROTO_H3 && !tls) {
+            snprintf(why, why_size, "HTTP/3 runs over QUIC, which is always TLS");
+            return false;
+        }
+        return true;
+    case H2B_TARGET_PEER:
+        if (!peer || !(peer->protocols & (1u << protocol))) {
+            snprintf(why, why_size, "peer %s does not serve %s (servers/peers/peers.json)",
+                     spec->peer, name);
+            return false;
+        }
+        if (protocol == H2B_PROTO_H3) {
+            snprintf(why, why_size, "h2bench run starts no HTTP/3 peer (its readiness is TCP)");
+            return false;
+        }
+        if (tls && !peer->has_tls) {
+            snprintf(why, why_size, "peer %s has no TLS configuration (servers/peers/peers.json)",
+                     spec->peer);
+            return false;
+        }
+        return true;
+    case H2B_TARGET_URL:
+    case H2B_TARGET_COMMAND:
+        if (!(spec->protocols & (1u << protocol))) {
+            snprintf(why, why_size, "target %s declares \"protocols\" without %s", spec->name,
+                     name);
+            return false;
+        }
+        if (spec->kind == H2B_TARGET_URL && tls != (strncmp(spec->url, "https://", 8) == 0)) {
+            snprintf(why, why_size, "url target %s is %s only", spec->name,
+                     tls ? "cleartext" : "TLS");
+            return false;
+        }
+        if (spec->kind == H2B_TARGET_COMMAND && tls) {
+            snprintf(why, why_size,
+                     "command targets are started cleartext only (no TLS command line)");
+            return false;
+        }
+        return true;
+    }
+    return false;
 }
 
 /* The user's command line with the peers' placeholders filled in, its working directory, and
@@ -321,7 +394,8 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
     }
     if (spec->kind == H2B_TARGET_URL) {
         snprintf(t->url, sizeof(t->url), "%s", spec->url);
-        if ((rc = h2b_probe_ready(t->url, env->ready_path, timeout, why, why_size)))
+        if ((rc = h2b_probe_ready(t->url, env->ready_path, env->protocol == H2B_PROTO_H1, timeout,
+                                  why, why_size)))
             goto fail;
         *out = t;
         return H2B_OK;
@@ -386,8 +460,8 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
     for (;;) {
         uint64_t now = h2b_clock_now_ns();
         uint64_t left = now < deadline ? deadline - now : 0;
-        rc = h2b_probe_ready(t->url, env->ready_path, left < PROBE_SLICE_NS ? left : PROBE_SLICE_NS,
-                             why, why_size);
+        rc = h2b_probe_ready(t->url, env->ready_path, env->protocol == H2B_PROTO_H1,
+                             left < PROBE_SLICE_NS ? left : PROBE_SLICE_NS, why, why_size);
         char alive_why[256];
         if (rc == H2B_OK)
             break;

@@ -38,7 +38,20 @@ struct h2b_target_env {
     const char *const *extra_env; /* "NAME=value" added to the target's environment */
     const char *const *wrapper;   /* argv prefix, e.g. valgrind --tool=callgrind ... */
     double timeout_scale;         /* readiness deadline multiplier (valgrind is slow); 0 = 1 */
+    /* The kind of cell this instance serves (matrix.protocol, matrix.tls): h2bench serve gets
+     * --tls or --h3, a peer its "tls" or "h1" variant (peers.h) with cert and key. Zeroed: the
+     * cleartext h2 start every target has. */
+    enum h2b_protocol protocol;
+    bool tls;
+    const char *cert, *key; /* PEM files (tls) */
 };
+
+/* Whether spec can serve cells of protocol over TLS (tls) or cleartext; when not, why says
+ * so in one line. peers may be NULL for targets that are not peers. h3 is served only by
+ * h2bench serve built with HTTP/3 (have_h3) and only over TLS. */
+bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peers *peers,
+                       enum h2b_protocol protocol, bool tls, bool have_h3, char *why,
+                       size_t why_size);
 
 /* Starts (or, for a URL target, reaches) spec and waits until it answers. Returns H2B_OK, or
  * an error with the reason in why (H2B_ERR_TIMEOUT: never answered; H2B_ERR_CLOSED: exited).

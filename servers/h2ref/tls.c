@@ -4,14 +4,17 @@
  * TLS 1.2 is limited to ECDHE with AEAD ciphers (RFC 9113 section 9.2.2; anything else would
  * earn INADEQUATE_SECURITY from a strict client). The generated certificate is ECDSA P-256: its
  * handshake is several times cheaper than RSA-2048, which matters when 1000 connections ramp up
- * at once. Buffers are released on idle connections (SSL_MODE_RELEASE_BUFFERS).
+ * at once (the generator is core/tlscert.c). Buffers are released on idle connections
+ * (SSL_MODE_RELEASE_BUFFERS).
  */
 #include "tls.h"
+
+#include "error.h"
+#include "tlscert.h"
 
 #include <nghttp2/nghttp2.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,42 +36,14 @@ static void ssl_error(char *err, size_t errlen, const char *what, const char *fi
     snprintf(err, errlen, "%s%s%s: %s", what, file ? " " : "", file ? file : "", buf);
 }
 
-static int add_ext(X509 *crt, int nid, const char *value)
-{
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, crt, crt, NULL, NULL, 0);
-    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-    if (!ext)
-        return 0;
-    int ok = X509_add_ext(crt, ext, -1);
-    X509_EXTENSION_free(ext);
-    return ok;
-}
-
+/* The certificate of core/tlscert.c (one generator for the server and the runner's peers). */
 static int self_signed(SSL_CTX *ctx)
 {
-    int ok = 0;
-    EVP_PKEY *key = EVP_EC_gen("P-256");
-    X509 *crt = X509_new();
-    if (!key || !crt)
-        goto out;
-    X509_set_version(crt, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(crt), 1);
-    X509_gmtime_adj(X509_getm_notBefore(crt), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(crt), 30L * 24 * 3600);
-    X509_set_pubkey(crt, key);
-    X509_NAME *name = X509_get_subject_name(crt);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"localhost", -1, -1,
-                               0);
-    X509_set_issuer_name(crt, name);
-    if (!add_ext(crt, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1") ||
-        !add_ext(crt, NID_basic_constraints, "critical,CA:FALSE"))
-        goto out;
-    if (X509_sign(crt, key, EVP_sha256()) == 0)
-        goto out;
-    ok = SSL_CTX_use_certificate(ctx, crt) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
-out:
+    EVP_PKEY *key = NULL;
+    X509 *crt = NULL;
+    if (h2b_tlscert_new(&key, &crt) != H2B_OK)
+        return 0;
+    int ok = SSL_CTX_use_certificate(ctx, crt) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
     X509_free(crt);
     EVP_PKEY_free(key);
     return ok;

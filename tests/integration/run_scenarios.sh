@@ -22,7 +22,7 @@ done
 
 # The shipped scenarios are valid; matrix.json expands to 12 cells per target with effective
 # streams 40 at (100, 100) and 4 at (1000, 10) and (1000, 100).
-for s in quick matrix h2load-matrix bulk ci budgets; do
+for s in quick matrix h2load-matrix bulk ci budgets protocols protocols-bulk; do
     "$H2BENCH" run "$SRC/scenarios/$s.json" --dry-run >"$TMP/$s.plan" 2>"$TMP/err"
     expect_eq "scenarios/$s.json dry run exit" "$?" 0
 done
