@@ -11,8 +11,17 @@
 # 1 MiB responses (10 connections x 1 stream) in GB/s. Peak RSS of each server during the
 # (1000,4) cell is sampled from /proc.
 #
+# CLIENT=h2bench drives every server with `h2bench load` instead (one thread, CPU 1) over the
+# 12 cells of scenarios/matrix.json (connections {1,10,100,1000} x streams {1,10,100}, streams
+# capped at 4096 / connections as the matrix's aggregate cap does: 1000 x 10 and 1000 x 100 run
+# 4), and adds the client's CPU share of its core per cell (its "client cpu" line over the wall
+# time): a cell where it reached 90 % is flagged, since it then measured the client, not the
+# server. h2load costs more per request than the servers, so the default view mostly measures
+# h2load; it stays as the second view.
+#
 # usage: scripts/bench/server-vs-peers.sh [BUILD_BIN_DIR]
-# env:   ROUNDS (default 3), SCALE multiplies the request count of every cell (default 1)
+# env:   ROUNDS (default 3), SCALE multiplies the request count of every cell (default 1),
+#        CLIENT h2load (default) or h2bench
 # Not a test: speed is never asserted in CTest. Needs nghttpd, h2o, h2load, taskset.
 set -u
 BIN=${1:-build/bin}
@@ -20,6 +29,11 @@ H2BENCH=$(realpath "$BIN/h2bench")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${ROUNDS:-3}
 SCALE=${SCALE:-1}
+CLIENT=${CLIENT:-h2load}
+case "$CLIENT" in
+h2load | h2bench) ;;
+*) echo "server-vs-peers: CLIENT must be h2load or h2bench, not '$CLIENT'" >&2; exit 2 ;;
+esac
 TICK=$(getconf CLK_TCK)
 TMP=$(mktemp -d)
 PIDS=()
@@ -102,7 +116,28 @@ peak_rss() {
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# run SERVER KIND C M N -> prints "req_per_s bytes_per_s unit cpu_ticks requests_done"
+# client_cmd C M N URL: the load command of $CLIENT, one thread on CPU 1.
+client_cmd() {
+    if [ "$CLIENT" = h2bench ]; then
+        taskset -c 1 "$H2BENCH" load -t 1 -c "$1" -m "$2" -n "$3" "$4"
+    else
+        taskset -c 1 h2load -t 1 -c "$1" -m "$2" -n "$3" "$4"
+    fi
+}
+
+# client_share OUTPUT: the client's CPU over its wall time (h2bench load's "client cpu" line and
+# "finished in"), or - for h2load, which reports neither.
+client_share() {
+    printf '%s\n' "$1" | awk '
+        /^finished in / { t = $3; sub(/,$/, "", t)
+                          if (t ~ /ms$/) { sub(/ms$/, "", t); wall = t / 1000 }
+                          else if (t ~ /us$/) { sub(/us$/, "", t); wall = t / 1e6 }
+                          else { sub(/s$/, "", t); wall = t } }
+        /^client cpu: / { cpu = $3 + $5; sub(/s$/, "", $3) }
+        END { if (wall > 0 && cpu != "") printf "%.3f", cpu / wall; else printf "-" }'
+}
+
+# run SERVER KIND C M N -> prints "req_per_s bytes_per_s unit cpu_ticks requests_done client_share"
 run() {
     local s=$1 kind=$2 c=$3 m=$4 n=$5 url pid out t0 t1 sampler=
     eval "url=\$URL_$s; pid=\$PID_$s"
@@ -112,7 +147,7 @@ run() {
         sampler=$!
     fi
     t0=$(cpu_ticks "$pid")
-    out=$(taskset -c 1 h2load -t 1 -c "$c" -m "$m" -n "$n" "$url$(path_for "$s" "$kind")" 2>&1)
+    out=$(client_cmd "$c" "$m" "$n" "$url$(path_for "$s" "$kind")" 2>&1)
     t1=$(cpu_ticks "$pid")
     touch "$TMP/stop-rss"
     [ -n "$sampler" ] && wait "$sampler"
@@ -122,23 +157,30 @@ run() {
     local rate ok
     rate=$(printf '%s\n' "$out" | sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s, \([0-9.]*\)\([KMG]*\)B\/s.*/\1 \2 \3/p')
     ok=$(printf '%s\n' "$out" | sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p')
-    [ -n "$rate" ] && echo "$rate $((t1 - t0)) ${ok:-0}"
+    [ -n "$rate" ] && echo "$rate $((t1 - t0)) ${ok:-0} $(client_share "$out")"
 }
 
 # kind:connections:streams:requests
-CELLS="hello:1:1:3000 hello:10:10:40000 hello:100:100:100000 hello:1000:4:40000 mib:10:1:400"
-echo "server-vs-peers: $ROUNDS rounds, servers on CPU 0, h2load on CPU 1 (SCALE=$SCALE)"
+if [ "$CLIENT" = h2bench ]; then # scenarios/matrix.json's 12 cells (aggregate cap 4096)
+    CELLS="hello:1:1:5000 hello:1:10:40000 hello:1:100:40000
+           hello:10:1:20000 hello:10:10:40000 hello:10:100:60000
+           hello:100:1:20000 hello:100:10:60000 hello:100:40:60000
+           hello:1000:1:20000 hello:1000:4:40000:10 hello:1000:4:40000:100"
+else
+    CELLS="hello:1:1:3000 hello:10:10:40000 hello:100:100:100000 hello:1000:4:40000 mib:10:1:400"
+fi
+echo "server-vs-peers: $ROUNDS rounds, servers on CPU 0, $CLIENT on CPU 1 (SCALE=$SCALE)"
 echo "  h2bench: $URL_h2bench  nghttpd: $URL_nghttpd  h2o: $URL_h2o"
 for s in $SERVERS; do # warm-up: page cache, code paths, lazy allocations
     run "$s" hello 10 10 2000 >/dev/null
 done
 for r in $(seq "$ROUNDS"); do
     for cell in $CELLS; do
-        IFS=: read -r kind c m n <<<"$cell"
+        IFS=: read -r kind c m n req <<<"$cell"
         n=$(awk -v n="$n" -v k="$SCALE" -v c="$c" 'BEGIN { v = int(n * k); print (v < c ? c : v) }')
         for s in $SERVERS; do
             res=$(run "$s" "$kind" "$c" "$m" "$n")
-            echo "$kind:$c:$m $s $res" >>"$TMP/results"
+            echo "$kind:$c:$m${req:+/$req} $s $res" >>"$TMP/results"
             [ -e "$TMP/rss.$s" ] && [ "$kind:$c" = "hello:1000" ] &&
                 echo "$s $(cat "$TMP/rss.$s")" >>"$TMP/rss" && rm -f "$TMP/rss.$s"
         done
@@ -146,14 +188,18 @@ for r in $(seq "$ROUNDS"); do
     echo "  round $r done" >&2
 done
 
-python3 - "$TMP/results" "$TMP/rss" "$TICK" <<'EOF'
+python3 - "$TMP/results" "$TMP/rss" "$TICK" "$CLIENT" <<'EOF'
 import statistics, sys
+div = lambda a, b: a / b if b else float("nan")
 tick = float(sys.argv[3])
-res, cpu = {}, {}
+client = sys.argv[4]
+res, cpu, share = {}, {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) < 7:
+    if len(f) < 8:
         continue
+    if f[7] != "-":
+        share.setdefault(f[0], {}).setdefault(f[1], []).append(float(f[7]))
     cell, srv, rps, bps, unit = f[0], f[1], float(f[2]), float(f[3]), f[4]
     scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}.get(unit, 1)
     res.setdefault(cell, {}).setdefault(srv, []).append((rps, bps * scale))
@@ -171,18 +217,28 @@ for cell, by in res.items():
     a, n, h = med("h2bench"), med("nghttpd"), med("h2o")
     fmt = (lambda v: "%.2f GB/s" % v) if mib else (lambda v: "%.0f" % v)
     name = "1 MiB (%s,%s)" % (c, m) if mib else "/hello (%s,%s)" % (c, m)
-    print("| %s | %s | %s | %s | %.2fx | %.2fx |" % (name, fmt(a), fmt(n), fmt(h), a / n, a / h))
+    print("| %s | %s | %s | %s | %.2fx | %.2fx |" % (name, fmt(a), fmt(n), fmt(h), div(a, n), div(a, h)))
 print()
 print("server CPU per request, microseconds (lower is better; ratio = peer / h2bench)")
+if share:
+    print("client: highest share of its core in any round, per server; '!' marks a cell where "
+          "it reached 90 % (the cell measured the client)")
 print()
-print("| cell (c,m) | h2bench | nghttpd | h2o | nghttpd/h2bench | h2o/h2bench |")
-print("|---|---:|---:|---:|---:|---:|")
+extra = " client h2bench/nghttpd/h2o |" if share else ""
+print("| cell (c,m) | h2bench | nghttpd | h2o | nghttpd/h2bench | h2o/h2bench |" + extra)
+print("|---|---:|---:|---:|---:|---:|" + ("---|" if share else ""))
 for cell, by in cpu.items():
     kind, c, m = cell.split(":")
     med = lambda s: statistics.median(by[s]) if by.get(s) else float("nan")
     a, n, h = med("h2bench"), med("nghttpd"), med("h2o")
     name = "1 MiB (%s,%s)" % (c, m) if kind == "mib" else "/hello (%s,%s)" % (c, m)
-    print("| %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |" % (name, a, n, h, n / a, h / a))
+    col = ""
+    if share:
+        sh = share.get(cell, {})
+        top = [max(sh[s]) if sh.get(s) else float("nan") for s in ("h2bench", "nghttpd", "h2o")]
+        col = " %s |" % " / ".join(
+            ("%.0f%%%s" % (v * 100, "!" if v >= 0.9 else "")) if v == v else "-" for v in top)
+    print("| %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |%s" % (name, a, n, h, div(n, a), div(h, a), col))
 try:
     rss = {}
     for line in open(sys.argv[2]):
