@@ -51,6 +51,9 @@
 
 #define OUTBUF_SIZE (64 * 1024)
 #define OUT_IOV_MAX 64
+/* A pooled output block: the bytes, then the iovec array of the flush (1 KiB that an idle
+ * connection does not hold). */
+#define OUTBUF_ALLOC (OUTBUF_SIZE + OUT_IOV_MAX * sizeof(struct iovec))
 #define OUT_PENDING_MAX (512 * 1024)
 #define OUT_MIN_ROOM 1024
 #define CHUNK_SIZE 16384
@@ -144,7 +147,7 @@ struct h2b_conn {
     size_t opending;
     int niov, ifirst;
     bool hold; /* an iovec references nghttp2's frame buffer: no mem_send until it is sent */
-    struct iovec iov[OUT_IOV_MAX];
+    struct iovec *iov; /* OUT_IOV_MAX entries at the end of obuf's block; NULL without obuf */
     /* state */
     bool fatal;      /* unusable: close now */
     bool terminated; /* GOAWAY queued, input is discarded */
@@ -352,8 +355,8 @@ static uint8_t *buf_get(struct h2b_conn_ctx *ctx)
         buf = (uint8_t *)b;
     }
 #endif
-    if (!buf && (buf = malloc(OUTBUF_SIZE)) != NULL)
-        mem_take(ctx, OUTBUF_SIZE);
+    if (!buf && (buf = malloc(OUTBUF_ALLOC)) != NULL)
+        mem_take(ctx, OUTBUF_ALLOC);
     return buf;
 }
 
@@ -370,7 +373,7 @@ static void buf_put(struct h2b_conn_ctx *ctx, uint8_t *buf)
 #else
     (void)ctx;
 #endif
-    mem_give(ctx, OUTBUF_SIZE);
+    mem_give(ctx, OUTBUF_ALLOC);
     free(buf);
 }
 
@@ -618,9 +621,13 @@ static void sid_mark_reset(struct h2b_conn *c, int32_t id)
 
 static bool out_ensure(struct h2b_conn *c)
 {
-    if (!c->obuf)
+    if (!c->obuf) {
         c->obuf = buf_get(c->ctx);
-    return c->obuf != NULL;
+        if (!c->obuf)
+            return false;
+        c->iov = (struct iovec *)(void *)(c->obuf + OUTBUF_SIZE);
+    }
+    return true;
 }
 
 static size_t out_room(const struct h2b_conn *c)
@@ -657,6 +664,7 @@ static void out_reset(struct h2b_conn *c)
     if (c->obuf) {
         buf_put(c->ctx, c->obuf);
         c->obuf = NULL;
+        c->iov = NULL;
     }
 }
 
@@ -699,9 +707,10 @@ static void fill(struct h2b_conn *c)
 
 int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
 {
+    static const struct iovec none;
     if (c->h1)
         return h2b_h1_output(c->h1, iov);
-    *iov = c->iov;
+    *iov = &none;
     if (c->sniffing && !c->fatal)
         return 0; /* an HTTP/1.1 client must not see our SETTINGS */
     if (c->fatal)
@@ -709,6 +718,8 @@ int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
     fill(c);
     if (c->fatal)
         return H2B_ERR_PROTO;
+    if (c->niov == c->ifirst)
+        return 0;
     *iov = &c->iov[c->ifirst];
     return c->niov - c->ifirst;
 }
