@@ -21,7 +21,11 @@
 #
 # usage: scripts/bench/server-vs-peers.sh [BUILD_BIN_DIR]
 # env:   ROUNDS (default 3), SCALE multiplies the request count of every cell (default 1),
-#        CLIENT h2load (default) or h2bench
+#        CLIENT h2load (default) or h2bench,
+#        COUNTS=1: instead of the tables, syscalls by kind and epoll wake-ups per request of each
+#        server at (10,10) and (1000,4), counted by `perf stat -e 'syscalls:sys_enter_*' -p PID`
+#        (tracepoints, no hardware counters needed) as the difference between a run of N and one
+#        of 3N requests, so connection set-up cancels out; the client is h2bench load
 # Not a test: speed is never asserted in CTest. Needs nghttpd, h2o, h2load, taskset.
 set -u
 BIN=${1:-build/bin}
@@ -171,6 +175,52 @@ else
 fi
 echo "server-vs-peers: $ROUNDS rounds, servers on CPU 0, $CLIENT on CPU 1 (SCALE=$SCALE)"
 echo "  h2bench: $URL_h2bench  nghttpd: $URL_nghttpd  h2o: $URL_h2o"
+# counts SERVER C M N: "syscall count" lines of the perf stat attached to SERVER over one load.
+counts() {
+    local pid url
+    eval "url=\$URL_$1; pid=\$PID_$1"
+    perf stat -x, -e 'syscalls:sys_enter_*' -p "$pid" -o "$TMP/perf.$1" &
+    local perfpid=$!
+    sleep 0.3
+    taskset -c 1 "$H2BENCH" load -t 1 -c "$2" -m "$3" -n "$4" "$url$(path_for "$1" hello)" \
+        >/dev/null 2>&1
+    kill -INT "$perfpid"
+    wait "$perfpid"
+    awk -F, '$1 ~ /^[0-9]+$/ && $1 > 0 { sub(/^syscalls:sys_enter_/, "", $3); print $3, $1 }' \
+        "$TMP/perf.$1"
+}
+if [ "${COUNTS:-0}" = 1 ]; then
+    command -v perf >/dev/null || { echo "server-vs-peers: perf not found" >&2; exit 3; }
+    for s in $SERVERS; do run "$s" hello 10 10 2000 >/dev/null; done
+    for cell in 10:10:20000 1000:4:20000; do
+        IFS=: read -r c m n <<<"$cell"
+        for s in $SERVERS; do
+            counts "$s" "$c" "$m" "$n" | sed "s/^/$c:$m $s 1 $n /" >>"$TMP/counts"
+            counts "$s" "$c" "$m" $((3 * n)) | sed "s/^/$c:$m $s 3 $n /" >>"$TMP/counts"
+        done
+    done
+    python3 - "$TMP/counts" <<'EOF'
+import sys
+v = {}
+for line in open(sys.argv[1]):
+    cell, srv, k, n, name, cnt = line.split()
+    v.setdefault((cell, srv), {}).setdefault(name, {})[k] = (int(cnt), int(n))
+print("syscalls per request (difference of a 3N and an N run; epoll_* = wake-ups)")
+for (cell, srv), by in v.items():
+    per = {}
+    for name, r in by.items():
+        c3, n = r.get("3", (0, 0))
+        c1, _ = r.get("1", (0, n))
+        if n:
+            per[name] = (c3 - c1) / (2 * n)
+    tot = sum(x for x in per.values() if x > 0)
+    top = sorted(((x, k) for k, x in per.items() if x >= 0.0005), reverse=True)
+    print("(%s) %-8s total %.3f: %s" % (cell.replace(":", ","), srv, tot,
+          ", ".join("%s %.4f" % (k, x) for x, k in top)))
+EOF
+    exit 0
+fi
+
 for s in $SERVERS; do # warm-up: page cache, code paths, lazy allocations
     run "$s" hello 10 10 2000 >/dev/null
 done
