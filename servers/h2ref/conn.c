@@ -133,6 +133,9 @@ struct h2b_conn {
     nghttp2_session *sess;
     struct stream *ready_head, *ready_tail;
     struct stream *streams; /* every open stream, released on h2b_conn_del */
+    /* the stream whose request headers are being decoded: on_header and on_frame_recv skip
+     * nghttp2's stream map for it (a header block arrives in one piece, CONTINUATIONs next) */
+    struct stream *hdr_st;
     /* timers: one node in ctx->timers, keyed by a deadline that may be early (see conn_retime) */
     struct h2b_heap_node tnode;
     uint64_t last;       /* last application progress, monotonic ns */
@@ -1261,10 +1264,19 @@ static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *frame, v
         c->streams->aprev = st;
     c->streams = st;
     nghttp2_session_set_stream_user_data(sess, st->id, st);
+    c->hdr_st = st;
     c->nstreams++;
     h2b_stats_add(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
     h2b_stats_add(&c->ctx->stats, H2B_STAT_STREAMS_TOTAL, 1);
     return 0;
+}
+
+/* The stream of a HEADERS frame: the one being decoded, else nghttp2's map. */
+static struct stream *headers_stream(nghttp2_session *sess, struct h2b_conn *c, int32_t id)
+{
+    if (c->hdr_st && c->hdr_st->id == id)
+        return c->hdr_st;
+    return nghttp2_session_get_stream_user_data(sess, id);
 }
 
 static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const uint8_t *name,
@@ -1274,7 +1286,7 @@ static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const ui
     struct h2b_conn *c = ud;
     if (frame->hd.type != NGHTTP2_HEADERS)
         return 0;
-    struct stream *st = nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
+    struct stream *st = headers_stream(sess, c, frame->hd.stream_id);
     if (!st)
         return 0;
     st->hdr_bytes += (uint32_t)(namelen + valuelen + 32);
@@ -1310,7 +1322,9 @@ static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
     case NGHTTP2_DATA: {
-        struct stream *st = nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
+        struct stream *st = frame->hd.type == NGHTTP2_HEADERS
+                                ? headers_stream(sess, c, frame->hd.stream_id)
+                                : nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
         if (!st)
             break;
         c->progress = true; /* a request or its body: application progress */
@@ -1418,6 +1432,8 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
 static void stream_release(struct h2b_conn *c, struct stream *st)
 {
     ready_unlink(c, st);
+    if (c->hdr_st == st)
+        c->hdr_st = NULL;
     if (st->route == R_ECHO)
         c->echo_bytes -= st->ch_bytes;
     if (st->aprev)
@@ -1448,7 +1464,8 @@ static int on_stream_close(nghttp2_session *sess, int32_t id, uint32_t error_cod
         return 0;
     if (st->route == R_ECHO && st->ch_bytes > 0)
         nghttp2_session_consume_connection(sess, (size_t)st->ch_bytes);
-    nghttp2_session_set_stream_user_data(sess, id, NULL);
+    /* No set_stream_user_data(NULL) (one more map lookup): with closed streams not retained,
+     * nghttp2 destroys the stream right after this callback and calls none for it again. */
     stream_release(c, st);
     return 0;
 }
