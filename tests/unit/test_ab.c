@@ -1,10 +1,11 @@
 /* test_ab.c - the A/B verdict (gates/ab.c) on in-memory observation sets: the bootstrap
  * interval, time verdicts against the threshold, exact counts, the not-deterministic rule,
- * p99 sample guards, benchmarks on one side only, invalid sides, and the merge of a side's
- * results files (gates/abrun.c). */
+ * p99 sample guards, benchmarks on one side only, invalid sides, the merge of a side's
+ * results files (gates/abrun.c), and the verdict on matrix cells (h2b_ab_judge_cells). */
 #include "ab.h"
 #include "abrun.h"
 #include "error.h"
+#include "model.h"
 #include "results.h"
 #include "test.h"
 
@@ -235,6 +236,105 @@ static void test_merge(void)
     rmdir(dir);
 }
 
+/* A results document of one cell "srv:1x1" with n repeats: req/s rps[i], p99 p99_ms[i] ms,
+ * and (allocs >= 0) budgets of allocs and instr per request. Caller frees (h2b_model_free). */
+static void cells_doc(struct h2b_results_doc *d, const double *rps, const double *p99_ms, size_t n,
+                      double allocs, double instr)
+{
+    h2b_model_init(&h2b_results_doc_model, d);
+    d->env = json_pack("{s:s, s:[]}", "build_type", "Release", "sanitizers");
+    for (size_t i = 0; i < n; i++) {
+        void *e = NULL;
+        CHECK_EQ_INT(h2b_model_array_push(&h2b_results_cell_model, &d->matrix, &e), H2B_OK);
+        struct h2b_results_cell *c = e;
+        c->target = strdup("srv");
+        c->status = strdup("ok");
+        c->connections = 1;
+        c->streams_requested = 1;
+        c->repeat = (double)i;
+        c->req_per_s = rps[i];
+        c->latency_ns.p99 = p99_ms[i] * 1e6;
+        if (allocs >= 0) {
+            c->budgets.base.present = true;
+            c->budgets.allocs_per_request = allocs;
+            c->budgets.bytes_per_request = allocs * 24;
+            c->budgets.instructions_per_request = instr;
+        }
+    }
+}
+
+static const struct h2b_ab_row *cell_row(const struct h2b_ab_report *r, const char *metric)
+{
+    for (size_t i = 0; i < r->count; i++) {
+        if (strcmp(r->rows[i].bench, "srv:1x1") == 0 && r->rows[i].metric &&
+            strcmp(r->rows[i].metric, metric) == 0)
+            return &r->rows[i];
+    }
+    return NULL;
+}
+
+static void test_cells(void)
+{
+    static const double rps[] = {1000, 1020, 980, 1010, 990, 1005, 995, 1015};
+    static const double half[] = {500, 510, 490, 505, 495, 502, 498, 507};
+    static const double p99[] = {2.0, 2.1, 1.9, 2.05, 1.95, 2.02, 1.98, 2.01};
+    static const double p99x2[] = {4.0, 4.2, 3.8, 4.1, 3.9, 4.04, 3.96, 4.02};
+    struct {
+        const char *what;
+        const double *rps_b, *p99_b;
+        double allocs_b, instr_b;
+        const char *metric;
+        enum h2b_ab_status want;
+        int exit_code;
+    } cases[] = {
+        {"same", rps, p99, 5, 10000, "req/s", H2B_AB_SAME, 0},
+        {"same p99", rps, p99, 5, 10000, "p99", H2B_AB_SAME, 0},
+        {"half the req/s", half, p99, 5, 10000, "req/s", H2B_AB_SLOWER, 1},
+        {"twice the p99", rps, p99x2, 5, 10000, "p99", H2B_AB_SLOWER, 1},
+        {"one more allocation", rps, p99, 6, 10000, "allocs/req", H2B_AB_INCREASE, 1},
+        {"its bytes", rps, p99, 6, 10000, "B/req", H2B_AB_INCREASE, 1},
+        /* 0.3 allocation more is within half a unit (its 7.2 bytes are not: exit 1) */
+        {"a fraction of an allocation", rps, p99, 5.3, 10000, "allocs/req", H2B_AB_SAME, 1},
+        {"instructions +0.4 %", rps, p99, 5, 10040, "instr/req", H2B_AB_SAME, 0},
+        {"instructions +1 %", rps, p99, 5, 10100, "instr/req", H2B_AB_INCREASE, 1},
+        {"fewer allocations", rps, p99, 4, 10000, "allocs/req", H2B_AB_DECREASE, 0},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct h2b_results_doc a, b;
+        cells_doc(&a, rps, p99, 8, 5, 10000);
+        cells_doc(&b, cases[k].rps_b, cases[k].p99_b, 8, cases[k].allocs_b, cases[k].instr_b);
+        struct h2b_ab_report *r = NULL;
+        CHECK_EQ_INT(h2b_ab_judge_cells(&a, "a.json", &b, "b.json", &opt, &r), H2B_OK);
+        const struct h2b_ab_row *x = r ? cell_row(r, cases[k].metric) : NULL;
+        if (!x || x->status != cases[k].want || r->exit_code != cases[k].exit_code)
+            fprintf(stderr, "cells case '%s': status %d exit %d\n", cases[k].what,
+                    x ? (int)x->status : -1, r ? r->exit_code : -1);
+        CHECK(x && x->status == cases[k].want);
+        CHECK(r && r->exit_code == cases[k].exit_code);
+        h2b_ab_report_del(r);
+        h2b_model_free(&h2b_results_doc_model, &a);
+        h2b_model_free(&h2b_results_doc_model, &b);
+    }
+    /* no budgets on either side: no budget rows; only on one side: not judged */
+    struct h2b_results_doc a, b;
+    cells_doc(&a, rps, p99, 8, -1, 0);
+    cells_doc(&b, rps, p99, 8, 5, 10000);
+    struct h2b_ab_report *r = NULL;
+    CHECK_EQ_INT(h2b_ab_judge_cells(&a, "a.json", &b, "b.json", &opt, &r), H2B_OK);
+    const struct h2b_ab_row *x = r ? cell_row(r, "allocs/req") : NULL;
+    CHECK(x && x->status == H2B_AB_NA && r->exit_code == 0);
+    h2b_ab_report_del(r);
+    /* a sanitizer build on one side: invalid, exit 3 */
+    json_decref(b.env);
+    b.env = json_pack("{s:s, s:[s]}", "build_type", "Release", "sanitizers", "address");
+    r = NULL;
+    CHECK_EQ_INT(h2b_ab_judge_cells(&a, "a.json", &b, "b.json", &opt, &r), H2B_OK);
+    CHECK(r && r->exit_code == 3 && r->invalid_reason && strstr(r->invalid_reason, "head"));
+    h2b_ab_report_del(r);
+    h2b_model_free(&h2b_results_doc_model, &a);
+    h2b_model_free(&h2b_results_doc_model, &b);
+}
+
 int main(void)
 {
     test_bootstrap();
@@ -242,5 +342,6 @@ int main(void)
     test_exact();
     test_sides();
     test_merge();
+    test_cells();
     return test_report();
 }
