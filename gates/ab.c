@@ -534,11 +534,15 @@ out:
 /* ---------------------------------------------------------------- matrix cells */
 
 /* A cell's identity across runs: TARGET:CONNSxSTREAMS (the --filter syntax) and the sweep axes
- * that were set. */
+ * that were set (protocol, tls, frame size, window, path, rate). */
 static void cell_key(const struct h2b_results_cell *c, char *buf, size_t size)
 {
     int n = snprintf(buf, size, "%.64s:%.0fx%.0f", c->target ? c->target : "?", c->connections,
                      c->streams_requested);
+    if (n > 0 && (size_t)n < size && c->protocol)
+        n += snprintf(buf + n, size - (size_t)n, " %.8s", c->protocol);
+    if (n > 0 && (size_t)n < size && c->tls == 1)
+        n += snprintf(buf + n, size - (size_t)n, " tls");
     if (n > 0 && (size_t)n < size && !isnan(c->frame_size))
         n += snprintf(buf + n, size - (size_t)n, " f=%.0f", c->frame_size);
     if (n > 0 && (size_t)n < size && !isnan(c->window_bits))
