@@ -539,8 +539,8 @@ static void cell_key(const struct h2b_results_cell *c, char *buf, size_t size)
 {
     int n = snprintf(buf, size, "%.64s:%.0fx%.0f", c->target ? c->target : "?", c->connections,
                      c->streams_requested);
-    if (n > 0 && (size_t)n < size && c->protocol)
-        n += snprintf(buf + n, size - (size_t)n, " %.8s", c->protocol);
+    if (n > 0 && (size_t)n < size && c->protocol && strcmp(c->protocol, "h2") != 0)
+        n += snprintf(buf + n, size - (size_t)n, " %.8s", c->protocol); /* h2: the default */
     if (n > 0 && (size_t)n < size && c->tls == 1)
         n += snprintf(buf + n, size - (size_t)n, " tls");
     if (n > 0 && (size_t)n < size && !isnan(c->frame_size))
