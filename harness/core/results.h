@@ -162,7 +162,9 @@ struct h2b_results_load {
     struct h2b_results_latency service_ns, ttfb_ns, connect_ns, tls_handshake_ns;
     double client_cpu_user_s, client_cpu_sys_s;
     char *protocol; /* "h2" or "h2c" */
+    char *engine;   /* "fast" or "nghttp2" (HTTP/2), "h1", "h3"; null in older files */
     double server_max_concurrent_streams, connections_up, connections_failed, reconnects;
+    double connection_errors; /* connections the client ended: the server broke HTTP/2 */
     struct h2b_results_open_loop {
         struct h2b_model_base base;
         double target_per_s;

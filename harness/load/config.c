@@ -43,6 +43,7 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->progress = H2B_LOAD_PROGRESS_AUTO;
     cfg->rate_period_ns = 1000000000ULL;
     cfg->log_fd = -1;
+    cfg->engine = H2B_LOAD_ENGINE_NGHTTP2;
 }
 
 void h2b_load_uri_free(struct h2b_load_uri *u)
@@ -233,6 +234,9 @@ void h2b_load_usage(FILE *f)
         "   have)\n"
         "\n"
         "h2bench's options:\n"
+        "      --engine=fast|nghttp2  HTTP/2 client engine: fast (default: our framing,\n"
+        "                          nghttp2's HPACK) or nghttp2 (one nghttp2_session per\n"
+        "                          connection, the reference)\n"
         "      --total-rps=R       open loop: R requests/s over all connections, latency measured\n"
         "                          from each request's intended send time (no coordinated\n"
         "                          omission); h2bench's old --rate\n"
@@ -562,6 +566,7 @@ enum {
     OPT_GROUPS,
     OPT_KTLS,
     OPT_H1,
+    OPT_ENGINE,
     OPT_NPN,
     OPT_QUIC,
     OPT_HDR_LOG,
@@ -600,6 +605,7 @@ static const struct option long_options[] = {
     {"groups", required_argument, NULL, OPT_GROUPS},
     {"ktls", no_argument, NULL, OPT_KTLS},
     {"h1", no_argument, NULL, OPT_H1},
+    {"engine", required_argument, NULL, OPT_ENGINE},
     {"no-tls-proto", required_argument, NULL, 'p'},
     {"npn-list", required_argument, NULL, OPT_NPN},
     {"alpn-list", required_argument, NULL, OPT_NPN},
@@ -877,6 +883,14 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             break;
         case OPT_H1:
             cfg->h1 = true;
+            break;
+        case OPT_ENGINE:
+            if (strcmp(a, "fast") == 0)
+                cfg->engine = H2B_LOAD_ENGINE_FAST;
+            else if (strcmp(a, "nghttp2") == 0)
+                cfg->engine = H2B_LOAD_ENGINE_NGHTTP2;
+            else
+                return bad_value(err, errlen, H2B_ERR_PARSE, "--engine", a, "fast or nghttp2");
             break;
         case 'p':
             if (strcmp(a, "http/1.1") == 0)

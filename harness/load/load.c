@@ -78,6 +78,23 @@ static int build_nva(struct h2b__load_shared *sh, char *content_length)
     return H2B_OK;
 }
 
+/* --engine fast: each URI's request encoded once (h2fast.c explains why verbatim reuse is
+ * exact). */
+static int build_blocks(struct h2b__load_shared *sh)
+{
+    size_t n = sh->cfg->nuris;
+    sh->blocks = calloc(n, sizeof(*sh->blocks));
+    sh->blocklen = calloc(n, sizeof(*sh->blocklen));
+    if (!sh->blocks || !sh->blocklen)
+        return H2B_ERR_NOMEM;
+    for (size_t u = 0; u < n; u++) {
+        int rv = h2b_h2f_encode(sh->nva[u], sh->nvlen[u], &sh->blocks[u], &sh->blocklen[u]);
+        if (rv != H2B_OK)
+            return rv;
+    }
+    return H2B_OK;
+}
+
 static int resolve(struct h2b__load_shared *sh, char *err, size_t errlen)
 {
     const struct h2b_load_config *cfg = sh->cfg;
@@ -188,6 +205,11 @@ static void shared_free(struct h2b__load_shared *sh)
             free(sh->nva[u]);
     free(sh->nva);
     free(sh->nvlen);
+    if (sh->blocks)
+        for (size_t u = 0; u < sh->cfg->nuris; u++)
+            free(sh->blocks[u]);
+    free(sh->blocks);
+    free(sh->blocklen);
     if (sh->callbacks)
         nghttp2_session_callbacks_del(sh->callbacks);
     if (sh->option)
@@ -393,6 +415,12 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     /* We measure the server, we do not police it: skip nghttp2's HTTP semantic checks on every
      * header (framing and HPACK are still fully validated). */
     nghttp2_option_set_no_http_messaging(sh.option, 1);
+    sh.fast = cfg->engine == H2B_LOAD_ENGINE_FAST && !sh.h1 && !cfg->h3;
+    if (sh.fast && (rv = build_blocks(&sh)) != H2B_OK) {
+        rv = h2b__load_errf(err, errlen, rv, "cannot encode the request headers: %s",
+                            h2b_strerror(rv));
+        goto out;
+    }
     nghttp2_option_set_max_deflate_dynamic_table_size(sh.option, cfg->encoder_table_size);
     w = calloc(nw, sizeof(*w));
     if (!w) {
@@ -517,6 +545,11 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
                  : sh.h1      ? "http/1.1"
                  : sh.ssl_ctx ? "h2"
                               : "h2c");
+        snprintf(res->engine, sizeof(res->engine), "%s",
+                 cfg->h3   ? "h3"
+                 : sh.h1   ? "h1"
+                 : sh.fast ? "fast"
+                           : "nghttp2");
         if (rv != H2B_OK)
             h2b_load_result_free(res);
     }

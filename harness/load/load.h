@@ -52,6 +52,12 @@ enum h2b_load_progress {
     H2B_LOAD_PROGRESS_OFF = 2
 };
 
+/* The HTTP/2 client engine (--engine). */
+enum h2b_load_engine {
+    H2B_LOAD_ENGINE_FAST = 0,   /* h2fast.c: our framing, nghttp2's HPACK */
+    H2B_LOAD_ENGINE_NGHTTP2 = 1 /* one nghttp2_session per connection */
+};
+
 struct h2b_load_config {
     struct h2b_load_uri *uris; /* round-robin per connection; the first one's authority counts */
     size_t nuris;
@@ -109,6 +115,7 @@ struct h2b_load_config {
     bool h1;       /* --h1 (or -p http/1.1 on http://): HTTP/1.1 (h1load.c), ALPN http/1.1 */
     uint8_t *alpn; /* --npn-list/--alpn-list in ALPN wire format; NULL: "h2" (or http/1.1) */
     size_t alpn_len;
+    enum h2b_load_engine engine; /* --engine (HTTP/2 only) */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
@@ -141,6 +148,7 @@ struct h2b_load_stats {
     uint64_t conns_ok;             /* connections that reached HTTP/2 */
     uint64_t conns_failed;         /* connection attempts that failed */
     uint64_t reconnects;
+    uint64_t conn_errors; /* connections we ended with GOAWAY(code): the server broke HTTP/2 */
     uint64_t sched_lag_max_ns; /* --rate: worst lateness of a release behind its intended time */
     /* TLS (h2 and h1 over OpenSSL): application_data records received (TLS 1.3: by inner
      * content type) on every connection, warm-up included, and the whole responses received
@@ -171,6 +179,7 @@ struct h2b_load_result {
     uint64_t cpu_sys_ns;
     bool interrupted; /* h2b_load_stop() ended the run early */
     char alpn[32];    /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */
+    char engine[16];  /* "fast", "nghttp2" (HTTP/2), "h1", "h3" */
 };
 
 /* Sets the defaults h2load has (-n 1 -c 1 -m 1 -t 1 -w 30 -W 30 -f 16K, header tables 4K) plus ours

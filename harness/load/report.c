@@ -219,6 +219,9 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
             "SETTINGS_MAX_CONCURRENT_STREAMS %s); %s\n",
             cfg->connections, s->conns_ok, s->conns_failed, s->reconnects, cfg->streams,
             s->streams_effective, server_max, res->alpn);
+    if (strcmp(res->engine, "fast") == 0 || strcmp(res->engine, "nghttp2") == 0)
+        fprintf(f, "engine: %s; %" PRIu64 " connection(s) ended for HTTP/2 protocol errors\n",
+                res->engine, s->conn_errors);
     if (s->tls->total) {
         fmt_ns(b1, sizeof(b1), h2b_hist_percentile(s->connect, 50));
         fmt_ns(b2, sizeof(b2), h2b_hist_percentile(s->tls, 50));
@@ -433,6 +436,8 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     l.client_cpu_user_s = (double)res->cpu_user_ns / 1e9;
     l.client_cpu_sys_s = (double)res->cpu_sys_ns / 1e9;
     bad |= h2b_model_set_string(&l.protocol, res->alpn);
+    bad |= h2b_model_set_string(&l.engine, res->engine);
+    l.connection_errors = (double)s->conn_errors;
     l.server_max_concurrent_streams = s->conns_ok ? s->server_max_streams : NAN;
     l.connections_up = (double)s->conns_ok;
     l.connections_failed = (double)s->conns_failed;

@@ -70,6 +70,7 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
     ADD(reconnects);
     ADD(tls_records);
     ADD(tls_responses);
+    ADD(conn_errors);
 #undef ADD
     if (!dst->tls_version) {
         dst->tls_version = src->tls_version;

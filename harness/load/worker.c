@@ -81,13 +81,14 @@ struct h2b__load_conn {
     int fd;
     SSL *ssl;
     nghttp2_session *session;
-    bool dirty;      /* on w->dirty */
-    bool want_out;   /* EPOLLOUT registered */
-    bool draining;   /* GOAWAY received or stream ids exhausted: no new requests */
-    bool broken;     /* fatal error seen inside a callback: close after the callback returns */
-    bool timed_out;  /* why it broke */
-    uint64_t budget; /* -n mode: requests this connection still has to submit */
-    uint32_t m_eff;  /* effective streams in flight */
+    struct h2b_h2f *fast; /* --engine fast: the framing that replaces session */
+    bool dirty;           /* on w->dirty */
+    bool want_out;        /* EPOLLOUT registered */
+    bool draining;        /* GOAWAY received or stream ids exhausted: no new requests */
+    bool broken;          /* fatal error seen inside a callback: close after the callback returns */
+    bool timed_out;       /* why it broke */
+    uint64_t budget;      /* -n mode: requests this connection still has to submit */
+    uint32_t m_eff;       /* effective streams in flight */
     uint32_t inflight;
     struct slot *slots;
     uint32_t nslots;
@@ -348,9 +349,14 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     struct slot *s = &c->slots[i];
     uint32_t u = c->uri_next;
     c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
-    nghttp2_data_provider prd = {.source.ptr = s, .read_callback = body_read};
-    int32_t id = nghttp2_submit_request(c->session, NULL, sh->nva[u], sh->nvlen[u],
-                                        sh->cfg->body ? &prd : NULL, s);
+    int32_t id;
+    if (c->fast) {
+        id = h2b_h2f_submit(c->fast, i, sh->blocks[u], sh->blocklen[u]);
+    } else {
+        nghttp2_data_provider prd = {.source.ptr = s, .read_callback = body_read};
+        id = nghttp2_submit_request(c->session, NULL, sh->nva[u], sh->nvlen[u],
+                                    sh->cfg->body ? &prd : NULL, s);
+    }
     if (id < 0) {
         c->draining = true; /* stream ids exhausted or session closing: reconnect */
         return false;
@@ -359,7 +365,8 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     c->by_id[((uint32_t)id >> 1) & c->id_mask] = s;
     s->t_intended = t_intended;
     s->t_submit = w->now;
-    s->t_sent = 0;
+    /* fast: the HEADERS frame is in the output buffer, written before this loop turn ends */
+    s->t_sent = c->fast ? w->now : 0;
     s->t_first = 0;
     s->body_off = 0;
     s->content_length = -1;
@@ -451,32 +458,27 @@ static struct slot *slot_of(struct h2b__load_conn *c, nghttp2_session *session, 
     return nghttp2_session_get_stream_user_data(session, id);
 }
 
-static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+/* ---- what the server sent, whichever engine read it (nghttp2's callbacks below, h2fast.c's
+ * further down): the request's counts, status, body length checks ---- */
+
+/* The first response HEADERS of s's stream starts: TTFB. */
+static void hook_begin_headers(struct h2b__load_conn *c, struct slot *s)
 {
-    struct h2b__load_conn *c = user_data;
-    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_RESPONSE)
-        return 0;
-    struct slot *s = slot_of(c, session, frame->hd.stream_id);
     if (s && s->t_first == 0) {
         s->t_first = c->w->now;
         if (s->measured && s->t_sent)
             h2b_hist_record(c->w->stats.ttfb, c->w->now - s->t_sent);
     }
-    return 0;
 }
 
-static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
-                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
-                     void *user_data)
+/* One response header field of s (NULL: a stream no longer ours). Returns 1 when the response
+ * is broken (the request is counted as a protocol error; the engine resets the stream). */
+static int hook_header(struct h2b__load_conn *c, struct slot *s, const uint8_t *name,
+                       size_t namelen, const uint8_t *value, size_t valuelen)
 {
-    (void)flags;
-    struct h2b__load_conn *c = user_data;
     if (measuring(c->w))
         c->w->stats.bytes_headers_decomp += namelen + valuelen;
-    if (frame->hd.type != NGHTTP2_HEADERS)
-        return 0;
     if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0) {
-        struct slot *s = slot_of(c, session, frame->hd.stream_id);
         if (!s || s->recorded)
             return 0;
         unsigned v = 0;
@@ -489,13 +491,12 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
             /* what nghttp2's HTTP checks (off here, see load.c) reset the stream for, and what
              * h2load therefore counts as failed and errored */
             finish_request(c, s, OUT_PROTOCOL);
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* RST_STREAM, then stream close */
+            return 1;
         }
         /* 1xx are interim responses; the final status replaces them */
         if (v >= 200 && s->status == 0)
             s->status = (uint16_t)v;
     } else if (namelen == 14 && memcmp(name, "content-length", 14) == 0) {
-        struct slot *s = slot_of(c, session, frame->hd.stream_id);
         if (!s || s->recorded)
             return 0;
         int64_t n = 0;
@@ -506,11 +507,76 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
         }
         if (!valid || (s->content_length >= 0 && s->content_length != n)) {
             finish_request(c, s, OUT_PROTOCOL);
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            return 1;
         }
         s->content_length = n;
     }
     return 0;
+}
+
+static bool body_complete(const struct h2b__load_conn *c, const struct slot *s);
+
+/* len DATA payload bytes of s (NULL: not ours). Returns 1 when the body overran its
+ * content-length (counted as a protocol error; the engine resets the stream). */
+static int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len)
+{
+    if (measuring(c->w))
+        c->w->stats.bytes_data += len;
+    if (!s || s->recorded)
+        return 0;
+    s->body_recv += len;
+    if (s->content_length >= 0 && s->body_recv > (uint64_t)s->content_length &&
+        !body_complete(c, s) && s->status != 0) {
+        /* more than content-length: the response is broken, stop receiving it */
+        finish_request(c, s, OUT_PROTOCOL);
+        return 1;
+    }
+    return 0;
+}
+
+/* s's stream ended (error_code 0: normally). Frees the slot and tops the connection up. */
+static void hook_stream_close(struct h2b__load_conn *c, struct slot *s, uint32_t error_code)
+{
+    if (!s->recorded) {
+        enum h2b__load_outcome how = OUT_RESPONSE;
+        if (error_code != NGHTTP2_NO_ERROR)
+            how = OUT_RESET; /* RST_STREAM, REFUSED_STREAM after GOAWAY, or a stream error */
+        else if (s->status == 0 || !body_complete(c, s))
+            how = OUT_PROTOCOL; /* no final :status, or a body shorter than content-length */
+        finish_request(c, s, how);
+        if (s->status)
+            c->responses++;
+    }
+    slot_release(c, s);
+    fill(c);
+}
+
+static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+    struct h2b__load_conn *c = user_data;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_RESPONSE)
+        return 0;
+    hook_begin_headers(c, slot_of(c, session, frame->hd.stream_id));
+    return 0;
+}
+
+static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *user_data)
+{
+    (void)flags;
+    struct h2b__load_conn *c = user_data;
+    if (frame->hd.type != NGHTTP2_HEADERS) {
+        if (measuring(c->w))
+            c->w->stats.bytes_headers_decomp += namelen + valuelen;
+        return 0;
+    }
+    struct slot *s = slot_of(c, session, frame->hd.stream_id);
+    if (s && s->stream_id != frame->hd.stream_id)
+        s = NULL;
+    /* broken: RST_STREAM, then stream close */
+    return hook_header(c, s, name, namelen, value, valuelen) ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
+                                                             : 0;
 }
 
 /* Does the body of a response that ended normally match its content-length? (RFC 9110 8.6: not
@@ -522,11 +588,9 @@ static bool body_complete(const struct h2b__load_conn *c, const struct slot *s)
     return s->body_recv == (uint64_t)s->content_length;
 }
 
-static void settings_received(struct h2b__load_conn *c)
+static void settings_received(struct h2b__load_conn *c, uint32_t server_max)
 {
     struct h2b__load_worker *w = c->w;
-    uint32_t server_max =
-        nghttp2_session_get_remote_settings(c->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
     uint32_t m = w->sh->cfg->streams;
     if (server_max < m)
         m = server_max;
@@ -550,6 +614,11 @@ static void settings_received(struct h2b__load_conn *c)
                 return;
             }
             c->slots = ns;
+            if (c->fast && h2b_h2f_slots(c->fast, m) != H2B_OK) {
+                free(nb);
+                c->broken = true;
+                return;
+            }
             c->nslots = m;
             free(c->by_id);
             c->by_id = nb;
@@ -620,7 +689,8 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
     }
     case NGHTTP2_SETTINGS:
         if (!(frame->hd.flags & NGHTTP2_FLAG_ACK))
-            settings_received(c);
+            settings_received(c, nghttp2_session_get_remote_settings(
+                                     c->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS));
         break;
     case NGHTTP2_GOAWAY:
         c->draining = true;
@@ -637,16 +707,10 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream
     (void)flags;
     (void)data;
     struct h2b__load_conn *c = user_data;
-    if (measuring(c->w))
-        c->w->stats.bytes_data += len;
     struct slot *s = slot_of(c, session, stream_id);
-    if (!s || s->stream_id != stream_id || s->recorded)
-        return 0;
-    s->body_recv += len;
-    if (s->content_length >= 0 && s->body_recv > (uint64_t)s->content_length &&
-        !body_complete(c, s) && s->status != 0) {
-        /* more than content-length: the response is broken, stop receiving it */
-        finish_request(c, s, OUT_PROTOCOL);
+    if (s && s->stream_id != stream_id)
+        s = NULL;
+    if (hook_data(c, s, len)) {
         nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_PROTOCOL_ERROR);
         mark_dirty(c);
     }
@@ -662,6 +726,8 @@ static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, v
         struct slot *s = slot_of(c, session, frame->hd.stream_id);
         if (s)
             s->t_sent = c->w->now;
+    } else if (frame->hd.type == NGHTTP2_GOAWAY && frame->goaway.error_code != NGHTTP2_NO_ERROR) {
+        c->w->stats.conn_errors++; /* nghttp2 ended the connection: the server broke HTTP/2 */
     }
     return 0;
 }
@@ -673,18 +739,7 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
     struct slot *s = slot_of(c, session, stream_id);
     if (!s || s->stream_id != stream_id)
         return 0;
-    if (!s->recorded) {
-        enum h2b__load_outcome how = OUT_RESPONSE;
-        if (error_code != NGHTTP2_NO_ERROR)
-            how = OUT_RESET; /* RST_STREAM, REFUSED_STREAM after GOAWAY, or a stream error */
-        else if (s->status == 0 || !body_complete(c, s))
-            how = OUT_PROTOCOL; /* no final :status, or a body shorter than content-length */
-        finish_request(c, s, how);
-        if (s->status)
-            c->responses++;
-    }
-    slot_release(c, s);
-    fill(c);
+    hook_stream_close(c, s, error_code);
     return 0;
 }
 
@@ -702,6 +757,90 @@ int h2b__load_callbacks_new(nghttp2_session_callbacks **out)
     *out = cb;
     return H2B_OK;
 }
+
+/* ---- h2fast.c's callbacks (--engine fast): the same hooks, the slot given by index ------ */
+
+static struct slot *fast_slot(struct h2b__load_conn *c, uint32_t slot)
+{
+    return slot == H2B_H2F_NO_SLOT || slot >= c->nslots ? NULL : &c->slots[slot];
+}
+
+static void fast_begin_headers(void *u, uint32_t slot)
+{
+    struct h2b__load_conn *c = u;
+    hook_begin_headers(c, fast_slot(c, slot));
+}
+
+static int fast_header(void *u, uint32_t slot, const uint8_t *name, size_t namelen,
+                       const uint8_t *value, size_t valuelen)
+{
+    struct h2b__load_conn *c = u;
+    return hook_header(c, fast_slot(c, slot), name, namelen, value, valuelen);
+}
+
+static void fast_header_bytes(void *u, size_t n)
+{
+    struct h2b__load_conn *c = u;
+    if (measuring(c->w))
+        c->w->stats.bytes_headers += n;
+}
+
+static int fast_data(void *u, uint32_t slot, size_t n)
+{
+    struct h2b__load_conn *c = u;
+    return hook_data(c, fast_slot(c, slot), n);
+}
+
+static void fast_settings(void *u)
+{
+    struct h2b__load_conn *c = u;
+    settings_received(c, c->fast->peer_max_streams);
+}
+
+static void fast_goaway(void *u)
+{
+    struct h2b__load_conn *c = u;
+    c->draining = true;
+}
+
+static void fast_stream_close(void *u, uint32_t slot, uint32_t code)
+{
+    struct h2b__load_conn *c = u;
+    struct slot *s = fast_slot(c, slot);
+    if (s && s->stream_id != 0) {
+        mark_dirty(c); /* RST_STREAM, WINDOW_UPDATE or the next request may be queued */
+        hook_stream_close(c, s, code);
+    }
+}
+
+static void fast_frame(void *u, bool sent, uint8_t type, uint8_t flags, uint32_t length,
+                       int32_t sid)
+{
+    struct h2b__load_conn *c = u;
+    nghttp2_frame_hd hd = {.length = length, .stream_id = sid, .type = type, .flags = flags};
+    verbose_frame(c, sent ? "send" : "recv", &hd);
+}
+
+static const struct h2b_h2f_cb fast_cb = {
+    .begin_headers = fast_begin_headers,
+    .header = fast_header,
+    .header_bytes = fast_header_bytes,
+    .data = fast_data,
+    .settings = fast_settings,
+    .goaway = fast_goaway,
+    .stream_close = fast_stream_close,
+};
+
+static const struct h2b_h2f_cb fast_cb_verbose = {
+    .begin_headers = fast_begin_headers,
+    .header = fast_header,
+    .header_bytes = fast_header_bytes,
+    .data = fast_data,
+    .settings = fast_settings,
+    .goaway = fast_goaway,
+    .stream_close = fast_stream_close,
+    .frame = fast_frame,
+};
 
 /* ---- connection life ------------------------------------------------------------------ */
 
@@ -775,6 +914,8 @@ static void conn_fail(struct h2b__load_conn *c)
  * or sent, so the connection must go, with whatever it still had in flight. */
 static bool session_over(const struct h2b__load_conn *c)
 {
+    if (c->fast)
+        return c->fast->dead;
     return c->session && !nghttp2_session_want_read(c->session) &&
            !nghttp2_session_want_write(c->session);
 }
@@ -783,8 +924,19 @@ static void session_start(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
     const struct h2b_load_config *cfg = w->sh->cfg;
-    if (nghttp2_session_client_new3(&c->session, w->sh->callbacks, c, w->sh->option, &w->mem) !=
-        0) {
+    if (c->fast) {
+        struct h2b_h2f_settings st = {
+            .initial_window = (1U << cfg->window_bits) - 1,
+            .conn_window = (1U << cfg->conn_window_bits) - 1,
+            .header_table = cfg->header_table_size,
+            .max_frame = cfg->max_frame_size,
+        };
+        if (h2b_h2f_start(c->fast, &st) != H2B_OK) {
+            conn_fail(c);
+            return;
+        }
+    } else if (nghttp2_session_client_new3(&c->session, w->sh->callbacks, c, w->sh->option,
+                                           &w->mem) != 0) {
         conn_fail(c);
         return;
     }
@@ -794,10 +946,12 @@ static void session_start(struct h2b__load_conn *c)
         {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, cfg->header_table_size},
         {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, cfg->max_frame_size},
     };
-    nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 4);
     int32_t cw = (int32_t)((1U << cfg->conn_window_bits) - 1);
-    if (cw > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
-        nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);
+    if (c->session) {
+        nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 4);
+        if (cw > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
+            nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);
+    }
     h2b_hist_record(w->stats.connect, w->now - c->t_connect);
     if (c->ssl)
         h2b_hist_record(w->stats.tls, w->now - c->t_tcp);
@@ -929,6 +1083,8 @@ static ssize_t conn_send(struct h2b__load_conn *c, const uint8_t *buf, size_t le
     return errno == EAGAIN || errno == EINTR ? 0 : -1;
 }
 
+static void conn_flush(struct h2b__load_conn *c);
+
 static void conn_read(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
@@ -944,6 +1100,24 @@ static void conn_read(struct h2b__load_conn *c)
         if (measuring(w))
             w->stats.bytes_total += (uint64_t)n;
         c->last_read = w->now;
+        if (c->fast) {
+            if (h2b_h2f_recv(c->fast, w->rbuf, (size_t)n) < 0) {
+                /* a connection error: GOAWAY(code) goes out (best effort), then the end */
+                if (c->fast->error != 0 && !c->fast->nomem)
+                    w->stats.conn_errors++;
+                conn_flush(c);
+                if (c->state >= CONN_SETTINGS && c->state <= CONN_READY)
+                    conn_fail(c);
+                return;
+            }
+            if (c->broken) {
+                conn_close(c, c->timed_out);
+                return;
+            }
+            if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
+                break;
+            continue;
+        }
         ssize_t rv = nghttp2_session_mem_recv(c->session, w->rbuf, (size_t)n);
         if (rv < 0 || c->broken) {
             conn_close(c, c->timed_out);
@@ -957,7 +1131,7 @@ static void conn_read(struct h2b__load_conn *c)
         if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
             break;
     }
-    if (nghttp2_session_want_write(c->session))
+    if (c->fast ? h2b_h2f_want_write(c->fast) : nghttp2_session_want_write(c->session))
         mark_dirty(c);
 }
 
@@ -966,6 +1140,27 @@ static void conn_read(struct h2b__load_conn *c)
 static void conn_flush(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
+    if (c->fast) {
+        /* everything of this turn is in one buffer: one write */
+        struct h2b_h2f *f = c->fast;
+        if (f->olen > f->ooff) {
+            ssize_t n = conn_send(c, f->out + f->ooff, f->olen - f->ooff);
+            if (n < 0) {
+                conn_fail(c);
+                return;
+            }
+            if (measuring(w))
+                w->stats.bytes_sent += (uint64_t)n;
+            f->ooff += (size_t)n;
+        }
+        want_out(c, f->olen > f->ooff);
+        if (f->dead)
+            return; /* conn_read ends it */
+        if (c->state == CONN_READY && c->inflight == 0 &&
+            (c->budget == 0 || c->draining || !running(w)) && f->olen == f->ooff)
+            conn_close(c, false);
+        return;
+    }
     for (;;) {
         if (c->wlen == c->woff) {
             c->woff = c->wlen = 0;
@@ -1100,7 +1295,11 @@ static void check_timeouts(struct h2b__load_worker *w)
                 break;
             }
             finish_request(c, s, OUT_TIMEOUT);
-            nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, s->stream_id, NGHTTP2_CANCEL);
+            if (c->fast)
+                h2b_h2f_reset(c->fast, k, NGHTTP2_CANCEL); /* closes the stream: slot free */
+            else
+                nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, s->stream_id,
+                                          NGHTTP2_CANCEL);
             mark_dirty(c);
         }
     }
@@ -1402,6 +1601,17 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
         c->wbuf = malloc(c->wcap);
         if (!c->wbuf)
             goto out_nomem;
+        if (sh->fast) {
+            c->fast = malloc(sizeof(*c->fast));
+            if (!c->fast)
+                goto out_nomem;
+            if (h2b_h2f_init(c->fast, cfg->verbose ? &fast_cb_verbose : &fast_cb, c, &w->mem,
+                             cfg->body, cfg->body_len) != H2B_OK) {
+                free(c->fast);
+                c->fast = NULL;
+                goto out_nomem;
+            }
+        }
     }
     w->sched_left = sh->rate_mode && !cfg->duration_ns ? requests : UINT64_MAX;
     uint64_t smallest = UINT64_MAX;
@@ -1433,6 +1643,10 @@ void h2b__load_worker_free(struct h2b__load_worker *w)
         struct h2b__load_conn *c = &w->conns[i];
         if (c->session)
             nghttp2_session_del(c->session);
+        if (c->fast) {
+            h2b_h2f_free(c->fast);
+            free(c->fast);
+        }
         if (c->ssl)
             SSL_free(c->ssl);
         if (c->fd >= 0)
