@@ -43,7 +43,7 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->progress = H2B_LOAD_PROGRESS_AUTO;
     cfg->rate_period_ns = 1000000000ULL;
     cfg->log_fd = -1;
-    cfg->engine = H2B_LOAD_ENGINE_NGHTTP2;
+    cfg->engine = H2B_LOAD_ENGINE_FAST;
 }
 
 void h2b_load_uri_free(struct h2b_load_uri *u)
