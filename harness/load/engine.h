@@ -98,8 +98,9 @@ struct h2b__load_worker {
     struct h2b__load_snapshot snap;
     atomic_int finished;
     int rc;
-    void *h3; /* --h3: the HTTP/3 engine's state (h3load.c) */
-    void *h1; /* HTTP/1.1: the h1 engine's state (h1load.c) */
+    bool no_pwait2; /* epoll_pwait2 is missing (ENOSYS): epoll_wait with ms timeouts */
+    void *h3;       /* --h3: the HTTP/3 engine's state (h3load.c) */
+    void *h1;       /* HTTP/1.1: the h1 engine's state (h1load.c) */
 };
 
 /* How a request ended (worker.c and h3load.c count them the same way). */
@@ -116,6 +117,22 @@ enum h2b__load_outcome {
  * counted). */
 bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_intended,
                       uint64_t t_sent, uint16_t status, enum h2b__load_outcome how);
+
+/* One turn of a worker's loop, the same for every engine (worker.c runs both HTTP/2 engines
+ * with it, h1load.c and h3load.c theirs): wait at most ns for events and hand each to
+ * on_event; then the stop flag, after_events, the open-loop release (--total-rps, while the
+ * run lasts), after_release, the timeout tick (every w->tick_ns) and the progress hand-off.
+ * Hooks may be NULL. Returns false when epoll failed (w->rc is set). The wait is
+ * epoll_pwait2 (ns timeout), or epoll_wait rounded up to a millisecond where the kernel or
+ * valgrind lacks it (ENOSYS, remembered per worker). */
+struct h2b__load_turn {
+    void (*on_event)(void *ptr, uint32_t events);
+    void (*after_events)(struct h2b__load_worker *w);
+    void (*release)(struct h2b__load_worker *w);
+    void (*after_release)(struct h2b__load_worker *w);
+    void (*timeouts)(struct h2b__load_worker *w);
+};
+bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__load_turn *t);
 
 /* Answers a pending progress snapshot request (call once per loop turn). */
 void h2b__load_snapshot(struct h2b__load_worker *w);

@@ -572,6 +572,11 @@ static void on_event(struct h1c *c, uint32_t ev)
 
 /* ---- the loop ---- */
 
+static void on_event_any(void *c, uint32_t ev)
+{
+    on_event(c, ev);
+}
+
 static void check_timeouts(struct h2b__load_worker *w)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
@@ -726,34 +731,15 @@ void *h2b__h1_worker_main(void *arg)
         h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
     if (sh->rate_mode)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    struct epoll_event events[256];
+    static const struct h2b__load_turn turn = {
+        .on_event = on_event_any, .release = release, .timeouts = check_timeouts};
     w->now = h2b_clock_now_ns();
     w->next_tick = w->now + w->tick_ns;
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&hw->conns[i]);
-    while (!worker_done(w)) {
-        uint64_t ns = wait_ns(w);
-        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
-                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
-        int n = epoll_pwait2(w->epfd, events, 256, &ts, NULL);
-        if (n < 0 && errno != EINTR) {
-            w->rc = H2B_ERR_SYS;
+    while (!worker_done(w))
+        if (!h2b__load_turn(w, wait_ns(w), &turn))
             break;
-        }
-        w->now = h2b_clock_now_ns();
-        for (int i = 0; i < n; i++)
-            on_event(events[i].data.ptr, events[i].events);
-        if (atomic_load_explicit(sh->stop, memory_order_relaxed))
-            w->interrupted = true;
-        if (sh->rate_mode && running(w))
-            release(w);
-        if (w->now >= w->next_tick) {
-            check_timeouts(w);
-            w->next_tick = w->now + w->tick_ns;
-        }
-        if (sh->progress)
-            h2b__load_snapshot(w);
-    }
     w->now = h2b_clock_now_ns();
     end_of_run(w);
     if (sh->progress)

@@ -602,6 +602,12 @@ static void run_expiry(struct h2b__load_worker *w)
     }
 }
 
+static void conn_read_any(void *c, uint32_t events)
+{
+    (void)events;
+    conn_read(c);
+}
+
 static void check_timeouts(struct h2b__load_worker *w)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
@@ -792,7 +798,10 @@ void *h2b__h3_worker_main(void *arg)
         h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
     if (sh->rate_mode)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    struct epoll_event events[256];
+    static const struct h2b__load_turn turn = {.on_event = conn_read_any,
+                                               .after_events = run_expiry,
+                                               .release = release,
+                                               .timeouts = check_timeouts};
     w->now = h2b_clock_now_ns();
     w->next_tick = w->now + w->tick_ns;
     for (uint32_t i = 0; i < w->nconns; i++)
@@ -802,28 +811,8 @@ void *h2b__h3_worker_main(void *arg)
         flush_touched(w, &again);
         if (worker_done(w))
             break;
-        uint64_t ns = again ? 0 : wait_ns(w);
-        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
-                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
-        int n = epoll_pwait2(w->epfd, events, 256, &ts, NULL);
-        if (n < 0 && errno != EINTR) {
-            w->rc = H2B_ERR_SYS;
+        if (!h2b__load_turn(w, again ? 0 : wait_ns(w), &turn))
             break;
-        }
-        w->now = h2b_clock_now_ns();
-        for (int i = 0; i < n; i++)
-            conn_read(events[i].data.ptr);
-        if (atomic_load_explicit(sh->stop, memory_order_relaxed))
-            w->interrupted = true;
-        run_expiry(w);
-        if (sh->rate_mode && running(w))
-            release(w);
-        if (w->now >= w->next_tick) {
-            check_timeouts(w);
-            w->next_tick = w->now + w->tick_ns;
-        }
-        if (sh->progress)
-            h2b__load_snapshot(w);
     }
     w->now = h2b_clock_now_ns();
     end_of_run(w);

@@ -148,7 +148,7 @@ struct h2b_load_stats {
     uint64_t conns_ok;             /* connections that reached HTTP/2 */
     uint64_t conns_failed;         /* connection attempts that failed */
     uint64_t reconnects;
-    uint64_t conn_errors; /* connections we ended with GOAWAY(code): the server broke HTTP/2 */
+    uint64_t conn_errors;      /* connections we ended with GOAWAY(code): the server broke HTTP/2 */
     uint64_t sched_lag_max_ns; /* --rate: worst lateness of a release behind its intended time */
     /* TLS (h2 and h1 over OpenSSL): application_data records received (TLS 1.3: by inner
      * content type) on every connection, warm-up included, and the whole responses received

@@ -1406,6 +1406,47 @@ void h2b__load_snapshot(struct h2b__load_worker *w)
     atomic_store_explicit(&w->snap_ack, req, memory_order_release);
 }
 
+bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__load_turn *t)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    struct epoll_event events[256];
+    int n = -1;
+    if (!w->no_pwait2) {
+        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
+                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
+        n = epoll_pwait2(w->epfd, events, 256, &ts, NULL);
+        if (n < 0 && errno == ENOSYS)
+            w->no_pwait2 = true; /* valgrind 3.19, kernels before 5.11 */
+    }
+    if (w->no_pwait2) {
+        uint64_t ms = (ns + H2B_NS_PER_MS - 1) / H2B_NS_PER_MS;
+        n = epoll_wait(w->epfd, events, 256, ms > 1000 ? 1000 : (int)ms);
+    }
+    if (n < 0 && errno != EINTR) {
+        w->rc = H2B_ERR_SYS;
+        return false;
+    }
+    w->now = h2b_clock_now_ns();
+    for (int i = 0; i < n; i++)
+        t->on_event(events[i].data.ptr, events[i].events);
+    if (atomic_load_explicit(sh->stop, memory_order_relaxed))
+        w->interrupted = true;
+    if (t->after_events)
+        t->after_events(w);
+    if (sh->rate_mode && t->release && !w->interrupted && (sh->t_end == 0 || w->now < sh->t_end))
+        t->release(w);
+    if (t->after_release)
+        t->after_release(w);
+    if (w->now >= w->next_tick) {
+        if (t->timeouts)
+            t->timeouts(w);
+        w->next_tick = w->now + w->tick_ns;
+    }
+    if (sh->progress)
+        h2b__load_snapshot(w);
+    return true;
+}
+
 static bool worker_done(struct h2b__load_worker *w)
 {
     if (!running(w))
@@ -1480,6 +1521,20 @@ static void end_of_run(struct h2b__load_worker *w)
     }
 }
 
+static void conn_event_any(void *c, uint32_t events)
+{
+    conn_event(c, events);
+}
+
+/* after the release: --rps/--timing-script-file pacing and the -r ramp */
+static void pace_and_ramp(struct h2b__load_worker *w)
+{
+    if (w->sh->paced && w->now >= w->next_pace)
+        pace_all(w);
+    if (w->ramp_started < w->nconns && w->now >= w->next_ramp)
+        ramp(w);
+}
+
 void *h2b__load_worker_main(void *arg)
 {
     struct h2b__load_worker *w = arg;
@@ -1492,7 +1547,10 @@ void *h2b__load_worker_main(void *arg)
         h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
     if (sh->rate_mode)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ~20 us wake-ups instead of ~75 us */
-    struct epoll_event events[256];
+    static const struct h2b__load_turn turn = {.on_event = conn_event_any,
+                                               .release = release,
+                                               .after_release = pace_and_ramp,
+                                               .timeouts = check_timeouts};
     w->now = h2b_clock_now_ns();
     w->next_tick = w->now + w->tick_ns;
     ramp(w);
@@ -1508,31 +1566,8 @@ void *h2b__load_worker_main(void *arg)
         }
         if (worker_done(w))
             break;
-        uint64_t ns = wait_ns(w);
-        struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
-                              .tv_nsec = (long)(ns % H2B_NS_PER_SEC)};
-        int n = epoll_pwait2(w->epfd, events, 256, &ts, NULL);
-        if (n < 0 && errno != EINTR) {
-            w->rc = H2B_ERR_SYS;
+        if (!h2b__load_turn(w, wait_ns(w), &turn))
             break;
-        }
-        w->now = h2b_clock_now_ns();
-        for (int i = 0; i < n; i++)
-            conn_event(events[i].data.ptr, events[i].events);
-        if (atomic_load_explicit(sh->stop, memory_order_relaxed))
-            w->interrupted = true;
-        if (sh->rate_mode && running(w))
-            release(w);
-        if (sh->paced && w->now >= w->next_pace)
-            pace_all(w);
-        if (w->ramp_started < w->nconns && w->now >= w->next_ramp)
-            ramp(w);
-        if (w->now >= w->next_tick) {
-            check_timeouts(w);
-            w->next_tick = w->now + w->tick_ns;
-        }
-        if (sh->progress)
-            h2b__load_snapshot(w);
         report_phase(w);
     }
     w->now = h2b_clock_now_ns();
