@@ -736,10 +736,10 @@ static int frame_end(struct h2b_h2f *f)
     case F_GOAWAY: {
         int32_t last = (int32_t)(get32(f->pre) & 0x7fffffffU);
         f->goaway = true;
+        f->cb->goaway(f->u); /* first, as nghttp2 does: no new request from the closes below */
         for (uint32_t i = 0; i < f->nst; i++)
             if (f->st[i].sid > last)
                 close_stream(f, i, E_REFUSED);
-        f->cb->goaway(f->u);
         return 0;
     }
     case F_WINUP: {

@@ -31,7 +31,7 @@ struct h2b_h2f_cb {
     int (*data)(void *u, uint32_t slot, size_t n);
     /* the server's SETTINGS (not an ACK) were applied */
     void (*settings)(void *u);
-    /* the server sent GOAWAY (streams above its last-stream-id are closed before this) */
+    /* the server sent GOAWAY (streams above its last-stream-id are closed right after) */
     void (*goaway)(void *u);
     /* slot's stream ended: code 0 = the server ended it normally, else the RST_STREAM code
      * (REFUSED_STREAM for a stream above a GOAWAY's last-stream-id) */

@@ -15,6 +15,22 @@ Usage: fakepeer.py MODE [UNIX_SOCKET_PATH]
           resets the stream or closes)
   short   answers 200 with content-length 100 and a 10-byte body
   badstatus  answers with ":status: abc" and END_STREAM
+  split   sends everything one byte per send() (TCP_NODELAY, a short pause between bytes), so
+          every frame, padding length and SETTINGS entry is split at every byte boundary; the
+          answers use padding, PRIORITY, CONTINUATION, PING and WINDOW_UPDATE: 200, "hello\n"
+  splitnc the same without CONTINUATION (libnghttp2 1.52, under h2load too, ends its session
+          when a CONTINUATION frame arrives in pieces)
+  shrink  advertises SETTINGS_INITIAL_WINDOW_SIZE 16; once a request body has filled a stream's
+          window it shrinks the window to 0 (SETTINGS_INITIAL_WINDOW_SIZE 0: open windows go
+          negative), 20 ms later opens it again (100000); answers 200 "ok" at the body's end
+          (a request without a body is answered at once, with the same shrink between its two
+          DATA frames)
+  tablesize  sends SETTINGS_HEADER_TABLE_SIZE 256 mid-connection and answers with HPACK dynamic
+          table size updates (0, then 4096) and incrementally indexed fields that later answers
+          reference
+  goaway  waits for 4 requests in flight, sends GOAWAY with the second lowest id as
+          last-stream-id, answers the 2 lowest and ignores the rest (the client must fail them:
+          REFUSED_STREAM)
 Prints "listening on http://127.0.0.1:PORT" (ephemeral port) and serves until killed; with a
 second argument PATH it listens on that UNIX socket instead ("listening on unix:PATH").
 """
@@ -22,13 +38,16 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST, SETTINGS, PUSH_PROMISE, PING, GOAWAY = 0, 1, 3, 4, 5, 6, 7
 ACK, END_STREAM, END_HEADERS = 0x1, 0x1, 0x4
-MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE = 3, 4
+HEADER_TABLE_SIZE, MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE = 1, 3, 4
+CONTINUATION, WINDOW_UPDATE = 9, 8
+PADDED, PRIORITY_FLAG = 0x8, 0x20
 MODES = ("silent", "noread", "reset", "zerostreams", "zerowindow", "push", "endless", "short",
-         "badstatus")
+         "badstatus", "split", "splitnc", "shrink", "tablesize", "goaway")
 REFUSED_STREAM, CANCEL = 7, 8
 
 
@@ -75,12 +94,54 @@ def settings(*pairs):
 class Conn:
     """One accepted connection; send() is atomic per call (the endless writer shares it)."""
 
-    def __init__(self, sock):
+    def __init__(self, sock, bytewise=False):
         self.sock, self.lock, self.stop, self.streams = sock, threading.Lock(), threading.Event(), set()
+        self.bytewise = bytewise
+        if bytewise:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def send(self, data):
         with self.lock:
-            self.sock.sendall(data)
+            if not self.bytewise:
+                self.sock.sendall(data)
+                return
+            for i in range(len(data)):
+                self.sock.sendall(data[i:i + 1])
+                time.sleep(0.0002)
+
+
+def split_answer(sid, continuation):
+    """200 with content-length 6 and "hello\n": HEADERS padded with PRIORITY (then
+    CONTINUATION), a PING and a WINDOW_UPDATE, then padded DATA."""
+    pad = 3
+    head = bytes([pad]) + struct.pack(">IB", 0, 15) + STATUS_200
+    if continuation:
+        block = (frame(HEADERS, PADDED | PRIORITY_FLAG, sid, head + b"\0" * pad) +
+                 frame(CONTINUATION, END_HEADERS, sid, literal(28, b"6")))
+    else:
+        block = frame(HEADERS, PADDED | PRIORITY_FLAG | END_HEADERS, sid,
+                      head + literal(28, b"6") + b"\0" * pad)
+    return (block + frame(PING, 0, 0, b"pingpong") + frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1)) +
+            frame(DATA, PADDED | END_STREAM, sid, bytes([2]) + b"hello\n" + b"\0\0"))
+
+
+def shrink_then_open(conn):
+    conn.send(settings((INITIAL_WINDOW_SIZE, 0)))
+    time.sleep(0.02)
+    conn.send(settings((INITIAL_WINDOW_SIZE, 100000)))
+
+
+def tablesize_answer(conn, sid):
+    """Cycles through: a size update to 0 then 4096 and an indexed insert of x-fake; then a
+    reference to it (index 62)."""
+    n = conn.answers = getattr(conn, "answers", 0) + 1
+    if n == 3:
+        conn.send(settings((HEADER_TABLE_SIZE, 256)))
+    if n % 2 == 1:
+        block = b"\x20\x3f\xe1\x1f" + STATUS_200 + b"\x40\x06x-fake\x01" + bytes([48 + n % 10])
+    else:
+        block = STATUS_200 + b"\xbe"
+    conn.send(frame(HEADERS, END_HEADERS | END_STREAM, sid, block))
 
 
 def endless_writer(conn):
@@ -96,8 +157,10 @@ def endless_writer(conn):
 
 
 def serve(mode, sock):
-    conn = Conn(sock)
+    conn = Conn(sock, bytewise=mode.startswith("split"))
     send = conn.send
+    body = {}  # shrink: request body bytes per stream
+    pending = []  # goaway: streams in flight
     try:
         if mode == "silent":
             while sock.recv(65536):
@@ -107,6 +170,8 @@ def serve(mode, sock):
             send(settings((MAX_CONCURRENT_STREAMS, 0)))
         elif mode == "zerowindow":
             send(settings((INITIAL_WINDOW_SIZE, 0)))
+        elif mode == "shrink":
+            send(settings((INITIAL_WINDOW_SIZE, 16)) + frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1 << 20)))
         else:
             send(frame(SETTINGS, 0, 0))
         if mode == "endless":
@@ -120,8 +185,34 @@ def serve(mode, sock):
                 send(frame(PING, ACK, 0, payload))
             elif ftype == RST:
                 conn.streams.discard(sid)
+            elif ftype == DATA and mode == "shrink":
+                before = body.get(sid, 0)
+                body[sid] = before + len(payload)
+                if before < 16 <= body[sid]:
+                    shrink_then_open(conn)
+                if flags & END_STREAM:
+                    send(frame(HEADERS, END_HEADERS, sid, STATUS_200 + literal(28, b"2")) +
+                         frame(DATA, END_STREAM, sid, b"ok"))
             elif ftype != HEADERS:
                 continue
+            elif mode.startswith("split"):
+                send(split_answer(sid, mode == "split"))
+            elif mode == "shrink":
+                if flags & END_STREAM:  # no body: shrink between the two halves of the answer
+                    send(frame(HEADERS, END_HEADERS, sid, STATUS_200 + literal(28, b"2")) +
+                         frame(DATA, 0, sid, b"o"))
+                    shrink_then_open(conn)
+                    send(frame(DATA, END_STREAM, sid, b"k"))
+            elif mode == "tablesize":
+                tablesize_answer(conn, sid)
+            elif mode == "goaway":
+                pending.append(sid)
+                if len(pending) == 4:  # GOAWAY first: no new request can slip in between
+                    out = frame(GOAWAY, 0, 0, struct.pack(">II", pending[1], 0))
+                    for s in pending[:2]:
+                        out += (frame(HEADERS, END_HEADERS, s, STATUS_200 + literal(28, b"2")) +
+                                frame(DATA, END_STREAM, s, b"ok"))
+                    send(out)
             elif mode == "reset":
                 code = REFUSED_STREAM if sid % 4 == 1 else CANCEL
                 send(frame(RST, 0, sid, struct.pack(">I", code)))
