@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # load-vs-h2load.sh - client cost and throughput of `h2bench load` against h2load, side by side.
 #
-# One nghttpd worker pinned to CPU 0 serves a 12-byte file; h2load and `h2bench load` (both one
-# thread, pinned to CPU 1) take turns on the same server, alternating the order every repeat, at
+# One nghttpd worker pinned to CPU 0 serves a 12-byte file; h2load, `h2bench load` (the default
+# fast engine) and `h2bench load --engine nghttp2` (all one thread, pinned to CPU 1) take turns
+# on the same server, rotating the order every repeat, at
 # (connections, streams) = (1,1), (10,10), (100,100), (1000,4). Client CPU (user+sys of the client
 # process, from /usr/bin/time) is reported per 100,000 requests together with req/s; the table
-# shows medians over the repeats and the ratios h2bench/h2load. Goal: CPU ratio <= 0.5 and req/s
-# ratio >= 0.98 in every cell. Not a test: the machine is shared, so read ratios, not absolutes.
+# shows medians over the repeats and the ratios h2bench/h2load (fast, then nghttp2 for CPU). Goal
+# for the fast engine: CPU ratio <= 0.5 and req/s ratio >= 0.98 in every cell. Not a test: on a
+# shared machine read ratios, not absolutes. Runs unattended: with no arguments it prints the
+# table and exits 0 (2: a tool is missing, 3: a run failed).
 #
 # usage: scripts/bench/load-vs-h2load.sh [build/bin] [repeats]
 set -euo pipefail
@@ -36,7 +39,11 @@ URL=http://127.0.0.1:$PORT/index.html
 # run TOOL C M N: prints "cpu_seconds req_per_s" for one run
 run() {
     local tool=$1 c=$2 m=$3 n=$4 cmd
-    if [ "$tool" = h2load ]; then cmd=(h2load); else cmd=("$H2BENCH" load --no-progress); fi
+    case $tool in
+    h2load) cmd=(h2load) ;;
+    fast) cmd=("$H2BENCH" load --no-progress --engine fast) ;;
+    *) cmd=("$H2BENCH" load --no-progress --engine nghttp2) ;;
+    esac
     /usr/bin/time -f '%U %S' -o "$TMP/time" taskset -c "$CLIENT_CPU" \
         "${cmd[@]}" -n "$n" -c "$c" -m "$m" -t 1 "$URL" >"$TMP/out" 2>&1 ||
         { echo "$tool failed:" >&2; cat "$TMP/out" >&2; exit 3; }
@@ -50,14 +57,21 @@ run() {
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 echo "server: nghttpd -n 1 on CPU $SERVER_CPU; clients: -t 1 on CPU $CLIENT_CPU; $REPEATS repeats, medians"
-printf '%-12s %-9s | %14s %12s | %14s %12s | %9s %9s\n' "(c,m)" "requests" \
-    "h2load cpu/1e5" "h2load req/s" "h2bench cpu/1e5" "h2bench req/s" "cpu ratio" "req/s ratio"
+echo "(client CPU seconds per 100,000 requests; fast = h2bench load, nghttp2 = --engine nghttp2)"
+echo "(timings: CPU seconds and req/s move with any other work on the machine; read the ratios)"
+printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s\n' "(c,m)" "requests" \
+    "h2load cpu" "req/s" "fast cpu" "req/s" "ng cpu" "req/s" "fast/h2l" "fast/h2l" "ng/h2l" "ng/h2l"
+printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s\n' "" "" "" "" "" "" "" "" \
+    "cpu" "req/s" "cpu" "req/s"
 for cell in $CELLS; do
     IFS=, read -r c m n <<<"$cell"
-    : >"$TMP/h2load.cpu"; : >"$TMP/h2load.rps"; : >"$TMP/h2bench.cpu"; : >"$TMP/h2bench.rps"
+    for t in h2load fast nghttp2; do : >"$TMP/$t.cpu"; : >"$TMP/$t.rps"; done
     for r in $(seq "$REPEATS"); do
-        order="h2load h2bench"
-        [ $((r % 2)) -eq 0 ] && order="h2bench h2load"
+        case $((r % 3)) in
+        1) order="h2load fast nghttp2" ;;
+        2) order="fast nghttp2 h2load" ;;
+        *) order="nghttp2 h2load fast" ;;
+        esac
         for tool in $order; do
             read -r cpu rps < <(run "$tool" "$c" "$m" "$n")
             awk -v c="$cpu" -v n="$n" 'BEGIN {print c * 100000 / n}' >>"$TMP/$tool.cpu"
@@ -65,8 +79,11 @@ for cell in $CELLS; do
         done
     done
     hc=$(median <"$TMP/h2load.cpu"); hr=$(median <"$TMP/h2load.rps")
-    bc=$(median <"$TMP/h2bench.cpu"); br=$(median <"$TMP/h2bench.rps")
-    awk -v cell="($c,$m)" -v n="$n" -v hc="$hc" -v hr="$hr" -v bc="$bc" -v br="$br" 'BEGIN {
-        printf "%-12s %-9s | %13.3fs %12.0f | %14.3fs %12.0f | %9.2f %9.2f\n",
-            cell, n, hc, hr, bc, br, (hc > 0 ? bc / hc : 0), (hr > 0 ? br / hr : 0) }'
+    bc=$(median <"$TMP/fast.cpu"); br=$(median <"$TMP/fast.rps")
+    gc=$(median <"$TMP/nghttp2.cpu"); gr=$(median <"$TMP/nghttp2.rps")
+    awk -v cell="($c,$m)" -v n="$n" -v hc="$hc" -v hr="$hr" -v bc="$bc" -v br="$br" \
+        -v gc="$gc" -v gr="$gr" 'BEGIN {
+        printf "%-10s %-7s | %9.3fs %9.0f | %9.3fs %9.0f | %9.3fs %9.0f | %8.2f %8.2f | %8.2f %8.2f\n",
+            cell, n, hc, hr, bc, br, gc, gr, (hc > 0 ? bc / hc : 0), (hr > 0 ? br / hr : 0),
+            (hc > 0 ? gc / hc : 0), (hr > 0 ? gr / hr : 0) }'
 done
