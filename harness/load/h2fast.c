@@ -698,7 +698,8 @@ static int frame_end(struct h2b_h2f *f)
             return 0;
         if (f->fbody_end == (f->ftype == F_HEADERS ? f->preneed : 0)) {
             /* an empty last fragment: finish the block */
-            if (frame_chunk(f, NULL, 0, true) < 0)
+            static const uint8_t none[1];
+            if (frame_chunk(f, none, 0, true) < 0)
                 return -1;
         }
         uint32_t slot = f->hdr_slot;
