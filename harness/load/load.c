@@ -8,6 +8,7 @@
  * Workers block SIGINT/SIGTERM, so the caller's handler runs on the main thread and only calls
  * h2b_load_stop().
  */
+#include "check.h"
 #include "clock.h"
 #include "cpu.h"
 #include "engine.h"
@@ -261,6 +262,7 @@ static void progress_tick(struct progress *p, struct h2b__load_worker *w, uint32
                           const struct h2b__load_shared *sh)
 {
     unsigned req[1024];
+    H2B_ASSERT(nw <= 1024); /* h2b_load_run refuses more workers */
     for (uint32_t i = 0; i < nw; i++) {
         req[i] = atomic_load(&w[i].snap_req) + 1;
         atomic_store_explicit(&w[i].snap_req, req[i], memory_order_release);

@@ -34,6 +34,7 @@
  */
 #include "mpi_job.h"
 
+#include "check.h"
 #include "clock.h"
 #include "error.h"
 #include "engine.h"
@@ -394,6 +395,8 @@ static void progress_reduce(struct job_progress *jp, const struct h2b_load_progr
     char *all = NULL;
     int total = 0;
     if (jp->rank == 0) {
+        /* h2b_load_mpi_run allocated them or aborted the job */
+        H2B_ASSERT(jp->lens && jp->displs && jp->merged);
         for (int i = 0; i < jp->size; i++) {
             jp->displs[i] = total;
             total += jp->lens[i];

@@ -16,6 +16,7 @@
  * child brackets n and 4n calls with client requests and dumps twice, and the parent reads the
  * two dump files' totals: instructions/op = (Ir(4n) - Ir(n)) / 3n.
  */
+#include "check.h"
 #include "error.h"
 #include "fs.h"
 #include "runner.h"
@@ -315,6 +316,7 @@ static int spawn_and_read(char *const argv[], const char *job, unsigned fork_ind
         close(pfd[1]);
         return H2B_ERR_NOMEM;
     }
+    H2B_ASSERT(k <= nenv + 4); /* envp has nenv + 5 slots: the kept ones, 4 added, NULL */
     envp[k] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
