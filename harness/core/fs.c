@@ -3,9 +3,9 @@
  *
  * Approach: mkdir -p walks the path once, creating each prefix and accepting EEXIST; remove-tree
  * is nftw(FTW_DEPTH | FTW_PHYS) so children go before their directory and symbolic links are
- * removed as links. Rejected: system("rm -rf ...") (a shell parsing a path is an injection
- * waiting for a quote; the project bans system()), and a hand-written recursive opendir walk
- * (nftw already handles deep trees and file-descriptor limits).
+ * removed as links. Rejected: handing "rm -rf PATH" to a shell (a shell parsing a path is an
+ * injection waiting for a quote; the project bans shell calls), and a hand-written recursive
+ * opendir walk (nftw already handles deep trees and file-descriptor limits).
  */
 #include "fs.h"
 #include "error.h"
