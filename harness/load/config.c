@@ -9,6 +9,7 @@
 #include "cpu.h"
 #include "error.h"
 #include "engine.h"
+#include "url.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -100,74 +101,27 @@ static char *dup_range(const char *p, size_t n)
     return s;
 }
 
-int h2b_load_uri_parse(const char *text, struct h2b_load_uri *out)
+int h2b_load_uri_parse(const char *text, struct h2b_load_uri *out, struct h2b_diag *diag)
 {
-    struct h2b_load_uri u = {0};
-    const char *p;
-    if (strncmp(text, "http://", 7) == 0) {
-        p = text + 7;
-    } else if (strncmp(text, "https://", 8) == 0) {
-        p = text + 8;
-        u.tls = true;
+    struct h2b_url url;
+    int rv = h2b_url_parse(text, 0, &url, diag);
+    if (rv != H2B_OK)
+        return rv;
+    struct h2b_load_uri u = {.tls = url.tls};
+    u.scheme = strdup(url.scheme);
+    u.host = strdup(url.host);
+    u.port = strdup(url.port_str);
+    u.authority = strdup(url.authority);
+    if (url.path && url.path[0] == '/') {
+        u.path = dup_range(url.path, url.path_len);
     } else {
-        return H2B_ERR_PARSE;
-    }
-    size_t alen = strcspn(p, "/?#");
-    if (alen == 0)
-        return H2B_ERR_PARSE;
-    const char *host = p, *port = NULL;
-    size_t hlen = alen, plen = 0;
-    if (*p == '[') {
-        const char *close = memchr(p, ']', alen);
-        if (!close || close == p + 1)
-            return H2B_ERR_PARSE;
-        host = p + 1;
-        hlen = (size_t)(close - host);
-        if (close + 1 < p + alen) {
-            if (close[1] != ':')
-                return H2B_ERR_PARSE;
-            port = close + 2;
-            plen = (size_t)(p + alen - port);
-        }
-    } else {
-        const char *colon = memchr(p, ':', alen);
-        if (colon) {
-            hlen = (size_t)(colon - p);
-            port = colon + 1;
-            plen = (size_t)(p + alen - port);
-        }
-    }
-    if (hlen == 0)
-        return H2B_ERR_PARSE;
-    if (port) {
-        if (plen == 0 || plen > 5)
-            return H2B_ERR_PARSE;
-        unsigned v = 0;
-        for (size_t i = 0; i < plen; i++) {
-            if (!isdigit((unsigned char)port[i]))
-                return H2B_ERR_PARSE;
-            v = v * 10 + (unsigned)(port[i] - '0');
-        }
-        if (v == 0 || v > 65535)
-            return H2B_ERR_PARSE;
-    }
-    const char *path = p + alen;
-    size_t pathlen = strcspn(path, "#");
-    u.scheme = strdup(u.tls ? "https" : "http");
-    u.host = dup_range(host, hlen);
-    u.port = port ? dup_range(port, plen) : strdup(u.tls ? "443" : "80");
-    u.authority = dup_range(p, alen);
-    if (pathlen == 0 || path[0] != '/') {
-        /* "http://h?q" has the query but no path: the path is "/" in front of it. */
-        size_t n = pathlen + 1;
-        u.path = malloc(n + 1);
+        /* "http://h" has no path and "http://h?q" a query but no path: "/" goes in front. */
+        u.path = malloc(url.path_len + 2);
         if (u.path) {
             u.path[0] = '/';
-            memcpy(u.path + 1, path, pathlen);
-            u.path[n] = '\0';
+            memcpy(u.path + 1, url.path ? url.path : "", url.path_len);
+            u.path[url.path_len + 1] = '\0';
         }
-    } else {
-        u.path = dup_range(path, pathlen);
     }
     if (!u.scheme || !u.host || !u.port || !u.authority || !u.path) {
         h2b_load_uri_free(&u);
@@ -316,11 +270,10 @@ out_close:
 static int add_uri(struct h2b_load_config *cfg, const char *text, char *err, size_t errlen)
 {
     struct h2b_load_uri u;
-    int rv = h2b_load_uri_parse(text, &u);
+    struct h2b_diag d = {0};
+    int rv = h2b_load_uri_parse(text, &u, &d);
     if (rv == H2B_ERR_PARSE)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
-                              "bad URI '%s' (expected http://host[:port]/path or https://...)",
-                              text);
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "bad URI '%s': %s", text, d.message);
     if (rv != H2B_OK)
         return h2b__load_errf(err, errlen, rv, "out of memory");
     struct h2b_load_uri *nu = realloc(cfg->uris, (cfg->nuris + 1) * sizeof(*nu));
@@ -454,38 +407,19 @@ static int script_line(struct h2b_load_config *cfg, char *line, const char *path
 /* HOST[:PORT], [IPv6][:PORT] */
 static int parse_connect_to(struct h2b_load_config *cfg, const char *a, char *err, size_t errlen)
 {
-    const char *host = a, *port = NULL;
-    size_t hlen = strlen(a);
-    if (*a == '[') {
-        const char *close = strchr(a, ']');
-        if (!close || close == a + 1 || (close[1] && close[1] != ':'))
-            goto bad;
-        host = a + 1;
-        hlen = (size_t)(close - host);
-        if (close[1] == ':')
-            port = close + 2;
-    } else {
-        const char *colon = strchr(a, ':');
-        if (colon) {
-            if (strchr(colon + 1, ':'))
-                goto bad;
-            hlen = (size_t)(colon - a);
-            port = colon + 1;
-        }
-    }
-    uint64_t v;
-    if (hlen == 0 || (port && h2b_cli_parse_u64(port, 1, 65535, &v) != H2B_OK))
-        goto bad;
+    struct h2b_url u;
+    struct h2b_diag d = {0};
+    if (h2b_url_parse_authority(a, strlen(a), &u, &d) != H2B_OK)
+        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+                              "--connect-to '%s': %s (expected HOST[:PORT] or [IPV6][:PORT])", a,
+                              d.message);
     free(cfg->connect_host);
     free(cfg->connect_port);
-    cfg->connect_host = dup_range(host, hlen);
-    cfg->connect_port = port ? strdup(port) : NULL;
-    if (!cfg->connect_host || (port && !cfg->connect_port))
+    cfg->connect_host = strdup(u.host);
+    cfg->connect_port = u.port_given ? strdup(u.port_str) : NULL;
+    if (!cfg->connect_host || (u.port_given && !cfg->connect_port))
         return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
     return H2B_OK;
-bad:
-    return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
-                          "--connect-to '%s': expected HOST[:PORT] or [IPV6][:PORT]", a);
 }
 
 /* -B: as in h2load, the base URI's scheme, host and port replace the first URI's (which are the
@@ -501,10 +435,12 @@ static int apply_base_uri(struct h2b_load_config *cfg, char *err, size_t errlen)
         return set_string(&cfg->base_unix, b + 5, err, errlen);
     }
     struct h2b_load_uri u;
-    int rv = h2b_load_uri_parse(b, &u);
+    struct h2b_diag d = {0};
+    int rv = h2b_load_uri_parse(b, &u, &d);
     if (rv == H2B_ERR_PARSE)
         return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
-                              "-B '%s': expected http://host[:port], https://... or unix:PATH", b);
+                              "-B '%s': %s (expected http://host[:port], https://... or unix:PATH)",
+                              b, d.message);
     if (rv != H2B_OK)
         return h2b__load_errf(err, errlen, rv, "out of memory");
     struct h2b_load_uri *f = &cfg->uris[0];

@@ -197,9 +197,11 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
 /* Writes the option summary for --help. */
 void h2b_load_usage(FILE *f);
 
-/* Parses an absolute http:// or https:// URI. Returns H2B_OK, H2B_ERR_PARSE or H2B_ERR_NOMEM;
- * free with h2b_load_uri_free. */
-int h2b_load_uri_parse(const char *text, struct h2b_load_uri *out);
+/* Parses an absolute http:// or https:// URI with the core parser (url.h). Returns H2B_OK,
+ * H2B_ERR_PARSE (diag, may be NULL, says what was expected and where) or H2B_ERR_NOMEM; free
+ * with h2b_load_uri_free. */
+struct h2b_diag;
+int h2b_load_uri_parse(const char *text, struct h2b_load_uri *out, struct h2b_diag *diag);
 void h2b_load_uri_free(struct h2b_load_uri *u);
 
 /* Runs the load. progress, when not NULL, gets one line a second. info, when not NULL, gets

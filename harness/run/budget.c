@@ -36,6 +36,7 @@
 #include "error.h"
 #include "proc.h"
 #include "results.h"
+#include "url.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -105,7 +106,7 @@ struct h2b_budget_client {
     int ep;
     struct bconn *conns;
     uint32_t n;
-    char authority[300];
+    char authority[H2B_URL_AUTHORITY_MAX + 1];
     char path[1024];
     uint64_t done, bad; /* this phase: complete responses, non-2xx or reset */
     char bad_why[128];
@@ -226,38 +227,30 @@ static void conn_input(struct h2b_budget_client *cl, struct bconn *c)
     conn_pump(cl, c);
 }
 
-static int split_base(const char *base_url, char *host, size_t hsize, char *port, size_t psize)
-{
-    const char *p = strncmp(base_url, "http://", 7) == 0 ? base_url + 7 : NULL;
-    if (!p)
-        return H2B_ERR_UNSUPPORTED;
-    const char *colon = strrchr(p, ':');
-    if (!colon || colon == p)
-        return H2B_ERR_PARSE;
-    snprintf(host, hsize, "%.*s", (int)(colon - p), p);
-    snprintf(port, psize, "%s", colon + 1);
-    return H2B_OK;
-}
-
 int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url, const char *path,
                            uint32_t n, uint64_t timeout_ns, char *why, size_t why_size)
 {
-    char host[256], port[16];
+    struct h2b_url u;
+    struct h2b_diag d = {0};
     (void)timeout_ns; /* connects on loopback complete or fail at once */
-    if (split_base(base_url, host, sizeof(host), port, sizeof(port))) {
+    if (h2b_url_parse(base_url, H2B_URL_ORIGIN, &u, &d) != H2B_OK) {
+        say(why, why_size, "%s: %s", base_url, d.message);
+        return H2B_ERR_INVAL;
+    }
+    if (u.tls) {
         say(why, why_size, "budgets need an h2c (http://) target, not %s", base_url);
         return H2B_ERR_UNSUPPORTED;
     }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai) {
-        say(why, why_size, "cannot resolve %s", host);
+    if (getaddrinfo(u.host, u.port_str, &hints, &ai) != 0 || !ai) {
+        say(why, why_size, "cannot resolve %s", u.host);
         return H2B_ERR_NOTFOUND;
     }
     struct h2b_budget_client *cl = calloc(1, sizeof(*cl));
     int rc = H2B_ERR_NOMEM;
     if (!cl || !(cl->conns = calloc(n, sizeof(*cl->conns))) || !client_callbacks())
         goto fail;
-    say(cl->authority, sizeof(cl->authority), "%s:%s", host, port);
+    say(cl->authority, sizeof(cl->authority), "%s", u.authority);
     say(cl->path, sizeof(cl->path), "%s", path);
     if ((cl->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
         rc = H2B_ERR_SYS;

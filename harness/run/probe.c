@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "url.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -53,7 +54,13 @@ int h2b_probe_ready(const char *base_url, const char *path, bool h1, uint64_t ti
 {
     char url[1024];
     uint64_t deadline = h2b_clock_now_ns() + timeout_ns;
-    bool tls = strncmp(base_url, "https://", 8) == 0;
+    struct h2b_url u;
+    struct h2b_diag d = {0};
+    if (h2b_url_parse(base_url, H2B_URL_ORIGIN, &u, &d) != H2B_OK) {
+        snprintf(why, why_size, "%s: %s", base_url, d.message);
+        return H2B_ERR_INVAL;
+    }
+    bool tls = u.tls;
     snprintf(url, sizeof(url), "%s%s", base_url, path);
     snprintf(why, why_size, "no attempt made");
     CURL *curl = curl_easy_init();
@@ -94,38 +101,6 @@ int h2b_probe_ready(const char *base_url, const char *path, bool h1, uint64_t ti
 
 /* ---- SETTINGS discovery ---- */
 
-struct url_parts {
-    bool tls;
-    char host[256];
-    char port[8];
-};
-
-static int split_url(const char *url, struct url_parts *u)
-{
-    const char *rest;
-    if (strncmp(url, "http://", 7) == 0) {
-        u->tls = false;
-        rest = url + 7;
-    } else if (strncmp(url, "https://", 8) == 0) {
-        u->tls = true;
-        rest = url + 8;
-    } else {
-        return H2B_ERR_INVAL;
-    }
-    size_t hostlen = strcspn(rest, ":/");
-    if (hostlen == 0 || hostlen >= sizeof(u->host))
-        return H2B_ERR_INVAL;
-    memcpy(u->host, rest, hostlen);
-    u->host[hostlen] = '\0';
-    const char *port = rest[hostlen] == ':' ? rest + hostlen + 1 : (u->tls ? "443" : "80");
-    size_t portlen = strcspn(port, "/");
-    if (portlen == 0 || portlen >= sizeof(u->port))
-        return H2B_ERR_INVAL;
-    memcpy(u->port, port, portlen);
-    u->port[portlen] = '\0';
-    return H2B_OK;
-}
-
 /* Waits until fd is readable (events POLLIN) or writable; H2B_ERR_TIMEOUT at the deadline. */
 static int wait_fd(int fd, short events, uint64_t deadline)
 {
@@ -142,11 +117,11 @@ static int wait_fd(int fd, short events, uint64_t deadline)
     }
 }
 
-static int connect_tcp(const struct url_parts *u, uint64_t deadline, int *out, char *why,
+static int connect_tcp(const struct h2b_url *u, uint64_t deadline, int *out, char *why,
                        size_t why_size)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    int gai = getaddrinfo(u->host, u->port, &hints, &res);
+    int gai = getaddrinfo(u->host, u->port_str, &hints, &res);
     if (gai != 0) {
         snprintf(why, why_size, "%s: %s", u->host, gai_strerror(gai));
         return H2B_ERR_SYS;
@@ -167,11 +142,11 @@ static int connect_tcp(const struct url_parts *u, uint64_t deadline, int *out, c
                 freeaddrinfo(res);
                 return H2B_OK;
             }
-            snprintf(why, why_size, "connect %s:%s: %s", u->host, u->port,
+            snprintf(why, why_size, "connect %s: %s", u->authority,
                      rc == H2B_ERR_TIMEOUT ? "timed out" : strerror(err ? err : errno));
             rc = rc == H2B_ERR_TIMEOUT ? rc : H2B_ERR_SYS;
         } else {
-            snprintf(why, why_size, "connect %s:%s: %s", u->host, u->port, strerror(errno));
+            snprintf(why, why_size, "connect %s: %s", u->authority, strerror(errno));
         }
         close(fd);
     }
@@ -349,12 +324,13 @@ out_cbs:
 int h2b_probe_max_streams(const char *base_url, uint64_t timeout_ns, uint32_t *out, char *why,
                           size_t why_size)
 {
-    struct url_parts u;
+    struct h2b_url u;
+    struct h2b_diag d = {0};
     struct conn c = {.fd = -1, .ssl = NULL, .deadline = h2b_clock_now_ns() + timeout_ns};
     SSL_CTX *ctx = NULL;
     int rc;
-    if (split_url(base_url, &u) != H2B_OK) {
-        snprintf(why, why_size, "not an http:// or https:// URL: %s", base_url);
+    if (h2b_url_parse(base_url, H2B_URL_ORIGIN, &u, &d) != H2B_OK) {
+        snprintf(why, why_size, "%s: %s", base_url, d.message);
         return H2B_ERR_INVAL;
     }
     if ((rc = connect_tcp(&u, c.deadline, &c.fd, why, why_size)))
@@ -366,7 +342,8 @@ int h2b_probe_max_streams(const char *base_url, uint64_t timeout_ns, uint32_t *o
             goto out_close;
         }
         SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-        if ((rc = tls_handshake(&c, ctx, u.host, why, why_size)))
+        /* SNI carries a name, never an address literal (RFC 6066) */
+        if ((rc = tls_handshake(&c, ctx, u.ipv6 ? NULL : u.host, why, why_size)))
             goto out_close;
     }
     rc = exchange_settings(&c, out, why, why_size);

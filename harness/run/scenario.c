@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "json.h"
+#include "url.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -493,13 +494,11 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
     if (t->kind == H2B_TARGET_URL) {
         if (!t->url)
             return fail(c, child, "required for a target of type \"url\"");
-        if (strncmp(t->url, "http://", 7) != 0 && strncmp(t->url, "https://", 8) != 0)
-            return fail(c, child, "expected an http:// or https:// URL");
-        const char *host = strstr(t->url, "://") + 3;
-        if (!*host || strchr(host, '/'))
-            return fail(c, child,
-                        "expected scheme://host[:port] without a path (the path is "
-                        "matrix.path)");
+        struct h2b_url u;
+        struct h2b_diag d = {0};
+        if (h2b_url_parse(t->url, H2B_URL_ORIGIN, &u, &d) != H2B_OK)
+            return fail(c, child, "%s%s", d.message,
+                        strstr(d.message, "without a path") ? "; the path is matrix.path" : "");
     } else if (t->url) {
         return fail(c, child, "only a target of type \"url\" has a url");
     }

@@ -16,6 +16,7 @@
 #include "error.h"
 #include "probe.h"
 #include "proc.h"
+#include "url.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,7 +36,7 @@
 struct h2b_target {
     const struct h2b_target_spec *spec;
     struct h2b_proc *proc; /* NULL for URL targets */
-    char url[256];
+    char url[sizeof("https://") + H2B_URL_AUTHORITY_MAX];
     char log[512];
     char err_log[512]; /* command targets: stderr apart from stdout; "" otherwise */
     char program[4096];
@@ -167,6 +168,13 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
     return H2B_OK;
 }
 
+/* A url target's scheme (validated when the scenario was read). */
+static bool url_is_tls(const char *url)
+{
+    struct h2b_url u;
+    return h2b_url_parse(url, H2B_URL_ORIGIN, &u, NULL) == H2B_OK && u.tls;
+}
+
 bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peers *peers,
                        enum h2b_protocol protocol, bool tls, bool have_h3, char *why,
                        size_t why_size)
@@ -208,7 +216,7 @@ bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peer
                      name);
             return false;
         }
-        if (spec->kind == H2B_TARGET_URL && tls != (strncmp(spec->url, "https://", 8) == 0)) {
+        if (spec->kind == H2B_TARGET_URL && tls != url_is_tls(spec->url)) {
             snprintf(why, why_size, "url target %s is %s only", spec->name,
                      tls ? "cleartext" : "TLS");
             return false;

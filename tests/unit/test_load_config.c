@@ -170,28 +170,28 @@ static void errors(void)
 static void uris(void)
 {
     struct h2b_load_uri u;
-    CHECK_EQ_INT(h2b_load_uri_parse("http://example.org", &u), H2B_OK);
+    CHECK_EQ_INT(h2b_load_uri_parse("http://example.org", &u, NULL), H2B_OK);
     CHECK_STR(u.host, "example.org");
     CHECK_STR(u.port, "80");
     CHECK_STR(u.path, "/");
     CHECK_STR(u.authority, "example.org");
     CHECK(!u.tls);
     h2b_load_uri_free(&u);
-    CHECK_EQ_INT(h2b_load_uri_parse("https://example.org?x=1#frag", &u), H2B_OK);
+    CHECK_EQ_INT(h2b_load_uri_parse("https://example.org?x=1#frag", &u, NULL), H2B_OK);
     CHECK_STR(u.port, "443");
     CHECK_STR(u.path, "/?x=1");
     h2b_load_uri_free(&u);
-    CHECK_EQ_INT(h2b_load_uri_parse("http://[::1]/a/b", &u), H2B_OK);
+    CHECK_EQ_INT(h2b_load_uri_parse("http://[::1]/a/b", &u, NULL), H2B_OK);
     CHECK_STR(u.host, "::1");
     CHECK_STR(u.authority, "[::1]");
     CHECK_STR(u.path, "/a/b");
     h2b_load_uri_free(&u);
-    CHECK_EQ_INT(h2b_load_uri_parse("http://[::1", &u), H2B_ERR_PARSE);
-    CHECK_EQ_INT(h2b_load_uri_parse("http://[::1]x/", &u), H2B_ERR_PARSE);
-    CHECK_EQ_INT(h2b_load_uri_parse("http:///", &u), H2B_ERR_PARSE);
-    CHECK_EQ_INT(h2b_load_uri_parse("http://h:0/", &u), H2B_ERR_PARSE);
-    CHECK_EQ_INT(h2b_load_uri_parse("http://h:8a/", &u), H2B_ERR_PARSE);
-    CHECK_EQ_INT(h2b_load_uri_parse("//h/", &u), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_load_uri_parse("http://[::1", &u, NULL), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_load_uri_parse("http://[::1]x/", &u, NULL), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_load_uri_parse("http:///", &u, NULL), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_load_uri_parse("http://h:0/", &u, NULL), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_load_uri_parse("http://h:8a/", &u, NULL), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_load_uri_parse("//h/", &u, NULL), H2B_ERR_PARSE);
 }
 
 int main(void)
