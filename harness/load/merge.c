@@ -7,7 +7,8 @@
  * so the job's rate is the sum of theirs); durations take the longest; stream limits the
  * smallest; the five histograms are decoded from their exact encodings and merged bin for bin,
  * and every percentile is read from the merged histogram, never averaged. The configuration,
- * tool and environment are the first part's, with connections, threads and requests summed.
+ * tool and environment are the first part's, with connections, threads and requests summed. The
+ * engine is the parts' common one; parts of different engines merge with engine null and a note.
  *
  * Rejected: averaging the parts' percentiles (wrong for any tail), and re-running the report
  * from a reconstructed engine result (it would need the whole engine configuration, which a
@@ -19,6 +20,7 @@
 #include "results.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +82,32 @@ static int add_hist(struct h2b_hist **acc, const char *src, const char *file, co
     return rv == H2B_OK ? H2B_OK : H2B_ERR_PARSE;
 }
 
+/* An engine's name for a note: only the known ones are copied (the file is not trusted). */
+static const char *engine_name(const char *e)
+{
+    static const char *const known[] = {"fast", "nghttp2", "h1", "h3"};
+    for (size_t i = 0; e && i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(e, known[i]) == 0)
+            return known[i];
+    return e ? "another" : "none named";
+}
+
+/* The engine every part ran, or null with a note when they differ (or one part does not say):
+ * a merged result must not claim an engine some of its requests did not run on. */
+static int merge_engine(struct h2b_results_load *m, const struct h2b_results_load *p, bool *mixed)
+{
+    if (*mixed || (m->engine && p->engine && strcmp(m->engine, p->engine) == 0))
+        return H2B_OK;
+    if (!m->engine && !p->engine)
+        return H2B_OK;
+    char why[96];
+    snprintf(why, sizeof(why), "the parts ran different engines (%s and %s)",
+             engine_name(m->engine), engine_name(p->engine));
+    *mixed = true;
+    int rv = h2b_model_set_string(&m->engine, NULL);
+    return rv == H2B_OK ? h2b_model_note_add(&m->cell.note, "engine", why) : rv;
+}
+
 /* What is summed, kept at its extreme, or or-ed from part p into the merged m. */
 static void add_part(struct h2b_results_load *m, const struct h2b_results_load *p)
 {
@@ -120,6 +148,7 @@ static void add_part(struct h2b_results_load *m, const struct h2b_results_load *
     m->connections_up = add(m->connections_up, p->connections_up);
     m->connections_failed = add(m->connections_failed, p->connections_failed);
     m->reconnects = add(m->reconnects, p->reconnects);
+    m->connection_errors = add(m->connection_errors, p->connection_errors);
     if (p->open_loop.base.present) {
         m->open_loop.base.present = true;
         m->open_loop.target_per_s = add(m->open_loop.target_per_s, p->open_loop.target_per_s);
@@ -144,6 +173,7 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
     h2b_results_load_init(&m);
     h2b_results_load_init(&p);
     int rv = H2B_OK;
+    bool mixed = false;
     for (size_t i = 0; i < n && rv == H2B_OK; i++) {
         struct h2b_results_load *part = i == 0 ? &m : &p;
         if (i > 0) {
@@ -166,6 +196,8 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
         if (rv == H2B_OK && i > 0) {
             add_part(&m, &p);
             rv = add_codes(&m.status_codes, p.status_codes);
+            if (rv == H2B_OK)
+                rv = merge_engine(&m, &p, &mixed);
         }
     }
     if (rv == H2B_OK) {

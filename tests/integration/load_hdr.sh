@@ -82,6 +82,19 @@ for tag in latency service ttfb; do
             fail "merge $tag $p: h2bench merge $b, HdrHistogram add $a"; fi
     done
 done
+# the engine and the connection errors survive a merge: errors add, a common engine is kept,
+# parts of different engines give engine null and a note naming both
+jq '.connection_errors = 1' "$TMP/a.json" >"$TMP/a1.json"
+jq '.connection_errors = 2' "$TMP/b.json" >"$TMP/b2.json"
+jq '.engine = "nghttp2"' "$TMP/b.json" >"$TMP/bn.json"
+"$H2BENCH" merge "$TMP/a1.json" "$TMP/b2.json" --json "$TMP/ab2.json" >/dev/null
+expect_eq "merge: connection_errors add" "$(jq .connection_errors "$TMP/ab2.json")" 3
+expect_eq "merge: the common engine is kept" "$(jq -r .engine "$TMP/ab2.json")" \
+    "$(jq -r .engine "$TMP/a.json")"
+"$H2BENCH" merge "$TMP/a.json" "$TMP/bn.json" --json "$TMP/abn.json" >/dev/null
+expect_eq "merge: different engines give null" "$(jq .engine "$TMP/abn.json")" null
+expect_match "merge: the note names both engines" "$(jq -r .note "$TMP/abn.json")" \
+    'engine: the parts ran different engines \(fast and nghttp2\)'
 printf '{"schema": "h2bench.load/1",\n "requests": "x"}\n' >"$TMP/bad.json"
 "$H2BENCH" merge "$TMP/a.json" "$TMP/bad.json" --json "$TMP/never.json" 2>"$TMP/merge.err"
 expect_eq "merge: bad part exits 2" "$?" 2
