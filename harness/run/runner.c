@@ -15,8 +15,11 @@
  *
  * Rejected: running cells in threads of this process (the client's CPU time and a crash in it
  * would be ours); restarting dead targets (it hides the crash the run exists to reveal).
+ *
+ * This file drives the matrix (targets, cells, budgets, micro suites); the run directory and the
+ * results path are rundir.c's, everything printed is console.c's (runner_int.h holds the run).
  */
-#include "runner.h"
+#include "runner_int.h"
 
 #include "budget.h"
 #include "client.h"
@@ -25,19 +28,14 @@
 #include "env.h"
 #include "error.h"
 #include "expand.h"
-#include "fs.h"
 #include "peers.h"
 #include "probe.h"
 #include "proc.h"
 #include "profile.h"
 #include "results.h"
 #include "scenario.h"
-#include "stats.h"
 #include "target.h"
-#include "tlscert.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -56,38 +54,6 @@
 #define H2B_PEERS_DIR_DEFAULT "servers/peers"
 #endif
 
-struct run {
-    const struct h2b_run_options *o;
-    struct h2b_diag *diag;
-    json_t *doc;     /* the scenario document */
-    json_t *results; /* the h2bench.result/1 document being built */
-    char *text;      /* the scenario file's text, for diagnostics */
-    struct h2b_scenario *s;
-    struct h2b_peers *peers;
-    /* Per instance (inst_of(): a target in one protocol and TLS setting, started on its own
-     * with the configuration that serves it): */
-    struct h2b_target **targets; /* NULL where the instance did not start */
-    char (*target_why)[256];     /* why an instance is unavailable */
-    char (*skip_why)[256];       /* why the target cannot serve such cells ("" = it can) */
-    char cert[300], key[300];    /* the run's self-signed certificate (TLS cells), or "" */
-    uint32_t *server_max;        /* advertised (or configured) max streams per target */
-    bool *server_max_probed;
-    struct h2b_cell *cells;
-    size_t ncells;
-    char dir[256]; /* private run directory (configs, logs, client outputs) */
-    char docroot[300];
-    char body_file[300];
-    bool perf;
-    char perf_reason[256];
-    struct h2b_run_prof *prof; /* --perf-record, or NULL */
-    uint64_t started_ns;
-    size_t done;
-    bool bar_shown;
-};
-
-/* Reasons are cut to their buffer (core/error.h). */
-#define say h2b_reason
-
 /* Ctrl-C: the client (same process group) gets it too and ends its cell early; the runner
  * records that cell, runs no more, stops the targets and writes what it has. */
 static volatile sig_atomic_t interrupted;
@@ -101,21 +67,7 @@ static size_t inst_of(const struct h2b_cell *c)
     return c->target * NVAR + (c->tls ? H2B_PROTO_COUNT : 0) + (size_t)c->protocol;
 }
 
-/* "h2", "h1+tls", ... */
-static void proto_label(char *buf, size_t size, enum h2b_protocol p, bool tls)
-{
-    say(buf, size, "%s%s", h2b_protocol_name(p), tls ? "+tls" : "");
-}
-
-/* The scenario has a protocol or TLS axis (the console tables show a protocol column). */
-static bool proto_axis(const struct run *r)
-{
-    const struct h2b_matrix_spec *m = &r->s->matrix;
-    return m->nprotocols > 1 || m->ntls > 1 ||
-           (m->nprotocols == 1 && m->protocols[0] != H2B_PROTO_H2) || (m->ntls == 1 && m->tls[0]);
-}
-
-static bool have_h3(void)
+bool h2b__run_have_h3(void)
 {
 #ifdef H2B_HAVE_H3
     return true;
@@ -124,8 +76,8 @@ static bool have_h3(void)
 #endif
 }
 
-/* Whether the scenario's client can drive cell c; why says why not. */
-static bool client_serves(const struct run *r, const struct h2b_cell *c, char *why, size_t why_size)
+bool h2b__run_client_serves(const struct run *r, const struct h2b_cell *c, char *why,
+                            size_t why_size)
 {
     if (r->s->client.kind == H2B_CLIENT_H2LOAD && c->protocol == H2B_PROTO_H3) {
         say(why, why_size, "h2load 1.52 (Debian 12) speaks no HTTP/3");
@@ -184,127 +136,7 @@ static int load_scenario(struct run *r)
     return h2b_scenario_load(r->doc, &src, r->peers ? r->peers->names : NULL, &r->s, r->diag);
 }
 
-/* ---- the run directory ---- */
-
-static int write_pattern_file(const char *path, uint64_t size, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return H2B_ERR_IO;
-    if (text) {
-        fputs(text, f);
-    } else {
-        char chunk[4096];
-        for (size_t i = 0; i < sizeof(chunk); i++)
-            chunk[i] = (char)('a' + i % 26);
-        for (uint64_t left = size; left > 0;) {
-            size_t n = left < sizeof(chunk) ? (size_t)left : sizeof(chunk);
-            fwrite(chunk, 1, n, f);
-            left -= n;
-        }
-    }
-    return fclose(f) == 0 ? H2B_OK : H2B_ERR_IO;
-}
-
-/* Peers serve files: give them the matrix path as a file. /bytes/N gets N bytes (the bundled
- * server's endpoint); anything else gets the bundled server's 13-byte "Hello, World!". */
-static int make_docroot(struct run *r)
-{
-    char file[600];
-    const char *path = r->s->matrix.path;
-    snprintf(r->docroot, sizeof(r->docroot), "%s/docroot", r->dir);
-    if (mkdir(r->docroot, 0755) != 0)
-        return H2B_ERR_IO;
-    size_t plen = strcspn(path, "?#");
-    bool dir = plen > 0 && path[plen - 1] == '/';
-    snprintf(file, sizeof(file), "%s%.*s%s", r->docroot, (int)plen, path, dir ? "index.html" : "");
-    if (h2b_fs_mkdir_parent(file, 0755))
-        return H2B_ERR_IO;
-    uint64_t n = 0;
-    const char *bytes = "/bytes/";
-    if (strncmp(path, bytes, strlen(bytes)) == 0 &&
-        sscanf(path + strlen(bytes), "%" SCNu64, &n) == 1)
-        return write_pattern_file(file, n, NULL);
-    return write_pattern_file(file, 0, "Hello, World!");
-}
-
-/* Only the run directory we created: configuration, logs, outputs, the docroot. */
-static void remove_run_dir(const char *dir)
-{
-    if (strncmp(dir, "/tmp/h2bench-run-", 17) != 0)
-        return;
-    if (h2b_fs_remove_tree(dir) != H2B_OK)
-        fprintf(stderr, "h2bench run: could not remove %s: %s\n", dir, strerror(errno));
-}
-
-/* ---- progress ---- */
-
-static void fmt_clock(char *buf, size_t size, double s)
-{
-    unsigned t = s < 0 ? 0 : s > 359999 ? 359999 : (unsigned)(s + 0.5);
-    say(buf, size, "%u:%02u", t / 60, t % 60);
-}
-
-static double cell_estimate_s(const struct h2b_scenario *s)
-{
-    return s->matrix.duration_s > 0 ? s->matrix.duration_s + s->matrix.warmup_s + 0.5 : 1.0;
-}
-
-static bool dumb_terminal(void)
-{
-    const char *t = getenv("TERM");
-    return t && strcmp(t, "dumb") == 0;
-}
-
-static void progress(struct run *r, size_t i)
-{
-    if (!r->o->progress)
-        return;
-    const struct h2b_cell *c = &r->cells[i];
-    double elapsed = (double)(h2b_clock_now_ns() - r->started_ns) / 1e9;
-    double per = r->done ? elapsed / (double)r->done : cell_estimate_s(r->s);
-    char el[16], eta[16], bar[21];
-    fmt_clock(el, sizeof(el), elapsed);
-    fmt_clock(eta, sizeof(eta), per * (double)(r->ncells - r->done));
-    size_t fill = r->ncells ? r->done * 20 / r->ncells : 0;
-    for (size_t k = 0; k < 20; k++)
-        bar[k] = k < fill ? '#' : '.';
-    bar[20] = '\0';
-    /* a terminal without ANSI erase-to-end-of-line (TERM=dumb) gets the line padded instead */
-    fprintf(stderr, "\r[%s] cell %zu/%zu %-8s %ux%u  elapsed %s  ETA %s %s", bar, i + 1, r->ncells,
-            r->s->targets[c->target].name, c->connections, c->streams_requested, el, eta,
-            dumb_terminal() ? "     " : "\033[K");
-    fflush(stderr);
-    r->bar_shown = true;
-}
-
-static void progress_clear(struct run *r)
-{
-    if (r->bar_shown) {
-        if (dumb_terminal())
-            fprintf(stderr, "\r%79s\r", "");
-        else
-            fprintf(stderr, "\r\033[K");
-        fflush(stderr);
-        r->bar_shown = false;
-    }
-}
-
 /* ---- one cell ---- */
-
-struct cell_result {
-    bool ok;
-    bool skipped; /* the target cannot serve the cell (reason says why): not run, not failed */
-    char reason[512];
-    struct h2b_cell_metrics m;
-    bool have_client_cpu, have_server;
-    double client_cpu_s, server_cpu_s;
-    uint64_t server_rss_kib;
-    bool have_instructions;
-    double instructions_per_request;
-    char perf_note[160];  /* why instructions are missing although counters exist */
-    char extra_note[160]; /* what the runner did differently for this cell */
-};
 
 static void client_program(const struct run *r, char *buf, size_t size)
 {
@@ -373,6 +205,18 @@ static bool perf_detach(struct h2b_proc *p, const char *out_path, uint64_t *coun
         say(res->perf_note, sizeof(res->perf_note),
             "server_instructions_per_request: perf stat gave no count (%s)", h2b_strerror(rc));
     return rc == H2B_OK;
+}
+
+/* What a failed child left on stderr, for its reason: mpirun's own message under MPI, else the
+ * log's last line ("" if none). */
+static void failure_tail(const struct run *r, const char *err_path, char *tail, size_t size)
+{
+    char *text = NULL;
+    if (r->s->client.mpi.np && h2b__run_read_text(err_path, &text) == H2B_OK)
+        h2b_client_mpirun_message(text, tail, size);
+    else
+        h2b__run_last_line(err_path, tail, size);
+    free(text);
 }
 
 /* One run of the client for cell i; duration_s > 0 overrides the matrix's (timed mode). */
@@ -466,7 +310,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
             h2b_proc_signal(client, SIGINT);
             told_client = true;
         }
-        progress(r, i);
+        h2b__run_progress(r, i);
         if (h2b_clock_now_ns() >= deadline) {
             h2b_run_prof_end(r->prof);
             perf_detach(perf, perf_path, &instructions, res);
@@ -508,12 +352,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char tail[256];
-        char *text = NULL;
-        if (r->s->client.mpi.np && h2b__run_read_text(err_path, &text) == H2B_OK)
-            h2b_client_mpirun_message(text, tail, sizeof(tail));
-        else
-            h2b__run_last_line(err_path, tail, sizeof(tail));
-        free(text);
+        failure_tail(r, err_path, tail, sizeof(tail));
         say(res->reason, sizeof(res->reason), "client %s %d%s%s",
             WIFEXITED(status) ? "exited with status" : "killed by signal",
             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? ": " : "", tail);
@@ -651,205 +490,6 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 
-/* ---- output ---- */
-
-static void fmt_ns(char *buf, size_t size, bool have, uint64_t ns)
-{
-    if (!have)
-        snprintf(buf, size, "-");
-    else if (ns >= 10 * H2B_NS_PER_MS)
-        snprintf(buf, size, "%.1fms", (double)ns / 1e6);
-    else if (ns >= H2B_NS_PER_MS)
-        snprintf(buf, size, "%.2fms", (double)ns / 1e6);
-    else
-        snprintf(buf, size, "%.0fus", (double)ns / 1e3);
-}
-
-static void print_cell_line(const struct run *r, size_t i, const struct cell_result *res)
-{
-    const struct h2b_cell *c = &r->cells[i];
-    FILE *f = r->o->report;
-    char p50[16], p99[16], cs[32];
-    if (!f)
-        return;
-    snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
-    char proto[16] = "";
-    if (proto_axis(r))
-        proto_label(proto, sizeof(proto), c->protocol, c->tls);
-    if (!res->ok) {
-        fprintf(f, "%4zu  %-9s%s%-6s %6u %9s  %s: %s\n", i + 1, r->s->targets[c->target].name,
-                proto[0] ? " " : "", proto, c->connections, cs, res->skipped ? "SKIPPED" : "FAILED",
-                res->reason);
-        fflush(f);
-        return;
-    }
-    fmt_ns(p50, sizeof(p50), res->m.have_percentiles, res->m.lat_p50_ns);
-    fmt_ns(p99, sizeof(p99), res->m.have_percentiles, res->m.lat_p99_ns);
-    fprintf(f, "%4zu  %-9s%s%-6s %6u %9s %11.0f %9.3f %8s %8s %7llu %6.2f %6.2f %8llu", i + 1,
-            r->s->targets[c->target].name, proto[0] ? " " : "", proto, c->connections, cs,
-            res->m.req_per_s, res->m.bytes_per_s / 1e9, p50, p99, (unsigned long long)res->m.failed,
-            res->client_cpu_s, res->server_cpu_s, (unsigned long long)res->server_rss_kib);
-    if (c->tls && res->m.tls_version[0] && isfinite(res->m.tls_records_per_response))
-        fprintf(f, " %6.2f %s", res->m.tls_records_per_response, res->m.tls_version);
-    else if (c->tls && res->m.tls_version[0])
-        fprintf(f, " %6s %s", "-", res->m.tls_version);
-    fprintf(f, "\n");
-    fflush(f);
-}
-
-static void print_header(const struct run *r)
-{
-    if (!r->o->report)
-        return;
-    bool axis = proto_axis(r);
-    fprintf(r->o->report, "%4s  %-9s%s%-6s %6s %9s %11s %9s %8s %8s %7s %6s %6s %8s%s\n", "cell",
-            "target", axis ? " " : "", axis ? "proto" : "", "conns", "streams", "req/s", "GB/s",
-            "p50", "p99", "failed", "cli_s", "srv_s", "srv_KiB", axis ? " rec/rsp tls" : "");
-}
-
-static void print_plan(const struct run *r)
-{
-    FILE *f = r->o->report;
-    fprintf(f, "%s: %zu cells (%zu targets)\n", r->s->name, r->ncells, r->s->ntargets);
-    for (size_t t = 0; t < r->s->ntargets; t++)
-        fprintf(f, "  target %-9s max streams %u (%s)\n", r->s->targets[t].name, r->server_max[t],
-                r->server_max_probed[t] ? "probed" : "configured, not probed in a dry run");
-    bool axis = proto_axis(r);
-    fprintf(f, "%4s  %-9s %6s %9s %9s %10s %8s %6s %6s%s\n", "cell", "target", "conns", "requested",
-            "effective", "server_max", "frame", "window", "repeat", axis ? "  proto" : "");
-    for (size_t i = 0; i < r->ncells; i++) {
-        const struct h2b_cell *c = &r->cells[i];
-        char frame[16] = "-", window[16] = "-";
-        if (c->frame_size)
-            snprintf(frame, sizeof(frame), "%u", c->frame_size);
-        if (c->window_bits)
-            snprintf(window, sizeof(window), "2^%u-1", c->window_bits);
-        char proto[16] = "";
-        if (axis)
-            proto_label(proto, sizeof(proto), c->protocol, c->tls);
-        char why[256] = "";
-        bool serves = h2b_target_serves(&r->s->targets[c->target], r->peers, c->protocol, c->tls,
-                                        have_h3(), why, sizeof(why)) &&
-                      client_serves(r, c, why, sizeof(why));
-        fprintf(f, "%4zu  %-9s %6u %9u %9u %10u %8s %6s %6u%s%s%s%s\n", i + 1,
-                r->s->targets[c->target].name, c->connections, c->streams_requested,
-                c->streams_effective, c->server_max_streams, frame, window, c->repeat,
-                axis ? "  " : "", proto, serves ? "" : "  skipped: ", serves ? "" : why);
-    }
-}
-
-enum metric { METRIC_REQ_PER_S, METRIC_REQ_PER_CPU_S, METRIC_GB_PER_S, METRIC_GBIT_PER_S };
-
-/* A successful cell's value of metric; false when it has none. */
-static bool cell_metric(const json_t *matrix_doc, size_t j, enum metric metric, double *out)
-{
-    struct h2b_results_cell c;
-    bool ok = false;
-    if (h2b_results_get_cell(matrix_doc, j, &c) == H2B_OK && c.status &&
-        strcmp(c.status, "ok") == 0) {
-        switch (metric) {
-        case METRIC_REQ_PER_S:
-            *out = c.req_per_s;
-            ok = !isnan(c.req_per_s);
-            break;
-        case METRIC_GB_PER_S:
-            *out = c.bytes_per_s / 1e9;
-            ok = !isnan(c.bytes_per_s);
-            break;
-        case METRIC_GBIT_PER_S:
-            *out = c.bytes_per_s * 8 / 1e9;
-            ok = !isnan(c.bytes_per_s);
-            break;
-        case METRIC_REQ_PER_CPU_S:
-            ok = !isnan(c.succeeded) && c.server_cpu_s > 0;
-            *out = ok ? c.succeeded / c.server_cpu_s : 0;
-            break;
-        }
-    }
-    h2b_results_cell_free(&c);
-    return ok;
-}
-
-static bool same_point(const struct h2b_cell *a, const struct h2b_cell *b)
-{
-    return a->connections == b->connections && a->streams_requested == b->streams_requested &&
-           a->frame_size == b->frame_size && a->window_bits == b->window_bits &&
-           a->protocol == b->protocol && a->tls == b->tls;
-}
-
-/* Median of metric over the repeats of target t at point c; 0 when no cell has it. */
-static double point_median(const struct run *r, const json_t *doc, const struct h2b_cell *c,
-                           size_t t, enum metric metric)
-{
-    double vals[1024];
-    size_t nv = 0;
-    for (size_t j = 0; j < r->ncells && j < h2b_results_cell_count(doc) && nv < 1024; j++) {
-        if (r->cells[j].target == t && same_point(&r->cells[j], c) &&
-            cell_metric(doc, j, metric, &vals[nv]))
-            nv++;
-    }
-    return nv ? h2b_stats_median(vals, nv) : 0;
-}
-
-/* One row per matrix point, one column per target and its ratio to the first target. */
-static void print_summary(const struct run *r, const json_t *doc, enum metric metric,
-                          const char *what)
-{
-    FILE *f = r->o->report;
-    size_t nt = r->s->ntargets < 16 ? r->s->ntargets : 16;
-    if (!f || nt == 0)
-        return;
-    bool axis = proto_axis(r);
-    fprintf(f, "\n%s, median over repeats:\n%s%-6s %-9s", what, axis ? "proto   " : "", "conns",
-            "streams");
-    for (size_t t = 0; t < nt; t++)
-        fprintf(f, " %12s", r->s->targets[t].name);
-    for (size_t t = 1; t < nt; t++) {
-        char ratio[64];
-        snprintf(ratio, sizeof(ratio), "%s/%s", r->s->targets[0].name, r->s->targets[t].name);
-        fprintf(f, " %15s", ratio);
-    }
-    fprintf(f, "\n");
-    /* Only the cells that ran (an interrupted run has fewer entries than cells). */
-    size_t ran = h2b_results_cell_count(doc) < r->ncells ? h2b_results_cell_count(doc) : r->ncells;
-    for (size_t i = 0; i < ran; i++) {
-        const struct h2b_cell *c = &r->cells[i];
-        bool first = true;
-        for (size_t j = 0; j < i; j++)
-            first = first && !same_point(&r->cells[j], c);
-        if (!first)
-            continue;
-        double v[16];
-        for (size_t t = 0; t < nt; t++)
-            v[t] = point_median(r, doc, c, t, metric);
-        char cs[32];
-        snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
-        if (axis) {
-            char proto[16];
-            proto_label(proto, sizeof(proto), c->protocol, c->tls);
-            fprintf(f, "%-7s ", proto);
-        }
-        fprintf(f, "%-6u %-9s", c->connections, cs);
-        for (size_t t = 0; t < nt; t++) {
-            if (v[t] <= 0)
-                fprintf(f, " %12s", "-");
-            else if (metric == METRIC_GB_PER_S || metric == METRIC_GBIT_PER_S)
-                fprintf(f, " %12.3f", v[t]);
-            else
-                fprintf(f, " %12.0f", v[t]);
-        }
-        for (size_t t = 1; t < nt; t++) {
-            if (v[0] > 0 && v[t] > 0)
-                fprintf(f, " %14.2fx", v[0] / v[t]);
-            else
-                fprintf(f, " %15s", "-");
-        }
-        if (c->frame_size || c->window_bits)
-            fprintf(f, "  frame %u, window 2^%u-1", c->frame_size, c->window_bits);
-        fprintf(f, "\n");
-    }
-}
-
 /* ---- targets ---- */
 
 /* Which instances the matrix needs, and for each the reason it is skipped ("" = it runs). */
@@ -862,9 +502,9 @@ static void plan_instances(struct run *r, bool *need)
                 struct h2b_cell c = {.target = t, .protocol = m->protocols[pi], .tls = m->tls[ti]};
                 size_t k = inst_of(&c);
                 char *why = r->skip_why[k];
-                if (h2b_target_serves(&r->s->targets[t], r->peers, c.protocol, c.tls, have_h3(),
-                                      why, sizeof(r->skip_why[k])) &&
-                    client_serves(r, &c, why, sizeof(r->skip_why[k])))
+                if (h2b_target_serves(&r->s->targets[t], r->peers, c.protocol, c.tls,
+                                      h2b__run_have_h3(), why, sizeof(r->skip_why[k])) &&
+                    h2b__run_client_serves(r, &c, why, sizeof(r->skip_why[k])))
                     why[0] = '\0', need[k] = true;
             }
         }
@@ -886,7 +526,7 @@ static void start_targets(struct run *r)
         bool tls = k % NVAR >= H2B_PROTO_COUNT;
         const struct h2b_target_spec *spec = &r->s->targets[t];
         char tdir[512], why[256], label[16];
-        proto_label(label, sizeof(label), proto, tls);
+        h2b__run_proto_label(label, sizeof(label), proto, tls);
         /* the cleartext h2 instance keeps the plain name (as before the protocol axis) */
         if (proto == H2B_PROTO_H2 && !tls)
             snprintf(tdir, sizeof(tdir), "%s/%s", r->dir, spec->name);
@@ -974,12 +614,7 @@ static int run_micro(struct run *r)
     h2b_proc_del(p);
     if (rc || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char tail[256];
-        char *text = NULL;
-        if (r->s->client.mpi.np && h2b__run_read_text(err_path, &text) == H2B_OK)
-            h2b_client_mpirun_message(text, tail, sizeof(tail));
-        else
-            h2b__run_last_line(err_path, tail, sizeof(tail));
-        free(text);
+        failure_tail(r, err_path, tail, sizeof(tail));
         fprintf(stderr, "h2bench run: h2bench micro failed: %s\n", tail);
         return H2B_ERR_INTERRUPTED;
     }
@@ -1003,45 +638,6 @@ static void on_interrupt(int sig)
     interrupted = 1;
 }
 
-/* The results path: --out or results/runs/NAME-STAMP.json. Its directory is created now and
- * must be writable, so a run never measures for minutes and then has nowhere to write. */
-static int out_path_ready(const struct run *r, char *buf, size_t size)
-{
-    if (r->o->out) {
-        snprintf(buf, size, "%s", r->o->out);
-    } else {
-        char stamp[32];
-        h2b_clock_utc_string(stamp, sizeof(stamp));
-        for (char *p = stamp; *p; p++)
-            if (*p == ':')
-                *p = '-';
-        snprintf(buf, size, "results/runs/%s-%s.json", r->s->name, stamp);
-    }
-    struct stat sb;
-    if (strcmp(buf, "-") == 0 ||
-        (stat(buf, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)))
-        return H2B_OK; /* stdout, a device or a FIFO: written in place */
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", buf);
-    char *slash = strrchr(dir, '/');
-    if (!slash) {
-        snprintf(dir, sizeof(dir), ".");
-    } else {
-        slash[1] = '\0';
-        if (h2b_fs_mkdir_p(dir, 0755) != H2B_OK) {
-            h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot create the directory of %s: %s", buf,
-                         strerror(errno));
-            return H2B_ERR_IO;
-        }
-    }
-    if (access(dir, W_OK) != 0) {
-        h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write results into %s: %s", dir,
-                     strerror(errno));
-        return H2B_ERR_IO;
-    }
-    return H2B_OK;
-}
-
 /* env.pinning (DESIGN.md): the CPUs of the servers (each target's list, joined when they
  * differ) and of the client. */
 static void add_pinning(struct run *r)
@@ -1061,42 +657,6 @@ static void add_pinning(struct run *r)
     h2b_results_set_pinning(r->results, server, r->s->client.cpus);
 }
 
-static int prepare(struct run *r)
-{
-    const struct h2b_matrix_spec *m = &r->s->matrix;
-    snprintf(r->dir, sizeof(r->dir), "/tmp/h2bench-run-XXXXXX");
-    if (!mkdtemp(r->dir)) {
-        h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot create a run directory in /tmp: %s",
-                     strerror(errno));
-        return H2B_ERR_IO;
-    }
-    if (!r->s->has_matrix)
-        return H2B_OK;
-    if (make_docroot(r)) {
-        h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write the docroot in %s", r->dir);
-        return H2B_ERR_IO;
-    }
-    bool tls = false;
-    for (size_t i = 0; i < m->ntls; i++)
-        tls = tls || m->tls[i];
-    if (tls) {
-        snprintf(r->cert, sizeof(r->cert), "%s/cert.pem", r->dir);
-        snprintf(r->key, sizeof(r->key), "%s/key.pem", r->dir);
-        if (h2b_tlscert_write(r->cert, r->key) != H2B_OK) {
-            h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write a certificate into %s", r->dir);
-            return H2B_ERR_IO;
-        }
-    }
-    if (m->body_bytes > 0) {
-        snprintf(r->body_file, sizeof(r->body_file), "%s/body", r->dir);
-        if (write_pattern_file(r->body_file, m->body_bytes, NULL)) {
-            h2b_diag_set(r->diag, NULL, NULL, NULL, "cannot write %s", r->body_file);
-            return H2B_ERR_IO;
-        }
-    }
-    return H2B_OK;
-}
-
 /* Cells need file descriptors: 1000 connections are 1000 on each side. Children inherit. */
 static void raise_fd_limit(void)
 {
@@ -1107,54 +667,18 @@ static void raise_fd_limit(void)
     }
 }
 
-/* "What a request costs each server": one row per target and point, null as "-" (the results
- * file says why). */
-static void print_budgets(const struct run *r, const json_t *matrix)
-{
-    FILE *f = r->o->report;
-    if (!f)
-        return;
-    fprintf(f, "\nWhat a request costs each server (budgets, exact; instructions: callgrind):\n");
-    fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", "target", "point", "allocs/req",
-            "bytes/req", "reads", "writes", "wr/read", "instr/req", "KiB/conn");
-    size_t ran = json_array_size(matrix) < r->ncells ? json_array_size(matrix) : r->ncells;
-    for (size_t i = 0; i < ran; i++) {
-        const struct h2b_cell *c = &r->cells[i];
-        bool first = c->repeat == 0;
-        for (size_t j = 0; j < i && first; j++)
-            first = !(r->cells[j].target == c->target && same_point(&r->cells[j], c));
-        const json_t *b = json_object_get(json_array_get(matrix, i), "budgets");
-        if (!first || !b)
-            continue;
-        char point[32], cols[H2B_BUDGET_NMETRICS][24];
-        snprintf(point, sizeof(point), "%ux%u", c->connections, c->streams_effective);
-        for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
-            const json_t *x = json_object_get(b, h2b_budget_metric_name(m));
-            if (json_is_number(x))
-                snprintf(cols[m], sizeof(cols[m]), m == H2B_BUDGET_INSTRUCTIONS ? "%.0f" : "%.2f",
-                         json_number_value(x));
-            else
-                snprintf(cols[m], sizeof(cols[m]), "-");
-        }
-        fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", r->s->targets[c->target].name,
-                point, cols[H2B_BUDGET_ALLOCS], cols[H2B_BUDGET_BYTES], cols[H2B_BUDGET_READS],
-                cols[H2B_BUDGET_WRITES], cols[H2B_BUDGET_WRITES_PER_READ],
-                cols[H2B_BUDGET_INSTRUCTIONS], cols[H2B_BUDGET_RSS_PER_CONN]);
-    }
-}
-
 static int run_matrix(struct run *r, struct h2b_run_summary *sum)
 {
     const json_t *doc = r->results;
-    print_header(r);
+    h2b__run_print_header(r);
     r->started_ns = h2b_clock_now_ns();
     for (size_t i = 0; i < r->ncells && !interrupted; i++) {
         struct cell_result res;
-        progress(r, i);
+        h2b__run_progress(r, i);
         run_cell(r, i, &res);
         r->done++;
-        progress_clear(r);
-        print_cell_line(r, i, &res);
+        h2b__run_progress_clear(r);
+        h2b__run_print_cell_line(r, i, &res);
         struct h2b_results_cell e;
         int rc = cell_entry(r, i, &res, &e);
         h2b_client_metrics_free(&res.m);
@@ -1175,20 +699,12 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
             }
         }
     }
-    progress_clear(r);
+    h2b__run_progress_clear(r);
     if (interrupted) {
         fprintf(stderr, "h2bench run: interrupted after %zu of %zu cells\n", r->done, r->ncells);
         sum->interrupted = true;
     }
-    print_summary(r, doc, METRIC_REQ_PER_S, "req/s");
-    if (strncmp(r->s->matrix.path, "/bytes/", 7) == 0) {
-        print_summary(r, doc, METRIC_GB_PER_S, "GB/s (response bytes)");
-        if (proto_axis(r)) /* the bulk tables people draw (nspeed's) are in bits */
-            print_summary(r, doc, METRIC_GBIT_PER_S, "Gbit/s (response bytes x 8)");
-    }
-    /* On a shared machine throughput follows whatever CPU the server got; requests per CPU
-     * second of the server is the steadier comparison (its CPU time includes warm-up). */
-    print_summary(r, doc, METRIC_REQ_PER_CPU_S, "requests per server CPU second");
+    h2b__run_print_summaries(r, doc);
     return H2B_OK;
 }
 
@@ -1273,7 +789,7 @@ static int run_budgets(struct run *r)
         }
         free(pts);
     }
-    print_budgets(r, matrix);
+    h2b__run_print_budgets(r, matrix);
     return H2B_OK;
 }
 
@@ -1357,21 +873,11 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         sum->cells = r.ncells;
         if ((rc = start_profiles(&r, NULL)))
             goto out;
-        if (r.s->has_matrix)
-            print_plan(&r);
-        if (r.s->micro.enabled)
-            fprintf(o->report, "micro: h2bench micro --profile %s --filter '%s' --cpu %u\n",
-                    r.s->micro.profile, r.s->micro.filter, r.s->micro.cpu);
+        h2b__run_print_plan(&r);
         goto out;
     }
 
-    if ((rc = out_path_ready(&r, out_path, sizeof(out_path))))
-        goto out;
-    /* Two runs writing one results file would lose one silently: the second is refused. A
-     * device, a FIFO or stdout is written in place and needs no lock. */
-    struct stat ob;
-    if (strcmp(out_path, "-") != 0 && !(stat(out_path, &ob) == 0 && !S_ISREG(ob.st_mode)) &&
-        (rc = h2b_file_lock(out_path, &out_lock, diag)))
+    if ((rc = h2b__run_out_claim(&r, out_path, sizeof(out_path), &out_lock)))
         goto out;
     if (r.s->has_matrix) {
         /* the cells in run order with the configured maxima: which cells a filter names does not
@@ -1403,7 +909,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     signal(SIGINT, on_interrupt);
     if (r.s->has_matrix) {
         raise_fd_limit();
-        if ((rc = prepare(&r)))
+        if ((rc = h2b__run_dir_prepare(&r)))
             goto out;
         start_targets(&r);
         if ((rc = h2b_expand_matrix(r.s, r.server_max, o->repeat, filters, nfilters, &r.cells,
@@ -1420,7 +926,7 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
             goto out;
     }
     if (r.s->micro.enabled && !(o->fail_fast && sum->cells_failed) && !interrupted) {
-        if (!r.dir[0] && (rc = prepare(&r)))
+        if (!r.dir[0] && (rc = h2b__run_dir_prepare(&r)))
             goto out;
         sum->micro_failed = run_micro(&r) != H2B_OK;
     }
@@ -1439,7 +945,7 @@ out:
     signal(SIGINT, SIG_DFL);
     h2b_file_unlock(out_path, out_lock);
     if (r.dir[0])
-        remove_run_dir(r.dir);
+        h2b__run_dir_remove(r.dir);
     free(filters);
     cleanup(&r);
     return rc;
