@@ -13,6 +13,7 @@
 #include "compare.h"
 #include "error.h"
 #include "json.h"
+#include "report.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -90,7 +91,7 @@ static int judge(const char *a, const char *b, const struct h2b_ab_options *opt,
 static int write_md(const char *md, const struct h2b_compare_report *r, const char *verdict_md)
 {
     char *text = NULL, *both = NULL;
-    if (h2b_compare_render_md(r, &text) != H2B_OK)
+    if (h2b_report_compare_md(r, &text) != H2B_OK)
         return H2B_EXIT_RUNTIME;
     if (verdict_md) {
         both = concat(text, verdict_md);

@@ -442,7 +442,7 @@ static void fmt_ratio(char *buf, size_t size, const struct h2b_compare_row *row)
         snprintf(buf, size, row->b == 0 ? "=" : "new");
 }
 
-/* The formatted cells of one row, shared by the table and the markdown. */
+/* The formatted cells of one row of the terminal table. */
 struct cells {
     char a[48], b[48], ratio[32], ci[128];
 };
@@ -475,41 +475,5 @@ int h2b_compare_render_table(const struct h2b_compare_report *r, char **out)
     }
     h2b_buf_printf(&b, "\n%zu rows; %zu benchmarks/cells only in A, %zu only in B\n", r->count,
                    r->only_a, r->only_b);
-    return h2b_buf_finish(&b, out);
-}
-
-int h2b_compare_render_md(const struct h2b_compare_report *r, char **out)
-{
-    struct h2b_buf b = {0};
-    size_t worse = 0, better = 0;
-    for (size_t i = 0; i < r->count; i++) {
-        const char *v = h2b_compare_row_verdict(&r->rows[i]);
-        worse += strcmp(v, "yes, worse") == 0;
-        better += strcmp(v, "yes, better") == 0;
-    }
-    h2b_buf_printf(&b,
-                   "## h2bench compare: %zu significantly worse, %zu significantly better, "
-                   "%zu rows\n\n",
-                   worse, better, r->count);
-    h2b_buf_printf(&b, "A: `");
-    h2b_buf_md(&b, r->path_a);
-    h2b_buf_printf(&b, "` · B: `");
-    h2b_buf_md(&b, r->path_b);
-    h2b_buf_printf(&b, "` · intervals are 99.9%% Welch t intervals of B − A over forks or "
-                       "repeats; n/a with one sample\n\n"
-                       "| Benchmark / cell | Metric | A | B | B/A | 99.9%% CI of B − A | "
-                       "Significant |\n|---|---|---:|---:|---:|---|---|\n");
-    for (size_t i = 0; i < r->count; i++) {
-        const struct h2b_compare_row *row = &r->rows[i];
-        struct cells c;
-        fmt_cells(&c, row);
-        h2b_buf_printf(&b, "| `");
-        h2b_buf_md(&b, row->item);
-        h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | %s |\n", row->metric, c.a, c.b, c.ratio,
-                       c.ci, h2b_compare_row_verdict(row));
-    }
-    if (r->only_a || r->only_b)
-        h2b_buf_printf(&b, "\n%zu benchmarks/cells only in A, %zu only in B (not compared).\n",
-                       r->only_a, r->only_b);
     return h2b_buf_finish(&b, out);
 }

@@ -63,11 +63,12 @@ int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare
 void h2b_compare_report_del(struct h2b_compare_report *r);
 
 /* The one reading of a row's significance, for every renderer of comparison rows (compare's
- * table and markdown, the report's A/B section): "n/a", "no", "yes, worse" or "yes, better". */
+ * terminal table, the A/B markdown tables of the report and of compare --md): "n/a", "no", "yes,
+ * worse" or "yes, better". */
 const char *h2b_compare_row_verdict(const struct h2b_compare_row *row);
 
-/* Terminal table / markdown. A malloc'd string in *out (caller frees); H2B_OK or NOMEM. */
+/* The terminal table. A malloc'd string in *out (caller frees); H2B_OK or NOMEM. The markdown
+ * (`compare --md`) is the report's A/B table: h2b_report_compare_md (report/report.h). */
 int h2b_compare_render_table(const struct h2b_compare_report *r, char **out);
-int h2b_compare_render_md(const struct h2b_compare_report *r, char **out);
 
 #endif

@@ -646,85 +646,6 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
     failures_and_notes(r, o);
 }
 
-static void fmt_cmp(const struct h2b_compare_row *r, double v, char *buf, size_t n)
-{
-    if (strcmp(r->unit, "ns") == 0)
-        h2b__fmt_ns(v, buf, n);
-    else if (r->higher_better)
-        h2b__fmt_rate(v, buf, n);
-    else
-        h2b__fmt_count(v, buf, n);
-}
-
-static void fmt_cmp_signed(const struct h2b_compare_row *r, double v, char *buf, size_t n)
-{
-    if (strcmp(r->unit, "ns") == 0)
-        h2b__fmt_signed_ns(v, buf, n);
-    else
-        h2b__fmt_signed_rate(v, buf, n);
-}
-
-/* The significance column: the verdict, which way, and the evidence. */
-static void significance(const struct h2b_compare_row *r, char *buf, size_t n)
-{
-    bool micro = strcmp(r->kind, "micro") == 0;
-    const char *samples =
-        micro ? (r->n_a == 1 ? "fork" : "forks") : (r->n_a == 1 ? "repeat" : "repeats");
-    if (r->exact) {
-        snprintf(buf, n, "%s",
-                 r->sig == H2B_COMPARE_SIG_YES ? "**yes**: exact counts differ"
-                                               : "no: exact counts, equal");
-    } else if (r->sig == H2B_COMPARE_SIG_NA) {
-        snprintf(buf, n, "n/a (%zu %s in base, %zu in head; needs 2 a side)", r->n_a, samples,
-                 r->n_b);
-    } else {
-        B(lo);
-        B(hi);
-        fmt_cmp_signed(r, r->ci_lo, lo, sizeof(lo));
-        fmt_cmp_signed(r, r->ci_hi, hi, sizeof(hi));
-        const char *v = h2b_compare_row_verdict(r);
-        snprintf(buf, n, "%s%s%s: 99.9%% CI of head − base [%s, %s], %zu+%zu %s",
-                 r->sig == H2B_COMPARE_SIG_YES ? "**" : "", v,
-                 r->sig == H2B_COMPARE_SIG_YES ? "**" : "", lo, hi, r->n_a, r->n_b, samples);
-    }
-}
-
-static void ab_rows(const struct h2b__report *rep, struct h2b_buf *o, const char *kind)
-{
-    const struct h2b_compare_report *c = rep->compare;
-    bool header = false;
-    const char *prev = "";
-    for (size_t i = 0; i < c->count; i++) {
-        const struct h2b_compare_row *r = &c->rows[i];
-        if (strcmp(r->kind, kind) != 0)
-            continue;
-        if (!header)
-            h2b_buf_printf(o,
-                           "\n### %s\n\n| %s | Metric | Base | Head | Ratio | "
-                           "Significant? |\n|---|---|---:|---:|---:|---|\n",
-                           strcmp(kind, "micro") == 0 ? "Component benchmarks" : "End-to-end cells",
-                           strcmp(kind, "micro") == 0 ? "Benchmark" : "Cell");
-        header = true;
-        B(x);
-        B(y);
-        B(z);
-        char sig[256];
-        fmt_cmp(r, r->a, x, sizeof(x));
-        fmt_cmp(r, r->b, y, sizeof(y));
-        significance(r, sig, sizeof(sig));
-        if (r->has_ratio)
-            snprintf(z, sizeof(z), "%.2f×", r->ratio);
-        else
-            snprintf(z, sizeof(z), "%s", r->a == r->b ? "—" : "new (base 0)");
-        if (strcmp(prev, r->item) == 0)
-            h2b_buf_puts(o, "| |");
-        else
-            h2b_buf_printf(o, strcmp(kind, "micro") == 0 ? "| `%s` |" : "| %s |", r->item);
-        h2b_buf_printf(o, " %s | %s | %s | %s | %s |\n", r->metric, x, y, z, sig);
-        prev = r->item;
-    }
-}
-
 static void ab(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *base = rep->base, *head = rep->head;
@@ -749,11 +670,7 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
                        "timing ratios mix code and machine.**",
                        bcpu, hcpu);
     h2b_buf_puts(o, "\n");
-    ab_rows(rep, o, "micro");
-    ab_rows(rep, o, "matrix");
-    if (rep->compare->only_a || rep->compare->only_b)
-        h2b_buf_printf(o, "\nOnly in base: %zu benchmarks or cells; only in head: %zu.\n",
-                       rep->compare->only_a, rep->compare->only_b);
+    h2b__ab_tables(o, rep->compare);
 }
 
 static void history(const struct h2b__report *rep, struct h2b_buf *o)

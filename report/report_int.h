@@ -2,8 +2,9 @@
  * report_int.h - internals shared by the report's source files (report.c orchestrates, md.c
  * writes the markdown, plots.c writes the chart data and scripts, profiles.c the Profiles
  * section, emit.c the chart primitives they share, groups.c the queries over a results file,
- * fmt.c formats numbers). Calls run one way: report.c -> md.c, plots.c -> profiles.c ->
- * emit.c, groups.c, fmt.c; nothing calls back up.
+ * fmt.c formats numbers, abtable.c lays out A/B rows). Calls run one way: report.c -> md.c,
+ * plots.c -> profiles.c -> emit.c, groups.c, fmt.c; md.c -> abtable.c -> fmt.c, profiles.c;
+ * nothing calls back up.
  */
 #ifndef H2B_REPORT_INT_H
 #define H2B_REPORT_INT_H
@@ -83,6 +84,10 @@ void h2b__report_md_code(struct h2b_buf *o, const char *s);
 
 /* Renders REPORT.md into out. */
 int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out);
+
+/* The A/B tables of a comparison (abtable.c): component benchmarks, then end-to-end cells, then
+ * how many were in one side only. Used by the report's A/B section and h2b_report_compare_md. */
+void h2b__ab_tables(struct h2b_buf *o, const struct h2b_compare_report *c);
 
 /* Number formatting into caller buffers (return buf). NAN prints as "n/a". */
 const char *h2b__fmt_ns(double ns, char *buf, size_t n);   /* 812 ns, 12.3 µs, 4.56 ms */

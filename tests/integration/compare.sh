@@ -25,7 +25,24 @@ expect_match "exact allocations" "$out" 'fx/three-blocks +allocs/op +3 +4 +1\.33
 expect_match "matrix cell over repeats" "$out" 'h2ref h2bench c=10 s=10 +req/s +100167 +80167 +0\.800x +\[-25369, -14631\] +yes, worse'
 expect_match "lower latency p50 unchanged" "$out" 'latency p50 .* no$'
 expect_match "md verdict" "$(head -1 "$TMP/cmp.md")" '^## h2bench compare: 5 significantly worse, 0 significantly better, 15 rows'
-expect_match "md row" "$(cat "$TMP/cmp.md")" '\| `fx/alloc-free` \| p99 \| 840 ns \| 1650 ns \| 1\.964x \| \[447, 1173 ns\] \| yes, worse \|'
+expect_match "md row" "$(cat "$TMP/cmp.md")" '^\| \| p99 \| 840 ns \| 1\.65 µs \| 1\.96× \| \*\*yes, worse\*\*: 99\.9% CI of head − base \[\+447 ns, \+1\.17 µs\], 3\+3 forks \|$'
+expect_match "md names the sides" "$(cat "$TMP/cmp.md")" '^Base \(A\) `.*compare-a\.json` against head \(B\) `.*compare-b\.json`\.'
+expect_match "md one sample" "$(cat "$TMP/cmp.md")" '^\| `fx/tail` \| ns/op \| .* \| n/a \(1 fork in base, 1 in head; needs 2 a side\) \|$'
+
+# One A/B renderer: compare --md prints the very tables of the report's "A/B against the base"
+# section for the same two files.
+R=$SRC/tests/data/report
+"$H2BENCH" compare "$R/base.json" "$R/head.json" --md "$TMP/rc.md" >/dev/null 2>&1
+"$H2BENCH" report "$R/head.json" --compare "$R/base.json" -o "$TMP/rep" >/dev/null 2>&1
+expect_eq "report with --compare exit" "$?" 0
+# (from the first "### " to the next "## ", trailing blank lines dropped)
+trim() { sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'; }
+awk '/^## / && on { exit } /^### / { on = 1 } on' "$TMP/rc.md" | trim >"$TMP/tables.compare"
+awk '/^## / { ab = $0 == "## A/B against the base" } ab && /^### / { on = 1 } ab && on' \
+    "$TMP/rep/REPORT.md" | trim >"$TMP/tables.report"
+expect_match "the tables are there" "$(cat "$TMP/tables.compare")" '^### Component benchmarks'
+expect_eq "compare --md and the report print the same A/B tables" \
+    "$(diff "$TMP/tables.compare" "$TMP/tables.report" && echo same)" same
 
 "$H2BENCH" compare "$D/compare-a.json" "$D/compare-a.json" >"$TMP/out" 2>&1
 expect_eq "self compare exit" "$?" 0
