@@ -34,6 +34,7 @@
 #include "budget_page.h"
 #include "clock.h"
 #include "error.h"
+#include "fs.h"
 #include "proc.h"
 #include "results.h"
 #include "url.h"
@@ -708,16 +709,8 @@ static bool read_totals(const char *path, uint64_t *out)
 
 static bool have_program(const char *name)
 {
-    const char *path = getenv("PATH");
     char buf[4096];
-    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-        size_t n = strcspn(p, ":");
-        say(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
-        if (access(buf, X_OK) == 0)
-            return true;
-        p += n + (p[n] == ':');
-    }
-    return false;
+    return h2b_find_program(name, buf, sizeof(buf)) == H2B_OK;
 }
 
 static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budget_values *v,

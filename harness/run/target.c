@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "cpu.h"
 #include "error.h"
+#include "fs.h"
 #include "probe.h"
 #include "proc.h"
 #include "url.h"
@@ -109,31 +110,43 @@ static int bundled_argv(const struct h2b_target_spec *spec, const struct h2b_tar
     return H2B_OK;
 }
 
+/* The placeholders of a started server on a free loopback port (no TLS files: the caller sets
+ * them); max_streams when the scenario sets none. H2B_OK or H2B_ERR_SYS with why. */
+static int loopback_vars(const struct h2b_target_spec *spec, const struct h2b_target_env *env,
+                         uint32_t max_streams, struct h2b_peer_vars *vars, char *why,
+                         size_t why_size)
+{
+    uint16_t port;
+    if (free_port(&port)) {
+        snprintf(why, why_size, "no free loopback port");
+        return H2B_ERR_SYS;
+    }
+    *vars = (struct h2b_peer_vars){
+        .host = LOOPBACK,
+        .port = port,
+        .threads = spec->threads,
+        .max_streams = spec->max_streams ? spec->max_streams : max_streams,
+        .docroot = env->docroot,
+        .dir = env->dir,
+    };
+    return H2B_OK;
+}
+
 /* Peer command line, rendered configuration, and the URL it will answer on. */
 static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, char ***out, char *why,
                      size_t why_size)
 {
     const struct h2b_target_spec *spec = t->spec;
     const struct h2b_peer *peer = env->peers ? h2b_peers_find(env->peers, spec->peer) : NULL;
-    uint16_t port;
+    struct h2b_peer_vars vars;
     if (!peer) {
         snprintf(why, why_size, "unknown peer '%s'", spec->peer);
         return H2B_ERR_NOTFOUND;
     }
-    if (free_port(&port)) {
-        snprintf(why, why_size, "no free loopback port");
+    if (loopback_vars(spec, env, peer->max_streams, &vars, why, why_size))
         return H2B_ERR_SYS;
-    }
-    struct h2b_peer_vars vars = {
-        .host = LOOPBACK,
-        .port = port,
-        .threads = spec->threads,
-        .max_streams = spec->max_streams ? spec->max_streams : peer->max_streams,
-        .docroot = env->docroot,
-        .dir = env->dir,
-        .cert = env->tls ? env->cert : NULL,
-        .key = env->tls ? env->key : NULL,
-    };
+    vars.cert = env->tls ? env->cert : NULL;
+    vars.key = env->tls ? env->key : NULL;
     const struct h2b_peer_variant *variant = env->tls ? &peer->tls
                                              : env->protocol == H2B_PROTO_H1 && peer->has_h1
                                                  ? &peer->h1
@@ -163,7 +176,8 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
             }
         }
     }
-    snprintf(t->url, sizeof(t->url), "%s://%s:%u", env->tls ? "https" : "http", LOOPBACK, port);
+    snprintf(t->url, sizeof(t->url), "%s://%s:%u", env->tls ? "https" : "http", LOOPBACK,
+             vars.port);
     *out = argv;
     return H2B_OK;
 }
@@ -237,19 +251,9 @@ static int command_argv(struct h2b_target *t, const struct h2b_target_env *env, 
                         char **cwd, char *why, size_t why_size)
 {
     const struct h2b_target_spec *spec = t->spec;
-    uint16_t port;
-    if (free_port(&port)) {
-        snprintf(why, why_size, "no free loopback port");
+    struct h2b_peer_vars vars;
+    if (loopback_vars(spec, env, H2B_TARGET_BUNDLED_MAX_STREAMS, &vars, why, why_size))
         return H2B_ERR_SYS;
-    }
-    struct h2b_peer_vars vars = {
-        .host = LOOPBACK,
-        .port = port,
-        .threads = spec->threads,
-        .max_streams = spec->max_streams ? spec->max_streams : H2B_TARGET_BUNDLED_MAX_STREAMS,
-        .docroot = env->docroot,
-        .dir = env->dir,
-    };
     char **argv = calloc(spec->ncommand + 1, sizeof(*argv));
     int rc = argv ? H2B_OK : H2B_ERR_NOMEM;
     for (size_t i = 0; rc == H2B_OK && i < spec->ncommand; i++)
@@ -260,7 +264,7 @@ static int command_argv(struct h2b_target *t, const struct h2b_target_env *env, 
         free_argv(argv);
         return rc;
     }
-    snprintf(t->url, sizeof(t->url), "http://%s:%u", LOOPBACK, port);
+    snprintf(t->url, sizeof(t->url), "http://%s:%u", LOOPBACK, vars.port);
     *out = argv;
     return H2B_OK;
 }
@@ -275,15 +279,8 @@ static void resolve_program(const char *argv0, const char *cwd, char *buf, size_
             snprintf(buf, size, "%s", argv0);
         return;
     }
-    const char *path = getenv("PATH");
-    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-        size_t n = strcspn(p, ":");
-        snprintf(buf, size, "%.*s/%s", (int)n, p, argv0);
-        if (access(buf, X_OK) == 0)
-            return;
-        p += n + (p[n] == ':');
-    }
-    snprintf(buf, size, "%s", argv0);
+    if (h2b_find_program(argv0, buf, size) != H2B_OK)
+        snprintf(buf, size, "%s", argv0);
 }
 
 /* wrapper + argv, NULL-terminated; the strings are borrowed. */
