@@ -4,7 +4,8 @@
  * Approach (see ../../shared notes/server.md for the study behind it):
  * - Input goes straight into nghttp2_session_mem_recv; nghttp2 consumes all of it, so there is
  *   no per-connection read buffer. Callbacks decide the route while headers are decoded (no
- *   copies of names or values) and queue finished requests on a ready list; responses are
+ *   copies of names or values; the route table and the responses are handlers.c's, shared
+ *   with the other engines) and queue finished requests on a ready list; responses are
  *   submitted after mem_recv returns, so a request reset in the same batch costs no work.
  * - Output: nghttp2_session_mem_send frames are copied into one pooled 64 KiB buffer; large
  *   static bodies (the /bytes pattern) are referenced by iovec instead of copied
@@ -32,20 +33,15 @@
 #include "clock.h"
 #include "error.h"
 #include "h1.h"
+#include "handlers.h"
 #include "heap.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <nghttp2/nghttp2.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/openat2.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,30 +58,11 @@
 #define KEEP_STREAMS 4096
 #define KEEP_CHUNKS 256
 #define KEEP_BUFS 64
-#define MAX_DELAY_MS 60000
 #define POOL_CLASSES 4       /* 64, 128, 256, 512 bytes */
 #define POOL_KEEP 8192       /* free blocks kept per class */
 #define POOL_BIG 0xff        /* class tag of pass-through allocations */
 #define SID_WINDOW 1024      /* client stream ids remembered below the highest (per connection) */
 #define MEM_GRANT (1u << 20) /* a ctx takes the shared memory count in steps of this */
-
-enum route {
-    R_NONE,
-    R_HELLO,
-    R_BYTES,
-    R_SINK,
-    R_ECHO,
-    R_STATUS,
-    R_DELAY,
-    R_STATS,
-    R_FILE,
-    R_NOTFOUND,
-    R_BAD,
-};
-
-enum method { M_NONE, M_GET, M_HEAD, M_POST, M_PUT, M_OTHER };
-
-enum body { B_NONE, B_MEM, B_PATTERN, B_CHUNKS, B_FILE };
 
 enum list { L_NONE, L_READY, L_DELAY };
 
@@ -101,18 +78,15 @@ struct stream {
     struct stream *anext, *aprev; /* all streams of the connection */
     struct h2b_conn *conn;
     int32_t id;
-    uint8_t route;
-    uint8_t method;
     uint8_t list;
-    uint8_t body;
+    uint8_t body;   /* enum h2b_body: where the response's DATA comes from */
     bool eof_in;    /* request END_STREAM seen */
     bool responded; /* response submitted */
     bool deferred;  /* data provider returned NGHTTP2_ERR_DEFERRED */
     bool dropped;   /* reset for memory: further request DATA is discarded */
     uint32_t hdr_bytes;
-    uint64_t arg;               /* /bytes N, /status code, /delay ms */
+    struct h2b_request req;     /* route, method, argument, body bytes (handlers.h) */
     struct h2b_heap_node dnode; /* /delay: in ctx->delays, keyed by the deadline (ns) */
-    uint64_t rx;                /* request body bytes */
     uint64_t len, off;          /* response body length and bytes sent */
     const uint8_t *mem;
     struct chunk *ch_head, *ch_tail;
@@ -120,7 +94,7 @@ struct stream {
     int fd;
     char status_str[4];
     char cl[24];
-    char text[24]; /* small bodies (/sink's count) */
+    char text[H2B_TEXT_MAX]; /* small bodies (/sink's count) */
 };
 
 struct freebuf {
@@ -199,6 +173,7 @@ struct h2b_conn_ctx {
     uint64_t now;
     time_t date_sec;
     char date[32];
+    size_t date_len;
     h2b_conn_stats_fn stats_fn;
     void *stats_arg;
     int nconns;
@@ -211,16 +186,7 @@ struct h2b_conn_ctx {
     struct h2b_h1_ctx *h1; /* HTTP/1.1 connections' timers and buffers */
 };
 
-static const char hello_body[] = "Hello, World!";
-static const char notfound_body[] = "Not Found\n";
-static uint8_t pattern[256 + DATA_MAX];
-static pthread_once_t pattern_once = PTHREAD_ONCE_INIT;
-
-static void pattern_init(void)
-{
-    for (size_t i = 0; i < sizeof pattern; i++)
-        pattern[i] = (uint8_t)(i & 0xff);
-}
+_Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
 
 void h2b_conn_config_defaults(struct h2b_conn_config *cfg)
 {
@@ -560,7 +526,7 @@ static void update_date(struct h2b_conn_ctx *ctx)
     struct tm tm;
     gmtime_r(&t, &tm);
     /* Always 29 characters, so header values that still point here stay the same length. */
-    strftime(ctx->date, sizeof ctx->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    ctx->date_len = strftime(ctx->date, sizeof ctx->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
     ctx->date_sec = t;
 }
 
@@ -753,7 +719,7 @@ void h2b_conn_sent(struct h2b_conn *c, size_t n)
     conn_retime(c);
 }
 
-/* ---- requests ---- */
+/* ---- requests: the ready list, body sources, responses (what to answer: handlers.c) ---- */
 
 static void ready_unlink(struct h2b_conn *c, struct stream *st)
 {
@@ -804,175 +770,23 @@ static bool eq(const uint8_t *p, size_t n, const char *lit)
     return n == l && memcmp(p, lit, l) == 0;
 }
 
-static bool prefix(const uint8_t *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n >= l && memcmp(p, lit, l) == 0;
-}
-
-/* Digits only, at least one, value <= max. */
-static bool parse_num(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
-{
-    if (n == 0 || n > 19)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* ---- static files under --docroot ----
- * A request path names a file only if every '/'-separated segment, after percent-decoding, is
- * non-empty, not "." or "..", and holds no NUL and no '/' (so "//etc/passwd", "/a/../b",
- * "/%2e%2e/x" and "/a%2fb" are all refused before any system call). The open cannot leave the
- * docroot either: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it
- * (Linux 5.6+), else a walk that opens one segment at a time with O_NOFOLLOW, so no symlink is
- * ever followed. Rejected: realpath() and a prefix compare (racy against renames, and it
- * follows symlinks by design). */
-
-static int hexval(uint8_t ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
-/* Decodes the request path p[0..n) (it starts with '/') into out as "seg/seg/seg",
- * NUL-terminated. False for an empty, "." or ".." segment, a decoded NUL or '/', a malformed
- * escape, or a result that does not fit in cap bytes. */
-static bool docroot_path(const uint8_t *p, size_t n, char *out, size_t cap)
-{
-    if (n < 2 || p[0] != '/' || cap == 0)
-        return false;
-    size_t o = 0, seg = 0, i = 1; /* seg: where the current segment starts in out */
-    for (;;) {
-        if (i == n || p[i] == '/') {
-            size_t len = o - seg;
-            if (len == 0 || (len == 1 && out[seg] == '.') ||
-                (len == 2 && out[seg] == '.' && out[seg + 1] == '.'))
-                return false;
-            if (i == n)
-                break;
-            if (o + 1 >= cap)
-                return false;
-            out[o++] = '/';
-            seg = o;
-            i++;
-            continue;
-        }
-        uint8_t ch = p[i];
-        if (ch == '%') {
-            int hi = n - i >= 3 ? hexval(p[i + 1]) : -1;
-            int lo = n - i >= 3 ? hexval(p[i + 2]) : -1;
-            if (hi < 0 || lo < 0)
-                return false;
-            ch = (uint8_t)(hi * 16 + lo);
-            if (ch == '/')
-                return false;
-            i += 3;
-        } else {
-            i++;
-        }
-        if (ch == '\0' || o + 1 >= cap)
-            return false;
-        out[o++] = (char)ch;
-    }
-    out[o] = '\0';
-    return true;
-}
-
-/* Opens path ("seg/seg", already checked by docroot_path) beneath dfd without following any
- * symlink; path is modified (its '/' become NUL) on the walk. Returns the fd or -1. */
-static int docroot_open(int dfd, char *path, bool walk)
-{
-    const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW;
-#ifdef SYS_openat2
-    if (!walk) {
-        struct open_how how = {.flags = (uint64_t)flags,
-                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
-        long fd = syscall(SYS_openat2, dfd, path, &how, sizeof how);
-        /* ENOSYS: kernel before 5.6; EPERM: a seccomp filter that does not know it. */
-        if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-            return (int)fd;
-    }
-#else
-    (void)walk;
-#endif
-    int cur = dfd;
-    char *s = path;
-    for (;;) {
-        char *slash = strchr(s, '/');
-        if (slash)
-            *slash = '\0';
-        int fd = openat(cur, s, slash ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC : flags);
-        if (cur != dfd)
-            close(cur);
-        if (fd < 0 || !slash)
-            return fd;
-        cur = fd;
-        s = slash + 1;
-    }
-}
-
-/* Opens the docroot file the path p[0..n) names; sets st->fd and st->len for a regular file. */
-static bool open_file(struct h2b_conn *c, struct stream *st, const uint8_t *p, size_t n)
-{
-    char path[256];
-    if (!docroot_path(p, n, path, sizeof path))
-        return false;
-    int fd = docroot_open(c->ctx->cfg.docroot_fd, path, c->ctx->cfg.docroot_walk);
-    if (fd < 0)
-        return false;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return false;
-    }
-    st->fd = fd;
-    st->len = (uint64_t)sb.st_size;
-    return true;
-}
-
+/* The route of :path p[0..n): the table in handlers.c, then a file under --docroot. */
 static void route_path(struct h2b_conn *c, struct stream *st, const uint8_t *p, size_t n)
 {
-    const uint8_t *q = memchr(p, '?', n);
-    if (q)
-        n = (size_t)(q - p);
-    if (eq(p, n, "/") || eq(p, n, "/hello")) {
-        st->route = R_HELLO;
-    } else if (prefix(p, n, "/bytes/")) {
-        st->route = parse_num(p + 7, n - 7, c->ctx->cfg.max_body, &st->arg) ? R_BYTES : R_BAD;
-    } else if (eq(p, n, "/sink")) {
-        st->route = R_SINK;
-    } else if (eq(p, n, "/echo")) {
-        st->route = R_ECHO;
-    } else if (prefix(p, n, "/status/")) {
-        bool okv = n - 8 == 3 && parse_num(p + 8, 3, 599, &st->arg) && st->arg >= 200;
-        st->route = okv ? R_STATUS : R_BAD;
-    } else if (prefix(p, n, "/delay/")) {
-        st->route = parse_num(p + 7, n - 7, MAX_DELAY_MS, &st->arg) ? R_DELAY : R_BAD;
-    } else if (eq(p, n, "/stats")) {
-        st->route = R_STATS;
-    } else if (c->ctx->cfg.docroot_fd >= 0 && open_file(c, st, p, n)) {
-        st->route = R_FILE;
-    } else {
-        st->route = R_NOTFOUND;
+    const struct h2b_conn_config *cfg = &c->ctx->cfg;
+    st->req.route = (uint8_t)h2b_route_parse(p, n, cfg->max_body, &st->req.arg);
+    if (st->req.route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0) {
+        int fd = h2b_docroot_open(cfg->docroot_fd, cfg->docroot_walk, p, n, &st->req.file_len);
+        if (fd >= 0) {
+            st->fd = fd;
+            st->req.route = H2B_ROUTE_FILE;
+        }
     }
 }
 
 static bool is_upload(const struct stream *st)
 {
-    return st->method == M_POST || st->method == M_PUT;
+    return h2b_method_upload(st->req.method);
 }
 
 static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t length,
@@ -980,7 +794,7 @@ static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t
 {
     (void)sess, (void)id, (void)buf, (void)ud;
     struct stream *st = src->ptr;
-    if (st->route == R_ECHO) {
+    if (st->req.route == H2B_ROUTE_ECHO) {
         if (st->ch_bytes == 0) {
             if (st->eof_in) {
                 *flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -1015,9 +829,10 @@ static void take_chunks(struct h2b_conn *c, struct stream *st, size_t n)
         ch->off += k;
         n -= k;
         st->ch_bytes -= k;
-        if (st->route == R_ECHO)
+        if (st->req.route == H2B_ROUTE_ECHO)
             c->echo_bytes -= k;
-        if (ch->off == ch->len && (ch->next || st->route != R_ECHO || ch->len == CHUNK_SIZE)) {
+        if (ch->off == ch->len &&
+            (ch->next || st->req.route != H2B_ROUTE_ECHO || ch->len == CHUNK_SIZE)) {
             st->ch_head = ch->next;
             if (!st->ch_head)
                 st->ch_tail = NULL;
@@ -1034,7 +849,7 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
     if (frame->data.padlen > 0)
         return NGHTTP2_ERR_CALLBACK_FAILURE; /* we never ask for padding */
     bool ref = !c->ctx->cfg.copy_bodies && length >= REF_MIN &&
-               (st->body == B_PATTERN || st->body == B_MEM);
+               (st->body == H2B_BODY_PATTERN || st->body == H2B_BODY_MEM);
     size_t copy = 9 + (ref ? 0 : length);
     if (c->niov > OUT_IOV_MAX - 2 || out_room(c) < copy ||
         (c->opending > 0 && c->opending + 9 + length > OUT_PENDING_MAX))
@@ -1043,24 +858,26 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     out_copy(c, framehd, 9);
     switch (st->body) {
-    case B_MEM:
+    case H2B_BODY_MEM:
         if (ref)
             out_ref(c, st->mem + st->off, length);
         else
             out_copy(c, st->mem + st->off, length);
         break;
-    case B_PATTERN:
+    case H2B_BODY_PATTERN:
         if (ref)
-            out_ref(c, pattern + (st->off & 0xff), length);
+            out_ref(c, h2b_pattern_at(st->off), length);
         else
-            out_copy(c, pattern + (st->off & 0xff), length);
+            out_copy(c, h2b_pattern_at(st->off), length);
         break;
-    case B_CHUNKS:
+    case H2B_BODY_ECHO:
         take_chunks(c, st, length);
-        if (st->route == R_ECHO)
-            nghttp2_session_consume(sess, st->id, length);
+        nghttp2_session_consume(sess, st->id, length);
         break;
-    case B_FILE: {
+    case H2B_BODY_STATS:
+        take_chunks(c, st, length);
+        break;
+    case H2B_BODY_FILE: {
         ssize_t r = pread(st->fd, c->obuf + c->olen, length, (off_t)st->off);
         if (r != (ssize_t)length)
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
@@ -1084,152 +901,59 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
             NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE                           \
     }
 
-static const char ct_text[] = "text/plain";
-static const char ct_octet[] = "application/octet-stream";
-static const char ct_json[] = "application/json";
-static const char server_name[] = "h2bench";
-
-/* Decimal digits of v into buf (>= 21 bytes), NUL-terminated; returns the length. snprintf
- * cost ~700 instructions per call here, a tenth of a /hello response. */
-static size_t fmt_u64(char *buf, uint64_t v)
-{
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
-    buf[n] = '\0';
-    return n;
-}
-
-/* A deliberate regression for the profiler's tests (tests/integration/profile.sh): with
- * H2B_INJECT_SLOW=h2ref in the server's environment every response first burns about as much
- * CPU as the rest of the request costs, in a function of its own so a differential flame graph
- * can show it. Never on unless that variable says so. */
-__attribute__((noinline)) static void h2b_inject_slow_respond(void)
-{
-    volatile uint32_t x = 1;
-    for (int i = 0; i < 4000; i++)
-        x = x * 1664525u + 1013904223u;
-}
-
-/* Submits the response for st. Body source, status and headers are set here. */
+/* Submits the response for st: what to answer comes from handlers.c; the body source, the
+ * /delay timer and the /stats buffer are this engine's. */
 static void respond(struct h2b_conn *c, struct stream *st)
 {
     struct h2b_conn_ctx *ctx = c->ctx;
     if (ctx->inject_slow)
         h2b_inject_slow_respond();
-    unsigned status = 200;
-    const char *ct = ct_text;
-    bool has_cl = true;
-    uint64_t file_len = st->len; /* set by open_file() */
-    st->body = B_NONE;
-    st->len = 0;
-    st->off = 0;
-    switch (st->route) {
-    case R_HELLO:
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)hello_body;
-        st->len = sizeof hello_body - 1;
-        break;
-    case R_BYTES:
-        st->body = B_PATTERN;
-        st->len = st->arg;
-        ct = ct_octet;
-        break;
-    case R_SINK:
-        if (!is_upload(st)) {
-            status = 405;
-            break;
-        }
-        size_t tl = fmt_u64(st->text, st->rx);
-        st->text[tl] = '\n';
-        st->text[tl + 1] = '\0';
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)st->text;
-        st->len = strlen(st->text);
-        break;
-    case R_ECHO:
-        if (!is_upload(st)) {
-            status = 405;
-            break;
-        }
-        st->body = B_CHUNKS;
-        ct = ct_octet;
-        has_cl = false;
-        break;
-    case R_STATUS:
-        status = (unsigned)st->arg;
-        has_cl = status != 204 && status != 304;
-        break;
-    case R_DELAY:
-        if (delay_insert(c, st, ctx->now + st->arg * H2B_NS_PER_MS))
+    struct h2b_response rs;
+    h2b_handle(&st->req, st->text, &rs);
+    if (rs.body == H2B_BODY_DELAY) {
+        if (delay_insert(c, st, ctx->now + st->req.arg * H2B_NS_PER_MS))
             return;
-        status = 503;
-        break;
-    case R_STATS: {
+        h2b_response_status(&rs, 503);
+    } else if (rs.body == H2B_BODY_STATS) {
         struct chunk *ch = chunk_get(ctx);
-        if (!ch) {
-            status = 503;
-            break;
+        int n = !ch             ? H2B_ERR_NOMEM
+                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, CHUNK_SIZE)
+                                : h2b_stats_json(&ctx->stats, h2b_alloc_counting_available(),
+                                                 (char *)ch->data, CHUNK_SIZE);
+        if (n >= 0) {
+            ch->len = (size_t)n;
+            st->ch_head = st->ch_tail = ch;
+            st->ch_bytes = (uint64_t)n;
+            rs.len = (uint64_t)n;
+        } else {
+            if (ch)
+                chunk_put(ctx, ch);
+            h2b_response_status(&rs, ch ? 500 : 503);
         }
-        int n = ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, CHUNK_SIZE)
-                              : h2b_stats_json(&ctx->stats, h2b_alloc_counting_available(),
-                                               (char *)ch->data, CHUNK_SIZE);
-        if (n < 0) {
-            chunk_put(ctx, ch);
-            status = 500;
-            break;
-        }
-        ch->len = (size_t)n;
-        st->ch_head = st->ch_tail = ch;
-        st->ch_bytes = (uint64_t)n;
-        st->body = B_CHUNKS;
-        st->len = (uint64_t)n;
-        ct = ct_json;
-        break;
     }
-    case R_FILE:
-        st->body = B_FILE;
-        st->len = file_len;
-        ct = ct_octet;
-        break;
-    case R_BAD:
-        status = 400;
-        break;
-    default:
-        status = 404;
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)notfound_body;
-        st->len = sizeof notfound_body - 1;
-        break;
-    }
-    if (st->method == M_HEAD)
-        st->body = B_NONE; /* headers as for GET (content-length included), no DATA */
-    st->status_str[0] = (char)('0' + status / 100);
-    st->status_str[1] = (char)('0' + status / 10 % 10);
-    st->status_str[2] = (char)('0' + status % 10);
-    st->status_str[3] = '\0';
+    st->body = rs.headers_only ? H2B_BODY_NONE : rs.body;
+    st->mem = rs.mem;
+    st->len = rs.len;
+    st->off = 0;
+    h2b_status_digits(st->status_str, rs.status);
     nghttp2_nv nva[5] = {
-        NV(":status", st->status_str, 3),         NV("server", server_name, sizeof server_name - 1),
-        NV("date", ctx->date, strlen(ctx->date)), NV("content-type", ct, strlen(ct)),
+        NV(":status", st->status_str, 3),     NV("server", h2b_server_name, H2B_SERVER_NAME_LEN),
+        NV("date", ctx->date, ctx->date_len), NV("content-type", rs.ct, rs.ct_len),
         NV("content-length", st->cl, 0),
     };
     size_t nnv = 4;
-    if (has_cl) {
-        nva[4].valuelen = fmt_u64(st->cl, st->len);
+    if (rs.has_cl) {
+        nva[4].valuelen = h2b_fmt_u64(st->cl, st->len);
         nnv = 5;
     }
     nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_body};
-    bool body = st->body != B_NONE && (st->len > 0 || st->body == B_CHUNKS);
+    bool body = st->body != H2B_BODY_NONE &&
+                (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
     st->responded = true;
     if (nghttp2_submit_response(c->sess, st->id, nva, nnv, body ? &prd : NULL) != 0)
         return;
     h2b_stats_add(&ctx->stats, H2B_STAT_REQUESTS, 1);
-    h2b_stats_status(&ctx->stats, status);
+    h2b_stats_status(&ctx->stats, rs.status);
 }
 
 static void dispatch(struct h2b_conn *c)
@@ -1299,17 +1023,8 @@ static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const ui
     if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || namelen == 0 || name[0] != ':')
         return 0;
     if (eq(name, namelen, ":method")) {
-        if (eq(value, valuelen, "GET"))
-            st->method = M_GET;
-        else if (eq(value, valuelen, "HEAD"))
-            st->method = M_HEAD;
-        else if (eq(value, valuelen, "POST"))
-            st->method = M_POST;
-        else if (eq(value, valuelen, "PUT"))
-            st->method = M_PUT;
-        else
-            st->method = M_OTHER;
-    } else if (eq(name, namelen, ":path") && st->route == R_NONE) {
+        st->req.method = (uint8_t)h2b_method_parse(value, valuelen);
+    } else if (eq(name, namelen, ":path") && st->req.route == H2B_ROUTE_NONE) {
         route_path(c, st, value, valuelen);
     }
     return 0;
@@ -1331,7 +1046,7 @@ static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void
         bool end = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
         if (end)
             st->eof_in = true;
-        if (st->route == R_ECHO && is_upload(st)) {
+        if (st->req.route == H2B_ROUTE_ECHO && is_upload(st)) {
             if (!st->responded)
                 ready_push(c, st); /* stream the echo from the first byte */
             else if (end && st->deferred) {
@@ -1377,13 +1092,13 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
     struct h2b_conn *c = ud;
     c->progress = true;
     struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
-    if (!st || st->route != R_ECHO || !is_upload(st)) {
+    if (!st || st->req.route != H2B_ROUTE_ECHO || !is_upload(st)) {
         if (st)
-            st->rx += len;
+            st->req.rx += len;
         consume(sess, id, len);
         return 0;
     }
-    st->rx += len;
+    st->req.rx += len;
     if (st->dropped) {
         consume(sess, id, len);
         return 0;
@@ -1434,7 +1149,7 @@ static void stream_release(struct h2b_conn *c, struct stream *st)
     ready_unlink(c, st);
     if (c->hdr_st == st)
         c->hdr_st = NULL;
-    if (st->route == R_ECHO)
+    if (st->req.route == H2B_ROUTE_ECHO)
         c->echo_bytes -= st->ch_bytes;
     if (st->aprev)
         st->aprev->anext = st->anext;
@@ -1462,7 +1177,7 @@ static int on_stream_close(nghttp2_session *sess, int32_t id, uint32_t error_cod
     struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
     if (!st)
         return 0;
-    if (st->route == R_ECHO && st->ch_bytes > 0)
+    if (st->req.route == H2B_ROUTE_ECHO && st->ch_bytes > 0)
         nghttp2_session_consume_connection(sess, (size_t)st->ch_bytes);
     /* No set_stream_user_data(NULL) (one more map lookup): with closed streams not retained,
      * nghttp2 destroys the stream right after this callback and calls none for it again. */
@@ -1494,7 +1209,6 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (cfg->max_streams == 0 || cfg->window > 0x7fffffff || cfg->conn_window > 0x7fffffff ||
         cfg->frame_size < 16384 || cfg->frame_size > 16777215 || cfg->flood_burst == 0)
         return H2B_ERR_INVAL;
-    pthread_once(&pattern_once, pattern_init);
     struct h2b_conn_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return H2B_ERR_NOMEM;
@@ -1599,7 +1313,7 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
         struct stream *st = (struct stream *)(void *)((char *)top - offsetof(struct stream, dnode));
         struct h2b_conn *c = st->conn;
         ready_unlink(c, st);
-        st->route = R_HELLO;
+        st->req.route = H2B_ROUTE_HELLO;
         respond(c, st);
         c->progress = true;
         conn_retime(c);

@@ -2,10 +2,11 @@
  * conn.h - the reference server's HTTP/2 connection, without sockets.
  *
  * A struct h2b_conn is one server-side HTTP/2 session (libnghttp2) plus everything the server
- * does with it: routing, responses, flow-controlled bodies, guards and timeouts. It never
- * touches a file descriptor of the network: the caller feeds it received bytes and collects the
- * bytes it wants to send. The epoll server (server.h) is one caller; the microbenchmark suite
- * (route-and-respond) and the fuzz targets are others, driving the real callbacks in memory.
+ * does with it: requests (routed and answered by handlers.h), flow-controlled bodies, guards
+ * and timeouts. It never touches a file descriptor of the network: the caller feeds it
+ * received bytes and collects the bytes it wants to send. The epoll server (server.h) is one
+ * caller; the microbenchmark suite (route-and-respond) and the fuzz targets are others, driving
+ * the real callbacks in memory.
  *
  * Objects and threads
  *   struct h2b_conn_ctx is per thread: configuration, nghttp2 callbacks, free lists (streams,

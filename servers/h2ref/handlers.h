@@ -1,0 +1,155 @@
+/*
+ * handlers.h - the reference server's routes and what each one answers, for any engine.
+ *
+ * The routes: / and /hello, /bytes/N, /sink, /echo, /status/N, /delay/MS, /stats, and files
+ * under --docroot. This module knows the one route table and what each route responds with
+ * (status, content-type, content-length, where the body comes from); it knows nothing of a
+ * protocol. An engine (conn.c over nghttp2, h1.c for HTTP/1.1, the HTTP/3 server, an
+ * own-framing HTTP/2 engine) parses its frames, fills a struct h2b_request while the request
+ * arrives, asks h2b_handle() what to answer, and produces the body from the source named there
+ * (a static buffer, the pattern, the request body for /echo, the stats it renders, a file).
+ *
+ * Every function here is pure or touches only caller storage and read-only statics: any
+ * thread may call any of them at any time.
+ */
+#ifndef H2B_HANDLERS_H
+#define H2B_HANDLERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define H2B_MAX_DELAY_MS 60000 /* the largest /delay/MS */
+#define H2B_PATTERN_STEP 16384 /* the longest run one h2b_pattern_at() pointer may cover */
+#define H2B_TEXT_MAX 24        /* bytes of the per-request text buffer (/sink's count) */
+
+enum h2b_route {
+    H2B_ROUTE_NONE, /* no :path yet */
+    H2B_ROUTE_HELLO,
+    H2B_ROUTE_BYTES,
+    H2B_ROUTE_SINK,
+    H2B_ROUTE_ECHO,
+    H2B_ROUTE_STATUS,
+    H2B_ROUTE_DELAY,
+    H2B_ROUTE_STATS,
+    H2B_ROUTE_FILE, /* set by the engine when h2b_docroot_open() found the file */
+    H2B_ROUTE_NOTFOUND,
+    H2B_ROUTE_BAD, /* a route whose argument is malformed or out of range: 400 */
+};
+
+enum h2b_method {
+    H2B_METHOD_NONE,
+    H2B_METHOD_GET,
+    H2B_METHOD_HEAD,
+    H2B_METHOD_POST,
+    H2B_METHOD_PUT,
+    H2B_METHOD_OTHER
+};
+
+/* Where a response body comes from. */
+enum h2b_body {
+    H2B_BODY_NONE,
+    H2B_BODY_MEM,     /* mem[0..len), static or the caller's text buffer */
+    H2B_BODY_PATTERN, /* len bytes of the pattern: byte i of the body is i & 0xff */
+    H2B_BODY_ECHO,    /* the request body, streamed back as it arrives; length unknown */
+    H2B_BODY_STATS,   /* the engine renders its /stats JSON; ct and status are set */
+    H2B_BODY_FILE,    /* the opened docroot file, len bytes (file_len) */
+    H2B_BODY_DELAY,   /* nothing yet: answer as /hello after arg ms (h2b_handle again then) */
+};
+
+/* A request as an engine collects it. Zero it when the stream opens. */
+struct h2b_request {
+    uint8_t route;     /* enum h2b_route, from h2b_route_parse() */
+    uint8_t method;    /* enum h2b_method, from h2b_method_parse() */
+    uint64_t arg;      /* /bytes N, /status code, /delay ms */
+    uint64_t rx;       /* request body bytes received */
+    uint64_t file_len; /* H2B_ROUTE_FILE: the file's size */
+};
+
+/* What to answer. Headers, in this order: :status, server (h2b_server_name), date,
+ * content-type, then content-length: len when has_cl. */
+struct h2b_response {
+    unsigned status;   /* 200..599 */
+    uint8_t body;      /* enum h2b_body */
+    bool headers_only; /* HEAD: the headers as for GET (content-length included), no body */
+    bool has_cl;
+    const char *ct; /* content-type, static, ct_len bytes */
+    size_t ct_len;
+    const uint8_t *mem; /* H2B_BODY_MEM */
+    uint64_t len;       /* body bytes (content-length); 0 for echo */
+};
+
+extern const char h2b_server_name[]; /* "h2bench" */
+#define H2B_SERVER_NAME_LEN 7
+
+/* The route of a request target p[0..n) (a query string is ignored); *arg gets the number of
+ * /bytes/N (N <= max_body), /status/N (200..599) and /delay/MS (MS <= H2B_MAX_DELAY_MS). An
+ * unknown path is H2B_ROUTE_NOTFOUND: the engine may try h2b_docroot_open() then. */
+enum h2b_route h2b_route_parse(const uint8_t *p, size_t n, uint64_t max_body, uint64_t *arg);
+
+/* The method named by p[0..n) (case-sensitive, as HTTP methods are). */
+enum h2b_method h2b_method_parse(const uint8_t *p, size_t n);
+
+/* True for POST and PUT: the methods /sink and /echo accept. */
+static inline bool h2b_method_upload(uint8_t method)
+{
+    return method == H2B_METHOD_POST || method == H2B_METHOD_PUT;
+}
+
+/* What rq answers, into *rs. text (H2B_TEXT_MAX bytes, living as long as the response) holds
+ * /sink's count, which rs->mem then points to. Call when the request is complete, or for an
+ * upload to /echo as soon as its headers are in. A /delay gives H2B_BODY_DELAY: the engine
+ * waits, sets rq->route = H2B_ROUTE_HELLO and calls again. */
+void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *rs);
+
+/* Turns *rs into an empty text/plain response with this status, content-length 0 (an engine
+ * that cannot serve a /delay or /stats: 503, 500); headers_only is kept. */
+void h2b_response_status(struct h2b_response *rs, unsigned status);
+
+/* The three digits of status into out[0..3), NUL at out[3]. Inline, as the two below: they
+ * run on every response. */
+static inline void h2b_status_digits(char out[4], unsigned status)
+{
+    out[0] = (char)('0' + status / 100);
+    out[1] = (char)('0' + status / 10 % 10);
+    out[2] = (char)('0' + status % 10);
+    out[3] = '\0';
+}
+
+/* Decimal digits of v into buf (at least 21 bytes), NUL-terminated; returns the length.
+ * snprintf cost ~700 instructions per call here, a tenth of a /hello response. */
+static inline size_t h2b_fmt_u64(char *buf, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
+/* The pattern (byte i is i & 0xff), long enough that any offset's run covers a DATA frame. */
+extern const uint8_t h2b_pattern[256 + H2B_PATTERN_STEP];
+
+/* The pattern bytes of a body from offset off on: valid for H2B_PATTERN_STEP bytes. */
+static inline const uint8_t *h2b_pattern_at(uint64_t off)
+{
+    return h2b_pattern + (off & 0xff);
+}
+
+/* Opens the file that the request target p[0..n) (a query string is ignored) names under the
+ * directory dfd, never leaving it and following no symlink (walk: the O_NOFOLLOW walk even where
+ * openat2 exists, for tests). Returns the fd of a regular file (the caller closes it) and its size
+ * in *len, or -1: no such file, not a regular file, or a path that is refused (empty, "." or ".."
+ * segments, a decoded NUL or '/', a malformed escape). */
+int h2b_docroot_open(int dfd, bool walk, const uint8_t *p, size_t n, uint64_t *len);
+
+/* The deliberate regression of tests/integration/profile.sh (H2B_INJECT_SLOW=h2ref): burns
+ * about as much CPU as a request costs, in a function of its own for the flame graph. */
+void h2b_inject_slow_respond(void);
+
+#endif
