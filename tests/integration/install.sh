@@ -1,24 +1,43 @@
 #!/usr/bin/env bash
-# install.sh - the install stands on its own: `cmake --install` into a prefix, the prefix moved
-# elsewhere, then PREFIX/bin/h2bench runs PREFIX/share/h2bench/scenarios/quick.json --dry-run
-# from outside the source tree, reading the peers from PREFIX/share/h2bench (not the sources:
-# with the installed peers.json gone it fails naming that file). A user benchmark on the micro
-# API (docs/micro.md's example) builds with `pkg-config h2bench` and with
-# `find_package(h2bench 0.2)`, the package leaks no PkgConfig:: target names into the user's
-# project, and the version rule (SameMinorVersion while 0.x) holds.
+# install.sh - the install stands on its own. A copy of the source tree (never the tree under
+# test) is configured like this build (build type, sanitizers, compiler, H3, MPI; no tests),
+# built and installed into a prefix; then the copy and its build tree are hidden (renamed) and
+# the prefix is moved elsewhere. No installed file names the copy or its build tree, and
+# PREFIX/bin/h2bench runs PREFIX/share/h2bench/scenarios/quick.json (and matrix.json, with
+# peers) --dry-run from outside any source tree, reading the peers from PREFIX/share/h2bench
+# relative to itself (with the installed peers.json gone it fails naming that file). A user
+# benchmark on the micro API (docs/micro.md's example) builds with `pkg-config h2bench` and
+# with `find_package(h2bench 0.2)`, the package leaks no PkgConfig:: target names into the
+# user's project, and the version rule (SameMinorVersion while 0.x) holds.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/install_lib.sh"
 
-install_h2bench "$TMP/prefix"
+# cache_value NAME: NAME's value in the CMake cache of the build under test.
+cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$BIN/../CMakeCache.txt"; }
+
+mkdir -p "$TMP/src"
+tar -C "$SRC" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$TMP/src" -xf -
+cmake -S "$TMP/src" -B "$TMP/build" -DBUILD_TESTING=OFF \
+    "-DCMAKE_BUILD_TYPE=$(cache_value CMAKE_BUILD_TYPE)" \
+    "-DCMAKE_C_COMPILER=$(cache_value CMAKE_C_COMPILER)" \
+    "-DH2B_SANITIZE=$(cache_value H2B_SANITIZE)" "-DH2B_H3=$(cache_value H2B_H3)" \
+    "-DH2B_MPI=$(cache_value H2B_MPI)" >"$TMP/copy.log" 2>&1 &&
+    cmake --build "$TMP/build" -j2 >>"$TMP/copy.log" 2>&1 &&
+    cmake --install "$TMP/build" --prefix "$TMP/prefix" >>"$TMP/copy.log" 2>&1
 rc=$?
-expect_eq "cmake --install" "$rc" 0
-[ "$rc" -eq 0 ] || cat "$TMP/prefix.log" >&2
+expect_eq "configure, build and install a copy of the sources" "$rc" 0
+[ "$rc" -eq 0 ] || tail -40 "$TMP/copy.log" >&2
+# The sources and the build tree out of sight, the prefix somewhere else.
+mv "$TMP/src" "$TMP/src.hidden"
+mv "$TMP/build" "$TMP/build.hidden"
 mv "$TMP/prefix" "$TMP/moved"
 P=$TMP/moved
 unset H2B_PEERS_DIR
+expect_eq "no installed file names the source or build tree" \
+    "$(grep -rlF -e "$TMP/src" -e "$TMP/build" "$P")" ""
 expect_eq "scenarios installed" "$([ -f "$P/share/h2bench/scenarios/quick.json" ] && echo yes)" yes
 expect_eq "peers installed" "$(ls "$P/share/h2bench/peers" | tr '\n' ' ')" \
-    "$(ls "$SRC/servers/peers" | tr '\n' ' ')"
+    "$(ls "$TMP/src.hidden/servers/peers" | tr '\n' ' ')"
 
 flags=$(consumer_cflags)
 san=$(build_sanitizers)
