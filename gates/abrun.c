@@ -62,20 +62,6 @@ static int fail(struct h2b_diag *d, int code, const char *fmt, ...)
     return code;
 }
 
-static void progress(const struct h2b_ab_run_options *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void progress(const struct h2b_ab_run_options *o, const char *fmt, ...)
-{
-    if (!o->progress)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    o->progress(o->progress_arg, line);
-}
-
 /* buf = a + "/" + b; false (buf empty) when it does not fit. */
 static bool join(char *buf, size_t size, const char *a, const char *b)
 {
@@ -310,14 +296,15 @@ static int build(struct side *s, const char *cmd, const struct h2b_ab_run_option
     if (!join(stamp, sizeof(stamp), s->dir, "built"))
         return fail(d, H2B_ERR_RANGE, "path too long");
     if (s->commit[0] && file_has(stamp, cmd)) {
-        progress(o, "%s %.12s: reusing the build in %s", s->label, s->commit, s->build);
+        h2b_progress(o->progress, o->progress_arg, "%s %.12s: reusing the build in %s", s->label,
+                     s->commit, s->build);
         return H2B_OK;
     }
     unlink(stamp);
     if (h2b_file_mkdirs(s->build) != H2B_OK)
         return fail(d, H2B_ERR_IO, "cannot create %s: %s", s->build, strerror(errno));
-    progress(o, "%s %s: building in %s (log: %s)", s->label, s->commit[0] ? s->commit : "work tree",
-             s->build, s->log);
+    h2b_progress(o->progress, o->progress_arg, "%s %s: building in %s (log: %s)", s->label,
+                 s->commit[0] ? s->commit : "work tree", s->build, s->log);
     struct env e;
     int rv = make_env(&e, NULL, s->src, s->build);
     if (rv != H2B_OK)
@@ -667,8 +654,9 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
         rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
         goto out;
     }
-    progress(o, "running %zu forks per side, interleaved A B B A on %s", n,
-             o->cpu >= 0 ? "one pinned CPU" : "unpinned CPUs");
+    h2b_progress(o->progress, o->progress_arg,
+                 "running %zu forks per side, interleaved A B B A on %s", n,
+                 o->cpu >= 0 ? "one pinned CPU" : "unpinned CPUs");
     for (size_t round = 0; round < n; round++) {
         for (int k = 0; k < 2; k++) {
             int i = round % 2 == 0 ? k : 1 - k;
@@ -692,7 +680,7 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
                 goto out;
             }
         }
-        progress(o, "round %zu of %zu done", round + 1, n);
+        h2b_progress(o->progress, o->progress_arg, "round %zu of %zu done", round + 1, n);
     }
     char merged[2][PATH_MAX];
     for (int i = 0; i < 2; i++) {
@@ -729,10 +717,10 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
     if (join(mdpath, sizeof(mdpath), outdir, "ab.md") && h2b_ab_render_md(*out, &md) == H2B_OK) {
         struct h2b_diag wd;
         if (write_text(mdpath, md, &wd) != H2B_OK)
-            progress(o, "cannot write %s: %s", mdpath, wd.message);
+            h2b_progress(o->progress, o->progress_arg, "cannot write %s: %s", mdpath, wd.message);
         free(md);
     }
-    progress(o, "results: %s %s", merged[0], merged[1]);
+    h2b_progress(o->progress, o->progress_arg, "results: %s %s", merged[0], merged[1]);
 out:
     for (int i = 0; i < 2; i++) {
         for (size_t j = 0; paths[i] && j < n; j++)

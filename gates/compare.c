@@ -459,10 +459,8 @@ int h2b_compare_render_table(const struct h2b_compare_report *r, char **out)
 {
     struct h2b_buf b = {0};
     size_t w = strlen("benchmark / cell");
-    for (size_t i = 0; i < r->count; i++) {
-        size_t n = strlen(r->rows[i].item);
-        w = n > w ? n : w;
-    }
+    for (size_t i = 0; i < r->count; i++)
+        w = h2b_buf_width(w, r->rows[i].item);
     h2b_buf_printf(&b, "A: %s\nB: %s\n\n", r->path_a, r->path_b);
     h2b_buf_printf(&b, "%-*s  %-11s  %14s  %14s  %8s  %-30s  %s\n", (int)w, "benchmark / cell",
                    "metric", "A", "B", "B/A", "99.9% CI of B-A", "significant");

@@ -209,20 +209,6 @@ int h2b_gate_propose(const struct h2b_gate_set *const *runs, size_t count,
     return H2B_OK;
 }
 
-static void progress(const struct h2b_gate_propose_options *opt, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void progress(const struct h2b_gate_propose_options *opt, const char *fmt, ...)
-{
-    if (!opt->progress)
-        return;
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    opt->progress(opt->progress_arg, line);
-}
-
 int h2b_gate_propose_from(const char *const *paths, size_t n, unsigned runs,
                           const struct h2b_gate_runner *runner, const char *filter,
                           const struct h2b_gate_propose_options *opt, struct h2b_ceilings **out,
@@ -253,7 +239,7 @@ int h2b_gate_propose_from(const char *const *paths, size_t n, unsigned runs,
     for (unsigned i = 0; i < runs && rv == H2B_OK; i++) {
         char path[sizeof(tmpdir) + 32];
         snprintf(path, sizeof(path), "%s/run-%u.json", tmpdir, i + 1);
-        progress(opt, "proposal run %u of %u", i + 1, runs);
+        h2b_progress(opt->progress, opt->progress_arg, "proposal run %u of %u", i + 1, runs);
         rv = h2b_gate_runner_run(runner, filter, path, diag);
         if (rv == H2B_OK) {
             const char *p = path;

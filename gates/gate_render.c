@@ -109,10 +109,8 @@ int h2b_gate_render_table(const struct h2b_gate_report *r, char **out)
 {
     struct h2b_buf b = {0};
     size_t wb = strlen("benchmark");
-    for (size_t i = 0; i < r->count; i++) {
-        size_t n = strlen(r->rows[i].bench);
-        wb = n > wb ? n : wb;
-    }
+    for (size_t i = 0; i < r->count; i++)
+        wb = h2b_buf_width(wb, r->rows[i].bench);
     if (r->count) {
         h2b_buf_printf(&b, "%-8s  %-*s  %-9s  %10s  %10s  %10s  %8s  %s\n", "status", (int)wb,
                        "benchmark", "metric", "baseline", "ceiling", "current", "delta",

@@ -163,3 +163,9 @@ int h2b_buf_finish(struct h2b_buf *b, char **out)
     *out = s;
     return H2B_OK;
 }
+
+size_t h2b_buf_width(size_t w, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n > w ? n : w;
+}

@@ -34,6 +34,9 @@ void h2b_buf_xml(struct h2b_buf *b, const char *s);
 /* Appends s for a markdown table cell ('|' escaped, newlines as spaces). */
 void h2b_buf_md(struct h2b_buf *b, const char *s);
 
+/* A text table's column width: the larger of w and strlen(s) (s NULL counts as empty). */
+size_t h2b_buf_width(size_t w, const char *s);
+
 /* The text so far ("" when empty; never NULL). Valid until the next append or free. */
 const char *h2b_buf_str(const struct h2b_buf *b);
 

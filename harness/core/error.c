@@ -67,3 +67,15 @@ void h2b_reason(char *buf, size_t size, const char *fmt, ...)
     vsnprintf(buf, size, fmt, ap);
     va_end(ap);
 }
+
+void h2b_progress(h2b_progress_fn fn, void *arg, const char *fmt, ...)
+{
+    if (!fn)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fn(arg, line);
+}

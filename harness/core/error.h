@@ -45,4 +45,13 @@ int h2b_exit_code(int rv);
  * not an error (vsnprintf: the compiler cannot prove every quoted text fits, and it need not). */
 void h2b_reason(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* How an engine reports progress: one line at a time to a callback the CLI sets (libraries do
+ * not print). */
+typedef void (*h2b_progress_fn)(void *arg, const char *line);
+
+/* Formats a progress line (cut at 1 KiB, as h2b_reason cuts) and passes it to fn(arg, line);
+ * does nothing when fn is NULL. */
+void h2b_progress(h2b_progress_fn fn, void *arg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

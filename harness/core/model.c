@@ -173,52 +173,54 @@ static int decode_fields(const struct h2b_model *m, const json_t *obj,
                          const struct h2b_json_src *src, const char *path, unsigned mode, void *out,
                          struct h2b_diag *d);
 
-static int decode_array(const struct h2b_model_field *f, const json_t *v,
+/* The elements of the array at path into a malloc'd vector *vals: each a sub entry or, sub
+ * NULL, a number (a double). *n counts the elements decoded, so after a failure the caller
+ * frees exactly those (and *vals, which may be set). */
+static int decode_elems(const struct h2b_model *sub, const json_t *v,
                         const struct h2b_json_src *src, const char *path, unsigned flags,
-                        unsigned mode, struct h2b_model_array *out, struct h2b_diag *d)
+                        unsigned mode, void **vals, size_t *n, struct h2b_diag *d)
 {
     json_t *arr;
     int rv = h2b_json_check_array(src, v, path, flags, &arr, d);
     if (rv != H2B_OK)
         return rv;
-    size_t n = json_array_size(arr);
-    out->v = malloc((n ? n : 1) * f->sub->size);
-    out->n = 0;
-    if (!out->v)
+    size_t len = json_array_size(arr), size = sub ? sub->size : sizeof(double);
+    *vals = malloc((len ? len : 1) * size);
+    *n = 0;
+    if (!*vals)
         return H2B_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < len; i++) {
         char item[600];
         h2b_json_path_index(item, sizeof(item), path, i);
-        rv = h2b_model_from_json(f->sub, json_array_get(arr, i), src, item, mode,
-                                 h2b_model_array_at(f->sub, out, i), d);
+        const json_t *e = json_array_get(arr, i);
+        void *slot = (char *)*vals + i * size;
+        /* H2B_MODEL_INT shapes the writing; any number is read (legacy files wrote reals) */
+        rv = sub ? h2b_model_from_json(sub, e, src, item, mode, slot, d)
+                 : h2b_json_check_double(src, e, item, H2B_JSON_REQUIRED, 0, DBL_MAX, slot, d);
         if (rv != H2B_OK)
-            return rv; /* the elements before i are freed with the array */
-        out->n = i + 1;
+            return rv;
+        *n = i + 1;
     }
     return H2B_OK;
+}
+
+static int decode_array(const struct h2b_model_field *f, const json_t *v,
+                        const struct h2b_json_src *src, const char *path, unsigned flags,
+                        unsigned mode, struct h2b_model_array *out, struct h2b_diag *d)
+{
+    /* on failure the elements decoded so far are freed with the array */
+    return decode_elems(f->sub, v, src, path, flags, mode, &out->v, &out->n, d);
 }
 
 static int decode_nums(const json_t *v, const struct h2b_json_src *src, const char *path,
                        unsigned flags, struct h2b_model_nums *out, struct h2b_diag *d)
 {
-    json_t *arr;
-    int rv = h2b_json_check_array(src, v, path, flags, &arr, d);
-    if (rv != H2B_OK)
+    void *vals = NULL;
+    size_t n = 0;
+    int rv = decode_elems(NULL, v, src, path, flags, 0, &vals, &n, d);
+    if (rv != H2B_OK) {
+        free(vals);
         return rv;
-    size_t n = json_array_size(arr);
-    double *vals = malloc((n ? n : 1) * sizeof(*vals));
-    if (!vals)
-        return H2B_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        char item[600];
-        h2b_json_path_index(item, sizeof(item), path, i);
-        /* H2B_MODEL_INT shapes the writing; any number is read (legacy files wrote reals) */
-        rv = h2b_json_check_double(src, json_array_get(arr, i), item, H2B_JSON_REQUIRED, 0, DBL_MAX,
-                                   &vals[i], d);
-        if (rv != H2B_OK) {
-            free(vals);
-            return rv;
-        }
     }
     out->v = vals;
     out->n = n;

@@ -416,67 +416,39 @@ const struct h2b_model h2b_results_doc_model = {"results", sizeof(struct h2b_res
 
 /* ---- per-part entry points ---- */
 
-void h2b_results_micro_init(struct h2b_results_micro *e)
-{
-    h2b_model_init(&h2b_results_micro_model, e);
-}
+/* Each part's init, free and to_json (and from_json for the parts read at a path of a larger
+ * document) are its model's, under the part's own name and type: generated once here rather
+ * than spelt out per part. */
+#define PART_ENTRY_POINTS(name, type, model)                                                       \
+    void name##_init(type *x)                                                                      \
+    {                                                                                              \
+        h2b_model_init(&(model), x);                                                               \
+    }                                                                                              \
+    void name##_free(type *x)                                                                      \
+    {                                                                                              \
+        h2b_model_free(&(model), x);                                                               \
+    }                                                                                              \
+    int name##_to_json(const type *x, json_t **out)                                                \
+    {                                                                                              \
+        return h2b_model_to_json(&(model), x, out);                                                \
+    }
+#define PART_FROM_JSON(name, type, model)                                                          \
+    int name##_from_json(const json_t *obj, const struct h2b_json_src *src, const char *path,      \
+                         unsigned mode, type *out, struct h2b_diag *d)                             \
+    {                                                                                              \
+        return h2b_model_from_json(&(model), obj, src, path, mode, out, d);                        \
+    }
 
-void h2b_results_micro_free(struct h2b_results_micro *e)
-{
-    h2b_model_free(&h2b_results_micro_model, e);
-}
-
-int h2b_results_micro_from_json(const json_t *obj, const struct h2b_json_src *src, const char *path,
-                                unsigned mode, struct h2b_results_micro *out, struct h2b_diag *d)
-{
-    return h2b_model_from_json(&h2b_results_micro_model, obj, src, path, mode, out, d);
-}
-
-int h2b_results_micro_to_json(const struct h2b_results_micro *e, json_t **out)
-{
-    return h2b_model_to_json(&h2b_results_micro_model, e, out);
-}
-
-void h2b_results_cell_init(struct h2b_results_cell *c)
-{
-    h2b_model_init(&h2b_results_cell_model, c);
-}
-
-void h2b_results_cell_free(struct h2b_results_cell *c)
-{
-    h2b_model_free(&h2b_results_cell_model, c);
-}
-
-int h2b_results_cell_from_json(const json_t *obj, const struct h2b_json_src *src, const char *path,
-                               unsigned mode, struct h2b_results_cell *out, struct h2b_diag *d)
-{
-    return h2b_model_from_json(&h2b_results_cell_model, obj, src, path, mode, out, d);
-}
-
-int h2b_results_cell_to_json(const struct h2b_results_cell *c, json_t **out)
-{
-    return h2b_model_to_json(&h2b_results_cell_model, c, out);
-}
-
-void h2b_results_load_init(struct h2b_results_load *l)
-{
-    h2b_model_init(&h2b_results_load_model, l);
-}
-
-void h2b_results_load_free(struct h2b_results_load *l)
-{
-    h2b_model_free(&h2b_results_load_model, l);
-}
+PART_ENTRY_POINTS(h2b_results_micro, struct h2b_results_micro, h2b_results_micro_model)
+PART_FROM_JSON(h2b_results_micro, struct h2b_results_micro, h2b_results_micro_model)
+PART_ENTRY_POINTS(h2b_results_cell, struct h2b_results_cell, h2b_results_cell_model)
+PART_FROM_JSON(h2b_results_cell, struct h2b_results_cell, h2b_results_cell_model)
+PART_ENTRY_POINTS(h2b_results_load, struct h2b_results_load, h2b_results_load_model)
 
 int h2b_results_load_from_json(const json_t *obj, const struct h2b_json_src *src,
                                struct h2b_results_load *out, struct h2b_diag *d)
 {
     return h2b_model_from_json(&h2b_results_load_model, obj, src, "", 0, out, d);
-}
-
-int h2b_results_load_to_json(const struct h2b_results_load *l, json_t **out)
-{
-    return h2b_model_to_json(&h2b_results_load_model, l, out);
 }
 
 bool h2b_results_cell_ok(const struct h2b_results_cell *c)
