@@ -24,16 +24,17 @@
  *   its first byte (no extension for trickled bytes: slowloris), a body or unsent output must
  *   progress within slow_timeout, and a /delay response is due. Deadlines that move later are
  *   corrected lazily when they come up, as in conn.c.
- * Rejected: a second copy of conn.c's router shared through a common stream struct (conn.c's
- * routing is bound to nghttp2 streams and owned elsewhere; the table here is a dozen lines);
- * pipelined responses generated ahead (they would need a queue of bodies for little gain, and
- * no client we measure pipelines by default).
+ * - Routes and what they answer are handlers.c's (h2b_route_parse, h2b_handle), as for HTTP/2
+ *   and HTTP/3; this file writes the answer as an HTTP/1.1 head and body.
+ * Rejected: pipelined responses generated ahead (they would need a queue of bodies for little gain,
+ * and no client we measure pipelines by default).
  */
 #include "h1.h"
 
 #include "clock.h"
 #include "error.h"
 #include "h1parse.h"
+#include "handlers.h"
 #include "heap.h"
 
 #include <stdlib.h>
@@ -46,10 +47,9 @@
 #define PAT_IOV 16384
 #define OUT_IOV_MAX 40
 #define OUT_PENDING_MAX (512 * 1024)
-#define MAX_DELAY_MS 60000
 #define MAX_TRAILERS 8192
 
-enum route { R_HELLO, R_BYTES, R_SINK, R_ECHO, R_STATUS, R_DELAY, R_STATS, R_NOTFOUND, R_BAD };
+_Static_assert(PAT_IOV <= H2B_PATTERN_STEP, "an iovec's pattern run is in the array");
 
 enum state { S_HEAD, S_BODY, S_DELAY };
 
@@ -84,7 +84,8 @@ struct h2b_h1 {
     struct iovec iov[OUT_IOV_MAX];
     /* the request in progress */
     uint8_t state;
-    uint8_t route;
+    uint8_t route;   /* enum h2b_route */
+    uint8_t method;  /* enum h2b_method */
     bool head_req;   /* HEAD */
     bool upload;     /* POST or PUT */
     bool chunked_in; /* the request body is chunked */
@@ -103,10 +104,6 @@ struct h2b_h1 {
     uint64_t head_since; /* first byte of the pending head */
     uint64_t last;       /* last progress */
 };
-
-static uint8_t pattern[256 + PAT_IOV];
-static const char hello_body[] = "Hello, World!";
-static const char notfound_body[] = "Not Found\n";
 
 /* ---- buffers ---- */
 
@@ -149,8 +146,6 @@ int h2b_h1_ctx_new(struct h2b_h1_ctx **out, const struct h2b_conn_config *cfg,
     struct h2b_h1_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return H2B_ERR_NOMEM;
-    for (size_t i = 0; i < sizeof pattern; i++)
-        pattern[i] = (uint8_t)(i & 0xff); /* the same bytes as conn.c's /bytes pattern */
     ctx->cfg = *cfg;
     ctx->stats = stats;
     ctx->date = date;
@@ -337,58 +332,6 @@ static void fail(struct h2b_h1 *h, enum h2b_stat why)
 
 /* ---- requests ---- */
 
-static bool lit_eq(const uint8_t *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && memcmp(p, lit, l) == 0;
-}
-
-static bool lit_prefix(const uint8_t *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n >= l && memcmp(p, lit, l) == 0;
-}
-
-static bool digits(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
-{
-    if (n == 0 || n > 19)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-static void route(struct h2b_h1 *h, const uint8_t *p, size_t n)
-{
-    const uint8_t *q = memchr(p, '?', n);
-    if (q)
-        n = (size_t)(q - p);
-    uint64_t max_body = h->ctx->cfg.max_body;
-    if (lit_eq(p, n, "/") || lit_eq(p, n, "/hello"))
-        h->route = R_HELLO;
-    else if (lit_prefix(p, n, "/bytes/"))
-        h->route = digits(p + 7, n - 7, max_body, &h->arg) ? R_BYTES : R_BAD;
-    else if (lit_eq(p, n, "/sink"))
-        h->route = R_SINK;
-    else if (lit_eq(p, n, "/echo"))
-        h->route = R_ECHO;
-    else if (lit_prefix(p, n, "/status/"))
-        h->route = n == 11 && digits(p + 8, 3, 599, &h->arg) && h->arg >= 200 ? R_STATUS : R_BAD;
-    else if (lit_prefix(p, n, "/delay/"))
-        h->route = digits(p + 7, n - 7, MAX_DELAY_MS, &h->arg) ? R_DELAY : R_BAD;
-    else if (lit_eq(p, n, "/stats"))
-        h->route = R_STATS;
-    else
-        h->route = R_NOTFOUND;
-}
-
 static void next_request(struct h2b_h1 *h)
 {
     h->state = S_HEAD;
@@ -404,88 +347,78 @@ static void respond_mem(struct h2b_h1 *h, unsigned status, const char *ct, const
         fail(h, H2B_STAT_ERR_PROTOCOL);
 }
 
+/* Renders /stats (status and content-type from rs) behind the head; false when the
+ * connection failed before an answer was queued. */
+static bool respond_stats(struct h2b_h1 *h, const struct h2b_response *rs)
+{
+    struct h2b_h1_ctx *ctx = h->ctx;
+    if (!h->obuf && !out_put(h, "", 0)) {
+        fail(h, H2B_STAT_ERR_PROTOCOL);
+        return false;
+    }
+    /* render after the head's room: the head goes first, so render into the tail and move it
+     * behind the head */
+    char *dst = (char *)h->obuf + h->olen + 512;
+    size_t cap = BUF_SIZE - h->olen - 512;
+    int n = ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, dst, cap)
+                          : h2b_stats_json(ctx->stats, false, dst, cap);
+    if (n < 0) {
+        respond_mem(h, 500, "text/plain", NULL, 0);
+        return true;
+    }
+    size_t before = h->olen;
+    if (!put_head(h, rs->status, rs->ct, n) || h->olen - before > 512) {
+        fail(h, H2B_STAT_ERR_PROTOCOL);
+        return false;
+    }
+    if (!h->head_req) {
+        memmove(h->obuf + h->olen, dst, (size_t)n);
+        h->olen += (size_t)n;
+    }
+    return true;
+}
+
 /* The response of a request whose body (if any) has all arrived; echo's is already out. */
 static void respond(struct h2b_h1 *h)
 {
     struct h2b_h1_ctx *ctx = h->ctx;
-    switch (h->route) {
-    case R_HELLO:
-        respond_mem(h, 200, "text/plain", hello_body, sizeof hello_body - 1);
-        break;
-    case R_BYTES:
-        if (!put_head(h, 200, "application/octet-stream", (int64_t)h->arg)) {
+    struct h2b_request rq = {.route = h->route, .method = h->method, .arg = h->arg, .rx = h->rx};
+    struct h2b_response rs;
+    char text[H2B_TEXT_MAX];
+    h2b_handle(&rq, text, &rs);
+    switch (rs.body) {
+    case H2B_BODY_PATTERN:
+        if (!put_head(h, rs.status, rs.ct, (int64_t)rs.len)) {
             fail(h, H2B_STAT_ERR_PROTOCOL);
             return;
         }
         if (!h->head_req) {
-            h->pat_left = h->arg;
+            h->pat_left = rs.len;
             h->pat_off = 0;
         }
         break;
-    case R_SINK: {
-        if (!h->upload) {
-            respond_mem(h, 405, "text/plain", NULL, 0);
-            break;
-        }
-        char t[24];
-        size_t n = put_u64(t, h->rx, 10);
-        t[n++] = '\n';
-        respond_mem(h, 200, "text/plain", t, n);
-        break;
-    }
-    case R_ECHO:
-        if (!h->upload)
-            respond_mem(h, 405, "text/plain", NULL, 0);
-        else if (!h->echo_started)
-            respond_mem(h, 200, "application/octet-stream", NULL, 0); /* no body */
+    case H2B_BODY_ECHO:
+        if (!h->echo_started)
+            respond_mem(h, rs.status, rs.ct, NULL, 0); /* no body came: content-length 0 */
         else if (h->chunked_in && !out_put(h, "0\r\n\r\n", 5))
             fail(h, H2B_STAT_ERR_PROTOCOL);
         break;
-    case R_STATUS: {
-        unsigned st = (unsigned)h->arg;
-        if (!put_head(h, st, "text/plain", st == 204 || st == 304 ? -1 : 0))
-            fail(h, H2B_STAT_ERR_PROTOCOL);
-        break;
-    }
-    case R_DELAY:
+    case H2B_BODY_DELAY:
         h->state = S_DELAY;
         h->delay_until = ctx->now + h->arg * H2B_NS_PER_MS;
         return; /* answered by the timer */
-    case R_STATS: {
-        if (!h->obuf && !out_put(h, "", 0)) {
-            fail(h, H2B_STAT_ERR_PROTOCOL);
+    case H2B_BODY_STATS:
+        if (!respond_stats(h, &rs))
             return;
-        }
-        /* render after the head's room: the head goes first, so render into the tail and
-         * move it behind the head */
-        char *dst = (char *)h->obuf + h->olen + 512;
-        size_t cap = BUF_SIZE - h->olen - 512;
-        int n = ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, dst, cap)
-                              : h2b_stats_json(ctx->stats, false, dst, cap);
-        if (n < 0) {
-            respond_mem(h, 500, "text/plain", NULL, 0);
-            break;
-        }
-        size_t before = h->olen;
-        if (!put_head(h, 200, "application/json", n)) {
-            fail(h, H2B_STAT_ERR_PROTOCOL);
-            return;
-        }
-        if (h->olen - before > 512) {
-            fail(h, H2B_STAT_ERR_PROTOCOL);
-            return;
-        }
-        if (!h->head_req) {
-            memmove(h->obuf + h->olen, dst, (size_t)n);
-            h->olen += (size_t)n;
-        }
         break;
-    }
-    case R_BAD:
-        respond_mem(h, 400, "text/plain", NULL, 0);
+    case H2B_BODY_MEM:
+        respond_mem(h, rs.status, rs.ct, rs.mem, (size_t)rs.len);
         break;
     default:
-        respond_mem(h, 404, "text/plain", notfound_body, sizeof notfound_body - 1);
+        if (rs.has_cl)
+            respond_mem(h, rs.status, rs.ct, NULL, 0);
+        else if (!put_head(h, rs.status, rs.ct, -1))
+            fail(h, H2B_STAT_ERR_PROTOCOL);
         break;
     }
     next_request(h);
@@ -505,9 +438,9 @@ static void reject(struct h2b_h1 *h, int err)
 /* A head parsed: set up the request. */
 static void begin(struct h2b_h1 *h, const struct h2b_h1_head *hd)
 {
-    h->head_req = lit_eq(hd->method.p, hd->method.n, "HEAD");
-    h->upload =
-        lit_eq(hd->method.p, hd->method.n, "POST") || lit_eq(hd->method.p, hd->method.n, "PUT");
+    h->method = (uint8_t)h2b_method_parse(hd->method.p, hd->method.n);
+    h->head_req = h->method == H2B_METHOD_HEAD;
+    h->upload = h2b_method_upload(h->method);
     h->http10 = hd->minor == 0;
     h->close_after = hd->close;
     h->chunked_in = hd->chunked;
@@ -516,9 +449,10 @@ static void begin(struct h2b_h1 *h, const struct h2b_h1_head *hd)
     h->echo_started = false;
     h2b_h1_chunked_init(&h->ch);
     if (hd->target.n == 1 && hd->target.p[0] == '*')
-        h->route = R_NOTFOUND;
+        h->route = H2B_ROUTE_NOTFOUND;
     else
-        route(h, hd->target.p, hd->target.n);
+        h->route =
+            (uint8_t)h2b_route_parse(hd->target.p, hd->target.n, h->ctx->cfg.max_body, &h->arg);
     bool body = h->chunked_in || h->body_left > 0;
     if (!body) {
         respond(h);
@@ -529,7 +463,7 @@ static void begin(struct h2b_h1 *h, const struct h2b_h1_head *hd)
         fail(h, H2B_STAT_ERR_PROTOCOL);
         return;
     }
-    if (h->route == R_ECHO && h->upload) {
+    if (h->route == H2B_ROUTE_ECHO && h->upload) {
         h->echo_started = true;
         if (!put_head(h, 200, "application/octet-stream",
                       h->chunked_in ? -1 : (int64_t)h->body_left))
@@ -541,7 +475,7 @@ static void begin(struct h2b_h1 *h, const struct h2b_h1_head *hd)
 static void body_bytes(struct h2b_h1 *h, const uint8_t *p, size_t n)
 {
     h->rx += n;
-    if (h->route != R_ECHO || !h->upload || n == 0)
+    if (h->route != H2B_ROUTE_ECHO || !h->upload || n == 0)
         return;
     if (h->chunked_in) {
         char b[24];
@@ -558,7 +492,7 @@ static void body_bytes(struct h2b_h1 *h, const uint8_t *p, size_t n)
 /* How many body bytes may be taken now (echo: what fits in the output). */
 static size_t body_room(const struct h2b_h1 *h)
 {
-    if (h->route != R_ECHO || !h->upload)
+    if (h->route != H2B_ROUTE_ECHO || !h->upload)
         return SIZE_MAX;
     size_t room = out_room(h);
     return room > 32 ? room - 32 : 0;
@@ -719,7 +653,7 @@ int h2b_h1_output(struct h2b_h1 *h, const struct iovec **iov)
             size_t k = out_room(h) < PAT_IOV ? out_room(h) : PAT_IOV;
             if (k > h->pat_left)
                 k = (size_t)h->pat_left;
-            memcpy(h->obuf + h->olen, pattern + (h->pat_off & 0xff), k);
+            memcpy(h->obuf + h->olen, h2b_pattern_at(h->pat_off), k);
             h->olen += k;
             h->pat_off += k;
             h->pat_left -= k;
@@ -735,7 +669,7 @@ int h2b_h1_output(struct h2b_h1 *h, const struct iovec **iov)
         uint64_t off = h->pat_off, left = h->pat_left;
         while (left > 0 && n < OUT_IOV_MAX && pending < OUT_PENDING_MAX) {
             size_t k = left < PAT_IOV ? (size_t)left : PAT_IOV;
-            h->iov[n++] = (struct iovec){pattern + (off & 0xff), k};
+            h->iov[n++] = (struct iovec){(void *)(uintptr_t)h2b_pattern_at(off), k};
             off += k;
             left -= k;
             pending += k;
@@ -804,7 +738,7 @@ void h2b_h1_ctx_tick(struct h2b_h1_ctx *ctx, uint64_t now_ns)
         }
         if (h->state == S_DELAY) {
             h->state = S_HEAD;
-            h->route = R_HELLO;
+            h->route = H2B_ROUTE_HELLO;
             respond(h);
             h->last = now_ns;
             drain_ibuf(h); /* a pipelined request may follow */

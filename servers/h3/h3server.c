@@ -35,7 +35,8 @@
 #include "error.h"
 #include "h3quic.h"
 #include "h3tls.h"
-#include "../h2ref/stats.h" /* h2ref's counters, not core's stats.h */
+#include "../h2ref/handlers.h" /* the routes and their responses, shared with h2ref */
+#include "../h2ref/stats.h"    /* h2ref's counters, not core's stats.h */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,24 +69,10 @@
 #define TX_MAX_PKTS 64 /* per connection per turn */
 #define MAX_CIDS 16    /* connection IDs one connection is reachable by */
 #define DATA_MAX 16384
-#define MAX_DELAY_MS 60000
 #define STATS_CAP 4096
 #define SOCKBUF (4 * 1024 * 1024)
 #define GSO_MAX_BYTES 61440 /* one UDP GSO send stays under the 64 KiB datagram limit */
 
-enum route {
-    R_NONE,
-    R_HELLO,
-    R_BYTES,
-    R_SINK,
-    R_ECHO,
-    R_STATUS,
-    R_DELAY,
-    R_STATS,
-    R_NOTFOUND,
-    R_BAD
-};
-enum method { M_NONE, M_GET, M_HEAD, M_POST, M_PUT, M_OTHER };
 enum body { B_NONE, B_MEM, B_PATTERN, B_RING };
 
 enum counter {
@@ -133,14 +120,14 @@ struct h3stream {
     struct h3stream *dnext, *dprev; /* the server's /delay list */
     struct h3conn *c;
     int64_t id;
-    uint8_t route, method, body;
+    uint8_t route, method, body; /* enum h2b_route, enum h2b_method, enum body */
     bool responded, eof_in, blocked, delayed;
     uint64_t arg, len, off, rx, deadline;
     const uint8_t *mem;
     uint8_t *ring; /* /echo: stream_window bytes; offsets below grow monotonically */
     uint64_t r_acked, r_sent, r_tail;
     char *heap; /* /stats body */
-    char status[4], cl[24], text[24];
+    char status[4], cl[24], text[H2B_TEXT_MAX];
 };
 
 struct h3conn {
@@ -189,16 +176,7 @@ struct h2b_h3_server {
                 NGTCP2_MAX_PMTUD_UDP_PAYLOAD_SIZE]; /* one GSO batch of a connection's packets */
 };
 
-static uint8_t pattern[256 + DATA_MAX];
-static pthread_once_t pattern_once = PTHREAD_ONCE_INIT;
-static const char hello_body[] = "Hello, World!";
-static const char notfound_body[] = "Not Found\n";
-
-static void pattern_init(void)
-{
-    for (size_t i = 0; i < sizeof pattern; i++)
-        pattern[i] = (uint8_t)(i & 0xff);
-}
+_Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a vector's pattern run is in the array");
 
 /* ---- connection ID table (linear probing, backward-shift deletion) ---- */
 
@@ -302,75 +280,9 @@ static void update_date(struct h2b_h3_server *s)
     strftime(s->date, sizeof s->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
-static size_t fmt_u64(char *buf, uint64_t v)
-{
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
-    buf[n] = '\0';
-    return n;
-}
-
-static bool eq(const uint8_t *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && memcmp(p, lit, l) == 0;
-}
-
-static bool prefix(const uint8_t *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n >= l && memcmp(p, lit, l) == 0;
-}
-
-static bool parse_num(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
-{
-    if (n == 0 || n > 19)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-static void route_path(struct h3stream *st, const uint8_t *p, size_t n, uint64_t max_body)
-{
-    const uint8_t *q = memchr(p, '?', n);
-    if (q)
-        n = (size_t)(q - p);
-    if (eq(p, n, "/") || eq(p, n, "/hello"))
-        st->route = R_HELLO;
-    else if (prefix(p, n, "/bytes/"))
-        st->route = parse_num(p + 7, n - 7, max_body, &st->arg) ? R_BYTES : R_BAD;
-    else if (eq(p, n, "/sink"))
-        st->route = R_SINK;
-    else if (eq(p, n, "/echo"))
-        st->route = R_ECHO;
-    else if (prefix(p, n, "/status/"))
-        st->route =
-            n == 11 && parse_num(p + 8, 3, 599, &st->arg) && st->arg >= 200 ? R_STATUS : R_BAD;
-    else if (prefix(p, n, "/delay/"))
-        st->route = parse_num(p + 7, n - 7, MAX_DELAY_MS, &st->arg) ? R_DELAY : R_BAD;
-    else if (eq(p, n, "/stats"))
-        st->route = R_STATS;
-    else
-        st->route = R_NOTFOUND;
-}
-
 static bool is_upload(const struct h3stream *st)
 {
-    return st->method == M_POST || st->method == M_PUT;
+    return h2b_method_upload(st->method);
 }
 
 /* Credits n consumed bytes back to the peer (stream and connection windows). */
@@ -444,7 +356,7 @@ static nghttp3_ssize read_body(nghttp3_conn *h, int64_t id, nghttp3_vec *vec, si
         while (n < veccnt && n < 4 && st->off < st->len) {
             uint64_t rem = st->len - st->off;
             size_t k = rem < DATA_MAX ? (size_t)rem : DATA_MAX;
-            vec[n].base = pattern + (st->off & 0xff);
+            vec[n].base = (uint8_t *)(uintptr_t)h2b_pattern_at(st->off);
             vec[n++].len = k;
             st->off += k;
         }
@@ -505,101 +417,66 @@ static int stats_json(struct h2b_h3_server *s, char *buf, size_t cap)
     return (int)(off + (size_t)n);
 }
 
+/* Submits st's response: what to answer is handlers.c's (as for h2ref); the body vectors, the
+ * /delay list and the /stats text are this server's. */
 static void respond(struct h3stream *st)
 {
     struct h3conn *c = st->c;
     struct h2b_h3_server *s = c->s;
-    unsigned status = 200;
-    const char *ct = "text/plain";
-    bool has_cl = true;
-    st->body = B_NONE;
-    st->len = st->off = 0;
-    switch (st->route) {
-    case R_HELLO:
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)hello_body;
-        st->len = sizeof hello_body - 1;
-        break;
-    case R_BYTES:
-        st->body = B_PATTERN;
-        st->len = st->arg;
-        ct = "application/octet-stream";
-        break;
-    case R_SINK:
-        if (!is_upload(st)) {
-            status = 405;
-            break;
-        }
-        size_t tl = fmt_u64(st->text, st->rx);
-        st->text[tl] = '\n';
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)st->text;
-        st->len = tl + 1;
-        break;
-    case R_ECHO:
-        if (!is_upload(st)) {
-            status = 405;
-            break;
-        }
-        st->body = B_RING;
-        ct = "application/octet-stream";
-        has_cl = false;
-        break;
-    case R_STATUS:
-        status = (unsigned)st->arg;
-        has_cl = status != 204 && status != 304;
-        break;
-    case R_DELAY:
+    struct h2b_request rq = {
+        .route = st->route, .method = st->method, .arg = st->arg, .rx = st->rx};
+    struct h2b_response rs;
+    h2b_handle(&rq, st->text, &rs);
+    if (rs.body == H2B_BODY_DELAY) {
         if (!st->delayed && st->deadline == 0) {
             st->deadline = s->now + st->arg * H2B_NS_PER_MS;
             delay_insert(s, st);
             return;
         }
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)hello_body;
-        st->len = sizeof hello_body - 1;
-        break;
-    case R_STATS: {
+        rq.route = st->route = H2B_ROUTE_HELLO; /* the delay is over */
+        h2b_handle(&rq, st->text, &rs);
+    } else if (rs.body == H2B_BODY_STATS) {
         st->heap = malloc(STATS_CAP);
         int n = st->heap ? stats_json(s, st->heap, STATS_CAP) : H2B_ERR_NOMEM;
         if (n < 0) {
-            status = 500;
-            break;
+            h2b_response_status(&rs, 500);
+        } else {
+            rs.mem = (const uint8_t *)st->heap;
+            rs.len = (uint64_t)n;
         }
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)st->heap;
-        st->len = (uint64_t)n;
-        ct = "application/json";
-        break;
     }
-    case R_BAD:
-        status = 400;
+    switch (rs.body) {
+    case H2B_BODY_MEM:
+    case H2B_BODY_STATS:
+        st->body = B_MEM;
+        break;
+    case H2B_BODY_PATTERN:
+        st->body = B_PATTERN;
+        break;
+    case H2B_BODY_ECHO:
+        st->body = B_RING;
         break;
     default:
-        status = 404;
-        st->body = B_MEM;
-        st->mem = (const uint8_t *)notfound_body;
-        st->len = sizeof notfound_body - 1;
+        st->body = B_NONE;
         break;
     }
-    if (st->method == M_HEAD)
+    if (rs.headers_only)
         st->body = B_NONE;
-    st->status[0] = (char)('0' + status / 100);
-    st->status[1] = (char)('0' + status / 10 % 10);
-    st->status[2] = (char)('0' + status % 10);
-    st->status[3] = '\0';
+    st->mem = rs.mem;
+    st->len = rs.len;
+    st->off = 0;
+    h2b_status_digits(st->status, rs.status);
     update_date(s);
     nghttp3_nv nva[5] = {
         NV(":status", st->status, 3, NOCOPY),
-        NV("server", "h2bench", 7, NOCOPY),
+        NV("server", h2b_server_name, H2B_SERVER_NAME_LEN, NOCOPY),
         NV("date", s->date, strlen(s->date), NGHTTP3_NV_FLAG_NO_COPY_NAME),
-        NV("content-type", ct, strlen(ct), NOCOPY),
+        NV("content-type", rs.ct, rs.ct_len, NOCOPY),
         NV("content-length", st->cl, 0, NOCOPY),
     };
     size_t nnv = 4;
-    if (has_cl) {
-        nva[4].valuelen =
-            fmt_u64(st->cl, st->method == M_HEAD && st->route == R_ECHO ? 0 : st->len);
+    if (rs.has_cl) {
+        nva[4].valuelen = h2b_fmt_u64(st->cl, st->len);
         nnv = 5;
     }
     bool body = st->body != B_NONE && (st->len > 0 || st->body == B_RING);
@@ -650,7 +527,7 @@ static int h_recv_data(nghttp3_conn *h, int64_t id, const uint8_t *data, size_t 
         return 0;
     }
     st->rx += n;
-    if (st->route != R_ECHO || !is_upload(st) || st->method == M_HEAD) {
+    if (st->route != H2B_ROUTE_ECHO || !is_upload(st)) {
         h2b_h3quic_consume(&c->b, id, n);
         return 0;
     }
@@ -706,14 +583,10 @@ static int h_recv_header(nghttp3_conn *h, int64_t id, int32_t token, nghttp3_rcb
     nghttp3_vec v = nghttp3_rcbuf_get_buf(value);
     switch (token) {
     case NGHTTP3_QPACK_TOKEN__PATH:
-        route_path(st, v.base, v.len, c->s->cfg.max_body);
+        st->route = (uint8_t)h2b_route_parse(v.base, v.len, c->s->cfg.max_body, &st->arg);
         break;
     case NGHTTP3_QPACK_TOKEN__METHOD:
-        st->method = eq(v.base, v.len, "GET")    ? M_GET
-                     : eq(v.base, v.len, "HEAD") ? M_HEAD
-                     : eq(v.base, v.len, "POST") ? M_POST
-                     : eq(v.base, v.len, "PUT")  ? M_PUT
-                                                 : M_OTHER;
+        st->method = (uint8_t)h2b_method_parse(v.base, v.len);
         break;
     default:
         break;
@@ -727,11 +600,11 @@ static int h_end_headers(nghttp3_conn *h, int64_t id, int fin, void *ud, void *s
     struct h3stream *st = sud;
     if (!st || st->responded)
         return 0;
-    if (st->route == R_NONE)
-        st->route = R_BAD;
+    if (st->route == H2B_ROUTE_NONE)
+        st->route = H2B_ROUTE_BAD;
     if (fin)
         st->eof_in = true;
-    if (fin || (st->route == R_ECHO && is_upload(st)))
+    if (fin || (st->route == H2B_ROUTE_ECHO && is_upload(st)))
         respond(st); /* /echo streams its body back while it arrives */
     return 0;
 }
@@ -1539,7 +1412,6 @@ static void server_free(struct h2b_h3_server *s)
 int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_config *cfg,
                         uint16_t *port, char *err, size_t errlen)
 {
-    pthread_once(&pattern_once, pattern_init);
     struct h2b_h3_server *s = calloc(1, sizeof *s);
     if (!s)
         return H2B_ERR_NOMEM;
