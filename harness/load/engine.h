@@ -27,12 +27,11 @@ struct h2b__load_shared {
     nghttp2_option *option;
     nghttp2_nv **nva; /* per URI, names and values point into cfg (NO_COPY) */
     size_t *nvlen;
-    bool fast;        /* --engine fast: h2fast.c frames, no nghttp2_session */
-    uint8_t **blocks; /* fast: per URI, the request's header block (h2b_h2f_encode) */
-    size_t *blocklen;
-    uint64_t t0;        /* run start (CLOCK_MONOTONIC ns) */
-    uint64_t t_measure; /* requests intended before this are warm-up: not measured */
-    uint64_t t_end;     /* -D: end of the measurement; 0 in count mode */
+    bool fast;                /* --engine fast: h2fast.c frames, no nghttp2_session */
+    struct h2b_h2f_req *reqs; /* fast: per URI, its header list for h2fast.c's encoder */
+    uint64_t t0;              /* run start (CLOCK_MONOTONIC ns) */
+    uint64_t t_measure;       /* requests intended before this are warm-up: not measured */
+    uint64_t t_end;           /* -D: end of the measurement; 0 in count mode */
     bool rate_mode;
     bool paced;        /* --rps or --timing-script-file: per-connection schedules */
     uint64_t wall0_us; /* CLOCK_REALTIME at t0, microseconds (--log-file) */

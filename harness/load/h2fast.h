@@ -44,7 +44,21 @@ struct h2b_h2f_settings {
     uint32_t initial_window; /* SETTINGS_INITIAL_WINDOW_SIZE we send */
     uint32_t conn_window;    /* connection receive window (WINDOW_UPDATE on stream 0) */
     uint32_t header_table;   /* SETTINGS_HEADER_TABLE_SIZE (our decoder) */
+    uint32_t encoder_table;  /* our encoder's dynamic table limit (the server's bounds it too) */
     uint32_t max_frame;      /* SETTINGS_MAX_FRAME_SIZE we accept */
+};
+
+/* One distinct request's header list (the caller's, alive as long as the codec). */
+struct h2b_h2f_req {
+    const nghttp2_nv *nva;
+    size_t nvlen;
+};
+
+/* A cached request header block: valid while gen is the codec's generation. */
+struct h2b_h2f_hblk {
+    uint64_t gen;
+    uint32_t req, len;
+    uint8_t *bytes; /* the entry's part of cbytes */
 };
 
 struct h2b_h2f_stream {
@@ -61,6 +75,17 @@ struct h2b_h2f {
     void *u;
     nghttp2_mem *mem;
     nghttp2_hd_inflater *inf;
+    nghttp2_hd_deflater *def; /* our requests' encoder, per connection */
+    const struct h2b_h2f_req *reqs;
+    uint32_t nreqs;
+    struct h2b_h2f_hblk *cache; /* ncache entries, request index modulo ncache */
+    uint8_t *cbytes;            /* entry k's block at k * cstride */
+    uint8_t *scratch;           /* cstride bytes: a block deflated for sending */
+    size_t cstride;
+    uint32_t ncache;
+    uint64_t gen;       /* bumped when the encoder's table changed (or may have) */
+    uint64_t encodes;   /* deflates so far (cache misses), cumulative */
+    bool table_pending; /* the server's HEADER_TABLE_SIZE changed: apply after our ACK */
     struct h2b_h2f_settings local;
     struct h2b_h2f_stream *st; /* index = caller's slot */
     uint32_t nst;
@@ -95,15 +120,11 @@ struct h2b_h2f {
     uint32_t hdr_slot;
 };
 
-/* Encodes one request's header list into a block that can be sent verbatim on any connection,
- * any number of times (static-table references and literals without indexing; see h2fast.c).
- * *out is malloc'd. H2B_OK, H2B_ERR_NOMEM, H2B_ERR_PROTO (nghttp2 refused or the check
- * that the block leaves a decoder's table untouched failed). */
-int h2b_h2f_encode(const nghttp2_nv *nva, size_t nvlen, uint8_t **out, size_t *outlen);
-
-/* Once per connection struct. */
+/* Once per connection struct. reqs[0..nreqs-1] are the requests submit can send (nreqs > 0);
+ * mem serves libnghttp2's HPACK allocations (NULL: malloc). */
 int h2b_h2f_init(struct h2b_h2f *f, const struct h2b_h2f_cb *cb, void *u, nghttp2_mem *mem,
-                 const uint8_t *body, size_t body_len);
+                 const struct h2b_h2f_req *reqs, uint32_t nreqs, const uint8_t *body,
+                 size_t body_len);
 void h2b_h2f_free(struct h2b_h2f *f);
 
 /* Per connect: forgets every stream and the reader, writes the preface, our SETTINGS and the
@@ -113,10 +134,10 @@ int h2b_h2f_start(struct h2b_h2f *f, const struct h2b_h2f_settings *s);
 /* Sizes the stream state for n slots (only while no stream is open). H2B_OK, H2B_ERR_NOMEM. */
 int h2b_h2f_slots(struct h2b_h2f *f, uint32_t n);
 
-/* Sends a request on slot (free): HEADERS (+ CONTINUATION) from block, then the body as the
- * server's windows allow. Returns the stream id, or -1 (GOAWAY received, ids exhausted, dead,
- * out of memory). */
-int32_t h2b_h2f_submit(struct h2b_h2f *f, uint32_t slot, const uint8_t *block, size_t blen);
+/* Sends request req on slot (free): HEADERS (+ CONTINUATION) with its header block (cached, or
+ * deflated when the encoder's table has changed), then the body as the server's windows allow.
+ * Returns the stream id, or -1 (GOAWAY received, ids exhausted, dead, out of memory). */
+int32_t h2b_h2f_submit(struct h2b_h2f *f, uint32_t slot, uint32_t req);
 
 /* Resets slot's stream with code and closes it (stream_close is called). */
 void h2b_h2f_reset(struct h2b_h2f *f, uint32_t slot, uint32_t code);

@@ -79,19 +79,15 @@ static int build_nva(struct h2b__load_shared *sh, char *content_length)
     return H2B_OK;
 }
 
-/* --engine fast: each URI's request encoded once (h2fast.c explains why verbatim reuse is
- * exact). */
-static int build_blocks(struct h2b__load_shared *sh)
+/* --engine fast: each URI's header list, for the per-connection encoder in h2fast.c */
+static int build_reqs(struct h2b__load_shared *sh)
 {
     size_t n = sh->cfg->nuris;
-    sh->blocks = calloc(n, sizeof(*sh->blocks));
-    sh->blocklen = calloc(n, sizeof(*sh->blocklen));
-    if (!sh->blocks || !sh->blocklen)
+    if (n > UINT32_MAX || !(sh->reqs = calloc(n, sizeof(*sh->reqs))))
         return H2B_ERR_NOMEM;
     for (size_t u = 0; u < n; u++) {
-        int rv = h2b_h2f_encode(sh->nva[u], sh->nvlen[u], &sh->blocks[u], &sh->blocklen[u]);
-        if (rv != H2B_OK)
-            return rv;
+        sh->reqs[u].nva = sh->nva[u];
+        sh->reqs[u].nvlen = sh->nvlen[u];
     }
     return H2B_OK;
 }
@@ -206,11 +202,7 @@ static void shared_free(struct h2b__load_shared *sh)
             free(sh->nva[u]);
     free(sh->nva);
     free(sh->nvlen);
-    if (sh->blocks)
-        for (size_t u = 0; u < sh->cfg->nuris; u++)
-            free(sh->blocks[u]);
-    free(sh->blocks);
-    free(sh->blocklen);
+    free(sh->reqs);
     if (sh->callbacks)
         nghttp2_session_callbacks_del(sh->callbacks);
     if (sh->option)
@@ -418,9 +410,8 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
      * header (framing and HPACK are still fully validated). */
     nghttp2_option_set_no_http_messaging(sh.option, 1);
     sh.fast = cfg->engine == H2B_LOAD_ENGINE_FAST && !sh.h1 && !cfg->h3;
-    if (sh.fast && (rv = build_blocks(&sh)) != H2B_OK) {
-        rv = h2b__load_errf(err, errlen, rv, "cannot encode the request headers: %s",
-                            h2b_strerror(rv));
+    if (sh.fast && (rv = build_reqs(&sh)) != H2B_OK) {
+        rv = h2b__load_errf(err, errlen, rv, "out of memory for the request headers");
         goto out;
     }
     nghttp2_option_set_max_deflate_dynamic_table_size(sh.option, cfg->encoder_table_size);

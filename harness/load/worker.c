@@ -351,7 +351,7 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
     int32_t id;
     if (c->fast) {
-        id = h2b_h2f_submit(c->fast, i, sh->blocks[u], sh->blocklen[u]);
+        id = h2b_h2f_submit(c->fast, i, u);
     } else {
         nghttp2_data_provider prd = {.source.ptr = s, .read_callback = body_read};
         id = nghttp2_submit_request(c->session, NULL, sh->nva[u], sh->nvlen[u],
@@ -929,6 +929,7 @@ static void session_start(struct h2b__load_conn *c)
             .initial_window = (1U << cfg->window_bits) - 1,
             .conn_window = (1U << cfg->conn_window_bits) - 1,
             .header_table = cfg->header_table_size,
+            .encoder_table = cfg->encoder_table_size,
             .max_frame = cfg->max_frame_size,
         };
         if (h2b_h2f_start(c->fast, &st) != H2B_OK) {
@@ -1641,7 +1642,7 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
             if (!c->fast)
                 goto out_nomem;
             if (h2b_h2f_init(c->fast, cfg->verbose ? &fast_cb_verbose : &fast_cb, c, &w->mem,
-                             cfg->body, cfg->body_len) != H2B_OK) {
+                             sh->reqs, (uint32_t)cfg->nuris, cfg->body, cfg->body_len) != H2B_OK) {
                 free(c->fast);
                 c->fast = NULL;
                 goto out_nomem;
