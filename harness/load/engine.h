@@ -120,14 +120,29 @@ bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_inte
 /* One turn of a worker's loop, the same for every engine (worker.c runs both HTTP/2 engines
  * with it, h1load.c and h3load.c theirs): wait at most ns for events and hand each to
  * on_event; then the stop flag, after_events, the open-loop release (--total-rps, while the
- * run lasts), after_release, the timeout tick (every w->tick_ns) and the progress hand-off.
- * Hooks may be NULL. Returns false when epoll failed (w->rc is set). The wait is
- * epoll_pwait2 (ns timeout), or epoll_wait rounded up to a millisecond where the kernel or
+ * run lasts: h2b__load_release with rate), after_release, the timeout tick (every w->tick_ns) and
+ * the progress hand-off. Hooks may be NULL. Returns false when epoll failed (w->rc is set). The
+ * wait is epoll_pwait2 (ns timeout), or epoll_wait rounded up to a millisecond where the kernel or
  * valgrind lacks it (ENOSYS, remembered per worker). */
+/* The open loop's release (--total-rps), one for every engine: once all of the worker's
+ * connections are up or failed, the arrival schedule starts (worker i phase-shifted by i/R, so
+ * the merged constant stream is evenly interleaved, and connection set-up is not charged to the
+ * first requests); then every arrival whose intended time has come goes to the next connection,
+ * round-robin from w->rr, that can take a request. An arrival that finds none stays in the
+ * schedule with its intended time (w->all_busy until a stream frees). The engine says what its
+ * connection i is: */
+struct h2b__load_rate {
+    bool (*settled)(const struct h2b__load_worker *w, uint32_t i);  /* up, or failed for good */
+    bool (*can_take)(const struct h2b__load_worker *w, uint32_t i); /* a request may go now */
+    /* sends the arrival intended at t on it; false: refused (the arrival stays scheduled) */
+    bool (*submit)(struct h2b__load_worker *w, uint32_t i, uint64_t t);
+};
+void h2b__load_release(struct h2b__load_worker *w, const struct h2b__load_rate *r);
+
 struct h2b__load_turn {
     void (*on_event)(void *ptr, uint32_t events);
     void (*after_events)(struct h2b__load_worker *w);
-    void (*release)(struct h2b__load_worker *w);
+    const struct h2b__load_rate *rate; /* h2b__load_release's hooks */
     void (*after_release)(struct h2b__load_worker *w);
     void (*timeouts)(struct h2b__load_worker *w);
 };

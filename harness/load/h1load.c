@@ -610,56 +610,27 @@ static void check_timeouts(struct h2b__load_worker *w)
     }
 }
 
-static struct h1c *free_conn(struct h2b__load_worker *w)
-{
-    struct h1w *hw = w->h1;
-    for (uint32_t k = 0; k < w->nconns; k++) {
-        struct h1c *c = &hw->conns[w->rr];
-        w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
-        if (c->state == S_READY && !c->busy)
-            return c;
-    }
-    w->all_busy = true;
-    return NULL;
-}
-
-static bool all_settled(const struct h2b__load_worker *w)
+/* --total-rps: worker.c's h2b__load_release, one request per free connection */
+static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
 {
     const struct h1w *hw = w->h1;
-    for (uint32_t i = 0; i < w->nconns; i++)
-        if (hw->conns[i].state < S_READY)
-            return false;
+    return hw->conns[i].state >= S_READY;
+}
+
+static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
+{
+    const struct h1w *hw = w->h1;
+    return hw->conns[i].state == S_READY && !hw->conns[i].busy;
+}
+
+static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
+{
+    struct h1w *hw = w->h1;
+    submit(&hw->conns[i], t); /* taken even when the write fails (the close counts it) */
     return true;
 }
 
-/* --rate: the arrival schedule of worker.c's release(), one request per free connection. */
-static void release(struct h2b__load_worker *w)
-{
-    const struct h2b__load_shared *sh = w->sh;
-    if (!w->sched_started) {
-        if (!all_settled(w))
-            return;
-        const struct h2b_load_config *cfg = sh->cfg;
-        uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
-        h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start,
-                         cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL);
-        w->sched_started = true;
-    }
-    while (w->sched_left > 0 && !w->all_busy && h2b_arrival_peek(&w->sched) <= w->now) {
-        if (sh->t_end && h2b_arrival_peek(&w->sched) >= sh->t_end)
-            break;
-        struct h1c *c = free_conn(w);
-        if (!c)
-            break;
-        uint64_t t = h2b_arrival_peek(&w->sched);
-        h2b_arrival_pop(&w->sched);
-        if (w->sched_left != UINT64_MAX)
-            w->sched_left--;
-        if (t >= sh->t_measure && w->now - t > w->stats.sched_lag_max_ns)
-            w->stats.sched_lag_max_ns = w->now - t;
-        submit(c, t);
-    }
-}
+static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
 
 static bool worker_done(struct h2b__load_worker *w)
 {
@@ -732,7 +703,7 @@ void *h2b__h1_worker_main(void *arg)
     if (sh->rate_mode)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     static const struct h2b__load_turn turn = {
-        .on_event = on_event_any, .release = release, .timeouts = check_timeouts};
+        .on_event = on_event_any, .rate = &rate_hooks, .timeouts = check_timeouts};
     w->now = h2b_clock_now_ns();
     w->next_tick = w->now + w->tick_ns;
     for (uint32_t i = 0; i < w->nconns; i++)

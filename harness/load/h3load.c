@@ -649,58 +649,27 @@ static void check_timeouts(struct h2b__load_worker *w)
     }
 }
 
-static struct h3c *free_conn(struct h2b__load_worker *w)
-{
-    struct h3w *hw = hw_of(w);
-    for (uint32_t k = 0; k < w->nconns; k++) {
-        struct h3c *c = &hw->conns[w->rr];
-        w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
-        if (c->state == S_READY && !c->draining && c->inflight < c->m_eff &&
-            ngtcp2_conn_get_streams_bidi_left(c->b.q) > 0)
-            return c;
-    }
-    w->all_busy = true;
-    return NULL;
-}
-
-static bool all_settled(const struct h2b__load_worker *w)
+/* --total-rps: worker.c's h2b__load_release over QUIC connections */
+static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
 {
     const struct h3w *hw = w->h3;
-    for (uint32_t i = 0; i < w->nconns; i++)
-        if (hw->conns[i].state < S_READY)
-            return false;
-    return true;
+    return hw->conns[i].state >= S_READY;
 }
 
-/* --rate: the arrival schedule of worker.c's release(), over QUIC connections. */
-static void release(struct h2b__load_worker *w)
+static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
-    const struct h2b__load_shared *sh = w->sh;
-    if (!w->sched_started) {
-        if (!all_settled(w))
-            return;
-        const struct h2b_load_config *cfg = sh->cfg;
-        uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
-        h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start,
-                         cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL);
-        w->sched_started = true;
-    }
-    while (w->sched_left > 0 && !w->all_busy && h2b_arrival_peek(&w->sched) <= w->now) {
-        if (sh->t_end && h2b_arrival_peek(&w->sched) >= sh->t_end)
-            break;
-        struct h3c *c = free_conn(w);
-        if (!c)
-            break;
-        uint64_t t = h2b_arrival_peek(&w->sched);
-        if (!submit(c, t))
-            continue;
-        h2b_arrival_pop(&w->sched);
-        if (w->sched_left != UINT64_MAX)
-            w->sched_left--;
-        if (t >= sh->t_measure && w->now - t > w->stats.sched_lag_max_ns)
-            w->stats.sched_lag_max_ns = w->now - t;
-    }
+    const struct h3w *hw = w->h3;
+    const struct h3c *c = &hw->conns[i];
+    return c->state == S_READY && !c->draining && c->inflight < c->m_eff &&
+           ngtcp2_conn_get_streams_bidi_left(c->b.q) > 0;
 }
+
+static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
+{
+    return submit(&hw_of(w)->conns[i], t);
+}
+
+static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
 
 static bool worker_done(struct h2b__load_worker *w)
 {
@@ -800,7 +769,7 @@ void *h2b__h3_worker_main(void *arg)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     static const struct h2b__load_turn turn = {.on_event = conn_read_any,
                                                .after_events = run_expiry,
-                                               .release = release,
+                                               .rate = &rate_hooks,
                                                .timeouts = check_timeouts};
     w->now = h2b_clock_now_ns();
     w->next_tick = w->now + w->tick_ns;

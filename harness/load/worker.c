@@ -821,26 +821,14 @@ static void fast_frame(void *u, bool sent, uint8_t type, uint8_t flags, uint32_t
     verbose_frame(c, sent ? "send" : "recv", &hd);
 }
 
-static const struct h2b_h2f_cb fast_cb = {
-    .begin_headers = fast_begin_headers,
-    .header = fast_header,
-    .header_bytes = fast_header_bytes,
-    .data = fast_data,
-    .settings = fast_settings,
-    .goaway = fast_goaway,
-    .stream_close = fast_stream_close,
-};
-
-static const struct h2b_h2f_cb fast_cb_verbose = {
-    .begin_headers = fast_begin_headers,
-    .header = fast_header,
-    .header_bytes = fast_header_bytes,
-    .data = fast_data,
-    .settings = fast_settings,
-    .goaway = fast_goaway,
-    .stream_close = fast_stream_close,
-    .frame = fast_frame,
-};
+/* -v adds the frame hook; without it h2fast.c skips the call (one list for both) */
+#define FAST_CB                                                                                    \
+    .begin_headers = fast_begin_headers, .header = fast_header, .header_bytes = fast_header_bytes, \
+    .data = fast_data, .settings = fast_settings, .goaway = fast_goaway,                           \
+    .stream_close = fast_stream_close
+static const struct h2b_h2f_cb fast_cb = {FAST_CB};
+static const struct h2b_h2f_cb fast_cb_verbose = {FAST_CB, .frame = fast_frame};
+#undef FAST_CB
 
 /* ---- connection life ------------------------------------------------------------------ */
 
@@ -1308,37 +1296,31 @@ static void check_timeouts(struct h2b__load_worker *w)
 
 /* ---- open loop ------------------------------------------------------------------------ */
 
-static struct h2b__load_conn *free_conn(struct h2b__load_worker *w)
+static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
 {
-    for (uint32_t k = 0; k < w->nconns; k++) {
-        struct h2b__load_conn *c = &w->conns[w->rr];
-        w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
-        if (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff)
-            return c;
-    }
-    w->all_busy = true;
-    return NULL;
+    return w->conns[i].state >= CONN_READY;
 }
 
-static bool all_settled(const struct h2b__load_worker *w)
+static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
-    for (uint32_t i = 0; i < w->nconns; i++)
-        if (w->conns[i].state < CONN_READY)
-            return false;
-    return true;
+    const struct h2b__load_conn *c = &w->conns[i];
+    return c->state == CONN_READY && !c->draining && c->inflight < c->m_eff;
 }
 
-/* Releases every arrival whose intended time has come, onto connections with a free stream.
- * Arrivals that find none stay in the schedule and keep their intended time. */
-static void release(struct h2b__load_worker *w)
+static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
+{
+    return submit(&w->conns[i], t);
+}
+
+static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
+
+void h2b__load_release(struct h2b__load_worker *w, const struct h2b__load_rate *r)
 {
     const struct h2b__load_shared *sh = w->sh;
     if (!w->sched_started) {
-        /* The schedule starts once this worker's connections are up (or failed), so connection
-         * set-up is not charged to the first requests. Worker i is phase-shifted by i/R so the
-         * merged constant stream is evenly interleaved. */
-        if (!all_settled(w))
-            return;
+        for (uint32_t i = 0; i < w->nconns; i++)
+            if (!r->settled(w, i))
+                return;
         const struct h2b_load_config *cfg = sh->cfg;
         uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
         h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start,
@@ -1348,11 +1330,18 @@ static void release(struct h2b__load_worker *w)
     while (w->sched_left > 0 && !w->all_busy && h2b_arrival_peek(&w->sched) <= w->now) {
         if (sh->t_end && h2b_arrival_peek(&w->sched) >= sh->t_end)
             break;
-        struct h2b__load_conn *c = free_conn(w);
-        if (!c)
+        uint32_t i = UINT32_MAX;
+        for (uint32_t k = 0; k < w->nconns && i == UINT32_MAX; k++) {
+            if (r->can_take(w, w->rr))
+                i = w->rr;
+            w->rr = w->rr + 1 == w->nconns ? 0 : w->rr + 1;
+        }
+        if (i == UINT32_MAX) {
+            w->all_busy = true;
             break;
+        }
         uint64_t t = h2b_arrival_peek(&w->sched);
-        if (!submit(c, t))
+        if (!r->submit(w, i, t))
             continue;
         h2b_arrival_pop(&w->sched);
         if (w->sched_left != UINT64_MAX)
@@ -1434,8 +1423,8 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__l
         w->interrupted = true;
     if (t->after_events)
         t->after_events(w);
-    if (sh->rate_mode && t->release && !w->interrupted && (sh->t_end == 0 || w->now < sh->t_end))
-        t->release(w);
+    if (sh->rate_mode && t->rate && !w->interrupted && (sh->t_end == 0 || w->now < sh->t_end))
+        h2b__load_release(w, t->rate);
     if (t->after_release)
         t->after_release(w);
     if (w->now >= w->next_tick) {
@@ -1549,7 +1538,7 @@ void *h2b__load_worker_main(void *arg)
     if (sh->rate_mode)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ~20 us wake-ups instead of ~75 us */
     static const struct h2b__load_turn turn = {.on_event = conn_event_any,
-                                               .release = release,
+                                               .rate = &rate_hooks,
                                                .after_release = pace_and_ramp,
                                                .timeouts = check_timeouts};
     w->now = h2b_clock_now_ns();
