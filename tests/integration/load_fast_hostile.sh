@@ -12,6 +12,9 @@
 . "$(dirname "$0")/lib.sh"
 
 start_fake() { # MODE -> sets FAKE_URL, FAKE_PID
+    # the previous fakepeer of this mode wrote the same file: without the rm the loop below can
+    # read its (dead) URL before the new child's redirection truncates it
+    rm -f "$TMP/fake-$1.out"
     python3 "$SRC/tests/integration/fakepeer.py" "$1" >"$TMP/fake-$1.out" &
     FAKE_PID=$!
     PIDS+=($!)
