@@ -6,18 +6,8 @@
 #   - h2bench run when a peer cannot start (exits at once; no such executable);
 #   - h2bench gate and h2bench report on a truncated results file.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/load_lib.sh"
 CHECK=$BIN/../tests/results_check
-
-start_fake() { # MODE -> sets FAKE_URL
-    python3 "$SRC/tests/integration/fakepeer.py" "$1" >"$TMP/fake-$1.out" &
-    PIDS+=($!)
-    for _ in $(seq 100); do
-        FAKE_URL=$(sed -n 's/^listening on //p' "$TMP/fake-$1.out")
-        [ -n "$FAKE_URL" ] && return
-        sleep 0.05
-    done
-    fail "fakepeer $1 did not start"
-}
 
 # load MODE EXPECTED_RC: runs 20 requests with a 2 s request timeout under a 60 s watchdog.
 load() {

@@ -10,21 +10,7 @@
 # is bounded (60 s watchdog, --timeout 10s); counts are asserted exactly and must be the same
 # for both engines.
 . "$(dirname "$0")/lib.sh"
-
-start_fake() { # MODE -> sets FAKE_URL, FAKE_PID
-    # the previous fakepeer of this mode wrote the same file: without the rm the loop below can
-    # read its (dead) URL before the new child's redirection truncates it
-    rm -f "$TMP/fake-$1.out"
-    python3 "$SRC/tests/integration/fakepeer.py" "$1" >"$TMP/fake-$1.out" &
-    FAKE_PID=$!
-    PIDS+=($!)
-    for _ in $(seq 100); do
-        FAKE_URL=$(sed -n 's/^listening on //p' "$TMP/fake-$1.out")
-        [ -n "$FAKE_URL" ] && return
-        sleep 0.05
-    done
-    fail "fakepeer $1 did not start"
-}
+. "$(dirname "$0")/load_lib.sh"
 
 # both NAME MODE JQ EXPECTED ARGS...: runs each engine against a fresh fakepeer MODE; the jq
 # expression over the JSON must print EXPECTED for both.

@@ -8,18 +8,7 @@
 # runs are the sanitizer check.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
-
-start_fake() { # MODE -> sets FAKE_URL
-    python3 "$SRC/tests/integration/fakepeer.py" "$1" >"$TMP/fake-$1.out" &
-    PIDS+=($!)
-    FAKE_PID=$!
-    for _ in $(seq 100); do
-        FAKE_URL=$(sed -n 's/^listening on //p' "$TMP/fake-$1.out")
-        [ -n "$FAKE_URL" ] && return
-        sleep 0.05
-    done
-    fail "fakepeer $1 did not start"
-}
+. "$(dirname "$0")/load_lib.sh"
 
 now_ms() { date +%s%3N; }
 

@@ -34,3 +34,19 @@ make_docroot() {
     mkdir -p "$TMP/www"
     printf 'hello\n' >"$TMP/www/hello"
 }
+
+# start_fake MODE: a fakepeer.py server (tests/integration/fakepeer.py MODE); sets FAKE_URL and
+# FAKE_PID. The previous fakepeer of the same mode wrote the same file: it is removed first, or
+# the wait could read the killed one's URL before the new child's redirection truncates it.
+start_fake() {
+    rm -f "$TMP/fake-$1.out"
+    python3 "$SRC/tests/integration/fakepeer.py" "$1" >"$TMP/fake-$1.out" &
+    FAKE_PID=$!
+    PIDS+=($!)
+    for _ in $(seq 100); do
+        FAKE_URL=$(sed -n 's/^listening on //p' "$TMP/fake-$1.out")
+        [ -n "$FAKE_URL" ] && return
+        sleep 0.05
+    done
+    fail "fakepeer $1 did not start"
+}
