@@ -151,6 +151,17 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__l
 /* Answers a pending progress snapshot request (call once per loop turn). */
 void h2b__load_snapshot(struct h2b__load_worker *w);
 
+/* A connection's share of -n: its slice of requests over nconns (remainders first), -n per
+ * client with --timing-script-file (h2load's way), unbounded under --total-rps or -D. */
+uint64_t h2b__load_budget(const struct h2b__load_shared *sh, uint64_t requests, uint32_t nconns,
+                          uint32_t i);
+
+/* The connection deadlines every engine checks on its tick: -T (a connection's life since
+ * connect), a connect or handshake that hangs (bounded by --timeout, else -N) and -N while
+ * requests are in flight (busy). True: close the connection (it may reconnect). */
+bool h2b__load_conn_expired(const struct h2b_load_config *cfg, uint64_t now, uint64_t t_connect,
+                            bool ready, uint64_t last_read, bool busy);
+
 /* Sets up a worker for conns connections (first_conn is its global index, for URI rotation).
  * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_SYS. */
 int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__load_shared *sh,
@@ -163,7 +174,7 @@ void *h2b__load_worker_main(void *arg);
 /* Points ssl's record counting (the message callback every SSL_CTX of a run has, load.c) at
  * st: each application_data record it receives adds one to st->tls_records, and the first one
  * sets st->tls_version and st->tls_cipher. st belongs to the thread that drives ssl. */
-void h2b__load_tls_attach(SSL *ssl, struct h2b_load_stats *st);
+SSL *h2b__load_tls_new(const struct h2b__load_shared *sh, int fd, struct h2b_load_stats *st);
 
 /* "TLSv1.3", "TLSv1.2", ... for an OpenSSL protocol version ("unknown" otherwise). */
 const char *h2b__load_tls_name(int version);

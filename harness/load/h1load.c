@@ -506,16 +506,10 @@ static void connected(struct h1c *c)
         ready(c);
         return;
     }
-    c->ssl = SSL_new(sh->ssl_ctx);
-    if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
+    if (!(c->ssl = h2b__load_tls_new(sh, c->fd, &c->w->stats))) {
         conn_close(c, false);
         return;
     }
-    h2b__load_tls_attach(c->ssl, &c->w->stats);
-    SSL_set_connect_state(c->ssl);
-    const char *host = sh->cfg->uris[0].host;
-    if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))
-        SSL_set_tlsext_host_name(c->ssl, host);
     c->state = S_HANDSHAKE;
     tls_step(c);
 }
@@ -586,23 +580,13 @@ static void check_timeouts(struct h2b__load_worker *w)
         struct h1c *c = &hw->conns[i];
         if (c->state != S_CONNECTING && c->state != S_HANDSHAKE && c->state != S_READY)
             continue;
-        if (cfg->conn_active_timeout_ns && now - c->t_connect >= cfg->conn_active_timeout_ns) {
+        if (h2b__load_conn_expired(cfg, now, c->t_connect, c->state == S_READY, c->last_read,
+                                   c->busy)) {
             conn_close(c, true);
             continue;
         }
-        if (c->state != S_READY) {
-            uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
-            if (limit && now - c->t_connect >= limit)
-                conn_close(c, true);
+        if (c->state != S_READY || !c->busy)
             continue;
-        }
-        if (!c->busy)
-            continue;
-        if (cfg->conn_inactivity_timeout_ns &&
-            now - c->last_read >= cfg->conn_inactivity_timeout_ns) {
-            conn_close(c, true);
-            continue;
-        }
         if (cfg->timeout_ns && now - c->t_submit >= cfg->timeout_ns) {
             c->responses = c->responses ? c->responses : 1; /* reconnect: the server lives */
             conn_close(c, true);
@@ -853,10 +837,7 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         c->index = first_conn + i;
         c->fd = -1;
         c->uri_next = (uint32_t)(c->index % cfg->nuris);
-        if (sh->rate_mode || cfg->duration_ns)
-            c->budget = UINT64_MAX;
-        else
-            c->budget = requests / w->nconns + (i < requests % w->nconns ? 1 : 0);
+        c->budget = h2b__load_budget(sh, requests, w->nconns, i);
     }
     return H2B_OK;
 }

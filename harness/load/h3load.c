@@ -617,21 +617,13 @@ static void check_timeouts(struct h2b__load_worker *w)
         struct h3c *c = &hw->conns[i];
         if (c->state != S_HANDSHAKE && c->state != S_READY)
             continue;
-        if (cfg->conn_active_timeout_ns && now - c->t_connect >= cfg->conn_active_timeout_ns) {
+        if (h2b__load_conn_expired(cfg, now, c->t_connect, c->state == S_READY, c->last_read,
+                                   c->inflight > 0)) {
             conn_close(c, true);
             continue;
         }
-        if (c->state != S_READY) {
-            uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
-            if (limit && now - c->t_connect >= limit)
-                conn_close(c, true);
+        if (c->state != S_READY)
             continue;
-        }
-        if (cfg->conn_inactivity_timeout_ns && c->inflight > 0 &&
-            now - c->last_read >= cfg->conn_inactivity_timeout_ns) {
-            conn_close(c, true);
-            continue;
-        }
         if (!cfg->timeout_ns || c->inflight == 0)
             continue;
         for (uint32_t k = 0; k < c->nslots; k++) {
@@ -826,11 +818,7 @@ int h2b__h3_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         c->fd = -1;
         c->uri_next = (uint32_t)(c->index % cfg->nuris);
         c->free_head = NO_SLOT;
-        /* -n is split as worker.c splits it (h2load's way) */
-        if (sh->rate_mode || cfg->duration_ns)
-            c->budget = UINT64_MAX;
-        else
-            c->budget = requests / w->nconns + (i < requests % w->nconns ? 1 : 0);
+        c->budget = h2b__load_budget(sh, requests, w->nconns, i);
     }
     return H2B_OK;
 }

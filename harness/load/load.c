@@ -141,9 +141,19 @@ static void tls_msg(int write_p, int version, int content_type, const void *buf,
     }
 }
 
-void h2b__load_tls_attach(SSL *ssl, struct h2b_load_stats *st)
+SSL *h2b__load_tls_new(const struct h2b__load_shared *sh, int fd, struct h2b_load_stats *st)
 {
+    SSL *ssl = SSL_new(sh->ssl_ctx);
+    if (!ssl || SSL_set_fd(ssl, fd) != 1) {
+        SSL_free(ssl);
+        return NULL;
+    }
     SSL_set_msg_callback_arg(ssl, st);
+    SSL_set_connect_state(ssl);
+    const char *host = sh->cfg->uris[0].host; /* SNI names a host, never an address */
+    if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))
+        SSL_set_tlsext_host_name(ssl, host);
+    return ssl;
 }
 
 const char *h2b__load_tls_name(int v)

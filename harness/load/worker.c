@@ -991,16 +991,10 @@ static void connected(struct h2b__load_conn *c)
         session_start(c);
         return;
     }
-    c->ssl = SSL_new(sh->ssl_ctx);
-    if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
+    if (!(c->ssl = h2b__load_tls_new(sh, c->fd, &c->w->stats))) {
         conn_fail(c);
         return;
     }
-    h2b__load_tls_attach(c->ssl, &c->w->stats);
-    SSL_set_connect_state(c->ssl);
-    const char *host = sh->cfg->uris[0].host;
-    if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))
-        SSL_set_tlsext_host_name(c->ssl, host);
     c->state = CONN_HANDSHAKE;
     tls_step(c);
 }
@@ -1246,22 +1240,13 @@ static void check_timeouts(struct h2b__load_worker *w)
         struct h2b__load_conn *c = &w->conns[i];
         if (c->state < CONN_CONNECTING || c->state > CONN_READY)
             continue;
-        if (cfg->conn_active_timeout_ns && now - c->t_connect >= cfg->conn_active_timeout_ns) {
+        if (h2b__load_conn_expired(cfg, now, c->t_connect, c->state == CONN_READY, c->last_read,
+                                   c->inflight > 0)) {
             conn_close(c, true);
             continue;
         }
-        if (c->state != CONN_READY) {
-            /* a connect or handshake that hangs is bounded by the request timeout */
-            uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
-            if (limit && now - c->t_connect >= limit)
-                conn_close(c, true);
+        if (c->state != CONN_READY)
             continue;
-        }
-        if (cfg->conn_inactivity_timeout_ns && c->inflight > 0 &&
-            now - c->last_read >= cfg->conn_inactivity_timeout_ns) {
-            conn_close(c, true);
-            continue;
-        }
         if (c->m_eff == 0 && c->inflight == 0 && c->budget > 0) {
             /* the server allows no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0) and has not
              * raised the limit within a request timeout: what this connection owes cannot be
@@ -1295,6 +1280,30 @@ static void check_timeouts(struct h2b__load_worker *w)
 }
 
 /* ---- open loop ------------------------------------------------------------------------ */
+
+uint64_t h2b__load_budget(const struct h2b__load_shared *sh, uint64_t requests, uint32_t nconns,
+                          uint32_t i)
+{
+    const struct h2b_load_config *cfg = sh->cfg;
+    if (cfg->nscript && !cfg->duration_ns)
+        return cfg->requests / cfg->connections; /* -n per client, as in h2load */
+    if (sh->rate_mode || cfg->duration_ns)
+        return UINT64_MAX;
+    return requests / nconns + (i < requests % nconns ? 1 : 0);
+}
+
+bool h2b__load_conn_expired(const struct h2b_load_config *cfg, uint64_t now, uint64_t t_connect,
+                            bool ready, uint64_t last_read, bool busy)
+{
+    if (cfg->conn_active_timeout_ns && now - t_connect >= cfg->conn_active_timeout_ns)
+        return true;
+    if (!ready) {
+        uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
+        return limit && now - t_connect >= limit;
+    }
+    return cfg->conn_inactivity_timeout_ns && busy &&
+           now - last_read >= cfg->conn_inactivity_timeout_ns;
+}
 
 static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
 {
@@ -1616,12 +1625,7 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
         c->fd = -1;
         c->uri_next = (uint32_t)(c->index % cfg->nuris);
         c->free_head = NO_SLOT;
-        if (cfg->nscript && !cfg->duration_ns)
-            c->budget = cfg->requests / cfg->connections; /* -n per client, as in h2load */
-        else if (sh->rate_mode || cfg->duration_ns)
-            c->budget = UINT64_MAX;
-        else
-            c->budget = requests / nconns + (i < requests % nconns ? 1 : 0);
+        c->budget = h2b__load_budget(sh, requests, nconns, i);
         c->wcap = 4096; /* grows while a burst needs it */
         c->wbuf = malloc(c->wcap);
         if (!c->wbuf)
