@@ -2,13 +2,13 @@
 # install.sh - the install stands on its own. A copy of the source tree (never the tree under
 # test) is configured like this build (build type, sanitizers, compiler, H3, MPI; no tests),
 # built and installed into a prefix; then the copy and its build tree are hidden (renamed) and
-# the prefix is moved elsewhere. No installed file names the copy or its build tree, and
-# PREFIX/bin/h2bench runs PREFIX/share/h2bench/scenarios/quick.json (and matrix.json, with
-# peers) --dry-run from outside any source tree, reading the peers from PREFIX/share/h2bench
-# relative to itself (with the installed peers.json gone it fails naming that file). A user
-# benchmark on the micro API (docs/micro.md's example) builds with `pkg-config h2bench` and
-# with `find_package(h2bench 0.2)`, the package leaks no PkgConfig:: target names into the
-# user's project, and the version rule (SameMinorVersion while 0.x) holds.
+# the prefix is moved elsewhere. No installed file of a Release build names the copy or its
+# build tree, and PREFIX/bin/h2bench runs PREFIX/share/h2bench/scenarios/quick.json (and
+# matrix.json, with peers) --dry-run from outside any source tree, reading the peers from
+# PREFIX/share/h2bench relative to itself (with the installed peers.json gone it fails naming
+# that file). A user benchmark on the micro API (docs/micro.md's example) builds with
+# `pkg-config h2bench` and with `find_package(h2bench 0.2)`, the package leaks no PkgConfig::
+# target names into the user's project, and the version rule (SameMinorVersion while 0.x) holds.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/install_lib.sh"
 
@@ -33,8 +33,14 @@ mv "$TMP/build" "$TMP/build.hidden"
 mv "$TMP/prefix" "$TMP/moved"
 P=$TMP/moved
 unset H2B_PEERS_DIR
-expect_eq "no installed file names the source or build tree" \
-    "$(grep -rlF -e "$TMP/src" -e "$TMP/build" "$P")" ""
+# Debug information and sanitizer metadata name their sources by design (that is how a debugger
+# or a report finds them), so the check holds for optimised builds without either.
+case "$(cache_value CMAKE_BUILD_TYPE):$(cache_value H2B_SANITIZE)" in
+Release: | MinSizeRel:)
+    expect_eq "no installed file names the source or build tree" \
+        "$(grep -rlF -e "$TMP/src" -e "$TMP/build" "$P")" ""
+    ;;
+esac
 expect_eq "scenarios installed" "$([ -f "$P/share/h2bench/scenarios/quick.json" ] && echo yes)" yes
 expect_eq "peers installed" "$(ls "$P/share/h2bench/peers" | tr '\n' ' ')" \
     "$(ls "$TMP/src.hidden/servers/peers" | tr '\n' ' ')"
