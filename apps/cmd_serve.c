@@ -48,6 +48,8 @@ static void usage(FILE *f)
         "  --slow-timeout DUR      close clients making no progress (default 10s)\n"
         "  --drain-timeout DUR     on shutdown, wait this long for streams (default 3s)\n"
         "  --docroot DIR           also serve files from DIR\n"
+        "  --engine NAME           HTTP/2 engine: nghttp2 (libnghttp2's session, the default)\n"
+        "                          or fast (our own framing, libnghttp2's HPACK decoder)\n"
         "  --tls                   TLS 1.2/1.3, ALPN h2 or http/1.1 (self-signed unless --cert)\n"
         "  --cert FILE --key FILE  PEM certificate chain and key for --tls\n"
         "  --h3                    also HTTP/3 (QUIC) on the same port number over UDP;\n"
@@ -85,7 +87,8 @@ enum {
     O_KEY,
     O_HELP,
     O_H3,
-    O_H3_NO_RETRY
+    O_H3_NO_RETRY,
+    O_ENGINE
 };
 
 static const struct option options[] = {
@@ -114,6 +117,7 @@ static const struct option options[] = {
     {"help", no_argument, NULL, O_HELP},
     {"h3", no_argument, NULL, O_H3},
     {"h3-no-retry", no_argument, NULL, O_H3_NO_RETRY},
+    {"engine", required_argument, NULL, O_ENGINE},
     {NULL, 0, NULL, 0},
 };
 
@@ -235,6 +239,14 @@ int h2b_cmd_serve(int argc, char **argv)
             break;
         case O_H3_NO_RETRY:
             h3_retry = false;
+            break;
+        case O_ENGINE:
+            if (strcmp(optarg, "nghttp2") == 0)
+                cfg.conn.engine = H2B_ENGINE_NGHTTP2;
+            else if (strcmp(optarg, "fast") == 0)
+                cfg.conn.engine = H2B_ENGINE_FAST;
+            else
+                return bad("engine", optarg, H2B_ERR_INVAL);
             break;
         default:
             fprintf(stderr, "h2bench serve: unknown or incomplete option '%s'\n\n",

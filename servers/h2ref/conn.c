@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "error.h"
 #include "h1.h"
+#include "h2frame.h"
 #include "handlers.h"
 #include "heap.h"
 
@@ -151,8 +152,9 @@ struct h2b_conn {
     uint64_t tokens_at;
     /* HTTP/1.1 (h1.c): set once the first bytes were not the client preface */
     struct h2b_h1 *h1;
-    bool sniffing;   /* H2B_PROTO_DETECT: nothing fed or sent until the protocol is known */
-    uint8_t sniffed; /* preface bytes matched (and held) so far */
+    struct h2b_h2s *h2f; /* the own-framing engine (h2frame.c) in place of sess */
+    bool sniffing;       /* H2B_PROTO_DETECT: nothing fed or sent until the protocol is known */
+    uint8_t sniffed;     /* preface bytes matched (and held) so far */
 };
 
 struct h2b_conn_ctx {
@@ -183,7 +185,8 @@ struct h2b_conn_ctx {
     nghttp2_mem mem;                   /* nghttp2's allocator: the size-class pool below */
     struct pblock *pool[POOL_CLASSES]; /* free blocks per size class */
     uint32_t pool_n[POOL_CLASSES];
-    struct h2b_h1_ctx *h1; /* HTTP/1.1 connections' timers and buffers */
+    struct h2b_h1_ctx *h1;   /* HTTP/1.1 connections' timers and buffers */
+    struct h2b_h2s_ctx *h2f; /* the own-framing engine's timers and free lists */
 };
 
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
@@ -684,6 +687,8 @@ int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
         return 0; /* an HTTP/1.1 client must not see our SETTINGS */
     if (c->fatal)
         return H2B_ERR_PROTO;
+    if (c->h2f)
+        return h2b_h2s_output(c->h2f, iov);
     fill(c);
     if (c->fatal)
         return H2B_ERR_PROTO;
@@ -697,6 +702,10 @@ void h2b_conn_sent(struct h2b_conn *c, size_t n)
 {
     if (c->h1) {
         h2b_h1_sent(c->h1, n);
+        return;
+    }
+    if (c->h2f) {
+        h2b_h2s_sent(c->h2f, n);
         return;
     }
     if (n == 0)
@@ -1238,6 +1247,11 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     update_date(ctx);
     if (h2b_h1_ctx_new(&ctx->h1, cfg, &ctx->stats, ctx->date) != H2B_OK)
         goto out_opt;
+    if (cfg->engine == H2B_ENGINE_FAST &&
+        h2b_h2s_ctx_new(&ctx->h2f, cfg, &ctx->stats, ctx->date) != H2B_OK) {
+        h2b_h1_ctx_del(ctx->h1);
+        goto out_opt;
+    }
     *out = ctx;
     return H2B_OK;
 out_opt:
@@ -1279,6 +1293,7 @@ void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
     h2b_heap_free(&ctx->timers);
     h2b_heap_free(&ctx->delays);
     h2b_h1_ctx_del(ctx->h1);
+    h2b_h2s_ctx_del(ctx->h2f);
     nghttp2_option_del(ctx->opt);
     nghttp2_session_callbacks_del(ctx->cbs);
     free(ctx);
@@ -1289,6 +1304,8 @@ void h2b_conn_ctx_set_stats_fn(struct h2b_conn_ctx *ctx, h2b_conn_stats_fn fn, v
     ctx->stats_fn = fn;
     ctx->stats_arg = arg;
     h2b_h1_ctx_set_stats_fn(ctx->h1, fn, arg);
+    if (ctx->h2f)
+        h2b_h2s_ctx_set_stats_fn(ctx->h2f, fn, arg);
 }
 
 const struct h2b_stats *h2b_conn_ctx_stats(const struct h2b_conn_ctx *ctx)
@@ -1352,6 +1369,8 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
         h2b_conn_mark_dirty(c);
     }
     h2b_h1_ctx_tick(ctx->h1, now_ns);
+    if (ctx->h2f)
+        h2b_h2s_ctx_tick(ctx->h2f, now_ns);
 }
 
 uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
@@ -1364,7 +1383,10 @@ uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
     if (top && top->key < d)
         d = top->key;
     uint64_t d1 = h2b_h1_ctx_next_deadline(ctx->h1);
-    return d1 < d ? d1 : d;
+    uint64_t d2 = ctx->h2f ? h2b_h2s_ctx_next_deadline(ctx->h2f) : UINT64_MAX;
+    if (d1 < d)
+        d = d1;
+    return d2 < d ? d2 : d;
 }
 
 /* ---- connection ---- */
@@ -1380,6 +1402,15 @@ int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
     c->tokens_at = ctx->now;
     c->last = c->busy_since = ctx->now;
     c->preface_left = (uint8_t)(sizeof NGHTTP2_CLIENT_MAGIC - 1);
+    if (ctx->cfg.engine == H2B_ENGINE_FAST) { /* h2frame.c keeps its own timer */
+        if (h2b_h2s_new(&c->h2f, ctx->h2f, c) != H2B_OK)
+            goto out_free;
+        ctx->nconns++;
+        h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_OPEN, 1);
+        h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_TOTAL, 1);
+        *out = c;
+        return H2B_OK;
+    }
     if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
         goto out_free;
     if (nghttp2_session_server_new3(&c->sess, ctx->cbs, c, ctx->opt, &ctx->mem) != 0)
@@ -1430,6 +1461,7 @@ void h2b_conn_del(struct h2b_conn *c)
     while (c->streams)
         stream_release(c, c->streams);
     h2b_h1_del(c->h1);
+    h2b_h2s_del(c->h2f);
     nghttp2_session_del(c->sess);
     out_reset(c);
     ctx->nconns--;
@@ -1582,6 +1614,8 @@ static int become_h1(struct h2b_conn *c)
     h2b_heap_remove(&c->ctx->timers, &c->tnode);
     nghttp2_session_del(c->sess);
     c->sess = NULL;
+    h2b_h2s_del(c->h2f);
+    c->h2f = NULL;
     return H2B_OK;
 }
 
@@ -1634,6 +1668,8 @@ int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len)
         return h2b_h1_recv(c->h1, data, len);
     if (c->sniffing)
         return sniff(c, data, len);
+    if (c->h2f)
+        return h2b_h2s_recv(c->h2f, data, len);
     if (c->terminated)
         return H2B_OK;
     if (!scan_input(c, data, len))
@@ -1660,6 +1696,8 @@ bool h2b_conn_done(const struct h2b_conn *c)
         return h2b_h1_done(c->h1);
     if (c->fatal || c->sniffing)
         return c->fatal;
+    if (c->h2f)
+        return h2b_h2s_done(c->h2f);
     if (c->fatal)
         return true;
     if (c->niov != c->ifirst || nghttp2_session_want_write(c->sess))
@@ -1671,13 +1709,15 @@ bool h2b_conn_done(const struct h2b_conn *c)
 void h2b_conn_input_closed(struct h2b_conn *c)
 {
     c->input_closed = true;
+    if (c->h2f)
+        h2b_h2s_input_closed(c->h2f);
 }
 
 bool h2b_conn_fatal(const struct h2b_conn *c)
 {
     if (c->h1)
         return h2b_h1_fatal(c->h1);
-    return c->fatal;
+    return c->fatal || (c->h2f && h2b_h2s_fatal(c->h2f));
 }
 
 void h2b_conn_shutdown(struct h2b_conn *c)
@@ -1688,6 +1728,10 @@ void h2b_conn_shutdown(struct h2b_conn *c)
     }
     if (c->sniffing)
         c->fatal = true; /* nothing was said yet: just close */
+    if (c->h2f && !c->fatal) {
+        h2b_h2s_shutdown(c->h2f);
+        return;
+    }
     if (!c->fatal && !c->terminated)
         nghttp2_submit_goaway(c->sess, NGHTTP2_FLAG_NONE,
                               nghttp2_session_get_last_proc_stream_id(c->sess), NGHTTP2_NO_ERROR,

@@ -48,8 +48,13 @@
 struct h2b_conn;
 struct h2b_conn_ctx;
 
+/* Which HTTP/2 engine a connection runs: libnghttp2's session (conn.c) or our own framing
+ * (h2frame.c, libnghttp2 only for HPACK decoding). Both serve the same routes. */
+enum h2b_conn_engine { H2B_ENGINE_NGHTTP2, H2B_ENGINE_FAST };
+
 /* Protocol configuration; sizes in bytes, times in ns. Fill with h2b_conn_config_defaults(). */
 struct h2b_conn_config {
+    enum h2b_conn_engine engine;   /* HTTP/2 engine (default H2B_ENGINE_NGHTTP2) */
     uint32_t max_streams;          /* SETTINGS_MAX_CONCURRENT_STREAMS (default 256) */
     uint32_t window;               /* SETTINGS_INITIAL_WINDOW_SIZE (default 1 MiB) */
     uint32_t conn_window;          /* connection receive window (default 16 MiB) */

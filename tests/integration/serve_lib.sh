@@ -3,10 +3,12 @@
 # start_serve NAME [serve options...]: starts the server in the background (stdout to
 # $TMP/NAME.out, stderr to $TMP/NAME.err), waits up to 10 s for its "listening on" line, sets
 # SERVE_PID and SERVE_URL (http[s]://127.0.0.1:PORT). Returns 1 if it never got ready.
+# H2B_TEST_ENGINE=fast|nghttp2 in the environment runs the server with that --engine (the
+# *_fast test variants in CMakeLists.txt set it).
 start_serve() {
     local name=$1
     shift
-    "$H2BENCH" serve "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    "$H2BENCH" serve ${H2B_TEST_ENGINE:+--engine "$H2B_TEST_ENGINE"} "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     SERVE_PID=$!
     PIDS+=("$SERVE_PID")
     SERVE_URL=

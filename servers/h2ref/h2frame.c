@@ -1,0 +1,2113 @@
+/*
+ * h2frame.c - the reference server's own-framing HTTP/2 engine (`h2bench serve --engine fast`):
+ * our frame reader and writer, stream state machine and flow control; libnghttp2 only for
+ * HPACK decoding (nghttp2_hd_inflate_hd2).
+ *
+ * Why: with an nghttp2_session per connection, h2ref spent ~9,340 instructions per request at
+ * 10 connections x 10 streams, ~7,900 of them (83 %) inside libnghttp2 (stream objects and
+ * their map, the priority tree, the outbound frame queue, five allocations a request), and an
+ * idle connection held 15.8 KiB, 13.2 KiB of it the session. h2o does its own framing and HPACK
+ * and spends ~6,200 in total at 3.2 KiB per connection. The load client took the same step
+ * (harness/load/h2fast.c: 3,258 vs 6,957 instructions per request).
+ *
+ * What: the server side of RFC 9113 for the routes h2ref serves, nothing else.
+ * - Input: an incremental frame reader that handles any split of the byte stream (a frame
+ *   header, a padding length, a SETTINGS entry or a header block may end in one read and go on
+ *   in the next). No input buffer: fixed prefixes (at most 8 bytes) are collected in the
+ *   connection, header block fragments stream into the HPACK decoder, DATA payloads go to the
+ *   stream as they arrive.
+ * - Frames: preface; SETTINGS (every parameter validated, RFC 9113 6.5.2; ACKed), SETTINGS ACK;
+ *   HEADERS and CONTINUATION (interleaving refused, compressed block bounded, CONTINUATION
+ *   count bounded); DATA (padding, flow control on the connection and the stream); PRIORITY
+ *   (validated, then ignored); RST_STREAM; PING (ACKed); GOAWAY; WINDOW_UPDATE (zero increment
+ *   and overflow refused); PUSH_PROMISE refused; unknown types ignored.
+ * - Streams, RFC 9113 5.1: ids odd and increasing (a lower never-opened id is PROTOCOL_ERROR,
+ *   one already closed STREAM_CLOSED); idle, open, half-closed (remote), closed; more than
+ *   MAX_CONCURRENT_STREAMS (or the memory budget spent) is REFUSED_STREAM; frames on streams we
+ *   reset are ignored (5.4.2), those on streams otherwise closed answered with STREAM_CLOSED.
+ *   Streams live in one list per connection with a last-hit cache: a GET workload never looks
+ *   one up (a new request's HEADERS has a new id), and the list is bounded by max_streams.
+ * - Request checks that nghttp2's HTTP messaging did (RFC 9113 8.2-8.3): lowercase field names
+ *   of token characters, values without NUL/CR/LF or outer whitespace, pseudo-headers known,
+ *   unique, before regular fields and absent from trailers, :method/:scheme/:path present and
+ *   :path absolute (or "*" for OPTIONS), no connection-specific fields, TE only "trailers",
+ *   content-length consistent with the DATA received; a malformed request is RST_STREAM
+ *   PROTOCOL_ERROR. The header list is bounded by max_header_list (ENHANCE_YOUR_CALM).
+ * - Responses: what handlers.c answers (the routes of every engine). Header blocks are
+ *   encoded here with a table mirror of our own insertions only: server, the content-type
+ *   values and the date go into the peer's dynamic table once (the date again once a second),
+ *   after that they are one byte each; :status is static-indexed, content-length a literal.
+ *   When the table would need an eviction, the block starts with size updates 0 and max (the
+ *   table empties), so the mirror never tracks evictions. A peer's SETTINGS_HEADER_TABLE_SIZE
+ *   change is signalled the same way at the next block.
+ * - Output: one pooled 64 KiB buffer per connection while it has unsent bytes; large static
+ *   bodies referenced by iovec (copied with copy_bodies, for TLS); files pread into the
+ *   buffer. Control frames (ACKs, RST_STREAM, WINDOW_UPDATE, GOAWAY) are written as they arise
+ *   into a reserve at the buffer's end that responses never use; a peer that makes us answer
+ *   without reading is cut off when the reserve is full (guard_outq). Responses are written
+ *   by h2b_h2s_output from a round-robin queue of streams with something to send.
+ * - Guards as in conn.c: the flood budget (the same charges), idle and slow-client timeouts,
+ *   echo buffer caps and the memory budget.
+ * - Memory: per connection this struct, the HPACK decoder (its table holds what the client
+ *   indexed) and, while output is unsent, the output buffer; streams and echo chunks come from
+ *   per-ctx free lists (bypassed under sanitizers). Nothing is allocated per request here (the
+ *   decoder allocates for literal fields).
+ * Rejected: nghttp2_session with fewer callbacks (the session's own costs are the measured
+ * problem); nghttp2_hd_deflate for responses (a deflater per connection is ~2 KiB and a deflate
+ * per response; the mirror above gives the same one-byte fields for the fixed set we send); a
+ * hash of stream ids (an idle connection would carry the table; the list is short); RFC 7540
+ * priorities (deprecated by RFC 9113, responses here are small); server push.
+ */
+#include "h2frame.h"
+
+#include "alloc.h"
+#include "clock.h"
+#include "error.h"
+#include "handlers.h"
+#include "heap.h"
+
+#include <nghttp2/nghttp2.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    F_DATA = 0,
+    F_HEADERS = 1,
+    F_PRIORITY = 2,
+    F_RST = 3,
+    F_SETTINGS = 4,
+    F_PUSH = 5,
+    F_PING = 6,
+    F_GOAWAY = 7,
+    F_WINUP = 8,
+    F_CONT = 9
+};
+enum { FL_END_STREAM = 0x1, FL_ACK = 0x1, FL_END_HEADERS = 0x4, FL_PADDED = 0x8, FL_PRIO = 0x20 };
+enum {
+    E_NO_ERROR = 0,
+    E_PROTOCOL = 1,
+    E_INTERNAL = 2,
+    E_FLOW = 3,
+    E_STREAM_CLOSED = 5,
+    E_FRAME_SIZE = 6,
+    E_REFUSED = 7,
+    E_COMPRESSION = 9,
+    E_CALM = 11
+};
+
+#define OUTBUF_SIZE (64 * 1024)
+#define CTL_RESERVE 4096 /* the end of the output buffer: control frames only */
+#define OUT_IOV_MAX 64
+#define OUTBUF_ALLOC (OUTBUF_SIZE + OUT_IOV_MAX * sizeof(struct iovec))
+#define OUT_PENDING_MAX (512 * 1024)
+#define HEAD_ROOM 160 /* a response HEADERS frame fits in this */
+#define CHUNK_SIZE 16384
+#define DATA_MAX 16384
+#define REF_MIN 1024
+#define KEEP_STREAMS 4096
+#define KEEP_CHUNKS 256
+#define KEEP_BUFS 64
+#define SID_WINDOW 256 /* client stream ids remembered below the highest */
+#define MAX_CONTINUATIONS 8
+#define MAX_WIN 0x7fffffffLL
+#define HPACK_MAX 4096 /* our encoder never uses a larger table */
+#define HPACK_SLACK 256
+
+static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+#define PREFACE_LEN 24
+
+/* what the header block being decoded is */
+enum block { HB_NONE, HB_REQUEST, HB_TRAILERS, HB_DISCARD };
+/* pseudo-header bits */
+enum { P_METHOD = 1, P_SCHEME = 2, P_PATH = 4, P_AUTHORITY = 8 };
+/* fields our encoder puts in the peer's dynamic table */
+enum { K_SERVER, K_CT_TEXT, K_CT_OCTET, K_CT_JSON, K_DATE, K_COUNT };
+
+struct chunk {
+    struct chunk *next;
+    size_t len, off;
+    uint8_t data[CHUNK_SIZE];
+};
+
+struct fstream {
+    struct fstream *anext, *aprev; /* the connection's streams; free list (anext) */
+    struct fstream *qnext;         /* send queue */
+    struct h2b_h2s *conn;
+    struct h2b_heap_node dnode; /* /delay: in ctx->delays */
+    uint32_t id;
+    struct h2b_request req; /* route, method, arg, body bytes received (rx) */
+    struct h2b_response rs; /* once responded */
+    uint8_t body;           /* enum h2b_body: what is left to send (NONE for HEAD) */
+    bool connect, options;  /* :method CONNECT, OPTIONS (the checks of hb_done) */
+    uint8_t pseudo;         /* P_* seen */
+    bool regular;           /* a regular field seen */
+    bool malformed;
+    bool oversize;
+    bool eof_in;    /* request END_STREAM seen */
+    bool responded; /* response chosen */
+    bool hdr_sent;
+    bool done_out; /* response END_STREAM queued */
+    bool queued;   /* in the send queue */
+    bool blocked;  /* waits for send window */
+    bool delayed;
+    bool dropped; /* echo reset for memory */
+    bool has_clen;
+    bool star; /* :path is "*" */
+    uint32_t hdr_bytes;
+    int64_t swin;      /* send window */
+    uint32_t rused;    /* received bytes not yet credited back */
+    uint32_t consumed; /* of those, consumed (credit due) */
+    uint64_t clen;     /* request content-length */
+    uint64_t len, off; /* response body length and bytes sent */
+    struct chunk *ch_head, *ch_tail;
+    uint64_t ch_bytes;
+    int fd;
+    char text[H2B_TEXT_MAX];
+};
+
+struct freebuf {
+    struct freebuf *next;
+};
+
+struct h2b_h2s_ctx {
+    struct h2b_conn_config cfg;
+    struct h2b_stats *stats;
+    const char *date;
+    char date_seen[32];
+    uint32_t date_gen;
+    bool inject_slow;
+    h2b_conn_stats_fn stats_fn;
+    void *stats_arg;
+    struct h2b_heap timers, delays;
+    uint64_t now;
+    _Atomic uint64_t own_used;
+    _Atomic uint64_t *used;
+    struct fstream *free_streams;
+    size_t n_free_streams;
+    struct chunk *free_chunks;
+    size_t n_free_chunks;
+    struct freebuf *free_bufs;
+    size_t n_free_bufs;
+};
+
+struct h2b_h2s {
+    struct h2b_h2s_ctx *ctx;
+    struct h2b_conn *owner;
+    nghttp2_hd_inflater *inf;
+    struct fstream *streams, *last_st;
+    struct fstream *q_head, *q_tail;
+    /* timers */
+    struct h2b_heap_node tnode;
+    uint64_t last, busy_since;
+    bool was_busy, progress;
+    /* output */
+    uint8_t *obuf;
+    struct iovec *iov;
+    size_t olen, opending;
+    int niov, ifirst;
+    /* state */
+    bool fatal, terminated, shut, peer_goaway, input_closed, calm;
+    bool got_frame, got_settings, settings_acked;
+    uint8_t preface_have;
+    /* the frame being read */
+    uint8_t fh[9], fh_have;
+    uint8_t ftype, fflags;
+    uint32_t fid, flen;
+    uint32_t left;      /* payload bytes of this frame not yet read */
+    uint32_t body_left; /* of those, payload proper (before padding) */
+    uint8_t pb[8], pb_have, pb_need;
+    bool in_frame;
+    struct fstream *fst; /* the DATA frame's stream (NULL once released) */
+    /* the header block being decoded */
+    uint8_t hb;
+    bool hb_end_stream;
+    uint8_t hb_conts;
+    uint32_t hb_id, hb_err, hb_bytes;
+    struct fstream *hb_st;
+    /* flow control */
+    int64_t conn_swin;   /* our send window on the connection */
+    int64_t peer_iwin;   /* peer's SETTINGS_INITIAL_WINDOW_SIZE */
+    uint32_t conn_rused; /* bytes received on the connection not credited back */
+    uint32_t conn_consumed;
+    /* client stream ids */
+    uint32_t max_id;
+    uint64_t sid_opened[SID_WINDOW / 64], sid_reset[SID_WINDOW / 64];
+    uint32_t nstreams, ndelayed;
+    uint64_t echo_bytes;
+    double tokens;
+    uint64_t tokens_at;
+    /* our HPACK encoder's view of the peer's dynamic table (see the top comment) */
+    uint32_t hp_max, hp_used, hp_ins, hp_date_gen;
+    uint32_t hp_seq[K_COUNT]; /* insertion number of each field, 0: not in the table */
+    bool hp_update;           /* a size update is due at the next block */
+};
+
+_Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
+
+/* ---- memory: the shared budget counter, free lists ---- */
+
+static void mem_add(struct h2b_h2s_ctx *ctx, size_t n)
+{
+    atomic_fetch_add_explicit(ctx->used, n, memory_order_relaxed);
+}
+
+static void mem_sub(struct h2b_h2s_ctx *ctx, size_t n)
+{
+    atomic_fetch_sub_explicit(ctx->used, n, memory_order_relaxed);
+}
+
+static bool mem_over(const struct h2b_h2s_ctx *ctx)
+{
+    return ctx->cfg.memory_budget &&
+           atomic_load_explicit(ctx->used, memory_order_relaxed) >= ctx->cfg.memory_budget;
+}
+
+static struct fstream *stream_get(struct h2b_h2s_ctx *ctx)
+{
+    struct fstream *st = NULL;
+#ifndef H2B_SANITIZED
+    if (ctx->free_streams) {
+        st = ctx->free_streams;
+        ctx->free_streams = st->anext;
+        ctx->n_free_streams--;
+    }
+#endif
+    if (!st)
+        st = malloc(sizeof *st);
+    if (st) {
+        memset(st, 0, offsetof(struct fstream, text));
+        st->fd = -1;
+    }
+    return st;
+}
+
+static void stream_put(struct h2b_h2s_ctx *ctx, struct fstream *st)
+{
+#ifndef H2B_SANITIZED
+    if (ctx->n_free_streams < KEEP_STREAMS) {
+        st->anext = ctx->free_streams;
+        ctx->free_streams = st;
+        ctx->n_free_streams++;
+        return;
+    }
+#endif
+    (void)ctx;
+    free(st);
+}
+
+static struct chunk *chunk_get(struct h2b_h2s_ctx *ctx)
+{
+    struct chunk *ch = NULL;
+#ifndef H2B_SANITIZED
+    if (ctx->free_chunks) {
+        ch = ctx->free_chunks;
+        ctx->free_chunks = ch->next;
+        ctx->n_free_chunks--;
+    }
+#endif
+    if (!ch && (ch = malloc(sizeof *ch)) != NULL)
+        mem_add(ctx, sizeof *ch);
+    if (ch) {
+        ch->next = NULL;
+        ch->len = ch->off = 0;
+    }
+    return ch;
+}
+
+static void chunk_put(struct h2b_h2s_ctx *ctx, struct chunk *ch)
+{
+#ifndef H2B_SANITIZED
+    if (ctx->n_free_chunks < KEEP_CHUNKS) {
+        ch->next = ctx->free_chunks;
+        ctx->free_chunks = ch;
+        ctx->n_free_chunks++;
+        return;
+    }
+#endif
+    mem_sub(ctx, sizeof *ch);
+    free(ch);
+}
+
+static uint8_t *buf_get(struct h2b_h2s_ctx *ctx)
+{
+    uint8_t *b = NULL;
+#ifndef H2B_SANITIZED
+    if (ctx->free_bufs) {
+        b = (uint8_t *)ctx->free_bufs;
+        ctx->free_bufs = ctx->free_bufs->next;
+        ctx->n_free_bufs--;
+    }
+#endif
+    if (!b && (b = malloc(OUTBUF_ALLOC)) != NULL)
+        mem_add(ctx, OUTBUF_ALLOC);
+    return b;
+}
+
+static void buf_put(struct h2b_h2s_ctx *ctx, uint8_t *b)
+{
+#ifndef H2B_SANITIZED
+    if (ctx->n_free_bufs < KEEP_BUFS) {
+        struct freebuf *f = (struct freebuf *)(void *)b;
+        f->next = ctx->free_bufs;
+        ctx->free_bufs = f;
+        ctx->n_free_bufs++;
+        return;
+    }
+#endif
+    mem_sub(ctx, OUTBUF_ALLOC);
+    free(b);
+}
+
+/* ---- wire helpers ---- */
+
+static uint32_t get24(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static void frame_hd(uint8_t *p, uint32_t len, uint8_t type, uint8_t flags, uint32_t id)
+{
+    p[0] = (uint8_t)(len >> 16);
+    p[1] = (uint8_t)(len >> 8);
+    p[2] = (uint8_t)len;
+    p[3] = type;
+    p[4] = flags;
+    put32(p + 5, id & 0x7fffffffu);
+}
+
+/* ---- output ---- */
+
+static bool out_pending(const struct h2b_h2s *h)
+{
+    return h->niov > h->ifirst;
+}
+
+static bool out_ensure(struct h2b_h2s *h)
+{
+    if (!h->obuf) {
+        h->obuf = buf_get(h->ctx);
+        if (!h->obuf)
+            return false;
+        h->iov = (struct iovec *)(void *)(h->obuf + OUTBUF_SIZE);
+    }
+    return true;
+}
+
+static void out_reset(struct h2b_h2s *h)
+{
+    h->niov = h->ifirst = 0;
+    h->olen = h->opending = 0;
+    if (h->obuf) {
+        buf_put(h->ctx, h->obuf);
+        h->obuf = NULL;
+        h->iov = NULL;
+    }
+}
+
+/* Room for responses (the control reserve excluded). */
+static size_t resp_room(const struct h2b_h2s *h)
+{
+    size_t used = h->obuf ? h->olen : 0;
+    return used >= OUTBUF_SIZE - CTL_RESERVE ? 0 : OUTBUF_SIZE - CTL_RESERVE - used;
+}
+
+/* Appends n bytes at the buffer's end (the caller checked room and an iovec slot). */
+static uint8_t *out_append(struct h2b_h2s *h, size_t n)
+{
+    uint8_t *dst = h->obuf + h->olen;
+    struct iovec *last = out_pending(h) ? &h->iov[h->niov - 1] : NULL;
+    if (last && (uint8_t *)last->iov_base + last->iov_len == dst)
+        last->iov_len += n;
+    else
+        h->iov[h->niov++] = (struct iovec){.iov_base = dst, .iov_len = n};
+    h->olen += n;
+    h->opending += n;
+    return dst;
+}
+
+static void out_ref(struct h2b_h2s *h, const void *p, size_t n)
+{
+    h->iov[h->niov++] = (struct iovec){.iov_base = (void *)p, .iov_len = n};
+    h->opending += n;
+}
+
+static void fail(struct h2b_h2s *h, enum h2b_stat why)
+{
+    if (!h->fatal)
+        h2b_stats_add(h->ctx->stats, why, 1);
+    h->fatal = true;
+    h2b_heap_remove(&h->ctx->timers, &h->tnode);
+}
+
+/* Writes a control frame (any room, the reserve included); a peer that keeps us answering
+ * without reading fills it and is cut off. Returns false then. */
+static bool ctl(struct h2b_h2s *h, const uint8_t *p, size_t n)
+{
+    if (h->fatal)
+        return false;
+    if (!out_ensure(h)) {
+        fail(h, H2B_STAT_ERR_PROTOCOL);
+        return false;
+    }
+    if (OUTBUF_SIZE - h->olen < n || h->niov >= OUT_IOV_MAX) {
+        fail(h, H2B_STAT_GUARD_OUTQ);
+        return false;
+    }
+    memcpy(out_append(h, n), p, n);
+    return true;
+}
+
+/* ---- flood budget (the charges of conn.c) ---- */
+
+static void charge(struct h2b_h2s *h, double n)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    uint64_t now = h->ctx->now;
+    if (now > h->tokens_at) {
+        h->tokens += (double)(now - h->tokens_at) * cfg->flood_rate / 1e9;
+        if (h->tokens > cfg->flood_burst)
+            h->tokens = cfg->flood_burst;
+        h->tokens_at = now;
+    }
+    h->tokens -= n;
+    if (h->tokens < 0) {
+        h->tokens = 0;
+        h->calm = true;
+    }
+}
+
+/* ---- client stream ids ---- */
+
+static bool sid_bit(const uint64_t *map, uint32_t k)
+{
+    return (map[(k % SID_WINDOW) / 64] >> (k % 64)) & 1;
+}
+
+static void sid_set(uint64_t *map, uint32_t k)
+{
+    map[(k % SID_WINDOW) / 64] |= (uint64_t)1 << (k % 64);
+}
+
+static void sid_open(struct h2b_h2s *h, uint32_t id)
+{
+    uint32_t k = id / 2, old = h->max_id / 2;
+    if (h->max_id == 0 || k - old >= SID_WINDOW) {
+        memset(h->sid_opened, 0, sizeof h->sid_opened);
+        memset(h->sid_reset, 0, sizeof h->sid_reset);
+    } else {
+        for (uint32_t j = old + 1; j <= k; j++) {
+            h->sid_opened[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
+            h->sid_reset[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
+        }
+    }
+    h->max_id = id;
+    sid_set(h->sid_opened, k);
+}
+
+static bool sid_in_window(const struct h2b_h2s *h, uint32_t id)
+{
+    return id <= h->max_id && h->max_id / 2 - id / 2 < SID_WINDOW;
+}
+
+/* ---- connection-level frames ---- */
+
+/* Ends the connection with GOAWAY(code); further input is discarded. */
+static void conn_error(struct h2b_h2s *h, uint32_t code)
+{
+    if (h->terminated || h->fatal)
+        return;
+    uint8_t f[17];
+    frame_hd(f, 8, F_GOAWAY, 0, 0);
+    put32(f + 9, h->max_id);
+    put32(f + 13, code);
+    h->terminated = true;
+    if (ctl(h, f, sizeof f))
+        h2b_stats_add(h->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
+}
+
+static void window_update(struct h2b_h2s *h, uint32_t id, uint32_t inc)
+{
+    uint8_t f[13];
+    frame_hd(f, 4, F_WINUP, 0, id);
+    put32(f + 9, inc);
+    ctl(h, f, sizeof f);
+}
+
+/* n received bytes of stream st (NULL: a stream gone) are done with: credit them back when
+ * half a window is due. */
+static void consume(struct h2b_h2s *h, struct fstream *st, uint32_t n)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    h->conn_consumed += n;
+    if (h->conn_consumed >= cfg->conn_window / 2 && !h->terminated) {
+        window_update(h, 0, h->conn_consumed);
+        h->conn_rused -= h->conn_consumed;
+        h->conn_consumed = 0;
+    }
+    if (st && !st->eof_in) {
+        st->consumed += n;
+        if (st->consumed >= cfg->window / 2 && !h->terminated) {
+            window_update(h, st->id, st->consumed);
+            st->rused -= st->consumed;
+            st->consumed = 0;
+        }
+    }
+}
+
+/* ---- streams ---- */
+
+static bool is_echo_upload(const struct fstream *st)
+{
+    return st->req.route == H2B_ROUTE_ECHO && h2b_method_upload(st->req.method);
+}
+
+static struct fstream *find(struct h2b_h2s *h, uint32_t id)
+{
+    if (h->last_st && h->last_st->id == id)
+        return h->last_st;
+    for (struct fstream *st = h->streams; st; st = st->anext)
+        if (st->id == id)
+            return h->last_st = st;
+    return NULL;
+}
+
+static void q_push(struct h2b_h2s *h, struct fstream *st)
+{
+    if (st->queued || st->done_out || st->delayed || !st->responded)
+        return;
+    st->queued = true;
+    st->blocked = false;
+    st->qnext = NULL;
+    if (h->q_tail)
+        h->q_tail->qnext = st;
+    else
+        h->q_head = st;
+    h->q_tail = st;
+}
+
+static void q_unlink(struct h2b_h2s *h, struct fstream *st)
+{
+    if (!st->queued)
+        return;
+    struct fstream **pp = &h->q_head, *prev = NULL;
+    while (*pp != st) {
+        prev = *pp;
+        pp = &(*pp)->qnext;
+    }
+    *pp = st->qnext;
+    if (h->q_tail == st)
+        h->q_tail = prev;
+    st->queued = false;
+}
+
+static void stream_release(struct h2b_h2s *h, struct fstream *st)
+{
+    q_unlink(h, st);
+    if (st->delayed) {
+        h2b_heap_remove(&h->ctx->delays, &st->dnode);
+        h->ndelayed--;
+    }
+    if (h->last_st == st)
+        h->last_st = NULL;
+    if (h->fst == st)
+        h->fst = NULL;
+    if (h->hb_st == st) {
+        h->hb_st = NULL;
+        h->hb = HB_DISCARD;
+    }
+    if (st->body == H2B_BODY_ECHO || is_echo_upload(st)) {
+        h->echo_bytes -= st->ch_bytes;
+        if (st->ch_bytes > 0)
+            consume(h, NULL, (uint32_t)st->ch_bytes);
+    }
+    if (st->aprev)
+        st->aprev->anext = st->anext;
+    else
+        h->streams = st->anext;
+    if (st->anext)
+        st->anext->aprev = st->aprev;
+    while (st->ch_head) {
+        struct chunk *ch = st->ch_head;
+        st->ch_head = ch->next;
+        chunk_put(h->ctx, ch);
+    }
+    if (st->fd >= 0)
+        close(st->fd);
+    h->nstreams--;
+    h2b_stats_sub(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
+    stream_put(h->ctx, st);
+}
+
+/* Resets stream id with code (st: its stream, released). */
+static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t code)
+{
+    uint8_t f[13];
+    frame_hd(f, 4, F_RST, 0, id);
+    put32(f + 9, code);
+    if (sid_in_window(h, id))
+        sid_set(h->sid_reset, id / 2);
+    if (st)
+        stream_release(h, st);
+    if (ctl(h, f, sizeof f)) {
+        h2b_stats_add(h->ctx->stats, H2B_STAT_RST_SENT, 1);
+        charge(h, 1); /* resets the peer provokes ("MadeYouReset") spend its flood budget */
+    }
+}
+
+/* ---- routes (handlers.c) ---- */
+
+static bool eq(const uint8_t *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && memcmp(p, lit, l) == 0;
+}
+
+/* Digits only, at least one, value <= max. */
+static bool parse_num(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
+{
+    if (n == 0 || n > 19)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The route of :path p[0..n): the table in handlers.c, then a file under --docroot. */
+static void route_path(struct h2b_h2s *h, struct fstream *st, const uint8_t *p, size_t n)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    st->req.route = (uint8_t)h2b_route_parse(p, n, cfg->max_body, &st->req.arg);
+    if (st->req.route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0) {
+        int fd = h2b_docroot_open(cfg->docroot_fd, cfg->docroot_walk, p, n, &st->req.file_len);
+        if (fd >= 0) {
+            st->fd = fd;
+            st->req.route = H2B_ROUTE_FILE;
+        }
+    }
+}
+
+/* ---- response header blocks ---- */
+
+/* HPACK integer with an n-bit prefix; first holds the pattern bits. Returns bytes written. */
+static size_t hp_int(uint8_t *p, uint8_t first, unsigned nbits, uint32_t v)
+{
+    uint32_t max = (1u << nbits) - 1;
+    if (v < max) {
+        p[0] = (uint8_t)(first | v);
+        return 1;
+    }
+    size_t n = 0;
+    p[n++] = (uint8_t)(first | max);
+    v -= max;
+    while (v >= 128) {
+        p[n++] = (uint8_t)(v % 128 + 128);
+        v /= 128;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static size_t hp_str(uint8_t *p, const char *s, size_t n)
+{
+    size_t k = hp_int(p, 0, 7, (uint32_t)n);
+    memcpy(p + k, s, n);
+    return k + n;
+}
+
+/* One field of the fixed set: indexed if our earlier insertion is still there (and, for the
+ * date, current), else inserted when it fits, else a literal without indexing. name_idx is its
+ * static-table name index, nlen the name's length. */
+static size_t hp_field(struct h2b_h2s *h, uint8_t *p, unsigned kind, unsigned name_idx, size_t nlen,
+                       const char *v, size_t vlen)
+{
+    uint32_t gen = h->ctx->date_gen;
+    if (h->hp_seq[kind] && (kind != K_DATE || h->hp_date_gen == gen))
+        return hp_int(p, 0x80, 7, 62 + h->hp_ins - h->hp_seq[kind]);
+    uint32_t size = (uint32_t)(nlen + vlen + 32);
+    if (h->hp_used + size <= h->hp_max) {
+        h->hp_used += size;
+        h->hp_seq[kind] = ++h->hp_ins;
+        if (kind == K_DATE)
+            h->hp_date_gen = gen;
+        size_t k = hp_int(p, 0x40, 6, name_idx);
+        return k + hp_str(p + k, v, vlen);
+    }
+    size_t k = hp_int(p, 0x00, 4, name_idx);
+    return k + hp_str(p + k, v, vlen);
+}
+
+/* Encodes the response header block into p (HEAD_ROOM - 9 bytes suffice). */
+static size_t hp_response(struct h2b_h2s *h, uint8_t *p, unsigned status, unsigned ct_kind,
+                          const char *ct, size_t ct_len, const char *cl, size_t cl_len)
+{
+    size_t n = 0;
+    if (h->hp_update || (h->hp_max >= 2 * HPACK_SLACK && h->hp_used > h->hp_max - HPACK_SLACK)) {
+        /* empty the table (size 0), then allow our size again */
+        n += hp_int(p + n, 0x20, 5, 0);
+        if (h->hp_max > 0)
+            n += hp_int(p + n, 0x20, 5, h->hp_max);
+        h->hp_update = false;
+        h->hp_used = h->hp_ins = 0;
+        memset(h->hp_seq, 0, sizeof h->hp_seq);
+    }
+    switch (status) {
+    case 200:
+        p[n++] = 0x88;
+        break;
+    case 204:
+        p[n++] = 0x89;
+        break;
+    case 206:
+        p[n++] = 0x8a;
+        break;
+    case 304:
+        p[n++] = 0x8b;
+        break;
+    case 400:
+        p[n++] = 0x8c;
+        break;
+    case 404:
+        p[n++] = 0x8d;
+        break;
+    case 500:
+        p[n++] = 0x8e;
+        break;
+    default: {
+        char s[3] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
+                     (char)('0' + status % 10)};
+        p[n++] = 0x08; /* literal without indexing, name :status (8) */
+        n += hp_str(p + n, s, 3);
+        break;
+    }
+    }
+    n += hp_field(h, p + n, K_SERVER, 54, 6, h2b_server_name, H2B_SERVER_NAME_LEN);
+    n += hp_field(h, p + n, K_DATE, 33, 4, h->ctx->date, 29);
+    if (ct_kind < K_COUNT) {
+        n += hp_field(h, p + n, ct_kind, 31, 12, ct, ct_len);
+    } else {
+        n += hp_int(p + n, 0x00, 4, 31); /* content-type, literal without indexing */
+        n += hp_str(p + n, ct, ct_len);
+    }
+    if (cl) {
+        n += hp_int(p + n, 0x00, 4, 28); /* content-length, literal without indexing */
+        n += hp_str(p + n, cl, cl_len);
+    }
+    return n;
+}
+
+/* ---- responses ---- */
+
+/* Chooses the response for st (handlers.c) and queues it: the status and headers go out as
+ * HEADERS when the send queue reaches it. */
+static void respond(struct h2b_h2s *h, struct fstream *st)
+{
+    struct h2b_h2s_ctx *ctx = h->ctx;
+    if (st->responded)
+        return;
+    if (ctx->inject_slow)
+        h2b_inject_slow_respond();
+    struct h2b_response *rs = &st->rs;
+    h2b_handle(&st->req, st->text, rs);
+    if (rs->body == H2B_BODY_DELAY) {
+        if (h2b_heap_push(&ctx->delays, &st->dnode, ctx->now + st->req.arg * H2B_NS_PER_MS) ==
+            H2B_OK) {
+            st->delayed = true;
+            h->ndelayed++;
+            return;
+        }
+        h2b_response_status(rs, 503);
+    } else if (rs->body == H2B_BODY_STATS) {
+        struct chunk *ch = chunk_get(ctx);
+        int n = !ch             ? H2B_ERR_NOMEM
+                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, CHUNK_SIZE)
+                                : h2b_stats_json(ctx->stats, h2b_alloc_counting_available(),
+                                                 (char *)ch->data, CHUNK_SIZE);
+        if (n >= 0) {
+            ch->len = (size_t)n;
+            st->ch_head = st->ch_tail = ch;
+            st->ch_bytes = (uint64_t)n;
+            rs->len = (uint64_t)n;
+        } else {
+            if (ch)
+                chunk_put(ctx, ch);
+            h2b_response_status(rs, ch ? 500 : 503);
+        }
+    }
+    st->body = rs->headers_only ? H2B_BODY_NONE : rs->body;
+    st->len = rs->len;
+    st->off = 0;
+    st->responded = true;
+    h2b_stats_add(ctx->stats, H2B_STAT_REQUESTS, 1);
+    h2b_stats_status(ctx->stats, rs->status);
+    q_push(h, st);
+}
+
+/* The encoder's table entry for a content-type, K_COUNT for one it does not index. */
+static unsigned ct_kind(const struct h2b_response *rs)
+{
+    switch (rs->ct_len) {
+    case 10:
+        return K_CT_TEXT; /* text/plain */
+    case 24:
+        return K_CT_OCTET; /* application/octet-stream */
+    case 16:
+        return K_CT_JSON; /* application/json */
+    default:
+        return K_COUNT;
+    }
+}
+
+/* What writing a frame of a response did: no room (try again later), nothing to send now
+ * (blocked by flow control or waiting for echo input), written with more to come, or the
+ * response is complete (the stream may be released). */
+enum { W_ROOM = -1, W_IDLE = 0, W_MORE = 1, W_DONE = 2 };
+
+/* The response is out (END_STREAM queued): the stream closes once the request is complete. */
+static void out_done(struct h2b_h2s *h, struct fstream *st)
+{
+    st->done_out = true;
+    h->progress = true;
+    if (st->eof_in)
+        stream_release(h, st);
+}
+
+/* Writes the HEADERS frame of st's response. */
+static int write_headers(struct h2b_h2s *h, struct fstream *st)
+{
+    if (resp_room(h) < HEAD_ROOM || h->niov >= OUT_IOV_MAX - 2)
+        return W_ROOM;
+    if (!out_ensure(h)) {
+        fail(h, H2B_STAT_ERR_PROTOCOL);
+        return W_ROOM;
+    }
+    const struct h2b_response *rs = &st->rs;
+    char cl[24];
+    size_t cl_len = rs->has_cl ? h2b_fmt_u64(cl, st->len) : 0;
+    bool body = st->body != H2B_BODY_NONE &&
+                (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
+    uint8_t *f = h->obuf + h->olen;
+    size_t n = hp_response(h, f + 9, rs->status, ct_kind(rs), rs->ct, rs->ct_len,
+                           rs->has_cl ? cl : NULL, cl_len);
+    frame_hd(f, (uint32_t)n, F_HEADERS, (uint8_t)(FL_END_HEADERS | (body ? 0 : FL_END_STREAM)),
+             st->id);
+    out_append(h, 9 + n);
+    st->hdr_sent = true;
+    h->progress = true;
+    if (!body) {
+        out_done(h, st);
+        return W_DONE;
+    }
+    return W_MORE;
+}
+
+/* Moves n echo or /stats bytes from st's chunks into the output. */
+static void take_chunks(struct h2b_h2s *h, struct fstream *st, size_t n)
+{
+    bool echo = st->body == H2B_BODY_ECHO;
+    while (n > 0) {
+        struct chunk *ch = st->ch_head;
+        size_t k = ch->len - ch->off;
+        if (k > n)
+            k = n;
+        memcpy(out_append(h, k), ch->data + ch->off, k);
+        ch->off += k;
+        n -= k;
+        st->ch_bytes -= k;
+        if (echo)
+            h->echo_bytes -= k;
+        if (ch->off == ch->len && (ch->next || !echo || ch->len == CHUNK_SIZE)) {
+            st->ch_head = ch->next;
+            if (!st->ch_head)
+                st->ch_tail = NULL;
+            chunk_put(h->ctx, ch);
+        }
+    }
+}
+
+/* Writes one DATA frame of st's body. */
+static int write_data(struct h2b_h2s *h, struct fstream *st)
+{
+    bool echo = st->body == H2B_BODY_ECHO;
+    uint64_t avail = echo || st->body == H2B_BODY_STATS ? st->ch_bytes : st->len - st->off;
+    bool eof_possible = !echo || st->eof_in;
+    if (avail == 0 && !eof_possible)
+        return W_IDLE; /* the echo waits for input */
+    size_t n = avail < DATA_MAX ? (size_t)avail : DATA_MAX;
+    int64_t win = h->conn_swin < st->swin ? h->conn_swin : st->swin;
+    if ((int64_t)n > win) {
+        if (win <= 0) {
+            st->blocked = true;
+            return W_IDLE;
+        }
+        n = (size_t)win;
+    }
+    bool ref = !h->ctx->cfg.copy_bodies && n >= REF_MIN &&
+               (st->body == H2B_BODY_PATTERN || st->body == H2B_BODY_MEM);
+    size_t room = 9 + (ref ? 0 : n);
+    if (resp_room(h) < room || h->niov > OUT_IOV_MAX - 3 ||
+        (h->opending > 0 && h->opending + 9 + n > OUT_PENDING_MAX))
+        return W_ROOM;
+    if (!out_ensure(h)) {
+        fail(h, H2B_STAT_ERR_PROTOCOL);
+        return W_ROOM;
+    }
+    bool end = n == avail && eof_possible;
+    if (st->body == H2B_BODY_FILE && n > 0 &&
+        pread(st->fd, h->obuf + h->olen + 9, n, (off_t)st->off) != (ssize_t)n) {
+        rst(h, st->id, st, E_INTERNAL); /* the file shrank or failed: the stream cannot go on */
+        return W_DONE;
+    }
+    uint8_t *f = out_append(h, 9);
+    frame_hd(f, (uint32_t)n, F_DATA, end ? FL_END_STREAM : 0, st->id);
+    switch (st->body) {
+    case H2B_BODY_MEM:
+        if (ref)
+            out_ref(h, st->rs.mem + st->off, n);
+        else
+            memcpy(out_append(h, n), st->rs.mem + st->off, n);
+        break;
+    case H2B_BODY_PATTERN:
+        if (ref)
+            out_ref(h, h2b_pattern_at(st->off), n);
+        else
+            memcpy(out_append(h, n), h2b_pattern_at(st->off), n);
+        break;
+    case H2B_BODY_ECHO:
+    case H2B_BODY_STATS:
+        take_chunks(h, st, n);
+        if (echo) /* after the frame: the credit may write a WINDOW_UPDATE */
+            consume(h, st, (uint32_t)n);
+        break;
+    case H2B_BODY_FILE: /* pread above, in place */
+        if (n)
+            out_append(h, n);
+        break;
+    default:
+        break;
+    }
+    st->off += n;
+    h->conn_swin -= (int64_t)n;
+    st->swin -= (int64_t)n;
+    h->progress = true;
+    if (end) {
+        out_done(h, st);
+        return W_DONE;
+    }
+    return W_MORE;
+}
+
+/* Writes queued responses while there is room: round robin, one frame per stream a turn. */
+static void fill(struct h2b_h2s *h)
+{
+    while (h->q_head && !h->fatal) {
+        struct fstream *st = h->q_head;
+        h->q_head = st->qnext;
+        if (!h->q_head)
+            h->q_tail = NULL;
+        st->queued = false;
+        int rv = !st->hdr_sent ? write_headers(h, st) : write_data(h, st);
+        if (rv < 0) { /* no room: back to the front */
+            st->queued = true;
+            st->qnext = h->q_head;
+            h->q_head = st;
+            if (!h->q_tail)
+                h->q_tail = st;
+            break;
+        }
+        if (rv == W_MORE)
+            q_push(h, st);
+    }
+}
+
+/* ---- timers ---- */
+
+static bool busy(const struct h2b_h2s *h)
+{
+    return !h->got_frame || h->nstreams > 0 || out_pending(h) || h->terminated || h->in_frame ||
+           h->hb != HB_NONE;
+}
+
+static uint64_t deadline(const struct h2b_h2s *h)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    if (h->was_busy)
+        return (h->last > h->busy_since ? h->last : h->busy_since) + cfg->slow_timeout_ns;
+    return h->last + cfg->idle_timeout_ns;
+}
+
+static void retime(struct h2b_h2s *h)
+{
+    struct h2b_h2s_ctx *ctx = h->ctx;
+    if (h->fatal) {
+        h2b_heap_remove(&ctx->timers, &h->tnode);
+        return;
+    }
+    bool b = busy(h);
+    if (b && !h->was_busy)
+        h->busy_since = ctx->now;
+    h->was_busy = b;
+    if (h->progress) {
+        h->progress = false;
+        h->last = ctx->now;
+    }
+    uint64_t d = deadline(h);
+    if (!h2b_heap_contains(&h->tnode))
+        h2b_heap_push(&ctx->timers, &h->tnode, d); /* room reserved in h2b_h2s_new */
+    else if (d < h->tnode.key)
+        h2b_heap_rekey(&ctx->timers, &h->tnode, d);
+}
+
+/* ---- request header fields ---- */
+
+static bool token_char(uint8_t c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+        return true;
+    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static bool valid_value(const uint8_t *v, size_t n)
+{
+    if (n > 0 && (v[0] == ' ' || v[0] == '\t' || v[n - 1] == ' ' || v[n - 1] == '\t'))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == 0 || v[i] == '\r' || v[i] == '\n')
+            return false;
+    return true;
+}
+
+static void on_field(struct h2b_h2s *h, const uint8_t *name, size_t nlen, const uint8_t *value,
+                     size_t vlen)
+{
+    struct fstream *st = h->hb_st;
+    if (!st || st->oversize)
+        return;
+    st->hdr_bytes += (uint32_t)(nlen + vlen + 32);
+    if (st->hdr_bytes > h->ctx->cfg.max_header_list) {
+        st->oversize = true;
+        h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_HEADERS, 1);
+        charge(h, 10);
+        return;
+    }
+    if (st->malformed)
+        return;
+    if (nlen == 0 || !valid_value(value, vlen)) {
+        st->malformed = true;
+        return;
+    }
+    if (name[0] == ':') {
+        unsigned bit = eq(name, nlen, ":method")      ? P_METHOD
+                       : eq(name, nlen, ":scheme")    ? P_SCHEME
+                       : eq(name, nlen, ":path")      ? P_PATH
+                       : eq(name, nlen, ":authority") ? P_AUTHORITY
+                                                      : 0;
+        if (h->hb != HB_REQUEST || st->regular || bit == 0 || (st->pseudo & bit)) {
+            st->malformed = true;
+            return;
+        }
+        st->pseudo |= (uint8_t)bit;
+        if (bit == P_METHOD) {
+            if (vlen == 0) {
+                st->malformed = true;
+                return;
+            }
+            for (size_t i = 0; i < vlen; i++)
+                if (!token_char(value[i]) && !(value[i] >= 'A' && value[i] <= 'Z')) {
+                    st->malformed = true;
+                    return;
+                }
+            st->req.method = (uint8_t)h2b_method_parse(value, vlen);
+            st->connect = eq(value, vlen, "CONNECT");
+            st->options = eq(value, vlen, "OPTIONS");
+        } else if (bit == P_PATH) {
+            if (vlen == 0 || !(value[0] == '/' || (vlen == 1 && value[0] == '*'))) {
+                st->malformed = true;
+                return;
+            }
+            if (value[0] == '/') {
+                route_path(h, st, value, vlen);
+            } else {
+                st->star = true;
+                st->req.route = H2B_ROUTE_NOTFOUND;
+            }
+        }
+        return;
+    }
+    st->regular = true;
+    for (size_t i = 0; i < nlen; i++)
+        if (!token_char(name[i])) { /* uppercase included */
+            st->malformed = true;
+            return;
+        }
+    if (eq(name, nlen, "connection") || eq(name, nlen, "keep-alive") ||
+        eq(name, nlen, "proxy-connection") || eq(name, nlen, "transfer-encoding") ||
+        eq(name, nlen, "upgrade") || (eq(name, nlen, "te") && !eq(value, vlen, "trailers"))) {
+        st->malformed = true;
+    } else if (eq(name, nlen, "content-length")) {
+        uint64_t v;
+        if (h->hb != HB_REQUEST || !parse_num(value, vlen, UINT64_MAX / 2, &v) ||
+            (st->has_clen && st->clen != v)) {
+            st->malformed = true;
+            return;
+        }
+        st->has_clen = true;
+        st->clen = v;
+    }
+}
+
+/* Feeds header block bytes to the decoder; final: the block ends here. False on a fatal
+ * decoding error (the connection is ended with COMPRESSION_ERROR). */
+static bool hb_feed(struct h2b_h2s *h, const uint8_t *p, size_t n, bool final)
+{
+    static const uint8_t none[1];
+    if (!p)
+        p = none;
+    for (;;) {
+        nghttp2_nv nv;
+        int fl = 0;
+        ssize_t k = nghttp2_hd_inflate_hd2(h->inf, &nv, &fl, p, n, final);
+        if (k < 0) {
+            conn_error(h, E_COMPRESSION);
+            return false;
+        }
+        p += k;
+        n -= (size_t)k;
+        if (fl & NGHTTP2_HD_INFLATE_EMIT)
+            on_field(h, nv.name, nv.namelen, nv.value, nv.valuelen);
+        if (fl & NGHTTP2_HD_INFLATE_FINAL) {
+            nghttp2_hd_inflate_end_headers(h->inf);
+            return true;
+        }
+        if (n == 0 && !(fl & NGHTTP2_HD_INFLATE_EMIT))
+            return true;
+    }
+}
+
+/* The request is complete (END_STREAM): check the body length, answer it. */
+static void request_end(struct h2b_h2s *h, struct fstream *st)
+{
+    st->eof_in = true;
+    if (st->has_clen && st->req.rx != st->clen) {
+        rst(h, st->id, st, E_PROTOCOL);
+        return;
+    }
+    if (st->done_out) {
+        stream_release(h, st);
+        return;
+    }
+    if (st->responded)
+        q_push(h, st); /* an echo: its end goes out */
+    else
+        respond(h, st);
+}
+
+/* The header block ended (END_HEADERS). */
+static void hb_done(struct h2b_h2s *h)
+{
+    uint8_t kind = h->hb;
+    struct fstream *st = h->hb_st;
+    uint32_t id = h->hb_id, err = h->hb_err;
+    bool end = h->hb_end_stream;
+    h->hb = HB_NONE;
+    h->hb_st = NULL;
+    if (kind == HB_DISCARD || !st) {
+        if (err)
+            rst(h, id, NULL, err);
+        return;
+    }
+    h->progress = true;
+    if (err || st->malformed) {
+        rst(h, id, st, err ? err : E_PROTOCOL);
+        return;
+    }
+    if (st->oversize) {
+        rst(h, id, st, E_CALM);
+        return;
+    }
+    if (kind == HB_REQUEST) {
+        bool connect = st->connect;
+        unsigned need = connect ? (P_METHOD | P_AUTHORITY) : (P_METHOD | P_SCHEME | P_PATH);
+        if ((st->pseudo & need) != need || (connect && (st->pseudo & (P_SCHEME | P_PATH))) ||
+            (st->star && !st->options)) {
+            rst(h, id, st, E_PROTOCOL);
+            return;
+        }
+        if (connect)
+            st->req.route = H2B_ROUTE_NOTFOUND;
+    }
+    if (end) {
+        request_end(h, st);
+    } else if (kind == HB_REQUEST && is_echo_upload(st)) {
+        respond(h, st); /* stream the echo from the first byte */
+    }
+}
+
+/* ---- frames ---- */
+
+static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
+{
+    switch (id) {
+    case 1: { /* HEADER_TABLE_SIZE */
+        uint32_t m = v < HPACK_MAX ? v : HPACK_MAX;
+        if (m != h->hp_max) {
+            h->hp_max = m;
+            h->hp_update = true;
+        }
+        break;
+    }
+    case 2: /* ENABLE_PUSH */
+    case 8: /* ENABLE_CONNECT_PROTOCOL */
+    case 9: /* NO_RFC7540_PRIORITIES */
+        if (v > 1)
+            conn_error(h, E_PROTOCOL);
+        break;
+    case 4: { /* INITIAL_WINDOW_SIZE */
+        if (v > MAX_WIN) {
+            conn_error(h, E_FLOW);
+            return;
+        }
+        int64_t delta = (int64_t)v - h->peer_iwin;
+        h->peer_iwin = v;
+        for (struct fstream *st = h->streams; st; st = st->anext) {
+            st->swin += delta;
+            if (st->swin > MAX_WIN) {
+                conn_error(h, E_FLOW);
+                return;
+            }
+            if (st->blocked && st->swin > 0)
+                q_push(h, st);
+        }
+        break;
+    }
+    case 5: /* MAX_FRAME_SIZE */
+        if (v < 16384 || v > 16777215)
+            conn_error(h, E_PROTOCOL);
+        break;
+    default: /* MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE (we never push; responses are
+              * small), unknown parameters: ignored */
+        break;
+    }
+}
+
+/* A new frame header is complete in h->fh. Sets up the payload phases. */
+static void frame_begin(struct h2b_h2s *h)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    uint32_t len = get24(h->fh);
+    uint8_t type = h->fh[3], flags = h->fh[4];
+    uint32_t id = get32(h->fh + 5) & 0x7fffffffu;
+    h->ftype = type;
+    h->fflags = flags;
+    h->fid = id;
+    h->flen = h->left = len;
+    h->body_left = 0;
+    h->pb_have = h->pb_need = 0;
+    h->fst = NULL;
+    h->in_frame = true;
+    if (h->hb != HB_NONE && (type != F_CONT || id != h->hb_id)) {
+        conn_error(h, E_PROTOCOL); /* a header block must not be interleaved (RFC 9113 6.10) */
+        return;
+    }
+    if (len > cfg->frame_size) {
+        conn_error(h, E_FRAME_SIZE);
+        return;
+    }
+    if (!h->got_settings && (type != F_SETTINGS || (flags & FL_ACK))) {
+        conn_error(h, E_PROTOCOL); /* the preface's SETTINGS comes first (3.4) */
+        return;
+    }
+    h->got_frame = true;
+    switch (type) {
+    case F_DATA: {
+        if (id == 0) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        if (len == 0 && !(flags & FL_END_STREAM))
+            charge(h, 1);
+        struct fstream *st = find(h, id);
+        if (!st && (id > h->max_id || !(id & 1))) {
+            conn_error(h, E_PROTOCOL); /* DATA on an idle stream */
+            return;
+        }
+        if ((uint64_t)h->conn_rused + len > cfg->conn_window) {
+            conn_error(h, E_FLOW);
+            return;
+        }
+        h->conn_rused += len;
+        if (!st || st->eof_in) {
+            /* closed or half-closed (remote): the bytes count, then are dropped */
+            consume(h, NULL, len);
+            charge(h, 1);
+            if (st)
+                rst(h, id, st, E_STREAM_CLOSED);
+            else if (!(sid_in_window(h, id) && sid_bit(h->sid_reset, id / 2)))
+                rst(h, id, NULL, E_STREAM_CLOSED); /* one reset: later frames are ignored */
+            h->body_left = 0;
+            return;
+        }
+        uint32_t limit = h->settings_acked || cfg->window >= 65535 ? cfg->window : 65535;
+        if ((uint64_t)st->rused + len > limit) {
+            consume(h, NULL, len);
+            rst(h, id, st, E_FLOW);
+            return;
+        }
+        st->rused += len;
+        h->fst = st;
+        if (flags & FL_PADDED)
+            h->pb_need = 1;
+        else
+            h->body_left = len;
+        h->progress = true;
+        return;
+    }
+    case F_HEADERS: {
+        if (id == 0 || !(id & 1)) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        h->pb_need = (uint8_t)((flags & FL_PADDED ? 1 : 0) + (flags & FL_PRIO ? 5 : 0));
+        if (len < h->pb_need) {
+            conn_error(h, E_FRAME_SIZE);
+            return;
+        }
+        h->hb_end_stream = flags & FL_END_STREAM;
+        h->hb_err = 0;
+        h->hb_bytes = 0;
+        h->hb_conts = 0;
+        h->hb_id = id;
+        h->hb_st = NULL;
+        struct fstream *st = find(h, id);
+        if (st) {
+            if (st->eof_in) {
+                conn_error(h, E_STREAM_CLOSED); /* half-closed (remote) */
+                return;
+            }
+            h->hb = HB_TRAILERS;
+            h->hb_st = st;
+            if (!h->hb_end_stream)
+                h->hb_err = E_PROTOCOL; /* trailers must end the stream (8.1) */
+        } else if (id <= h->max_id) {
+            charge(h, 1);
+            bool win = sid_in_window(h, id);
+            if (win && sid_bit(h->sid_reset, id / 2)) {
+                h->hb = HB_DISCARD; /* a stream we reset: decoded and ignored (5.4.2) */
+            } else {
+                conn_error(h,
+                           win && !sid_bit(h->sid_opened, id / 2) ? E_PROTOCOL : E_STREAM_CLOSED);
+                return;
+            }
+        } else if (h->shut || h->peer_goaway) {
+            h->hb = HB_DISCARD; /* after our GOAWAY: ignored */
+        } else {
+            sid_open(h, id);
+            h->hb = HB_DISCARD;
+            if (h->nstreams >= cfg->max_streams) {
+                h->hb_err = E_REFUSED;
+            } else if (mem_over(h->ctx)) {
+                h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
+                h->hb_err = E_REFUSED; /* no work started: the client may retry (8.7) */
+            } else if ((st = stream_get(h->ctx)) == NULL) {
+                h->hb_err = E_REFUSED;
+            } else {
+                st->conn = h;
+                st->id = id;
+                st->swin = h->peer_iwin;
+                st->anext = h->streams;
+                if (h->streams)
+                    h->streams->aprev = st;
+                h->streams = st;
+                h->nstreams++;
+                h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
+                h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_TOTAL, 1);
+                h->hb = HB_REQUEST;
+                h->hb_st = st;
+            }
+        }
+        if (!h->pb_need)
+            h->body_left = len;
+        return;
+    }
+    case F_CONT:
+        if (h->hb == HB_NONE) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        if (len == 0)
+            charge(h, 1);
+        if (++h->hb_conts > MAX_CONTINUATIONS) {
+            h2b_stats_add(h->ctx->stats, H2B_STAT_ERR_CONTINUATION, 1);
+            conn_error(h, E_CALM);
+            return;
+        }
+        h->body_left = len;
+        return;
+    case F_PRIORITY:
+        charge(h, 1);
+        if (id == 0) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        if (len != 5) {
+            rst(h, id, find(h, id), E_FRAME_SIZE);
+            return;
+        }
+        h->pb_need = 5;
+        return;
+    case F_RST:
+        if (id == 0) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        if (len != 4) {
+            conn_error(h, E_FRAME_SIZE);
+            return;
+        }
+        if (id > h->max_id || !(id & 1)) {
+            conn_error(h, E_PROTOCOL); /* idle stream */
+            return;
+        }
+        h->pb_need = 4;
+        return;
+    case F_SETTINGS:
+        if (id != 0) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        if ((flags & FL_ACK) ? len != 0 : len % 6 != 0) {
+            conn_error(h, E_FRAME_SIZE);
+            return;
+        }
+        if (!(flags & FL_ACK)) {
+            charge(h, 1);
+            h->got_settings = true;
+            if (len)
+                h->pb_need = 6;
+        }
+        return;
+    case F_PING:
+        charge(h, 1);
+        if (id != 0) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        if (len != 8) {
+            conn_error(h, E_FRAME_SIZE);
+            return;
+        }
+        h->pb_need = 8;
+        return;
+    case F_GOAWAY:
+        if (id != 0) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        if (len < 8) {
+            conn_error(h, E_FRAME_SIZE);
+            return;
+        }
+        h->pb_need = 8;
+        return;
+    case F_WINUP:
+        if (len != 4) {
+            conn_error(h, E_FRAME_SIZE);
+            return;
+        }
+        if (id != 0 && (id > h->max_id || !(id & 1))) {
+            conn_error(h, E_PROTOCOL); /* idle stream */
+            return;
+        }
+        h->pb_need = 4;
+        return;
+    case F_PUSH:
+        conn_error(h, E_PROTOCOL); /* clients do not push (8.4) */
+        return;
+    default:
+        charge(h, 1); /* unknown types are ignored (4.1), but not without limit */
+        return;
+    }
+}
+
+/* The fixed prefix h->pb (pb_need bytes) of the current frame is complete. */
+static void frame_prefix(struct h2b_h2s *h)
+{
+    uint8_t *p = h->pb;
+    uint32_t id = h->fid;
+    switch (h->ftype) {
+    case F_DATA: { /* pad length */
+        if (p[0] >= h->flen) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        h->body_left = h->flen - 1 - p[0];
+        consume(h, h->fst, 1u + p[0]); /* padding is flow-controlled, and done with at once */
+        return;
+    }
+    case F_HEADERS: {
+        uint32_t pad = 0;
+        size_t off = 0;
+        if (h->fflags & FL_PADDED)
+            pad = p[off++];
+        if (h->fflags & FL_PRIO) {
+            uint32_t dep = get32(p + off) & 0x7fffffffu;
+            if (dep == id && !h->hb_err)
+                h->hb_err = E_PROTOCOL; /* depends on itself (5.3.1) */
+        }
+        uint32_t pre = (uint32_t)off + (h->fflags & FL_PRIO ? 5 : 0);
+        if (pad > h->flen - pre) {
+            conn_error(h, E_PROTOCOL);
+            return;
+        }
+        h->body_left = h->flen - pre - pad;
+        return;
+    }
+    case F_PRIORITY: {
+        uint32_t dep = get32(p) & 0x7fffffffu;
+        if (dep == id)
+            rst(h, id, find(h, id), E_PROTOCOL);
+        return;
+    }
+    case F_RST: {
+        h2b_stats_add(h->ctx->stats, H2B_STAT_RST_RECV, 1);
+        charge(h, 1);
+        struct fstream *st = find(h, id);
+        if (st)
+            stream_release(h, st);
+        return;
+    }
+    case F_SETTINGS:
+        apply_setting(h, (uint16_t)(p[0] << 8 | p[1]), get32(p + 2));
+        if (h->left >= 6) {
+            h->pb_need = 6;
+            h->pb_have = 0;
+        }
+        return;
+    case F_PING:
+        if (!(h->fflags & FL_ACK)) {
+            uint8_t f[17];
+            frame_hd(f, 8, F_PING, FL_ACK, 0);
+            memcpy(f + 9, p, 8);
+            ctl(h, f, sizeof f);
+        }
+        return;
+    case F_GOAWAY:
+        h->peer_goaway = true;
+        return;
+    case F_WINUP: {
+        uint32_t inc = get32(p) & 0x7fffffffu;
+        if (inc < 1024)
+            charge(h, 1);
+        if (id == 0) {
+            if (inc == 0) {
+                conn_error(h, E_PROTOCOL);
+                return;
+            }
+            if (h->conn_swin + inc > MAX_WIN) {
+                conn_error(h, E_FLOW);
+                return;
+            }
+            bool was = h->conn_swin <= 0;
+            h->conn_swin += inc;
+            if (was && h->conn_swin > 0)
+                for (struct fstream *st = h->streams; st; st = st->anext)
+                    if (st->blocked && st->swin > 0)
+                        q_push(h, st);
+            return;
+        }
+        struct fstream *st = find(h, id);
+        if (!st)
+            return; /* closed: ignored */
+        if (inc == 0) {
+            rst(h, id, st, E_PROTOCOL);
+            return;
+        }
+        if (st->swin + inc > MAX_WIN) {
+            rst(h, id, st, E_FLOW);
+            return;
+        }
+        st->swin += inc;
+        if (st->blocked && st->swin > 0 && h->conn_swin > 0)
+            q_push(h, st);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* n payload bytes of the current frame (after its prefix, before its padding). */
+static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
+{
+    if (h->ftype == F_HEADERS || h->ftype == F_CONT) {
+        h->hb_bytes += (uint32_t)n;
+        if (h->hb_bytes > 2 * h->ctx->cfg.max_header_list) {
+            h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_HEADERS, 1);
+            conn_error(h, E_CALM);
+            return;
+        }
+        hb_feed(h, p, n, false);
+        return;
+    }
+    if (h->ftype != F_DATA)
+        return; /* GOAWAY debug data, unknown frames */
+    struct fstream *st = h->fst;
+    if (!st) {
+        consume(h, NULL, (uint32_t)n);
+        return;
+    }
+    st->req.rx += n;
+    if (st->has_clen && st->req.rx > st->clen) {
+        consume(h, NULL, (uint32_t)n);
+        rst(h, st->id, st, E_PROTOCOL);
+        return;
+    }
+    if (!is_echo_upload(st) || st->dropped) {
+        consume(h, st, (uint32_t)n);
+        return;
+    }
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    if (st->ch_bytes + n > cfg->echo_stream_max || h->echo_bytes + n > cfg->echo_conn_max ||
+        mem_over(h->ctx)) {
+        /* a client that sends and does not read: its echo is cut, not buffered without end */
+        h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
+        consume(h, NULL, (uint32_t)n);
+        rst(h, st->id, st, E_CALM);
+        return;
+    }
+    h->echo_bytes += n;
+    while (n > 0) {
+        struct chunk *ch = st->ch_tail;
+        if (!ch || ch->len == CHUNK_SIZE) {
+            ch = chunk_get(h->ctx);
+            if (!ch) {
+                h->echo_bytes -= n;
+                consume(h, NULL, (uint32_t)n);
+                rst(h, st->id, st, E_INTERNAL);
+                return;
+            }
+            if (st->ch_tail)
+                st->ch_tail->next = ch;
+            else
+                st->ch_head = ch;
+            st->ch_tail = ch;
+        }
+        size_t k = CHUNK_SIZE - ch->len;
+        if (k > n)
+            k = n;
+        memcpy(ch->data + ch->len, p, k);
+        ch->len += k;
+        st->ch_bytes += k;
+        p += k;
+        n -= k;
+    }
+    if (!st->blocked)
+        q_push(h, st);
+}
+
+/* The current frame's payload is all read. */
+static void frame_end(struct h2b_h2s *h)
+{
+    h->in_frame = false;
+    switch (h->ftype) {
+    case F_DATA:
+        if (h->fst && (h->fflags & FL_END_STREAM))
+            request_end(h, h->fst);
+        h->fst = NULL;
+        return;
+    case F_HEADERS:
+    case F_CONT:
+        if (h->hb == HB_NONE || !(h->fflags & FL_END_HEADERS))
+            return;
+        if (hb_feed(h, NULL, 0, true))
+            hb_done(h);
+        return;
+    case F_SETTINGS:
+        if (h->fflags & FL_ACK) {
+            if (!h->settings_acked && h->ctx->cfg.header_table_size != 4096)
+                nghttp2_hd_inflate_change_table_size(h->inf, h->ctx->cfg.header_table_size);
+            h->settings_acked = true;
+        } else {
+            uint8_t f[9];
+            frame_hd(f, 0, F_SETTINGS, FL_ACK, 0);
+            ctl(h, f, sizeof f);
+        }
+        return;
+    default:
+        return;
+    }
+}
+
+/* Reads frames from data; stops at a connection error. */
+static void parse(struct h2b_h2s *h, const uint8_t *data, size_t len)
+{
+    size_t i = 0;
+    while (h->preface_have < PREFACE_LEN && i < len) {
+        if (data[i] != preface[h->preface_have]) {
+            fail(h, H2B_STAT_ERR_PREFACE);
+            return;
+        }
+        h->preface_have++;
+        i++;
+    }
+    while (i < len && !h->terminated && !h->fatal && !h->calm) {
+        if (!h->in_frame) {
+            while (h->fh_have < 9 && i < len)
+                h->fh[h->fh_have++] = data[i++];
+            if (h->fh_have < 9)
+                break;
+            h->fh_have = 0;
+            frame_begin(h);
+            if (h->terminated || h->fatal)
+                break;
+            if (h->left == 0) {
+                frame_end(h);
+                continue;
+            }
+        }
+        /* prefix */
+        if (h->pb_have < h->pb_need) {
+            while (h->pb_have < h->pb_need && i < len) {
+                h->pb[h->pb_have++] = data[i++];
+                h->left--;
+            }
+            if (h->pb_have < h->pb_need)
+                break;
+            h->pb_need = 0;
+            h->pb_have = 0;
+            frame_prefix(h);
+            if (h->terminated || h->fatal)
+                break;
+            if (h->pb_need) /* the next SETTINGS entry */
+                continue;
+        }
+        /* payload, then padding */
+        size_t avail = len - i;
+        if (h->body_left > 0 && avail > 0) {
+            size_t k = avail < h->body_left ? avail : h->body_left;
+            h->body_left -= (uint32_t)k;
+            h->left -= (uint32_t)k;
+            frame_body(h, data + i, k);
+            i += k;
+            if (h->terminated || h->fatal)
+                break;
+            avail = len - i;
+        }
+        if (h->body_left == 0 && h->left > 0 && avail > 0) {
+            size_t k = avail < h->left ? avail : h->left;
+            h->left -= (uint32_t)k;
+            i += k;
+        }
+        if (h->left == 0)
+            frame_end(h);
+    }
+}
+
+/* ---- context ---- */
+
+int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
+                    struct h2b_stats *stats, const char *date)
+{
+    struct h2b_h2s_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return H2B_ERR_NOMEM;
+    ctx->cfg = *cfg;
+    ctx->stats = stats;
+    ctx->date = date;
+    memcpy(ctx->date_seen, date, 29);
+    ctx->date_gen = 1;
+    const char *slow = getenv("H2B_INJECT_SLOW");
+    ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
+    ctx->used = cfg->memory_used ? cfg->memory_used : &ctx->own_used;
+    ctx->now = h2b_clock_now_ns();
+    h2b_heap_init(&ctx->timers);
+    h2b_heap_init(&ctx->delays);
+    *out = ctx;
+    return H2B_OK;
+}
+
+void h2b_h2s_ctx_del(struct h2b_h2s_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    while (ctx->free_streams) {
+        struct fstream *st = ctx->free_streams;
+        ctx->free_streams = st->anext;
+        free(st);
+    }
+    while (ctx->free_chunks) {
+        struct chunk *ch = ctx->free_chunks;
+        ctx->free_chunks = ch->next;
+        mem_sub(ctx, sizeof *ch);
+        free(ch);
+    }
+    while (ctx->free_bufs) {
+        struct freebuf *b = ctx->free_bufs;
+        ctx->free_bufs = b->next;
+        mem_sub(ctx, OUTBUF_ALLOC);
+        free(b);
+    }
+    h2b_heap_free(&ctx->timers);
+    h2b_heap_free(&ctx->delays);
+    free(ctx);
+}
+
+void h2b_h2s_ctx_set_stats_fn(struct h2b_h2s_ctx *ctx, h2b_conn_stats_fn fn, void *arg)
+{
+    ctx->stats_fn = fn;
+    ctx->stats_arg = arg;
+}
+
+void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
+{
+    ctx->now = now_ns;
+    if (memcmp(ctx->date_seen, ctx->date, 29) != 0) {
+        memcpy(ctx->date_seen, ctx->date, 29);
+        ctx->date_gen++;
+    }
+    struct h2b_heap_node *top;
+    while ((top = h2b_heap_top(&ctx->delays)) != NULL && top->key <= now_ns) {
+        struct fstream *st =
+            (struct fstream *)(void *)((char *)top - offsetof(struct fstream, dnode));
+        struct h2b_h2s *h = st->conn;
+        h2b_heap_remove(&ctx->delays, top);
+        st->delayed = false;
+        h->ndelayed--;
+        st->responded = false;
+        st->req.route = H2B_ROUTE_HELLO;
+        respond(h, st);
+        h->progress = true;
+        retime(h);
+        h2b_conn_mark_dirty(h->owner);
+    }
+    while ((top = h2b_heap_top(&ctx->timers)) != NULL && top->key <= now_ns) {
+        struct h2b_h2s *h =
+            (struct h2b_h2s *)(void *)((char *)top - offsetof(struct h2b_h2s, tnode));
+        retime(h);
+        uint64_t d = deadline(h);
+        if (d > now_ns) {
+            h2b_heap_rekey(&ctx->timers, top, d);
+            continue;
+        }
+        if (!h->was_busy) {
+            h2b_stats_add(ctx->stats, H2B_STAT_GUARD_IDLE, 1);
+            conn_error(h, E_NO_ERROR);
+            retime(h);
+        } else if (h->ndelayed > 0) {
+            h->progress = true;
+            retime(h);
+        } else if (!h->got_frame || h->terminated) {
+            if (!h->terminated)
+                h2b_stats_add(ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            h->fatal = true;
+            h2b_heap_remove(&ctx->timers, top);
+        } else {
+            h2b_stats_add(ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            conn_error(h, E_CALM);
+            h->busy_since = now_ns;
+        }
+        if (h2b_heap_contains(top))
+            h2b_heap_rekey(&ctx->timers, top, deadline(h));
+        h2b_conn_mark_dirty(h->owner);
+    }
+}
+
+uint64_t h2b_h2s_ctx_next_deadline(const struct h2b_h2s_ctx *ctx)
+{
+    uint64_t d = UINT64_MAX;
+    const struct h2b_heap_node *top = h2b_heap_top(&ctx->delays);
+    if (top)
+        d = top->key;
+    top = h2b_heap_top(&ctx->timers);
+    if (top && top->key < d)
+        d = top->key;
+    return d;
+}
+
+/* ---- connection ---- */
+
+int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *owner)
+{
+    const struct h2b_conn_config *cfg = &ctx->cfg;
+    struct h2b_h2s *h = calloc(1, sizeof *h);
+    if (!h)
+        return H2B_ERR_NOMEM;
+    h->ctx = ctx;
+    h->owner = owner;
+    h->tokens = cfg->flood_burst;
+    h->tokens_at = ctx->now;
+    h->last = h->busy_since = ctx->now;
+    h->conn_swin = 65535;
+    h->peer_iwin = 65535;
+    h->hp_max = HPACK_MAX;
+    if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
+        goto out_free;
+    if (nghttp2_hd_inflate_new(&h->inf) != 0)
+        goto out_free;
+    /* the preface: SETTINGS as conn.c sends them, then the connection window */
+    uint8_t f[9 + 5 * 6 + 13];
+    size_t n = 9;
+    uint16_t ids[5];
+    uint32_t vals[5];
+    size_t k = 0;
+    ids[k] = 3, vals[k++] = cfg->max_streams;
+    ids[k] = 4, vals[k++] = cfg->window;
+    ids[k] = 6, vals[k++] = cfg->max_header_list;
+    if (cfg->frame_size != 16384)
+        ids[k] = 5, vals[k++] = cfg->frame_size;
+    if (cfg->header_table_size != 4096)
+        ids[k] = 1, vals[k++] = cfg->header_table_size;
+    for (size_t i = 0; i < k; i++) {
+        f[n] = (uint8_t)(ids[i] >> 8);
+        f[n + 1] = (uint8_t)ids[i];
+        put32(f + n + 2, vals[i]);
+        n += 6;
+    }
+    frame_hd(f, (uint32_t)(n - 9), F_SETTINGS, 0, 0);
+    if (cfg->conn_window > 65535) {
+        frame_hd(f + n, 4, F_WINUP, 0, 0);
+        put32(f + n + 9, cfg->conn_window - 65535);
+        n += 13;
+    }
+    if (!ctl(h, f, n))
+        goto out_inf;
+    retime(h);
+    *out = h;
+    return H2B_OK;
+out_inf:
+    out_reset(h);
+    nghttp2_hd_inflate_del(h->inf);
+out_free:
+    free(h);
+    return H2B_ERR_NOMEM;
+}
+
+void h2b_h2s_del(struct h2b_h2s *h)
+{
+    if (!h)
+        return;
+    h2b_heap_remove(&h->ctx->timers, &h->tnode);
+    while (h->streams)
+        stream_release(h, h->streams);
+    nghttp2_hd_inflate_del(h->inf);
+    out_reset(h);
+    free(h);
+}
+
+int h2b_h2s_recv(struct h2b_h2s *h, const uint8_t *data, size_t len)
+{
+    if (h->fatal)
+        return H2B_ERR_PROTO;
+    if (h->terminated)
+        return H2B_OK; /* counted by conn.c, discarded */
+    parse(h, data, len);
+    if (h->fatal)
+        return H2B_ERR_PROTO;
+    if (h->calm && !h->terminated) {
+        h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_FLOOD, 1);
+        conn_error(h, E_CALM);
+    }
+    if (h->fatal)
+        return H2B_ERR_PROTO;
+    retime(h);
+    return H2B_OK;
+}
+
+int h2b_h2s_output(struct h2b_h2s *h, const struct iovec **iov)
+{
+    static const struct iovec none;
+    *iov = &none;
+    if (h->fatal)
+        return H2B_ERR_PROTO;
+    if (!h->terminated)
+        fill(h);
+    if (h->fatal)
+        return H2B_ERR_PROTO;
+    if (!out_pending(h)) {
+        if (h->obuf)
+            out_reset(h);
+        return 0;
+    }
+    *iov = &h->iov[h->ifirst];
+    return h->niov - h->ifirst;
+}
+
+void h2b_h2s_sent(struct h2b_h2s *h, size_t n)
+{
+    if (n == 0)
+        return;
+    h2b_stats_add(h->ctx->stats, H2B_STAT_BYTES_OUT, n);
+    h->opending -= n;
+    while (n > 0 && h->ifirst < h->niov) {
+        struct iovec *v = &h->iov[h->ifirst];
+        if (n >= v->iov_len) {
+            n -= v->iov_len;
+            h->ifirst++;
+        } else {
+            v->iov_base = (uint8_t *)v->iov_base + n;
+            v->iov_len -= n;
+            n = 0;
+        }
+    }
+    if (h->ifirst == h->niov)
+        out_reset(h);
+    retime(h);
+}
+
+bool h2b_h2s_done(const struct h2b_h2s *h)
+{
+    if (h->fatal)
+        return true;
+    if (out_pending(h) || (!h->terminated && h->q_head))
+        return false;
+    if (h->terminated)
+        return true;
+    if (h->input_closed || h->peer_goaway || h->shut)
+        return h->nstreams == 0;
+    return false;
+}
+
+bool h2b_h2s_fatal(const struct h2b_h2s *h)
+{
+    return h->fatal;
+}
+
+void h2b_h2s_input_closed(struct h2b_h2s *h)
+{
+    h->input_closed = true;
+}
+
+void h2b_h2s_shutdown(struct h2b_h2s *h)
+{
+    if (!h->fatal && !h->terminated && !h->shut) {
+        uint8_t f[17];
+        frame_hd(f, 8, F_GOAWAY, 0, 0);
+        put32(f + 9, h->max_id);
+        put32(f + 13, E_NO_ERROR);
+        h->shut = true;
+        if (ctl(h, f, sizeof f))
+            h2b_stats_add(h->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
+    }
+    h2b_conn_mark_dirty(h->owner);
+}
