@@ -631,6 +631,17 @@ int h2b_results_get_cell(const json_t *doc, size_t i, struct h2b_results_cell *o
     return h2b_results_cell_from_json(e, NULL, "", 0, out, &d);
 }
 
+int h2b_results_set_cell_budgets(json_t *doc, size_t i, const struct h2b_results_budgets *b)
+{
+    json_t *e = json_array_get(json_object_get(doc, "matrix"), i), *j = NULL;
+    if (!e)
+        return H2B_ERR_RANGE;
+    int rc = h2b_model_to_json(&h2b_results_budgets_model, b, &j);
+    if (rc != H2B_OK)
+        return rc;
+    return json_object_set_new(e, "budgets", j) == 0 ? H2B_OK : H2B_ERR_NOMEM;
+}
+
 int h2b_results_set_pinning(json_t *doc, const char *server, const char *client)
 {
     json_t *env = json_object_get(doc, "env");

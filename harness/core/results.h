@@ -295,6 +295,10 @@ size_t h2b_results_micro_count(const json_t *doc);
 size_t h2b_results_cell_count(const json_t *doc);
 int h2b_results_get_cell(const json_t *doc, size_t i, struct h2b_results_cell *out);
 
+/* Sets the "budgets" of matrix entry i (replacing any). Returns H2B_OK, H2B_ERR_RANGE (no entry
+ * i) or H2B_ERR_NOMEM. */
+int h2b_results_set_cell_budgets(json_t *doc, size_t i, const struct h2b_results_budgets *b);
+
 /* Sets env.pinning {server, client}. Returns H2B_OK, H2B_ERR_INVAL (no env) or NOMEM. */
 int h2b_results_set_pinning(json_t *doc, const char *server, const char *client);
 

@@ -405,37 +405,50 @@ static void set_value(struct h2b_budget_values *v, enum h2b_budget_metric m, dou
     v->why[m][0] = '\0';
 }
 
-json_t *h2b_budget_values_json(const struct h2b_budget_values *v)
+/* Where each metric sits in the model's struct (the order of enum h2b_budget_metric). */
+static void metric_slots(struct h2b_results_budgets *b, double *slot[H2B_BUDGET_NMETRICS])
 {
-    struct h2b_results_budgets b = {
-        0}; /* h2b_model_init sets it below; cppcheck wants it set before &b.x */
-    double *slot[H2B_BUDGET_NMETRICS] = {
-        &b.allocs_per_request,     &b.bytes_per_request, &b.reads_per_request,
-        &b.writes_per_request,     &b.writes_per_read,   &b.instructions_per_request,
-        &b.rss_per_connection_kib,
-    };
-    json_t *out = NULL;
-    h2b_model_init(&h2b_results_budgets_model, &b);
-    b.base.present = true;
+    slot[H2B_BUDGET_ALLOCS] = &b->allocs_per_request;
+    slot[H2B_BUDGET_BYTES] = &b->bytes_per_request;
+    slot[H2B_BUDGET_READS] = &b->reads_per_request;
+    slot[H2B_BUDGET_WRITES] = &b->writes_per_request;
+    slot[H2B_BUDGET_WRITES_PER_READ] = &b->writes_per_read;
+    slot[H2B_BUDGET_INSTRUCTIONS] = &b->instructions_per_request;
+    slot[H2B_BUDGET_RSS_PER_CONN] = &b->rss_per_connection_kib;
+}
+
+int h2b_budget_values_model(const struct h2b_budget_values *v, struct h2b_results_budgets *b)
+{
+    double *slot[H2B_BUDGET_NMETRICS];
+    h2b_model_init(&h2b_results_budgets_model, b);
+    metric_slots(b, slot);
+    b->base.present = true;
     int rc = H2B_OK;
     for (int m = 0; m < H2B_BUDGET_NMETRICS && rc == H2B_OK; m++) {
         *slot[m] = v->have[m] ? v->v[m] : NAN;
         if (!v->have[m])
-            rc = h2b_model_note_add(&b.note, metric_names[m],
+            rc = h2b_model_note_add(&b->note, metric_names[m],
                                     v->why[m][0] ? v->why[m] : "not measured");
     }
-    b.warmup_requests = (double)v->warmup_requests;
-    b.measured_requests = (double)v->requests;
+    b->warmup_requests = (double)v->warmup_requests;
+    b->measured_requests = (double)v->requests;
     if (rc == H2B_OK)
-        rc = h2b_model_set_string(&b.instructions_source, "callgrind");
+        rc = h2b_model_set_string(&b->instructions_source, "callgrind");
     if (rc == H2B_OK && v->alloc_source[0])
-        rc = h2b_model_set_string(&b.alloc_source, v->alloc_source);
+        rc = h2b_model_set_string(&b->alloc_source, v->alloc_source);
     if (rc == H2B_OK && v->instr_runs[0] > 0)
-        rc = h2b_model_set_nums(&b.instructions_runs, v->instr_runs, 2);
-    if (rc == H2B_OK)
-        h2b_model_to_json(&h2b_results_budgets_model, &b, &out);
-    h2b_model_free(&h2b_results_budgets_model, &b);
-    return out;
+        rc = h2b_model_set_nums(&b->instructions_runs, v->instr_runs, 2);
+    return rc;
+}
+
+double h2b_budget_value(const struct h2b_results_budgets *b, enum h2b_budget_metric m)
+{
+    struct h2b_results_budgets view = *b; /* a shallow copy: metric_slots takes a writable one */
+    double *slot[H2B_BUDGET_NMETRICS];
+    if (!b->base.present || (unsigned)m >= H2B_BUDGET_NMETRICS)
+        return NAN;
+    metric_slots(&view, slot);
+    return *slot[m];
 }
 
 bool h2b_budget_find_preload(const char *self, char *buf, size_t size)

@@ -27,6 +27,7 @@
 #define H2B_RUN_BUDGET_H
 
 #include "peers.h"
+#include "results.h"
 #include "scenario.h"
 #include "target.h"
 
@@ -81,10 +82,14 @@ void h2b_budget_measure(const struct h2b_budget_job *job, struct h2b_budget_valu
 /* Marks every metric of v null with reason (a target the passes could not run). */
 void h2b_budget_values_null(struct h2b_budget_values *v, const char *reason);
 
-/* The cell's "budgets" object through the core results model (struct h2b_results_budgets):
- * each metric a number or null, the reason of each null in "note" ("metric: reason; ..."), the
- * sources, N1/N2 and the two instruction runs. NULL when out of memory. */
-json_t *h2b_budget_values_json(const struct h2b_budget_values *v);
+/* The cell's budgets in the core results model: each metric a number or NaN (null), the reason
+ * of each null in note ("metric: reason; ..."), the sources, N1/N2 and the two instruction
+ * runs. *out is initialised here and the caller's to h2b_model_free (also on failure).
+ * Returns H2B_OK or H2B_ERR_NOMEM. */
+int h2b_budget_values_model(const struct h2b_budget_values *v, struct h2b_results_budgets *out);
+
+/* Metric m of a cell's budgets (NaN: null or absent). */
+double h2b_budget_value(const struct h2b_results_budgets *b, enum h2b_budget_metric m);
 
 /* The preload library for this executable: $H2B_BUDGET_PRELOAD, else <bin>/../lib/ or the
  * installed <bin>/../lib/h2bench/. Returns false (buf "") when there is none. */

@@ -312,7 +312,7 @@ void h2b__run_print_summaries(const struct run *r, const json_t *doc)
 
 /* "What a request costs each server": one row per target and point, null as "-" (the results
  * file says why). */
-void h2b__run_print_budgets(const struct run *r, const json_t *matrix)
+void h2b__run_print_budgets(const struct run *r, const json_t *doc)
 {
     FILE *f = r->o->report;
     if (!f)
@@ -320,25 +320,28 @@ void h2b__run_print_budgets(const struct run *r, const json_t *matrix)
     fprintf(f, "\nWhat a request costs each server (budgets, exact; instructions: callgrind):\n");
     fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", "target", "point", "allocs/req",
             "bytes/req", "reads", "writes", "wr/read", "instr/req", "KiB/conn");
-    size_t ran = json_array_size(matrix) < r->ncells ? json_array_size(matrix) : r->ncells;
+    size_t ran = h2b_results_cell_count(doc) < r->ncells ? h2b_results_cell_count(doc) : r->ncells;
     for (size_t i = 0; i < ran; i++) {
         const struct h2b_cell *c = &r->cells[i];
         bool first = c->repeat == 0;
         for (size_t j = 0; j < i && first; j++)
             first = !(r->cells[j].target == c->target && same_point(&r->cells[j], c));
-        const json_t *b = json_object_get(json_array_get(matrix, i), "budgets");
-        if (!first || !b)
-            continue;
+        struct h2b_results_cell e;
+        bool have = first && h2b_results_get_cell(doc, i, &e) == H2B_OK && e.budgets.base.present;
         char point[32], cols[H2B_BUDGET_NMETRICS][24];
         snprintf(point, sizeof(point), "%ux%u", c->connections, c->streams_effective);
-        for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
-            const json_t *x = json_object_get(b, h2b_budget_metric_name(m));
-            if (json_is_number(x))
+        for (int m = 0; have && m < H2B_BUDGET_NMETRICS; m++) {
+            double x = h2b_budget_value(&e.budgets, m);
+            if (!isnan(x))
                 snprintf(cols[m], sizeof(cols[m]), m == H2B_BUDGET_INSTRUCTIONS ? "%.0f" : "%.2f",
-                         json_number_value(x));
+                         x);
             else
                 snprintf(cols[m], sizeof(cols[m]), "-");
         }
+        if (first)
+            h2b_results_cell_free(&e);
+        if (!have)
+            continue;
         fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", r->s->targets[c->target].name,
                 point, cols[H2B_BUDGET_ALLOCS], cols[H2B_BUDGET_BYTES], cols[H2B_BUDGET_READS],
                 cols[H2B_BUDGET_WRITES], cols[H2B_BUDGET_WRITES_PER_READ],

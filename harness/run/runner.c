@@ -735,13 +735,22 @@ static int start_profiles(struct run *r, const char *results_path)
     return rc;
 }
 
+/* Matrix entry i's "budgets" from the passes' values (out of memory: the entry has none). */
+static void set_budgets(json_t *results, size_t i, const struct h2b_budget_values *v)
+{
+    struct h2b_results_budgets b;
+    if (h2b_budget_values_model(v, &b) == H2B_OK)
+        h2b_results_set_cell_budgets(results, i, &b);
+    h2b_model_free(&h2b_results_budgets_model, &b);
+}
+
 /* The budget passes (budget.h): per started target, each distinct matrix point it ran, on
  * fresh instances after the timed cells (their targets are stopped by then, so the passes
  * compete with nothing). Every matrix entry of that point gets the point's "budgets". */
 static int run_budgets(struct run *r)
 {
-    json_t *matrix = json_object_get(r->results, "matrix");
-    size_t ran = json_array_size(matrix) < r->ncells ? json_array_size(matrix) : r->ncells;
+    size_t cells = h2b_results_cell_count(r->results);
+    size_t ran = cells < r->ncells ? cells : r->ncells;
     char preload[4096];
     bool have_preload = h2b_budget_find_preload(r->o->self, preload, sizeof(preload));
     for (size_t t = 0; t < r->s->ntargets && !interrupted; t++) {
@@ -783,13 +792,12 @@ static int run_budgets(struct run *r)
             for (size_t k = 0; k < np && c->target == t && c->protocol == H2B_PROTO_H2 && !c->tls;
                  k++) {
                 if (pts[k].connections == c->connections && pts[k].streams == c->streams_effective)
-                    json_object_set_new(json_array_get(matrix, i), "budgets",
-                                        h2b_budget_values_json(&pts[k]));
+                    set_budgets(r->results, i, &pts[k]);
             }
         }
         free(pts);
     }
-    h2b__run_print_budgets(r, matrix);
+    h2b__run_print_budgets(r, r->results);
     return H2B_OK;
 }
 

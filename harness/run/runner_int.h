@@ -109,7 +109,7 @@ void h2b__run_print_plan(const struct run *r);
 /* The per-point summary tables after the matrix (doc: the results being built). */
 void h2b__run_print_summaries(const struct run *r, const json_t *doc);
 
-/* "What a request costs each server": the budget table (matrix: the results' "matrix"). */
-void h2b__run_print_budgets(const struct run *r, const json_t *matrix);
+/* "What a request costs each server": the budget table (doc: the results being built). */
+void h2b__run_print_budgets(const struct run *r, const json_t *doc);
 
 #endif
