@@ -194,6 +194,7 @@ _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in t
 void h2b_conn_config_defaults(struct h2b_conn_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->engine = H2B_ENGINE_FAST;
     cfg->max_streams = 256;
     cfg->window = 1u << 20;
     cfg->conn_window = 16u << 20;
@@ -1248,7 +1249,7 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (h2b_h1_ctx_new(&ctx->h1, cfg, &ctx->stats, ctx->date) != H2B_OK)
         goto out_opt;
     if (cfg->engine == H2B_ENGINE_FAST &&
-        h2b_h2s_ctx_new(&ctx->h2f, cfg, &ctx->stats, ctx->date) != H2B_OK) {
+        h2b_h2s_ctx_new(&ctx->h2f, cfg, &ctx->stats, ctx->date, &ctx->mem) != H2B_OK) {
         h2b_h1_ctx_del(ctx->h1);
         goto out_opt;
     }

@@ -54,7 +54,7 @@ enum h2b_conn_engine { H2B_ENGINE_NGHTTP2, H2B_ENGINE_FAST };
 
 /* Protocol configuration; sizes in bytes, times in ns. Fill with h2b_conn_config_defaults(). */
 struct h2b_conn_config {
-    enum h2b_conn_engine engine;   /* HTTP/2 engine (default H2B_ENGINE_NGHTTP2) */
+    enum h2b_conn_engine engine;   /* HTTP/2 engine (default H2B_ENGINE_FAST) */
     uint32_t max_streams;          /* SETTINGS_MAX_CONCURRENT_STREAMS (default 256) */
     uint32_t window;               /* SETTINGS_INITIAL_WINDOW_SIZE (default 1 MiB) */
     uint32_t conn_window;          /* connection receive window (default 16 MiB) */

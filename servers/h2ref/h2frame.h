@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "stats.h"
 
+#include <nghttp2/nghttp2.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,11 +23,11 @@
 struct h2b_h2s;
 struct h2b_h2s_ctx;
 
-/* Creates the per-thread context. stats and date (a NUL-terminated IMF-fixdate of 29
- * characters that the owner keeps current) are borrowed for the ctx's life. Returns H2B_OK or
- * H2B_ERR_NOMEM. */
+/* Creates the per-thread context. stats, date (a NUL-terminated IMF-fixdate of 29 characters
+ * that the owner keeps current) and mem (the allocator of the HPACK decoders: the owner's
+ * size-class pool) are borrowed for the ctx's life. Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
-                    struct h2b_stats *stats, const char *date);
+                    struct h2b_stats *stats, const char *date, nghttp2_mem *mem);
 void h2b_h2s_ctx_del(struct h2b_h2s_ctx *ctx);
 void h2b_h2s_ctx_set_stats_fn(struct h2b_h2s_ctx *ctx, h2b_conn_stats_fn fn, void *arg);
 

@@ -2,9 +2,9 @@
  * fuzz_server_fast.c - arbitrary bytes as frames after a valid client preface and an empty
  * SETTINGS frame, into the own-framing HTTP/2 engine (servers/h2ref/h2frame.c, `--engine
  * fast`): its frame reader, stream states, flow control, header checks and guards, with
- * libnghttp2's HPACK decoder. The connection is driven through conn.h like every server fuzzer
- * (fuzz_server.h); the seeds are those of fuzz_server_frames plus uploads, trailers, padding
- * and window changes.
+ * libnghttp2's HPACK decoder, named explicitly (it is also the default that fuzz_server_h2c
+ * and fuzz_server_frames run). Driven through conn.h like every server fuzzer (fuzz_server.h);
+ * the seeds are those of fuzz_server_frames plus uploads, trailers, padding and window changes.
  */
 #include "fuzz_server.h"
 

@@ -4,13 +4,14 @@
 # server built slower on purpose (H2B_INJECT_SLOW=h2ref) shows its injected function red in the
 # differential graph; without perf the profile is null with the reason and the run goes on;
 # a filter that names no cell exits 2 naming it. The full matrix run is in docs/profiles.md.
+# The server runs --engine nghttp2, so the stacks hold a frame of a shared library by name.
 source "$(dirname "$0")/lib.sh"
 SVG_CHECK=$SRC/tests/tools/svg_check.py
 
 cat >"$TMP/s.json" <<'JSON'
 {
   "name": "prof",
-  "targets": [{"name": "h2ref", "type": "bundled", "cpus": "0", "threads": 1}],
+  "targets": [{"name": "h2ref", "type": "bundled", "cpus": "0", "threads": 1, "args": ["--engine", "nghttp2"]}],
   "client": {"type": "h2bench", "cpus": "1", "threads": 1},
   "matrix": {"connections": [1, 10], "streams": [10], "path": "/hello",
              "duration_s": 1.5, "warmup_s": 0.3, "min_requests": 1000}

@@ -4,7 +4,7 @@
 # $TMP/NAME.out, stderr to $TMP/NAME.err), waits up to 10 s for its "listening on" line, sets
 # SERVE_PID and SERVE_URL (http[s]://127.0.0.1:PORT). Returns 1 if it never got ready.
 # H2B_TEST_ENGINE=fast|nghttp2 in the environment runs the server with that --engine (the
-# *_fast test variants in CMakeLists.txt set it).
+# *_nghttp2 test variants in CMakeLists.txt set it).
 start_serve() {
     local name=$1
     shift
