@@ -381,7 +381,8 @@ static int parse_frame(const char *line, size_t len, char **name, char **dso)
     if (!open)
         return H2B_ERR_PARSE;
     const char *sym = line + a + 1;
-    size_t symlen = (size_t)(open - 1 - sym);
+    /* "ADDR (DSO)": the " (" found is the one right after the address, the symbol is empty */
+    size_t symlen = open > sym ? (size_t)(open - 1 - sym) : 0;
     const char *d = open + 1;
     size_t dlen = (size_t)(line + len - 1 - d);
     /* basename, brackets off */
