@@ -9,7 +9,7 @@
 #include "arrival.h"
 #include "h2fast.h"
 #include "load.h"
-#include "pool.h"
+#include "pool_nghttp2.h" /* harness/core: the size-class pool as an nghttp2_mem */
 
 #include <nghttp2/nghttp2.h>
 #include <openssl/ssl.h>

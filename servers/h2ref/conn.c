@@ -36,6 +36,7 @@
 #include "h2frame.h"
 #include "handlers.h"
 #include "heap.h"
+#include "pool_nghttp2.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>
@@ -59,9 +60,6 @@
 #define KEEP_STREAMS 4096
 #define KEEP_CHUNKS 256
 #define KEEP_BUFS 64
-#define POOL_CLASSES 4       /* 64, 128, 256, 512 bytes */
-#define POOL_KEEP 8192       /* free blocks kept per class */
-#define POOL_BIG 0xff        /* class tag of pass-through allocations */
 #define SID_WINDOW 1024      /* client stream ids remembered below the highest (per connection) */
 #define MEM_GRANT (1u << 20) /* a ctx takes the shared memory count in steps of this */
 
@@ -96,10 +94,6 @@ struct stream {
     char status_str[4];
     char cl[24];
     char text[H2B_TEXT_MAX]; /* small bodies (/sink's count) */
-};
-
-struct freebuf {
-    struct freebuf *next;
 };
 
 struct h2b_conn {
@@ -163,12 +157,7 @@ struct h2b_conn_ctx {
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
     struct h2b_stats stats;
-    struct stream *free_streams;
-    size_t n_free_streams;
-    struct chunk *free_chunks;
-    size_t n_free_chunks;
-    struct freebuf *free_bufs;
-    size_t n_free_bufs;
+    struct h2b_freelist streams, chunks, bufs; /* harness/core/pool.h */
     struct h2b_heap timers; /* every live connection's idle or slow-client deadline */
     struct h2b_heap delays; /* /delay streams by deadline */
     struct h2b_conn *dirty;
@@ -179,14 +168,13 @@ struct h2b_conn_ctx {
     h2b_conn_stats_fn stats_fn;
     void *stats_arg;
     int nconns;
-    _Atomic uint64_t own_used;         /* the memory count without a shared one */
-    _Atomic uint64_t *used;            /* cfg.memory_used or &own_used */
-    uint64_t held, granted;            /* bytes this ctx holds; bytes of it added to *used */
-    nghttp2_mem mem;                   /* nghttp2's allocator: the size-class pool below */
-    struct pblock *pool[POOL_CLASSES]; /* free blocks per size class */
-    uint32_t pool_n[POOL_CLASSES];
-    struct h2b_h1_ctx *h1;   /* HTTP/1.1 connections' timers and buffers */
-    struct h2b_h2s_ctx *h2f; /* the own-framing engine's timers and free lists */
+    _Atomic uint64_t own_used; /* the memory count without a shared one */
+    _Atomic uint64_t *used;    /* cfg.memory_used or &own_used */
+    uint64_t held, granted;    /* bytes this ctx holds; bytes of it added to *used */
+    nghttp2_mem mem;           /* nghttp2's allocator: pool */
+    struct h2b_pool pool;      /* size classes, counted in stats.nghttp2_allocs */
+    struct h2b_h1_ctx *h1;     /* HTTP/1.1 connections' timers and buffers */
+    struct h2b_h2s_ctx *h2f;   /* the own-framing engine's timers and free lists */
 };
 
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
@@ -244,21 +232,16 @@ static bool mem_over(const struct h2b_conn_ctx *ctx)
            atomic_load_explicit(ctx->used, memory_order_relaxed) >= ctx->cfg.memory_budget;
 }
 
-/* ---- pools: per-ctx free lists, bypassed under sanitizers so that every free is seen ---- */
+/* ---- pools: per-ctx free lists (harness/core/pool.h), bypassed under sanitizers ----
+ * Streams, body chunks and output buffers come from free lists of their size; nghttp2's own
+ * small blocks (5 allocations per request: stream, outbound items, the nv copy) from the ctx's
+ * size-class pool through ctx->mem, each call counted for /stats. Chunks and buffers are
+ * counted in the memory budget from malloc to free. */
 
 static struct stream *stream_get(struct h2b_conn_ctx *ctx)
 {
-    (void)ctx;
-    struct stream *st = NULL;
-#ifndef H2B_SANITIZED
-    if (ctx->free_streams) {
-        st = ctx->free_streams;
-        ctx->free_streams = st->next;
-        ctx->n_free_streams--;
-    }
-#endif
-    if (!st)
-        st = malloc(sizeof *st);
+    bool fresh;
+    struct stream *st = h2b_freelist_get(&ctx->streams, &fresh);
     if (st) {
         memset(st, 0, offsetof(struct stream, status_str));
         st->fd = -1;
@@ -268,33 +251,16 @@ static struct stream *stream_get(struct h2b_conn_ctx *ctx)
 
 static void stream_put(struct h2b_conn_ctx *ctx, struct stream *st)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->n_free_streams < KEEP_STREAMS) {
-        st->next = ctx->free_streams;
-        ctx->free_streams = st;
-        ctx->n_free_streams++;
-        return;
-    }
-#else
-    (void)ctx;
-#endif
-    free(st);
+    h2b_freelist_put(&ctx->streams, st);
 }
 
 static struct chunk *chunk_get(struct h2b_conn_ctx *ctx)
 {
-    (void)ctx;
-    struct chunk *ch = NULL;
-#ifndef H2B_SANITIZED
-    if (ctx->free_chunks) {
-        ch = ctx->free_chunks;
-        ctx->free_chunks = ch->next;
-        ctx->n_free_chunks--;
-    }
-#endif
-    if (!ch && (ch = malloc(sizeof *ch)) != NULL)
-        mem_take(ctx, sizeof *ch);
+    bool fresh;
+    struct chunk *ch = h2b_freelist_get(&ctx->chunks, &fresh);
     if (ch) {
+        if (fresh)
+            mem_take(ctx, sizeof *ch);
         ch->next = NULL;
         ch->len = ch->off = 0;
     }
@@ -303,153 +269,23 @@ static struct chunk *chunk_get(struct h2b_conn_ctx *ctx)
 
 static void chunk_put(struct h2b_conn_ctx *ctx, struct chunk *ch)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->n_free_chunks < KEEP_CHUNKS) {
-        ch->next = ctx->free_chunks;
-        ctx->free_chunks = ch;
-        ctx->n_free_chunks++;
-        return;
-    }
-#else
-    (void)ctx;
-#endif
-    mem_give(ctx, sizeof *ch);
-    free(ch);
+    if (h2b_freelist_put(&ctx->chunks, ch))
+        mem_give(ctx, sizeof *ch);
 }
 
 static uint8_t *buf_get(struct h2b_conn_ctx *ctx)
 {
-    uint8_t *buf = NULL;
-#ifndef H2B_SANITIZED
-    if (ctx->free_bufs) {
-        struct freebuf *b = ctx->free_bufs;
-        ctx->free_bufs = b->next;
-        ctx->n_free_bufs--;
-        buf = (uint8_t *)b;
-    }
-#endif
-    if (!buf && (buf = malloc(OUTBUF_ALLOC)) != NULL)
+    bool fresh;
+    uint8_t *buf = h2b_freelist_get(&ctx->bufs, &fresh);
+    if (buf && fresh)
         mem_take(ctx, OUTBUF_ALLOC);
     return buf;
 }
 
 static void buf_put(struct h2b_conn_ctx *ctx, uint8_t *buf)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->n_free_bufs < KEEP_BUFS) {
-        struct freebuf *b = (struct freebuf *)(void *)buf;
-        b->next = ctx->free_bufs;
-        ctx->free_bufs = b;
-        ctx->n_free_bufs++;
-        return;
-    }
-#else
-    (void)ctx;
-#endif
-    mem_give(ctx, OUTBUF_ALLOC);
-    free(buf);
-}
-
-/* ---- nghttp2's allocator: per-ctx size classes ----
- * nghttp2 makes 5 small allocations per request (stream, outbound items, the nv copy) and frees
- * them when the stream closes. glibc serves them in ~120 instructions each way; a free list
- * per size class does it in ~15. A 16-byte header keeps the class (nghttp2's free has no size)
- * and the alignment. Every call is counted for /stats. Under sanitizers blocks are never
- * reused, so the sanitizer still sees every free. */
-
-struct pblock {
-    union {
-        struct pblock *next; /* while free */
-        struct {
-            uint8_t cls;
-        } h;
-        max_align_t align;
-    };
-};
-
-static size_t class_size(unsigned cls)
-{
-    return (size_t)64 << cls;
-}
-
-static void *pool_malloc(size_t size, void *ud)
-{
-    struct h2b_conn_ctx *ctx = ud;
-    h2b_stats_add(&ctx->stats, H2B_STAT_NGHTTP2_ALLOCS, 1);
-    unsigned cls = 0;
-    while (cls < POOL_CLASSES && size > class_size(cls))
-        cls++;
-    struct pblock *b = NULL;
-    if (cls < POOL_CLASSES) {
-#ifndef H2B_SANITIZED
-        b = ctx->pool[cls];
-        if (b) {
-            ctx->pool[cls] = b->next;
-            ctx->pool_n[cls]--;
-        }
-#endif
-        if (!b)
-            b = malloc(sizeof *b + class_size(cls));
-    } else {
-        b = malloc(sizeof *b + size);
-        cls = POOL_BIG;
-    }
-    if (!b)
-        return NULL;
-    b->h.cls = (uint8_t)cls;
-    return b + 1;
-}
-
-static void pool_free(void *ptr, void *ud)
-{
-    if (!ptr)
-        return;
-    struct h2b_conn_ctx *ctx = ud;
-    struct pblock *b = (struct pblock *)ptr - 1;
-    unsigned cls = b->h.cls;
-#ifndef H2B_SANITIZED
-    if (cls < POOL_CLASSES && ctx->pool_n[cls] < POOL_KEEP) {
-        b->next = ctx->pool[cls];
-        ctx->pool[cls] = b;
-        ctx->pool_n[cls]++;
-        return;
-    }
-#else
-    (void)ctx, (void)cls;
-#endif
-    free(b);
-}
-
-static void *pool_calloc(size_t nmemb, size_t size, void *ud)
-{
-    if (size && nmemb > SIZE_MAX / size)
-        return NULL;
-    void *p = pool_malloc(nmemb * size, ud);
-    if (p)
-        memset(p, 0, nmemb * size);
-    return p;
-}
-
-static void *pool_realloc(void *ptr, size_t size, void *ud)
-{
-    if (!ptr)
-        return pool_malloc(size, ud);
-    struct pblock *b = (struct pblock *)ptr - 1;
-    if (b->h.cls == POOL_BIG) {
-        struct h2b_conn_ctx *ctx = ud;
-        h2b_stats_add(&ctx->stats, H2B_STAT_NGHTTP2_ALLOCS, 1);
-        struct pblock *nb = realloc(b, sizeof *nb + size);
-        return nb ? nb + 1 : NULL;
-    }
-    size_t old = class_size(b->h.cls);
-    if (size <= old)
-        return ptr;
-    void *p = pool_malloc(size, ud);
-    if (p) {
-        memcpy(p, ptr, old);
-        pool_free(ptr, ud);
-    }
-    return p;
+    if (h2b_freelist_put(&ctx->bufs, buf))
+        mem_give(ctx, OUTBUF_ALLOC);
 }
 
 /* ---- timers and dirty list ---- */
@@ -1243,7 +1079,12 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     nghttp2_option_set_no_auto_window_update(ctx->opt, 1);
     /* Debian's 1.52 already defaults stream_reset_rate_limit to 1000 + 33/s and
      * max_continuations to 8 (backports of 1.57 and 1.61); the flood budget covers the rest. */
-    ctx->mem = (nghttp2_mem){ctx, pool_malloc, pool_free, pool_calloc, pool_realloc};
+    h2b_freelist_init(&ctx->streams, sizeof(struct stream), KEEP_STREAMS);
+    h2b_freelist_init(&ctx->chunks, sizeof(struct chunk), KEEP_CHUNKS);
+    h2b_freelist_init(&ctx->bufs, OUTBUF_ALLOC, KEEP_BUFS);
+    h2b_pool_init(&ctx->pool);
+    h2b_pool_count_into(&ctx->pool, &ctx->stats.v[H2B_STAT_NGHTTP2_ALLOCS]);
+    ctx->mem = h2b_pool_nghttp2_mem(&ctx->pool);
     ctx->now = h2b_clock_now_ns();
     update_date(ctx);
     if (h2b_h1_ctx_new(&ctx->h1, cfg, &ctx->stats, ctx->date) != H2B_OK)
@@ -1268,28 +1109,10 @@ void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
 {
     if (!ctx)
         return;
-    while (ctx->free_streams) {
-        struct stream *st = ctx->free_streams;
-        ctx->free_streams = st->next;
-        free(st);
-    }
-    while (ctx->free_chunks) {
-        struct chunk *ch = ctx->free_chunks;
-        ctx->free_chunks = ch->next;
-        free(ch);
-    }
-    while (ctx->free_bufs) {
-        struct freebuf *b = ctx->free_bufs;
-        ctx->free_bufs = b->next;
-        free(b);
-    }
-    for (int i = 0; i < POOL_CLASSES; i++) {
-        while (ctx->pool[i]) {
-            struct pblock *b = ctx->pool[i];
-            ctx->pool[i] = b->next;
-            free(b);
-        }
-    }
+    h2b_freelist_free(&ctx->streams);
+    h2b_freelist_free(&ctx->chunks);
+    h2b_freelist_free(&ctx->bufs);
+    h2b_pool_free(&ctx->pool);
     atomic_fetch_sub_explicit(ctx->used, ctx->granted, memory_order_relaxed);
     h2b_heap_free(&ctx->timers);
     h2b_heap_free(&ctx->delays);

@@ -29,10 +29,11 @@
  *
  * Memory: no allocation per request in this code. Streams, echo chunks and output buffers come
  * from per-ctx free lists (built with H2B_SANITIZED, the free lists are bypassed so that the
- * sanitizer sees every free). nghttp2 allocates through the ctx's nghttp2_mem: size classes
- * (64-512 bytes) on free lists, every call counted in the stats (nghttp2_allocs). Each tick also
- * copies the ticking thread's interposer count (h2bench::alloc, when linked and armed) into
- * worker_allocs; a thread should h2b_alloc_reset() before it creates its connections.
+ * sanitizer sees every free). nghttp2 allocates through the ctx's nghttp2_mem: 32-byte size
+ * classes up to 4 KiB (harness/core/pool.h), every call counted in the stats (nghttp2_allocs),
+ * the memory held until the ctx is deleted. Each tick also copies the ticking thread's
+ * interposer count (h2bench::alloc, when linked and armed) into worker_allocs; a thread should
+ * h2b_alloc_reset() before it creates its connections.
  */
 #ifndef H2B_CONN_H
 #define H2B_CONN_H

@@ -36,6 +36,7 @@
 #include "h1parse.h"
 #include "handlers.h"
 #include "heap.h"
+#include "pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +54,6 @@ _Static_assert(PAT_IOV <= H2B_PATTERN_STEP, "an iovec's pattern run is in the ar
 
 enum state { S_HEAD, S_BODY, S_DELAY };
 
-struct freebuf {
-    struct freebuf *next;
-};
-
 struct h2b_h1_ctx {
     struct h2b_conn_config cfg;
     struct h2b_stats *stats;
@@ -65,8 +62,7 @@ struct h2b_h1_ctx {
     void *stats_arg;
     struct h2b_heap timers;
     uint64_t now;
-    struct freebuf *free_bufs;
-    size_t n_free_bufs;
+    struct h2b_freelist bufs; /* input and output buffers (harness/core/pool.h) */
     struct h2b_h1_limits lim;
 };
 
@@ -109,33 +105,13 @@ struct h2b_h1 {
 
 static uint8_t *buf_get(struct h2b_h1_ctx *ctx)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->free_bufs) {
-        struct freebuf *b = ctx->free_bufs;
-        ctx->free_bufs = b->next;
-        ctx->n_free_bufs--;
-        return (uint8_t *)b;
-    }
-#else
-    (void)ctx;
-#endif
-    return malloc(BUF_SIZE);
+    bool fresh;
+    return h2b_freelist_get(&ctx->bufs, &fresh);
 }
 
 static void buf_put(struct h2b_h1_ctx *ctx, uint8_t *p)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->n_free_bufs < KEEP_BUFS) {
-        struct freebuf *b = (struct freebuf *)(void *)p;
-        b->next = ctx->free_bufs;
-        ctx->free_bufs = b;
-        ctx->n_free_bufs++;
-        return;
-    }
-#else
-    (void)ctx;
-#endif
-    free(p);
+    h2b_freelist_put(&ctx->bufs, p);
 }
 
 /* ---- context ---- */
@@ -146,6 +122,7 @@ int h2b_h1_ctx_new(struct h2b_h1_ctx **out, const struct h2b_conn_config *cfg,
     struct h2b_h1_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return H2B_ERR_NOMEM;
+    h2b_freelist_init(&ctx->bufs, BUF_SIZE, KEEP_BUFS);
     ctx->cfg = *cfg;
     ctx->stats = stats;
     ctx->date = date;
@@ -163,11 +140,7 @@ void h2b_h1_ctx_del(struct h2b_h1_ctx *ctx)
 {
     if (!ctx)
         return;
-    while (ctx->free_bufs) {
-        struct freebuf *b = ctx->free_bufs;
-        ctx->free_bufs = b->next;
-        free(b);
-    }
+    h2b_freelist_free(&ctx->bufs);
     h2b_heap_free(&ctx->timers);
     free(ctx);
 }
