@@ -49,6 +49,8 @@ static void test_realloc_calloc(void)
     h2b_pool_count_into(&p, &calls);
     unsigned char *a = h2b_pool_realloc(NULL, 10, &p);
     CHECK(a != NULL);
+    if (!a)
+        return;
     memcpy(a, "0123456789", 10);
     unsigned char *b = h2b_pool_realloc(a, 12, &p); /* fits its class */
     CHECK(b != NULL && memcmp(b, "0123456789", 10) == 0);
@@ -56,6 +58,8 @@ static void test_realloc_calloc(void)
     CHECK(c != NULL && memcmp(c, "0123456789", 10) == 0);
     unsigned char *d = h2b_pool_realloc(c, 100000, &p); /* to a large block */
     CHECK(d != NULL && memcmp(d, "0123456789", 10) == 0);
+    if (!d)
+        return;
     d[99999] = 7;
     unsigned char *e = h2b_pool_realloc(d, 200000, &p); /* a large block grows */
     CHECK(e != NULL && memcmp(e, "0123456789", 10) == 0 && e[99999] == 7);
@@ -63,6 +67,8 @@ static void test_realloc_calloc(void)
     CHECK(calls >= 3);
     unsigned char *z = h2b_pool_calloc(7, 9, &p);
     CHECK(z != NULL);
+    if (!z)
+        return;
     size_t nonzero = 0;
     for (size_t i = 0; i < 63; i++)
         nonzero += z[i] != 0;
@@ -109,6 +115,8 @@ static void test_freelist(void)
     void *b = h2b_freelist_get(&f, &fresh);
     void *c = h2b_freelist_get(&f, &fresh);
     CHECK(b != NULL && c != NULL && fresh);
+    if (!c)
+        return;
     memset(c, 1, 100);
 #ifndef H2B_SANITIZED
     CHECK(!h2b_freelist_put(&f, a)); /* kept */
