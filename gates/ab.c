@@ -563,13 +563,9 @@ static bool cell_ok(const struct h2b_results_cell *c)
  * per request fails; the fraction amortised growth leaves does not), instructions when they grow
  * by more than H2B_AB_INSTR_TOLERANCE (glibc's free lists move them by a few tens). */
 #define H2B_AB_INSTR_TOLERANCE 0.005
-static const struct {
-    const char *key, *label;
-    bool instructions;
-} budget_rows[] = {
-    {"allocs_per_request", "allocs/req", false},     {"bytes_per_request", "B/req", false},
-    {"reads_per_request", "reads/req", false},       {"writes_per_request", "writes/req", false},
-    {"instructions_per_request", "instr/req", true},
+static const enum h2b_budget_metric budget_rows[] = {
+    H2B_BUDGET_ALLOCS, H2B_BUDGET_BYTES,        H2B_BUDGET_READS,
+    H2B_BUDGET_WRITES, H2B_BUDGET_INSTRUCTIONS,
 };
 
 /* The samples of one cell key on one side: p99 (ns) and req/s of every ok repeat, and the
@@ -617,10 +613,8 @@ static int gather_cells(const struct h2b_results_doc *d, const char *key, struct
         if (!isnan(c->req_per_s))
             cs->rps[cs->n_rps++] = c->req_per_s;
         for (size_t k = 0; k < nb && c->budgets.base.present; k++) {
-            bool found = false;
-            double v = h2b_model_number(&h2b_results_budgets_model, &c->budgets, budget_rows[k].key,
-                                        &found);
-            if (found && !isnan(v))
+            double v = h2b_results_budget_get(&c->budgets, budget_rows[k]);
+            if (!isnan(v))
                 cs->budget[k][cs->n_budget[k]++] = v;
         }
     }
@@ -633,7 +627,7 @@ static int judge_budget(struct h2b_ab_report *r, const char *key, size_t k,
     size_t na = a->n_budget[k], nb = b->n_budget[k];
     if (na == 0 && nb == 0)
         return H2B_OK; /* no budgets on either side: no row */
-    struct h2b_ab_row *row = add_row(r, key, budget_rows[k].label);
+    struct h2b_ab_row *row = add_row(r, key, h2b_budget_metrics[budget_rows[k]].unit);
     if (!row)
         return H2B_ERR_NOMEM;
     row->exact = true;
@@ -650,7 +644,8 @@ static int judge_budget(struct h2b_ab_report *r, const char *key, size_t k,
         return set_note(row, "measured on the %s side only", na ? "base" : "head");
     }
     row->ci.ratio = row->base > 0 ? row->head / row->base : NAN;
-    double slack = budget_rows[k].instructions ? H2B_AB_INSTR_TOLERANCE * row->base : 0.5;
+    double slack =
+        budget_rows[k] == H2B_BUDGET_INSTRUCTIONS ? H2B_AB_INSTR_TOLERANCE * row->base : 0.5;
     if (row->head - row->base >= slack && row->head > row->base) {
         row->status = H2B_AB_INCREASE;
         row->failing = true;
@@ -659,7 +654,7 @@ static int judge_budget(struct h2b_ab_report *r, const char *key, size_t k,
     } else {
         row->status = H2B_AB_SAME;
     }
-    return budget_rows[k].instructions
+    return budget_rows[k] == H2B_BUDGET_INSTRUCTIONS
                ? set_note(row, "median of %zu and %zu; more than %.1f %% above fails", na, nb,
                           H2B_AB_INSTR_TOLERANCE * 100)
                : H2B_OK;

@@ -28,21 +28,11 @@
 #define PATH_LEN 256
 #define DEFAULT_TOLERANCE 0.005
 
-static const char *const keys[H2B_CELL_NMETRICS] = {
-    "allocs_per_request",
-    "bytes_per_request",
-    "reads_per_request",
-    "writes_per_request",
-    "writes_per_read",
-    "instructions_per_request",
-    "rss_per_connection_kib",
-    "p99_ms",
-    "min_ratio",
-};
-
 const char *h2b_cell_metric_key(enum h2b_cell_metric m)
 {
-    return (unsigned)m < H2B_CELL_NMETRICS ? keys[m] : "?";
+    if ((unsigned)m < H2B_BUDGET_NMETRICS)
+        return h2b_budget_metrics[m].key;
+    return m == H2B_CELL_P99_MS ? "p99_ms" : m == H2B_CELL_MIN_RATIO ? "min_ratio" : "?";
 }
 
 void h2b_cell_gates_del(struct h2b_cell_gates *g)
@@ -180,14 +170,17 @@ int h2b_cell_gates_from_json(const json_t *cells, const struct h2b_json_src *src
         {
             int m = -1;
             for (int k = 0; k < H2B_CELL_NMETRICS && m < 0; k++)
-                m = strcmp(keys[k], mk) == 0 ? k : -1;
+                m = strcmp(h2b_cell_metric_key((enum h2b_cell_metric)k), mk) == 0 ? k : -1;
             h2b_json_path_key(mpath, sizeof(mpath), path, mk);
             if (m < 0) {
-                rc = fail_at(d, src, mpath,
-                             "unknown ceiling (known: allocs_per_request, bytes_per_request, "
-                             "reads_per_request, writes_per_request, writes_per_read, "
-                             "instructions_per_request, rss_per_connection_kib, p99_ms, "
-                             "min_ratio)");
+                char known[400];
+                size_t at = 0;
+                for (int k = 0; k < H2B_CELL_NMETRICS && at < sizeof(known); k++)
+                    at += (size_t)snprintf(known + at, sizeof(known) - at, "%s%s", k ? ", " : "",
+                                           h2b_cell_metric_key((enum h2b_cell_metric)k));
+                h2b_diag_set(d, src ? src->file : NULL, src ? src->text : NULL, mpath,
+                             "unknown ceiling (known: %s)", known);
+                rc = H2B_ERR_PARSE;
                 goto out;
             }
             if ((rc = parse_metric(mv, mpath, (enum h2b_cell_metric)m, src, &e->m[m], d)))
@@ -241,19 +234,13 @@ static size_t find_cells(const struct h2b_results_doc *const *docs, const char *
 /* The reason a budget is null: its "metric: reason" part of the budgets' note. */
 static void null_reason(const struct h2b_results_cell *c, const char *key, char *buf, size_t size)
 {
-    const char *note = c->budgets.base.present ? c->budgets.note : NULL;
-    const char *at = note ? strstr(note, key) : NULL;
-    if (!c->budgets.base.present) {
+    char why[360];
+    if (!c->budgets.base.present)
         snprintf(buf, size, "the cell has no budgets (add a \"budgets\" block to the scenario)");
-    } else if (at && at[strlen(key)] == ':') {
-        at += strlen(key) + 1;
-        while (*at == ' ')
-            at++;
-        size_t len = strcspn(at, ";");
-        snprintf(buf, size, "null: %.*s", (int)len, at);
-    } else {
+    else if (h2b_model_note_reason(c->budgets.note, key, why, sizeof(why)))
+        snprintf(buf, size, "null: %s", why);
+    else
         snprintf(buf, size, "null (no reason recorded)");
-    }
 }
 
 static double median(double *v, size_t n)
@@ -384,16 +371,13 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
     }
     double worst = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        bool found = false;
-        double v = ms[i].cell->budgets.base.present
-                       ? h2b_model_number(&h2b_results_budgets_model, &ms[i].cell->budgets, keys[m],
-                                          &found)
-                       : NAN;
+        double v = h2b_results_budget_get(&ms[i].cell->budgets, (enum h2b_budget_metric)m);
         if (isnan(v)) {
             char why[400];
-            null_reason(ms[i].cell, keys[m], why, sizeof(why));
+            null_reason(ms[i].cell, h2b_cell_metric_key(m), why, sizeof(why));
             row->status = H2B_GATE_INVALID;
-            h2b_buf_printf(ev, "%s is unmeasured in %s: %s", keys[m], ms[i].path, why);
+            h2b_buf_printf(ev, "%s is unmeasured in %s: %s", h2b_cell_metric_key(m), ms[i].path,
+                           why);
             return H2B_OK;
         }
         worst = v > worst ? v : worst;
@@ -405,10 +389,11 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
     row->current = worst;
     row->status = worst <= limit + slack ? H2B_GATE_PASS : H2B_GATE_FAIL;
     if (m == H2B_CELL_INSTRUCTIONS)
-        h2b_buf_printf(ev, "%s %.10g, ceiling %.10g + %.2g %% (%s)", keys[m], worst, c->max,
-                       c->tolerance * 100, c->why);
+        h2b_buf_printf(ev, "%s %.10g, ceiling %.10g + %.2g %% (%s)", h2b_cell_metric_key(m), worst,
+                       c->max, c->tolerance * 100, c->why);
     else
-        h2b_buf_printf(ev, "%s %.10g, ceiling %.10g (%s)", keys[m], worst, c->max, c->why);
+        h2b_buf_printf(ev, "%s %.10g, ceiling %.10g (%s)", h2b_cell_metric_key(m), worst, c->max,
+                       c->why);
     return H2B_OK;
 }
 
@@ -426,7 +411,7 @@ int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_result
                 continue;
             char bench[300];
             struct h2b_gate_row *row;
-            snprintf(bench, sizeof(bench), "%s %s", e->key, keys[m]);
+            snprintf(bench, sizeof(bench), "%s %s", e->key, h2b_cell_metric_key(m));
             int rc;
             if (!(row = h2b__gate_add_row(r, bench, -1)))
                 return H2B_ERR_NOMEM;

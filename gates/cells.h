@@ -31,15 +31,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The exact budgets first, in the order and with the keys of the core's budget table
+ * (results.h), then the ceilings' own p99 and ratio floors. */
 enum h2b_cell_metric {
-    H2B_CELL_ALLOCS,
-    H2B_CELL_BYTES,
-    H2B_CELL_READS,
-    H2B_CELL_WRITES,
-    H2B_CELL_WRITES_PER_READ,
-    H2B_CELL_INSTRUCTIONS,
-    H2B_CELL_RSS_PER_CONN,
-    H2B_CELL_P99_MS,
+    H2B_CELL_ALLOCS = H2B_BUDGET_ALLOCS,
+    H2B_CELL_BYTES = H2B_BUDGET_BYTES,
+    H2B_CELL_READS = H2B_BUDGET_READS,
+    H2B_CELL_WRITES = H2B_BUDGET_WRITES,
+    H2B_CELL_WRITES_PER_READ = H2B_BUDGET_WRITES_PER_READ,
+    H2B_CELL_INSTRUCTIONS = H2B_BUDGET_INSTRUCTIONS,
+    H2B_CELL_RSS_PER_CONN = H2B_BUDGET_RSS_PER_CONN,
+    H2B_CELL_P99_MS = H2B_BUDGET_NMETRICS,
     H2B_CELL_MIN_RATIO,
     H2B_CELL_NMETRICS
 };
@@ -65,7 +67,7 @@ struct h2b_cell_gates {
     struct h2b_cell_gate *cells;
 };
 
-/* The ceilings' results key of m ("allocs_per_request", ..., "p99_ms", "min_ratio"). */
+/* The ceilings' key of m: a budget's results key (h2b_budget_metrics), "p99_ms" or "min_ratio". */
 const char *h2b_cell_metric_key(enum h2b_cell_metric m);
 
 /* Parses the "cells" object of a ceilings document (found at path "cells" in src). On a bad

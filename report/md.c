@@ -730,35 +730,11 @@ static void md_cell(struct h2b_buf *o, const char *text)
     h2b_buf_md(o, text);
 }
 
-/* The reason of a null budget: its "metric: reason" clause of the budgets' note. */
-static void budget_reason(const struct h2b_results_budgets *b, const char *key, char *buf, size_t n)
-{
-    const char *at = b->note ? strstr(b->note, key) : NULL;
-    snprintf(buf, n, "not measured");
-    if (at && at[strlen(key)] == ':') {
-        at += strlen(key) + 1;
-        at += strspn(at, " ");
-        snprintf(buf, n, "%.*s", (int)strcspn(at, ";"), at);
-    }
-}
-
 /* "What a request costs each server": the per-request budgets (cell.budgets), one table per
  * matrix point, one column per target; a null shows its reason. Repeats carry the same budgets
  * (measured once per point), so the first cell of each target and point is the one shown. */
 static void budgets(const struct h2b__report *rep, struct h2b_buf *o)
 {
-    static const struct {
-        const char *key, *label;
-        int decimals;
-    } rows[] = {
-        {"allocs_per_request", "allocations", 2},
-        {"bytes_per_request", "bytes allocated", 1},
-        {"reads_per_request", "read calls", 3},
-        {"writes_per_request", "write calls", 3},
-        {"writes_per_read", "writes per read with data", 3},
-        {"instructions_per_request", "instructions (callgrind)", 0},
-        {"rss_per_connection_kib", "RSS per connection (KiB)", 2},
-    };
     const struct h2b_results_doc *doc = rep->head->model;
     bool any = false;
     for (size_t i = 0; doc && i < doc->matrix.n && !any; i++)
@@ -799,22 +775,20 @@ static void budgets(const struct h2b__report *rep, struct h2b_buf *o)
         for (size_t t = 0; t < nt; t++)
             h2b_buf_puts(o, "---:|");
         h2b_buf_puts(o, "\n");
-        for (size_t m = 0; m < sizeof(rows) / sizeof(rows[0]); m++) {
-            h2b_buf_printf(o, "| %s |", rows[m].label);
+        for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
+            const struct h2b_budget_metric_info *bm = &h2b_budget_metrics[m];
+            h2b_buf_printf(o, "| %s |", bm->title);
             for (size_t t = 0; t < nt; t++) {
                 char buf[600];
-                bool found = false;
-                double v = col[t] ? h2b_model_number(&h2b_results_budgets_model, &col[t]->budgets,
-                                                     rows[m].key, &found)
-                                  : NAN;
+                double v = col[t] ? h2b_results_budget_get(&col[t]->budgets, m) : NAN;
                 if (!col[t]) {
                     snprintf(buf, sizeof(buf), "—");
                 } else if (isnan(v)) {
-                    char why[500];
-                    budget_reason(&col[t]->budgets, rows[m].key, why, sizeof(why));
+                    char why[500] = "not measured";
+                    h2b_model_note_reason(col[t]->budgets.note, bm->key, why, sizeof(why));
                     snprintf(buf, sizeof(buf), "null: %s", why);
                 } else {
-                    snprintf(buf, sizeof(buf), "%.*f", rows[m].decimals, v);
+                    snprintf(buf, sizeof(buf), "%.*f", bm->decimals, v);
                 }
                 h2b_buf_puts(o, " ");
                 md_cell(o, buf);

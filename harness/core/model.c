@@ -115,6 +115,22 @@ int h2b_model_note_add(char **note, const char *metric, const char *reason)
     return H2B_OK;
 }
 
+bool h2b_model_note_reason(const char *note, const char *metric, char *buf, size_t size)
+{
+    size_t klen = strlen(metric);
+    for (const char *at = note; at && *at;) {
+        if (strncmp(at, metric, klen) == 0 && at[klen] == ':') {
+            at += klen + 1;
+            at += strspn(at, " ");
+            snprintf(buf, size, "%.*s", (int)strcspn(at, ";"), at);
+            return true;
+        }
+        at = strstr(at, "; ");
+        at = at ? at + 2 : NULL;
+    }
+    return false;
+}
+
 void *h2b_model_array_at(const struct h2b_model *m, const struct h2b_model_array *arr, size_t i)
 {
     return (char *)arr->v + i * m->size;

@@ -129,4 +129,8 @@ double h2b_model_number(const struct h2b_model *m, const void *obj, const char *
  * why a null metric is null). Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_model_note_add(char **note, const char *metric, const char *reason);
 
+/* The reason note gives for metric (its "metric: reason" clause), cut to buf. Returns false
+ * (buf untouched) when note (may be NULL) has no clause for metric. */
+bool h2b_model_note_reason(const char *note, const char *metric, char *buf, size_t size);
+
 #endif

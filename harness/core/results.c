@@ -83,6 +83,48 @@ static const struct h2b_model_field budgets_fields[] = {
 const struct h2b_model h2b_results_budgets_model = {"budgets", sizeof(struct h2b_results_budgets),
                                                     budgets_fields};
 
+/* The budget metrics: the keys are the members' names, as in the model's table above. */
+#define BM(member, unit, title, decimals)                                                          \
+    {                                                                                              \
+#member, unit, title, decimals, offsetof(struct h2b_results_budgets, member)               \
+    }
+const struct h2b_budget_metric_info h2b_budget_metrics[H2B_BUDGET_NMETRICS] = {
+    [H2B_BUDGET_ALLOCS] = BM(allocs_per_request, "allocs/req", "allocations", 2),
+    [H2B_BUDGET_BYTES] = BM(bytes_per_request, "B/req", "bytes allocated", 1),
+    [H2B_BUDGET_READS] = BM(reads_per_request, "reads/req", "read calls", 3),
+    [H2B_BUDGET_WRITES] = BM(writes_per_request, "writes/req", "write calls", 3),
+    [H2B_BUDGET_WRITES_PER_READ] =
+        BM(writes_per_read, "writes/read", "writes per read with data", 3),
+    [H2B_BUDGET_INSTRUCTIONS] =
+        BM(instructions_per_request, "instr/req", "instructions (callgrind)", 0),
+    [H2B_BUDGET_RSS_PER_CONN] =
+        BM(rss_per_connection_kib, "KiB/conn", "RSS per connection (KiB)", 2),
+};
+#undef BM
+
+int h2b_budget_metric_find(const char *key)
+{
+    for (int m = 0; key && m < H2B_BUDGET_NMETRICS; m++)
+        if (strcmp(h2b_budget_metrics[m].key, key) == 0)
+            return m;
+    return -1;
+}
+
+double h2b_results_budget_get(const struct h2b_results_budgets *b, enum h2b_budget_metric m)
+{
+    if (!b->base.present || (unsigned)m >= H2B_BUDGET_NMETRICS)
+        return NAN;
+    double v;
+    memcpy(&v, (const char *)b + h2b_budget_metrics[m].offset, sizeof(v));
+    return v;
+}
+
+void h2b_results_budget_set(struct h2b_results_budgets *b, enum h2b_budget_metric m, double v)
+{
+    if ((unsigned)m < H2B_BUDGET_NMETRICS)
+        memcpy((char *)b + h2b_budget_metrics[m].offset, &v, sizeof(v));
+}
+
 #define T struct h2b_results_dso_pct
 static const struct h2b_model_field dso_pct_fields[] = {
     F(T, kernel, REAL, 0),

@@ -40,6 +40,40 @@ struct h2b_results_budgets {
     char *note;                              /* "metric: reason; ..." for the null ones */
 };
 
+/* The per-request budget metrics of a cell, in one table (results.c): each metric's results key
+ * in cell.budgets (also the ceilings' key for it), its labels and its member. The measurement
+ * (harness/run/budget.c), the console table, the cells gate, A/B and the report take them from
+ * here; none spells a metric's key. */
+enum h2b_budget_metric {
+    H2B_BUDGET_ALLOCS,
+    H2B_BUDGET_BYTES,
+    H2B_BUDGET_READS,
+    H2B_BUDGET_WRITES,
+    H2B_BUDGET_WRITES_PER_READ,
+    H2B_BUDGET_INSTRUCTIONS,
+    H2B_BUDGET_RSS_PER_CONN,
+    H2B_BUDGET_NMETRICS
+};
+
+struct h2b_budget_metric_info {
+    const char *key;   /* "allocs_per_request" */
+    const char *unit;  /* short, for table columns and A/B rows: "allocs/req" */
+    const char *title; /* for the report's rows: "allocations" */
+    int decimals;      /* the report's precision */
+    size_t offset;     /* of its double in struct h2b_results_budgets */
+};
+
+extern const struct h2b_budget_metric_info h2b_budget_metrics[H2B_BUDGET_NMETRICS];
+
+/* The metric whose results key is key, or -1. */
+int h2b_budget_metric_find(const char *key);
+
+/* The value of metric m in b: NAN when it is null, when b is not present, or m is out of range. */
+double h2b_results_budget_get(const struct h2b_results_budgets *b, enum h2b_budget_metric m);
+
+/* Sets metric m of b (NAN: null). m out of range: nothing. */
+void h2b_results_budget_set(struct h2b_results_budgets *b, enum h2b_budget_metric m, double v);
+
 /* A CPU profile's summary (harness/prof, docs/profiles.md): samples, the DSO split (its six
  * classes add up to 100), the top symbols by self share, and the artefacts beside the results. */
 struct h2b_results_dso_pct {

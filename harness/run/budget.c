@@ -66,25 +66,6 @@
 #define TAIL_NS (300 * H2B_NS_PER_MS)
 #define INSTR_TOLERANCE 0.005
 
-static const char *const metric_names[H2B_BUDGET_NMETRICS] = {
-    "allocs_per_request",     "bytes_per_request", "reads_per_request",
-    "writes_per_request",     "writes_per_read",   "instructions_per_request",
-    "rss_per_connection_kib",
-};
-
-const char *h2b_budget_metric_name(enum h2b_budget_metric m)
-{
-    return (unsigned)m < H2B_BUDGET_NMETRICS ? metric_names[m] : "?";
-}
-
-int h2b_budget_metric_find(const char *name)
-{
-    for (int i = 0; i < H2B_BUDGET_NMETRICS; i++)
-        if (strcmp(metric_names[i], name) == 0)
-            return i;
-    return -1;
-}
-
 /* Reasons are cut to their buffer (core/error.h). */
 #define say h2b_reason
 
@@ -405,29 +386,15 @@ static void set_value(struct h2b_budget_values *v, enum h2b_budget_metric m, dou
     v->why[m][0] = '\0';
 }
 
-/* Where each metric sits in the model's struct (the order of enum h2b_budget_metric). */
-static void metric_slots(struct h2b_results_budgets *b, double *slot[H2B_BUDGET_NMETRICS])
-{
-    slot[H2B_BUDGET_ALLOCS] = &b->allocs_per_request;
-    slot[H2B_BUDGET_BYTES] = &b->bytes_per_request;
-    slot[H2B_BUDGET_READS] = &b->reads_per_request;
-    slot[H2B_BUDGET_WRITES] = &b->writes_per_request;
-    slot[H2B_BUDGET_WRITES_PER_READ] = &b->writes_per_read;
-    slot[H2B_BUDGET_INSTRUCTIONS] = &b->instructions_per_request;
-    slot[H2B_BUDGET_RSS_PER_CONN] = &b->rss_per_connection_kib;
-}
-
 int h2b_budget_values_model(const struct h2b_budget_values *v, struct h2b_results_budgets *b)
 {
-    double *slot[H2B_BUDGET_NMETRICS];
     h2b_model_init(&h2b_results_budgets_model, b);
-    metric_slots(b, slot);
     b->base.present = true;
     int rc = H2B_OK;
     for (int m = 0; m < H2B_BUDGET_NMETRICS && rc == H2B_OK; m++) {
-        *slot[m] = v->have[m] ? v->v[m] : NAN;
+        h2b_results_budget_set(b, m, v->have[m] ? v->v[m] : NAN);
         if (!v->have[m])
-            rc = h2b_model_note_add(&b->note, metric_names[m],
+            rc = h2b_model_note_add(&b->note, h2b_budget_metrics[m].key,
                                     v->why[m][0] ? v->why[m] : "not measured");
     }
     b->warmup_requests = (double)v->warmup_requests;
@@ -439,16 +406,6 @@ int h2b_budget_values_model(const struct h2b_budget_values *v, struct h2b_result
     if (rc == H2B_OK && v->instr_runs[0] > 0)
         rc = h2b_model_set_nums(&b->instructions_runs, v->instr_runs, 2);
     return rc;
-}
-
-double h2b_budget_value(const struct h2b_results_budgets *b, enum h2b_budget_metric m)
-{
-    struct h2b_results_budgets view = *b; /* a shallow copy: metric_slots takes a writable one */
-    double *slot[H2B_BUDGET_NMETRICS];
-    if (!b->base.present || (unsigned)m >= H2B_BUDGET_NMETRICS)
-        return NAN;
-    metric_slots(&view, slot);
-    return *slot[m];
 }
 
 bool h2b_budget_find_preload(const char *self, char *buf, size_t size)

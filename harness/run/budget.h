@@ -36,22 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum h2b_budget_metric {
-    H2B_BUDGET_ALLOCS,
-    H2B_BUDGET_BYTES,
-    H2B_BUDGET_READS,
-    H2B_BUDGET_WRITES,
-    H2B_BUDGET_WRITES_PER_READ,
-    H2B_BUDGET_INSTRUCTIONS,
-    H2B_BUDGET_RSS_PER_CONN,
-    H2B_BUDGET_NMETRICS
-};
-
-/* The results field of each metric ("allocs_per_request", ...). */
-const char *h2b_budget_metric_name(enum h2b_budget_metric m);
-
-/* The metric called name, or -1. */
-int h2b_budget_metric_find(const char *name);
+/* The metrics (enum h2b_budget_metric) and their keys: the core table in results.h. */
 
 /* The budgets of one matrix point of one target. */
 struct h2b_budget_values {
@@ -87,9 +72,6 @@ void h2b_budget_values_null(struct h2b_budget_values *v, const char *reason);
  * runs. *out is initialised here and the caller's to h2b_model_free (also on failure).
  * Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_budget_values_model(const struct h2b_budget_values *v, struct h2b_results_budgets *out);
-
-/* Metric m of a cell's budgets (NaN: null or absent). */
-double h2b_budget_value(const struct h2b_results_budgets *b, enum h2b_budget_metric m);
 
 /* The preload library for this executable: $H2B_BUDGET_PRELOAD, else <bin>/../lib/ or the
  * installed <bin>/../lib/h2bench/. Returns false (buf "") when there is none. */

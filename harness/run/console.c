@@ -331,7 +331,7 @@ void h2b__run_print_budgets(const struct run *r, const json_t *doc)
         char point[32], cols[H2B_BUDGET_NMETRICS][24];
         snprintf(point, sizeof(point), "%ux%u", c->connections, c->streams_effective);
         for (int m = 0; have && m < H2B_BUDGET_NMETRICS; m++) {
-            double x = h2b_budget_value(&e.budgets, m);
+            double x = h2b_results_budget_get(&e.budgets, m);
             if (!isnan(x))
                 snprintf(cols[m], sizeof(cols[m]), m == H2B_BUDGET_INSTRUCTIONS ? "%.0f" : "%.2f",
                          x);

@@ -298,6 +298,45 @@ static void test_model(void)
     json_decref(out);
 }
 
+/* The budget metric table: each key is a budgets field of the model, and get/set reach the
+ * member the model reads and writes under that key; a note's clause is found by its key. */
+static void test_budget_table(void)
+{
+    struct h2b_results_budgets b;
+    h2b_model_init(&h2b_results_budgets_model, &b);
+    CHECK(isnan(h2b_results_budget_get(&b, H2B_BUDGET_ALLOCS))); /* not present */
+    b.base.present = true;
+    for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
+        h2b_results_budget_set(&b, m, 10.0 + m);
+        CHECK_EQ_INT(h2b_budget_metric_find(h2b_budget_metrics[m].key), m);
+        CHECK(h2b_budget_metrics[m].unit && h2b_budget_metrics[m].title);
+    }
+    json_t *o = NULL;
+    CHECK_EQ_INT(h2b_model_to_json(&h2b_results_budgets_model, &b, &o), H2B_OK);
+    for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
+        bool found = false;
+        CHECK(h2b_model_number(&h2b_results_budgets_model, &b, h2b_budget_metrics[m].key, &found) ==
+              10.0 + m);
+        CHECK(found);
+        CHECK(json_real_value(json_object_get(o, h2b_budget_metrics[m].key)) == 10.0 + m);
+        CHECK(h2b_results_budget_get(&b, m) == 10.0 + m);
+    }
+    CHECK(b.rss_per_connection_kib == 10.0 + H2B_BUDGET_RSS_PER_CONN);
+    CHECK_EQ_INT(h2b_budget_metric_find("p99_ms"), -1);
+    CHECK(isnan(h2b_results_budget_get(&b, H2B_BUDGET_NMETRICS)));
+    json_decref(o);
+    h2b_model_free(&h2b_results_budgets_model, &b);
+
+    char why[32] = "";
+    const char *note = "writes_per_request: a; writes_per_read: no reads; x: y";
+    CHECK(h2b_model_note_reason(note, "writes_per_read", why, sizeof(why)));
+    CHECK_STR(why, "no reads");
+    CHECK(h2b_model_note_reason(note, "writes_per_request", why, sizeof(why)));
+    CHECK_STR(why, "a");
+    CHECK(!h2b_model_note_reason(note, "writes", why, sizeof(why)));
+    CHECK(!h2b_model_note_reason(NULL, "x", why, sizeof(why)));
+}
+
 int main(void)
 {
     if (mkdtemp(tmpdir) == NULL) {
@@ -308,6 +347,7 @@ int main(void)
     test_round_trip();
     test_malformed();
     test_model();
+    test_budget_table();
     rmdir(tmpdir);
     return test_report();
 }
