@@ -60,44 +60,16 @@
 #include "h2fast.h"
 
 #include "error.h"
+#include "h2wire.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum {
-    F_DATA = 0,
-    F_HEADERS = 1,
-    F_PRIORITY = 2,
-    F_RST = 3,
-    F_SETTINGS = 4,
-    F_PUSH = 5,
-    F_PING = 6,
-    F_GOAWAY = 7,
-    F_WINUP = 8,
-    F_CONT = 9
-};
-enum { FL_END_STREAM = 0x1, FL_ACK = 0x1, FL_END_HEADERS = 0x4, FL_PADDED = 0x8, FL_PRIO = 0x20 };
-enum {
-    E_NO_ERROR = 0,
-    E_PROTOCOL = 1,
-    E_FLOW = 3,
-    E_STREAM_CLOSED = 5,
-    E_FRAME_SIZE = 6,
-    E_REFUSED = 7,
-    E_CANCEL = 8,
-    E_COMPRESSION = 9
-};
 
 #define MAX_WINDOW 0x7fffffffL
 #define CACHE_BYTES 16384 /* request block cache per connection (direct-mapped) */
 #define DEFAULT_WINDOW 65535U
 
 static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* ---- output ---------------------------------------------------------------------------- */
 
@@ -128,33 +100,17 @@ static uint8_t *frame(struct h2b_h2f *f, uint8_t type, uint8_t flags, int32_t si
     uint8_t *p = reserve(f, 9 + len);
     if (!p)
         return NULL;
-    p[0] = (uint8_t)(len >> 16);
-    p[1] = (uint8_t)(len >> 8);
-    p[2] = (uint8_t)len;
-    p[3] = type;
-    p[4] = flags;
-    p[5] = (uint8_t)((uint32_t)sid >> 24);
-    p[6] = (uint8_t)((uint32_t)sid >> 16);
-    p[7] = (uint8_t)((uint32_t)sid >> 8);
-    p[8] = (uint8_t)sid;
+    h2b_h2wire_hd_put(p, (uint32_t)len, type, flags, (uint32_t)sid);
     if (f->cb->frame)
         f->cb->frame(f->u, true, type, flags, (uint32_t)len, sid);
     return p + 9;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
 }
 
 static void send_u32(struct h2b_h2f *f, uint8_t type, int32_t sid, uint32_t v)
 {
     uint8_t *p = frame(f, type, 0, sid, 4);
     if (p)
-        put32(p, v);
+        h2b_h2wire_put32(p, v);
 }
 
 /* A connection error: GOAWAY with code, then nothing more is read or sent. */
@@ -162,10 +118,10 @@ static int conn_error(struct h2b_h2f *f, uint32_t code)
 {
     if (f->dead)
         return -1;
-    uint8_t *p = frame(f, F_GOAWAY, 0, 0, 8);
+    uint8_t *p = frame(f, H2B_F_GOAWAY, 0, 0, 8);
     if (p) {
-        put32(p, 0); /* we process no server-initiated stream */
-        put32(p + 4, code);
+        h2b_h2wire_put32(p, 0); /* we process no server-initiated stream */
+        h2b_h2wire_put32(p + 4, code);
     }
     f->dead = true;
     f->error = code;
@@ -214,7 +170,7 @@ static void pump(struct h2b_h2f *f)
             if (n > (size_t)f->send_conn_window)
                 n = (size_t)f->send_conn_window;
             bool last = s->body_off + n == f->body_len;
-            uint8_t *p = frame(f, F_DATA, last ? FL_END_STREAM : 0, s->sid, n);
+            uint8_t *p = frame(f, H2B_F_DATA, last ? H2B_FL_END_STREAM : 0, s->sid, n);
             if (!p)
                 return;
             memcpy(p, f->body + s->body_off, n);
@@ -450,16 +406,16 @@ int h2b_h2f_start(struct h2b_h2f *f, const struct h2b_h2f_settings *s)
         NGHTTP2_SETTINGS_ENABLE_PUSH, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE,
         NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, NGHTTP2_SETTINGS_MAX_FRAME_SIZE};
     uint32_t vals[4] = {0, s->initial_window, s->header_table, s->max_frame};
-    p = frame(f, F_SETTINGS, 0, 0, 24);
+    p = frame(f, H2B_F_SETTINGS, 0, 0, 24);
     if (!p)
         return H2B_ERR_NOMEM;
     for (int i = 0; i < 4; i++) {
         p[6 * i] = (uint8_t)(ids[i] >> 8);
         p[6 * i + 1] = (uint8_t)ids[i];
-        put32(p + 6 * i + 2, vals[i]);
+        h2b_h2wire_put32(p + 6 * i + 2, vals[i]);
     }
     if (s->conn_window > DEFAULT_WINDOW)
-        send_u32(f, F_WINUP, 0, s->conn_window - DEFAULT_WINDOW);
+        send_u32(f, H2B_F_WINUP, 0, s->conn_window - DEFAULT_WINDOW);
     return f->nomem ? H2B_ERR_NOMEM : H2B_OK;
 }
 
@@ -476,16 +432,16 @@ int32_t h2b_h2f_submit(struct h2b_h2f *f, uint32_t slot, uint32_t req)
         return -1;
     int32_t sid = f->next_sid;
     f->next_sid = sid <= 0x7ffffffd ? sid + 2 : -1;
-    uint8_t end = f->body_len ? 0 : FL_END_STREAM;
+    uint8_t end = f->body_len ? 0 : H2B_FL_END_STREAM;
     size_t first = blen < f->peer_max_frame ? blen : f->peer_max_frame;
-    uint8_t *p =
-        frame(f, F_HEADERS, (uint8_t)(end | (first == blen ? FL_END_HEADERS : 0)), sid, first);
+    uint8_t *p = frame(f, H2B_F_HEADERS, (uint8_t)(end | (first == blen ? H2B_FL_END_HEADERS : 0)),
+                       sid, first);
     if (!p)
         return -1;
     memcpy(p, block, first);
     for (size_t off = first; off < blen;) {
         size_t n = blen - off < f->peer_max_frame ? blen - off : f->peer_max_frame;
-        p = frame(f, F_CONT, off + n == blen ? FL_END_HEADERS : 0, sid, n);
+        p = frame(f, H2B_F_CONT, off + n == blen ? H2B_FL_END_HEADERS : 0, sid, n);
         if (!p)
             return -1;
         memcpy(p, block + off, n);
@@ -512,7 +468,7 @@ void h2b_h2f_reset(struct h2b_h2f *f, uint32_t slot, uint32_t code)
     if (slot >= f->nst || f->st[slot].sid == 0)
         return;
     if (!f->dead)
-        send_u32(f, F_RST, f->st[slot].sid, code);
+        send_u32(f, H2B_F_RST, f->st[slot].sid, code);
     close_stream(f, slot, code);
 }
 
@@ -524,7 +480,7 @@ static int frame_stream(struct h2b_h2f *f, uint32_t *slot)
 {
     int32_t sid = f->fsid;
     if ((sid & 1) == 0 || (f->next_sid > 0 && sid >= f->next_sid))
-        return conn_error(f, E_PROTOCOL);
+        return conn_error(f, H2B_E_PROTOCOL);
     *slot = slot_of(f, sid);
     return 0;
 }
@@ -541,15 +497,15 @@ static int frame_begin(struct h2b_h2f *f)
     f->fbody_end = len;
     f->fslot = H2B_H2F_NO_SLOT;
     if (len > f->local.max_frame)
-        return conn_error(f, E_FRAME_SIZE);
-    if (!f->got_settings && !(t == F_SETTINGS && !(fl & FL_ACK)))
-        return conn_error(f, E_PROTOCOL); /* the server's preface is a SETTINGS frame */
-    if (f->hdr_cont && (t != F_CONT || f->fsid != f->hdr_sid))
-        return conn_error(f, E_PROTOCOL);
+        return conn_error(f, H2B_E_FRAME_SIZE);
+    if (!f->got_settings && !(t == H2B_F_SETTINGS && !(fl & H2B_FL_ACK)))
+        return conn_error(f, H2B_E_PROTOCOL); /* the server's preface is a SETTINGS frame */
+    if (f->hdr_cont && (t != H2B_F_CONT || f->fsid != f->hdr_sid))
+        return conn_error(f, H2B_E_PROTOCOL);
     switch (t) {
-    case F_DATA:
+    case H2B_F_DATA:
         if (f->fsid == 0)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         if (frame_stream(f, &f->fslot) < 0)
             return -1;
         /* connection flow control counts the whole payload, padding included */
@@ -557,7 +513,7 @@ static int frame_begin(struct h2b_h2f *f)
             uint64_t avail =
                 f->local.conn_window > DEFAULT_WINDOW ? f->local.conn_window : DEFAULT_WINDOW;
             if ((uint64_t)f->recv_conn_unacked + len > avail)
-                return conn_error(f, E_FLOW);
+                return conn_error(f, H2B_E_FLOW);
             f->recv_conn_unacked += len;
             if (f->fslot != H2B_H2F_NO_SLOT) {
                 struct h2b_h2f_stream *s = &f->st[f->fslot];
@@ -565,79 +521,79 @@ static int frame_begin(struct h2b_h2f *f)
                                   ? f->local.initial_window
                                   : DEFAULT_WINDOW;
                 if ((uint64_t)s->recv_unacked + len > sw)
-                    return conn_error(f, E_FLOW);
+                    return conn_error(f, H2B_E_FLOW);
                 s->recv_unacked += len;
                 if (!s->got_headers)
-                    return conn_error(f, E_PROTOCOL); /* DATA before the response HEADERS */
+                    return conn_error(f, H2B_E_PROTOCOL); /* DATA before the response HEADERS */
             }
         }
-        f->preneed = fl & FL_PADDED ? 1 : 0;
+        f->preneed = fl & H2B_FL_PADDED ? 1 : 0;
         if (len < f->preneed)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_FRAME_SIZE);
         return 0;
-    case F_HEADERS:
+    case H2B_F_HEADERS:
         if (f->fsid == 0)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         if (frame_stream(f, &f->fslot) < 0)
             return -1;
-        f->preneed = (uint8_t)((fl & FL_PADDED ? 1 : 0) + (fl & FL_PRIO ? 5 : 0));
+        f->preneed = (uint8_t)((fl & H2B_FL_PADDED ? 1 : 0) + (fl & H2B_FL_PRIO ? 5 : 0));
         if (len < f->preneed)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_FRAME_SIZE);
         f->hdr_sid = f->fsid;
         f->hdr_slot = f->fslot;
-        f->hdr_end_stream = (fl & FL_END_STREAM) != 0;
-        f->hdr_cont = !(fl & FL_END_HEADERS);
+        f->hdr_end_stream = (fl & H2B_FL_END_STREAM) != 0;
+        f->hdr_cont = !(fl & H2B_FL_END_HEADERS);
         if (f->fslot != H2B_H2F_NO_SLOT) {
             f->st[f->fslot].got_headers = true;
             f->cb->begin_headers(f->u, f->fslot);
         }
         return 0;
-    case F_CONT:
+    case H2B_F_CONT:
         if (!f->hdr_cont)
-            return conn_error(f, E_PROTOCOL);
-        f->hdr_cont = !(fl & FL_END_HEADERS);
+            return conn_error(f, H2B_E_PROTOCOL);
+        f->hdr_cont = !(fl & H2B_FL_END_HEADERS);
         return 0;
-    case F_PRIORITY:
+    case H2B_F_PRIORITY:
         if (f->fsid == 0)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         if (len != 5)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_FRAME_SIZE);
         f->fbody_end = 0; /* ignored */
         return 0;
-    case F_RST:
+    case H2B_F_RST:
         if (f->fsid == 0)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         if (len != 4)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_FRAME_SIZE);
         if (frame_stream(f, &f->fslot) < 0)
             return -1;
         f->preneed = 4;
         return 0;
-    case F_SETTINGS:
+    case H2B_F_SETTINGS:
         if (f->fsid != 0)
-            return conn_error(f, E_PROTOCOL);
-        if ((fl & FL_ACK) ? len != 0 : len % 6 != 0)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_PROTOCOL);
+        if ((fl & H2B_FL_ACK) ? len != 0 : len % 6 != 0)
+            return conn_error(f, H2B_E_FRAME_SIZE);
         return 0;
-    case F_PUSH:
-        return conn_error(f, E_PROTOCOL); /* SETTINGS_ENABLE_PUSH is 0 */
-    case F_PING:
+    case H2B_F_PUSH:
+        return conn_error(f, H2B_E_PROTOCOL); /* SETTINGS_ENABLE_PUSH is 0 */
+    case H2B_F_PING:
         if (f->fsid != 0)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         if (len != 8)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_FRAME_SIZE);
         f->preneed = 8;
         return 0;
-    case F_GOAWAY:
+    case H2B_F_GOAWAY:
         if (f->fsid != 0)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         if (len < 8)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_FRAME_SIZE);
         f->preneed = 8;
         return 0;
-    case F_WINUP:
+    case H2B_F_WINUP:
         if (len != 4)
-            return conn_error(f, E_FRAME_SIZE);
+            return conn_error(f, H2B_E_FRAME_SIZE);
         if (f->fsid != 0 && frame_stream(f, &f->fslot) < 0)
             return -1;
         f->preneed = 4;
@@ -650,12 +606,12 @@ static int frame_begin(struct h2b_h2f *f)
 /* The prefix is complete: padding lengths, fixed-size payloads. */
 static int prefix_done(struct h2b_h2f *f)
 {
-    if (f->ftype == F_DATA || f->ftype == F_HEADERS) {
-        uint32_t pad = (f->fflags & FL_PADDED) ? f->pre[0] : 0;
+    if (f->ftype == H2B_F_DATA || f->ftype == H2B_F_HEADERS) {
+        uint32_t pad = (f->fflags & H2B_FL_PADDED) ? f->pre[0] : 0;
         if (pad > f->flen - f->preneed)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         f->fbody_end = f->flen - pad;
-    } else if (f->ftype == F_GOAWAY) {
+    } else if (f->ftype == H2B_F_GOAWAY) {
         f->fbody_end = f->flen; /* the debug data is skipped */
     }
     return 0;
@@ -664,7 +620,7 @@ static int prefix_done(struct h2b_h2f *f)
 static int apply_setting(struct h2b_h2f *f, const uint8_t *e)
 {
     uint16_t id = (uint16_t)(e[0] << 8 | e[1]);
-    uint32_t v = get32(e + 2);
+    uint32_t v = h2b_h2wire_get32(e + 2);
     switch (id) {
     case NGHTTP2_SETTINGS_HEADER_TABLE_SIZE:
         /* applied to the deflater once our ACK is queued (frame_end): the server's new limit
@@ -674,20 +630,20 @@ static int apply_setting(struct h2b_h2f *f, const uint8_t *e)
         f->peer_table = v;
         return 0;
     case NGHTTP2_SETTINGS_ENABLE_PUSH:
-        return v > 1 ? conn_error(f, E_PROTOCOL) : 0;
+        return v > 1 ? conn_error(f, H2B_E_PROTOCOL) : 0;
     case NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS:
         f->peer_max_streams = v;
         return 0;
     case NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE: {
         if (v > MAX_WINDOW)
-            return conn_error(f, E_FLOW);
+            return conn_error(f, H2B_E_FLOW);
         int64_t delta = (int64_t)v - (int64_t)f->peer_window;
         for (uint32_t i = 0; i < f->nst; i++) {
             struct h2b_h2f_stream *s = &f->st[i];
             if (s->sid == 0)
                 continue;
             if ((int64_t)s->send_window + delta > MAX_WINDOW)
-                return conn_error(f, E_FLOW);
+                return conn_error(f, H2B_E_FLOW);
             s->send_window = (int32_t)((int64_t)s->send_window + delta);
         }
         f->peer_window = v;
@@ -695,7 +651,7 @@ static int apply_setting(struct h2b_h2f *f, const uint8_t *e)
     }
     case NGHTTP2_SETTINGS_MAX_FRAME_SIZE:
         if (v < 16384 || v > 16777215)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         f->peer_max_frame = v;
         return 0;
     default:
@@ -707,24 +663,24 @@ static int apply_setting(struct h2b_h2f *f, const uint8_t *e)
 static int frame_chunk(struct h2b_h2f *f, const uint8_t *p, size_t n, bool final)
 {
     switch (f->ftype) {
-    case F_DATA: {
+    case H2B_F_DATA: {
         uint32_t slot = f->fslot;
         int rv = f->cb->data(f->u, slot, n);
         if (rv != 0 && slot != H2B_H2F_NO_SLOT && f->st[slot].sid == f->fsid) {
-            h2b_h2f_reset(f, slot, E_PROTOCOL);
+            h2b_h2f_reset(f, slot, H2B_E_PROTOCOL);
             f->fslot = H2B_H2F_NO_SLOT;
         }
         return 0;
     }
-    case F_HEADERS:
-    case F_CONT: {
+    case H2B_F_HEADERS:
+    case H2B_F_CONT: {
         bool in_final = final && !f->hdr_cont;
         while (n > 0 || in_final) {
             nghttp2_nv nv;
             int fl = 0;
             ssize_t k = nghttp2_hd_inflate_hd2(f->inf, &nv, &fl, p, n, in_final);
             if (k < 0)
-                return conn_error(f, E_COMPRESSION);
+                return conn_error(f, H2B_E_COMPRESSION);
             p += k;
             n -= (size_t)k;
             if (fl & NGHTTP2_HD_INFLATE_EMIT) {
@@ -733,7 +689,7 @@ static int frame_chunk(struct h2b_h2f *f, const uint8_t *p, size_t n, bool final
                     slot = f->hdr_slot = H2B_H2F_NO_SLOT;
                 if (f->cb->header(f->u, slot, nv.name, nv.namelen, nv.value, nv.valuelen) != 0 &&
                     slot != H2B_H2F_NO_SLOT && f->st[slot].sid == f->hdr_sid) {
-                    h2b_h2f_reset(f, slot, E_PROTOCOL);
+                    h2b_h2f_reset(f, slot, H2B_E_PROTOCOL);
                     f->hdr_slot = H2B_H2F_NO_SLOT;
                 }
                 if (f->dead)
@@ -742,18 +698,18 @@ static int frame_chunk(struct h2b_h2f *f, const uint8_t *p, size_t n, bool final
             if (fl & NGHTTP2_HD_INFLATE_FINAL) {
                 nghttp2_hd_inflate_end_headers(f->inf);
                 if (n > 0)
-                    return conn_error(f, E_COMPRESSION);
+                    return conn_error(f, H2B_E_COMPRESSION);
                 break;
             }
             if (k == 0 && !(fl & NGHTTP2_HD_INFLATE_EMIT)) {
                 if (in_final)
-                    return conn_error(f, E_COMPRESSION); /* truncated block */
+                    return conn_error(f, H2B_E_COMPRESSION); /* truncated block */
                 break;
             }
         }
         return 0;
     }
-    case F_SETTINGS:
+    case H2B_F_SETTINGS:
         while (n > 0) {
             size_t k = 6 - (size_t)f->pren < n ? 6 - (size_t)f->pren : n;
             memcpy(f->pre + f->pren, p, k);
@@ -775,32 +731,32 @@ static int frame_chunk(struct h2b_h2f *f, const uint8_t *p, size_t n, bool final
 static int frame_end(struct h2b_h2f *f)
 {
     switch (f->ftype) {
-    case F_DATA: {
+    case H2B_F_DATA: {
         uint32_t half =
             f->local.conn_window > DEFAULT_WINDOW ? f->local.conn_window / 2 : DEFAULT_WINDOW / 2;
         if (f->recv_conn_unacked >= half) {
-            send_u32(f, F_WINUP, 0, f->recv_conn_unacked);
+            send_u32(f, H2B_F_WINUP, 0, f->recv_conn_unacked);
             f->recv_conn_unacked = 0;
         }
         uint32_t slot = f->fslot;
         if (slot == H2B_H2F_NO_SLOT || f->st[slot].sid != f->fsid)
             return 0;
-        if (f->fflags & FL_END_STREAM) {
-            close_stream(f, slot, E_NO_ERROR);
+        if (f->fflags & H2B_FL_END_STREAM) {
+            close_stream(f, slot, H2B_E_NO_ERROR);
         } else if (f->st[slot].recv_unacked >= f->local.initial_window / 2 &&
                    f->st[slot].recv_unacked > 0) {
-            send_u32(f, F_WINUP, f->fsid, f->st[slot].recv_unacked);
+            send_u32(f, H2B_F_WINUP, f->fsid, f->st[slot].recv_unacked);
             f->st[slot].recv_unacked = 0;
         }
         return 0;
     }
-    case F_HEADERS:
-    case F_CONT: {
+    case H2B_F_HEADERS:
+    case H2B_F_CONT: {
         if (f->cb->header_bytes)
-            f->cb->header_bytes(f->u, f->fbody_end - (f->ftype == F_HEADERS ? f->preneed : 0));
+            f->cb->header_bytes(f->u, f->fbody_end - (f->ftype == H2B_F_HEADERS ? f->preneed : 0));
         if (f->hdr_cont)
             return 0;
-        if (f->fbody_end == (f->ftype == F_HEADERS ? f->preneed : 0)) {
+        if (f->fbody_end == (f->ftype == H2B_F_HEADERS ? f->preneed : 0)) {
             /* an empty last fragment: finish the block */
             static const uint8_t none[1];
             if (frame_chunk(f, none, 0, true) < 0)
@@ -809,24 +765,24 @@ static int frame_end(struct h2b_h2f *f)
         uint32_t slot = f->hdr_slot;
         f->hdr_sid = 0;
         if (f->hdr_end_stream && slot != H2B_H2F_NO_SLOT)
-            close_stream(f, slot, E_NO_ERROR);
+            close_stream(f, slot, H2B_E_NO_ERROR);
         return 0;
     }
-    case F_RST:
+    case H2B_F_RST:
         if (f->fslot != H2B_H2F_NO_SLOT)
-            close_stream(f, f->fslot, get32(f->pre));
+            close_stream(f, f->fslot, h2b_h2wire_get32(f->pre));
         return 0;
-    case F_SETTINGS:
-        if (f->fflags & FL_ACK) {
+    case H2B_F_SETTINGS:
+        if (f->fflags & H2B_FL_ACK) {
             if (!f->acked) {
                 f->acked = true;
                 /* our HEADER_TABLE_SIZE is in force once the server has it */
                 if (nghttp2_hd_inflate_change_table_size(f->inf, f->local.header_table) != 0)
-                    return conn_error(f, E_COMPRESSION);
+                    return conn_error(f, H2B_E_COMPRESSION);
             }
             return 0;
         }
-        frame(f, F_SETTINGS, FL_ACK, 0, 0);
+        frame(f, H2B_F_SETTINGS, H2B_FL_ACK, 0, 0);
         if (f->table_pending) {
             f->table_pending = false;
             if (nghttp2_hd_deflate_change_table_size(f->def, f->peer_table) != 0) {
@@ -839,34 +795,34 @@ static int frame_end(struct h2b_h2f *f)
         f->cb->settings(f->u);
         pump(f);
         return 0;
-    case F_PING:
-        if (!(f->fflags & FL_ACK)) {
-            uint8_t *p = frame(f, F_PING, FL_ACK, 0, 8);
+    case H2B_F_PING:
+        if (!(f->fflags & H2B_FL_ACK)) {
+            uint8_t *p = frame(f, H2B_F_PING, H2B_FL_ACK, 0, 8);
             if (p)
                 memcpy(p, f->pre, 8);
         }
         return 0;
-    case F_GOAWAY: {
-        int32_t last = (int32_t)(get32(f->pre) & 0x7fffffffU);
+    case H2B_F_GOAWAY: {
+        int32_t last = (int32_t)(h2b_h2wire_get32(f->pre) & 0x7fffffffU);
         f->goaway = true;
         f->cb->goaway(f->u); /* first, as nghttp2 does: no new request from the closes below */
         for (uint32_t i = 0; i < f->nst; i++)
             if (f->st[i].sid > last)
-                close_stream(f, i, E_REFUSED);
+                close_stream(f, i, H2B_E_REFUSED);
         return 0;
     }
-    case F_WINUP: {
-        uint32_t inc = get32(f->pre) & 0x7fffffffU;
+    case H2B_F_WINUP: {
+        uint32_t inc = h2b_h2wire_get32(f->pre) & 0x7fffffffU;
         if (inc == 0)
-            return conn_error(f, E_PROTOCOL);
+            return conn_error(f, H2B_E_PROTOCOL);
         if (f->fsid == 0) {
             if (f->send_conn_window + inc > MAX_WINDOW)
-                return conn_error(f, E_FLOW);
+                return conn_error(f, H2B_E_FLOW);
             f->send_conn_window += inc;
         } else if (f->fslot != H2B_H2F_NO_SLOT) {
             struct h2b_h2f_stream *s = &f->st[f->fslot];
             if ((int64_t)s->send_window + inc > MAX_WINDOW)
-                return conn_error(f, E_FLOW);
+                return conn_error(f, H2B_E_FLOW);
             s->send_window += (int32_t)inc;
         }
         pump(f);
@@ -890,10 +846,11 @@ int h2b_h2f_recv(struct h2b_h2f *f, const uint8_t *data, size_t len)
             if (f->hn < 9)
                 break;
             f->hn = 0;
-            f->flen = (uint32_t)f->hb[0] << 16 | (uint32_t)f->hb[1] << 8 | f->hb[2];
-            f->ftype = f->hb[3];
-            f->fflags = f->hb[4];
-            f->fsid = (int32_t)(get32(f->hb + 5) & 0x7fffffffU);
+            struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(f->hb);
+            f->flen = hd.len;
+            f->ftype = hd.type;
+            f->fflags = hd.flags;
+            f->fsid = (int32_t)hd.id;
             f->foff = 0;
             if (frame_begin(f) < 0)
                 break;

@@ -63,6 +63,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "error.h"
+#include "h2wire.h"
 #include "handlers.h"
 #include "heap.h"
 
@@ -71,31 +72,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-enum {
-    F_DATA = 0,
-    F_HEADERS = 1,
-    F_PRIORITY = 2,
-    F_RST = 3,
-    F_SETTINGS = 4,
-    F_PUSH = 5,
-    F_PING = 6,
-    F_GOAWAY = 7,
-    F_WINUP = 8,
-    F_CONT = 9
-};
-enum { FL_END_STREAM = 0x1, FL_ACK = 0x1, FL_END_HEADERS = 0x4, FL_PADDED = 0x8, FL_PRIO = 0x20 };
-enum {
-    E_NO_ERROR = 0,
-    E_PROTOCOL = 1,
-    E_INTERNAL = 2,
-    E_FLOW = 3,
-    E_STREAM_CLOSED = 5,
-    E_FRAME_SIZE = 6,
-    E_REFUSED = 7,
-    E_COMPRESSION = 9,
-    E_CALM = 11
-};
 
 #define OUTBUF_SIZE (64 * 1024)
 #define CTL_RESERVE 4096 /* the end of the output buffer: control frames only */
@@ -362,36 +338,6 @@ static void buf_put(struct h2b_h2s_ctx *ctx, uint8_t *b)
     free(b);
 }
 
-/* ---- wire helpers ---- */
-
-static uint32_t get24(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static void frame_hd(uint8_t *p, uint32_t len, uint8_t type, uint8_t flags, uint32_t id)
-{
-    p[0] = (uint8_t)(len >> 16);
-    p[1] = (uint8_t)(len >> 8);
-    p[2] = (uint8_t)len;
-    p[3] = type;
-    p[4] = flags;
-    put32(p + 5, id & 0x7fffffffu);
-}
-
 /* ---- output ---- */
 
 static bool out_pending(const struct h2b_h2s *h)
@@ -534,9 +480,9 @@ static void conn_error(struct h2b_h2s *h, uint32_t code)
     if (h->terminated || h->fatal)
         return;
     uint8_t f[17];
-    frame_hd(f, 8, F_GOAWAY, 0, 0);
-    put32(f + 9, h->max_id);
-    put32(f + 13, code);
+    h2b_h2wire_hd_put(f, 8, H2B_F_GOAWAY, 0, 0);
+    h2b_h2wire_put32(f + 9, h->max_id);
+    h2b_h2wire_put32(f + 13, code);
     h->terminated = true;
     if (ctl(h, f, sizeof f))
         h2b_stats_add(h->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
@@ -545,8 +491,8 @@ static void conn_error(struct h2b_h2s *h, uint32_t code)
 static void window_update(struct h2b_h2s *h, uint32_t id, uint32_t inc)
 {
     uint8_t f[13];
-    frame_hd(f, 4, F_WINUP, 0, id);
-    put32(f + 9, inc);
+    h2b_h2wire_hd_put(f, 4, H2B_F_WINUP, 0, id);
+    h2b_h2wire_put32(f + 9, inc);
     ctl(h, f, sizeof f);
 }
 
@@ -659,8 +605,8 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
 static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t code)
 {
     uint8_t f[13];
-    frame_hd(f, 4, F_RST, 0, id);
-    put32(f + 9, code);
+    h2b_h2wire_hd_put(f, 4, H2B_F_RST, 0, id);
+    h2b_h2wire_put32(f + 9, code);
     if (sid_in_window(h, id))
         sid_set(h->sid_reset, id / 2);
     if (st)
@@ -912,8 +858,8 @@ static int write_headers(struct h2b_h2s *h, struct fstream *st)
     uint8_t *f = h->obuf + h->olen;
     size_t n = hp_response(h, f + 9, rs->status, ct_kind(rs), rs->ct, rs->ct_len,
                            rs->has_cl ? cl : NULL, cl_len);
-    frame_hd(f, (uint32_t)n, F_HEADERS, (uint8_t)(FL_END_HEADERS | (body ? 0 : FL_END_STREAM)),
-             st->id);
+    h2b_h2wire_hd_put(f, (uint32_t)n, H2B_F_HEADERS,
+                      (uint8_t)(H2B_FL_END_HEADERS | (body ? 0 : H2B_FL_END_STREAM)), st->id);
     out_append(h, 9 + n);
     st->hdr_sent = true;
     h->progress = true;
@@ -978,11 +924,11 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
     bool end = n == avail && eof_possible;
     if (st->body == H2B_BODY_FILE && n > 0 &&
         pread(st->fd, h->obuf + h->olen + 9, n, (off_t)st->off) != (ssize_t)n) {
-        rst(h, st->id, st, E_INTERNAL); /* the file shrank or failed: the stream cannot go on */
+        rst(h, st->id, st, H2B_E_INTERNAL); /* the file shrank or failed: the stream cannot go on */
         return W_DONE;
     }
     uint8_t *f = out_append(h, 9);
-    frame_hd(f, (uint32_t)n, F_DATA, end ? FL_END_STREAM : 0, st->id);
+    h2b_h2wire_hd_put(f, (uint32_t)n, H2B_F_DATA, end ? H2B_FL_END_STREAM : 0, st->id);
     switch (st->body) {
     case H2B_BODY_MEM:
         if (ref)
@@ -1194,7 +1140,7 @@ static bool hb_feed(struct h2b_h2s *h, const uint8_t *p, size_t n, bool final)
         int fl = 0;
         ssize_t k = nghttp2_hd_inflate_hd2(h->inf, &nv, &fl, p, n, final);
         if (k < 0) {
-            conn_error(h, E_COMPRESSION);
+            conn_error(h, H2B_E_COMPRESSION);
             return false;
         }
         p += k;
@@ -1215,7 +1161,7 @@ static void request_end(struct h2b_h2s *h, struct fstream *st)
 {
     st->eof_in = true;
     if (st->has_clen && st->req.rx != st->clen) {
-        rst(h, st->id, st, E_PROTOCOL);
+        rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
     }
     if (st->done_out) {
@@ -1244,11 +1190,11 @@ static void hb_done(struct h2b_h2s *h)
     }
     h->progress = true;
     if (err || st->malformed) {
-        rst(h, id, st, err ? err : E_PROTOCOL);
+        rst(h, id, st, err ? err : H2B_E_PROTOCOL);
         return;
     }
     if (st->oversize) {
-        rst(h, id, st, E_CALM);
+        rst(h, id, st, H2B_E_CALM);
         return;
     }
     if (kind == HB_REQUEST) {
@@ -1256,7 +1202,7 @@ static void hb_done(struct h2b_h2s *h)
         unsigned need = connect ? (P_METHOD | P_AUTHORITY) : (P_METHOD | P_SCHEME | P_PATH);
         if ((st->pseudo & need) != need || (connect && (st->pseudo & (P_SCHEME | P_PATH))) ||
             (st->star && !st->options)) {
-            rst(h, id, st, E_PROTOCOL);
+            rst(h, id, st, H2B_E_PROTOCOL);
             return;
         }
         if (connect)
@@ -1286,11 +1232,11 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
     case 8: /* ENABLE_CONNECT_PROTOCOL */
     case 9: /* NO_RFC7540_PRIORITIES */
         if (v > 1)
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
         break;
     case 4: { /* INITIAL_WINDOW_SIZE */
         if (v > MAX_WIN) {
-            conn_error(h, E_FLOW);
+            conn_error(h, H2B_E_FLOW);
             return;
         }
         int64_t delta = (int64_t)v - h->peer_iwin;
@@ -1298,7 +1244,7 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
         for (struct fstream *st = h->streams; st; st = st->anext) {
             st->swin += delta;
             if (st->swin > MAX_WIN) {
-                conn_error(h, E_FLOW);
+                conn_error(h, H2B_E_FLOW);
                 return;
             }
             if (st->blocked && st->swin > 0)
@@ -1308,7 +1254,7 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
     }
     case 5: /* MAX_FRAME_SIZE */
         if (v < 16384 || v > 16777215)
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
         break;
     default: /* MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE (we never push; responses are
               * small), unknown parameters: ignored */
@@ -1320,9 +1266,9 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
 static void frame_begin(struct h2b_h2s *h)
 {
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    uint32_t len = get24(h->fh);
-    uint8_t type = h->fh[3], flags = h->fh[4];
-    uint32_t id = get32(h->fh + 5) & 0x7fffffffu;
+    struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(h->fh);
+    uint32_t len = hd.len, id = hd.id;
+    uint8_t type = hd.type, flags = hd.flags;
     h->ftype = type;
     h->fflags = flags;
     h->fid = id;
@@ -1331,34 +1277,34 @@ static void frame_begin(struct h2b_h2s *h)
     h->pb_have = h->pb_need = 0;
     h->fst = NULL;
     h->in_frame = true;
-    if (h->hb != HB_NONE && (type != F_CONT || id != h->hb_id)) {
-        conn_error(h, E_PROTOCOL); /* a header block must not be interleaved (RFC 9113 6.10) */
+    if (h->hb != HB_NONE && (type != H2B_F_CONT || id != h->hb_id)) {
+        conn_error(h, H2B_E_PROTOCOL); /* a header block must not be interleaved (RFC 9113 6.10) */
         return;
     }
     if (len > cfg->frame_size) {
-        conn_error(h, E_FRAME_SIZE);
+        conn_error(h, H2B_E_FRAME_SIZE);
         return;
     }
-    if (!h->got_settings && (type != F_SETTINGS || (flags & FL_ACK))) {
-        conn_error(h, E_PROTOCOL); /* the preface's SETTINGS comes first (3.4) */
+    if (!h->got_settings && (type != H2B_F_SETTINGS || (flags & H2B_FL_ACK))) {
+        conn_error(h, H2B_E_PROTOCOL); /* the preface's SETTINGS comes first (3.4) */
         return;
     }
     h->got_frame = true;
     switch (type) {
-    case F_DATA: {
+    case H2B_F_DATA: {
         if (id == 0) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
-        if (len == 0 && !(flags & FL_END_STREAM))
+        if (len == 0 && !(flags & H2B_FL_END_STREAM))
             charge(h, 1);
         struct fstream *st = find(h, id);
         if (!st && (id > h->max_id || !(id & 1))) {
-            conn_error(h, E_PROTOCOL); /* DATA on an idle stream */
+            conn_error(h, H2B_E_PROTOCOL); /* DATA on an idle stream */
             return;
         }
         if ((uint64_t)h->conn_rused + len > cfg->conn_window) {
-            conn_error(h, E_FLOW);
+            conn_error(h, H2B_E_FLOW);
             return;
         }
         h->conn_rused += len;
@@ -1367,38 +1313,38 @@ static void frame_begin(struct h2b_h2s *h)
             consume(h, NULL, len);
             charge(h, 1);
             if (st)
-                rst(h, id, st, E_STREAM_CLOSED);
+                rst(h, id, st, H2B_E_STREAM_CLOSED);
             else if (!(sid_in_window(h, id) && sid_bit(h->sid_reset, id / 2)))
-                rst(h, id, NULL, E_STREAM_CLOSED); /* one reset: later frames are ignored */
+                rst(h, id, NULL, H2B_E_STREAM_CLOSED); /* one reset: later frames are ignored */
             h->body_left = 0;
             return;
         }
         uint32_t limit = h->settings_acked || cfg->window >= 65535 ? cfg->window : 65535;
         if ((uint64_t)st->rused + len > limit) {
             consume(h, NULL, len);
-            rst(h, id, st, E_FLOW);
+            rst(h, id, st, H2B_E_FLOW);
             return;
         }
         st->rused += len;
         h->fst = st;
-        if (flags & FL_PADDED)
+        if (flags & H2B_FL_PADDED)
             h->pb_need = 1;
         else
             h->body_left = len;
         h->progress = true;
         return;
     }
-    case F_HEADERS: {
+    case H2B_F_HEADERS: {
         if (id == 0 || !(id & 1)) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
-        h->pb_need = (uint8_t)((flags & FL_PADDED ? 1 : 0) + (flags & FL_PRIO ? 5 : 0));
+        h->pb_need = (uint8_t)((flags & H2B_FL_PADDED ? 1 : 0) + (flags & H2B_FL_PRIO ? 5 : 0));
         if (len < h->pb_need) {
-            conn_error(h, E_FRAME_SIZE);
+            conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
-        h->hb_end_stream = flags & FL_END_STREAM;
+        h->hb_end_stream = flags & H2B_FL_END_STREAM;
         h->hb_err = 0;
         h->hb_bytes = 0;
         h->hb_conts = 0;
@@ -1407,21 +1353,21 @@ static void frame_begin(struct h2b_h2s *h)
         struct fstream *st = find(h, id);
         if (st) {
             if (st->eof_in) {
-                conn_error(h, E_STREAM_CLOSED); /* half-closed (remote) */
+                conn_error(h, H2B_E_STREAM_CLOSED); /* half-closed (remote) */
                 return;
             }
             h->hb = HB_TRAILERS;
             h->hb_st = st;
             if (!h->hb_end_stream)
-                h->hb_err = E_PROTOCOL; /* trailers must end the stream (8.1) */
+                h->hb_err = H2B_E_PROTOCOL; /* trailers must end the stream (8.1) */
         } else if (id <= h->max_id) {
             charge(h, 1);
             bool win = sid_in_window(h, id);
             if (win && sid_bit(h->sid_reset, id / 2)) {
                 h->hb = HB_DISCARD; /* a stream we reset: decoded and ignored (5.4.2) */
             } else {
-                conn_error(h,
-                           win && !sid_bit(h->sid_opened, id / 2) ? E_PROTOCOL : E_STREAM_CLOSED);
+                conn_error(h, win && !sid_bit(h->sid_opened, id / 2) ? H2B_E_PROTOCOL
+                                                                     : H2B_E_STREAM_CLOSED);
                 return;
             }
         } else if (h->shut || h->peer_goaway) {
@@ -1430,12 +1376,12 @@ static void frame_begin(struct h2b_h2s *h)
             sid_open(h, id);
             h->hb = HB_DISCARD;
             if (h->nstreams >= cfg->max_streams) {
-                h->hb_err = E_REFUSED;
+                h->hb_err = H2B_E_REFUSED;
             } else if (mem_over(h->ctx)) {
                 h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
-                h->hb_err = E_REFUSED; /* no work started: the client may retry (8.7) */
+                h->hb_err = H2B_E_REFUSED; /* no work started: the client may retry (8.7) */
             } else if ((st = stream_get(h->ctx)) == NULL) {
-                h->hb_err = E_REFUSED;
+                h->hb_err = H2B_E_REFUSED;
             } else {
                 st->conn = h;
                 st->id = id;
@@ -1455,99 +1401,99 @@ static void frame_begin(struct h2b_h2s *h)
             h->body_left = len;
         return;
     }
-    case F_CONT:
+    case H2B_F_CONT:
         if (h->hb == HB_NONE) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
         if (len == 0)
             charge(h, 1);
         if (++h->hb_conts > MAX_CONTINUATIONS) {
             h2b_stats_add(h->ctx->stats, H2B_STAT_ERR_CONTINUATION, 1);
-            conn_error(h, E_CALM);
+            conn_error(h, H2B_E_CALM);
             return;
         }
         h->body_left = len;
         return;
-    case F_PRIORITY:
+    case H2B_F_PRIORITY:
         charge(h, 1);
         if (id == 0) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
         if (len != 5) {
-            rst(h, id, find(h, id), E_FRAME_SIZE);
+            rst(h, id, find(h, id), H2B_E_FRAME_SIZE);
             return;
         }
         h->pb_need = 5;
         return;
-    case F_RST:
+    case H2B_F_RST:
         if (id == 0) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
         if (len != 4) {
-            conn_error(h, E_FRAME_SIZE);
+            conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
         if (id > h->max_id || !(id & 1)) {
-            conn_error(h, E_PROTOCOL); /* idle stream */
+            conn_error(h, H2B_E_PROTOCOL); /* idle stream */
             return;
         }
         h->pb_need = 4;
         return;
-    case F_SETTINGS:
+    case H2B_F_SETTINGS:
         if (id != 0) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
-        if ((flags & FL_ACK) ? len != 0 : len % 6 != 0) {
-            conn_error(h, E_FRAME_SIZE);
+        if ((flags & H2B_FL_ACK) ? len != 0 : len % 6 != 0) {
+            conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
-        if (!(flags & FL_ACK)) {
+        if (!(flags & H2B_FL_ACK)) {
             charge(h, 1);
             h->got_settings = true;
             if (len)
                 h->pb_need = 6;
         }
         return;
-    case F_PING:
+    case H2B_F_PING:
         charge(h, 1);
         if (id != 0) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
         if (len != 8) {
-            conn_error(h, E_FRAME_SIZE);
+            conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
         h->pb_need = 8;
         return;
-    case F_GOAWAY:
+    case H2B_F_GOAWAY:
         if (id != 0) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
         if (len < 8) {
-            conn_error(h, E_FRAME_SIZE);
+            conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
         h->pb_need = 8;
         return;
-    case F_WINUP:
+    case H2B_F_WINUP:
         if (len != 4) {
-            conn_error(h, E_FRAME_SIZE);
+            conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
         if (id != 0 && (id > h->max_id || !(id & 1))) {
-            conn_error(h, E_PROTOCOL); /* idle stream */
+            conn_error(h, H2B_E_PROTOCOL); /* idle stream */
             return;
         }
         h->pb_need = 4;
         return;
-    case F_PUSH:
-        conn_error(h, E_PROTOCOL); /* clients do not push (8.4) */
+    case H2B_F_PUSH:
+        conn_error(h, H2B_E_PROTOCOL); /* clients do not push (8.4) */
         return;
     default:
         charge(h, 1); /* unknown types are ignored (4.1), but not without limit */
@@ -1561,40 +1507,40 @@ static void frame_prefix(struct h2b_h2s *h)
     uint8_t *p = h->pb;
     uint32_t id = h->fid;
     switch (h->ftype) {
-    case F_DATA: { /* pad length */
+    case H2B_F_DATA: { /* pad length */
         if (p[0] >= h->flen) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
         h->body_left = h->flen - 1 - p[0];
         consume(h, h->fst, 1u + p[0]); /* padding is flow-controlled, and done with at once */
         return;
     }
-    case F_HEADERS: {
+    case H2B_F_HEADERS: {
         uint32_t pad = 0;
         size_t off = 0;
-        if (h->fflags & FL_PADDED)
+        if (h->fflags & H2B_FL_PADDED)
             pad = p[off++];
-        if (h->fflags & FL_PRIO) {
-            uint32_t dep = get32(p + off) & 0x7fffffffu;
+        if (h->fflags & H2B_FL_PRIO) {
+            uint32_t dep = h2b_h2wire_get32(p + off) & 0x7fffffffu;
             if (dep == id && !h->hb_err)
-                h->hb_err = E_PROTOCOL; /* depends on itself (5.3.1) */
+                h->hb_err = H2B_E_PROTOCOL; /* depends on itself (5.3.1) */
         }
-        uint32_t pre = (uint32_t)off + (h->fflags & FL_PRIO ? 5 : 0);
+        uint32_t pre = (uint32_t)off + (h->fflags & H2B_FL_PRIO ? 5 : 0);
         if (pad > h->flen - pre) {
-            conn_error(h, E_PROTOCOL);
+            conn_error(h, H2B_E_PROTOCOL);
             return;
         }
         h->body_left = h->flen - pre - pad;
         return;
     }
-    case F_PRIORITY: {
-        uint32_t dep = get32(p) & 0x7fffffffu;
+    case H2B_F_PRIORITY: {
+        uint32_t dep = h2b_h2wire_get32(p) & 0x7fffffffu;
         if (dep == id)
-            rst(h, id, find(h, id), E_PROTOCOL);
+            rst(h, id, find(h, id), H2B_E_PROTOCOL);
         return;
     }
-    case F_RST: {
+    case H2B_F_RST: {
         h2b_stats_add(h->ctx->stats, H2B_STAT_RST_RECV, 1);
         charge(h, 1);
         struct fstream *st = find(h, id);
@@ -1602,35 +1548,35 @@ static void frame_prefix(struct h2b_h2s *h)
             stream_release(h, st);
         return;
     }
-    case F_SETTINGS:
-        apply_setting(h, (uint16_t)(p[0] << 8 | p[1]), get32(p + 2));
+    case H2B_F_SETTINGS:
+        apply_setting(h, (uint16_t)(p[0] << 8 | p[1]), h2b_h2wire_get32(p + 2));
         if (h->left >= 6) {
             h->pb_need = 6;
             h->pb_have = 0;
         }
         return;
-    case F_PING:
-        if (!(h->fflags & FL_ACK)) {
+    case H2B_F_PING:
+        if (!(h->fflags & H2B_FL_ACK)) {
             uint8_t f[17];
-            frame_hd(f, 8, F_PING, FL_ACK, 0);
+            h2b_h2wire_hd_put(f, 8, H2B_F_PING, H2B_FL_ACK, 0);
             memcpy(f + 9, p, 8);
             ctl(h, f, sizeof f);
         }
         return;
-    case F_GOAWAY:
+    case H2B_F_GOAWAY:
         h->peer_goaway = true;
         return;
-    case F_WINUP: {
-        uint32_t inc = get32(p) & 0x7fffffffu;
+    case H2B_F_WINUP: {
+        uint32_t inc = h2b_h2wire_get32(p) & 0x7fffffffu;
         if (inc < 1024)
             charge(h, 1);
         if (id == 0) {
             if (inc == 0) {
-                conn_error(h, E_PROTOCOL);
+                conn_error(h, H2B_E_PROTOCOL);
                 return;
             }
             if (h->conn_swin + inc > MAX_WIN) {
-                conn_error(h, E_FLOW);
+                conn_error(h, H2B_E_FLOW);
                 return;
             }
             bool was = h->conn_swin <= 0;
@@ -1645,11 +1591,11 @@ static void frame_prefix(struct h2b_h2s *h)
         if (!st)
             return; /* closed: ignored */
         if (inc == 0) {
-            rst(h, id, st, E_PROTOCOL);
+            rst(h, id, st, H2B_E_PROTOCOL);
             return;
         }
         if (st->swin + inc > MAX_WIN) {
-            rst(h, id, st, E_FLOW);
+            rst(h, id, st, H2B_E_FLOW);
             return;
         }
         st->swin += inc;
@@ -1665,17 +1611,17 @@ static void frame_prefix(struct h2b_h2s *h)
 /* n payload bytes of the current frame (after its prefix, before its padding). */
 static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
 {
-    if (h->ftype == F_HEADERS || h->ftype == F_CONT) {
+    if (h->ftype == H2B_F_HEADERS || h->ftype == H2B_F_CONT) {
         h->hb_bytes += (uint32_t)n;
         if (h->hb_bytes > 2 * h->ctx->cfg.max_header_list) {
             h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_HEADERS, 1);
-            conn_error(h, E_CALM);
+            conn_error(h, H2B_E_CALM);
             return;
         }
         hb_feed(h, p, n, false);
         return;
     }
-    if (h->ftype != F_DATA)
+    if (h->ftype != H2B_F_DATA)
         return; /* GOAWAY debug data, unknown frames */
     struct fstream *st = h->fst;
     if (!st) {
@@ -1685,7 +1631,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
     st->req.rx += n;
     if (st->has_clen && st->req.rx > st->clen) {
         consume(h, NULL, (uint32_t)n);
-        rst(h, st->id, st, E_PROTOCOL);
+        rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
     }
     if (!is_echo_upload(st) || st->dropped) {
@@ -1698,7 +1644,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
         /* a client that sends and does not read: its echo is cut, not buffered without end */
         h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
         consume(h, NULL, (uint32_t)n);
-        rst(h, st->id, st, E_CALM);
+        rst(h, st->id, st, H2B_E_CALM);
         return;
     }
     h->echo_bytes += n;
@@ -1709,7 +1655,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
             if (!ch) {
                 h->echo_bytes -= n;
                 consume(h, NULL, (uint32_t)n);
-                rst(h, st->id, st, E_INTERNAL);
+                rst(h, st->id, st, H2B_E_INTERNAL);
                 return;
             }
             if (st->ch_tail)
@@ -1736,26 +1682,26 @@ static void frame_end(struct h2b_h2s *h)
 {
     h->in_frame = false;
     switch (h->ftype) {
-    case F_DATA:
-        if (h->fst && (h->fflags & FL_END_STREAM))
+    case H2B_F_DATA:
+        if (h->fst && (h->fflags & H2B_FL_END_STREAM))
             request_end(h, h->fst);
         h->fst = NULL;
         return;
-    case F_HEADERS:
-    case F_CONT:
-        if (h->hb == HB_NONE || !(h->fflags & FL_END_HEADERS))
+    case H2B_F_HEADERS:
+    case H2B_F_CONT:
+        if (h->hb == HB_NONE || !(h->fflags & H2B_FL_END_HEADERS))
             return;
         if (hb_feed(h, NULL, 0, true))
             hb_done(h);
         return;
-    case F_SETTINGS:
-        if (h->fflags & FL_ACK) {
+    case H2B_F_SETTINGS:
+        if (h->fflags & H2B_FL_ACK) {
             if (!h->settings_acked && h->ctx->cfg.header_table_size != 4096)
                 nghttp2_hd_inflate_change_table_size(h->inf, h->ctx->cfg.header_table_size);
             h->settings_acked = true;
         } else {
             uint8_t f[9];
-            frame_hd(f, 0, F_SETTINGS, FL_ACK, 0);
+            h2b_h2wire_hd_put(f, 0, H2B_F_SETTINGS, H2B_FL_ACK, 0);
             ctl(h, f, sizeof f);
         }
         return;
@@ -1918,7 +1864,7 @@ void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
         }
         if (!h->was_busy) {
             h2b_stats_add(ctx->stats, H2B_STAT_GUARD_IDLE, 1);
-            conn_error(h, E_NO_ERROR);
+            conn_error(h, H2B_E_NO_ERROR);
             retime(h);
         } else if (h->ndelayed > 0) {
             h->progress = true;
@@ -1930,7 +1876,7 @@ void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
             h2b_heap_remove(&ctx->timers, top);
         } else {
             h2b_stats_add(ctx->stats, H2B_STAT_GUARD_SLOW, 1);
-            conn_error(h, E_CALM);
+            conn_error(h, H2B_E_CALM);
             h->busy_since = now_ns;
         }
         if (h2b_heap_contains(top))
@@ -1987,13 +1933,13 @@ int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *
     for (size_t i = 0; i < k; i++) {
         f[n] = (uint8_t)(ids[i] >> 8);
         f[n + 1] = (uint8_t)ids[i];
-        put32(f + n + 2, vals[i]);
+        h2b_h2wire_put32(f + n + 2, vals[i]);
         n += 6;
     }
-    frame_hd(f, (uint32_t)(n - 9), F_SETTINGS, 0, 0);
+    h2b_h2wire_hd_put(f, (uint32_t)(n - 9), H2B_F_SETTINGS, 0, 0);
     if (cfg->conn_window > 65535) {
-        frame_hd(f + n, 4, F_WINUP, 0, 0);
-        put32(f + n + 9, cfg->conn_window - 65535);
+        h2b_h2wire_hd_put(f + n, 4, H2B_F_WINUP, 0, 0);
+        h2b_h2wire_put32(f + n + 9, cfg->conn_window - 65535);
         n += 13;
     }
     if (!ctl(h, f, n))
@@ -2032,7 +1978,7 @@ int h2b_h2s_recv(struct h2b_h2s *h, const uint8_t *data, size_t len)
         return H2B_ERR_PROTO;
     if (h->calm && !h->terminated) {
         h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_FLOOD, 1);
-        conn_error(h, E_CALM);
+        conn_error(h, H2B_E_CALM);
     }
     if (h->fatal)
         return H2B_ERR_PROTO;
@@ -2108,9 +2054,9 @@ void h2b_h2s_shutdown(struct h2b_h2s *h)
 {
     if (!h->fatal && !h->terminated && !h->shut) {
         uint8_t f[17];
-        frame_hd(f, 8, F_GOAWAY, 0, 0);
-        put32(f + 9, h->max_id);
-        put32(f + 13, E_NO_ERROR);
+        h2b_h2wire_hd_put(f, 8, H2B_F_GOAWAY, 0, 0);
+        h2b_h2wire_put32(f + 9, h->max_id);
+        h2b_h2wire_put32(f + 13, H2B_E_NO_ERROR);
         h->shut = true;
         if (ctl(h, f, sizeof f))
             h2b_stats_add(h->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
