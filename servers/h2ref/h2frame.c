@@ -625,23 +625,6 @@ static bool eq(const uint8_t *p, size_t n, const char *lit)
     return n == l && memcmp(p, lit, l) == 0;
 }
 
-/* Digits only, at least one, value <= max. */
-static bool parse_num(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
-{
-    if (n == 0 || n > 19)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
 /* The route of :path p[0..n): the table in handlers.c, then a file under --docroot. */
 static void route_path(struct h2b_h2s *h, struct fstream *st, const uint8_t *p, size_t n)
 {
@@ -1097,7 +1080,7 @@ static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *na
         return false;
     } else if (eq(name, nlen, "content-length")) {
         uint64_t v;
-        if (h->hb != HB_REQUEST || !parse_num(value, vlen, UINT64_MAX / 2, &v) ||
+        if (h->hb != HB_REQUEST || !h2b_parse_digits(value, vlen, UINT64_MAX / 2, &v) ||
             (st->has_clen && st->clen != v)) {
             return false;
         }

@@ -68,12 +68,8 @@ static bool is_path(const uint8_t *p, size_t n, const char *lit)
     return prefix(p, n, lit) && (n == l || p[l] == '?');
 }
 
-/* Digits only, at least one, value <= max, up to the end or a query string. */
-static bool parse_arg(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
+bool h2b_parse_digits(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
 {
-    const uint8_t *q = memchr(p, '?', n);
-    if (q)
-        n = (size_t)(q - p);
     if (n == 0 || n > 19)
         return false;
     uint64_t v = 0;
@@ -86,6 +82,13 @@ static bool parse_arg(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
         return false;
     *out = v;
     return true;
+}
+
+/* A route's number: h2b_parse_digits up to the end or a query string. */
+static bool parse_arg(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
+{
+    const uint8_t *q = memchr(p, '?', n);
+    return h2b_parse_digits(p, q ? (size_t)(q - p) : n, max, out);
 }
 
 enum h2b_route h2b_route_parse(const uint8_t *p, size_t n, uint64_t max_body, uint64_t *arg)

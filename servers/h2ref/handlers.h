@@ -87,6 +87,10 @@ extern const char h2b_server_name[]; /* "h2bench" */
  * unknown path is H2B_ROUTE_NOTFOUND: the engine may try h2b_docroot_open() then. */
 enum h2b_route h2b_route_parse(const uint8_t *p, size_t n, uint64_t max_body, uint64_t *arg);
 
+/* The decimal number p[0..n) into *out: digits only (no sign, no space), one to 19 of them, value
+ * at most max. False otherwise, *out untouched. For route arguments and content-length. */
+bool h2b_parse_digits(const uint8_t *p, size_t n, uint64_t max, uint64_t *out);
+
 /* The method named by p[0..n) (case-sensitive, as HTTP methods are). */
 enum h2b_method h2b_method_parse(const uint8_t *p, size_t n);
 

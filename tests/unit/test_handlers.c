@@ -90,6 +90,38 @@ static void test_methods(void)
     }
 }
 
+/* The number parser of route arguments and content-length (both engines). */
+static void test_digits(void)
+{
+    static const struct {
+        const char *s;
+        uint64_t max;
+        bool ok;
+        uint64_t v;
+    } cases[] = {
+        {"0", 10, true, 0},
+        {"10", 10, true, 10},
+        {"11", 10, false, 0},
+        {"007", 10, true, 7},
+        {"", 10, false, 0},
+        {"1 ", 10, false, 0},
+        {"+1", 10, false, 0},
+        {"-1", 10, false, 0},
+        {"1a", 10, false, 0},
+        {"9223372036854775807", UINT64_MAX / 2, true, UINT64_MAX / 2},
+        {"9223372036854775808", UINT64_MAX / 2, false, 0},
+        {"9999999999999999999", UINT64_MAX, true, 9999999999999999999ull},
+        {"10000000000000000000", UINT64_MAX, false, 0}, /* 20 digits */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 42;
+        bool ok =
+            h2b_parse_digits((const uint8_t *)cases[i].s, strlen(cases[i].s), cases[i].max, &v);
+        CHECK(ok == cases[i].ok);
+        CHECK_EQ_U64(v, ok ? cases[i].v : 42); /* untouched on failure */
+    }
+}
+
 static void handle(uint8_t route, uint8_t method, uint64_t arg, uint64_t rx, char *text,
                    struct h2b_response *rs)
 {
@@ -177,6 +209,7 @@ int main(void)
 {
     test_routes();
     test_methods();
+    test_digits();
     test_responses();
     test_helpers();
     return test_report();
