@@ -148,6 +148,41 @@ struct h2b__load_turn {
 };
 bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__load_turn *t);
 
+/* The worker's run is still on: not interrupted (h2b_load_stop) and, under -D, before its end. */
+static inline bool h2b__load_running(const struct h2b__load_worker *w)
+{
+    return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
+}
+
+/* The loop's end, the same for every engine: the run is over, or no connection is alive
+ * (alive(w, i): connection i is neither finished nor dead), or under --total-rps every
+ * arrival has been handed out and answered. */
+bool h2b__load_worker_done(const struct h2b__load_worker *w,
+                           bool (*alive)(const struct h2b__load_worker *w, uint32_t i));
+
+/* How long a loop turn may sleep, in ns from w->now: until the earliest of MAX_WAIT (the stop
+ * flag and progress are noticed this fast), the next timeout tick, -D's end, the next
+ * --total-rps arrival and until (the engine's own deadline, UINT64_MAX for none). */
+uint64_t h2b__load_wait_ns(const struct h2b__load_worker *w, uint64_t until);
+
+/* Opens a non-blocking TCP socket (TCP_NODELAY) to the target into *fd, starts connecting and
+ * registers it with the worker's epoll for EPOLLOUT (data.ptr = ptr). Returns 0 connected at
+ * once, 1 connecting, -1 failed (*fd, if opened, is the caller's to close). */
+int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd);
+
+/* fd's non-blocking connect has completed (EPOLLOUT): 0 connected, HTTP may start; 1 TLS: *ssl
+ * is set up for the handshake; -1 the connect failed or the TLS state could not be made. */
+int h2b__load_tcp_connected(struct h2b__load_worker *w, int fd, SSL **ssl);
+
+/* What a torn-down connection does next, decided the same way by every engine: it reconnects if
+ * it owes requests and got responses since its last connect (one more try), else it has finished
+ * (nothing owed) or is dead; in -n mode what a dead one still owed is counted as not sent
+ * (errored, failed) and *budget becomes 0. reached: it had got as far as sending requests (else
+ * it counts as a failed connection). Resets *responses on a reconnect. */
+enum h2b__load_next { H2B__LOAD_RECONNECT, H2B__LOAD_FINISHED, H2B__LOAD_DEAD };
+enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, bool reached, uint64_t *budget,
+                                     uint64_t *responses);
+
 /* Answers a pending progress snapshot request (call once per loop turn). */
 void h2b__load_snapshot(struct h2b__load_worker *w);
 

@@ -48,7 +48,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define MAX_WAIT_NS (100 * H2B_NS_PER_MS)
 #define RX_SIZE (64 * 1024)
 #define HEAD_MAX (64 * 1024)
 #define LINE_MAX_H1 (16 * 1024)
@@ -92,11 +91,6 @@ struct h1w {
     struct h2b_h1_limits lim;
     uint8_t rx[RX_SIZE];
 };
-
-static bool running(const struct h2b__load_worker *w)
-{
-    return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
-}
 
 static void set_events(struct h1c *c, uint32_t ev)
 {
@@ -144,7 +138,7 @@ static void conn_close(struct h1c *c, bool timed_out)
         return;
     bool reached = c->state == S_READY;
     if (c->busy) {
-        if (running(w)) {
+        if (h2b__load_running(w)) {
             finish(c, timed_out ? H2B__LOAD_TIMEOUT : H2B__LOAD_ERROR);
         } else {
             if (c->measured)
@@ -155,22 +149,10 @@ static void conn_close(struct h1c *c, bool timed_out)
     }
     conn_teardown(c);
     c->t_last_end = w->now;
-    if (!reached)
-        w->stats.conns_failed++;
-    if (c->budget > 0 && running(w) && c->responses > 0) {
-        c->state = S_IDLE;
-        c->responses = 0;
-        w->stats.reconnects++;
+    enum h2b__load_next next = h2b__load_closed(w, reached, &c->budget, &c->responses);
+    c->state = next == H2B__LOAD_RECONNECT ? S_IDLE : next == H2B__LOAD_FINISHED ? S_DONE : S_DEAD;
+    if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
-        return;
-    }
-    c->state = c->budget == 0 ? S_DONE : S_DEAD;
-    if (c->budget != UINT64_MAX && c->budget > 0 && running(w)) {
-        w->stats.not_sent += c->budget;
-        w->stats.errored += c->budget;
-        w->stats.failed += c->budget;
-        c->budget = 0;
-    }
 }
 
 /* >= 0 bytes written (0: would block), -1 failed. */
@@ -245,7 +227,7 @@ static void fill(struct h1c *c)
     struct h2b__load_worker *w = c->w;
     if (w->sh->rate_mode)
         return;
-    if (c->state == S_READY && !c->busy && c->budget > 0 && running(w)) {
+    if (c->state == S_READY && !c->busy && c->budget > 0 && h2b__load_running(w)) {
         if (c->budget != UINT64_MAX)
             c->budget--;
         submit(c, w->now);
@@ -261,7 +243,7 @@ static void response_done(struct h1c *c)
         conn_close(c, false);
         return;
     }
-    if (c->budget == 0 || !running(c->w)) {
+    if (c->budget == 0 || !h2b__load_running(c->w)) {
         c->budget = c->budget == UINT64_MAX ? 0 : c->budget;
         conn_close(c, false);
         return;
@@ -494,48 +476,27 @@ static void tls_step(struct h1c *c)
 
 static void connected(struct h1c *c)
 {
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-        conn_close(c, false);
-        return;
-    }
-    const struct h2b__load_shared *sh = c->w->sh;
     c->t_tcp = c->w->now;
-    if (!sh->ssl_ctx) {
-        ready(c);
-        return;
-    }
-    if (!(c->ssl = h2b__load_tls_new(sh, c->fd, &c->w->stats))) {
+    int rv = h2b__load_tcp_connected(c->w, c->fd, &c->ssl);
+    if (rv < 0) {
         conn_close(c, false);
-        return;
+    } else if (rv == 0) {
+        ready(c);
+    } else {
+        c->state = S_HANDSHAKE;
+        tls_step(c);
     }
-    c->state = S_HANDSHAKE;
-    tls_step(c);
 }
 
 static void conn_start(struct h1c *c)
 {
     struct h2b__load_worker *w = c->w;
-    const struct h2b__load_shared *sh = w->sh;
     c->t_connect = w->now;
     if (c->t_first_start == 0)
         c->t_first_start = w->now;
     c->state = S_CONNECTING; /* so that conn_close counts a failure */
-    c->fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (c->fd < 0) {
-        conn_close(c, false);
-        return;
-    }
-    int one = 1;
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    int rv = connect(c->fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
-    if (rv != 0 && errno != EINPROGRESS) {
-        conn_close(c, false);
-        return;
-    }
-    struct epoll_event e = {.events = EPOLLOUT, .data.ptr = c};
-    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &e) != 0) {
+    int rv = h2b__load_tcp_open(w, c, &c->fd);
+    if (rv < 0) {
         conn_close(c, false);
         return;
     }
@@ -616,34 +577,17 @@ static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
 
 static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
 
-static bool worker_done(struct h2b__load_worker *w)
+static bool conn_alive(const struct h2b__load_worker *w, uint32_t i)
 {
     const struct h1w *hw = w->h1;
-    if (!running(w))
-        return true;
-    bool alive = false;
-    for (uint32_t i = 0; i < w->nconns; i++)
-        if (hw->conns[i].state <= S_READY)
-            alive = true;
-    if (w->sh->rate_mode)
-        return !alive || (w->sched_left == 0 && w->inflight == 0);
-    return !alive;
+    return hw->conns[i].state <= S_READY;
 }
 
-static uint64_t wait_ns(struct h2b__load_worker *w)
+static uint64_t wait_ns(const struct h2b__load_worker *w)
 {
-    const struct h2b__load_shared *sh = w->sh;
-    uint64_t until = w->now + MAX_WAIT_NS;
-    if (w->next_tick < until)
-        until = w->next_tick;
-    if (sh->t_end && sh->t_end < until)
-        until = sh->t_end;
-    if (sh->rate_mode && w->sched_started && w->sched_left > 0 && !w->all_busy &&
-        h2b_arrival_peek(&w->sched) < until)
-        until = h2b_arrival_peek(&w->sched);
-    if (sh->rate_mode && !w->sched_started)
-        until = w->now + H2B_NS_PER_MS; /* waiting for connections to settle */
-    return until > w->now ? until - w->now : 0;
+    /* --total-rps: poll every millisecond while waiting for the connections to settle */
+    bool settling = w->sh->rate_mode && !w->sched_started;
+    return h2b__load_wait_ns(w, settling ? w->now + H2B_NS_PER_MS : UINT64_MAX);
 }
 
 static void end_of_run(struct h2b__load_worker *w)
@@ -692,7 +636,7 @@ void *h2b__h1_worker_main(void *arg)
     w->next_tick = w->now + w->tick_ns;
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&hw->conns[i]);
-    while (!worker_done(w))
+    while (!h2b__load_worker_done(w, conn_alive))
         if (!h2b__load_turn(w, wait_ns(w), &turn))
             break;
     w->now = h2b_clock_now_ns();

@@ -43,7 +43,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_WAIT_NS (100 * H2B_NS_PER_MS)
 #define RX_SIZE 65536
 #define TX_MAX_PKTS 64
 #define NO_SLOT UINT32_MAX
@@ -100,11 +99,6 @@ static void touch(struct h3c *c)
         c->tnext = c->hw->touched;
         c->hw->touched = c;
     }
-}
-
-static bool running(const struct h2b__load_worker *w)
-{
-    return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
 }
 
 static void slot_release(struct h3c *c, struct h3slot *s)
@@ -280,7 +274,7 @@ static void fill(struct h3c *c)
     if (w->sh->rate_mode)
         return;
     while (c->state == S_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
-           running(w)) {
+           h2b__load_running(w)) {
         if (!submit(c, w->now))
             break;
         if (c->budget != UINT64_MAX)
@@ -396,7 +390,7 @@ static void conn_close(struct h3c *c, bool timed_out)
         if (s->stream_id < 0)
             continue;
         if (!s->recorded) {
-            if (running(w))
+            if (h2b__load_running(w))
                 finish(c, s, timed_out ? H2B__LOAD_TIMEOUT : H2B__LOAD_ERROR);
             else if (s->measured)
                 w->stats.unfinished++;
@@ -407,22 +401,10 @@ static void conn_close(struct h3c *c, bool timed_out)
     conn_teardown(c);
     c->broken = c->draining = false;
     c->t_last_end = w->now;
-    if (!reached)
-        w->stats.conns_failed++;
-    if (c->budget > 0 && running(w) && c->responses > 0) {
-        c->state = S_IDLE;
-        c->responses = 0;
-        w->stats.reconnects++;
+    enum h2b__load_next next = h2b__load_closed(w, reached, &c->budget, &c->responses);
+    c->state = next == H2B__LOAD_RECONNECT ? S_IDLE : next == H2B__LOAD_FINISHED ? S_DONE : S_DEAD;
+    if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
-        return;
-    }
-    c->state = c->budget == 0 ? S_DONE : S_DEAD;
-    if (c->budget != UINT64_MAX && c->budget > 0 && running(w)) {
-        w->stats.not_sent += c->budget;
-        w->stats.errored += c->budget;
-        w->stats.failed += c->budget;
-        c->budget = 0;
-    }
 }
 
 static void conn_fail(struct h3c *c, int liberr)
@@ -573,10 +555,10 @@ static void maybe_finish(struct h3c *c)
     struct h2b__load_worker *w = c->w;
     if (c->state != S_READY || c->inflight > 0)
         return;
-    if (c->budget == 0 || !running(w) || c->draining) {
+    if (c->budget == 0 || !h2b__load_running(w) || c->draining) {
         ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR, NULL,
                                                             0);
-        if (c->draining && c->budget > 0 && running(w))
+        if (c->draining && c->budget > 0 && h2b__load_running(w))
             c->responses = c->responses ? c->responses : 1; /* GOAWAY: reconnect */
         conn_close(c, false);
     }
@@ -663,32 +645,17 @@ static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
 
 static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
 
-static bool worker_done(struct h2b__load_worker *w)
+static bool conn_alive(const struct h2b__load_worker *w, uint32_t i)
 {
     const struct h3w *hw = w->h3;
-    if (!running(w))
-        return true;
-    bool alive = false;
-    for (uint32_t i = 0; i < w->nconns; i++)
-        if (hw->conns[i].state <= S_READY)
-            alive = true;
-    if (w->sh->rate_mode)
-        return !alive || (w->sched_left == 0 && w->inflight == 0);
-    return !alive;
+    return hw->conns[i].state <= S_READY;
 }
 
+/* the earliest QUIC expiry (loss detection, ACK delay, idle) of a live connection */
 static uint64_t wait_ns(struct h2b__load_worker *w)
 {
-    const struct h2b__load_shared *sh = w->sh;
     struct h3w *hw = hw_of(w);
-    uint64_t until = w->now + MAX_WAIT_NS;
-    if (w->next_tick < until)
-        until = w->next_tick;
-    if (sh->t_end && sh->t_end < until)
-        until = sh->t_end;
-    if (sh->rate_mode && w->sched_started && w->sched_left > 0 && !w->all_busy &&
-        h2b_arrival_peek(&w->sched) < until)
-        until = h2b_arrival_peek(&w->sched);
+    uint64_t until = UINT64_MAX;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h3c *c = &hw->conns[i];
         if (c->state == S_HANDSHAKE || c->state == S_READY) {
@@ -697,7 +664,7 @@ static uint64_t wait_ns(struct h2b__load_worker *w)
                 until = e;
         }
     }
-    return until > w->now ? until - w->now : 0;
+    return h2b__load_wait_ns(w, until);
 }
 
 static void end_of_run(struct h2b__load_worker *w)
@@ -767,10 +734,10 @@ void *h2b__h3_worker_main(void *arg)
     w->next_tick = w->now + w->tick_ns;
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&hw->conns[i]);
-    while (!worker_done(w)) {
+    while (!h2b__load_worker_done(w, conn_alive)) {
         bool again = false;
         flush_touched(w, &again);
-        if (worker_done(w))
+        if (h2b__load_worker_done(w, conn_alive))
             break;
         if (!h2b__load_turn(w, again ? 0 : wait_ns(w), &turn))
             break;

@@ -383,11 +383,6 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     return true;
 }
 
-static bool running(const struct h2b__load_worker *w)
-{
-    return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
-}
-
 /* Closed loop: keep m_eff requests in flight while the budget lasts. */
 static uint64_t due_time(const struct h2b__load_conn *c)
 {
@@ -409,7 +404,7 @@ static void pace(struct h2b__load_conn *c)
     struct h2b__load_worker *w = c->w;
     const struct h2b__load_shared *sh = w->sh;
     while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
-           running(w)) {
+           h2b__load_running(w)) {
         uint64_t t = due_time(c);
         if (t > w->now || (sh->t_end && t >= sh->t_end))
             break;
@@ -437,7 +432,7 @@ static void fill(struct h2b__load_conn *c)
     if (c->w->sh->rate_mode)
         return; /* --total-rps: release() decides when requests go out */
     while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
-           running(c->w)) {
+           h2b__load_running(c->w)) {
         if (!submit(c, c->w->now))
             break;
         if (c->budget != UINT64_MAX)
@@ -848,7 +843,7 @@ static void conn_close(struct h2b__load_conn *c, bool timed_out)
         if (s->stream_id == 0)
             continue;
         if (!s->recorded) {
-            if (running(w))
+            if (h2b__load_running(w))
                 finish_request(c, s, timed_out ? OUT_TIMEOUT : OUT_ERROR);
             else if (s->measured)
                 w->stats.unfinished++;
@@ -873,23 +868,12 @@ static void conn_close(struct h2b__load_conn *c, bool timed_out)
     c->timed_out = false;
     c->draining = false;
     c->t_last_end = w->now;
-    if (!reached_h2)
-        w->stats.conns_failed++;
-    if (c->budget > 0 && running(w) && c->responses > 0) {
-        c->state = CONN_IDLE;
-        c->responses = 0; /* one more try: it must get a response to earn the next */
-        w->stats.reconnects++;
+    enum h2b__load_next next = h2b__load_closed(w, reached_h2, &c->budget, &c->responses);
+    c->state = next == H2B__LOAD_RECONNECT  ? CONN_IDLE
+               : next == H2B__LOAD_FINISHED ? CONN_DONE
+                                            : CONN_DEAD;
+    if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
-        return;
-    }
-    c->state = c->budget == 0 ? CONN_DONE : CONN_DEAD;
-    if (c->budget != UINT64_MAX && c->budget > 0 && running(w)) {
-        /* -n mode: what this connection still owed can never be sent */
-        w->stats.not_sent += c->budget;
-        w->stats.errored += c->budget;
-        w->stats.failed += c->budget;
-        c->budget = 0;
-    }
 }
 
 static void conn_fail(struct h2b__load_conn *c)
@@ -979,52 +963,29 @@ static void tls_step(struct h2b__load_conn *c)
 
 static void connected(struct h2b__load_conn *c)
 {
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-        conn_fail(c);
-        return;
-    }
-    const struct h2b__load_shared *sh = c->w->sh;
     c->t_tcp = c->w->now;
-    if (!sh->ssl_ctx) {
-        session_start(c);
-        return;
-    }
-    if (!(c->ssl = h2b__load_tls_new(sh, c->fd, &c->w->stats))) {
+    int rv = h2b__load_tcp_connected(c->w, c->fd, &c->ssl);
+    if (rv < 0) {
         conn_fail(c);
-        return;
+    } else if (rv == 0) {
+        session_start(c);
+    } else {
+        c->state = CONN_HANDSHAKE;
+        tls_step(c);
     }
-    c->state = CONN_HANDSHAKE;
-    tls_step(c);
 }
 
 static void conn_start(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
-    const struct h2b__load_shared *sh = w->sh;
     c->t_connect = w->now;
     if (c->t_first_start == 0)
         c->t_first_start = w->now;
-    c->fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (c->fd < 0) {
-        c->state = CONN_CONNECTING; /* so that conn_close counts the failure */
+    c->state = CONN_CONNECTING; /* so that conn_close counts a failure */
+    int rv = h2b__load_tcp_open(w, c, &c->fd);
+    if (rv < 0)
         conn_fail(c);
-        return;
-    }
-    int one = 1;
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    c->state = CONN_CONNECTING;
-    int rv = connect(c->fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
-    if (rv != 0 && errno != EINPROGRESS) {
-        conn_fail(c);
-        return;
-    }
-    if (epoll_set(c, EPOLL_CTL_ADD, EPOLLOUT) != 0) {
-        conn_fail(c);
-        return;
-    }
-    if (rv == 0)
+    else if (rv == 0)
         connected(c);
 }
 
@@ -1140,7 +1101,7 @@ static void conn_flush(struct h2b__load_conn *c)
         if (f->dead)
             return; /* conn_read ends it */
         if (c->state == CONN_READY && c->inflight == 0 &&
-            (c->budget == 0 || c->draining || !running(w)) && f->olen == f->ooff)
+            (c->budget == 0 || c->draining || !h2b__load_running(w)) && f->olen == f->ooff)
             conn_close(c, false);
         return;
     }
@@ -1192,7 +1153,7 @@ static void conn_flush(struct h2b__load_conn *c)
     if (session_over(c))
         conn_fail(c);
     else if (c->state == CONN_READY && c->inflight == 0 &&
-             (c->budget == 0 || c->draining || !running(w)) &&
+             (c->budget == 0 || c->draining || !h2b__load_running(w)) &&
              !nghttp2_session_want_write(c->session))
         conn_close(c, false);
 }
@@ -1446,27 +1407,24 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__l
     return true;
 }
 
-static bool worker_done(struct h2b__load_worker *w)
+bool h2b__load_worker_done(const struct h2b__load_worker *w,
+                           bool (*alive)(const struct h2b__load_worker *w, uint32_t i))
 {
-    if (!running(w))
+    if (!h2b__load_running(w))
         return true;
-    if (w->sh->rate_mode) {
-        bool any_alive = false;
-        for (uint32_t i = 0; i < w->nconns; i++)
-            if (w->conns[i].state <= CONN_READY)
-                any_alive = true;
-        return !any_alive || (w->sched_left == 0 && w->inflight == 0);
-    }
+    if (w->sh->rate_mode && w->sched_left == 0 && w->inflight == 0)
+        return true;
     for (uint32_t i = 0; i < w->nconns; i++)
-        if (w->conns[i].state <= CONN_READY)
+        if (alive(w, i))
             return false;
     return true;
 }
 
-static uint64_t wait_ns(struct h2b__load_worker *w)
+uint64_t h2b__load_wait_ns(const struct h2b__load_worker *w, uint64_t until)
 {
     const struct h2b__load_shared *sh = w->sh;
-    uint64_t until = w->now + MAX_WAIT_NS;
+    if (w->now + MAX_WAIT_NS < until)
+        until = w->now + MAX_WAIT_NS;
     if (w->next_tick < until)
         until = w->next_tick;
     if (sh->t_end && sh->t_end < until)
@@ -1474,11 +1432,73 @@ static uint64_t wait_ns(struct h2b__load_worker *w)
     if (sh->rate_mode && w->sched_started && w->sched_left > 0 && !w->all_busy &&
         h2b_arrival_peek(&w->sched) < until)
         until = h2b_arrival_peek(&w->sched);
-    if (sh->paced && w->next_pace < until)
+    return until > w->now ? until - w->now : 0;
+}
+
+int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    *fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (*fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    int rv = connect(*fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
+    if (rv != 0 && errno != EINPROGRESS)
+        return -1;
+    struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = ptr};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, *fd, &ev) != 0)
+        return -1;
+    return rv == 0 ? 0 : 1;
+}
+
+int h2b__load_tcp_connected(struct h2b__load_worker *w, int fd, SSL **ssl)
+{
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
+        return -1;
+    if (!w->sh->ssl_ctx)
+        return 0;
+    *ssl = h2b__load_tls_new(w->sh, fd, &w->stats);
+    return *ssl ? 1 : -1;
+}
+
+enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, bool reached, uint64_t *budget,
+                                     uint64_t *responses)
+{
+    if (!reached)
+        w->stats.conns_failed++;
+    if (*budget > 0 && h2b__load_running(w) && *responses > 0) {
+        *responses = 0; /* one more try: it must get a response to earn the next */
+        w->stats.reconnects++;
+        return H2B__LOAD_RECONNECT;
+    }
+    enum h2b__load_next next = *budget == 0 ? H2B__LOAD_FINISHED : H2B__LOAD_DEAD;
+    if (*budget != UINT64_MAX && *budget > 0 && h2b__load_running(w)) {
+        /* -n mode: what this connection still owed can never be sent */
+        w->stats.not_sent += *budget;
+        w->stats.errored += *budget;
+        w->stats.failed += *budget;
+        *budget = 0;
+    }
+    return next;
+}
+
+static bool conn_alive(const struct h2b__load_worker *w, uint32_t i)
+{
+    return w->conns[i].state <= CONN_READY;
+}
+
+/* the engine's own deadlines: --rps/--timing-script-file pacing and the -r ramp */
+static uint64_t wait_ns(const struct h2b__load_worker *w)
+{
+    uint64_t until = UINT64_MAX;
+    if (w->sh->paced && w->next_pace < until)
         until = w->next_pace;
     if (w->ramp_started < w->nconns && w->next_ramp < until)
         until = w->next_ramp;
-    return until > w->now ? until - w->now : 0;
+    return h2b__load_wait_ns(w, until);
 }
 
 static void end_of_run(struct h2b__load_worker *w)
@@ -1553,7 +1573,7 @@ void *h2b__load_worker_main(void *arg)
     w->now = h2b_clock_now_ns();
     w->next_tick = w->now + w->tick_ns;
     ramp(w);
-    while (!worker_done(w)) {
+    while (!h2b__load_worker_done(w, conn_alive)) {
         /* Pop, never index: a flush can put connections (itself included: a stream closed by
          * our RST_STREAM submits the next request) back on the list, and "on the list iff
          * c->dirty" is what bounds it by nconns. */
@@ -1563,7 +1583,7 @@ void *h2b__load_worker_main(void *arg)
             if (c->state >= CONN_SETTINGS && c->state <= CONN_READY)
                 conn_flush(c);
         }
-        if (worker_done(w))
+        if (h2b__load_worker_done(w, conn_alive))
             break;
         if (!h2b__load_turn(w, wait_ns(w), &turn))
             break;
