@@ -19,14 +19,36 @@
 # server. h2load costs more per request than the servers, so the default view mostly measures
 # h2load; it stays as the second view.
 #
+# THREADS=2 is the second table: every server with two workers (h2bench serve --threads 2, h2o
+# num-threads 2, nghttpd -n 2) and the client with two threads, server and client on both CPUs;
+# the client's share is then of its two cores, and a client at 90 % there also starves the server.
+#
+# COUNTS=1 prints, instead of the tables, what a request costs each server in one run,
+# alternating: CPU (perf's task-clock, ns resolution, all threads, from runs without
+# tracepoints), context switches, packets sent in its context (net_dev_queue), syscalls
+# by kind, epoll wake-ups (epoll_wait/epoll_pwait/epoll_pwait2 returns) and epoll_ctl calls per
+# request, at (1,1) (10,1) (10,10) (1000,1) (1000,4) (COUNT_CELLS="c:m:n ..." to change them).
+# Counted by `perf stat -e raw_syscalls:sys_enter,syscalls:sys_enter_<kind>... -p PID` (software
+# events and tracepoints: no hardware counters needed; "other" is every syscall not listed),
+# enabled just around the load, as the difference between a run of 3N and one of N requests on
+# the same kind of connections, so connection set-up and teardown cancel out. The client is
+# `h2bench load`; each count is taken ROUNDS times, the table gives the medians.
+#
+# PROFILE=1 takes `perf record -e cpu-clock -g -p PID` of each server during one load at
+# (10,10) (1000,4) (1,1) (PROFILE_CELLS to change) and prints the split of samples by kind of
+# code (kernel, libnghttp2, libc, the server's own binary, other libraries) and the top symbols.
+# Shares of time: on a shared machine they move with the other work (label them so).
+#
+# SERVERS="h2bench h2o" picks the servers (default: h2bench nghttpd h2o); BASE_BIN=DIR adds
+# "base", the h2bench of another build (DIR/h2bench), run the same way beside this one: an A/B
+# of a server change in one run, alternating (e.g. a worktree of main at BASE_BIN=../main/build/bin).
+#
 # usage: scripts/bench/server-vs-peers.sh [BUILD_BIN_DIR]
 # env:   ROUNDS (default 3), SCALE multiplies the request count of every cell (default 1),
-#        CLIENT h2load (default) or h2bench,
-#        COUNTS=1: instead of the tables, syscalls by kind and epoll wake-ups per request of each
-#        server at (10,10) and (1000,4), counted by `perf stat -e 'syscalls:sys_enter_*' -p PID`
-#        (tracepoints, no hardware counters needed) as the difference between a run of N and one
-#        of 3N requests, so connection set-up cancels out; the client is h2bench load
-# Not a test: speed is never asserted in CTest. Needs nghttpd, h2o, h2load, taskset.
+#        CLIENT h2load (default) or h2bench, THREADS 1 (default) or 2, COUNTS, PROFILE, SERVERS,
+#        BASE_BIN (above)
+# Not a test: speed is never asserted in CTest. Needs nghttpd, h2o, h2load, taskset, and perf for
+# COUNTS and PROFILE.
 set -u
 BIN=${1:-build/bin}
 H2BENCH=$(realpath "$BIN/h2bench")
@@ -34,10 +56,29 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${ROUNDS:-3}
 SCALE=${SCALE:-1}
 CLIENT=${CLIENT:-h2load}
+THREADS=${THREADS:-1}
+SERVERS=${SERVERS:-h2bench nghttpd h2o}
+BASE=
+if [ -n "${BASE_BIN:-}" ]; then
+    BASE=$(realpath "$BASE_BIN/h2bench")
+    [ -x "$BASE" ] || { echo "server-vs-peers: no h2bench in BASE_BIN=$BASE_BIN" >&2; exit 2; }
+    case " $SERVERS " in *" base "*) ;; *) SERVERS="$SERVERS base" ;; esac
+fi
 case "$CLIENT" in
 h2load | h2bench) ;;
 *) echo "server-vs-peers: CLIENT must be h2load or h2bench, not '$CLIENT'" >&2; exit 2 ;;
 esac
+case "$THREADS" in
+1 | 2) ;;
+*) echo "server-vs-peers: THREADS must be 1 or 2, not '$THREADS'" >&2; exit 2 ;;
+esac
+for s in $SERVERS; do
+    case "$s" in
+    h2bench | nghttpd | h2o) ;;
+    base) [ -n "$BASE" ] || { echo "server-vs-peers: server base needs BASE_BIN" >&2; exit 2; } ;;
+    *) echo "server-vs-peers: unknown server '$s' in SERVERS (h2bench nghttpd h2o base)" >&2; exit 2 ;;
+    esac
+done
 TICK=$(getconf CLK_TCK)
 TMP=$(mktemp -d)
 PIDS=()
@@ -48,7 +89,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in nghttpd h2o h2load taskset python3; do
+has() { case " $SERVERS " in *" $1 "*) return 0 ;; esac; return 1; }
+NEED="taskset python3"
+has nghttpd && NEED="$NEED nghttpd"
+has h2o && NEED="$NEED h2o"
+[ "$CLIENT" = h2load ] && NEED="$NEED h2load"
+for tool in $NEED; do
     command -v "$tool" >/dev/null || { echo "server-vs-peers: $tool not found" >&2; exit 3; }
 done
 [ -x "$H2BENCH" ] || { echo "server-vs-peers: no $H2BENCH (build first)" >&2; exit 3; }
@@ -69,39 +115,61 @@ mkdir -p "$DOC"
 printf 'Hello, World!' >"$DOC/hello"
 python3 -c 'import sys; sys.stdout.buffer.write(bytes(i & 255 for i in range(1 << 20)))' >"$DOC/1m"
 
-# h2bench serve
-taskset -c 0 "$H2BENCH" serve --threads 1 --cpus 0 --max-connections 8192 \
-    >"$TMP/h2bench.out" 2>"$TMP/h2bench.err" &
-PID_h2bench=$!
-PIDS+=("$PID_h2bench")
-for _ in $(seq 100); do grep -q '^listening on' "$TMP/h2bench.out" && break; sleep 0.1; done
-URL_h2bench=$(sed -n 's/^listening on //p' "$TMP/h2bench.out")
-[ -n "$URL_h2bench" ] || { echo "server-vs-peers: h2bench serve did not start" >&2; exit 3; }
+# Where servers and the client run: THREADS=1 (default) puts one server worker on CPU 0 and
+# the client's one thread on CPU 1; THREADS=2 gives every server two workers and the client two
+# threads, all on both CPUs (the machine has two).
+if [ "$THREADS" = 1 ]; then
+    SCPU=0 CCPU=1 CTHREADS=1
+else
+    SCPU=0-$((THREADS - 1)) CCPU=0-$((THREADS - 1)) CTHREADS=$THREADS
+fi
 
-# nghttpd: one thread, same stream limit and windows as ours (1 MiB stream, 16 MiB connection).
-P=$(free_port)
-taskset -c 0 nghttpd --no-tls -n 1 -a 127.0.0.1 -d "$DOC" -m 256 -w 20 -W 24 "$P" \
-    >"$TMP/nghttpd.log" 2>&1 &
-PID_nghttpd=$!
-PIDS+=("$PID_nghttpd")
-wait_port "$P"
-URL_nghttpd=http://127.0.0.1:$P
+# start_h2bench NAME BINARY: h2bench serve as server NAME (h2bench, or base for BASE_BIN).
+start_h2bench() {
+    taskset -c "$SCPU" "$2" serve --threads "$THREADS" --cpus "$SCPU" --max-connections 8192 \
+        >"$TMP/$1.out" 2>"$TMP/$1.err" &
+    eval "PID_$1=\$!"
+    PIDS+=("$!")
+    local u=
+    for _ in $(seq 100); do
+        u=$(sed -n 's/^listening on //p' "$TMP/$1.out")
+        [ -n "$u" ] && break
+        sleep 0.1
+    done
+    [ -n "$u" ] || { echo "server-vs-peers: $2 serve did not start" >&2; exit 3; }
+    eval "URL_$1=\$u"
+}
+
+has h2bench && start_h2bench h2bench "$H2BENCH"
+has base && start_h2bench base "$BASE"
+
+# nghttpd: same stream limit and windows as ours (1 MiB stream, 16 MiB connection).
+if has nghttpd; then
+    P=$(free_port)
+    taskset -c "$SCPU" nghttpd --no-tls -n "$THREADS" -a 127.0.0.1 -d "$DOC" -m 256 -w 20 -W 24 \
+        "$P" >"$TMP/nghttpd.log" 2>&1 &
+    PID_nghttpd=$!
+    PIDS+=("$PID_nghttpd")
+    wait_port "$P"
+    URL_nghttpd=http://127.0.0.1:$P
+fi
 
 # h2o 2.2.5 from the shared peer template (servers/peers/h2o.conf.in).
-P=$(free_port)
-sed -e "s|{host}|127.0.0.1|; s|{port}|$P|; s|{threads}|1|; s|{max_streams}|100|" \
-    -e "s|{dir}|$TMP|; s|{docroot}|$DOC|" "$SRC/servers/peers/h2o.conf.in" >"$TMP/h2o.conf"
-taskset -c 0 h2o -c "$TMP/h2o.conf" >"$TMP/h2o.log" 2>&1 &
-PID_h2o=$!
-PIDS+=("$PID_h2o")
-wait_port "$P"
-URL_h2o=http://127.0.0.1:$P
+if has h2o; then
+    P=$(free_port)
+    sed -e "s|{host}|127.0.0.1|; s|{port}|$P|; s|{threads}|$THREADS|; s|{max_streams}|100|" \
+        -e "s|{dir}|$TMP|; s|{docroot}|$DOC|" "$SRC/servers/peers/h2o.conf.in" >"$TMP/h2o.conf"
+    taskset -c "$SCPU" h2o -c "$TMP/h2o.conf" >"$TMP/h2o.log" 2>&1 &
+    PID_h2o=$!
+    PIDS+=("$PID_h2o")
+    wait_port "$P"
+    URL_h2o=http://127.0.0.1:$P
+fi
 
-SERVERS="h2bench nghttpd h2o"
 path_for() { # server, kind
     case "$1:$2" in
-    h2bench:hello) echo /hello ;;
-    h2bench:mib) echo /bytes/1048576 ;;
+    h2bench:hello | base:hello) echo /hello ;;
+    h2bench:mib | base:mib) echo /bytes/1048576 ;;
     *:hello) echo /hello ;;
     *:mib) echo /1m ;;
     esac
@@ -120,25 +188,28 @@ peak_rss() {
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# client_cmd C M N URL: the load command of $CLIENT, one thread on CPU 1.
+# client_threads C: $CTHREADS, but no more threads than connections (both clients refuse that).
+client_threads() { if [ "$1" -lt "$CTHREADS" ]; then echo "$1"; else echo "$CTHREADS"; fi; }
+
+# client_cmd C M N URL: the load command of $CLIENT, $CTHREADS threads on $CCPU.
 client_cmd() {
     if [ "$CLIENT" = h2bench ]; then
-        taskset -c 1 "$H2BENCH" load -t 1 -c "$1" -m "$2" -n "$3" "$4"
+        taskset -c "$CCPU" "$H2BENCH" load -t "$(client_threads "$1")" -c "$1" -m "$2" -n "$3" "$4"
     else
-        taskset -c 1 h2load -t 1 -c "$1" -m "$2" -n "$3" "$4"
+        taskset -c "$CCPU" h2load -t "$(client_threads "$1")" -c "$1" -m "$2" -n "$3" "$4"
     fi
 }
 
-# client_share OUTPUT: the client's CPU over its wall time (h2bench load's "client cpu" line and
-# "finished in"), or - for h2load, which reports neither.
+# client_share OUTPUT THREADS: the client's CPU over its wall time and thread count (h2bench
+# load's "client cpu" line and "finished in"), or - for h2load, which reports neither.
 client_share() {
-    printf '%s\n' "$1" | awk '
+    printf '%s\n' "$1" | awk -v ct="$2" '
         /^finished in / { t = $3; sub(/,$/, "", t)
                           if (t ~ /ms$/) { sub(/ms$/, "", t); wall = t / 1000 }
                           else if (t ~ /us$/) { sub(/us$/, "", t); wall = t / 1e6 }
                           else { sub(/s$/, "", t); wall = t } }
         /^client cpu: / { cpu = $3 + $5; sub(/s$/, "", $3) }
-        END { if (wall > 0 && cpu != "") printf "%.3f", cpu / wall; else printf "-" }'
+        END { if (wall > 0 && cpu != "") printf "%.3f", cpu / wall / ct; else printf "-" }'
 }
 
 # run SERVER KIND C M N -> prints "req_per_s bytes_per_s unit cpu_ticks requests_done client_share"
@@ -161,7 +232,7 @@ run() {
     local rate ok
     rate=$(printf '%s\n' "$out" | sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s, \([0-9.]*\)\([KMG]*\)B\/s.*/\1 \2 \3/p')
     ok=$(printf '%s\n' "$out" | sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p')
-    [ -n "$rate" ] && echo "$rate $((t1 - t0)) ${ok:-0} $(client_share "$out")"
+    [ -n "$rate" ] && echo "$rate $((t1 - t0)) ${ok:-0} $(client_share "$out" "$(client_threads "$c")")"
 }
 
 # kind:connections:streams:requests
@@ -173,50 +244,178 @@ if [ "$CLIENT" = h2bench ]; then # scenarios/matrix.json's 12 cells (aggregate c
 else
     CELLS="hello:1:1:3000 hello:10:10:40000 hello:100:100:100000 hello:1000:4:40000 mib:10:1:400"
 fi
-echo "server-vs-peers: $ROUNDS rounds, servers on CPU 0, $CLIENT on CPU 1 (SCALE=$SCALE)"
-echo "  h2bench: $URL_h2bench  nghttpd: $URL_nghttpd  h2o: $URL_h2o"
-# counts SERVER C M N: "syscall count" lines of the perf stat attached to SERVER over one load.
-counts() {
-    local pid url
-    eval "url=\$URL_$1; pid=\$PID_$1"
-    perf stat -x, -e 'syscalls:sys_enter_*' -p "$pid" -o "$TMP/perf.$1" &
-    local perfpid=$!
-    sleep 0.3
-    taskset -c 1 "$H2BENCH" load -t 1 -c "$2" -m "$3" -n "$4" "$url$(path_for "$1" hello)" \
-        >/dev/null 2>&1
-    kill -INT "$perfpid"
-    wait "$perfpid"
-    awk -F, '$1 ~ /^[0-9]+$/ && $1 > 0 { sub(/^syscalls:sys_enter_/, "", $3); print $3, $1 }' \
-        "$TMP/perf.$1"
+echo "server-vs-peers: $ROUNDS rounds, $THREADS server thread(s) on CPU $SCPU, $CLIENT with $CTHREADS thread(s) on CPU $CCPU (SCALE=$SCALE)"
+for s in $SERVERS; do eval "echo \"  $s: \$URL_$s\""; done
+echo "  load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# perf_ctl_start OUTFILE PERF-ARGS...: a perf (stat or record) attached with its events off,
+# driven through two FIFOs: perf_ctl enable|disable waits for perf's ack, so the counting
+# window is exactly the load in between. perf_ctl_stop ends it.
+perf_ctl_start() {
+    local out=$1
+    shift
+    rm -f "$TMP/ctl" "$TMP/ack"
+    mkfifo "$TMP/ctl" "$TMP/ack"
+    perf "$@" -D -1 --control "fifo:$TMP/ctl,$TMP/ack" -o "$out" >"$TMP/perf.log" 2>&1 &
+    PERF_PID=$!
+    exec 7>"$TMP/ctl" 8<"$TMP/ack"
 }
-if [ "${COUNTS:-0}" = 1 ]; then
+perf_ctl() {
+    local a
+    echo "$1" >&7
+    read -r a <&8
+}
+perf_ctl_stop() {
+    exec 7>&- 8<&-
+    kill -INT "$PERF_PID" 2>/dev/null
+    wait "$PERF_PID"
+}
+# load_only SERVER C M N: one h2bench load of /hello, output discarded (COUNTS, PROFILE).
+load_only() {
+    local url
+    eval "url=\$URL_$1"
+    taskset -c "$CCPU" "$H2BENCH" load -t "$(client_threads "$2")" -c "$2" -m "$3" -n "$4" \
+        "$url$(path_for "$1" hello)" >"$TMP/load.out" 2>&1 ||
+        echo "server-vs-peers: load of $1 ($2,$3) failed: $(tail -1 "$TMP/load.out")" >&2
+}
+perf_check() {
     command -v perf >/dev/null || { echo "server-vs-peers: perf not found" >&2; exit 3; }
-    for s in $SERVERS; do run "$s" hello 10 10 2000 >/dev/null; done
-    for cell in 10:10:20000 1000:4:20000; do
-        IFS=: read -r c m n <<<"$cell"
-        for s in $SERVERS; do
-            counts "$s" "$c" "$m" "$n" | sed "s/^/$c:$m $s 1 $n /" >>"$TMP/counts"
-            counts "$s" "$c" "$m" $((3 * n)) | sed "s/^/$c:$m $s 3 $n /" >>"$TMP/counts"
+    perf stat -e task-clock -o /dev/null true 2>/dev/null ||
+        { echo "server-vs-peers: perf stat does not run here (perf_event_paranoid?)" >&2; exit 3; }
+}
+
+if [ "${COUNTS:-0}" = 1 ]; then
+    perf_check
+    # The syscalls worth naming; the tracepoints the kernel has (perf refuses a missing one).
+    EV=raw_syscalls:sys_enter,net:net_dev_queue
+    for k in read write readv writev pread64 sendto sendmsg recvfrom recvmsg epoll_wait \
+        epoll_pwait epoll_pwait2 epoll_ctl accept accept4 close shutdown setsockopt getsockopt \
+        openat newfstatat fstat futex sendfile64 mmap munmap brk madvise ioctl fcntl getpid \
+        clock_gettime clock_nanosleep; do
+        [ -d "/sys/kernel/tracing/events/syscalls/sys_enter_$k" ] && EV="$EV,syscalls:sys_enter_$k"
+    done
+    for s in $SERVERS; do load_only "$s" 10 10 2000; done
+    for r in $(seq "$ROUNDS"); do
+        for cell in ${COUNT_CELLS:-1:1:5000 10:1:20000 10:10:20000 1000:1:20000 1000:4:20000}; do
+            IFS=: read -r c m n <<<"$cell"
+            for s in $SERVERS; do
+                # Tracepoints cost time at every syscall, more for the server making more
+                # of them: the CPU figure comes from runs with software counters only.
+                for pass in "cpu:task-clock,context-switches" "$EV"; do
+                    for k in 1 3; do
+                        eval "pid=\$PID_$s"
+                        perf_ctl_start "$TMP/stat" stat -x, -e "${pass#cpu:}" -p "$pid"
+                        perf_ctl enable
+                        load_only "$s" "$c" "$m" $((k * n))
+                        perf_ctl disable
+                        perf_ctl_stop
+                        awk -F, -v p="$r $c,$m $s $k $n" -v pre="${pass%%:*}" '$1 ~ /^[0-9.]+$/ {
+                            e = $3; sub(/^syscalls:sys_enter_/, "", e)
+                            print p, (pre == "cpu" ? "cpu:" : "") e, $1 }' \
+                            "$TMP/stat" >>"$TMP/counts"
+                    done
+                done
+            done
         done
+        echo "  round $r done" >&2
     done
     python3 - "$TMP/counts" <<'EOF'
-import sys
-v = {}
+import statistics, sys
+raw = {}
 for line in open(sys.argv[1]):
-    cell, srv, k, n, name, cnt = line.split()
-    v.setdefault((cell, srv), {}).setdefault(name, {})[k] = (int(cnt), int(n))
-print("syscalls per request (difference of a 3N and an N run; epoll_* = wake-ups)")
-for (cell, srv), by in v.items():
+    rnd, cell, srv, k, n, name, val = line.split()
+    raw.setdefault((cell, srv), {}).setdefault(rnd, {}).setdefault(name, {})[k] = float(val)
+    raw[(cell, srv)][rnd].setdefault("#n", {})[k] = int(n)
+EPOLL = ("epoll_wait", "epoll_pwait", "epoll_pwait2")
+print()
+print("Per request: difference of a 3N and an N run on the same kind of connections, median of")
+print("the rounds. CPU from perf's task-clock (all threads; runs without tracepoints); packets out =")
+print("net_dev_queue in the server's context (loopback: its responses and ACKs); wakeups =")
+print("epoll_wait/_pwait/_pwait2 returns; 'other' = syscalls not named.")
+print()
+print("| cell (c,m) | server | CPU us/req | ctx switches | packets out | syscalls | epoll wakeups | epoll_ctl | by kind |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+for (cell, srv), rounds in raw.items():
     per = {}
-    for name, r in by.items():
-        c3, n = r.get("3", (0, 0))
-        c1, _ = r.get("1", (0, n))
-        if n:
-            per[name] = (c3 - c1) / (2 * n)
-    tot = sum(x for x in per.values() if x > 0)
-    top = sorted(((x, k) for k, x in per.items() if x >= 0.0005), reverse=True)
-    print("(%s) %-8s total %.3f: %s" % (cell.replace(":", ","), srv, tot,
-          ", ".join("%s %.4f" % (k, x) for x, k in top)))
+    for rnd, by in rounds.items():
+        n = by["#n"]["1"]
+        for name, v in by.items():
+            if name != "#n":
+                per.setdefault(name, []).append((v.get("3", 0.0) - v.get("1", 0.0)) / (2 * n))
+    med = {k: statistics.median(v) for k, v in per.items()}
+    total = med.pop("raw_syscalls:sys_enter", 0.0)
+    pkts = med.pop("net:net_dev_queue", 0.0)
+    cpu = med.pop("cpu:task-clock", 0.0) * 1e3  # msec per request -> us
+    cs = med.pop("cpu:context-switches", 0.0)
+    named = sum(v for v in med.values())
+    wake = sum(med.get(k, 0.0) for k in EPOLL)
+    kinds = sorted(((v, k) for k, v in med.items() if v >= 0.0005), reverse=True)
+    if total - named >= 0.0005:
+        kinds.append((total - named, "other"))
+    print("| (%s) | %s | %.2f | %.3f | %.3f | %.3f | %.4f | %.4f | %s |" % (
+        cell, srv, cpu, cs, pkts, total, wake, med.get("epoll_ctl", 0.0),
+        ", ".join("%s %.3f" % (k, v) for v, k in kinds)))
+EOF
+    exit 0
+fi
+
+if [ "${PROFILE:-0}" = 1 ]; then
+    perf_check
+    for s in $SERVERS; do load_only "$s" 10 10 2000; done
+    for cell in ${PROFILE_CELLS:-10:10:200000 1000:4:200000 1:1:20000}; do
+        IFS=: read -r c m n <<<"$cell"
+        n=$(awk -v n="$n" -v k="$SCALE" -v c="$c" 'BEGIN { v = int(n * k); print (v < c ? c : v) }')
+        for s in $SERVERS; do
+            eval "pid=\$PID_$s"
+            perf_ctl_start "$TMP/prof.data" record -e cpu-clock -g -p "$pid"
+            perf_ctl enable
+            load_only "$s" "$c" "$m" "$n"
+            perf_ctl disable
+            perf_ctl_stop
+            perf report -i "$TMP/prof.data" --no-children --sort dso -g none --stdio -q \
+                2>/dev/null | sed "s|^|dso $c,$m $s |" >>"$TMP/prof"
+            perf report -i "$TMP/prof.data" --no-children --sort dso,sym -g none --stdio -q \
+                2>/dev/null | head -12 | sed "s|^|sym $c,$m $s |" >>"$TMP/prof"
+            rm -f "$TMP/prof.data"
+        done
+    done
+    python3 - "$TMP/prof" <<'EOF'
+import sys
+split, top = {}, {}
+def kind(dso, srv):
+    if dso.startswith("[kernel") or dso == "[unknown]":
+        return "kernel"
+    if dso.startswith("libnghttp2"):
+        return "libnghttp2"
+    if dso.startswith("libc.so") or dso.startswith("libc-"):
+        return "libc"
+    if dso in ("h2bench", "h2o", "nghttpd"):
+        return "own"
+    return "other"
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 5 or not f[3].endswith("%"):
+        continue
+    what, cell, srv, pct, dso = f[0], f[1], f[2], float(f[3][:-1]), f[4]
+    if what == "dso":
+        d = split.setdefault((cell, srv), {})
+        k = kind(dso, srv)
+        d[k] = d.get(k, 0.0) + pct
+    else:
+        sym = " ".join(f[6:]) if len(f) > 6 else "?"
+        top.setdefault((cell, srv), []).append("%s %.1f%%" % (sym, pct))
+print()
+print("CPU samples (perf record -e cpu-clock -g, the server's threads); shares of time, so")
+print("they move with other work on a shared machine. own = the server's binary.")
+print()
+print("| cell (c,m) | server | kernel | libnghttp2 | libc | own | other |")
+print("|---|---|---:|---:|---:|---:|---:|")
+for (cell, srv), d in split.items():
+    print("| (%s) | %s | %s |" % (cell, srv, " | ".join(
+        "%.1f %%" % d.get(k, 0.0) for k in ("kernel", "libnghttp2", "libc", "own", "other"))))
+print()
+for (cell, srv), syms in top.items():
+    print("(%s) %s: %s" % (cell, srv, "; ".join(syms[:10])))
 EOF
     exit 0
 fi
@@ -238,11 +437,13 @@ for r in $(seq "$ROUNDS"); do
     echo "  round $r done" >&2
 done
 
-python3 - "$TMP/results" "$TMP/rss" "$TICK" "$CLIENT" <<'EOF'
+python3 - "$TMP/results" "$TMP/rss" "$TICK" "$SERVERS" <<'EOF'
 import statistics, sys
 div = lambda a, b: a / b if b else float("nan")
 tick = float(sys.argv[3])
-client = sys.argv[4]
+servers = sys.argv[4].split()
+ref = "h2bench" if "h2bench" in servers else servers[0]
+others = [s for s in servers if s != ref]
 res, cpu, share = {}, {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
@@ -255,40 +456,39 @@ for line in open(sys.argv[1]):
     res.setdefault(cell, {}).setdefault(srv, []).append((rps, bps * scale))
     if int(f[6]) > 0:
         cpu.setdefault(cell, {}).setdefault(srv, []).append(int(f[5]) / tick / int(f[6]) * 1e6)
-print()
-print("| cell (c,m) | h2bench | nghttpd | h2o | vs nghttpd | vs h2o |")
-print("|---|---:|---:|---:|---:|---:|")
-for cell, by in res.items():
+def name_of(cell):
     kind, c, m = cell.split(":")
-    mib = kind == "mib"
+    return "1 MiB (%s,%s)" % (c, m) if kind == "mib" else "/hello (%s,%s)" % (c, m)
+print()
+print("| cell (c,m) | %s | %s |" % (" | ".join(servers), " | ".join("%s vs %s" % (ref, o) for o in others)))
+print("|---|%s" % ("---:|" * (len(servers) + len(others))))
+for cell, by in res.items():
+    mib = cell.startswith("mib:")
     def med(s):
         v = [x[1] / 1e9 if mib else x[0] for x in by.get(s, [])]
         return statistics.median(v) if v else float("nan")
-    a, n, h = med("h2bench"), med("nghttpd"), med("h2o")
     fmt = (lambda v: "%.2f GB/s" % v) if mib else (lambda v: "%.0f" % v)
-    name = "1 MiB (%s,%s)" % (c, m) if mib else "/hello (%s,%s)" % (c, m)
-    print("| %s | %s | %s | %s | %.2fx | %.2fx |" % (name, fmt(a), fmt(n), fmt(h), div(a, n), div(a, h)))
+    print("| %s | %s | %s |" % (name_of(cell), " | ".join(fmt(med(s)) for s in servers),
+          " | ".join("%.2fx" % div(med(ref), med(o)) for o in others)))
 print()
-print("server CPU per request, microseconds (lower is better; ratio = peer / h2bench)")
+print("server CPU per request, microseconds (lower is better; ratio = peer / %s)" % ref)
 if share:
-    print("client: highest share of its core in any round, per server; '!' marks a cell where "
+    print("client: highest share of its core(s) in any round, per server; '!' marks a cell where "
           "it reached 90 % (the cell measured the client)")
 print()
-extra = " client h2bench/nghttpd/h2o |" if share else ""
-print("| cell (c,m) | h2bench | nghttpd | h2o | nghttpd/h2bench | h2o/h2bench |" + extra)
-print("|---|---:|---:|---:|---:|---:|" + ("---|" if share else ""))
+extra = " client %s |" % "/".join(servers) if share else ""
+print("| cell (c,m) | %s | %s |%s" % (" | ".join(servers), " | ".join("%s/%s" % (o, ref) for o in others), extra))
+print("|---|%s%s" % ("---:|" * (len(servers) + len(others)), "---|" if share else ""))
 for cell, by in cpu.items():
-    kind, c, m = cell.split(":")
     med = lambda s: statistics.median(by[s]) if by.get(s) else float("nan")
-    a, n, h = med("h2bench"), med("nghttpd"), med("h2o")
-    name = "1 MiB (%s,%s)" % (c, m) if kind == "mib" else "/hello (%s,%s)" % (c, m)
     col = ""
     if share:
         sh = share.get(cell, {})
-        top = [max(sh[s]) if sh.get(s) else float("nan") for s in ("h2bench", "nghttpd", "h2o")]
+        top = [max(sh[s]) if sh.get(s) else float("nan") for s in servers]
         col = " %s |" % " / ".join(
             ("%.0f%%%s" % (v * 100, "!" if v >= 0.9 else "")) if v == v else "-" for v in top)
-    print("| %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |%s" % (name, a, n, h, div(n, a), div(h, a), col))
+    print("| %s | %s | %s |%s" % (name_of(cell), " | ".join("%.1f" % med(s) for s in servers),
+          " | ".join("%.2fx" % div(med(o), med(ref)) for o in others), col))
 try:
     rss = {}
     for line in open(sys.argv[2]):
