@@ -149,14 +149,14 @@ static const struct h2b_model_field symbol_fields[] = {
     END,
 };
 #undef T
-static const struct h2b_model symbol_model = {"profile symbol", sizeof(struct h2b_results_symbol),
-                                              symbol_fields};
+const struct h2b_model h2b_results_symbol_model = {
+    "profile symbol", sizeof(struct h2b_results_symbol), symbol_fields};
 
 #define T struct h2b_results_profile
 static const struct h2b_model_field profile_fields[] = {
     F(T, samples, COUNT, REQ),
     SUB(T, dso_pct, OBJECT, 0, dso_pct_model),
-    SUB(T, top, ARRAY, 0, symbol_model),
+    SUB(T, top, ARRAY, 0, h2b_results_symbol_model),
     F(T, exe, STRING, OMIT),
     F(T, recorded_s, REAL, OMIT),
     F(T, folded, STRING, OMIT),

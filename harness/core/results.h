@@ -252,7 +252,8 @@ extern const struct h2b_model h2b_results_mpi_model, h2b_results_mpi_rank_model;
 /* Sets doc's "mpi" member (a load result object) from m. Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_results_load_set_mpi(json_t *doc, const struct h2b_results_mpi *m);
 
-extern const struct h2b_model h2b_results_profile_model, h2b_results_cell_profile_model;
+extern const struct h2b_model h2b_results_profile_model, h2b_results_cell_profile_model,
+    h2b_results_symbol_model;
 
 extern const struct h2b_model h2b_results_micro_model, h2b_results_cell_model,
     h2b_results_budgets_model, h2b_results_latency_model, h2b_results_load_model,

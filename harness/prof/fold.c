@@ -731,41 +731,59 @@ static double pct(uint64_t part, uint64_t whole)
     return whole ? (double)(int64_t)(10000.0 * (double)part / (double)whole + 0.5) / 100.0 : 0.0;
 }
 
-int h2b_prof_summary_json(const struct h2b_prof *p, size_t top_n, json_t **out)
+int h2b_prof_summary(const struct h2b_prof *p, size_t top_n, struct h2b_results_profile *out)
 {
+    struct h2b_results_profile sum;
+    h2b_model_init(&h2b_results_profile_model, &sum);
     struct frame_stat *st = frame_stats(p);
-    json_t *o = json_object(), *split = json_object(), *top = json_array();
     int rc = H2B_ERR_NOMEM;
-    if (!st || !o || !split || !top)
+    if (!st)
         goto out;
+    /* the split's members in enum h2b_prof_dso's order */
+    double *split[H2B_PROF_NDSO] = {&sum.dso_pct.kernel, &sum.dso_pct.nghttp2, &sum.dso_pct.tls,
+                                    &sum.dso_pct.libc,   &sum.dso_pct.own,     &sum.dso_pct.other};
     uint64_t by_class[H2B_PROF_NDSO] = {0};
     for (size_t i = 0; i < p->nstacks; i++) {
         const struct h2b__prof_stack *s = &p->stacks[i];
         by_class[p->frames[p->ids[s->off + s->len - 1]].cls] += s->count;
     }
+    sum.base.present = true;
+    sum.samples = (double)p->samples;
+    sum.dso_pct.base.present = true;
     for (int c = 0; c < H2B_PROF_NDSO; c++)
-        if (json_object_set_new(split, dso_names[c], json_real(pct(by_class[c], p->samples))))
-            goto out;
+        *split[c] = pct(by_class[c], p->samples);
     sort_prof = p;
     qsort(st, p->nframes, sizeof(*st), cmp_stat);
+    sum.top.v = malloc(1); /* an empty array, not null, when no symbol has a self share */
+    if (!sum.top.v)
+        goto out;
     for (size_t i = 0; i < p->nframes && i < top_n && st[i].self > 0; i++) {
         const struct h2b__prof_frame *f = &p->frames[st[i].id];
-        json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:f}", "symbol", f->name, "dso", f->dso,
-                              "class", dso_names[f->cls], "self_pct", pct(st[i].self, p->samples),
-                              "total_pct", pct(st[i].total, p->samples));
-        if (!e || json_array_append_new(top, e))
+        struct h2b_results_symbol *e;
+        if (h2b_model_array_push(&h2b_results_symbol_model, &sum.top, (void **)&e) ||
+            h2b_model_set_string(&e->symbol, f->name) || h2b_model_set_string(&e->dso, f->dso) ||
+            h2b_model_set_string(&e->class_, dso_names[f->cls]))
             goto out;
+        e->base.present = true;
+        e->self_pct = pct(st[i].self, p->samples);
+        e->total_pct = pct(st[i].total, p->samples);
     }
-    if (json_object_set_new(o, "samples", json_integer((json_int_t)p->samples)) ||
-        json_object_set(o, "dso_pct", split) || json_object_set(o, "top", top))
-        goto out;
-    *out = o;
-    o = NULL;
+    *out = sum;
+    h2b_model_init(&h2b_results_profile_model, &sum);
     rc = H2B_OK;
 out:
     free(st);
-    json_decref(o);
-    json_decref(split);
-    json_decref(top);
+    h2b_model_free(&h2b_results_profile_model, &sum);
+    return rc;
+}
+
+int h2b_prof_summary_json(const struct h2b_prof *p, size_t top_n, json_t **out)
+{
+    struct h2b_results_profile sum;
+    int rc = h2b_prof_summary(p, top_n, &sum);
+    if (rc == H2B_OK) {
+        rc = h2b_model_to_json(&h2b_results_profile_model, &sum, out);
+        h2b_model_free(&h2b_results_profile_model, &sum);
+    }
     return rc;
 }

@@ -27,6 +27,7 @@
 #define H2B_PROF_H
 
 #include "json.h"
+#include "results.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -104,7 +105,10 @@ double h2b_prof_total_pct(const struct h2b_prof *p, const char *name);
  *    "other": %}, "top": [{"symbol": S, "dso": D, "class": C, "self_pct": %, "total_pct": %}]}
  * dso_pct splits the samples by the class of their leaf frame (it adds up to 100 when there are
  * samples); top holds the top_n symbols by self share (ties by total, then name).
- * Returns H2B_OK or H2B_ERR_NOMEM; *out untouched on failure. */
+ * h2b_prof_summary fills the core results model's struct (exe, recorded_s, folded and svg
+ * null: the caller's); h2b_prof_summary_json is its JSON. Returns H2B_OK or H2B_ERR_NOMEM; *out
+ * untouched on failure (h2b_prof_summary: free it with h2b_model_free). */
+int h2b_prof_summary(const struct h2b_prof *p, size_t top_n, struct h2b_results_profile *out);
 int h2b_prof_summary_json(const struct h2b_prof *p, size_t top_n, json_t **out);
 
 /* Writes a flame graph of p as SVG to path (atomically): frames coloured by DSO class, roots at

@@ -233,25 +233,23 @@ static void finish_side(struct h2b_run_prof *p, int s, double recorded_s)
     snprintf(folded, sizeof(folded), "%s/%s.folded", p->rel, p->stem[s]);
     snprintf(svg, sizeof(svg), "%s/%s.svg", p->rel, p->stem[s]);
     snprintf(title, sizeof(title), "%s: %s %s", p->title, side_names[s], p->exe[s]);
-    json_t *sum = NULL;
     snprintf(path, sizeof(path), "%s/%s.folded", p->dir, p->stem[s]);
     rc = h2b_prof_write_folded(prof, path, &d);
     if (rc == H2B_OK) {
         snprintf(path, sizeof(path), "%s/%s.svg", p->dir, p->stem[s]);
         rc = h2b_prof_flame_svg(prof, title, path, &d);
     }
-    if (rc == H2B_OK && (rc = h2b_prof_summary_json(prof, 12, &sum)) == H2B_OK) {
+    struct h2b_results_profile *sum = &cp->side[s];
+    if (rc == H2B_OK && (rc = h2b_prof_summary(prof, 12, sum)) == H2B_OK) {
         const char *slash = strrchr(p->exe[s], '/');
-        json_object_set_new(sum, "exe", json_string(slash ? slash + 1 : p->exe[s]));
-        json_object_set_new(sum, "recorded_s", json_real(recorded_s));
-        json_object_set_new(sum, "folded", json_string(folded));
-        json_object_set_new(sum, "svg", json_string(svg));
-        rc = h2b_model_from_json(&h2b_results_profile_model, sum, NULL, "profile", 0, &cp->side[s],
-                                 &d);
-        cp->side[s].base.present = rc == H2B_OK;
-        if (rc)
-            h2b_reason(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who, d.message);
-        json_decref(sum);
+        sum->recorded_s = recorded_s;
+        if ((rc = h2b_model_set_string(&sum->exe, slash ? slash + 1 : p->exe[s])) ||
+            (rc = h2b_model_set_string(&sum->folded, folded)) ||
+            (rc = h2b_model_set_string(&sum->svg, svg))) {
+            h2b_model_free(&h2b_results_profile_model, sum);
+            h2b_reason(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who,
+                       h2b_strerror(rc));
+        }
     } else {
         h2b_reason(cp->reason[s], sizeof(cp->reason[s]), "%sprofile: %s", who,
                    d.message[0] ? d.message : h2b_strerror(rc));
