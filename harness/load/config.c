@@ -6,6 +6,7 @@
  * URI list are read here, once, so the engine never touches a file during the run.
  */
 #include "cli.h"
+#include "clock.h"
 #include "cpu.h"
 #include "error.h"
 #include "engine.h"
@@ -39,6 +40,7 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->encoder_table_size = 4096;
     cfg->max_frame_size = 16384;
     cfg->timeout_ns = 30ULL * 1000000000ULL;
+    cfg->coalesce_ns = 20ULL * 1000ULL;
     cfg->arrival = H2B_ARRIVAL_CONSTANT;
     cfg->seed = 1;
     cfg->progress = H2B_LOAD_PROGRESS_AUTO;
@@ -197,6 +199,8 @@ void h2b_load_usage(FILE *f)
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
+        "      --coalesce=DUR      closed loop: when nothing is ready, nap DUR before sleeping\n"
+        "                          in epoll (adaptive; 0 = never, default 20us)\n"
         "      --cpus=LIST         pin worker i to the i-th CPU of LIST (0,2-3)\n"
         "      --json=FILE         write the results as JSON (written atomically)\n"
         "      --latency           print the latency percentile spectrum (wrk2's layout)\n"
@@ -485,6 +489,7 @@ enum {
     OPT_ARRIVAL,
     OPT_SEED,
     OPT_TIMEOUT,
+    OPT_COALESCE,
     OPT_CPUS,
     OPT_JSON,
     OPT_FAIL_ON_ERROR,
@@ -551,6 +556,7 @@ static const struct option long_options[] = {
     {"arrival", required_argument, NULL, OPT_ARRIVAL},
     {"seed", required_argument, NULL, OPT_SEED},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"coalesce", required_argument, NULL, OPT_COALESCE},
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"json", required_argument, NULL, OPT_JSON},
     {"hdr-log", required_argument, NULL, OPT_HDR_LOG},
@@ -723,6 +729,12 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
                 return bad_value(err, errlen, rv, "--timeout", a, "a duration, 0 = none");
             cfg->timeout_ns = v;
+            break;
+        case OPT_COALESCE:
+            if ((rv = h2b_cli_parse_duration_ns(a, 0, H2B_NS_PER_MS, &v)) != H2B_OK)
+                return bad_value(err, errlen, rv, "--coalesce", a,
+                                 "a duration up to 1ms, 0 = never");
+            cfg->coalesce_ns = v;
             break;
         case OPT_CPUS:
             if ((rv = h2b_cpu_parse_list(a, &cfg->cpus)) != H2B_OK || CPU_COUNT(&cfg->cpus) == 0)

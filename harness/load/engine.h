@@ -97,9 +97,11 @@ struct h2b__load_worker {
     struct h2b__load_snapshot snap;
     atomic_int finished;
     int rc;
-    bool no_pwait2; /* epoll_pwait2 is missing (ENOSYS): epoll_wait with ms timeouts */
-    void *h3;       /* --h3: the HTTP/3 engine's state (h3load.c) */
-    void *h1;       /* HTTP/1.1: the h1 engine's state (h1load.c) */
+    bool no_pwait2;       /* epoll_pwait2 is missing (ENOSYS): epoll_wait with ms timeouts */
+    uint32_t nap_skip;    /* --coalesce: turns to sleep in epoll before the next nap */
+    uint32_t nap_backoff; /* the last skip (doubles while naps find nothing) */
+    void *h3;             /* --h3: the HTTP/3 engine's state (h3load.c) */
+    void *h1;             /* HTTP/1.1: the h1 engine's state (h1load.c) */
 };
 
 /* How a request ended (worker.c and h3load.c count them the same way). */

@@ -75,17 +75,18 @@ struct h2b_load_config {
     uint64_t conn_active_timeout_ns;     /* -T, 0 = none: longest life of a connection */
     uint64_t conn_inactivity_timeout_ns; /* -N, 0 = none: longest silence with streams open */
     uint64_t timeout_ns;                 /* --timeout per request, 0 = none */
-    int window_bits;                     /* -w: stream window 2^w - 1 */
-    int conn_window_bits;                /* -W: connection window 2^W - 1 */
-    uint32_t header_table_size;          /* --header-table-size (decoder), bytes */
-    uint32_t encoder_table_size;         /* --encoder-header-table-size, bytes */
-    uint32_t max_frame_size;             /* -f: SETTINGS_MAX_FRAME_SIZE we accept */
-    double rate;                         /* --total-rps, req/s over all workers; 0 = closed loop */
-    double rps;              /* --rps, req/s per connection (h2load), CO-free; 0 = off */
-    uint32_t conn_rate;      /* -r/--rate: connections started per period; 0 = all */
-    uint64_t rate_period_ns; /* --rate-period (default 1 s) */
-    uint64_t *script_ns;     /* --timing-script-file: offset of line i (its URI is uris[i]) */
-    size_t nscript;          /* lines; 0 = no script */
+    uint64_t coalesce_ns; /* --coalesce: nap before an epoll sleep in the closed loop, 0 = never */
+    int window_bits;      /* -w: stream window 2^w - 1 */
+    int conn_window_bits; /* -W: connection window 2^W - 1 */
+    uint32_t header_table_size;  /* --header-table-size (decoder), bytes */
+    uint32_t encoder_table_size; /* --encoder-header-table-size, bytes */
+    uint32_t max_frame_size;     /* -f: SETTINGS_MAX_FRAME_SIZE we accept */
+    double rate;                 /* --total-rps, req/s over all workers; 0 = closed loop */
+    double rps;                  /* --rps, req/s per connection (h2load), CO-free; 0 = off */
+    uint32_t conn_rate;          /* -r/--rate: connections started per period; 0 = all */
+    uint64_t rate_period_ns;     /* --rate-period (default 1 s) */
+    uint64_t *script_ns;         /* --timing-script-file: offset of line i (its URI is uris[i]) */
+    size_t nscript;              /* lines; 0 = no script */
     char *script_path;
     bool requests_given; /* -n was on the command line (the script's default is its length) */
     char *base_unix;     /* -B unix:PATH: connect to this UNIX socket */

@@ -2,8 +2,9 @@
 # load-vs-h2load.sh - client cost and throughput of `h2bench load` against h2load, side by side.
 #
 # One nghttpd worker pinned to CPU 0 serves a 12-byte file; h2load, `h2bench load` (the default
-# fast engine) and `h2bench load --engine nghttp2` (all one thread, pinned to CPU 1) take turns
-# on the same server, rotating the order every repeat, at
+# fast engine), `h2bench load --engine nghttp2` and `h2bench load --coalesce=0` (the fast engine
+# without its nap before an epoll sleep) (all one thread, pinned to CPU 1) take turns on the same
+# server, rotating the order every repeat, at
 # (connections, streams) = (1,1), (10,10), (100,100), (1000,4). Client CPU (user+sys of the client
 # process, from /usr/bin/time) is reported per 100,000 requests together with req/s; the table
 # shows medians over the repeats and the ratios h2bench/h2load (fast, then nghttp2 for CPU). Goal
@@ -42,6 +43,7 @@ run() {
     case $tool in
     h2load) cmd=(h2load) ;;
     fast) cmd=("$H2BENCH" load --no-progress --engine fast) ;;
+    nocoal) cmd=("$H2BENCH" load --no-progress --engine fast --coalesce=0) ;;
     *) cmd=("$H2BENCH" load --no-progress --engine nghttp2) ;;
     esac
     /usr/bin/time -f '%U %S' -o "$TMP/time" taskset -c "$CLIENT_CPU" \
@@ -57,20 +59,23 @@ run() {
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 echo "server: nghttpd -n 1 on CPU $SERVER_CPU; clients: -t 1 on CPU $CLIENT_CPU; $REPEATS repeats, medians"
-echo "(client CPU seconds per 100,000 requests; fast = h2bench load, nghttp2 = --engine nghttp2)"
+echo "(client CPU seconds per 100,000 requests; fast = h2bench load, nghttp2 = --engine nghttp2,"
+echo " nocoal = --coalesce=0)"
 echo "(timings: CPU seconds and req/s move with any other work on the machine; read the ratios)"
-printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s\n' "(c,m)" "requests" \
-    "h2load cpu" "req/s" "fast cpu" "req/s" "ng cpu" "req/s" "fast/h2l" "fast/h2l" "ng/h2l" "ng/h2l"
-printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s\n' "" "" "" "" "" "" "" "" \
-    "cpu" "req/s" "cpu" "req/s"
+printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s | %8s %8s\n' \
+    "(c,m)" "requests" "h2load cpu" "req/s" "fast cpu" "req/s" "ng cpu" "req/s" "nocoal cpu" "req/s" \
+    "fast/h2l" "fast/h2l" "ng/h2l" "ng/h2l" "noc/h2l" "noc/h2l"
+printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s | %8s %8s\n' \
+    "" "" "" "" "" "" "" "" "" "" "cpu" "req/s" "cpu" "req/s" "cpu" "req/s"
 for cell in $CELLS; do
     IFS=, read -r c m n <<<"$cell"
-    for t in h2load fast nghttp2; do : >"$TMP/$t.cpu"; : >"$TMP/$t.rps"; done
+    for t in h2load fast nghttp2 nocoal; do : >"$TMP/$t.cpu"; : >"$TMP/$t.rps"; done
     for r in $(seq "$REPEATS"); do
-        case $((r % 3)) in
-        1) order="h2load fast nghttp2" ;;
-        2) order="fast nghttp2 h2load" ;;
-        *) order="nghttp2 h2load fast" ;;
+        case $((r % 4)) in
+        1) order="h2load fast nghttp2 nocoal" ;;
+        2) order="fast nghttp2 nocoal h2load" ;;
+        3) order="nghttp2 nocoal h2load fast" ;;
+        *) order="nocoal h2load fast nghttp2" ;;
         esac
         for tool in $order; do
             read -r cpu rps < <(run "$tool" "$c" "$m" "$n")
@@ -81,9 +86,10 @@ for cell in $CELLS; do
     hc=$(median <"$TMP/h2load.cpu"); hr=$(median <"$TMP/h2load.rps")
     bc=$(median <"$TMP/fast.cpu"); br=$(median <"$TMP/fast.rps")
     gc=$(median <"$TMP/nghttp2.cpu"); gr=$(median <"$TMP/nghttp2.rps")
+    nc=$(median <"$TMP/nocoal.cpu"); nr=$(median <"$TMP/nocoal.rps")
     awk -v cell="($c,$m)" -v n="$n" -v hc="$hc" -v hr="$hr" -v bc="$bc" -v br="$br" \
-        -v gc="$gc" -v gr="$gr" 'BEGIN {
-        printf "%-10s %-7s | %9.3fs %9.0f | %9.3fs %9.0f | %9.3fs %9.0f | %8.2f %8.2f | %8.2f %8.2f\n",
-            cell, n, hc, hr, bc, br, gc, gr, (hc > 0 ? bc / hc : 0), (hr > 0 ? br / hr : 0),
-            (hc > 0 ? gc / hc : 0), (hr > 0 ? gr / hr : 0) }'
+        -v gc="$gc" -v gr="$gr" -v nc="$nc" -v nr="$nr" 'BEGIN {
+        printf "%-10s %-7s | %9.3fs %9.0f | %9.3fs %9.0f | %9.3fs %9.0f | %9.3fs %9.0f | %8.2f %8.2f | %8.2f %8.2f | %8.2f %8.2f\n",
+            cell, n, hc, hr, bc, br, gc, gr, nc, nr, (hc > 0 ? bc / hc : 0), (hr > 0 ? br / hr : 0),
+            (hc > 0 ? gc / hc : 0), (hr > 0 ? gr / hr : 0), (hc > 0 ? nc / hc : 0), (hr > 0 ? nr / hr : 0) }'
 done
