@@ -40,6 +40,7 @@ static void defaults_and_h2load_flags(void)
     CHECK_EQ_INT(c.conn_window_bits, 30);
     CHECK_EQ_INT(c.header_table_size, 4096);
     CHECK_EQ_U64(c.timeout_ns, 30000000000ULL);
+    CHECK_EQ_U64(c.coalesce_ns, 20000ULL);
     CHECK(c.rate == 0);
     CHECK_EQ_INT(c.nuris, 1);
     CHECK_STR(c.uris[0].authority, "127.0.0.1:8080");
@@ -116,6 +117,12 @@ static void our_flags(void)
     CHECK_EQ_INT(c.progress, H2B_LOAD_PROGRESS_OFF);
     CHECK_EQ_U64(c.timeout_ns, 0);
     h2b_load_config_free(&c);
+    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--coalesce=0", "http://h/", NULL), H2B_OK);
+    CHECK_EQ_U64(c.coalesce_ns, 0);
+    h2b_load_config_free(&c);
+    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--coalesce", "50us", "http://h/", NULL), H2B_OK);
+    CHECK_EQ_U64(c.coalesce_ns, 50000ULL);
+    h2b_load_config_free(&c);
     CHECK_EQ_INT(parse(&c, err, sizeof(err), "--help", NULL), H2B_OK);
     CHECK(c.help);
     h2b_load_config_free(&c);
@@ -133,6 +140,8 @@ static void errors(void)
         {"http://h/", "-f", "1K", NULL},
         {"http://h/", "-D", "0", NULL},
         {"http://h/", "--rate", "0", NULL},
+        {"http://h/", "--coalesce", "2ms", NULL},
+        {"http://h/", "--coalesce", "soon", NULL},
         {"http://h/", "--total-rps", "0", NULL},
         {"http://h/", "--arrival", "bursty", NULL},
         {"http://h/", "--cpus", "x", NULL},
