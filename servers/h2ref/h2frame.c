@@ -161,6 +161,8 @@ struct h2b_h2s_ctx {
     uint64_t now;
     _Atomic uint64_t own_used;
     _Atomic uint64_t *used;
+    uint8_t preface[9 + 5 * 6 + 13]; /* SETTINGS and the connection WINDOW_UPDATE */
+    uint8_t preface_len;
     struct fstream *free_streams;
     size_t n_free_streams;
     struct chunk *free_chunks;
@@ -187,6 +189,7 @@ struct h2b_h2s {
     /* state */
     bool fatal, terminated, shut, peer_goaway, input_closed, calm;
     bool got_frame, got_settings, settings_acked;
+    bool preface_due; /* our SETTINGS are not in the output yet (no buffer until output) */
     uint8_t preface_have;
     /* the frame being read */
     uint8_t fh[9], fh_have;
@@ -345,6 +348,16 @@ static bool out_pending(const struct h2b_h2s *h)
     return h->niov > h->ifirst;
 }
 
+static uint8_t *out_append(struct h2b_h2s *h, size_t n);
+
+/* Our SETTINGS, first in the first buffer a connection takes. */
+static __attribute__((noinline, cold)) void out_preface(struct h2b_h2s *h)
+{
+    h->preface_due = false;
+    memcpy(out_append(h, h->ctx->preface_len), h->ctx->preface, h->ctx->preface_len);
+}
+
+/* The output buffer, taken when the first byte is written. */
 static bool out_ensure(struct h2b_h2s *h)
 {
     if (!h->obuf) {
@@ -352,6 +365,8 @@ static bool out_ensure(struct h2b_h2s *h)
         if (!h->obuf)
             return false;
         h->iov = (struct iovec *)(void *)(h->obuf + OUTBUF_SIZE);
+        if (h->preface_due)
+            out_preface(h);
     }
     return true;
 }
@@ -1760,6 +1775,38 @@ static void parse(struct h2b_h2s *h, const uint8_t *data, size_t len)
 
 /* ---- context ---- */
 
+/* The server preface every connection sends first: SETTINGS as conn.c sends them, then the
+ * connection window. p has room for 9 + 5 * 6 + 13 bytes; returns the length. */
+static size_t build_preface(uint8_t *p, const struct h2b_conn_config *cfg)
+{
+    size_t n = 9;
+    uint16_t ids[5];
+    uint32_t vals[5];
+    size_t k = 0;
+    ids[k] = 3, vals[k++] = cfg->max_streams;
+    ids[k] = 4, vals[k++] = cfg->window;
+    ids[k] = 6, vals[k++] = cfg->max_header_list;
+    if (cfg->frame_size != 16384)
+        ids[k] = 5, vals[k++] = cfg->frame_size;
+    if (cfg->header_table_size != 4096)
+        ids[k] = 1, vals[k++] = cfg->header_table_size;
+    for (size_t i = 0; i < k; i++) {
+        p[n] = (uint8_t)(ids[i] >> 8);
+        p[n + 1] = (uint8_t)ids[i];
+        h2b_h2wire_put32(p + n + 2, vals[i]);
+        n += 6;
+    }
+    h2b_h2wire_hd_put(p, (uint32_t)(n - 9), H2B_F_SETTINGS, 0, 0);
+    if (cfg->conn_window > 65535) {
+        h2b_h2wire_hd_put(p + n, 4, H2B_F_WINUP, 0, 0);
+        h2b_h2wire_put32(p + n + 9, cfg->conn_window - 65535);
+        n += 13;
+    }
+    return n;
+}
+
+/* ---- context ---- */
+
 int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
                     struct h2b_stats *stats, const char *date, nghttp2_mem *mem)
 {
@@ -1778,6 +1825,7 @@ int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
     ctx->now = h2b_clock_now_ns();
     h2b_heap_init(&ctx->timers);
     h2b_heap_init(&ctx->delays);
+    ctx->preface_len = (uint8_t)build_preface(ctx->preface, cfg);
     *out = ctx;
     return H2B_OK;
 }
@@ -1900,39 +1948,10 @@ int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *
         goto out_free;
     if (nghttp2_hd_inflate_new2(&h->inf, ctx->mem) != 0)
         goto out_free;
-    /* the preface: SETTINGS as conn.c sends them, then the connection window */
-    uint8_t f[9 + 5 * 6 + 13];
-    size_t n = 9;
-    uint16_t ids[5];
-    uint32_t vals[5];
-    size_t k = 0;
-    ids[k] = 3, vals[k++] = cfg->max_streams;
-    ids[k] = 4, vals[k++] = cfg->window;
-    ids[k] = 6, vals[k++] = cfg->max_header_list;
-    if (cfg->frame_size != 16384)
-        ids[k] = 5, vals[k++] = cfg->frame_size;
-    if (cfg->header_table_size != 4096)
-        ids[k] = 1, vals[k++] = cfg->header_table_size;
-    for (size_t i = 0; i < k; i++) {
-        f[n] = (uint8_t)(ids[i] >> 8);
-        f[n + 1] = (uint8_t)ids[i];
-        h2b_h2wire_put32(f + n + 2, vals[i]);
-        n += 6;
-    }
-    h2b_h2wire_hd_put(f, (uint32_t)(n - 9), H2B_F_SETTINGS, 0, 0);
-    if (cfg->conn_window > 65535) {
-        h2b_h2wire_hd_put(f + n, 4, H2B_F_WINUP, 0, 0);
-        h2b_h2wire_put32(f + n + 9, cfg->conn_window - 65535);
-        n += 13;
-    }
-    if (!ctl(h, f, n))
-        goto out_inf;
+    h->preface_due = true;
     retime(h);
     *out = h;
     return H2B_OK;
-out_inf:
-    out_reset(h);
-    nghttp2_hd_inflate_del(h->inf);
 out_free:
     free(h);
     return H2B_ERR_NOMEM;
@@ -1980,9 +1999,16 @@ int h2b_h2s_output(struct h2b_h2s *h, const struct iovec **iov)
     if (h->fatal)
         return H2B_ERR_PROTO;
     if (!out_pending(h)) {
-        if (h->obuf)
-            out_reset(h);
-        return 0;
+        if (h->preface_due) { /* nothing else to send yet: our SETTINGS alone */
+            if (!out_ensure(h)) {
+                fail(h, H2B_STAT_ERR_PROTOCOL);
+                return H2B_ERR_PROTO;
+            }
+        } else {
+            if (h->obuf)
+                out_reset(h);
+            return 0;
+        }
     }
     *iov = &h->iov[h->ifirst];
     return h->niov - h->ifirst;
@@ -2019,7 +2045,7 @@ bool h2b_h2s_done(const struct h2b_h2s *h)
     if (h->terminated)
         return true;
     if (h->input_closed || h->peer_goaway || h->shut)
-        return h->nstreams == 0;
+        return h->nstreams == 0 && !h->preface_due;
     return false;
 }
 
