@@ -1392,9 +1392,10 @@ static int sleep_wait(struct h2b__load_worker *w, struct epoll_event *events, in
  * again: a server that writes while we nap does not have to wake us (on a VM whose idle vCPU
  * halts, waking a sleeper is an IPI: several microseconds of the server's CPU per wake-up, 6-11 %
  * of nghttpd's throughput at -c 10 -m 10), and one wake-up collects several connections'
- * responses. A nap that finds nothing (the server is slower than the nap: -c 1 -m 1) makes the
- * next ones wait: 1, 2, 4, ... up to NAP_BACKOFF_MAX turns sleep in epoll before the next try;
- * one that finds events resets that. */
+ * responses. A nap that finds fewer than two connections ready (the server is slower than the
+ * nap, or there is one connection: -c 1 -m 1, where the nap's three syscalls only replace one
+ * sleep) makes the next ones wait: 1, 2, 4, ... up to NAP_BACKOFF_MAX turns sleep in epoll
+ * before the next try; one that finds two or more resets that. */
 static int wait_events(struct h2b__load_worker *w, struct epoll_event *events, int max, uint64_t ns)
 {
     const struct h2b__load_shared *sh = w->sh;
@@ -1411,15 +1412,17 @@ static int wait_events(struct h2b__load_worker *w, struct epoll_event *events, i
     struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)nap};
     nanosleep(&ts, NULL);
     n = epoll_wait(w->epfd, events, max, 0);
-    if (n != 0) {
-        w->nap_backoff = 0;
+    if (n >= 2) {
+        w->nap_backoff = 0; /* it collected several connections' events: nap again */
         return n;
     }
+    /* nothing yet, or one connection's events (a plain sleep would have done as well, and
+     * cheaper: one syscall instead of three) */
     w->nap_backoff = w->nap_backoff ? w->nap_backoff * 2 : 1;
     if (w->nap_backoff > NAP_BACKOFF_MAX)
         w->nap_backoff = NAP_BACKOFF_MAX;
     w->nap_skip = w->nap_backoff;
-    return sleep_wait(w, events, max, ns - nap);
+    return n != 0 ? n : sleep_wait(w, events, max, ns - nap);
 }
 
 bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__load_turn *t)
