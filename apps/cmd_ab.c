@@ -6,12 +6,12 @@
  * 1 + threshold, or more allocations or instructions), 2 usage (a revision that does not exist),
  * 3 runtime (a revision that does not build, a benchmark that fails).
  */
-#include "ab.h"
-#include "abrun.h"
-#include "cli.h"
+#include "gates/ab.h"
+#include "gates/abrun.h"
+#include "core/cli.h"
 #include "commands.h"
-#include "error.h"
-#include "json.h"
+#include "core/error.h"
+#include "core/json.h"
 
 #include <getopt.h>
 #include <stdio.h>

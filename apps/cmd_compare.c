@@ -7,13 +7,13 @@
  * `h2bench compare base.json head.json` on the files ab wrote exits as ab did: 1 when a time
  * interval lies wholly above 1 + threshold or an allocation/instruction count grew.
  */
-#include "ab.h"
-#include "cli.h"
+#include "gates/ab.h"
+#include "core/cli.h"
 #include "commands.h"
-#include "compare.h"
-#include "error.h"
-#include "json.h"
-#include "report.h"
+#include "gates/compare.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "report/report.h"
 
 #include <getopt.h>
 #include <stdio.h>

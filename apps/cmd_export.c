@@ -6,10 +6,10 @@
  * Thin: the conversion is core/export.c, the same one `h2bench micro --format` uses.
  */
 #include "commands.h"
-#include "error.h"
-#include "export.h"
-#include "json.h"
-#include "results.h"
+#include "core/error.h"
+#include "core/export.h"
+#include "core/json.h"
+#include "core/results.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -4,9 +4,9 @@
  * carries. Thin: reading, folding, summarising and drawing live in harness/prof.
  */
 #include "commands.h"
-#include "error.h"
-#include "json.h"
-#include "prof.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "prof/prof.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -5,15 +5,15 @@
  * library renders, and maps the verdict to the exit code. Output files are written atomically
  * (temporary file + rename) so a failing gate never leaves half a report behind.
  */
-#include "buf.h"
-#include "cells.h"
-#include "ceilings.h"
-#include "cli.h"
+#include "core/buf.h"
+#include "gates/cells.h"
+#include "gates/ceilings.h"
+#include "core/cli.h"
 #include "commands.h"
-#include "error.h"
-#include "gate.h"
+#include "core/error.h"
+#include "gates/gate.h"
 #include "h2b_version.h"
-#include "json.h"
+#include "core/json.h"
 
 #include <getopt.h>
 #include <limits.h>

@@ -5,11 +5,11 @@
  * printed and written.
  */
 #include "commands.h"
-#include "error.h"
-#include "json.h"
-#include "load.h"
-#include "mpi_job.h"
-#include "version.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "load/load.h"
+#include "load/mpi_job.h"
+#include "core/version.h"
 
 #include <nghttp2/nghttp2.h>
 #include <openssl/crypto.h>

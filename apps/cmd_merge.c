@@ -3,10 +3,10 @@
  * of the parts of a distributed run (harness/load/merge.c does the merging).
  */
 #include "commands.h"
-#include "error.h"
-#include "json.h"
-#include "load.h"
-#include "results.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "load/load.h"
+#include "core/results.h"
 
 #include <getopt.h>
 #include <math.h>

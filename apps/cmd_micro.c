@@ -6,9 +6,9 @@
  * user's executable keeps perf's text.
  */
 #include "commands.h"
-#include "error.h"
+#include "core/error.h"
 #include "h2bench/micro.h"
-#include "prof.h"
+#include "prof/prof.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * cmd_report.c - `h2bench report`: options in, h2b_report_write out.
  */
 #include "commands.h"
-#include "error.h"
-#include "report.h"
+#include "core/error.h"
+#include "report/report.h"
 
 #include <getopt.h>
 #include <stdbool.h>

@@ -1,13 +1,13 @@
 /*
  * cmd_run.c - `h2bench run SCENARIO`: options in, h2b_run (harness/run) does the work.
  */
-#include "cli.h"
+#include "core/cli.h"
 #include "commands.h"
-#include "error.h"
-#include "fs.h"
-#include "peers.h"
-#include "probe.h"
-#include "runner.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "run/peers.h"
+#include "run/probe.h"
+#include "run/runner.h"
 
 #include <getopt.h>
 #include <limits.h>

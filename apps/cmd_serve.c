@@ -1,13 +1,13 @@
 /*
  * cmd_serve.c - `h2bench serve`: parse options, run the reference server (servers/h2ref).
  */
-#include "cli.h"
+#include "core/cli.h"
 #include "commands.h"
-#include "cpu.h"
-#include "error.h"
-#include "server.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "h2ref/server.h"
 #ifdef H2B_HAVE_H3
-#include "h3server.h"
+#include "h3/h3server.h"
 #endif
 
 #include <getopt.h>

@@ -7,7 +7,7 @@
 #ifndef H2B_COMMANDS_H
 #define H2B_COMMANDS_H
 
-#include "error.h" /* enum h2b_exit, h2b_exit_code() */
+#include "core/error.h" /* enum h2b_exit, h2b_exit_code() */
 
 int h2b_cmd_report(int argc, char **argv);
 int h2b_cmd_load(int argc, char **argv);

@@ -20,11 +20,11 @@
  * do not record which forks ran side by side, and compare must reach the same verdict from the
  * files alone. The interleaving still makes drift hit both sides alike in expectation.
  */
-#include "ab.h"
-#include "buf.h"
-#include "error.h"
-#include "rand.h"
-#include "results.h"
+#include "gates/ab.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/rand.h"
+#include "core/results.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -18,10 +18,10 @@
  * The same function gives `h2bench ab` and `h2bench compare A B` their verdict and exit code.
  * Nothing here is thread-safe; one report per thread.
  */
-#ifndef H2B_AB_H
-#define H2B_AB_H
+#ifndef H2B_GATES_AB_H
+#define H2B_GATES_AB_H
 
-#include "gate.h"
+#include "gates/gate.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -22,13 +22,13 @@
  * one runner process (impossible: they are different executables, and an executable measures
  * itself); building the head in place (it would change the user's build directory).
  */
-#include "abrun.h"
-#include "error.h"
-#include "fs.h"
-#include "hist.h"
-#include "proc.h"
-#include "results.h"
-#include "scenario.h"
+#include "gates/abrun.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hist.h"
+#include "core/proc.h"
+#include "core/results.h"
+#include "run/scenario.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -18,11 +18,11 @@
  * the benchmark executable (bench, relative to the build directory unless absolute) is one
  * built with the micro API (h2b_micro_main), or h2bench itself, run as `h2bench micro`.
  */
-#ifndef H2B_ABRUN_H
-#define H2B_ABRUN_H
+#ifndef H2B_GATES_ABRUN_H
+#define H2B_GATES_ABRUN_H
 
-#include "ab.h"
-#include "json.h"
+#include "gates/ab.h"
+#include "core/json.h"
 
 #include <stdbool.h>
 #include <stddef.h>

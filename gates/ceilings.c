@@ -9,10 +9,10 @@
  * Rejected: accepting unknown keys with a warning. A misspelt metric would then silently remove a
  * gate, which is exactly the "regression but exit 0" failure the gate exists to prevent.
  */
-#include "ceilings.h"
-#include "buf.h"
-#include "error.h"
-#include "json.h"
+#include "gates/ceilings.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/json.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -20,10 +20,10 @@
  * typo ("p99" for "p99_ns") cannot turn a gate off. The gate never writes this file: proposals go
  * to a file named by the user (h2bench gate --propose --write FILE).
  */
-#ifndef H2B_CEILINGS_H
-#define H2B_CEILINGS_H
+#ifndef H2B_GATES_CEILINGS_H
+#define H2B_GATES_CEILINGS_H
 
-#include "json.h"
+#include "core/json.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -13,12 +13,12 @@
  * best fork, since a slow repeat on a shared machine measured the machine; the ratio compares
  * medians. Rejected: a separate gate command for cells (two exit codes to combine in CI).
  */
-#include "cells.h"
-#include "gate_int.h"
+#include "gates/cells.h"
+#include "gates/gate_int.h"
 
-#include "buf.h"
-#include "error.h"
-#include "model.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -20,12 +20,12 @@
  * repeats of one results file: measured side by side, it holds across machines where an absolute
  * req/s never does.
  */
-#ifndef H2B_GATE_CELLS_H
-#define H2B_GATE_CELLS_H
+#ifndef H2B_GATES_CELLS_H
+#define H2B_GATES_CELLS_H
 
-#include "gate.h"
-#include "json.h"
-#include "results.h"
+#include "gates/gate.h"
+#include "core/json.h"
+#include "core/results.h"
 
 #include <stdbool.h>
 #include <stddef.h>

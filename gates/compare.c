@@ -10,10 +10,10 @@
  * p-value is 0.1, so it could never call anything significant at a useful level; the t interval
  * at least states the uncertainty honestly, and says "n/a" where there is only one sample.
  */
-#include "compare.h"
-#include "buf.h"
-#include "error.h"
-#include "gate.h"
+#include "gates/compare.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "gates/gate.h"
 
 #include <math.h>
 #include <stdio.h>

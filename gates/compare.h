@@ -9,10 +9,10 @@
  * side the interval is "n/a", never a made-up number. Allocation counts are exact: any
  * difference is real.
  */
-#ifndef H2B_COMPARE_H
-#define H2B_COMPARE_H
+#ifndef H2B_GATES_COMPARE_H
+#define H2B_GATES_COMPARE_H
 
-#include "json.h"
+#include "core/json.h"
 
 #include <stdbool.h>
 #include <stddef.h>

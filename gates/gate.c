@@ -14,11 +14,11 @@
  * Rejected: the merged p99 (one disturbed fork drags it up), the mean of forks (same problem),
  * and relative thresholds against the previous run (a comparison against the wrong base).
  */
-#include "gate.h"
-#include "gate_int.h"
-#include "buf.h"
-#include "error.h"
-#include "clock.h"
+#include "gates/gate.h"
+#include "gates/gate_int.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/clock.h"
 
 #include <math.h>
 #include <stdio.h>

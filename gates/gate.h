@@ -19,11 +19,11 @@
  *
  * Nothing here is thread-safe; one gate run per thread.
  */
-#ifndef H2B_GATE_H
-#define H2B_GATE_H
+#ifndef H2B_GATES_GATE_H
+#define H2B_GATES_GATE_H
 
-#include "ceilings.h"
-#include "results.h"
+#include "gates/ceilings.h"
+#include "core/results.h"
 
 #include <jansson.h>
 #include <regex.h>

@@ -3,10 +3,10 @@
  * (the micro runner), gate.c (evaluation), gate_render.c (rendering), gate_propose.c
  * (proposals) and cells.c (end-to-end gates on matrix cells). Not a public header.
  */
-#ifndef H2B_GATE_INT_H
-#define H2B_GATE_INT_H
+#ifndef H2B_GATES_GATE_INT_H
+#define H2B_GATES_GATE_INT_H
 
-#include "gate.h"
+#include "gates/gate.h"
 
 /* Exact metrics are compared with this absolute slack, far below one byte or one allocation per
  * op, so that 192.00000000000003 (a ratio computed in floating point) still equals 192. */

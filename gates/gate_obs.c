@@ -8,11 +8,11 @@
  * the merged p99). Problems travel back in a struct h2b_diag; nothing here prints.
  * Rejected: gating straight off the JSON (every reader would spell the keys again).
  */
-#include "gate.h"
-#include "gate_int.h"
-#include "buf.h"
-#include "error.h"
-#include "results.h"
+#include "gates/gate.h"
+#include "gates/gate_int.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/results.h"
 
 #include <math.h>
 #include <stdio.h>

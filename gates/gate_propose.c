@@ -7,12 +7,12 @@
  * medians over the runs become baselines. Rejected: proposing from one run only (the p99
  * headroom would rest on a single fork set).
  */
-#include "gate.h"
-#include "gate_int.h"
-#include "buf.h"
-#include "error.h"
-#include "clock.h"
-#include "stats.h"
+#include "gates/gate.h"
+#include "gates/gate_int.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/clock.h"
+#include "core/stats.h"
 
 #include <errno.h>
 #include <math.h>

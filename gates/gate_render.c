@@ -8,10 +8,10 @@
  * Rejected: each consumer naming the statuses itself (the report said "cannot judge" where the
  * gate said "INVALID").
  */
-#include "gate.h"
-#include "gate_int.h"
-#include "buf.h"
-#include "error.h"
+#include "gates/gate.h"
+#include "gates/gate_int.h"
+#include "core/buf.h"
+#include "core/error.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,11 +7,11 @@
  * anchored, escaped --filter. Why a run failed goes into a struct h2b_diag (the runner's own
  * for re-runs, whose callback type has no room for one); nothing here prints.
  */
-#include "gate.h"
-#include "gate_int.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
+#include "gates/gate.h"
+#include "gates/gate_int.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/fs.h"
 
 #include <errno.h>
 #include <limits.h>

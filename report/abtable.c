@@ -15,10 +15,10 @@
  * benchmark name holding '|'. A renderer in gates/ would need the report's number formatting
  * moved below it; apps/ can call report/ directly, so the table lives beside its formatters.
  */
-#include "buf.h"
-#include "compare.h"
-#include "error.h"
-#include "report_int.h"
+#include "core/buf.h"
+#include "gates/compare.h"
+#include "core/error.h"
+#include "report/report_int.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -10,9 +10,9 @@
  * gnuplot runs once for all charts (one process, each script starts with `reset`), through
  * posix_spawnp so a missing binary is told apart (ENOENT) from a failing one.
  */
-#include "chart.h"
-#include "error.h"
-#include "buf.h"
+#include "report/chart.h"
+#include "core/error.h"
+#include "core/buf.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,8 @@
  * A chart is a script (head.gp + a chart template + tail.gp, placeholders {{KEY}} filled in)
  * and a data file beside it; the script writes NAME.png and NAME.svg in its own directory.
  */
-#ifndef H2B_CHART_H
-#define H2B_CHART_H
+#ifndef H2B_REPORT_CHART_H
+#define H2B_REPORT_CHART_H
 
 #include <stddef.h>
 

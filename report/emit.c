@@ -8,9 +8,9 @@
  * plots.c and md.c, so profiles.c, which both of those call, called back into them (a circle in
  * report/); here they depend only on chart.c and the report's state.
  */
-#include "chart.h"
-#include "error.h"
-#include "report_int.h"
+#include "report/chart.h"
+#include "core/error.h"
+#include "report/report_int.h"
 
 #include <stdbool.h>
 #include <stdio.h>

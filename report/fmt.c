@@ -6,7 +6,7 @@
  * exact values (B/op, allocs/op, req/s) and print in full with thousands separators. Negative
  * signs are U+2212 so columns of deltas read cleanly.
  */
-#include "report_int.h"
+#include "report/report_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,10 +9,10 @@
  * Rejected: moving them into rdata.c (the results data model would learn the report's notion
  * of a group and its cell keys).
  */
-#include "groups.h"
-#include "error.h"
-#include "hist.h"
-#include "stats.h"
+#include "report/groups.h"
+#include "core/error.h"
+#include "core/hist.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -5,8 +5,8 @@
 #ifndef H2B_REPORT_GROUPS_H
 #define H2B_REPORT_GROUPS_H
 
-#include "hist.h"
-#include "rdata.h"
+#include "core/hist.h"
+#include "report/rdata.h"
 
 #include <stdbool.h>
 #include <stddef.h>

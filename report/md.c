@@ -9,14 +9,14 @@
  * The output is deterministic for given inputs (no generation timestamp, inputs named by their
  * base names), so golden tests compare it byte for byte.
  */
-#include "buf.h"
-#include "ceilings.h"
-#include "compare.h"
-#include "error.h"
-#include "gate.h"
-#include "report_int.h"
-#include "results.h"
-#include "stats.h"
+#include "core/buf.h"
+#include "gates/ceilings.h"
+#include "gates/compare.h"
+#include "core/error.h"
+#include "gates/gate.h"
+#include "report/report_int.h"
+#include "core/results.h"
+#include "core/stats.h"
 
 #include <jansson.h>
 #include <math.h>

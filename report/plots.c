@@ -10,11 +10,11 @@
  * Data files are whitespace tables, one gnuplot "index" block per line of the chart, so a user
  * can re-plot them with any tool.
  */
-#include "chart.h"
-#include "error.h"
-#include "hist.h"
-#include "report_int.h"
-#include "stats.h"
+#include "report/chart.h"
+#include "core/error.h"
+#include "core/hist.h"
+#include "report/report_int.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -14,11 +14,11 @@
  * cell for the DSO split (one stacked bar chart with a bar per profiled target and cell reads
  * at a glance).
  */
-#include "chart.h"
-#include "error.h"
-#include "prof.h"
-#include "report_int.h"
-#include "results.h"
+#include "report/chart.h"
+#include "core/error.h"
+#include "prof/prof.h"
+#include "report/report_int.h"
+#include "core/results.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,11 +9,11 @@
  * Rejected: rendering straight from the JSON tree. Every table would then repeat the type checks
  * and a malformed file would be found half-way through writing a report.
  */
-#include "rdata.h"
-#include "error.h"
-#include "hist.h"
-#include "json.h"
-#include "results.h"
+#include "report/rdata.h"
+#include "core/error.h"
+#include "core/hist.h"
+#include "core/json.h"
+#include "core/results.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
  * h2b_rdata_results. (Ceilings are read by the gate engine, gates/ceilings.h.) Numbers that are
  * null or absent are NAN ("not measured"); the report prints them as such, never as 0.
  */
-#ifndef H2B_RDATA_H
-#define H2B_RDATA_H
+#ifndef H2B_REPORT_RDATA_H
+#define H2B_REPORT_RDATA_H
 
 #include <stdbool.h>
 #include <stddef.h>

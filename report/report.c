@@ -10,12 +10,12 @@
  * Rejected: writing each file with its own temp+rename as it is produced. A gnuplot failure on
  * the third chart would then leave two new charts beside an old REPORT.md.
  */
-#include "chart.h"
-#include "error.h"
-#include "fs.h"
-#include "hist.h"
-#include "report_int.h"
-#include "stats.h"
+#include "report/chart.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hist.h"
+#include "report/report_int.h"
+#include "core/stats.h"
 
 #include <dirent.h>
 #include <errno.h>

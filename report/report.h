@@ -7,8 +7,8 @@
  * output directory as it was. Not thread-safe (it spawns gnuplot and changes no global state,
  * but two reports into one directory race on the renames).
  */
-#ifndef H2B_REPORT_H
-#define H2B_REPORT_H
+#ifndef H2B_REPORT_REPORT_H
+#define H2B_REPORT_REPORT_H
 
 #include <stddef.h>
 

@@ -6,17 +6,17 @@
  * plots.c -> profiles.c -> emit.c, groups.c, fmt.c; md.c -> abtable.c -> fmt.c, profiles.c;
  * nothing calls back up.
  */
-#ifndef H2B_REPORT_INT_H
-#define H2B_REPORT_INT_H
+#ifndef H2B_REPORT_REPORT_INT_H
+#define H2B_REPORT_REPORT_INT_H
 
-#include "groups.h"
-#include "rdata.h"
-#include "report.h"
-#include "buf.h"
+#include "report/groups.h"
+#include "report/rdata.h"
+#include "report/report.h"
+#include "core/buf.h"
 
-#include "ceilings.h"
-#include "compare.h"
-#include "gate.h"
+#include "gates/ceilings.h"
+#include "gates/compare.h"
+#include "gates/gate.h"
 
 struct h2b_chart_var;
 

@@ -32,9 +32,9 @@
  * Under sanitizers (H2B_SANITIZED) none of the interposer is compiled: the sanitizer runtime
  * owns malloc and two definitions would collide. The API then reads zeros.
  */
-#include "alloc.h"
-#include "alloc_count.h"
-#include "budget_page.h"
+#include "core/alloc.h"
+#include "core/alloc_count.h"
+#include "core/budget_page.h"
 
 #include <string.h>
 

@@ -25,8 +25,8 @@
  * sanitizer owns malloc. Then h2b_alloc_counting_available() is false and arm/read are harmless
  * no-ops that read zeros. The nghttp2_mem adapter counts in every build.
  */
-#ifndef H2B_ALLOC_H
-#define H2B_ALLOC_H
+#ifndef H2B_CORE_ALLOC_H
+#define H2B_CORE_ALLOC_H
 
 #include <nghttp2/nghttp2.h>
 #include <stdbool.h>

@@ -6,10 +6,10 @@
  * different routes (the interposer must not call its own interposed symbol before it resolved
  * glibc's; the adapter simply calls malloc_usable_size, which under sanitizers is theirs).
  */
-#ifndef H2B_ALLOC_COUNT_H
-#define H2B_ALLOC_COUNT_H
+#ifndef H2B_CORE_ALLOC_COUNT_H
+#define H2B_CORE_ALLOC_COUNT_H
 
-#include "alloc.h"
+#include "core/alloc.h"
 
 #include <stddef.h>
 #include <string.h>

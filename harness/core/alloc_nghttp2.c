@@ -8,8 +8,8 @@
  * same events. Counters are per thread (the thread that performs the call), always on: a
  * counted block costs two thread-local updates and a malloc_usable_size call.
  */
-#include "alloc.h"
-#include "alloc_count.h"
+#include "core/alloc.h"
+#include "core/alloc_count.h"
 
 #include <malloc.h>
 #include <stdlib.h>

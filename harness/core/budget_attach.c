@@ -6,7 +6,7 @@
  * uses only getenv, open, fstat, mmap and close, never malloc or stdio. The mapping is never
  * unmapped; it lives as long as the process and is inherited across fork.
  */
-#include "budget_page.h"
+#include "core/budget_page.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -7,10 +7,10 @@
  * because "the client has every response" happens before "the server finished the request":
  * after its last write a server still frees the stream and reads once more to get EAGAIN.
  */
-#include "budget_page.h"
+#include "core/budget_page.h"
 
-#include "clock.h"
-#include "error.h"
+#include "core/clock.h"
+#include "core/error.h"
 
 #include <elf.h>
 #include <fcntl.h>

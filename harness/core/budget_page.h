@@ -13,8 +13,8 @@
  * The layout is a contract between separately built binaries: change it only together with
  * H2B_BUDGET_VERSION.
  */
-#ifndef H2B_BUDGET_PAGE_H
-#define H2B_BUDGET_PAGE_H
+#ifndef H2B_CORE_BUDGET_PAGE_H
+#define H2B_CORE_BUDGET_PAGE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -33,7 +33,7 @@
  * does, that read is part of what a request costs it).
  */
 #undef _FORTIFY_SOURCE /* our definitions of read & co. must not meet glibc's inline wrappers */
-#include "budget_page.h"
+#include "core/budget_page.h"
 
 #include <dlfcn.h>
 #include <errno.h>

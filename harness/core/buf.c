@@ -9,8 +9,8 @@
  * Rejected: open_memstream (no maximum, and its errors surface only at fclose); two buffers,
  * one per engine (the gate's and the report's had drifted apart in their error rules).
  */
-#include "buf.h"
-#include "error.h"
+#include "core/buf.h"
+#include "core/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

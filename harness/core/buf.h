@@ -6,8 +6,8 @@
  * checks once at the end. A zeroed struct ({0}) is an empty buffer, as is h2b_buf_init's.
  * Not thread-safe; the caller owns the storage.
  */
-#ifndef H2B_BUF_H
-#define H2B_BUF_H
+#ifndef H2B_CORE_BUF_H
+#define H2B_CORE_BUF_H
 
 #include <stddef.h>
 

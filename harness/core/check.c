@@ -6,7 +6,7 @@
  * Rejected: assert(3), which NDEBUG removes from Release builds (the ones that run in CI gates
  * and for users) and whose message does not say which program failed.
  */
-#include "check.h"
+#include "core/check.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,8 +4,8 @@
  * strtoull/strtod are wrapped because on their own they accept leading spaces, signs on unsigned
  * numbers and trailing junk; each of those has turned a typo into a wrong benchmark elsewhere.
  */
-#include "cli.h"
-#include "error.h"
+#include "core/cli.h"
+#include "core/error.h"
 
 #include <ctype.h>
 #include <stdbool.h>

@@ -4,8 +4,8 @@
  * Each parser accepts the whole string or fails: "10x" is not 10. Failing parsers leave *out
  * untouched and return H2B_ERR_PARSE (not a number) or H2B_ERR_RANGE (outside [min, max]).
  */
-#ifndef H2B_CLI_H
-#define H2B_CLI_H
+#ifndef H2B_CORE_CLI_H
+#define H2B_CORE_CLI_H
 
 #include <stdint.h>
 

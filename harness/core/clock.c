@@ -4,8 +4,8 @@
  * The monotonic clock is inline in clock.h. CPU clocks use clock_gettime's per-thread and
  * per-process clocks rather than getrusage, whose resolution is a scheduler tick on some kernels.
  */
-#include "clock.h"
-#include "error.h"
+#include "core/clock.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -4,8 +4,8 @@
  * h2b_clock_now_ns() is CLOCK_MONOTONIC and inline: it sits on every request's hot path (vDSO,
  * about 20 ns here). CPU clocks are for whole-run accounting, not per request.
  */
-#ifndef H2B_CLOCK_H
-#define H2B_CLOCK_H
+#ifndef H2B_CORE_CLOCK_H
+#define H2B_CORE_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>

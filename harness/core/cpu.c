@@ -4,8 +4,8 @@
  * The parser is strict (no spaces, ascending ranges, nothing trailing) so that a typo in a
  * scenario's "cpus" field is an error and not a silently different pinning.
  */
-#include "cpu.h"
-#include "error.h"
+#include "core/cpu.h"
+#include "core/error.h"
 
 #include <ctype.h>
 #include <pthread.h>

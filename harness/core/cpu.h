@@ -5,8 +5,8 @@
  * sched_setaffinity, the same thing taskset does, so a pinned h2bench and a taskset-pinned peer
  * are comparable.
  */
-#ifndef H2B_CPU_H
-#define H2B_CPU_H
+#ifndef H2B_CORE_CPU_H
+#define H2B_CORE_CPU_H
 
 #include <sched.h>
 #include <stdbool.h>

@@ -11,10 +11,10 @@
  * The perf probe opens the counter and also counts a short loop: some hypervisors accept the
  * open and then count nothing, which would turn instructions/op into silent zeros.
  */
-#include "env.h"
-#include "cpu.h"
-#include "error.h"
-#include "version.h"
+#include "core/env.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "core/version.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

@@ -5,8 +5,8 @@
  * each results file records them; h2bench compare and the gates read them to warn about
  * apples-to-oranges comparisons.
  */
-#ifndef H2B_ENV_H
-#define H2B_ENV_H
+#ifndef H2B_CORE_ENV_H
+#define H2B_CORE_ENV_H
 
 #include <jansson.h>
 #include <stdbool.h>

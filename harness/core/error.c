@@ -3,7 +3,7 @@
  *
  * A switch rather than a table indexed by -code keeps unknown values safe without bounds checks.
  */
-#include "error.h"
+#include "core/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

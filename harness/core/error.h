@@ -4,8 +4,8 @@
  * Every action returns int: H2B_OK (0) or a negative H2B_ERR_* code. Predicates return bool.
  * Codes are negative so that functions that return a count can share the return channel.
  */
-#ifndef H2B_ERROR_H
-#define H2B_ERROR_H
+#ifndef H2B_CORE_ERROR_H
+#define H2B_CORE_ERROR_H
 
 #include <stddef.h>
 

@@ -13,9 +13,9 @@
  * because it needs every fork); a file-based exporter serves micro, run and load alike, and a
  * results file written yesterday can be exported today.
  */
-#include "export.h"
-#include "error.h"
-#include "results.h"
+#include "core/export.h"
+#include "core/error.h"
+#include "core/results.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -19,8 +19,8 @@
  *           the budgets the cell carries: allocs-, bytes-, reads-, writes- and
  *           instructions-per-request, rss-per-connection-kib.
  */
-#ifndef H2B_EXPORT_H
-#define H2B_EXPORT_H
+#ifndef H2B_CORE_EXPORT_H
+#define H2B_CORE_EXPORT_H
 
 #include <jansson.h>
 #include <stdbool.h>

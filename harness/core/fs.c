@@ -7,8 +7,8 @@
  * injection waiting for a quote; the project bans shell calls), and a hand-written recursive
  * opendir walk (nftw already handles deep trees and file-descriptor limits).
  */
-#include "fs.h"
-#include "error.h"
+#include "core/fs.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -5,8 +5,8 @@
  * No shell: trees are removed with nftw(3) bottom-up without following symbolic links, so a
  * link inside a run directory removes the link, never what it points at.
  */
-#ifndef H2B_FS_H
-#define H2B_FS_H
+#ifndef H2B_CORE_FS_H
+#define H2B_CORE_FS_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -16,7 +16,7 @@
  * on each, which is what request smuggling exploits); merging identical Content-Length values
  * (allowed by RFC 9110 but never needed by our clients; refusing is the conservative choice).
  */
-#include "h1parse.h"
+#include "core/h1parse.h"
 
 #include <string.h>
 

@@ -8,8 +8,8 @@
  * values point into the caller's buffer (no copies). The chunked decoder is incremental: it takes
  * whatever bytes arrived and hands back the body bytes in place.
  */
-#ifndef H2B_H1PARSE_H
-#define H2B_H1PARSE_H
+#ifndef H2B_CORE_H1PARSE_H
+#define H2B_CORE_H1PARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>

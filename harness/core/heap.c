@@ -6,9 +6,9 @@
  * wheel (O(1), but its resolution would have to follow the smallest configured timeout and
  * the /delay milliseconds) and a sorted list (O(n) insertion, the defect this replaces).
  */
-#include "heap.h"
+#include "core/heap.h"
 
-#include "error.h"
+#include "core/error.h"
 
 #include <stdlib.h>
 

@@ -6,8 +6,8 @@
  * does not matter (a scan of a sorted list from its tail made a decreasing sequence of
  * deadlines quadratic). Not thread-safe: one owner, as everything per worker.
  */
-#ifndef H2B_HEAP_H
-#define H2B_HEAP_H
+#ifndef H2B_CORE_HEAP_H
+#define H2B_CORE_HEAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

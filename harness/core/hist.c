@@ -9,8 +9,8 @@
  * the model; we keep the zig-zag run-length idea but drop zlib and add an FNV-1a checksum so a
  * truncated or edited histogram in a results file is rejected instead of decoded into nonsense.
  */
-#include "hist.h"
-#include "error.h"
+#include "core/hist.h"
+#include "core/error.h"
 
 #include <math.h>
 #include <stdlib.h>

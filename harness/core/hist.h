@@ -9,8 +9,8 @@
  * merge exactly (bin counts add). One histogram is not thread-safe: each thread records into its
  * own and the owner merges them after join.
  */
-#ifndef H2B_HIST_H
-#define H2B_HIST_H
+#ifndef H2B_CORE_HIST_H
+#define H2B_CORE_HIST_H
 
 #include <stdbool.h>
 #include <stddef.h>

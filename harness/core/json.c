@@ -13,8 +13,8 @@
  * token's first character when jansson quotes the token ("near 'tru'"), which is where an editor
  * should put the cursor.
  */
-#include "json.h"
-#include "error.h"
+#include "core/json.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

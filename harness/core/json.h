@@ -10,8 +10,8 @@
  *
  * Writers use h2b_json_write_atomic: a reader never sees a half-written file.
  */
-#ifndef H2B_JSON_H
-#define H2B_JSON_H
+#ifndef H2B_CORE_JSON_H
+#define H2B_CORE_JSON_H
 
 #include <jansson.h>
 #include <stdarg.h>

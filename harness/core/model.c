@@ -11,8 +11,8 @@
  * the copies came to disagree); storing integers as uint64_t with a separate "has" flag (two
  * members per field, and every consumer wanted a double with NAN for "not measured" anyway).
  */
-#include "model.h"
-#include "error.h"
+#include "core/model.h"
+#include "core/error.h"
 
 #include <float.h>
 #include <math.h>

@@ -20,10 +20,10 @@
  * Legacy keys: a field may name one alias, read when the key itself is absent and never
  * written. Both rules live here and nowhere else.
  */
-#ifndef H2B_MODEL_H
-#define H2B_MODEL_H
+#ifndef H2B_CORE_MODEL_H
+#define H2B_CORE_MODEL_H
 
-#include "json.h"
+#include "core/json.h"
 
 #include <stdbool.h>
 #include <stddef.h>

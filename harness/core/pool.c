@@ -10,7 +10,7 @@
  * beyond a bound (also the server's first pool) cost a malloc header each and gain nothing in
  * a thread whose peak comes back every run.
  */
-#include "pool.h"
+#include "core/pool.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
 #ifndef H2B_CORE_POOL_NGHTTP2_H
 #define H2B_CORE_POOL_NGHTTP2_H
 
-#include "pool.h"
+#include "core/pool.h"
 
 #include <nghttp2/nghttp2.h>
 

@@ -18,9 +18,9 @@
  * the reader tails the file (regular files are always "readable", so it sleeps briefly at EOF
  * until the child writes more or exits).
  */
-#include "proc.h"
-#include "clock.h"
-#include "error.h"
+#include "core/proc.h"
+#include "core/clock.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,8 +17,8 @@
  * chatty children use H2B_PROC_FILE (read_line then tails the file) or H2B_PROC_DEVNULL.
  * A struct h2b_proc is used by one thread at a time.
  */
-#ifndef H2B_PROC_H
-#define H2B_PROC_H
+#ifndef H2B_CORE_PROC_H
+#define H2B_CORE_PROC_H
 
 #include <sched.h>
 #include <stdbool.h>

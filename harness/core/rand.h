@@ -5,8 +5,8 @@
  * micro runner's epoch sizes, the A/B bootstrap), not for anything that must be unpredictable.
  * The state must not be 0. Not thread-safe: one state per user.
  */
-#ifndef H2B_RAND_H
-#define H2B_RAND_H
+#ifndef H2B_CORE_RAND_H
+#define H2B_CORE_RAND_H
 
 #include <stdint.h>
 

@@ -11,13 +11,13 @@
  * Validation is decoding: a results file is valid when the document decodes in contract mode,
  * so the validator and the readers cannot disagree about a field.
  */
-#include "results.h"
-#include "clock.h"
-#include "env.h"
-#include "error.h"
-#include "version.h"
+#include "core/results.h"
+#include "core/clock.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "core/version.h"
 
-#include "hist.h"
+#include "core/hist.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,11 +11,11 @@
  * A metric may be null ("not measured here": NAN, NULL or H2B_MODEL_NULL_BOOL, with the reason
  * in the entry's note); identifiers may not. Writing is atomic.
  */
-#ifndef H2B_RESULTS_H
-#define H2B_RESULTS_H
+#ifndef H2B_CORE_RESULTS_H
+#define H2B_CORE_RESULTS_H
 
-#include "json.h"
-#include "model.h"
+#include "core/json.h"
+#include "core/model.h"
 
 #define H2B_RESULTS_SCHEMA "h2bench.result/1"
 #define H2B_RESULTS_LOAD_SCHEMA "h2bench.load/1"

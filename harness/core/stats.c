@@ -5,7 +5,7 @@
  * epochs (at most a few thousand), where the sort is not measurable. Rejected: an insertion
  * sort per caller (there were four medians with three empty-input rules).
  */
-#include "stats.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,9 +8,9 @@
  * the repository (it expires, and a private key in a repository gets copied into places it
  * should not go).
  */
-#include "tlscert.h"
+#include "core/tlscert.h"
 
-#include "error.h"
+#include "core/error.h"
 
 #include <fcntl.h>
 #include <openssl/pem.h>

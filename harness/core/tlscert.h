@@ -3,8 +3,8 @@
  * 127.0.0.1, valid 30 days. h2bench serve --tls uses it in memory; h2bench run writes it as PEM
  * files into the run directory for peers (nginx, h2o, nghttpd) to serve TLS with.
  */
-#ifndef H2B_TLSCERT_H
-#define H2B_TLSCERT_H
+#ifndef H2B_CORE_TLSCERT_H
+#define H2B_CORE_TLSCERT_H
 
 #include <openssl/evp.h>
 #include <openssl/x509.h>

@@ -20,9 +20,9 @@
  *    and its messages say nothing of where in the text the problem is;
  *  - accepting userinfo and ignoring it: "http://a@b/" would go to b while the user read a.
  */
-#include "url.h"
+#include "core/url.h"
 
-#include "error.h"
+#include "core/error.h"
 
 #include <arpa/inet.h>
 #include <stdarg.h>

@@ -13,10 +13,10 @@
  * would otherwise silently move the host.
  * Pure: no allocation, no I/O, no locale. Thread-safe.
  */
-#ifndef H2B_URL_H
-#define H2B_URL_H
+#ifndef H2B_CORE_URL_H
+#define H2B_CORE_URL_H
 
-#include "json.h" /* struct h2b_diag */
+#include "core/json.h" /* struct h2b_diag */
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * version.c - the generated build facts behind functions, so that only this file depends on
  * the header that changes with every commit.
  */
-#include "version.h"
+#include "core/version.h"
 #include "h2b_version.h"
 
 #ifndef H2B_C_FLAGS

@@ -4,8 +4,8 @@
  * The facts come from the generated h2b_version.h (cmake/version.cmake, refreshed on every
  * build); only version.c includes it, so a new commit recompiles one file.
  */
-#ifndef H2B_VERSION_H
-#define H2B_VERSION_H
+#ifndef H2B_CORE_VERSION_H
+#define H2B_CORE_VERSION_H
 
 /* All return static strings (never NULL). */
 const char *h2b_version(void);            /* "0.1.0" */

@@ -7,8 +7,8 @@
  * and good enough for inter-arrival times (this is not cryptography). The Poisson offset is kept
  * as a double; at 1e6 arrivals/s its 53-bit mantissa keeps ns resolution for over 100 days.
  */
-#include "arrival.h"
-#include "error.h"
+#include "load/arrival.h"
+#include "core/error.h"
 
 #include <math.h>
 #include <string.h>

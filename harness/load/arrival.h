@@ -9,8 +9,8 @@
  *
  * A schedule is plain caller-owned data; one per worker thread, never shared.
  */
-#ifndef H2B_ARRIVAL_H
-#define H2B_ARRIVAL_H
+#ifndef H2B_LOAD_ARRIVAL_H
+#define H2B_LOAD_ARRIVAL_H
 
 #include <stdint.h>
 

@@ -6,10 +6,10 @@
 #ifndef H2B_LOAD_ENGINE_H
 #define H2B_LOAD_ENGINE_H
 
-#include "arrival.h"
-#include "h2fast.h"
-#include "load.h"
-#include "pool_nghttp2.h" /* harness/core: the size-class pool as an nghttp2_mem */
+#include "load/arrival.h"
+#include "load/h2fast.h"
+#include "load/load.h"
+#include "core/pool_nghttp2.h" /* harness/core: the size-class pool as an nghttp2_mem */
 
 #include <nghttp2/nghttp2.h>
 #include <openssl/ssl.h>

@@ -29,12 +29,12 @@
  * issue makes it optional and off by default, and no shipped scenario wants it); reusing
  * worker.c's connection struct (its states and buffers are nghttp2's).
  */
-#include "h1load.h"
+#include "load/h1load.h"
 
-#include "clock.h"
-#include "cpu.h"
-#include "error.h"
-#include "h1parse.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "core/h1parse.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -5,10 +5,10 @@
  * adds the HTTP/1.1 connections, and runs h2b__h1_worker_main() as the thread body. The
  * worker's stats, histograms, progress hand-off, epoll fd and schedule are the h2 worker's.
  */
-#ifndef H2B_H1LOAD_H
-#define H2B_H1LOAD_H
+#ifndef H2B_LOAD_H1LOAD_H
+#define H2B_LOAD_H1LOAD_H
 
-#include "engine.h"
+#include "load/engine.h"
 
 /* Adds the HTTP/1.1 state to w (after h2b__load_worker_init). Returns H2B_OK, H2B_ERR_NOMEM or
  * H2B_ERR_INVAL (a header that cannot be written in HTTP/1.1); free with h2b__h1_worker_free. */

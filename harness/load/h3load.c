@@ -21,13 +21,13 @@
  * Rejected: one UDP socket per worker with a connection-ID table (needed only for servers);
  * reusing worker.c's connection struct (TCP/TLS/nghttp2 state throughout).
  */
-#include "h3load.h"
+#include "load/h3load.h"
 
-#include "clock.h"
-#include "cpu.h"
-#include "error.h"
-#include "h3quic.h"
-#include "h3tls.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "h3/h3quic.h"
+#include "h3/h3tls.h"
 
 #include <errno.h>
 #include <gnutls/crypto.h>

@@ -5,10 +5,10 @@
  * adds the QUIC connections, and runs h2b__h3_worker_main() as the thread body. The worker's
  * stats, histograms, progress hand-off, epoll fd and schedule are the h2 worker's.
  */
-#ifndef H2B_H3LOAD_H
-#define H2B_H3LOAD_H
+#ifndef H2B_LOAD_H3LOAD_H
+#define H2B_LOAD_H3LOAD_H
 
-#include "engine.h"
+#include "load/engine.h"
 
 /* Adds the HTTP/3 state to w (after h2b__load_worker_init). first_conn and requests as for
  * h2b__load_worker_init. Returns H2B_OK or H2B_ERR_NOMEM (free with h2b__h3_worker_free). */

@@ -15,9 +15,9 @@
  * would invent precision the data do not have). Base64 is OpenSSL's EVP_EncodeBlock, deflate is
  * zlib's compress2 (zlib format, as Java's Deflater writes and every reader inflates).
  */
-#include "error.h"
-#include "hist.h"
-#include "load.h"
+#include "core/error.h"
+#include "core/hist.h"
+#include "load/load.h"
 
 #include <inttypes.h>
 #include <math.h>

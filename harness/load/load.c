@@ -8,14 +8,14 @@
  * Workers block SIGINT/SIGTERM, so the caller's handler runs on the main thread and only calls
  * h2b_load_stop().
  */
-#include "check.h"
-#include "clock.h"
-#include "cpu.h"
-#include "engine.h"
-#include "error.h"
+#include "core/check.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "load/engine.h"
+#include "core/error.h"
 #ifdef H2B_HAVE_H3
-#include "h1load.h"
-#include "h3load.h"
+#include "load/h1load.h"
+#include "load/h3load.h"
 #endif
 
 #include <netdb.h>

@@ -16,11 +16,11 @@
  *
  * Memory grows with connections and in-flight streams, never with the number of requests.
  */
-#ifndef H2B_LOAD_H
-#define H2B_LOAD_H
+#ifndef H2B_LOAD_LOAD_H
+#define H2B_LOAD_LOAD_H
 
-#include "arrival.h"
-#include "hist.h"
+#include "load/arrival.h"
+#include "core/hist.h"
 
 #include <jansson.h>
 #include <sched.h>

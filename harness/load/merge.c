@@ -14,10 +14,10 @@
  * from a reconstructed engine result (it would need the whole engine configuration, which a
  * results file only summarises).
  */
-#include "error.h"
-#include "hist.h"
-#include "load.h"
-#include "results.h"
+#include "core/error.h"
+#include "core/hist.h"
+#include "load/load.h"
+#include "core/results.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -32,14 +32,14 @@
  * The fixed-size record is sent as bytes: all ranks must run the same h2bench build (the
  * usual MPI requirement), which the record's version stamp checks.
  */
-#include "mpi_job.h"
+#include "load/mpi_job.h"
 
-#include "check.h"
-#include "clock.h"
-#include "error.h"
-#include "engine.h"
-#include "json.h"
-#include "results.h"
+#include "core/check.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "load/engine.h"
+#include "core/json.h"
+#include "core/results.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
 #ifndef H2B_LOAD_MPI_JOB_H
 #define H2B_LOAD_MPI_JOB_H
 
-#include "load.h"
+#include "load/load.h"
 
 #include <jansson.h>
 #include <stdbool.h>

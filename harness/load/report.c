@@ -8,12 +8,12 @@
  * every ended request (h2load drops errored ones) and "time to 1st byte" is per request (h2load's
  * is per connection and includes the handshake).
  */
-#include "engine.h"
-#include "env.h"
-#include "error.h"
-#include "load.h"
-#include "results.h"
-#include "version.h"
+#include "load/engine.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "load/load.h"
+#include "core/results.h"
+#include "core/version.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

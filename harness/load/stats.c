@@ -5,8 +5,8 @@
  * "smallest seen" fields take the minimum. Percentiles are only ever read from merged
  * histograms, never averaged.
  */
-#include "error.h"
-#include "load.h"
+#include "core/error.h"
+#include "load/load.h"
 
 #include <string.h>
 

@@ -24,10 +24,10 @@
  * a :status that is not three digits and a body that does not match its content-length make the
  * request a protocol error (failed and errored, as h2load counts them).
  */
-#include "clock.h"
-#include "cpu.h"
-#include "engine.h"
-#include "error.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "load/engine.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <inttypes.h>

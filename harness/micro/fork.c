@@ -16,10 +16,10 @@
  * child brackets n and 4n calls with client requests and dumps twice, and the parent reads the
  * two dump files' totals: instructions/op = (Ir(4n) - Ir(n)) / 3n.
  */
-#include "check.h"
-#include "error.h"
-#include "fs.h"
-#include "runner.h"
+#include "core/check.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "micro/runner.h"
 
 #include <ctype.h>
 #include <dirent.h>

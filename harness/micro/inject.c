@@ -17,10 +17,10 @@
  * Rejected: a build option; one binary that can show both regressions on demand keeps the test
  * short and the release build identical to the one CI gates.
  */
-#include "clock.h"
-#include "cli.h"
-#include "error.h"
-#include "runner.h"
+#include "core/clock.h"
+#include "core/cli.h"
+#include "core/error.h"
+#include "micro/runner.h"
 
 #include <stdlib.h>
 #include <string.h>

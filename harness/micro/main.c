@@ -6,15 +6,15 @@
  * command line; see fork.c), so a fork measures with exactly the parent's settings. Profiles
  * set defaults and explicit flags override them whatever their order.
  */
-#include "cli.h"
-#include "clock.h"
-#include "cpu.h"
-#include "env.h"
-#include "error.h"
-#include "export.h"
-#include "results.h"
-#include "runner.h"
-#include "stats.h"
+#include "core/cli.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "core/export.h"
+#include "core/results.h"
+#include "micro/runner.h"
+#include "core/stats.h"
 
 #include <errno.h>
 #include <getopt.h>

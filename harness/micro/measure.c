@@ -18,13 +18,13 @@
  * (h2b__micro_measure_callgrind) runs under valgrind, where timing is meaningless, so it only
  * brackets n and 4n calls with callgrind client requests; the parent reads the dumps.
  */
-#include "clock.h"
-#include "rand.h"
-#include "env.h"
-#include "error.h"
-#include "runner.h"
+#include "core/clock.h"
+#include "core/rand.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "micro/runner.h"
 
-#include "alloc.h"
+#include "core/alloc.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

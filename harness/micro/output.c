@@ -11,10 +11,10 @@
  * be called deterministic. A metric that could not be measured is null and its reason is in
  * the entry's "note".
  */
-#include "error.h"
-#include "results.h"
-#include "runner.h"
-#include "stats.h"
+#include "core/error.h"
+#include "core/results.h"
+#include "micro/runner.h"
+#include "core/stats.h"
 
 #include <inttypes.h>
 #include <math.h>

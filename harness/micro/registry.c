@@ -6,8 +6,8 @@
  * validates names and expands "params" lists when the runner starts. A fixed table (no malloc in
  * constructors) keeps registration independent of the counting allocator's start-up order.
  */
-#include "error.h"
-#include "runner.h"
+#include "core/error.h"
+#include "micro/runner.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -11,7 +11,7 @@
 #define H2B_MICRO_RUNNER_H
 
 #include "h2bench/micro.h"
-#include "hist.h"
+#include "core/hist.h"
 
 #include <jansson.h>
 #include <regex.h>

@@ -21,10 +21,10 @@
  * narrower than 0.1 px below the first level (thousands of invisible rectangles; their samples
  * still count in their parents' widths).
  */
-#include "prof_int.h"
+#include "prof/prof_int.h"
 
-#include "buf.h"
-#include "error.h"
+#include "core/buf.h"
+#include "core/error.h"
 
 #include <math.h>
 #include <stdio.h>

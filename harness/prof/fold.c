@@ -15,10 +15,10 @@
  * symbolising addresses ourselves (perf already does it, with the kernel's symbols and the
  * DWARF unwinder).
  */
-#include "prof_int.h"
+#include "prof/prof_int.h"
 
-#include "buf.h"
-#include "error.h"
+#include "core/buf.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <stdio.h>

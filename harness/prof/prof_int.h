@@ -5,10 +5,10 @@
  * Frames are interned (name, DSO basename) pairs; a stack is a run of frame ids, root first, in
  * one id pool; both have open-addressing hash tables (FNV-1a) of index + 1, 0 = empty.
  */
-#ifndef H2B_PROF_INT_H
-#define H2B_PROF_INT_H
+#ifndef H2B_PROF_PROF_INT_H
+#define H2B_PROF_PROF_INT_H
 
-#include "prof.h"
+#include "prof/prof.h"
 
 #include <stdint.h>
 

@@ -20,10 +20,10 @@
  * already does well); `perf record --duration` (not in Debian 12's perf 6.1); `perf report` for
  * the folding (see fold.c).
  */
-#include "prof_int.h"
+#include "prof/prof_int.h"
 
-#include "error.h"
-#include "proc.h"
+#include "core/error.h"
+#include "core/proc.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

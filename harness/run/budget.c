@@ -29,15 +29,15 @@
  * server_instructions_per_request); measuring budgets during the timed cells (the preload's
  * atomics and valgrind would distort the times).
  */
-#include "budget.h"
+#include "run/budget.h"
 
-#include "budget_page.h"
-#include "clock.h"
-#include "error.h"
-#include "fs.h"
-#include "proc.h"
-#include "results.h"
-#include "url.h"
+#include "core/budget_page.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/proc.h"
+#include "core/results.h"
+#include "core/url.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

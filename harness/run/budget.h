@@ -26,10 +26,10 @@
 #ifndef H2B_RUN_BUDGET_H
 #define H2B_RUN_BUDGET_H
 
-#include "peers.h"
-#include "results.h"
-#include "scenario.h"
-#include "target.h"
+#include "run/peers.h"
+#include "core/results.h"
+#include "run/scenario.h"
+#include "run/target.h"
 
 #include <jansson.h>
 #include <stdbool.h>

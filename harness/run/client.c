@@ -7,11 +7,11 @@
  * fold those into the core histogram. The text parser keys on line prefixes, not positions, so
  * the "progress" and "spawning thread" chatter around the block does not matter.
  */
-#include "client.h"
+#include "run/client.h"
 
-#include "error.h"
-#include "hist.h"
-#include "results.h"
+#include "core/error.h"
+#include "core/hist.h"
+#include "core/results.h"
 
 #include <errno.h>
 #include <math.h>

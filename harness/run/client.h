@@ -10,8 +10,8 @@
 #ifndef H2B_RUN_CLIENT_H
 #define H2B_RUN_CLIENT_H
 
-#include "expand.h"
-#include "scenario.h"
+#include "run/expand.h"
+#include "run/scenario.h"
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -10,13 +10,13 @@
  * Rejected: a table library or a column-width pass over all rows (the cell lines must appear
  * one by one, so widths are fixed); ANSI erase on a TERM=dumb terminal (it gets padding).
  */
-#include "runner_int.h"
+#include "run/runner_int.h"
 
-#include "budget.h"
-#include "clock.h"
-#include "results.h"
-#include "stats.h"
-#include "target.h"
+#include "run/budget.h"
+#include "core/clock.h"
+#include "core/results.h"
+#include "core/stats.h"
+#include "run/target.h"
 
 #include <math.h>
 #include <stdio.h>

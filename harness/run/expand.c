@@ -6,10 +6,10 @@
  * streams, then the frame-size and window sweeps; repeats are the outermost loop so that each
  * repetition sees the whole matrix once before the next begins.
  */
-#include "expand.h"
+#include "run/expand.h"
 
-#include "cli.h"
-#include "error.h"
+#include "core/cli.h"
+#include "core/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #ifndef H2B_RUN_EXPAND_H
 #define H2B_RUN_EXPAND_H
 
-#include "scenario.h"
+#include "run/scenario.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,11 +5,11 @@
  * to nginx. Rendering writes the configuration next to the target's logs in its private run
  * directory, so a failed run leaves the exact files that were used for inspection.
  */
-#include "peers.h"
+#include "run/peers.h"
 
-#include "error.h"
-#include "fs.h"
-#include "scenario.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "run/scenario.h"
 
 #include <limits.h>
 #include <stdio.h>

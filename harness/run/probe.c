@@ -8,11 +8,11 @@
  * TLS (https://) goes through OpenSSL with ALPN "h2" and no certificate verification: the probe
  * asks what the server advertises, it does not vouch for who it is.
  */
-#include "probe.h"
+#include "run/probe.h"
 
-#include "clock.h"
-#include "error.h"
-#include "url.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/url.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -13,12 +13,12 @@
  * Rejected: one recording across the whole run (cells would blur into one profile); recording
  * every cell by default (perf costs the target CPU time; profiles are asked for).
  */
-#include "profile.h"
+#include "run/profile.h"
 
-#include "clock.h"
-#include "error.h"
-#include "prof.h"
-#include "results.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "prof/prof.h"
+#include "core/results.h"
 
 #include <errno.h>
 #include <stdarg.h>

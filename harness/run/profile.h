@@ -12,8 +12,8 @@
 #ifndef H2B_RUN_PROFILE_H
 #define H2B_RUN_PROFILE_H
 
-#include "expand.h"
-#include "json.h"
+#include "run/expand.h"
+#include "core/json.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,12 +12,12 @@
  * Rejected: a run directory beside the results (results/runs/ would fill with logs and
  * docroots); removing any directory named by the caller (only /tmp/h2bench-run-* is removed).
  */
-#include "runner_int.h"
+#include "run/runner_int.h"
 
-#include "clock.h"
-#include "fs.h"
-#include "json.h"
-#include "tlscert.h"
+#include "core/clock.h"
+#include "core/fs.h"
+#include "core/json.h"
+#include "core/tlscert.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -19,22 +19,22 @@
  * This file drives the matrix (targets, cells, budgets, micro suites); the run directory and the
  * results path are rundir.c's, everything printed is console.c's (runner_int.h holds the run).
  */
-#include "runner_int.h"
+#include "run/runner_int.h"
 
-#include "budget.h"
-#include "client.h"
-#include "clock.h"
-#include "cpu.h"
-#include "env.h"
-#include "error.h"
-#include "expand.h"
-#include "peers.h"
-#include "probe.h"
-#include "proc.h"
-#include "profile.h"
-#include "results.h"
-#include "scenario.h"
-#include "target.h"
+#include "run/budget.h"
+#include "run/client.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "run/expand.h"
+#include "run/peers.h"
+#include "run/probe.h"
+#include "core/proc.h"
+#include "run/profile.h"
+#include "core/results.h"
+#include "run/scenario.h"
+#include "run/target.h"
 
 #include <math.h>
 #include <signal.h>

@@ -10,7 +10,7 @@
 #ifndef H2B_RUN_RUNNER_H
 #define H2B_RUN_RUNNER_H
 
-#include "json.h"
+#include "core/json.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -9,12 +9,12 @@
 #ifndef H2B_RUN_RUNNER_INT_H
 #define H2B_RUN_RUNNER_INT_H
 
-#include "client.h"
-#include "error.h"
-#include "expand.h"
-#include "peers.h"
-#include "runner.h"
-#include "scenario.h"
+#include "run/client.h"
+#include "core/error.h"
+#include "run/expand.h"
+#include "run/peers.h"
+#include "run/runner.h"
+#include "run/scenario.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,11 +9,11 @@
  * Rejected: a schema language (JSON Schema) - it would need a validator dependency and still
  * could not express the cross-field rules (warm-up needs a duration, GET has no body).
  */
-#include "scenario.h"
+#include "run/scenario.h"
 
-#include "error.h"
-#include "json.h"
-#include "url.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/url.h"
 
 #include <sched.h>
 #include <signal.h>

@@ -12,7 +12,7 @@
 #ifndef H2B_RUN_SCENARIO_H
 #define H2B_RUN_SCENARIO_H
 
-#include "json.h"
+#include "core/json.h"
 
 #include <jansson.h>
 #include <stdbool.h>

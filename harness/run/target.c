@@ -9,15 +9,15 @@
  * milliseconds on a machine where only we start servers, and a lost race shows as a target
  * that never becomes ready, with the peer's own "address in use" in the reason.
  */
-#include "target.h"
+#include "run/target.h"
 
-#include "clock.h"
-#include "cpu.h"
-#include "error.h"
-#include "fs.h"
-#include "probe.h"
-#include "proc.h"
-#include "url.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "run/probe.h"
+#include "core/proc.h"
+#include "core/url.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -14,8 +14,8 @@
 #ifndef H2B_RUN_TARGET_H
 #define H2B_RUN_TARGET_H
 
-#include "peers.h"
-#include "scenario.h"
+#include "run/peers.h"
+#include "run/scenario.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,11 +9,11 @@
  * counts instructions per pair under callgrind (--mode runs a single mode for that).
  * Compiled with -fno-builtin so the pairs are not folded away.
  */
-#include "clock.h"
-#include "cli.h"
-#include "cpu.h"
+#include "core/clock.h"
+#include "core/cli.h"
+#include "core/cpu.h"
 #ifdef H2B_BENCH_COUNTING
-#include "alloc.h"
+#include "core/alloc.h"
 #endif
 
 #include <stdbool.h>

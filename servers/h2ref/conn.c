@@ -27,16 +27,16 @@
  * Rejected: a send_callback writing per frame (one syscall per frame); per-connection arenas
  * (connections live for millions of requests and nghttp2 frees objects one by one).
  */
-#include "conn.h"
+#include "h2ref/conn.h"
 
-#include "alloc.h"
-#include "clock.h"
-#include "error.h"
-#include "h1.h"
-#include "h2frame.h"
-#include "handlers.h"
-#include "heap.h"
-#include "pool_nghttp2.h"
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "h2ref/h1.h"
+#include "h2ref/h2frame.h"
+#include "h2ref/handlers.h"
+#include "core/heap.h"
+#include "core/pool_nghttp2.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>

@@ -35,10 +35,10 @@
  * interposer count (h2bench::alloc, when linked and armed) into worker_allocs; a thread should
  * h2b_alloc_reset() before it creates its connections.
  */
-#ifndef H2B_CONN_H
-#define H2B_CONN_H
+#ifndef H2B_H2REF_CONN_H
+#define H2B_H2REF_CONN_H
 
-#include "stats.h"
+#include "h2ref/stats.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

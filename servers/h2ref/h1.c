@@ -29,14 +29,14 @@
  * Rejected: pipelined responses generated ahead (they would need a queue of bodies for little gain,
  * and no client we measure pipelines by default).
  */
-#include "h1.h"
+#include "h2ref/h1.h"
 
-#include "clock.h"
-#include "error.h"
-#include "h1parse.h"
-#include "handlers.h"
-#include "heap.h"
-#include "pool.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/h1parse.h"
+#include "h2ref/handlers.h"
+#include "core/heap.h"
+#include "core/pool.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,11 +8,11 @@
  * not know which protocol a connection speaks. struct h2b_h1_ctx is per thread (timers,
  * buffer free list), owned by the h2b_conn_ctx.
  */
-#ifndef H2B_H1_H
-#define H2B_H1_H
+#ifndef H2B_H2REF_H1_H
+#define H2B_H2REF_H1_H
 
-#include "conn.h"
-#include "stats.h"
+#include "h2ref/conn.h"
+#include "h2ref/stats.h"
 
 #include <stdbool.h>
 #include <stddef.h>

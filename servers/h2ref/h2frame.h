@@ -8,11 +8,11 @@
  * TLS and the h2c/HTTP/1.1 detection above it do not know which engine runs. struct
  * h2b_h2s_ctx is per thread (timers, free lists), owned by the h2b_conn_ctx.
  */
-#ifndef H2B_H2FRAME_H
-#define H2B_H2FRAME_H
+#ifndef H2B_H2REF_H2FRAME_H
+#define H2B_H2REF_H2FRAME_H
 
-#include "conn.h"
-#include "stats.h"
+#include "h2ref/conn.h"
+#include "h2ref/stats.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdbool.h>

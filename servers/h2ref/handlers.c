@@ -24,7 +24,7 @@
  * realpath() and a prefix compare for the docroot (racy against renames, and it follows
  * symlinks by design).
  */
-#include "handlers.h"
+#include "h2ref/handlers.h"
 
 #include <errno.h>
 #include <fcntl.h>

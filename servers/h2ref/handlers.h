@@ -12,8 +12,8 @@
  * Every function here is pure or touches only caller storage and read-only statics: any
  * thread may call any of them at any time.
  */
-#ifndef H2B_HANDLERS_H
-#define H2B_HANDLERS_H
+#ifndef H2B_H2REF_HANDLERS_H
+#define H2B_H2REF_HANDLERS_H
 
 #include <stdbool.h>
 #include <stddef.h>

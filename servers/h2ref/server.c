@@ -17,13 +17,13 @@
  * sees the GOAWAY instead of a TCP reset for its unread input. Connections closed while events
  * for them are still in the batch are freed at the end of the loop turn.
  */
-#include "server.h"
+#include "h2ref/server.h"
 
-#include "alloc.h"
-#include "clock.h"
-#include "cpu.h"
-#include "error.h"
-#include "tls.h"
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "h2ref/tls.h"
 
 #include <errno.h>
 #include <fcntl.h>

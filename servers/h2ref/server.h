@@ -6,10 +6,10 @@
  * and hands connections out round-robin (a per-worker queue plus an eventfd), so they spread
  * evenly whatever the 4-tuple hash would say. The HTTP/2 logic itself lives in conn.h.
  */
-#ifndef H2B_SERVER_H
-#define H2B_SERVER_H
+#ifndef H2B_H2REF_SERVER_H
+#define H2B_H2REF_SERVER_H
 
-#include "conn.h"
+#include "h2ref/conn.h"
 
 #include <sched.h>
 #include <stdbool.h>

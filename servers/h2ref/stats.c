@@ -5,9 +5,9 @@
  * (it is one of the server's routes and the server allocates nothing per request), and the
  * document is flat and small, so a JSON library would add nothing.
  */
-#include "stats.h"
+#include "h2ref/stats.h"
 
-#include "error.h"
+#include "core/error.h"
 
 #include <fcntl.h>
 #include <stdarg.h>

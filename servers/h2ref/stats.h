@@ -7,8 +7,8 @@
  * reader never sees a torn value. Counters are an array indexed by enum so that summing and
  * printing are one loop over a name table, not one line per field.
  */
-#ifndef H2B_STATS_H
-#define H2B_STATS_H
+#ifndef H2B_H2REF_STATS_H
+#define H2B_H2REF_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>

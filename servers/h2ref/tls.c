@@ -7,10 +7,10 @@
  * at once (the generator is core/tlscert.c). Buffers are released on idle connections
  * (SSL_MODE_RELEASE_BUFFERS).
  */
-#include "tls.h"
+#include "h2ref/tls.h"
 
-#include "error.h"
-#include "tlscert.h"
+#include "core/error.h"
+#include "core/tlscert.h"
 
 #include <nghttp2/nghttp2.h>
 #include <openssl/err.h>

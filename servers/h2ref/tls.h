@@ -2,8 +2,8 @@
  * tls.h - the server's TLS context: TLS 1.2/1.3, ALPN "h2" only, and a self-signed
  * certificate generated in memory when no files are given.
  */
-#ifndef H2B_TLS_H
-#define H2B_TLS_H
+#ifndef H2B_H2REF_TLS_H
+#define H2B_H2REF_TLS_H
 
 #include <openssl/ssl.h>
 

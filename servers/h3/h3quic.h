@@ -6,8 +6,8 @@
  * nghttp3's user_data point at that struct, so the shared callbacks below cast user_data to
  * struct h2b_h3quic. Single-threaded: a connection is used by the thread that owns it.
  */
-#ifndef H2B_H3QUIC_H
-#define H2B_H3QUIC_H
+#ifndef H2B_H3_H3QUIC_H
+#define H2B_H3_H3QUIC_H
 
 #include <gnutls/gnutls.h>
 #include <nghttp3/nghttp3.h>

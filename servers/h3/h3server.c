@@ -28,15 +28,15 @@
  * period that keeps state after an error (it buys retransmitted CONNECTION_CLOSEs and costs
  * memory an attacker controls).
  */
-#include "h3server.h"
+#include "h3/h3server.h"
 
-#include "clock.h"
-#include "cpu.h"
-#include "error.h"
-#include "h3quic.h"
-#include "h3tls.h"
-#include "../h2ref/handlers.h" /* the routes and their responses, shared with h2ref */
-#include "../h2ref/stats.h"    /* h2ref's counters, not core's stats.h */
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "h3/h3quic.h"
+#include "h3/h3tls.h"
+#include "h2ref/handlers.h" /* the routes and their responses, shared with h2ref */
+#include "h2ref/stats.h"    /* h2ref's counters, not core's stats.h */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,8 +8,8 @@
  * Thread-safety: h2b_h3_server_start and h2b_h3_server_stop are called from one thread; the
  * server thread blocks every signal, so the caller's signalfd keeps receiving them.
  */
-#ifndef H2B_H3SERVER_H
-#define H2B_H3SERVER_H
+#ifndef H2B_H3_H3SERVER_H
+#define H2B_H3_H3SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,9 +7,9 @@
  * Rejected: exporting the OpenSSL certificate to PEM and importing it here; it would tie this
  * module to the h2ref server's internals for no gain (clients do not verify either certificate).
  */
-#include "h3tls.h"
+#include "h3/h3tls.h"
 
-#include "error.h"
+#include "core/error.h"
 
 #include <arpa/inet.h>
 #include <gnutls/crypto.h>

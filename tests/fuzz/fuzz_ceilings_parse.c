@@ -4,10 +4,10 @@
  * Whatever it accepts must serialise and validate again (what the gate writes for --propose
  * must be readable by the gate).
  */
-#include "ceilings.h"
-#include "error.h"
+#include "gates/ceilings.h"
+#include "core/error.h"
 #include "fuzz_input.h"
-#include "json.h"
+#include "core/json.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * its spans point inside it, and the decoder never reports more consumed bytes than it got or
  * body bytes outside its input.
  */
-#include "h1parse.h"
+#include "core/h1parse.h"
 
 #include <stdlib.h>
 

@@ -4,9 +4,9 @@
  * Whatever it accepts must be a consistent histogram: counts add up to the total, percentiles
  * are monotonic and within [min, max], and re-encoding then decoding gives the same bins.
  */
-#include "error.h"
+#include "core/error.h"
 #include "fuzz_input.h"
-#include "hist.h"
+#include "core/hist.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
  * parsed document, the scanner finds it at a valid line and column. (Texts with backslashes are
  * left out of the agreement check: paths compare raw key bytes, jansson decodes escapes.)
  */
-#include "error.h"
-#include "json.h"
+#include "core/error.h"
+#include "core/json.h"
 
 #include <stdint.h>
 #include <stdlib.h>

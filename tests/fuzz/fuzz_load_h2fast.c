@@ -21,8 +21,8 @@
  * on, and must decode without error to exactly the header list of the request sent on that
  * stream (so cached blocks, the generation counter and the size updates are all checked).
  */
-#include "error.h"
-#include "h2fast.h"
+#include "core/error.h"
+#include "load/h2fast.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * up to 100, and must draw as a flame graph (what `h2bench report` does with a results file's
  * artefacts).
  */
-#include "error.h"
+#include "core/error.h"
 #include "fuzz_input.h"
-#include "prof.h"
+#include "prof/prof.h"
 
 #include <math.h>
 #include <stdlib.h>

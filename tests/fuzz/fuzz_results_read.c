@@ -5,10 +5,10 @@
  * Whatever it rejects must come with a message and a position inside the text; whatever it
  * accepts must survive locating every top-level field.
  */
-#include "error.h"
+#include "core/error.h"
 #include "fuzz_input.h"
-#include "json.h"
-#include "results.h"
+#include "core/json.h"
+#include "core/results.h"
 
 #include <stdlib.h>
 #include <string.h>

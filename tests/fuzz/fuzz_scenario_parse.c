@@ -4,10 +4,10 @@
  * A rejected scenario must come with a message; an accepted one must be freed cleanly. The
  * located diagnostics (json.c's scanner) run on the same text.
  */
-#include "error.h"
+#include "core/error.h"
 #include "fuzz_input.h"
-#include "json.h"
-#include "scenario.h"
+#include "core/json.h"
+#include "run/scenario.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,8 +7,8 @@
 #ifndef H2B_FUZZ_SERVER_H
 #define H2B_FUZZ_SERVER_H
 
-#include "conn.h"
-#include "error.h"
+#include "h2ref/conn.h"
+#include "core/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,9 +7,9 @@
  * *out untouched with a message that ends in the byte it names.
  */
 #include "fuzz_input.h"
-#include "url.h"
+#include "core/url.h"
 
-#include "error.h"
+#include "core/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,8 +3,8 @@
  * matrix cell ("target connections requested effective status failed-requests reason"), so
  * integration scripts can assert on results without a JSON tool. Exit 0 valid, 2 invalid.
  */
-#include "error.h"
-#include "results.h"
+#include "core/error.h"
+#include "core/results.h"
 
 #include <stdio.h>
 

@@ -2,11 +2,11 @@
  * interval, time verdicts against the threshold, exact counts, the not-deterministic rule,
  * p99 sample guards, benchmarks on one side only, invalid sides, the merge of a side's
  * results files (gates/abrun.c), and the verdict on matrix cells (h2b_ab_judge_cells). */
-#include "ab.h"
-#include "abrun.h"
-#include "error.h"
-#include "model.h"
-#include "results.h"
+#include "gates/ab.h"
+#include "gates/abrun.h"
+#include "core/error.h"
+#include "core/model.h"
+#include "core/results.h"
 #include "test.h"
 
 #include <math.h>

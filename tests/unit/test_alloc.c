@@ -7,7 +7,7 @@
  * Under sanitizers the interposer is absent: its checks are skipped with a printed reason and
  * the adapter's checks still run.
  */
-#include "alloc.h"
+#include "core/alloc.h"
 #include "test.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
  * also in a Release build (NDEBUG defined here on purpose).
  */
 #define NDEBUG 1
-#include "check.h"
+#include "core/check.h"
 #include "test.h"
 
 #include <signal.h>

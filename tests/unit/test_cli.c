@@ -1,7 +1,7 @@
 /* test_cli.c - strict value parsers, table-driven. */
-#include "cli.h"
-#include "clock.h"
-#include "error.h"
+#include "core/cli.h"
+#include "core/clock.h"
+#include "core/error.h"
 #include "test.h"
 
 int main(void)

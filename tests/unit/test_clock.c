@@ -1,5 +1,5 @@
 /* test_clock.c - clocks advance, CPU clocks see spent CPU, sleep sleeps, UTC string shape. */
-#include "clock.h"
+#include "core/clock.h"
 #include "test.h"
 
 int main(void)

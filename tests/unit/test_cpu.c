@@ -1,6 +1,6 @@
 /* test_cpu.c - CPU list parsing (table-driven), formatting round trip, pinning. */
-#include "cpu.h"
-#include "error.h"
+#include "core/cpu.h"
+#include "core/error.h"
 #include "test.h"
 
 static const struct {

@@ -3,10 +3,10 @@
  * library versions, and reports hardware counters honestly: this machine has none, so the
  * result must be false with a reason (a machine with counters gets true and an empty reason).
  */
-#include "env.h"
-#include "error.h"
+#include "core/env.h"
+#include "core/error.h"
 #include "test.h"
-#include "version.h"
+#include "core/version.h"
 
 #include <nghttp2/nghttp2.h>
 #include <string.h>

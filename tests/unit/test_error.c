@@ -1,5 +1,5 @@
 /* test_error.c - every code has its own description, unknown codes are safe. */
-#include "error.h"
+#include "core/error.h"
 #include "test.h"
 
 int main(void)

@@ -13,11 +13,11 @@
  * the same functions with json_set_alloc_funcs. Allocations inside libc or OpenSSL are not
  * injected.
  */
-#include "conn.h"
-#include "error.h"
-#include "hist.h"
-#include "json.h"
-#include "results.h"
+#include "h2ref/conn.h"
+#include "core/error.h"
+#include "core/hist.h"
+#include "core/json.h"
+#include "core/results.h"
 #include "test.h"
 
 #include <nghttp2/nghttp2.h>

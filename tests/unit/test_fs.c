@@ -3,8 +3,8 @@
  * non-executable files skipped, an empty entry is the current directory), a path taken as it
  * is, and the failures (not found, buffer too small).
  */
-#include "error.h"
-#include "fs.h"
+#include "core/error.h"
+#include "core/fs.h"
 #include "test.h"
 
 #include <limits.h>

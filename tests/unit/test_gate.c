@@ -1,9 +1,9 @@
 /* test_gate.c - the gate engine on in-memory inputs: statistics (t quantiles, Welch interval),
  * ceilings round trip, exact and robust checks, proposals. */
-#include "ceilings.h"
-#include "compare.h"
-#include "error.h"
-#include "gate.h"
+#include "gates/ceilings.h"
+#include "gates/compare.h"
+#include "core/error.h"
+#include "gates/gate.h"
 #include "test.h"
 
 #include <math.h>

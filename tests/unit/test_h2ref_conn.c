@@ -4,10 +4,10 @@
  * Covers the routes, /echo flow control, /delay and the idle timeout through the ctx clock, and
  * that the server's own code makes no allocation per request once warm.
  */
-#include "alloc.h"
-#include "clock.h"
-#include "conn.h"
-#include "error.h"
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "h2ref/conn.h"
+#include "core/error.h"
 #include "test.h"
 
 #include <fcntl.h>

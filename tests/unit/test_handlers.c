@@ -2,7 +2,7 @@
  * test_handlers.c - the reference server's route table and responses (servers/h2ref/handlers.c),
  * which h2ref's HTTP/2 engine, its HTTP/1.1 side and the HTTP/3 server all go through.
  */
-#include "handlers.h"
+#include "h2ref/handlers.h"
 #include "test.h"
 
 static void test_routes(void)

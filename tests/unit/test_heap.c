@@ -3,8 +3,8 @@
  * random pushes, removes and rekeys keep every node's position right and the top minimal, and
  * a decreasing key sequence (the /delay defect's pattern) costs O(log n) moves per push.
  */
-#include "error.h"
-#include "heap.h"
+#include "core/error.h"
+#include "core/heap.h"
 #include "test.h"
 
 #define N 2000

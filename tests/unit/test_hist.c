@@ -5,8 +5,8 @@
  * and Pareto data; merge must equal recording into one; the encoding must round-trip and reject
  * every corruption we can think of.
  */
-#include "error.h"
-#include "hist.h"
+#include "core/error.h"
+#include "core/hist.h"
 #include "test.h"
 
 #include <math.h>

@@ -24,8 +24,8 @@
  * headers, and the in-memory connection is the same code without the scheduling noise);
  * copying nghttp2's inflater tests (they test the library, not our use of it).
  */
-#include "conn.h"
-#include "error.h"
+#include "h2ref/conn.h"
+#include "core/error.h"
 #include "test.h"
 
 #include <dirent.h>

@@ -3,8 +3,8 @@
  * typed checks and their messages, and the atomic writer (round trip, key order, failures that
  * leave nothing behind).
  */
-#include "error.h"
-#include "json.h"
+#include "core/error.h"
+#include "core/json.h"
 #include "test.h"
 
 #include <dirent.h>

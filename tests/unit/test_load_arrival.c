@@ -2,8 +2,8 @@
  * test_load_arrival.c - the open-loop schedule: constant times are exact and drift-free, Poisson
  * gaps have the right mean and spread, a seed reproduces a schedule, bad input is refused.
  */
-#include "arrival.h"
-#include "error.h"
+#include "load/arrival.h"
+#include "core/error.h"
 #include "test.h"
 
 #include <math.h>

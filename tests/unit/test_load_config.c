@@ -2,8 +2,8 @@
  * test_load_config.c - `h2bench load` option parsing: h2load's spellings and meanings, our
  * options, the cross-checks, and errors for everything malformed. Also the URI parser.
  */
-#include "error.h"
-#include "load.h"
+#include "core/error.h"
+#include "load/load.h"
 #include "test.h"
 
 #include <stdarg.h>

@@ -2,9 +2,9 @@
  * test_load_report.c - the results as h2load-compatible text (exact lines for known numbers) and
  * as a JSON matrix cell that passes the results-file schema of DESIGN.md.
  */
-#include "error.h"
-#include "load.h"
-#include "results.h"
+#include "core/error.h"
+#include "load/load.h"
+#include "core/results.h"
 #include "test.h"
 
 static void fill(struct h2b_load_config *cfg, struct h2b_load_result *res)

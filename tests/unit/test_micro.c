@@ -3,9 +3,9 @@
  * fork's numbers surviving the JSON trip between processes, and merging forks (percentiles from
  * merged histograms, never averaged; allocation agreement; null metrics keep their reason).
  */
-#include "error.h"
-#include "runner.h"
-#include "stats.h"
+#include "core/error.h"
+#include "micro/runner.h"
+#include "core/stats.h"
 #include "test.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
  * Under sanitizers (H2B_SANITIZED) blocks are never reused; the checks that depend on reuse
  * say so.
  */
-#include "pool.h"
+#include "core/pool.h"
 #include "test.h"
 
 static void test_classes(void)

@@ -3,10 +3,10 @@
  * statuses, signals, wait-then-SIGKILL, CPU pinning, CPU time and RSS, file and stderr
  * outputs, long lines, and spawn failures that leave nothing behind.
  */
-#include "clock.h"
-#include "cpu.h"
-#include "error.h"
-#include "proc.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "core/proc.h"
 #include "test.h"
 
 #include <signal.h>

@@ -2,8 +2,8 @@
  * test_prof.c - harness/prof: perf script parsing, folding, the summary's shares, folded files
  * round trip, hostile names in the SVG, and the errors bad input gets.
  */
-#include "error.h"
-#include "prof.h"
+#include "core/error.h"
+#include "prof/prof.h"
 #include "test.h"
 
 #include <math.h>

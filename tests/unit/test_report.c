@@ -3,13 +3,13 @@
  * template expansion, gnuplot discovery, and the results validation messages (table-driven:
  * each malformed document names its place).
  */
-#include "chart.h"
-#include "error.h"
-#include "rdata.h"
-#include "report_int.h"
-#include "stats.h"
-#include "buf.h"
-#include "fs.h"
+#include "report/chart.h"
+#include "core/error.h"
+#include "report/rdata.h"
+#include "report/report_int.h"
+#include "core/stats.h"
+#include "core/buf.h"
+#include "core/fs.h"
 #include "test.h"
 
 #include <math.h>

@@ -3,10 +3,10 @@
  * survives a write/read round trip unchanged, and malformed files (bad JSON, wrong schema,
  * wrong types, missing fields) are rejected with file:line:column naming the field.
  */
-#include "error.h"
-#include "results.h"
+#include "core/error.h"
+#include "core/results.h"
 #include "test.h"
-#include "version.h"
+#include "core/version.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,11 +3,11 @@
  * filters), h2load output parsing, client command lines and peer placeholder expansion.
  * Scenario validation is tested end to end from files (tests/integration/run_scenarios.sh).
  */
-#include "client.h"
-#include "error.h"
-#include "expand.h"
-#include "peers.h"
-#include "scenario.h"
+#include "run/client.h"
+#include "core/error.h"
+#include "run/expand.h"
+#include "run/peers.h"
+#include "run/scenario.h"
 #include "test.h"
 
 #include <stdlib.h>

@@ -4,9 +4,9 @@
  * input (each with the column and the words of its message).
  */
 #include "test.h"
-#include "url.h"
+#include "core/url.h"
 
-#include "error.h"
+#include "core/error.h"
 
 struct good {
     const char *text;

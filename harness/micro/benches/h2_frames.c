@@ -7,7 +7,7 @@
  * drains the answers: SETTINGS ACK and two PING ACKs, exactly 43 bytes (checked every op).
  */
 #include "h2bench/micro.h"
-#include "h2conn.h"
+#include "micro/benches/h2conn.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,7 @@
  * data is part of the op (1 MiB response).
  */
 #include "h2bench/micro.h"
-#include "h2conn.h"
+#include "micro/benches/h2conn.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

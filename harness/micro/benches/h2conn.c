@@ -4,7 +4,7 @@
  * provider, as a simple server does). A stream's application state is taken from the pool in
  * on_begin_headers and returned in on_stream_close.
  */
-#include "h2conn.h"
+#include "micro/benches/h2conn.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

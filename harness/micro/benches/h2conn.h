@@ -8,8 +8,8 @@
  * from a fixed pool (no malloc per request in our code; nghttp2's own allocations are what the
  * allocation pass counts).
  */
-#ifndef H2B_BENCH_H2CONN_H
-#define H2B_BENCH_H2CONN_H
+#ifndef H2B_MICRO_BENCHES_H2CONN_H
+#define H2B_MICRO_BENCHES_H2CONN_H
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>

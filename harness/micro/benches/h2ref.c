@@ -8,10 +8,10 @@
  * counter advanced) and that the stream is closed again (no streams open). The server clock is
  * set once in setup, so the Date header, and with it the work per op, is constant.
  */
-#include "clock.h"
-#include "conn.h"
+#include "core/clock.h"
+#include "h2ref/conn.h"
 #include "h2bench/micro.h"
-#include "h2conn.h"
+#include "micro/benches/h2conn.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * Not part of the tests: run it only to change the fixtures, then review and commit them and
  * the golden REPORT.md:  build/tests/make_report_fixtures tests/data/report
  */
-#include "hist.h"
+#include "core/hist.h"
 
 #include <jansson.h>
 #include <math.h>
