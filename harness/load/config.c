@@ -5,12 +5,12 @@
  * through the strict core parsers, so "-c 10x" is an error instead of 10. The -d body and the -i
  * URI list are read here, once, so the engine never touches a file during the run.
  */
-#include "cli.h"
-#include "clock.h"
-#include "cpu.h"
-#include "error.h"
-#include "engine.h"
-#include "url.h"
+#include "core/cli.h"
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/error.h"
+#include "load/engine.h"
+#include "core/url.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -57,10 +57,10 @@
  * and frame queue are what the issue measured); a full HTTP/2 state machine (server push,
  * priorities, server role) - a load client needs none.
  */
-#include "h2fast.h"
+#include "load/h2fast.h"
 
-#include "error.h"
-#include "h2wire.h"
+#include "core/error.h"
+#include "core/h2wire.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -23,11 +23,11 @@
  * and 1 << 20 distinct stacks (H2B_ERR_RANGE beyond). Nothing here is thread-safe; one profile
  * is used by one thread at a time. Libraries report through struct h2b_diag, never print.
  */
-#ifndef H2B_PROF_H
-#define H2B_PROF_H
+#ifndef H2B_PROF_PROF_H
+#define H2B_PROF_PROF_H
 
-#include "json.h"
-#include "results.h"
+#include "core/json.h"
+#include "core/results.h"
 
 #include <stdbool.h>
 #include <stddef.h>

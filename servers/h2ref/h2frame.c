@@ -58,14 +58,14 @@
  * hash of stream ids (an idle connection would carry the table; the list is short); RFC 7540
  * priorities (deprecated by RFC 9113, responses here are small); server push.
  */
-#include "h2frame.h"
+#include "h2ref/h2frame.h"
 
-#include "alloc.h"
-#include "clock.h"
-#include "error.h"
-#include "h2wire.h"
-#include "handlers.h"
-#include "heap.h"
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/h2wire.h"
+#include "h2ref/handlers.h"
+#include "core/heap.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdatomic.h>
