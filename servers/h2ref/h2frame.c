@@ -48,10 +48,12 @@
  *   by h2b_h2s_output from a round-robin queue of streams with something to send.
  * - Guards as in conn.c: the flood budget (the same charges), idle and slow-client timeouts,
  *   echo buffer caps and the memory budget.
- * - Memory: per connection this struct, the HPACK decoder (its table holds what the client
- *   indexed) and, while output is unsent, the output buffer; streams and echo chunks come from
- *   per-ctx free lists (bypassed under sanitizers). Nothing is allocated per request here: the
- *   decoder's buffers for literal fields come from conn.c's size-class pool (its nghttp2_mem).
+ * - Memory: per connection this struct, the HPACK decoder from the first header block on (its
+ *   table holds what the client indexed) and, while output is unsent, the output buffer (our
+ *   SETTINGS wait for the first output, so an accepted connection holds no buffer); streams
+ *   and echo chunks come from per-ctx free lists (bypassed under sanitizers). Nothing is
+ *   allocated per request here: the decoder's buffers for literal fields come from conn.c's
+ *   size-class pool (its nghttp2_mem). docs/serve.md has the byte count.
  * Rejected: nghttp2_session with fewer callbacks (the session's own costs are the measured
  * problem); nghttp2_hd_deflate for responses (a deflater per connection is ~2 KiB and a deflate
  * per response; the mirror above gives the same one-byte fields for the fixed set we send); a
@@ -1126,6 +1128,20 @@ static void on_field(struct h2b_h2s *h, const uint8_t *name, size_t nlen, const 
     }
 }
 
+/* The HPACK decoder, made for the first header block (~1.3 KiB from the pool that a
+ * connection which never sends a request does not hold). */
+static __attribute__((noinline, cold)) bool inf_make(struct h2b_h2s *h)
+{
+    if (nghttp2_hd_inflate_new2(&h->inf, h->ctx->mem) != 0) {
+        h->inf = NULL;
+        fail(h, H2B_STAT_ERR_PROTOCOL);
+        return false;
+    }
+    if (h->settings_acked && h->ctx->cfg.header_table_size != 4096)
+        nghttp2_hd_inflate_change_table_size(h->inf, h->ctx->cfg.header_table_size);
+    return true;
+}
+
 /* Feeds header block bytes to the decoder; final: the block ends here. False on a fatal
  * decoding error (the connection is ended with COMPRESSION_ERROR). */
 static bool hb_feed(struct h2b_h2s *h, const uint8_t *p, size_t n, bool final)
@@ -1342,6 +1358,8 @@ static void frame_begin(struct h2b_h2s *h)
             conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
+        if (!h->inf && !inf_make(h))
+            return;
         h->hb_end_stream = flags & H2B_FL_END_STREAM;
         h->hb_err = 0;
         h->hb_bytes = 0;
@@ -1694,7 +1712,7 @@ static void frame_end(struct h2b_h2s *h)
         return;
     case H2B_F_SETTINGS:
         if (h->fflags & H2B_FL_ACK) {
-            if (!h->settings_acked && h->ctx->cfg.header_table_size != 4096)
+            if (!h->settings_acked && h->inf && h->ctx->cfg.header_table_size != 4096)
                 nghttp2_hd_inflate_change_table_size(h->inf, h->ctx->cfg.header_table_size);
             h->settings_acked = true;
         } else {
@@ -1946,8 +1964,6 @@ int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *
     h->hp_max = HPACK_MAX;
     if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
         goto out_free;
-    if (nghttp2_hd_inflate_new2(&h->inf, ctx->mem) != 0)
-        goto out_free;
     h->preface_due = true;
     retime(h);
     *out = h;
@@ -1964,7 +1980,8 @@ void h2b_h2s_del(struct h2b_h2s *h)
     h2b_heap_remove(&h->ctx->timers, &h->tnode);
     while (h->streams)
         stream_release(h, h->streams);
-    nghttp2_hd_inflate_del(h->inf);
+    if (h->inf)
+        nghttp2_hd_inflate_del(h->inf);
     out_reset(h);
     free(h);
 }
