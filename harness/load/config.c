@@ -40,7 +40,7 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->encoder_table_size = 4096;
     cfg->max_frame_size = 16384;
     cfg->timeout_ns = 30ULL * 1000000000ULL;
-    cfg->coalesce_ns = 20ULL * 1000ULL;
+    cfg->coalesce_ns = 100ULL * 1000ULL;
     cfg->arrival = H2B_ARRIVAL_CONSTANT;
     cfg->seed = 1;
     cfg->progress = H2B_LOAD_PROGRESS_AUTO;
@@ -199,8 +199,8 @@ void h2b_load_usage(FILE *f)
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
-        "      --coalesce=DUR      closed loop: when nothing is ready, nap DUR before sleeping\n"
-        "                          in epoll (adaptive; 0 = never, default 20us)\n"
+        "      --coalesce=DUR      closed loop: when nothing is ready, nap up to DUR before\n"
+        "                          sleeping in epoll (adaptive; 0 = never, default 100us)\n"
         "      --cpus=LIST         pin worker i to the i-th CPU of LIST (0,2-3)\n"
         "      --json=FILE         write the results as JSON (written atomically)\n"
         "      --latency           print the latency percentile spectrum (wrk2's layout)\n"

@@ -100,6 +100,8 @@ struct h2b__load_worker {
     bool no_pwait2;       /* epoll_pwait2 is missing (ENOSYS): epoll_wait with ms timeouts */
     uint32_t nap_skip;    /* --coalesce: turns to sleep in epoll before the next nap */
     uint32_t nap_backoff; /* the last skip (doubles while naps find nothing) */
+    uint64_t nap_ns;      /* --coalesce: the current nap (adapts up to coalesce_ns) */
+    uint32_t busy_conns;  /* connections with requests in flight (HTTP/2 engines) */
     void *h3;             /* --h3: the HTTP/3 engine's state (h3load.c) */
     void *h1;             /* HTTP/1.1: the h1 engine's state (h1load.c) */
 };

@@ -48,8 +48,10 @@
 #define WBUF_FILL (32 * 1024)             /* stop pulling frames from nghttp2 beyond this */
 #define MAX_WAIT_NS (100 * H2B_NS_PER_MS) /* stop flag and progress are noticed this fast */
 #define NO_SLOT UINT32_MAX
-#define LOGBUF_SIZE (64 * 1024) /* --log-file rows per write(2) */
-#define NAP_BACKOFF_MAX 1024    /* turns without a nap after naps that found nothing */
+#define LOGBUF_SIZE (64 * 1024)  /* --log-file rows per write(2) */
+#define NAP_BACKOFF_MAX 1024     /* turns without a nap after naps that found nothing */
+#define NAP_START_NS (20 * 1000) /* --coalesce: the first nap */
+#define NAP_MIN_NS (5 * 1000)    /* --coalesce: the shortest nap */
 
 enum conn_state {
     CONN_IDLE,       /* not started, or waiting to reconnect */
@@ -317,7 +319,8 @@ static void slot_release(struct h2b__load_conn *c, struct slot *s)
     s->stream_id = 0;
     s->next_free = c->free_head;
     c->free_head = (uint32_t)(s - c->slots);
-    c->inflight--;
+    if (--c->inflight == 0)
+        c->w->busy_conns--;
     c->w->inflight--;
     c->w->all_busy = false;
 }
@@ -379,7 +382,8 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     s->measured = t_intended >= sh->t_measure;
     if (s->measured)
         w->stats.started++;
-    c->inflight++;
+    if (c->inflight++ == 0)
+        w->busy_conns++;
     w->inflight++;
     mark_dirty(c);
     return true;
@@ -1392,15 +1396,25 @@ static int sleep_wait(struct h2b__load_worker *w, struct epoll_event *events, in
  * again: a server that writes while we nap does not have to wake us (on a VM whose idle vCPU
  * halts, waking a sleeper is an IPI: several microseconds of the server's CPU per wake-up, 6-11 %
  * of nghttpd's throughput at -c 10 -m 10), and one wake-up collects several connections'
- * responses. A nap that finds fewer than two connections ready (the server is slower than the
- * nap, or there is one connection: -c 1 -m 1, where the nap's three syscalls only replace one
- * sleep) makes the next ones wait: 1, 2, 4, ... up to NAP_BACKOFF_MAX turns sleep in epoll
- * before the next try; one that finds two or more resets that. */
+ * responses. The nap's length adapts between NAP_MIN_NS and --coalesce: a nap after which more
+ * than half of the connections with requests in flight are ready was long enough for the server
+ * to run short of work (it halves), a shorter haul lengthens it by half. A nap that finds fewer
+ * than two connections ready (the server is slower than the nap, or there is one connection:
+ * -c 1 -m 1, where the nap's three syscalls only replace one sleep), or a shortest nap that
+ * still finds more than half ready (too few requests in flight for any nap to pay: the sleep
+ * itself lasts tens of microseconds on a VM) makes the next ones wait: 1,
+ * 2, 4, ... up to NAP_BACKOFF_MAX turns sleep in epoll before the next try; one that finds two
+ * or more resets that. */
 static int wait_events(struct h2b__load_worker *w, struct epoll_event *events, int max, uint64_t ns)
 {
     const struct h2b__load_shared *sh = w->sh;
-    uint64_t nap = sh->cfg->coalesce_ns;
-    if (nap == 0 || ns <= nap || w->inflight == 0 || sh->rate_mode || sh->paced || w->h1 || w->h3)
+    uint64_t nap_max = sh->cfg->coalesce_ns;
+    if (nap_max == 0 || w->inflight == 0 || sh->rate_mode || sh->paced || w->h1 || w->h3)
+        return sleep_wait(w, events, max, ns);
+    if (w->nap_ns == 0 || w->nap_ns > nap_max)
+        w->nap_ns = nap_max < NAP_START_NS ? nap_max : NAP_START_NS;
+    uint64_t nap = w->nap_ns;
+    if (ns <= nap)
         return sleep_wait(w, events, max, ns);
     if (w->nap_skip > 0) {
         w->nap_skip--;
@@ -1412,12 +1426,18 @@ static int wait_events(struct h2b__load_worker *w, struct epoll_event *events, i
     struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)nap};
     nanosleep(&ts, NULL);
     n = epoll_wait(w->epfd, events, max, 0);
-    if (n >= 2) {
+    bool drained = (uint64_t)n * 2 > w->busy_conns;
+    if (n >= 2 && !(drained && nap <= NAP_MIN_NS)) {
         w->nap_backoff = 0; /* it collected several connections' events: nap again */
+        if (drained)
+            w->nap_ns = nap / 2 < NAP_MIN_NS ? NAP_MIN_NS : nap / 2;
+        else
+            w->nap_ns = nap + nap / 2 > nap_max ? nap_max : nap + nap / 2;
         return n;
     }
     /* nothing yet, or one connection's events (a plain sleep would have done as well, and
-     * cheaper: one syscall instead of three) */
+     * cheaper: one syscall instead of three), or even the shortest nap let the server run dry
+     * (few requests in flight: -c 10 -m 1) */
     w->nap_backoff = w->nap_backoff ? w->nap_backoff * 2 : 1;
     if (w->nap_backoff > NAP_BACKOFF_MAX)
         w->nap_backoff = NAP_BACKOFF_MAX;

@@ -40,7 +40,7 @@ static void defaults_and_h2load_flags(void)
     CHECK_EQ_INT(c.conn_window_bits, 30);
     CHECK_EQ_INT(c.header_table_size, 4096);
     CHECK_EQ_U64(c.timeout_ns, 30000000000ULL);
-    CHECK_EQ_U64(c.coalesce_ns, 20000ULL);
+    CHECK_EQ_U64(c.coalesce_ns, 100000ULL);
     CHECK(c.rate == 0);
     CHECK_EQ_INT(c.nuris, 1);
     CHECK_STR(c.uris[0].authority, "127.0.0.1:8080");
