@@ -13,26 +13,37 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/results.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The gated micro metrics: a ceilings file names each by its results key (the member's row in
+ * the core model's table). */
+#define MICRO(member) offsetof(struct h2b_results_micro, member)
+/* the fingerprint's instructions_source: the micro entries' field of that name */
+#define FP_INSTRUCTIONS_SOURCE                                                                     \
+    h2b_model_key_at(&h2b_results_micro_model, MICRO(instructions_source))
 static const struct {
-    const char *key, *label, *unit;
+    size_t member;
+    const char *label, *unit;
 } metrics[H2B_METRIC_COUNT] = {
-    [H2B_METRIC_BYTES_PER_OP] = {"bytes_per_op", "B/op", " B"},
-    [H2B_METRIC_ALLOCS_PER_OP] = {"allocs_per_op", "allocs/op", ""},
-    [H2B_METRIC_P99_NS] = {"p99_ns", "p99", " ns"},
-    [H2B_METRIC_INSTRUCTIONS_PER_OP] = {"instructions_per_op", "instr/op", ""},
+    [H2B_METRIC_BYTES_PER_OP] = {MICRO(bytes_per_op), "B/op", " B"},
+    [H2B_METRIC_ALLOCS_PER_OP] = {MICRO(allocs_per_op), "allocs/op", ""},
+    [H2B_METRIC_P99_NS] = {MICRO(p99_ns), "p99", " ns"},
+    [H2B_METRIC_INSTRUCTIONS_PER_OP] = {MICRO(instructions_per_op), "instr/op", ""},
 };
 
 const char *h2b_metric_key(enum h2b_metric m)
 {
-    return (unsigned)m < H2B_METRIC_COUNT ? metrics[m].key : NULL;
+    return (unsigned)m < H2B_METRIC_COUNT
+               ? h2b_model_key_at(&h2b_results_micro_model, metrics[m].member)
+               : NULL;
 }
 
 const char *h2b_metric_label(enum h2b_metric m)
@@ -48,7 +59,7 @@ const char *h2b_metric_unit(enum h2b_metric m)
 int h2b_metric_from_key(const char *key)
 {
     for (int m = 0; m < H2B_METRIC_COUNT; m++) {
-        if (strcmp(key, metrics[m].key) == 0)
+        if (strcmp(key, h2b_metric_key((enum h2b_metric)m)) == 0)
             return m;
     }
     return -1;
@@ -159,8 +170,12 @@ static int parse_ceiling(struct parse *p, const json_t *v, const char *path, str
 static int parse_baseline(struct parse *p, const json_t *v, const char *path,
                           struct h2b_baseline *b)
 {
-    static const char *const keys[] = {"bytes_per_op", "allocs_per_op", "p50_ns",
-                                       "p99_ns",       "p999_ns",       "runs"};
+    const char *const keys[] = {h2b_metric_key(H2B_METRIC_BYTES_PER_OP),
+                                h2b_metric_key(H2B_METRIC_ALLOCS_PER_OP),
+                                h2b_model_key_at(&h2b_results_micro_model, MICRO(p50_ns)),
+                                h2b_metric_key(H2B_METRIC_P99_NS),
+                                h2b_model_key_at(&h2b_results_micro_model, MICRO(p999_ns)),
+                                "runs"};
     double *dst[] = {&b->bytes_per_op, &b->allocs_per_op, &b->p50_ns, &b->p99_ns, &b->p999_ns};
     bool *has[] = {&b->has_bytes, &b->has_allocs, &b->has_p50, &b->has_p99, &b->has_p999};
     char sub[1024];
@@ -386,8 +401,8 @@ bool h2b_fingerprint_same_machine(const struct h2b_fingerprint *want,
 
 static int parse_fingerprint(struct parse *p, const json_t *v, struct h2b_fingerprint *fp)
 {
-    static const char *const keys[] = {"cpu_model",  "kernel",  "compiler",
-                                       "build_type", "nghttp2", "instructions_source"};
+    const char *const keys[] = {"cpu_model",  "kernel",  "compiler",
+                                "build_type", "nghttp2", FP_INSTRUCTIONS_SOURCE};
     if (!json_is_object(v)) {
         bad(p, "fingerprint",
             "expected an object (cpu_model, cpus, kernel, compiler, "
@@ -440,7 +455,7 @@ static int fingerprint_to_json(const struct h2b_fingerprint *fp, json_t *root)
     if (!o || json_object_set_new(root, "fingerprint", o))
         return H2B_ERR_NOMEM;
     const char *keys[] = {
-        "cpu_model", "cpus", "kernel", "compiler", "build_type", "nghttp2", "instructions_source"};
+        "cpu_model", "cpus", "kernel", "compiler", "build_type", "nghttp2", FP_INSTRUCTIONS_SOURCE};
     const char *vals[] = {fp->cpu_model,          NULL,           fp->kernel,
                           fp->compiler,           fp->build_type, fp->nghttp2,
                           fp->instructions_source};
@@ -572,7 +587,7 @@ int h2b_ceilings_to_json(const struct h2b_ceilings *c, char **out)
             if (!b->metric[m].set)
                 continue;
             json_t *ce = json_object();
-            if (!ce || json_object_set_new(o, metrics[m].key, ce) ||
+            if (!ce || json_object_set_new(o, h2b_metric_key((enum h2b_metric)m), ce) ||
                 json_object_set_new(ce, "max", number(b->metric[m].max)) ||
                 json_object_set_new(ce, "why", json_string(b->metric[m].why)))
                 goto out;
@@ -581,13 +596,17 @@ int h2b_ceilings_to_json(const struct h2b_ceilings *c, char **out)
         json_t *base = json_object();
         if (!base)
             goto out;
-        if ((bl->has_bytes &&
-             json_object_set_new(base, "bytes_per_op", number(bl->bytes_per_op))) ||
-            (bl->has_allocs &&
-             json_object_set_new(base, "allocs_per_op", number(bl->allocs_per_op))) ||
-            (bl->has_p50 && json_object_set_new(base, "p50_ns", number(bl->p50_ns))) ||
-            (bl->has_p99 && json_object_set_new(base, "p99_ns", number(bl->p99_ns))) ||
-            (bl->has_p999 && json_object_set_new(base, "p999_ns", number(bl->p999_ns))) ||
+        const struct h2b_model *mm = &h2b_results_micro_model;
+        if ((bl->has_bytes && json_object_set_new(base, h2b_metric_key(H2B_METRIC_BYTES_PER_OP),
+                                                  number(bl->bytes_per_op))) ||
+            (bl->has_allocs && json_object_set_new(base, h2b_metric_key(H2B_METRIC_ALLOCS_PER_OP),
+                                                   number(bl->allocs_per_op))) ||
+            (bl->has_p50 &&
+             json_object_set_new(base, h2b_model_key_at(mm, MICRO(p50_ns)), number(bl->p50_ns))) ||
+            (bl->has_p99 &&
+             json_object_set_new(base, h2b_metric_key(H2B_METRIC_P99_NS), number(bl->p99_ns))) ||
+            (bl->has_p999 && json_object_set_new(base, h2b_model_key_at(mm, MICRO(p999_ns)),
+                                                 number(bl->p999_ns))) ||
             (bl->runs && json_object_set_new(base, "runs", json_integer(bl->runs))) ||
             (bl->note && json_object_set_new(base, "note", json_string(bl->note)))) {
             json_decref(base);

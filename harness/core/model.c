@@ -12,6 +12,7 @@
  * members per field, and every consumer wanted a double with NAN for "not measured" anyway).
  */
 #include "core/model.h"
+#include "core/check.h"
 #include "core/error.h"
 
 #include <float.h>
@@ -171,6 +172,22 @@ double h2b_model_number(const struct h2b_model *m, const void *obj, const char *
     }
     *found = false;
     return NAN;
+}
+
+const char *h2b_model_key_at(const struct h2b_model *m, size_t offset)
+{
+    for (const struct h2b_model_field *f = m->fields; f->key; f++) {
+        if (f->kind == H2B_MODEL_INLINE) {
+            if (offset >= f->offset && offset < f->offset + f->sub->size &&
+                offset != f->offset) /* the inline struct's base is no field */
+                return h2b_model_key_at(f->sub, offset - f->offset);
+        } else if (f->offset == offset) {
+            return f->key;
+        }
+    }
+    bool member_has_row = false; /* the caller named a member its model's table lacks */
+    H2B_ASSERT(member_has_row);
+    return NULL;
 }
 
 /* True when key is one of the table's keys or aliases (inline tables included). */

@@ -125,6 +125,14 @@ void *h2b_model_array_at(const struct h2b_model *m, const struct h2b_model_array
  * key, such as the ceilings): its value (NAN when null), or NAN with *found false. */
 double h2b_model_number(const struct h2b_model *m, const void *obj, const char *key, bool *found);
 
+/* The key of the member at offset of a struct described by m (inline tables included): for code
+ * that must name a field by its key (a ceilings file's metric, a note's clause, a foreign
+ * format's counter named after it) without spelling it. A member with no row is a programming
+ * error (H2B_ASSERT). H2B_MODEL_KEY(h2b_results_micro_model, struct h2b_results_micro, p99_ns)
+ * is "p99_ns", checked by the compiler against the struct and by the table at run time. */
+const char *h2b_model_key_at(const struct h2b_model *m, size_t offset);
+#define H2B_MODEL_KEY(model, type, member) h2b_model_key_at(&(model), offsetof(type, member))
+
 /* Appends "metric: reason" to a "; "-separated note (the convention of every "note" field:
  * why a null metric is null). Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_model_note_add(char **note, const char *metric, const char *reason);

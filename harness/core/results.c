@@ -215,6 +215,29 @@ static const struct h2b_model_field micro_fields[] = {
 const struct h2b_model h2b_results_micro_model = {"micro entry", sizeof(struct h2b_results_micro),
                                                   micro_fields};
 
+#define T struct h2b_results_fork
+static const struct h2b_model_field fork_fields[] = {
+    F(T, pid, COUNT, 0),
+    F(T, epoch_ns_per_op, NUMBERS, 0),
+    F(T, ops, COUNT, 0),
+    F(T, cpu_ns_per_op, REAL, 0),
+    F(T, hist, STRING, OMIT),
+    F(T, batch, COUNT, 0),
+    F(T, timer_overhead_ns, COUNT, 0),
+    F(T, allocs_per_op, REAL, 0),
+    F(T, allocs_note, STRING, OMIT),
+    F(T, bytes_per_op, REAL, 0),
+    F(T, bytes_note, STRING, OMIT),
+    F(T, alloc_deterministic, BOOL, 0),
+    F(T, instructions_per_op, REAL, 0),
+    F(T, instructions_note, STRING, OMIT),
+    F(T, error, STRING, OMIT),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_fork_model = {"fork", sizeof(struct h2b_results_fork),
+                                                 fork_fields};
+
 /* Runner-only fields are OMIT so that a load document (a cell too) does not carry them. */
 #define T struct h2b_results_cell
 static const struct h2b_model_field cell_fields[] = {

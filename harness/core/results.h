@@ -119,6 +119,29 @@ struct h2b_results_micro {
     char *note, *error;
 };
 
+/* What one fork of a micro benchmark (a child process) sends its parent over a pipe
+ * (harness/micro/fork.c): an interchange between two processes of the same binary, modelled here
+ * so that its keys are spelt once like the results' own. A metric that could not be measured is
+ * null with its reason in the *_note beside it. */
+struct h2b_results_fork {
+    struct h2b_model_base base;
+    double pid;
+    struct h2b_model_nums epoch_ns_per_op;
+    double ops, cpu_ns_per_op;
+    char *hist; /* h2b_hist_encode text */
+    double batch, timer_overhead_ns;
+    double allocs_per_op;
+    char *allocs_note;
+    double bytes_per_op;
+    char *bytes_note;
+    int alloc_deterministic;
+    double instructions_per_op;
+    char *instructions_note;
+    char *error; /* NULL: the benchmark ran */
+};
+
+extern const struct h2b_model h2b_results_fork_model;
+
 /* One "matrix" cell (also the first part of an h2bench.load/1 document). */
 struct h2b_results_cell {
     struct h2b_model_base base;

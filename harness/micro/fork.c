@@ -19,6 +19,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/results.h"
 #include "micro/runner.h"
 
 #include <ctype.h>
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -96,93 +98,80 @@ void h2b__micro_set_command_line(int argc, char **argv)
 
 /* --- fork results as JSON ------------------------------------------------------------------ */
 
-static void put_maybe(json_t *o, const char *key, const char *reason_key,
-                      const struct h2b_micro_maybe *m)
+/* The fork interchange is the core model's (struct h2b_results_fork): these copy between it and
+ * the runner's struct. A metric that was not measured travels as null with its reason. */
+static int put_maybe(double *value, char **note, const struct h2b_micro_maybe *m)
 {
-    if (m->available) {
-        json_object_set_new(o, key, json_real(m->value));
-    } else {
-        json_object_set_new(o, key, json_null());
-        json_object_set_new(o, reason_key, json_string(m->reason));
-    }
+    *value = m->available ? m->value : NAN;
+    return m->available ? H2B_OK : h2b_model_set_string(note, m->reason);
 }
 
-static void get_maybe(json_t *o, const char *key, const char *reason_key, struct h2b_micro_maybe *m)
+static void get_maybe(double value, const char *note, struct h2b_micro_maybe *m)
 {
-    json_t *v = json_object_get(o, key);
-    if (json_is_number(v)) {
-        m->available = true;
-        m->value = json_number_value(v);
-        m->reason[0] = '\0';
-    } else {
-        const char *r = json_string_value(json_object_get(o, reason_key));
-        m->available = false;
-        m->value = 0;
-        snprintf(m->reason, sizeof m->reason, "%s", r ? r : "not reported");
-    }
+    m->available = !isnan(value);
+    m->value = m->available ? value : 0;
+    snprintf(m->reason, sizeof m->reason, "%s", m->available ? "" : note ? note : "not reported");
+}
+
+static double or_zero(double v)
+{
+    return isnan(v) ? 0 : v;
 }
 
 json_t *h2b__micro_fork_to_json(const struct h2b_micro_fork *f)
 {
-    json_t *o = json_object();
-    json_t *epochs = json_array();
-    if (!o || !epochs)
-        goto out_nomem;
-    json_object_set_new(o, "pid", json_integer(f->pid));
-    for (unsigned i = 0; i < f->epochs; i++)
-        json_array_append_new(epochs, json_real(f->epoch_ns_per_op[i]));
-    json_object_set_new(o, "epoch_ns_per_op", epochs);
-    epochs = NULL;
-    json_object_set_new(o, "ops", json_integer((json_int_t)f->ops));
-    json_object_set_new(o, "cpu_ns_per_op", json_real(f->cpu_ns_per_op));
-    if (f->hist) {
-        char *enc = NULL;
-        if (h2b_hist_encode(f->hist, &enc) != H2B_OK)
-            goto out_nomem;
-        json_object_set_new(o, "hist", json_string(enc));
-        free(enc);
-    }
-    json_object_set_new(o, "batch", json_integer((json_int_t)f->batch));
-    json_object_set_new(o, "timer_overhead_ns", json_integer((json_int_t)f->timer_overhead_ns));
-    put_maybe(o, "allocs_per_op", "allocs_note", &f->allocs_per_op);
-    put_maybe(o, "bytes_per_op", "bytes_note", &f->bytes_per_op);
-    json_object_set_new(o, "alloc_deterministic", json_boolean(f->alloc_deterministic));
-    put_maybe(o, "instructions_per_op", "instructions_note", &f->instructions_per_op);
-    if (f->error[0])
-        json_object_set_new(o, "error", json_string(f->error));
+    struct h2b_results_fork m;
+    double epochs[H2B_MICRO_MAX_EPOCHS];
+    json_t *o = NULL;
+    h2b_model_init(&h2b_results_fork_model, &m);
+    m.pid = (double)f->pid;
+    for (unsigned i = 0; i < f->epochs && i < H2B_MICRO_MAX_EPOCHS; i++)
+        epochs[i] = f->epoch_ns_per_op[i];
+    m.ops = (double)f->ops;
+    m.cpu_ns_per_op = f->cpu_ns_per_op;
+    m.batch = (double)f->batch;
+    m.timer_overhead_ns = (double)f->timer_overhead_ns;
+    m.alloc_deterministic = f->alloc_deterministic;
+    char *enc = NULL;
+    if (h2b_model_set_nums(&m.epoch_ns_per_op, epochs, f->epochs) ||
+        (f->hist && (h2b_hist_encode(f->hist, &enc) || h2b_model_set_string(&m.hist, enc))) ||
+        put_maybe(&m.allocs_per_op, &m.allocs_note, &f->allocs_per_op) ||
+        put_maybe(&m.bytes_per_op, &m.bytes_note, &f->bytes_per_op) ||
+        put_maybe(&m.instructions_per_op, &m.instructions_note, &f->instructions_per_op) ||
+        (f->error[0] && h2b_model_set_string(&m.error, f->error)) ||
+        h2b_model_to_json(&h2b_results_fork_model, &m, &o))
+        o = NULL;
+    free(enc);
+    h2b_model_free(&h2b_results_fork_model, &m);
     return o;
-out_nomem:
-    json_decref(epochs);
-    json_decref(o);
-    return NULL;
 }
 
 int h2b__micro_fork_from_json(json_t *o, struct h2b_micro_fork *f)
 {
+    struct h2b_results_fork m;
+    struct h2b_diag d = {0};
     if (!json_is_object(o))
         return H2B_ERR_PARSE;
-    f->pid = (long)json_integer_value(json_object_get(o, "pid"));
-    json_t *epochs = json_object_get(o, "epoch_ns_per_op");
+    int rc = h2b_model_from_json(&h2b_results_fork_model, o, NULL, "fork", 0, &m, &d);
+    if (rc != H2B_OK)
+        return rc;
+    f->pid = (long)or_zero(m.pid);
     f->epochs = 0;
-    for (size_t i = 0; i < json_array_size(epochs) && i < H2B_MICRO_MAX_EPOCHS; i++)
-        f->epoch_ns_per_op[f->epochs++] = json_number_value(json_array_get(epochs, i));
-    f->ops = (uint64_t)json_integer_value(json_object_get(o, "ops"));
-    f->cpu_ns_per_op = json_number_value(json_object_get(o, "cpu_ns_per_op"));
-    const char *hist = json_string_value(json_object_get(o, "hist"));
-    if (hist) {
-        int rc = h2b_hist_decode(hist, &f->hist);
-        if (rc != H2B_OK)
-            return rc;
-    }
-    f->batch = (uint64_t)json_integer_value(json_object_get(o, "batch"));
-    f->timer_overhead_ns = (uint64_t)json_integer_value(json_object_get(o, "timer_overhead_ns"));
-    get_maybe(o, "allocs_per_op", "allocs_note", &f->allocs_per_op);
-    get_maybe(o, "bytes_per_op", "bytes_note", &f->bytes_per_op);
-    f->alloc_deterministic = json_is_true(json_object_get(o, "alloc_deterministic"));
-    get_maybe(o, "instructions_per_op", "instructions_note", &f->instructions_per_op);
-    const char *err = json_string_value(json_object_get(o, "error"));
-    snprintf(f->error, sizeof f->error, "%s", err ? err : "");
-    return H2B_OK;
+    for (size_t i = 0; i < m.epoch_ns_per_op.n && i < H2B_MICRO_MAX_EPOCHS; i++)
+        f->epoch_ns_per_op[f->epochs++] = m.epoch_ns_per_op.v[i];
+    f->ops = (uint64_t)or_zero(m.ops);
+    f->cpu_ns_per_op = or_zero(m.cpu_ns_per_op);
+    if (m.hist)
+        rc = h2b_hist_decode(m.hist, &f->hist);
+    f->batch = (uint64_t)or_zero(m.batch);
+    f->timer_overhead_ns = (uint64_t)or_zero(m.timer_overhead_ns);
+    get_maybe(m.allocs_per_op, m.allocs_note, &f->allocs_per_op);
+    get_maybe(m.bytes_per_op, m.bytes_note, &f->bytes_per_op);
+    f->alloc_deterministic = m.alloc_deterministic == 1;
+    get_maybe(m.instructions_per_op, m.instructions_note, &f->instructions_per_op);
+    snprintf(f->error, sizeof f->error, "%s", m.error ? m.error : "");
+    h2b_model_free(&h2b_results_fork_model, &m);
+    return rc;
 }
 
 /* --- the child side ------------------------------------------------------------------------- */

@@ -23,6 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A micro entry's results key (the core model's row for the member); the Google Benchmark
+ * export's user counters are named after them too. */
+#define MKEY(member) H2B_MODEL_KEY(h2b_results_micro_model, struct h2b_results_micro, member)
+
 #ifndef H2B_MICRO_VERSION
 #define H2B_MICRO_VERSION "0"
 #endif
@@ -192,13 +196,13 @@ int h2b__micro_result_entry(const struct h2b_micro_result *r, struct h2b_results
             goto out;
     }
     if (!r->allocs_per_op.available)
-        rc = h2b_model_note_add(&e->note, "allocs_per_op", r->allocs_per_op.reason);
+        rc = h2b_model_note_add(&e->note, MKEY(allocs_per_op), r->allocs_per_op.reason);
     else if (!r->alloc_deterministic)
-        rc = h2b_model_note_add(&e->note, "allocs_per_op",
+        rc = h2b_model_note_add(&e->note, MKEY(allocs_per_op),
                                 "not deterministic (forks or repeats disagree); do not gate it "
                                 "exactly");
     if (rc == H2B_OK && !r->instructions_per_op.available)
-        rc = h2b_model_note_add(&e->note, "instructions_per_op", r->instructions_per_op.reason);
+        rc = h2b_model_note_add(&e->note, MKEY(instructions_per_op), r->instructions_per_op.reason);
     if (rc == H2B_OK && r->batch > 1)
         rc = h2b_model_note_add(&e->note, "percentiles", "per-op averages over sample batches");
     if (rc == H2B_OK && r->profile) {
@@ -217,10 +221,10 @@ int h2b__micro_result_entry(const struct h2b_micro_result *r, struct h2b_results
     if (rc != H2B_OK)
         goto out;
     /* a percentile resting on fewer than 10 samples above it is an anecdote, not a tail */
-    static const struct {
+    const struct {
         const char *metric;
         double p;
-    } tails[] = {{"p99_ns", 99}, {"p999_ns", 99.9}};
+    } tails[] = {{MKEY(p99_ns), 99}, {MKEY(p999_ns), 99.9}};
     if (!(e->insufficient = json_array())) {
         rc = H2B_ERR_NOMEM;
         goto out;
@@ -426,22 +430,22 @@ json_t *h2b__micro_gbench_json(const struct h2b_micro_result *r, size_t n, const
             json_object_set_new(e, "cpu_time", json_real(f->cpu_ns_per_op));
             json_object_set_new(e, "time_unit", json_string("ns"));
             if (f->bytes_per_op.available)
-                json_object_set_new(e, "bytes_per_op", json_real(f->bytes_per_op.value));
+                json_object_set_new(e, MKEY(bytes_per_op), json_real(f->bytes_per_op.value));
             if (f->allocs_per_op.available) {
-                json_object_set_new(e, "allocs_per_op", json_real(f->allocs_per_op.value));
+                json_object_set_new(e, MKEY(allocs_per_op), json_real(f->allocs_per_op.value));
                 json_object_set_new(e, "allocs_per_iter", json_real(f->allocs_per_op.value));
             }
             if (f->hist) {
-                json_object_set_new(e, "p50_ns",
+                json_object_set_new(e, MKEY(p50_ns),
                                     json_real((double)h2b_hist_percentile(f->hist, 50)));
-                json_object_set_new(e, "p99_ns",
+                json_object_set_new(e, MKEY(p99_ns),
                                     json_real((double)h2b_hist_percentile(f->hist, 99)));
             }
             const struct h2b_micro_maybe *ins = b->instructions_per_op.available
                                                     ? &b->instructions_per_op
                                                     : &f->instructions_per_op;
             if (ins->available)
-                json_object_set_new(e, "instructions_per_op", json_real(ins->value));
+                json_object_set_new(e, MKEY(instructions_per_op), json_real(ins->value));
             json_array_append_new(list, e);
         }
         if (aggregates && gbench_aggregates(list, b, i) != H2B_OK) {

@@ -327,6 +327,15 @@ static void test_budget_table(void)
     json_decref(o);
     h2b_model_free(&h2b_results_budgets_model, &b);
 
+    /* keys by member: top level, inside an inline table, a row whose key is not its member's */
+    CHECK_STR(H2B_MODEL_KEY(h2b_results_micro_model, struct h2b_results_micro, p99_ns), "p99_ns");
+    CHECK_STR(H2B_MODEL_KEY(h2b_results_load_model, struct h2b_results_load, cell.req_per_s),
+              "req_per_s");
+    CHECK_STR(H2B_MODEL_KEY(h2b_results_load_model, struct h2b_results_load, wall_s), "wall_s");
+    CHECK_STR(H2B_MODEL_KEY(h2b_results_symbol_model, struct h2b_results_symbol, class_), "class");
+    CHECK_STR(H2B_MODEL_KEY(h2b_results_fork_model, struct h2b_results_fork, allocs_note),
+              "allocs_note");
+
     char why[32] = "";
     const char *note = "writes_per_request: a; writes_per_read: no reads; x: y";
     CHECK(h2b_model_note_reason(note, "writes_per_read", why, sizeof(why)));
