@@ -35,6 +35,7 @@
 #include "core/alloc.h"
 #include "core/alloc_count.h"
 #include "core/budget_page.h"
+#include "core/interpose.h"
 
 #include <string.h>
 
@@ -165,15 +166,7 @@ void *realloc(void *ptr, size_t size)
     return p;
 }
 
-void *reallocarray(void *ptr, size_t nmemb, size_t size)
-{
-    size_t total;
-    if (__builtin_mul_overflow(nmemb, size, &total)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return realloc(ptr, total);
-}
+H2B_INTERPOSE_REALLOCARRAY()
 
 void *memalign(size_t alignment, size_t size)
 {

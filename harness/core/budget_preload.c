@@ -34,6 +34,7 @@
  */
 #undef _FORTIFY_SOURCE /* our definitions of read & co. must not meet glibc's inline wrappers */
 #include "core/budget_page.h"
+#include "core/interpose.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -198,15 +199,7 @@ void *realloc(void *ptr, size_t size)
     return p;
 }
 
-void *reallocarray(void *ptr, size_t nmemb, size_t size)
-{
-    size_t total;
-    if (__builtin_mul_overflow(nmemb, size, &total)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return realloc(ptr, total);
-}
+H2B_INTERPOSE_REALLOCARRAY()
 
 void *memalign(size_t alignment, size_t size)
 {
