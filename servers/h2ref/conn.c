@@ -37,6 +37,8 @@
 #include "h2ref/handlers.h"
 #include "core/heap.h"
 #include "core/pool_nghttp2.h"
+#include "h2ref/guard.h"
+#include "core/h2wire.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>
@@ -60,7 +62,6 @@
 #define KEEP_STREAMS 4096
 #define KEEP_CHUNKS 256
 #define KEEP_BUFS 64
-#define SID_WINDOW 1024      /* client stream ids remembered below the highest (per connection) */
 #define MEM_GRANT (1u << 20) /* a ctx takes the shared memory count in steps of this */
 
 enum list { L_NONE, L_READY, L_DELAY };
@@ -143,15 +144,10 @@ struct h2b_conn {
     uint8_t fh_have;
     uint8_t preface_left;
     uint32_t pay_left;
-    /* client stream ids: the highest opened, and for the SID_WINDOW ids below it whether each
-     * was opened and whether we reset it */
-    uint32_t max_id;
-    uint64_t sid_opened[SID_WINDOW / 64];
-    uint64_t sid_reset[SID_WINDOW / 64];
+    struct h2b_sidwin sids; /* client stream ids: opened, reset (guard.h) */
     uint32_t nstreams, ndelayed;
-    uint64_t echo_bytes; /* /echo bytes held by all streams */
-    double tokens;
-    uint64_t tokens_at;
+    uint64_t echo_bytes;    /* /echo bytes held by all streams */
+    struct h2b_flood flood; /* guard.h */
 };
 
 #define CONN_HEAD offsetof(struct h2b_conn, sess)
@@ -380,55 +376,8 @@ static void update_date(struct h2b_conn_ctx *ctx)
 static void charge(struct h2b_conn *c, double n)
 {
     const struct h2b_conn_config *cfg = &c->ctx->cfg;
-    uint64_t now = c->ctx->now;
-    if (now > c->tokens_at) {
-        c->tokens += (double)(now - c->tokens_at) * cfg->flood_rate / 1e9;
-        if (c->tokens > cfg->flood_burst)
-            c->tokens = cfg->flood_burst;
-        c->tokens_at = now;
-    }
-    c->tokens -= n;
-    if (c->tokens < 0) {
-        c->tokens = 0;
+    if (h2b_flood_charge(&c->flood, n, c->ctx->now, cfg->flood_rate, cfg->flood_burst))
         c->calm = true;
-    }
-}
-
-/* ---- client stream ids ---- */
-
-/* Bit k of a SID_WINDOW map: client stream id 2k+1. */
-static bool sid_bit(const uint64_t *map, uint32_t k)
-{
-    return (map[(k % SID_WINDOW) / 64] >> (k % 64)) & 1;
-}
-
-static void sid_set(uint64_t *map, uint32_t k)
-{
-    map[(k % SID_WINDOW) / 64] |= (uint64_t)1 << (k % 64);
-}
-
-/* A client HEADERS opens id (odd, above max_id): forget the ids that leave the window. */
-static void sid_open(struct h2b_conn *c, uint32_t id)
-{
-    uint32_t k = id / 2, old = c->max_id / 2;
-    if (c->max_id == 0 || k - old >= SID_WINDOW) {
-        memset(c->sid_opened, 0, sizeof c->sid_opened);
-        memset(c->sid_reset, 0, sizeof c->sid_reset);
-    } else {
-        for (uint32_t j = old + 1; j <= k; j++) {
-            c->sid_opened[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
-            c->sid_reset[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
-        }
-    }
-    c->max_id = id;
-    sid_set(c->sid_opened, k);
-}
-
-static void sid_mark_reset(struct h2b_conn *c, int32_t id)
-{
-    if (id > 0 && (id & 1) && (uint32_t)id <= c->max_id &&
-        c->max_id / 2 - (uint32_t)id / 2 < SID_WINDOW)
-        sid_set(c->sid_reset, (uint32_t)id / 2);
 }
 
 /* ---- output ---- */
@@ -1044,7 +993,7 @@ static int on_frame_send(nghttp2_session *sess, const nghttp2_frame *frame, void
     if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
         c->progress = true; /* a response frame left: application progress */
     } else if (frame->hd.type == NGHTTP2_RST_STREAM) {
-        sid_mark_reset(c, frame->hd.stream_id);
+        h2b_sidwin_mark_reset(&c->sids, (uint32_t)frame->hd.stream_id);
         h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_SENT, 1);
         charge(c, 1); /* resets the peer provokes ("MadeYouReset") spend its flood budget */
     } else if (frame->hd.type == NGHTTP2_GOAWAY) {
@@ -1239,8 +1188,7 @@ int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
         *out = c;
         return H2B_OK;
     }
-    c->tokens = ctx->cfg.flood_burst;
-    c->tokens_at = ctx->now;
+    h2b_flood_init(&c->flood, ctx->cfg.flood_burst, ctx->now);
     c->last = c->busy_since = ctx->now;
     c->preface_left = (uint8_t)(sizeof NGHTTP2_CLIENT_MAGIC - 1);
     if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
@@ -1339,10 +1287,9 @@ static bool feed(struct h2b_conn *c, const uint8_t *p, size_t n)
  * Returns the error code to end the connection with, or 0. */
 static uint32_t check_frame(struct h2b_conn *c, const uint8_t *fh)
 {
-    uint32_t len = (uint32_t)fh[0] << 16 | (uint32_t)fh[1] << 8 | fh[2];
-    uint8_t type = fh[3], flags = fh[4];
-    uint32_t id = ((uint32_t)fh[5] << 24 | (uint32_t)fh[6] << 16 | (uint32_t)fh[7] << 8 | fh[8]) &
-                  0x7fffffffu;
+    struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(fh);
+    uint32_t len = hd.len, id = hd.id;
+    uint8_t type = hd.type, flags = hd.flags;
     switch (type) {
     case NGHTTP2_DATA:
         if (len == 0 && !(flags & NGHTTP2_FLAG_END_STREAM))
@@ -1367,22 +1314,20 @@ static uint32_t check_frame(struct h2b_conn *c, const uint8_t *fh)
     }
     if ((type != NGHTTP2_DATA && type != NGHTTP2_HEADERS) || !(id & 1))
         return 0;
-    if (id > c->max_id) {
+    if (id > c->sids.max_id) {
         if (type == NGHTTP2_HEADERS)
-            sid_open(c, id);
+            h2b_sidwin_open(&c->sids, id);
         return 0; /* DATA on an idle stream: nghttp2's PROTOCOL_ERROR */
     }
     if (nghttp2_session_find_stream(c->sess, (int32_t)id) != NULL)
         return 0; /* open or half-closed: nghttp2 knows what to do */
     charge(c, 1);
-    bool in_window = c->max_id / 2 - id / 2 < SID_WINDOW;
-    if (in_window && sid_bit(c->sid_reset, id / 2))
+    if (h2b_sidwin_was_reset(&c->sids, id))
         return 0;
     if (type == NGHTTP2_HEADERS)
-        return in_window && !sid_bit(c->sid_opened, id / 2) ? NGHTTP2_PROTOCOL_ERROR
-                                                            : NGHTTP2_STREAM_CLOSED;
+        return h2b_sidwin_skipped(&c->sids, id) ? NGHTTP2_PROTOCOL_ERROR : NGHTTP2_STREAM_CLOSED;
     nghttp2_submit_rst_stream(c->sess, NGHTTP2_FLAG_NONE, (int32_t)id, NGHTTP2_STREAM_CLOSED);
-    sid_mark_reset(c, (int32_t)id); /* one reset per stream, however many frames follow */
+    h2b_sidwin_mark_reset(&c->sids, id); /* one reset per stream, however many frames follow */
     return 0;
 }
 
@@ -1410,14 +1355,13 @@ static bool scan_input(struct h2b_conn *c, const uint8_t *data, size_t len)
         if (c->fh_have < 9)
             break;
         c->fh_have = 0;
-        c->pay_left = (uint32_t)c->fh[0] << 16 | (uint32_t)c->fh[1] << 8 | c->fh[2];
-        uint8_t type = c->fh[3];
-        uint32_t id = ((uint32_t)c->fh[5] << 24 | (uint32_t)c->fh[6] << 16 |
-                       (uint32_t)c->fh[7] << 8 | c->fh[8]) &
-                      0x7fffffffu;
+        struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(c->fh);
+        c->pay_left = hd.len;
+        uint8_t type = hd.type;
+        uint32_t id = hd.id;
         /* Only a frame on a stream id already used needs nghttp2's state (a new request's
          * HEADERS does not), so the common batch of new requests is fed in one call. */
-        if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (id & 1) && id <= c->max_id) {
+        if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (id & 1) && id <= c->sids.max_id) {
             if (!feed(c, data + fed, start - fed))
                 return false;
             fed = start;

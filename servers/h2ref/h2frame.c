@@ -68,6 +68,7 @@
 #include "core/h2wire.h"
 #include "h2ref/handlers.h"
 #include "core/heap.h"
+#include "h2ref/guard.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdatomic.h>
@@ -87,7 +88,6 @@
 #define KEEP_STREAMS 4096
 #define KEEP_CHUNKS 256
 #define KEEP_BUFS 64
-#define SID_WINDOW 256 /* client stream ids remembered below the highest */
 #define MAX_CONTINUATIONS 8
 #define MAX_WIN 0x7fffffffLL
 #define HPACK_MAX 4096 /* our encoder never uses a larger table */
@@ -214,12 +214,10 @@ struct h2b_h2s {
     uint32_t conn_rused; /* bytes received on the connection not credited back */
     uint32_t conn_consumed;
     /* client stream ids */
-    uint32_t max_id;
-    uint64_t sid_opened[SID_WINDOW / 64], sid_reset[SID_WINDOW / 64];
+    struct h2b_sidwin sids; /* opened, reset (guard.h) */
     uint32_t nstreams, ndelayed;
     uint64_t echo_bytes;
-    double tokens;
-    uint64_t tokens_at;
+    struct h2b_flood flood; /* guard.h */
     /* our HPACK encoder's view of the peer's dynamic table (see the top comment) */
     uint32_t hp_max, hp_used, hp_ins, hp_date_gen;
     uint32_t hp_seq[K_COUNT]; /* insertion number of each field, 0: not in the table */
@@ -442,51 +440,8 @@ static bool ctl(struct h2b_h2s *h, const uint8_t *p, size_t n)
 static void charge(struct h2b_h2s *h, double n)
 {
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    uint64_t now = h->ctx->now;
-    if (now > h->tokens_at) {
-        h->tokens += (double)(now - h->tokens_at) * cfg->flood_rate / 1e9;
-        if (h->tokens > cfg->flood_burst)
-            h->tokens = cfg->flood_burst;
-        h->tokens_at = now;
-    }
-    h->tokens -= n;
-    if (h->tokens < 0) {
-        h->tokens = 0;
+    if (h2b_flood_charge(&h->flood, n, h->ctx->now, cfg->flood_rate, cfg->flood_burst))
         h->calm = true;
-    }
-}
-
-/* ---- client stream ids ---- */
-
-static bool sid_bit(const uint64_t *map, uint32_t k)
-{
-    return (map[(k % SID_WINDOW) / 64] >> (k % 64)) & 1;
-}
-
-static void sid_set(uint64_t *map, uint32_t k)
-{
-    map[(k % SID_WINDOW) / 64] |= (uint64_t)1 << (k % 64);
-}
-
-static void sid_open(struct h2b_h2s *h, uint32_t id)
-{
-    uint32_t k = id / 2, old = h->max_id / 2;
-    if (h->max_id == 0 || k - old >= SID_WINDOW) {
-        memset(h->sid_opened, 0, sizeof h->sid_opened);
-        memset(h->sid_reset, 0, sizeof h->sid_reset);
-    } else {
-        for (uint32_t j = old + 1; j <= k; j++) {
-            h->sid_opened[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
-            h->sid_reset[(j % SID_WINDOW) / 64] &= ~((uint64_t)1 << (j % 64));
-        }
-    }
-    h->max_id = id;
-    sid_set(h->sid_opened, k);
-}
-
-static bool sid_in_window(const struct h2b_h2s *h, uint32_t id)
-{
-    return id <= h->max_id && h->max_id / 2 - id / 2 < SID_WINDOW;
 }
 
 /* ---- connection-level frames ---- */
@@ -498,7 +453,7 @@ static void conn_error(struct h2b_h2s *h, uint32_t code)
         return;
     uint8_t f[17];
     h2b_h2wire_hd_put(f, 8, H2B_F_GOAWAY, 0, 0);
-    h2b_h2wire_put32(f + 9, h->max_id);
+    h2b_h2wire_put32(f + 9, h->sids.max_id);
     h2b_h2wire_put32(f + 13, code);
     h->terminated = true;
     if (ctl(h, f, sizeof f))
@@ -624,8 +579,7 @@ static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t cod
     uint8_t f[13];
     h2b_h2wire_hd_put(f, 4, H2B_F_RST, 0, id);
     h2b_h2wire_put32(f + 9, code);
-    if (sid_in_window(h, id))
-        sid_set(h->sid_reset, id / 2);
+    h2b_sidwin_mark_reset(&h->sids, id);
     if (st)
         stream_release(h, st);
     if (ctl(h, f, sizeof f)) {
@@ -1313,7 +1267,7 @@ static void frame_begin(struct h2b_h2s *h)
         if (len == 0 && !(flags & H2B_FL_END_STREAM))
             charge(h, 1);
         struct fstream *st = find(h, id);
-        if (!st && (id > h->max_id || !(id & 1))) {
+        if (!st && (id > h->sids.max_id || !(id & 1))) {
             conn_error(h, H2B_E_PROTOCOL); /* DATA on an idle stream */
             return;
         }
@@ -1328,7 +1282,7 @@ static void frame_begin(struct h2b_h2s *h)
             charge(h, 1);
             if (st)
                 rst(h, id, st, H2B_E_STREAM_CLOSED);
-            else if (!(sid_in_window(h, id) && sid_bit(h->sid_reset, id / 2)))
+            else if (!h2b_sidwin_was_reset(&h->sids, id))
                 rst(h, id, NULL, H2B_E_STREAM_CLOSED); /* one reset: later frames are ignored */
             h->body_left = 0;
             return;
@@ -1376,20 +1330,19 @@ static void frame_begin(struct h2b_h2s *h)
             h->hb_st = st;
             if (!h->hb_end_stream)
                 h->hb_err = H2B_E_PROTOCOL; /* trailers must end the stream (8.1) */
-        } else if (id <= h->max_id) {
+        } else if (id <= h->sids.max_id) {
             charge(h, 1);
-            bool win = sid_in_window(h, id);
-            if (win && sid_bit(h->sid_reset, id / 2)) {
+            if (h2b_sidwin_was_reset(&h->sids, id)) {
                 h->hb = HB_DISCARD; /* a stream we reset: decoded and ignored (5.4.2) */
             } else {
-                conn_error(h, win && !sid_bit(h->sid_opened, id / 2) ? H2B_E_PROTOCOL
-                                                                     : H2B_E_STREAM_CLOSED);
+                conn_error(h,
+                           h2b_sidwin_skipped(&h->sids, id) ? H2B_E_PROTOCOL : H2B_E_STREAM_CLOSED);
                 return;
             }
         } else if (h->shut || h->peer_goaway) {
             h->hb = HB_DISCARD; /* after our GOAWAY: ignored */
         } else {
-            sid_open(h, id);
+            h2b_sidwin_open(&h->sids, id);
             h->hb = HB_DISCARD;
             if (h->nstreams >= cfg->max_streams) {
                 h->hb_err = H2B_E_REFUSED;
@@ -1452,7 +1405,7 @@ static void frame_begin(struct h2b_h2s *h)
             conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
-        if (id > h->max_id || !(id & 1)) {
+        if (id > h->sids.max_id || !(id & 1)) {
             conn_error(h, H2B_E_PROTOCOL); /* idle stream */
             return;
         }
@@ -1502,7 +1455,7 @@ static void frame_begin(struct h2b_h2s *h)
             conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
-        if (id != 0 && (id > h->max_id || !(id & 1))) {
+        if (id != 0 && (id > h->sids.max_id || !(id & 1))) {
             conn_error(h, H2B_E_PROTOCOL); /* idle stream */
             return;
         }
@@ -1956,8 +1909,7 @@ int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *
         return H2B_ERR_NOMEM;
     h->ctx = ctx;
     h->owner = owner;
-    h->tokens = cfg->flood_burst;
-    h->tokens_at = ctx->now;
+    h2b_flood_init(&h->flood, cfg->flood_burst, ctx->now);
     h->last = h->busy_since = ctx->now;
     h->conn_swin = 65535;
     h->peer_iwin = 65535;
@@ -2081,7 +2033,7 @@ void h2b_h2s_shutdown(struct h2b_h2s *h)
     if (!h->fatal && !h->terminated && !h->shut) {
         uint8_t f[17];
         h2b_h2wire_hd_put(f, 8, H2B_F_GOAWAY, 0, 0);
-        h2b_h2wire_put32(f + 9, h->max_id);
+        h2b_h2wire_put32(f + 9, h->sids.max_id);
         h2b_h2wire_put32(f + 13, H2B_E_NO_ERROR);
         h->shut = true;
         if (ctl(h, f, sizeof f))
