@@ -39,6 +39,7 @@
 #include "core/pool_nghttp2.h"
 #include "h2ref/guard.h"
 #include "core/h2wire.h"
+#include "h2ref/outbuf.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>
@@ -49,12 +50,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUTBUF_SIZE (64 * 1024)
-#define OUT_IOV_MAX 64
-/* A pooled output block: the bytes, then the iovec array of the flush (1 KiB that an idle
- * connection does not hold). */
-#define OUTBUF_ALLOC (OUTBUF_SIZE + OUT_IOV_MAX * sizeof(struct iovec))
-#define OUT_PENDING_MAX (512 * 1024)
 #define OUT_MIN_ROOM 1024
 #define CHUNK_SIZE 16384
 #define DATA_MAX 16384 /* nghttp2 never sends larger DATA payloads without a length callback */
@@ -125,12 +120,8 @@ struct h2b_conn {
     uint64_t busy_since; /* when the connection last became busy */
     bool was_busy;
     /* output */
-    uint8_t *obuf;
-    size_t olen;
-    size_t opending;
-    int niov, ifirst;
+    struct h2b_outbuf out; /* outbuf.h */
     bool hold; /* an iovec references nghttp2's frame buffer: no mem_send until it is sent */
-    struct iovec *iov; /* OUT_IOV_MAX entries at the end of obuf's block; NULL without obuf */
     /* state */
     bool terminated; /* GOAWAY queued, input is discarded */
     bool got_frame;  /* the client preface and a first frame arrived */
@@ -279,21 +270,21 @@ static uint8_t *buf_get(struct h2b_conn_ctx *ctx)
     bool fresh;
     uint8_t *buf = h2b_freelist_get(&ctx->bufs, &fresh);
     if (buf && fresh)
-        mem_take(ctx, OUTBUF_ALLOC);
+        mem_take(ctx, H2B_OUTBUF_ALLOC);
     return buf;
 }
 
 static void buf_put(struct h2b_conn_ctx *ctx, uint8_t *buf)
 {
     if (h2b_freelist_put(&ctx->bufs, buf))
-        mem_give(ctx, OUTBUF_ALLOC);
+        mem_give(ctx, H2B_OUTBUF_ALLOC);
 }
 
 /* ---- timers and dirty list ---- */
 
 static bool conn_busy(const struct h2b_conn *c)
 {
-    return !c->got_frame || c->nstreams > 0 || c->niov > c->ifirst || c->terminated ||
+    return !c->got_frame || c->nstreams > 0 || h2b_outbuf_pending(&c->out) || c->terminated ||
            c->frame_open;
 }
 
@@ -384,51 +375,32 @@ static void charge(struct h2b_conn *c, double n)
 
 static bool out_ensure(struct h2b_conn *c)
 {
-    if (!c->obuf) {
-        c->obuf = buf_get(c->ctx);
-        if (!c->obuf)
+    if (!c->out.buf) {
+        uint8_t *b = buf_get(c->ctx);
+        if (!b)
             return false;
-        c->iov = (struct iovec *)(void *)(c->obuf + OUTBUF_SIZE);
+        h2b_outbuf_attach(&c->out, b);
     }
     return true;
 }
 
 static size_t out_room(const struct h2b_conn *c)
 {
-    return c->obuf ? OUTBUF_SIZE - c->olen : OUTBUF_SIZE;
+    return c->out.buf ? H2B_OUTBUF_SIZE - c->out.len : H2B_OUTBUF_SIZE;
 }
 
 /* Copies n bytes to the buffer (the caller checked the room). */
 static void out_copy(struct h2b_conn *c, const void *p, size_t n)
 {
-    uint8_t *dst = c->obuf + c->olen;
-    struct iovec *last = c->niov > c->ifirst ? &c->iov[c->niov - 1] : NULL;
-    if (last && (uint8_t *)last->iov_base + last->iov_len == dst)
-        last->iov_len += n;
-    else
-        c->iov[c->niov++] = (struct iovec){.iov_base = dst, .iov_len = n};
-    memcpy(dst, p, n);
-    c->olen += n;
-    c->opending += n;
-}
-
-/* References n bytes that stay valid until they are sent. */
-static void out_ref(struct h2b_conn *c, const void *p, size_t n)
-{
-    c->iov[c->niov++] = (struct iovec){.iov_base = (void *)p, .iov_len = n};
-    c->opending += n;
+    memcpy(h2b_outbuf_append(&c->out, n), p, n);
 }
 
 static void out_reset(struct h2b_conn *c)
 {
-    c->niov = c->ifirst = 0;
-    c->olen = c->opending = 0;
     c->hold = false;
-    if (c->obuf) {
-        buf_put(c->ctx, c->obuf);
-        c->obuf = NULL;
-        c->iov = NULL;
-    }
+    uint8_t *b = h2b_outbuf_detach(&c->out);
+    if (b)
+        buf_put(c->ctx, b);
 }
 
 static void fail(struct h2b_conn *c, enum h2b_stat why)
@@ -443,7 +415,7 @@ static void fail(struct h2b_conn *c, enum h2b_stat why)
 static void fill(struct h2b_conn *c)
 {
     while (!c->hold && !c->fatal) {
-        if (c->niov > OUT_IOV_MAX - 3 || c->opending >= OUT_PENDING_MAX ||
+        if (c->out.niov > H2B_OUT_IOV_MAX - 3 || c->out.pending >= H2B_OUT_PENDING_MAX ||
             out_room(c) < OUT_MIN_ROOM)
             break;
         const uint8_t *p;
@@ -461,11 +433,12 @@ static void fill(struct h2b_conn *c)
         if ((size_t)n <= out_room(c)) {
             out_copy(c, p, (size_t)n);
         } else {
-            out_ref(c, p, (size_t)n); /* valid until the next mem_send: hold until sent */
+            h2b_outbuf_ref(&c->out, p,
+                           (size_t)n); /* valid until the next mem_send: hold until sent */
             c->hold = true;
         }
     }
-    if (c->niov == c->ifirst && c->obuf)
+    if (!h2b_outbuf_pending(&c->out) && c->out.buf)
         out_reset(c);
 }
 
@@ -484,10 +457,7 @@ int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
     fill(c);
     if (c->fatal)
         return H2B_ERR_PROTO;
-    if (c->niov == c->ifirst)
-        return 0;
-    *iov = &c->iov[c->ifirst];
-    return c->niov - c->ifirst;
+    return h2b_outbuf_iov(&c->out, iov);
 }
 
 void h2b_conn_sent(struct h2b_conn *c, size_t n)
@@ -503,19 +473,7 @@ void h2b_conn_sent(struct h2b_conn *c, size_t n)
     if (n == 0)
         return;
     h2b_stats_add(&c->ctx->stats, H2B_STAT_BYTES_OUT, n);
-    c->opending -= n;
-    while (n > 0 && c->ifirst < c->niov) {
-        struct iovec *v = &c->iov[c->ifirst];
-        if (n >= v->iov_len) {
-            n -= v->iov_len;
-            c->ifirst++;
-        } else {
-            v->iov_base = (uint8_t *)v->iov_base + n;
-            v->iov_len -= n;
-            n = 0;
-        }
-    }
-    if (c->ifirst == c->niov)
+    if (h2b_outbuf_sent(&c->out, n))
         out_reset(c);
     conn_retime(c);
 }
@@ -652,8 +610,8 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
     bool ref = !c->ctx->cfg.copy_bodies && length >= REF_MIN &&
                (st->body == H2B_BODY_PATTERN || st->body == H2B_BODY_MEM);
     size_t copy = 9 + (ref ? 0 : length);
-    if (c->niov > OUT_IOV_MAX - 2 || out_room(c) < copy ||
-        (c->opending > 0 && c->opending + 9 + length > OUT_PENDING_MAX))
+    if (c->out.niov > H2B_OUT_IOV_MAX - 2 || out_room(c) < copy ||
+        (c->out.pending > 0 && c->out.pending + 9 + length > H2B_OUT_PENDING_MAX))
         return NGHTTP2_ERR_WOULDBLOCK;
     if (!out_ensure(c))
         return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -661,13 +619,13 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
     switch (st->body) {
     case H2B_BODY_MEM:
         if (ref)
-            out_ref(c, st->mem + st->off, length);
+            h2b_outbuf_ref(&c->out, st->mem + st->off, length);
         else
             out_copy(c, st->mem + st->off, length);
         break;
     case H2B_BODY_PATTERN:
         if (ref)
-            out_ref(c, h2b_pattern_at(st->off), length);
+            h2b_outbuf_ref(&c->out, h2b_pattern_at(st->off), length);
         else
             out_copy(c, h2b_pattern_at(st->off), length);
         break;
@@ -679,14 +637,10 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
         take_chunks(c, st, length);
         break;
     case H2B_BODY_FILE: {
-        ssize_t r = pread(st->fd, c->obuf + c->olen, length, (off_t)st->off);
+        ssize_t r = pread(st->fd, c->out.buf + c->out.len, length, (off_t)st->off);
         if (r != (ssize_t)length)
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-        /* account the bytes pread wrote in place as a copy */
-        struct iovec *last = &c->iov[c->niov - 1];
-        last->iov_len += length;
-        c->olen += length;
-        c->opending += length;
+        h2b_outbuf_append(&c->out, length); /* the bytes pread wrote in place, after the header */
         break;
     }
     default:
@@ -1036,7 +990,7 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
      * max_continuations to 8 (backports of 1.57 and 1.61); the flood budget covers the rest. */
     h2b_freelist_init(&ctx->streams, sizeof(struct stream), KEEP_STREAMS);
     h2b_freelist_init(&ctx->chunks, sizeof(struct chunk), KEEP_CHUNKS);
-    h2b_freelist_init(&ctx->bufs, OUTBUF_ALLOC, KEEP_BUFS);
+    h2b_freelist_init(&ctx->bufs, H2B_OUTBUF_ALLOC, KEEP_BUFS);
     h2b_pool_init(&ctx->pool);
     h2b_pool_count_into(&ctx->pool, &ctx->stats.v[H2B_STAT_NGHTTP2_ALLOCS]);
     ctx->mem = h2b_pool_nghttp2_mem(&ctx->pool);
@@ -1480,7 +1434,7 @@ bool h2b_conn_done(const struct h2b_conn *c)
         return h2b_h2s_done(c->h2f);
     if (c->fatal)
         return true;
-    if (c->niov != c->ifirst || nghttp2_session_want_write(c->sess))
+    if (h2b_outbuf_pending(&c->out) || nghttp2_session_want_write(c->sess))
         return false;
     /* After the peer's FIN nothing more can arrive: done once every stream is answered. */
     return c->input_closed ? c->nstreams == 0 : !nghttp2_session_want_read(c->sess);

@@ -69,6 +69,7 @@
 #include "h2ref/handlers.h"
 #include "core/heap.h"
 #include "h2ref/guard.h"
+#include "h2ref/outbuf.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdatomic.h>
@@ -76,12 +77,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define OUTBUF_SIZE (64 * 1024)
 #define CTL_RESERVE 4096 /* the end of the output buffer: control frames only */
-#define OUT_IOV_MAX 64
-#define OUTBUF_ALLOC (OUTBUF_SIZE + OUT_IOV_MAX * sizeof(struct iovec))
-#define OUT_PENDING_MAX (512 * 1024)
-#define HEAD_ROOM 160 /* a response HEADERS frame fits in this */
+#define HEAD_ROOM 160    /* a response HEADERS frame fits in this */
 #define CHUNK_SIZE 16384
 #define DATA_MAX 16384
 #define REF_MIN 1024
@@ -183,11 +180,7 @@ struct h2b_h2s {
     struct h2b_heap_node tnode;
     uint64_t last, busy_since;
     bool was_busy, progress;
-    /* output */
-    uint8_t *obuf;
-    struct iovec *iov;
-    size_t olen, opending;
-    int niov, ifirst;
+    struct h2b_outbuf out; /* outbuf.h */
     /* state */
     bool fatal, terminated, shut, peer_goaway, input_closed, calm;
     bool got_frame, got_settings, settings_acked;
@@ -321,8 +314,8 @@ static uint8_t *buf_get(struct h2b_h2s_ctx *ctx)
         ctx->n_free_bufs--;
     }
 #endif
-    if (!b && (b = malloc(OUTBUF_ALLOC)) != NULL)
-        mem_add(ctx, OUTBUF_ALLOC);
+    if (!b && (b = malloc(H2B_OUTBUF_ALLOC)) != NULL)
+        mem_add(ctx, H2B_OUTBUF_ALLOC);
     return b;
 }
 
@@ -337,34 +330,27 @@ static void buf_put(struct h2b_h2s_ctx *ctx, uint8_t *b)
         return;
     }
 #endif
-    mem_sub(ctx, OUTBUF_ALLOC);
+    mem_sub(ctx, H2B_OUTBUF_ALLOC);
     free(b);
 }
 
 /* ---- output ---- */
 
-static bool out_pending(const struct h2b_h2s *h)
-{
-    return h->niov > h->ifirst;
-}
-
-static uint8_t *out_append(struct h2b_h2s *h, size_t n);
-
 /* Our SETTINGS, first in the first buffer a connection takes. */
 static __attribute__((noinline, cold)) void out_preface(struct h2b_h2s *h)
 {
     h->preface_due = false;
-    memcpy(out_append(h, h->ctx->preface_len), h->ctx->preface, h->ctx->preface_len);
+    memcpy(h2b_outbuf_append(&h->out, h->ctx->preface_len), h->ctx->preface, h->ctx->preface_len);
 }
 
 /* The output buffer, taken when the first byte is written. */
 static bool out_ensure(struct h2b_h2s *h)
 {
-    if (!h->obuf) {
-        h->obuf = buf_get(h->ctx);
-        if (!h->obuf)
+    if (!h->out.buf) {
+        uint8_t *b = buf_get(h->ctx);
+        if (!b)
             return false;
-        h->iov = (struct iovec *)(void *)(h->obuf + OUTBUF_SIZE);
+        h2b_outbuf_attach(&h->out, b);
         if (h->preface_due)
             out_preface(h);
     }
@@ -373,40 +359,16 @@ static bool out_ensure(struct h2b_h2s *h)
 
 static void out_reset(struct h2b_h2s *h)
 {
-    h->niov = h->ifirst = 0;
-    h->olen = h->opending = 0;
-    if (h->obuf) {
-        buf_put(h->ctx, h->obuf);
-        h->obuf = NULL;
-        h->iov = NULL;
-    }
+    uint8_t *b = h2b_outbuf_detach(&h->out);
+    if (b)
+        buf_put(h->ctx, b);
 }
 
 /* Room for responses (the control reserve excluded). */
 static size_t resp_room(const struct h2b_h2s *h)
 {
-    size_t used = h->obuf ? h->olen : 0;
-    return used >= OUTBUF_SIZE - CTL_RESERVE ? 0 : OUTBUF_SIZE - CTL_RESERVE - used;
-}
-
-/* Appends n bytes at the buffer's end (the caller checked room and an iovec slot). */
-static uint8_t *out_append(struct h2b_h2s *h, size_t n)
-{
-    uint8_t *dst = h->obuf + h->olen;
-    struct iovec *last = out_pending(h) ? &h->iov[h->niov - 1] : NULL;
-    if (last && (uint8_t *)last->iov_base + last->iov_len == dst)
-        last->iov_len += n;
-    else
-        h->iov[h->niov++] = (struct iovec){.iov_base = dst, .iov_len = n};
-    h->olen += n;
-    h->opending += n;
-    return dst;
-}
-
-static void out_ref(struct h2b_h2s *h, const void *p, size_t n)
-{
-    h->iov[h->niov++] = (struct iovec){.iov_base = (void *)p, .iov_len = n};
-    h->opending += n;
+    size_t used = h->out.buf ? h->out.len : 0;
+    return used >= H2B_OUTBUF_SIZE - CTL_RESERVE ? 0 : H2B_OUTBUF_SIZE - CTL_RESERVE - used;
 }
 
 static void fail(struct h2b_h2s *h, enum h2b_stat why)
@@ -427,11 +389,11 @@ static bool ctl(struct h2b_h2s *h, const uint8_t *p, size_t n)
         fail(h, H2B_STAT_ERR_PROTOCOL);
         return false;
     }
-    if (OUTBUF_SIZE - h->olen < n || h->niov >= OUT_IOV_MAX) {
+    if (H2B_OUTBUF_SIZE - h->out.len < n || h->out.niov >= H2B_OUT_IOV_MAX) {
         fail(h, H2B_STAT_GUARD_OUTQ);
         return false;
     }
-    memcpy(out_append(h, n), p, n);
+    memcpy(h2b_outbuf_append(&h->out, n), p, n);
     return true;
 }
 
@@ -798,7 +760,7 @@ static void out_done(struct h2b_h2s *h, struct fstream *st)
 /* Writes the HEADERS frame of st's response. */
 static int write_headers(struct h2b_h2s *h, struct fstream *st)
 {
-    if (resp_room(h) < HEAD_ROOM || h->niov >= OUT_IOV_MAX - 2)
+    if (resp_room(h) < HEAD_ROOM || h->out.niov >= H2B_OUT_IOV_MAX - 2)
         return W_ROOM;
     if (!out_ensure(h)) {
         fail(h, H2B_STAT_ERR_PROTOCOL);
@@ -809,12 +771,12 @@ static int write_headers(struct h2b_h2s *h, struct fstream *st)
     size_t cl_len = rs->has_cl ? h2b_fmt_u64(cl, st->len) : 0;
     bool body = st->body != H2B_BODY_NONE &&
                 (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
-    uint8_t *f = h->obuf + h->olen;
+    uint8_t *f = h->out.buf + h->out.len;
     size_t n = hp_response(h, f + 9, rs->status, ct_kind(rs), rs->ct, rs->ct_len,
                            rs->has_cl ? cl : NULL, cl_len);
     h2b_h2wire_hd_put(f, (uint32_t)n, H2B_F_HEADERS,
                       (uint8_t)(H2B_FL_END_HEADERS | (body ? 0 : H2B_FL_END_STREAM)), st->id);
-    out_append(h, 9 + n);
+    h2b_outbuf_append(&h->out, 9 + n);
     st->hdr_sent = true;
     h->progress = true;
     if (!body) {
@@ -833,7 +795,7 @@ static void take_chunks(struct h2b_h2s *h, struct fstream *st, size_t n)
         size_t k = ch->len - ch->off;
         if (k > n)
             k = n;
-        memcpy(out_append(h, k), ch->data + ch->off, k);
+        memcpy(h2b_outbuf_append(&h->out, k), ch->data + ch->off, k);
         ch->off += k;
         n -= k;
         st->ch_bytes -= k;
@@ -868,8 +830,8 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
     bool ref = !h->ctx->cfg.copy_bodies && n >= REF_MIN &&
                (st->body == H2B_BODY_PATTERN || st->body == H2B_BODY_MEM);
     size_t room = 9 + (ref ? 0 : n);
-    if (resp_room(h) < room || h->niov > OUT_IOV_MAX - 3 ||
-        (h->opending > 0 && h->opending + 9 + n > OUT_PENDING_MAX))
+    if (resp_room(h) < room || h->out.niov > H2B_OUT_IOV_MAX - 3 ||
+        (h->out.pending > 0 && h->out.pending + 9 + n > H2B_OUT_PENDING_MAX))
         return W_ROOM;
     if (!out_ensure(h)) {
         fail(h, H2B_STAT_ERR_PROTOCOL);
@@ -877,24 +839,24 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
     }
     bool end = n == avail && eof_possible;
     if (st->body == H2B_BODY_FILE && n > 0 &&
-        pread(st->fd, h->obuf + h->olen + 9, n, (off_t)st->off) != (ssize_t)n) {
+        pread(st->fd, h->out.buf + h->out.len + 9, n, (off_t)st->off) != (ssize_t)n) {
         rst(h, st->id, st, H2B_E_INTERNAL); /* the file shrank or failed: the stream cannot go on */
         return W_DONE;
     }
-    uint8_t *f = out_append(h, 9);
+    uint8_t *f = h2b_outbuf_append(&h->out, 9);
     h2b_h2wire_hd_put(f, (uint32_t)n, H2B_F_DATA, end ? H2B_FL_END_STREAM : 0, st->id);
     switch (st->body) {
     case H2B_BODY_MEM:
         if (ref)
-            out_ref(h, st->rs.mem + st->off, n);
+            h2b_outbuf_ref(&h->out, st->rs.mem + st->off, n);
         else
-            memcpy(out_append(h, n), st->rs.mem + st->off, n);
+            memcpy(h2b_outbuf_append(&h->out, n), st->rs.mem + st->off, n);
         break;
     case H2B_BODY_PATTERN:
         if (ref)
-            out_ref(h, h2b_pattern_at(st->off), n);
+            h2b_outbuf_ref(&h->out, h2b_pattern_at(st->off), n);
         else
-            memcpy(out_append(h, n), h2b_pattern_at(st->off), n);
+            memcpy(h2b_outbuf_append(&h->out, n), h2b_pattern_at(st->off), n);
         break;
     case H2B_BODY_ECHO:
     case H2B_BODY_STATS:
@@ -904,7 +866,7 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
         break;
     case H2B_BODY_FILE: /* pread above, in place */
         if (n)
-            out_append(h, n);
+            h2b_outbuf_append(&h->out, n);
         break;
     default:
         break;
@@ -947,8 +909,8 @@ static void fill(struct h2b_h2s *h)
 
 static bool busy(const struct h2b_h2s *h)
 {
-    return !h->got_frame || h->nstreams > 0 || out_pending(h) || h->terminated || h->in_frame ||
-           h->hb != HB_NONE;
+    return !h->got_frame || h->nstreams > 0 || h2b_outbuf_pending(&h->out) || h->terminated ||
+           h->in_frame || h->hb != HB_NONE;
 }
 
 static uint64_t deadline(const struct h2b_h2s *h)
@@ -1819,7 +1781,7 @@ void h2b_h2s_ctx_del(struct h2b_h2s_ctx *ctx)
     while (ctx->free_bufs) {
         struct freebuf *b = ctx->free_bufs;
         ctx->free_bufs = b->next;
-        mem_sub(ctx, OUTBUF_ALLOC);
+        mem_sub(ctx, H2B_OUTBUF_ALLOC);
         free(b);
     }
     h2b_heap_free(&ctx->timers);
@@ -1967,20 +1929,19 @@ int h2b_h2s_output(struct h2b_h2s *h, const struct iovec **iov)
         fill(h);
     if (h->fatal)
         return H2B_ERR_PROTO;
-    if (!out_pending(h)) {
+    if (!h2b_outbuf_pending(&h->out)) {
         if (h->preface_due) { /* nothing else to send yet: our SETTINGS alone */
             if (!out_ensure(h)) {
                 fail(h, H2B_STAT_ERR_PROTOCOL);
                 return H2B_ERR_PROTO;
             }
         } else {
-            if (h->obuf)
+            if (h->out.buf)
                 out_reset(h);
             return 0;
         }
     }
-    *iov = &h->iov[h->ifirst];
-    return h->niov - h->ifirst;
+    return h2b_outbuf_iov(&h->out, iov);
 }
 
 void h2b_h2s_sent(struct h2b_h2s *h, size_t n)
@@ -1988,19 +1949,7 @@ void h2b_h2s_sent(struct h2b_h2s *h, size_t n)
     if (n == 0)
         return;
     h2b_stats_add(h->ctx->stats, H2B_STAT_BYTES_OUT, n);
-    h->opending -= n;
-    while (n > 0 && h->ifirst < h->niov) {
-        struct iovec *v = &h->iov[h->ifirst];
-        if (n >= v->iov_len) {
-            n -= v->iov_len;
-            h->ifirst++;
-        } else {
-            v->iov_base = (uint8_t *)v->iov_base + n;
-            v->iov_len -= n;
-            n = 0;
-        }
-    }
-    if (h->ifirst == h->niov)
+    if (h2b_outbuf_sent(&h->out, n))
         out_reset(h);
     retime(h);
 }
@@ -2009,7 +1958,7 @@ bool h2b_h2s_done(const struct h2b_h2s *h)
 {
     if (h->fatal)
         return true;
-    if (out_pending(h) || (!h->terminated && h->q_head))
+    if (h2b_outbuf_pending(&h->out) || (!h->terminated && h->q_head))
         return false;
     if (h->terminated)
         return true;
