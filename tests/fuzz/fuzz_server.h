@@ -29,9 +29,6 @@ static void fuzz_server_drain(struct h2b_conn *c)
 
 /* The protocol each fresh connection is set to (fuzz_server_h1 picks H2B_PROTO_DETECT). */
 static enum h2b_conn_proto fuzz_server_proto = H2B_PROTO_H2;
-/* The HTTP/2 engine (fuzz_server_nghttp2 picks H2B_ENGINE_NGHTTP2); read when the ctx is
- * made. */
-static enum h2b_conn_engine fuzz_server_engine = H2B_ENGINE_FAST;
 
 /* Feeds prefix (may be empty) then data to a fresh connection. */
 static void fuzz_server_run(const uint8_t *prefix, size_t prefix_len, const uint8_t *data,
@@ -42,7 +39,9 @@ static void fuzz_server_run(const uint8_t *prefix, size_t prefix_len, const uint
     if (ctx == NULL) {
         struct h2b_conn_config cfg;
         h2b_conn_config_defaults(&cfg);
-        cfg.engine = fuzz_server_engine;
+#ifdef H2B_FUZZ_ENGINE /* the HTTP/2 engine a target names (tests/fuzz/CMakeLists.txt) */
+        cfg.engine = H2B_FUZZ_ENGINE;
+#endif
         if (h2b_conn_ctx_new(&ctx, &cfg) != H2B_OK)
             abort();
     }
