@@ -82,19 +82,29 @@ static inline void *h2b_freelist_get(struct h2b_freelist *f, bool *fresh)
     return malloc(f->size);
 }
 
-/* Takes b back; true when it went to free() (the list was full, or under sanitizers). */
-static inline bool h2b_freelist_put(struct h2b_freelist *f, void *b)
+/* Keeps b for reuse when the list has room: true. False leaves b to the caller (the list is
+ * full, or under sanitizers), to free after its own accounting: with the free first, as in
+ * h2b_freelist_put, a caller's count after it keeps the caller's state live across the call. */
+static inline bool h2b_freelist_keep(struct h2b_freelist *f, void *b)
 {
 #ifndef H2B_SANITIZED
     if (f->n < f->keep) {
         *(void **)b = f->head;
         f->head = b;
         f->n++;
-        return false;
+        return true;
     }
 #else
-    (void)f;
+    (void)f, (void)b;
 #endif
+    return false;
+}
+
+/* Takes b back; true when it went to free() (the list was full, or under sanitizers). */
+static inline bool h2b_freelist_put(struct h2b_freelist *f, void *b)
+{
+    if (h2b_freelist_keep(f, b))
+        return false;
     free(b);
     return true;
 }

@@ -70,6 +70,7 @@
 #include "core/heap.h"
 #include "h2ref/guard.h"
 #include "h2ref/outbuf.h"
+#include "core/pool.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdatomic.h>
@@ -142,10 +143,6 @@ struct fstream {
     char text[H2B_TEXT_MAX];
 };
 
-struct freebuf {
-    struct freebuf *next;
-};
-
 struct h2b_h2s_ctx {
     struct h2b_conn_config cfg;
     struct h2b_stats *stats;
@@ -162,12 +159,7 @@ struct h2b_h2s_ctx {
     _Atomic uint64_t *used;
     uint8_t preface[9 + 5 * 6 + 13]; /* SETTINGS and the connection WINDOW_UPDATE */
     uint8_t preface_len;
-    struct fstream *free_streams;
-    size_t n_free_streams;
-    struct chunk *free_chunks;
-    size_t n_free_chunks;
-    struct freebuf *free_bufs;
-    size_t n_free_bufs;
+    struct h2b_freelist streams, chunks, bufs; /* harness/core/pool.h */
 };
 
 struct h2b_h2s {
@@ -237,19 +229,13 @@ static bool mem_over(const struct h2b_h2s_ctx *ctx)
            atomic_load_explicit(ctx->used, memory_order_relaxed) >= ctx->cfg.memory_budget;
 }
 
+/* Streams, echo chunks and output buffers come from per-ctx free lists (harness/core/pool.h,
+ * bypassed under sanitizers); chunks and buffers count in the memory budget from malloc to
+ * free. */
 static struct fstream *stream_get(struct h2b_h2s_ctx *ctx)
 {
-    (void)ctx;
-    struct fstream *st = NULL;
-#ifndef H2B_SANITIZED
-    if (ctx->free_streams) {
-        st = ctx->free_streams;
-        ctx->free_streams = st->anext;
-        ctx->n_free_streams--;
-    }
-#endif
-    if (!st)
-        st = malloc(sizeof *st);
+    bool fresh;
+    struct fstream *st = h2b_freelist_get(&ctx->streams, &fresh);
     if (st) {
         memset(st, 0, offsetof(struct fstream, text));
         st->fd = -1;
@@ -259,31 +245,16 @@ static struct fstream *stream_get(struct h2b_h2s_ctx *ctx)
 
 static void stream_put(struct h2b_h2s_ctx *ctx, struct fstream *st)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->n_free_streams < KEEP_STREAMS) {
-        st->anext = ctx->free_streams;
-        ctx->free_streams = st;
-        ctx->n_free_streams++;
-        return;
-    }
-#endif
-    (void)ctx;
-    free(st);
+    h2b_freelist_put(&ctx->streams, st);
 }
 
 static struct chunk *chunk_get(struct h2b_h2s_ctx *ctx)
 {
-    struct chunk *ch = NULL;
-#ifndef H2B_SANITIZED
-    if (ctx->free_chunks) {
-        ch = ctx->free_chunks;
-        ctx->free_chunks = ch->next;
-        ctx->n_free_chunks--;
-    }
-#endif
-    if (!ch && (ch = malloc(sizeof *ch)) != NULL)
-        mem_add(ctx, sizeof *ch);
+    bool fresh;
+    struct chunk *ch = h2b_freelist_get(&ctx->chunks, &fresh);
     if (ch) {
+        if (fresh)
+            mem_add(ctx, sizeof *ch);
         ch->next = NULL;
         ch->len = ch->off = 0;
     }
@@ -292,46 +263,27 @@ static struct chunk *chunk_get(struct h2b_h2s_ctx *ctx)
 
 static void chunk_put(struct h2b_h2s_ctx *ctx, struct chunk *ch)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->n_free_chunks < KEEP_CHUNKS) {
-        ch->next = ctx->free_chunks;
-        ctx->free_chunks = ch;
-        ctx->n_free_chunks++;
-        return;
+    if (!h2b_freelist_keep(&ctx->chunks, ch)) {
+        mem_sub(ctx, sizeof *ch);
+        free(ch);
     }
-#endif
-    mem_sub(ctx, sizeof *ch);
-    free(ch);
 }
 
 static uint8_t *buf_get(struct h2b_h2s_ctx *ctx)
 {
-    uint8_t *b = NULL;
-#ifndef H2B_SANITIZED
-    if (ctx->free_bufs) {
-        b = (uint8_t *)ctx->free_bufs;
-        ctx->free_bufs = ctx->free_bufs->next;
-        ctx->n_free_bufs--;
-    }
-#endif
-    if (!b && (b = malloc(H2B_OUTBUF_ALLOC)) != NULL)
+    bool fresh;
+    uint8_t *b = h2b_freelist_get(&ctx->bufs, &fresh);
+    if (b && fresh)
         mem_add(ctx, H2B_OUTBUF_ALLOC);
     return b;
 }
 
 static void buf_put(struct h2b_h2s_ctx *ctx, uint8_t *b)
 {
-#ifndef H2B_SANITIZED
-    if (ctx->n_free_bufs < KEEP_BUFS) {
-        struct freebuf *f = (struct freebuf *)(void *)b;
-        f->next = ctx->free_bufs;
-        ctx->free_bufs = f;
-        ctx->n_free_bufs++;
-        return;
+    if (!h2b_freelist_keep(&ctx->bufs, b)) {
+        mem_sub(ctx, H2B_OUTBUF_ALLOC);
+        free(b);
     }
-#endif
-    mem_sub(ctx, H2B_OUTBUF_ALLOC);
-    free(b);
 }
 
 /* ---- output ---- */
@@ -1758,6 +1710,9 @@ int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
     ctx->now = h2b_clock_now_ns();
     h2b_heap_init(&ctx->timers);
     h2b_heap_init(&ctx->delays);
+    h2b_freelist_init(&ctx->streams, sizeof(struct fstream), KEEP_STREAMS);
+    h2b_freelist_init(&ctx->chunks, sizeof(struct chunk), KEEP_CHUNKS);
+    h2b_freelist_init(&ctx->bufs, H2B_OUTBUF_ALLOC, KEEP_BUFS);
     ctx->preface_len = (uint8_t)build_preface(ctx->preface, cfg);
     *out = ctx;
     return H2B_OK;
@@ -1767,23 +1722,10 @@ void h2b_h2s_ctx_del(struct h2b_h2s_ctx *ctx)
 {
     if (!ctx)
         return;
-    while (ctx->free_streams) {
-        struct fstream *st = ctx->free_streams;
-        ctx->free_streams = st->anext;
-        free(st);
-    }
-    while (ctx->free_chunks) {
-        struct chunk *ch = ctx->free_chunks;
-        ctx->free_chunks = ch->next;
-        mem_sub(ctx, sizeof *ch);
-        free(ch);
-    }
-    while (ctx->free_bufs) {
-        struct freebuf *b = ctx->free_bufs;
-        ctx->free_bufs = b->next;
-        mem_sub(ctx, H2B_OUTBUF_ALLOC);
-        free(b);
-    }
+    mem_sub(ctx, ctx->chunks.n * sizeof(struct chunk) + ctx->bufs.n * H2B_OUTBUF_ALLOC);
+    h2b_freelist_free(&ctx->streams);
+    h2b_freelist_free(&ctx->chunks);
+    h2b_freelist_free(&ctx->bufs);
     h2b_heap_free(&ctx->timers);
     h2b_heap_free(&ctx->delays);
     free(ctx);

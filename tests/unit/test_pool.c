@@ -126,11 +126,18 @@ static void test_freelist(void)
     void *d = h2b_freelist_get(&f, &fresh);
     CHECK(d == b && !fresh); /* the last one kept comes back first */
     CHECK(!h2b_freelist_put(&f, d));
+    void *e = malloc(100);
+    CHECK(e != NULL && !h2b_freelist_keep(&f, e)); /* full: left to the caller */
+    CHECK_EQ_U64(f.n, 2);
+    free(e);
 #else
     CHECK(h2b_freelist_put(&f, a)); /* sanitizers: every block is freed */
     CHECK(h2b_freelist_put(&f, b));
     CHECK(h2b_freelist_put(&f, c));
     CHECK_EQ_U64(f.n, 0);
+    void *e = malloc(100);
+    CHECK(e != NULL && !h2b_freelist_keep(&f, e)); /* sanitizers: never kept */
+    free(e);
 #endif
     h2b_freelist_free(&f);
     CHECK(f.head == NULL && f.n == 0);
