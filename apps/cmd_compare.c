@@ -173,7 +173,7 @@ int h2b_cmd_compare(int argc, char **argv)
     struct h2b_ab_report *v = NULL;
     if (judge(argv[optind], argv[optind + 1], &ab, &v) != H2B_OK)
         goto out;
-    if (h2b_compare_render_table(r, &text) != H2B_OK)
+    if (h2b_report_compare_text(r, &text) != H2B_OK)
         goto out;
     fputs(text, stdout);
     free(text);

@@ -1,5 +1,6 @@
 /*
- * compare.c - A/B comparison of two results files (see compare.h).
+ * compare.c - A/B comparison of two results files (see compare.h): the rows and their verdict;
+ * report/abtable.c lays them out (terminal text and markdown).
  *
  * Statistics: Welch's t interval (unequal variances, Welch-Satterthwaite degrees of freedom) at
  * 99.9%, as JMH reports its score error. The Student t quantile is found by bisection on the CDF,
@@ -397,32 +398,7 @@ out:
     h2b_results_doc_del(db);
     return rv;
 }
-/* ---------------------------------------------------------------- rendering */
-
-static void fmt_num(char *buf, size_t size, double v, const char *unit)
-{
-    if (fabs(v) >= 100 || v == floor(v))
-        snprintf(buf, size, "%.0f%s%s", v, unit[0] ? " " : "", unit);
-    else
-        snprintf(buf, size, "%.3g%s%s", v, unit[0] ? " " : "", unit);
-}
-
-static void fmt_ci(char *buf, size_t size, const struct h2b_compare_row *row)
-{
-    if (!row->has_ci) {
-        snprintf(buf, size, "n/a (%zu vs %zu sample%s)", row->n_a, row->n_b,
-                 row->n_a == 1 && row->n_b == 1 ? "" : "s");
-        return;
-    }
-    if (row->exact) {
-        snprintf(buf, size, "exact");
-        return;
-    }
-    char lo[48], hi[48];
-    fmt_num(lo, sizeof(lo), row->ci_lo, "");
-    fmt_num(hi, sizeof(hi), row->ci_hi, row->unit);
-    snprintf(buf, size, "[%s, %s]", lo, hi);
-}
+/* ---------------------------------------------------------------- verdict */
 
 const char *h2b_compare_row_verdict(const struct h2b_compare_row *row)
 {
@@ -432,46 +408,4 @@ const char *h2b_compare_row_verdict(const struct h2b_compare_row *row)
         return "no";
     bool worse = row->higher_better ? row->b < row->a : row->b > row->a;
     return worse ? "yes, worse" : "yes, better";
-}
-
-static void fmt_ratio(char *buf, size_t size, const struct h2b_compare_row *row)
-{
-    if (row->has_ratio)
-        snprintf(buf, size, "%.3fx", row->ratio);
-    else
-        snprintf(buf, size, row->b == 0 ? "=" : "new");
-}
-
-/* The formatted cells of one row of the terminal table. */
-struct cells {
-    char a[48], b[48], ratio[32], ci[128];
-};
-
-static void fmt_cells(struct cells *c, const struct h2b_compare_row *row)
-{
-    fmt_num(c->a, sizeof(c->a), row->a, row->unit);
-    fmt_num(c->b, sizeof(c->b), row->b, row->unit);
-    fmt_ratio(c->ratio, sizeof(c->ratio), row);
-    fmt_ci(c->ci, sizeof(c->ci), row);
-}
-
-int h2b_compare_render_table(const struct h2b_compare_report *r, char **out)
-{
-    struct h2b_buf b = {0};
-    size_t w = strlen("benchmark / cell");
-    for (size_t i = 0; i < r->count; i++)
-        w = h2b_buf_width(w, r->rows[i].item);
-    h2b_buf_printf(&b, "A: %s\nB: %s\n\n", r->path_a, r->path_b);
-    h2b_buf_printf(&b, "%-*s  %-11s  %14s  %14s  %8s  %-30s  %s\n", (int)w, "benchmark / cell",
-                   "metric", "A", "B", "B/A", "99.9% CI of B-A", "significant");
-    for (size_t i = 0; i < r->count; i++) {
-        const struct h2b_compare_row *row = &r->rows[i];
-        struct cells c;
-        fmt_cells(&c, row);
-        h2b_buf_printf(&b, "%-*s  %-11s  %14s  %14s  %8s  %-30s  %s\n", (int)w, row->item,
-                       row->metric, c.a, c.b, c.ratio, c.ci, h2b_compare_row_verdict(row));
-    }
-    h2b_buf_printf(&b, "\n%zu rows; %zu benchmarks/cells only in A, %zu only in B\n", r->count,
-                   r->only_a, r->only_b);
-    return h2b_buf_finish(&b, out);
 }

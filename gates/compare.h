@@ -67,8 +67,4 @@ void h2b_compare_report_del(struct h2b_compare_report *r);
  * worse" or "yes, better". */
 const char *h2b_compare_row_verdict(const struct h2b_compare_row *row);
 
-/* The terminal table. A malloc'd string in *out (caller frees); H2B_OK or NOMEM. The markdown
- * (`compare --md`) is the report's A/B table: h2b_report_compare_md (report/report.h). */
-int h2b_compare_render_table(const struct h2b_compare_report *r, char **out);
-
 #endif

@@ -1,6 +1,7 @@
 /*
  * abtable.c - the one A/B table: the rows of a comparison (gates/compare.h) as markdown, for the
- * report's "A/B against the base" section (md.c) and for `h2bench compare --md`.
+ * report's "A/B against the base" section (md.c) and for `h2bench compare --md`, and as the
+ * plain-text table `h2bench compare` prints.
  *
  * Approach: the rows come from h2b_compare_files, judged once there (h2b_compare_row_verdict is
  * the one reading of a row's significance); this file only lays them out. One table per kind
@@ -14,12 +15,16 @@
  * same rows with different units, columns and wording, and the report's table did not escape a
  * benchmark name holding '|'. A renderer in gates/ would need the report's number formatting
  * moved below it; apps/ can call report/ directly, so the table lives beside its formatters.
+ * The plain-text layout (a terminal's: fixed columns, A and B, the interval of B - A) was
+ * gates/compare.c's; it is here so that one file lays out compare's rows, and both layouts take
+ * the words from h2b_compare_row_verdict.
  */
 #include "core/buf.h"
 #include "gates/compare.h"
 #include "core/error.h"
 #include "report/report_int.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,5 +148,74 @@ int h2b_report_compare_md(const struct h2b_compare_report *r, char **out)
                      "no test and the table says n/a. Allocation counts are exact, so any "
                      "difference in them is real.\n");
     h2b__ab_tables(&b, r);
+    return h2b_buf_finish(&b, out);
+}
+
+/* ---- plain text (`h2bench compare` on a terminal) ---- */
+
+static void text_num(char *buf, size_t size, double v, const char *unit)
+{
+    if (fabs(v) >= 100 || v == floor(v))
+        snprintf(buf, size, "%.0f%s%s", v, unit[0] ? " " : "", unit);
+    else
+        snprintf(buf, size, "%.3g%s%s", v, unit[0] ? " " : "", unit);
+}
+
+static void text_ci(char *buf, size_t size, const struct h2b_compare_row *row)
+{
+    if (!row->has_ci) {
+        snprintf(buf, size, "n/a (%zu vs %zu sample%s)", row->n_a, row->n_b,
+                 row->n_a == 1 && row->n_b == 1 ? "" : "s");
+        return;
+    }
+    if (row->exact) {
+        snprintf(buf, size, "exact");
+        return;
+    }
+    char lo[48], hi[48];
+    text_num(lo, sizeof(lo), row->ci_lo, "");
+    text_num(hi, sizeof(hi), row->ci_hi, row->unit);
+    snprintf(buf, size, "[%s, %s]", lo, hi);
+}
+
+static void text_ratio(char *buf, size_t size, const struct h2b_compare_row *row)
+{
+    if (row->has_ratio)
+        snprintf(buf, size, "%.3fx", row->ratio);
+    else
+        snprintf(buf, size, row->b == 0 ? "=" : "new");
+}
+
+/* The formatted cells of one row of the terminal table. */
+struct text_cells {
+    char a[48], b[48], ratio[32], ci[128];
+};
+
+static void text_cells(struct text_cells *c, const struct h2b_compare_row *row)
+{
+    text_num(c->a, sizeof(c->a), row->a, row->unit);
+    text_num(c->b, sizeof(c->b), row->b, row->unit);
+    text_ratio(c->ratio, sizeof(c->ratio), row);
+    text_ci(c->ci, sizeof(c->ci), row);
+}
+
+int h2b_report_compare_text(const struct h2b_compare_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    size_t w = strlen("benchmark / cell");
+    for (size_t i = 0; i < r->count; i++)
+        w = h2b_buf_width(w, r->rows[i].item);
+    h2b_buf_printf(&b, "A: %s\nB: %s\n\n", r->path_a, r->path_b);
+    h2b_buf_printf(&b, "%-*s  %-11s  %14s  %14s  %8s  %-30s  %s\n", (int)w, "benchmark / cell",
+                   "metric", "A", "B", "B/A", "99.9% CI of B-A", "significant");
+    for (size_t i = 0; i < r->count; i++) {
+        const struct h2b_compare_row *row = &r->rows[i];
+        struct text_cells c;
+        text_cells(&c, row);
+        h2b_buf_printf(&b, "%-*s  %-11s  %14s  %14s  %8s  %-30s  %s\n", (int)w, row->item,
+                       row->metric, c.a, c.b, c.ratio, c.ci, h2b_compare_row_verdict(row));
+    }
+    h2b_buf_printf(&b, "\n%zu rows; %zu benchmarks/cells only in A, %zu only in B\n", r->count,
+                   r->only_a, r->only_b);
     return h2b_buf_finish(&b, out);
 }

@@ -39,4 +39,8 @@ struct h2b_compare_report;
  * H2B_ERR_NOMEM. */
 int h2b_report_compare_md(const struct h2b_compare_report *r, char **out);
 
+/* `h2bench compare`'s terminal table of the same rows (abtable.c's plain-text layout). A malloc'd
+ * string in *out (caller frees); H2B_OK or NOMEM. */
+int h2b_report_compare_text(const struct h2b_compare_report *r, char **out);
+
 #endif
