@@ -64,6 +64,8 @@ if [ -n "${BASE_BIN:-}" ]; then
     [ -x "$BASE" ] || { echo "server-vs-peers: no h2bench in BASE_BIN=$BASE_BIN" >&2; exit 2; }
     case " $SERVERS " in *" base "*) ;; *) SERVERS="$SERVERS base" ;; esac
 fi
+# COUNTS and PROFILE always drive the servers with h2bench load, one load per count.
+if [ "${COUNTS:-0}" = 1 ] || [ "${PROFILE:-0}" = 1 ]; then CLIENT=h2bench; fi
 case "$CLIENT" in
 h2load | h2bench) ;;
 *) echo "server-vs-peers: CLIENT must be h2load or h2bench, not '$CLIENT'" >&2; exit 2 ;;
