@@ -370,6 +370,7 @@ static const struct h2b_model_field options_fields[] = {
     F(T, connect_to, STRING, OMIT),
     F(T, log_file, STRING, OMIT),
     F(T, ktls, BOOL, OMIT),
+    F(T, coalesce_s, REAL, OMIT),
     END,
 };
 #undef T

@@ -247,6 +247,9 @@ struct h2b_results_load {
             double rps, connection_rate, rate_period_s;
             char *timing_script_file, *base_uri, *connect_to, *log_file;
             int ktls;
+            /* --coalesce: the closed loop's longest nap before an epoll sleep (HTTP/2 engines;
+             * 0 = never). Absent in results written before it existed. */
+            double coalesce_s;
         } options;
     } config; /* the options of the run */
     struct h2b_results_histograms {

@@ -322,6 +322,7 @@ static int config_of(struct h2b_results_load_config *c, const struct h2b_load_co
     o->threads = cfg->threads;
     o->duration_s = (double)cfg->duration_ns / 1e9;
     o->warm_up_s = (double)cfg->warmup_ns / 1e9;
+    o->coalesce_s = (double)cfg->coalesce_ns / 1e9;
     bad |= h2b_model_set_string(&o->data, cfg->data_path);
     o->connection_active_timeout_s = (double)cfg->conn_active_timeout_ns / 1e9;
     o->connection_inactivity_timeout_s = (double)cfg->conn_inactivity_timeout_ns / 1e9;

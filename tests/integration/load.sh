@@ -62,6 +62,8 @@ expect_eq "--json percentiles ordered" "$(jq '.latency_ns | .min <= .p50 and .p5
 expect_match "--json histogram" "$(jq -r .histograms.latency "$TMP/cell.json")" '^h2bh1:'
 expect_eq "--json config" "$(jq -c '[.config.options.requests, .config.uris[1]]' "$TMP/cell.json")" \
     "[3000,\"$URL/missing\"]"
+expect_eq "--json records the default --coalesce (100us)" \
+    "$(jq -c '.config.options.coalesce_s' "$TMP/cell.json")" "0.0001"
 expect_eq "--json server metrics are null with a note" \
     "$(jq '.server_cpu_s == null and (.note | test("server_cpu_s"))' "$TMP/cell.json")" true
 "$H2BENCH" load -n 10 --json /nonexistent-dir/x.json "$URL/hello" >/dev/null 2>"$TMP/err"; rc=$?
