@@ -42,14 +42,6 @@ ALLOW = [
      "results fields of the same name record"),
 ]
 
-# Real spellings of results keys not yet moved onto the model, in files another engineer owned
-# when this check landed: reported on every run (so they are not forgotten), not failed. Move
-# each with H2B_MODEL_KEY (model.h) and delete its line; an entry that no longer matches fails.
-PENDING = [
-    ("tls_handshake", r"^harness/load/merge\.c$", "h2b_load_merge's histogram names list"),
-    ("tls_records_per_response", r"^harness/load/report\.c$", "a note clause's metric name"),
-]
-
 ROW = re.compile(r"\b(?:F|SUB|ALIAS)\(\s*T\s*,\s*(\w+)|\bBM\(\s*(\w+)\s*,")
 ALIAS_KEY = re.compile(r"\bALIAS\(\s*T\s*,\s*\w+\s*,\s*\w+\s*,[^,]*,\s*\"(\w+)\"")
 LITERAL_ROW = re.compile(r"\{\s*\"(\w+)\"\s*,\s*H2B_MODEL_")
@@ -99,7 +91,6 @@ def main(argv):
         return 2
     bad = 0
     nfiles = 0
-    pending_seen = set()
     for path in sources(root):
         nfiles += 1
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
@@ -110,19 +101,8 @@ def main(argv):
                 continue
             line = text.count("\n", 0, m.start()) + 1
             col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-            pend = [i for i, (k, where, _) in enumerate(PENDING)
-                    if k == lit[1:-1] and re.search(where, path)]
-            if pend:
-                pending_seen.add(pend[0])
-                print(f"{path}:{line}:{col}: note: results key {lit} pending "
-                      f"({PENDING[pend[0]][2]}; to move onto the model)")
-                continue
             print(f"{path}:{line}:{col}: results key {lit} spelt outside harness/core "
                   "(take it from the core model)")
-            bad += 1
-    for i, (k, where, _) in enumerate(PENDING):
-        if i not in pending_seen:
-            print(f"check-results-keys: PENDING entry {k!r} ({where}) matches nothing: delete it")
             bad += 1
     if bad:
         print(f"check-results-keys: {bad} results key(s) outside harness/core", file=sys.stderr)

@@ -327,7 +327,7 @@ static const struct h2b_model_field histograms_fields[] = {
     F(T, connect, STRING, OMIT), F(T, tls_handshake, STRING, OMIT), END,
 };
 #undef T
-static const struct h2b_model histograms_model = {
+const struct h2b_model h2b_results_histograms_model = {
     "histograms", sizeof(struct h2b_results_histograms), histograms_fields};
 
 #define T struct h2b_results_header
@@ -455,7 +455,7 @@ static const struct h2b_model_field load_fields[] = {
     F(T, connection_errors, COUNT, 0),
     SUB(T, open_loop, OBJECT, 0, open_loop_model),
     SUB(T, config, OBJECT, 0, config_model),
-    SUB(T, histograms, OBJECT, 0, histograms_model),
+    SUB(T, histograms, OBJECT, 0, h2b_results_histograms_model),
     SUB(T, tool, OBJECT, 0, tool_model),
     F(T, env, JSON, 0),
     SUB(T, mpi, OBJECT, OMIT, h2b_results_mpi_model),

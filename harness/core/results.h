@@ -283,7 +283,7 @@ extern const struct h2b_model h2b_results_profile_model, h2b_results_cell_profil
 
 extern const struct h2b_model h2b_results_micro_model, h2b_results_cell_model,
     h2b_results_budgets_model, h2b_results_latency_model, h2b_results_load_model,
-    h2b_results_header_model, h2b_results_doc_model;
+    h2b_results_header_model, h2b_results_doc_model, h2b_results_histograms_model;
 
 /* Init/free/decode/encode per part. from_json: obj at path of src (may be NULL); mode
  * H2B_MODEL_CONTRACT checks the results file's required fields (0 reads leniently, as a cell of

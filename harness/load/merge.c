@@ -167,7 +167,10 @@ static void add_part(struct h2b_results_load *m, const struct h2b_results_load *
 int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t n, json_t **out,
                    struct h2b_diag *d)
 {
-    static const char *const names[] = {"latency", "service", "ttfb", "connect", "tls_handshake"};
+#define HKEY(m) H2B_MODEL_KEY(h2b_results_histograms_model, struct h2b_results_histograms, m)
+    const char *const names[] = {HKEY(latency), HKEY(service), HKEY(ttfb), HKEY(connect),
+                                 HKEY(tls_handshake)};
+#undef HKEY
     struct h2b_hist *acc[5] = {0};
     struct h2b_results_load m, p;
     h2b_results_load_init(&m);

@@ -410,7 +410,9 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
                                 "streams_effective: no connection received the server's "
                                 "SETTINGS");
     if (s->tls_version && !s->tls_responses)
-        bad |= h2b_model_note_add(&c->note, "tls_records_per_response",
+        bad |= h2b_model_note_add(&c->note,
+                                  H2B_MODEL_KEY(h2b_results_cell_model, struct h2b_results_cell,
+                                                tls_records_per_response),
                                   "no whole response arrived over TLS");
     /* what h2bench load adds */
     l.goodput_per_s = secs > 0 ? (double)s->succeeded / secs : 0;
