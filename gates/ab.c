@@ -24,6 +24,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/rand.h"
+#include "core/stats.h"
 #include "core/results.h"
 
 #include <math.h>
@@ -34,40 +35,10 @@
 
 /* ---------------------------------------------------------------- statistics */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_sorted(const double *v, size_t n)
-{
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Median of v[0..n) using tmp[0..n) as scratch. */
-static double median_of(const double *v, size_t n, double *tmp)
-{
-    memcpy(tmp, v, n * sizeof(*tmp));
-    qsort(tmp, n, sizeof(*tmp), cmp_double);
-    return median_sorted(tmp, n);
-}
-
 static void resample(const double *v, size_t n, double *out, uint64_t *rng)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = v[h2b_rand_xorshift64(rng) % n];
-}
-
-/* The q-quantile (0..1) of sorted v by linear interpolation between order statistics. */
-static double quantile_sorted(const double *v, size_t n, double q)
-{
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    if (i + 1 >= n)
-        return v[n - 1];
-    double frac = pos - (double)i;
-    return v[i] + frac * (v[i + 1] - v[i]);
 }
 
 int h2b_ab_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb, double conf,
@@ -86,7 +57,7 @@ int h2b_ab_bootstrap_ratio(const double *a, size_t na, const double *b, size_t n
         free(draw);
         return H2B_ERR_NOMEM;
     }
-    double ma = median_of(a, na, tmp), mb = median_of(b, nb, tmp);
+    double ma = h2b_stats_median_of(a, na, tmp), mb = h2b_stats_median_of(b, nb, tmp);
     if (!(ma > 0)) {
         free(tmp);
         free(draw);
@@ -110,16 +81,16 @@ int h2b_ab_bootstrap_ratio(const double *a, size_t na, const double *b, size_t n
     size_t n = 0;
     for (unsigned r = 0; r < resamples; r++) {
         resample(a, na, draw, &rng);
-        double ra = median_of(draw, na, tmp);
+        double ra = h2b_stats_median_of(draw, na, tmp);
         resample(b, nb, draw, &rng);
-        double rb = median_of(draw, nb, tmp);
+        double rb = h2b_stats_median_of(draw, nb, tmp);
         if (ra > 0)
             ratios[n++] = rb / ra;
     }
     if (n >= 2) {
-        qsort(ratios, n, sizeof(*ratios), cmp_double);
-        out->lo = quantile_sorted(ratios, n, (1 - conf) / 2);
-        out->hi = quantile_sorted(ratios, n, (1 + conf) / 2);
+        h2b_stats_sort(ratios, n);
+        out->lo = h2b_stats_quantile_sorted(ratios, n, (1 - conf) / 2);
+        out->hi = h2b_stats_quantile_sorted(ratios, n, (1 + conf) / 2);
         out->has = true;
     }
     free(ratios);
@@ -264,8 +235,8 @@ static int judge_samples(struct h2b_ab_report *r, const char *name, const char *
     double *tmp = malloc((na > nb ? na : nb) * sizeof(*tmp));
     if (!tmp)
         return H2B_ERR_NOMEM;
-    row->base = median_of(va, na, tmp);
-    row->head = median_of(vb, nb, tmp);
+    row->base = h2b_stats_median_of(va, na, tmp);
+    row->head = h2b_stats_median_of(vb, nb, tmp);
     free(tmp);
     int rv = h2b_ab_bootstrap_ratio(va, na, vb, nb, opt->confidence, opt->resamples, opt->seed,
                                     &row->ci);
@@ -635,9 +606,9 @@ static int judge_budget(struct h2b_ab_report *r, const char *key, size_t k,
     if (!tmp)
         return H2B_ERR_NOMEM;
     if (na)
-        row->base = median_of(a->budget[k], na, tmp);
+        row->base = h2b_stats_median_of(a->budget[k], na, tmp);
     if (nb)
-        row->head = median_of(b->budget[k], nb, tmp);
+        row->head = h2b_stats_median_of(b->budget[k], nb, tmp);
     free(tmp);
     if (!na || !nb) {
         row->status = H2B_AB_NA;

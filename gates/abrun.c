@@ -28,6 +28,7 @@
 #include "core/hist.h"
 #include "core/proc.h"
 #include "core/results.h"
+#include "core/stats.h"
 #include "run/scenario.h"
 
 #include <errno.h>
@@ -732,12 +733,6 @@ out:
 
 /* ---------------------------------------------------------------- merging a side's files */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static const struct h2b_results_micro *find_entry(const struct h2b_results_doc *doc,
                                                   const char *name)
 {
@@ -766,11 +761,7 @@ static int append_nums(struct h2b_model_nums *acc, const struct h2b_model_nums *
 static double median_nums(const struct h2b_model_nums *n)
 {
     double *v = malloc(n->n * sizeof(*v));
-    if (!v)
-        return NAN;
-    memcpy(v, n->v, n->n * sizeof(*v));
-    qsort(v, n->n, sizeof(*v), cmp_double);
-    double m = n->n % 2 ? v[n->n / 2] : (v[n->n / 2 - 1] + v[n->n / 2]) / 2;
+    double m = v ? h2b_stats_median_of(n->v, n->n, v) : NAN;
     free(v);
     return m;
 }

@@ -19,6 +19,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -243,17 +244,6 @@ static void null_reason(const struct h2b_results_cell *c, const char *key, char 
         snprintf(buf, size, "null (no reason recorded)");
 }
 
-static double median(double *v, size_t n)
-{
-    for (size_t a = 1; a < n; a++)
-        for (size_t b = a; b > 0 && v[b - 1] > v[b]; b--) {
-            double t = v[b];
-            v[b] = v[b - 1];
-            v[b - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Median req/s of the ok cells in ms[0..n); NAN when none. */
 static double median_rps(const struct match *ms, size_t n)
 {
@@ -264,7 +254,7 @@ static double median_rps(const struct match *ms, size_t n)
         if (c->status && strcmp(c->status, "ok") == 0 && !isnan(c->req_per_s))
             v[k++] = c->req_per_s;
     }
-    return k ? median(v, k) : NAN;
+    return h2b_stats_median(v, k);
 }
 
 /* An absolute p99 is a property of the machine it was measured on: judged only when every

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -16,12 +17,38 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void h2b_stats_sort(double *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_double);
+}
+
 double h2b_stats_median(double *v, size_t n)
 {
     if (n == 0)
         return NAN;
-    qsort(v, n, sizeof(*v), cmp_double);
+    h2b_stats_sort(v, n);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+double h2b_stats_median_of(const double *v, size_t n, double *tmp)
+{
+    if (n == 0)
+        return NAN;
+    memcpy(tmp, v, n * sizeof(*tmp));
+    return h2b_stats_median(tmp, n);
+}
+
+double h2b_stats_quantile_sorted(const double *v, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n)
+        return v[n - 1];
+    double frac = pos - (double)i;
+    return v[i] + frac * (v[i + 1] - v[i]);
 }
 
 double h2b_stats_min(const double *v, size_t n)

@@ -13,6 +13,17 @@
  * NAN when n == 0. */
 double h2b_stats_median(double *v, size_t n);
 
+/* Median of v[0..n) without touching v: copied into tmp[0..n) (scratch the caller owns) and
+ * sorted there. NAN when n == 0. */
+double h2b_stats_median_of(const double *v, size_t n, double *tmp);
+
+/* Sorts v[0..n) ascending in place. */
+void h2b_stats_sort(double *v, size_t n);
+
+/* The q-quantile (0..1) of ascending v[0..n) by linear interpolation between order statistics;
+ * NAN when n == 0. */
+double h2b_stats_quantile_sorted(const double *v, size_t n, double q);
+
 /* Smallest and largest of v[0..n); NAN when n == 0. v is not modified. */
 double h2b_stats_min(const double *v, size_t n);
 double h2b_stats_max(const double *v, size_t n);

@@ -40,6 +40,19 @@ static void test_median(void)
     CHECK(h2b_stats_median(odd, 3) == 3);
     CHECK(h2b_stats_median(even, 4) == 2.5);
     CHECK(isnan(h2b_stats_median(NULL, 0))); /* core's one rule: no values, no median */
+    /* median_of leaves its input alone and sorts the scratch copy */
+    const double in[] = {9, 7, 8, 1};
+    double tmp[4];
+    CHECK(h2b_stats_median_of(in, 4, tmp) == 7.5);
+    CHECK(in[0] == 9 && in[3] == 1 && tmp[0] == 1 && tmp[3] == 9);
+    CHECK(isnan(h2b_stats_median_of(in, 0, tmp)));
+    /* quantiles interpolate between order statistics; the ends are the min and max */
+    const double sorted[] = {1, 2, 3, 4, 5};
+    CHECK(h2b_stats_quantile_sorted(sorted, 5, 0) == 1);
+    CHECK(h2b_stats_quantile_sorted(sorted, 5, 1) == 5);
+    CHECK(h2b_stats_quantile_sorted(sorted, 5, 0.5) == 3);
+    CHECK(h2b_stats_quantile_sorted(sorted, 5, 0.125) == 1.5);
+    CHECK(isnan(h2b_stats_quantile_sorted(sorted, 0, 0.5)));
 }
 
 /* A fork whose sample histogram holds count values of v. */
