@@ -16,6 +16,7 @@
 #include "core/export.h"
 #include "core/error.h"
 #include "core/results.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -208,19 +209,11 @@ static int collect(const json_t *doc, struct list *l)
     return rv == H2B_ERR_PARSE ? H2B_ERR_INVAL : rv;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Folds the repeats: median; bounds min/max over repeats unless fork bounds are set. */
 static void fold(struct metric *m, double *value, double *lo, double *hi)
 {
     double v[MAX_REPEATS];
-    memcpy(v, m->v, m->n * sizeof(v[0]));
-    qsort(v, m->n, sizeof(v[0]), cmp_double);
-    *value = m->n % 2 ? v[m->n / 2] : (v[m->n / 2 - 1] + v[m->n / 2]) / 2;
+    *value = h2b_stats_median_of(m->v, m->n, v); /* v: the repeats, sorted */
     if (!isnan(m->lo)) {
         *lo = m->lo < *value ? m->lo : *value; /* a tracker wants lo <= value <= hi */
         *hi = m->hi > *value ? m->hi : *value;
