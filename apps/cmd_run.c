@@ -57,7 +57,8 @@ int h2b_cmd_run(int argc, char **argv)
                                              {"perf-record-client", no_argument, NULL, 'C'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    struct h2b_run_options o = {.repeat = 1, .progress = isatty(STDERR_FILENO), .report = stdout};
+    struct h2b_run_options o = {
+        .repeat = 1, .progress = isatty(STDERR_FILENO), .report = stdout, .log = stderr};
     uint64_t repeat;
     int c;
     optind = 1;

@@ -1,5 +1,5 @@
 /*
- * console.c - what `h2bench run` prints: the progress bar (stderr), the cell table, the dry
+ * console.c - what `h2bench run` prints: the progress bar (o->log, stderr), the cell table, the dry
  * run's plan, the per-point summaries and the budget table (o->report, stdout).
  *
  * Approach: every line is printed as its cell finishes (a run of minutes shows its cells as
@@ -19,6 +19,7 @@
 #include "run/target.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ static bool dumb_terminal(void)
 
 void h2b__run_progress(struct run *r, size_t i)
 {
-    if (!r->o->progress)
+    if (!r->o->progress || !r->o->log)
         return;
     const struct h2b_cell *c = &r->cells[i];
     double elapsed = (double)(h2b_clock_now_ns() - r->started_ns) / 1e9;
@@ -70,21 +71,32 @@ void h2b__run_progress(struct run *r, size_t i)
         bar[k] = k < fill ? '#' : '.';
     bar[20] = '\0';
     /* a terminal without ANSI erase-to-end-of-line (TERM=dumb) gets the line padded instead */
-    fprintf(stderr, "\r[%s] cell %zu/%zu %-8s %ux%u  elapsed %s  ETA %s %s", bar, i + 1, r->ncells,
-            r->s->targets[c->target].name, c->connections, c->streams_requested, el, eta,
+    fprintf(r->o->log, "\r[%s] cell %zu/%zu %-8s %ux%u  elapsed %s  ETA %s %s", bar, i + 1,
+            r->ncells, r->s->targets[c->target].name, c->connections, c->streams_requested, el, eta,
             dumb_terminal() ? "     " : "\033[K");
-    fflush(stderr);
+    fflush(r->o->log);
     r->bar_shown = true;
+}
+
+void h2b__run_warn(const struct run *r, const char *fmt, ...)
+{
+    if (!r->o->log)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("h2bench run: ", r->o->log);
+    vfprintf(r->o->log, fmt, ap);
+    va_end(ap);
 }
 
 void h2b__run_progress_clear(struct run *r)
 {
     if (r->bar_shown) {
         if (dumb_terminal())
-            fprintf(stderr, "\r%79s\r", "");
+            fprintf(r->o->log, "\r%79s\r", "");
         else
-            fprintf(stderr, "\r\033[K");
-        fflush(stderr);
+            fprintf(r->o->log, "\r\033[K");
+        fflush(r->o->log);
         r->bar_shown = false;
     }
 }

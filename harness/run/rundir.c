@@ -69,12 +69,12 @@ static int make_docroot(struct run *r)
 }
 
 /* Only the run directory we created: configuration, logs, outputs, the docroot. */
-void h2b__run_dir_remove(const char *dir)
+void h2b__run_dir_remove(const char *dir, FILE *log)
 {
     if (strncmp(dir, "/tmp/h2bench-run-", 17) != 0)
         return;
-    if (h2b_fs_remove_tree(dir) != H2B_OK)
-        fprintf(stderr, "h2bench run: could not remove %s: %s\n", dir, strerror(errno));
+    if (h2b_fs_remove_tree(dir) != H2B_OK && log)
+        fprintf(log, "h2bench run: could not remove %s: %s\n", dir, strerror(errno));
 }
 
 /* The results path: --out or results/runs/NAME-STAMP.json. Its directory is created now and

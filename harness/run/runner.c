@@ -550,7 +550,7 @@ static void start_targets(struct run *r)
         int rc = h2b_target_start(&r->targets[k], spec, &env, why, sizeof(why));
         if (rc) {
             say(r->target_why[k], sizeof(r->target_why[k]), "target did not start: %s", why);
-            fprintf(stderr, "h2bench run: %s (%s): %s\n", spec->name, label, r->target_why[k]);
+            h2b__run_warn(r, "%s (%s): %s\n", spec->name, label, r->target_why[k]);
             continue;
         }
         if (proto == H2B_PROTO_H1)
@@ -560,7 +560,7 @@ static void start_targets(struct run *r)
                                    sizeof(why));
         if (rc) {
             say(r->target_why[k], sizeof(r->target_why[k]), "SETTINGS probe failed: %s", why);
-            fprintf(stderr, "h2bench run: %s (%s): %s\n", spec->name, label, r->target_why[k]);
+            h2b__run_warn(r, "%s (%s): %s\n", spec->name, label, r->target_why[k]);
             h2b_target_del(r->targets[k]);
             r->targets[k] = NULL;
             continue;
@@ -607,7 +607,7 @@ static int run_micro(struct run *r)
     int status = 0;
     int rc = h2b_proc_spawn(&p, argv, &opts);
     if (rc) {
-        fprintf(stderr, "h2bench run: cannot start h2bench micro: %s\n", h2b_strerror(rc));
+        h2b__run_warn(r, "cannot start h2bench micro: %s\n", h2b_strerror(rc));
         return rc;
     }
     rc = h2b_proc_wait(p, 3600 * H2B_NS_PER_SEC, &status);
@@ -615,13 +615,14 @@ static int run_micro(struct run *r)
     if (rc || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char tail[256];
         failure_tail(r, err_path, tail, sizeof(tail));
-        fprintf(stderr, "h2bench run: h2bench micro failed: %s\n", tail);
+        h2b__run_warn(r, "h2bench micro failed: %s\n", tail);
         return H2B_ERR_INTERRUPTED;
     }
     struct h2b_results_doc *doc = NULL;
     struct h2b_diag d;
     if ((rc = h2b_results_doc_load(json_path, &doc, NULL, &d))) {
-        h2b_diag_print(&d, stderr);
+        if (r->o->log)
+            h2b_diag_print(&d, r->o->log);
         return rc;
     }
     for (size_t k = 0; k < doc->micro.n && rc == H2B_OK; k++)
@@ -694,14 +695,14 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
         } else {
             sum->cells_failed++;
             if (r->o->fail_fast) {
-                fprintf(stderr, "h2bench run: --fail-fast: stopping after cell %zu\n", i + 1);
+                h2b__run_warn(r, "--fail-fast: stopping after cell %zu\n", i + 1);
                 break;
             }
         }
     }
     h2b__run_progress_clear(r);
     if (interrupted) {
-        fprintf(stderr, "h2bench run: interrupted after %zu of %zu cells\n", r->done, r->ncells);
+        h2b__run_warn(r, "interrupted after %zu of %zu cells\n", r->done, r->ncells);
         sum->interrupted = true;
     }
     h2b__run_print_summaries(r, doc);
@@ -786,7 +787,7 @@ static int run_budgets(struct run *r)
             .preload = have_preload ? preload : NULL,
         };
         if (np)
-            h2b_budget_measure(&job, pts, np, r->o->progress ? stderr : NULL);
+            h2b_budget_measure(&job, pts, np, r->o->progress ? r->o->log : NULL);
         for (size_t i = 0; i < ran; i++) {
             const struct h2b_cell *c = &r->cells[i];
             for (size_t k = 0; k < np && c->target == t && c->protocol == H2B_PROTO_H2 && !c->tls;
@@ -943,9 +944,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     snprintf(sum->out, sizeof(sum->out), "%s", out_path);
     if (sum->cells_failed || sum->micro_failed || sum->interrupted) {
         fflush(o->report);
-        fprintf(stderr, "h2bench run: %zu of %zu cells failed%s; logs kept in %s\n",
-                sum->cells_failed, sum->cells, sum->micro_failed ? ", micro suites failed" : "",
-                r.dir);
+        h2b__run_warn(&r, "%zu of %zu cells failed%s; logs kept in %s\n", sum->cells_failed,
+                      sum->cells, sum->micro_failed ? ", micro suites failed" : "", r.dir);
         r.dir[0] = '\0';
         rc = H2B_ERR_INTERRUPTED;
     }
@@ -953,7 +953,7 @@ out:
     signal(SIGINT, SIG_DFL);
     h2b_file_unlock(out_path, out_lock);
     if (r.dir[0])
-        h2b__run_dir_remove(r.dir);
+        h2b__run_dir_remove(r.dir, o->log);
     free(filters);
     cleanup(&r);
     return rc;

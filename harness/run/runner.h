@@ -30,6 +30,8 @@ struct h2b_run_options {
     const char *self;        /* this h2bench executable (bundled server and h2bench client) */
     const char *peers_dir;   /* servers/peers; NULL = $H2B_PEERS_DIR or the build's source tree */
     FILE *report;            /* where cell lines and the summary table go (stdout) */
+    FILE *log;               /* where warnings and the progress bar go (stderr); NULL = nowhere:
+                                the library prints only to the streams its caller hands it */
 };
 
 /* What a run produced. */

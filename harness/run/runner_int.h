@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct h2b_target;
@@ -83,7 +84,10 @@ bool h2b__run_client_serves(const struct run *r, const struct h2b_cell *c, char 
 int h2b__run_dir_prepare(struct run *r);
 
 /* Removes a run directory this runner created (nothing outside /tmp/h2bench-run-*). */
-void h2b__run_dir_remove(const char *dir);
+void h2b__run_dir_remove(const char *dir, FILE *log);
+
+/* One warning line "h2bench run: ..." on o->log (nothing when it is NULL). */
+void h2b__run_warn(const struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The results path (--out or results/runs/NAME-STAMP.json) into buf, its directory created
  * and writable, and the file locked against a second run (*lock, -1 when nothing is locked:
