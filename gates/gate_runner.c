@@ -12,18 +12,17 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/proc.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 int h2b_gate_runner_path(const struct h2b_gate_runner *r, char *buf, size_t size)
 {
@@ -60,23 +59,20 @@ int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, con
         argv[argc++] = (char *)filter;
     }
     argv[argc] = NULL;
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return H2B_ERR_NOMEM;
     /* The runner's table goes to stderr: the gate's stdout carries only the gate's verdict. */
-    posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
-    pid_t pid;
-    int err = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (err != 0) {
-        snprintf(diag->message, sizeof(diag->message), "cannot run %.400s: %s", exe, strerror(err));
+    struct h2b_proc_opts po = {.out = H2B_PROC_STDERR};
+    struct h2b_proc *p;
+    int err = h2b_proc_spawn(&p, argv, &po);
+    if (err != H2B_OK) {
+        snprintf(diag->message, sizeof(diag->message), "cannot run %.400s: %s", exe,
+                 err == H2B_ERR_NOTFOUND ? "not found" : strerror(errno));
         return H2B_ERR_SYS;
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return H2B_ERR_SYS;
-    }
+    int status = 0;
+    err = h2b_proc_wait(p, UINT64_MAX, &status);
+    h2b_proc_del(p);
+    if (err != H2B_OK)
+        return H2B_ERR_SYS;
     if (WIFSIGNALED(status)) {
         snprintf(diag->message, sizeof(diag->message), "%.400s micro was killed by signal %d", exe,
                  WTERMSIG(status));

@@ -8,23 +8,22 @@
  * string in a plot command.
  *
  * gnuplot runs once for all charts (one process, each script starts with `reset`), through
- * posix_spawnp so a missing binary is told apart (ENOENT) from a failing one.
+ * core/proc.h's spawner, which tells a missing binary (H2B_ERR_NOTFOUND) from a failing one.
  */
 #include "report/chart.h"
 #include "core/error.h"
 #include "core/buf.h"
+#include "core/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 const char *h2b_chart_template(const char *name)
 {
@@ -151,49 +150,34 @@ int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *cons
         argv[i + 1] = (char *)scripts[i];
     argv[nscripts + 1] = NULL;
 
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return H2B_ERR_NOMEM;
-    int rc = H2B_ERR_SYS;
-    /* The actions run in order: open the log (dir may be relative) before changing directory. */
-    if (posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) != 0 ||
-        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path, O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO) != 0 ||
-        posix_spawn_file_actions_addchdir_np(&fa, dir) != 0) {
-        rc = H2B_ERR_NOMEM;
-        goto out_destroy;
-    }
-    pid_t pid;
-    int e = posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
-    if (e == ENOENT) {
+    /* the log is opened before the child changes directory, so dir may be relative */
+    struct h2b_proc_opts po = {
+        .out = H2B_PROC_FILE, .out_path = log_path, .err_to_out = true, .cwd = dir};
+    struct h2b_proc *p;
+    int rc = h2b_proc_spawn(&p, argv, &po);
+    if (rc == H2B_ERR_NOTFOUND) {
         snprintf(err, errlen, "%s: not found", gnuplot);
-        rc = H2B_ERR_NOTFOUND;
-        goto out_destroy;
+        return rc;
     }
-    if (e != 0) {
-        snprintf(err, errlen, "%s: cannot start: %s", gnuplot, strerror(e));
-        goto out_destroy;
+    if (rc != H2B_OK) {
+        snprintf(err, errlen, "%s: cannot start: %s", gnuplot,
+                 rc == H2B_ERR_IO ? "cannot create its log" : strerror(errno));
+        return H2B_ERR_SYS;
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            snprintf(err, errlen, "%s: waitpid: %s", gnuplot, strerror(errno));
-            goto out_destroy;
-        }
+    int status = 0;
+    rc = h2b_proc_wait(p, UINT64_MAX, &status);
+    h2b_proc_del(p);
+    if (rc != H2B_OK) {
+        snprintf(err, errlen, "%s: waitpid: %s", gnuplot, strerror(errno));
+        return H2B_ERR_SYS;
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        rc = H2B_OK;
-    } else {
-        char tail[700] = "";
-        log_tail(log_path, tail, sizeof(tail));
-        if (WIFEXITED(status))
-            snprintf(err, errlen, "%s exited with status %d: %s", gnuplot, WEXITSTATUS(status),
-                     tail);
-        else
-            snprintf(err, errlen, "%s killed by signal %d: %s", gnuplot, WTERMSIG(status), tail);
-    }
-out_destroy:
-    posix_spawn_file_actions_destroy(&fa);
-    return rc;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return H2B_OK;
+    char tail[700] = "";
+    log_tail(log_path, tail, sizeof(tail));
+    if (WIFEXITED(status))
+        snprintf(err, errlen, "%s exited with status %d: %s", gnuplot, WEXITSTATUS(status), tail);
+    else
+        snprintf(err, errlen, "%s killed by signal %d: %s", gnuplot, WTERMSIG(status), tail);
+    return H2B_ERR_SYS;
 }

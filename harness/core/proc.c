@@ -19,6 +19,7 @@
  * until the child writes more or exits).
  */
 #include "core/proc.h"
+#include "core/fs.h"
 #include "core/clock.h"
 #include "core/error.h"
 
@@ -66,31 +67,6 @@ struct h2b_proc {
 
 /* ---- spawning ---------------------------------------------------------------------------- */
 
-/* The program to exec: argv0 itself if it has a '/', else the first executable match in PATH. */
-static int resolve_program(const char *argv0, char *path, size_t size)
-{
-    if (strchr(argv0, '/')) {
-        snprintf(path, size, "%s", argv0);
-        return access(path, X_OK) == 0 ? H2B_OK : H2B_ERR_NOTFOUND;
-    }
-    const char *dirs = getenv("PATH");
-    if (dirs == NULL)
-        dirs = "/usr/local/bin:/usr/bin:/bin";
-    while (*dirs) {
-        size_t n = strcspn(dirs, ":");
-        int w = snprintf(path, size, "%.*s/%s", (int)n, n ? dirs : ".", argv0);
-        struct stat st;
-        if (w > 0 && (size_t)w < size && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-            access(path, X_OK) == 0)
-            return H2B_OK;
-        dirs += n;
-        if (*dirs == ':')
-            dirs++;
-    }
-    errno = ENOENT;
-    return H2B_ERR_NOTFOUND;
-}
-
 /* Prepares one output of the child: *child_fd is what the child dup2s onto 1 or 2 (-1:
  * inherit), s->fd what the parent reads. */
 static int open_output(enum h2b_proc_io io, const char *file, int *child_fd, struct stream *s)
@@ -101,6 +77,9 @@ static int open_output(enum h2b_proc_io io, const char *file, int *child_fd, str
         return H2B_OK;
     case H2B_PROC_DEVNULL:
         *child_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        return *child_fd >= 0 ? H2B_OK : H2B_ERR_SYS;
+    case H2B_PROC_STDERR:
+        *child_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
         return *child_fd >= 0 ? H2B_OK : H2B_ERR_SYS;
     case H2B_PROC_PIPE:
         if (pipe2(fds, O_CLOEXEC) != 0)
@@ -153,6 +132,14 @@ __attribute__((noreturn)) static void child_exec(const char *path, char *const a
         (o->err_to_out && dup2(1, 2) < 0) || (!o->err_to_out && err_fd >= 0 && dup2(err_fd, 2) < 0))
         child_fail(report_fd);
     (void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+    if (o->pass_fd_as >= 3) {
+        if (report_fd == o->pass_fd_as && (report_fd = fcntl(report_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+            _exit(127);
+        /* dup2 onto itself would leave the descriptor close-on-exec */
+        if (o->pass_fd == o->pass_fd_as ? fcntl(o->pass_fd, F_SETFD, 0) != 0
+                                        : dup2(o->pass_fd, o->pass_fd_as) < 0)
+            child_fail(report_fd);
+    }
     if (o->cwd && chdir(o->cwd) != 0)
         child_fail(report_fd);
     execve(path, argv, o->envp ? o->envp : environ);
@@ -173,9 +160,12 @@ int h2b_proc_spawn(struct h2b_proc **out, char *const argv[], const struct h2b_p
     if (argv == NULL || argv[0] == NULL)
         return H2B_ERR_INVAL;
     char path[4096];
-    int rv = resolve_program(argv[0], path, sizeof(path));
-    if (rv != H2B_OK)
-        return rv;
+    /* the program to exec: argv[0] itself if it has a '/', else its first match in PATH */
+    int rv = h2b_find_program(argv[0], path, sizeof(path));
+    if (rv != H2B_OK) {
+        errno = ENOENT;
+        return H2B_ERR_NOTFOUND;
+    }
     struct h2b_proc *p = calloc(1, sizeof(*p));
     if (p == NULL)
         return H2B_ERR_NOMEM;

@@ -32,6 +32,7 @@ enum h2b_proc_io {
     H2B_PROC_PIPE,        /* a pipe the parent reads with h2b_proc_read_line / _read_err_line */
     H2B_PROC_FILE,        /* a file (created or truncated, 0644); read_line tails it */
     H2B_PROC_DEVNULL,     /* discarded */
+    H2B_PROC_STDERR,      /* the parent's stderr (keeps a child's stdout off the parent's) */
 };
 
 struct h2b_proc_opts {
@@ -46,11 +47,13 @@ struct h2b_proc_opts {
     bool kill_on_parent_exit; /* the child gets SIGKILL if the spawning thread dies */
     bool new_process_group;   /* the child leads a new process group; signals and the final
                                  SIGKILL go to the whole group (servers that fork workers) */
+    int pass_fd;              /* with pass_fd_as >= 3: the child gets this descriptor of the */
+    int pass_fd_as;           /* parent's as descriptor pass_fd_as (a result pipe); 0: none */
 };
 
 /* Starts argv[0] (searched in PATH when it has no '/') with argv; stdin is /dev/null, file
- * descriptors other than 0-2 are not inherited, SIGPIPE is reset to default and no signal is
- * blocked in the child. opts may be NULL (all defaults). On success *out owns the child.
+ * descriptors other than 0-2 (and pass_fd_as) are not inherited, SIGPIPE is reset to default and no
+ * signal is blocked in the child. opts may be NULL (all defaults). On success *out owns the child.
  * Returns H2B_OK, H2B_ERR_NOTFOUND (no such program), H2B_ERR_IO (an output file cannot be
  * created), H2B_ERR_SYS (fork, pinning, exec failed; errno says why), H2B_ERR_NOMEM,
  * H2B_ERR_INVAL. *out is untouched on failure and no child is left running. */

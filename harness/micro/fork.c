@@ -19,6 +19,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/proc.h"
 #include "core/results.h"
 #include "micro/runner.h"
 
@@ -30,7 +31,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,11 +261,6 @@ static int spawn_and_read(char *const argv[], const char *job, unsigned fork_ind
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
         return H2B_ERR_SYS;
-    if (pfd[1] == CHILD_FD) { /* dup2 onto itself would keep O_CLOEXEC */
-        int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
-        close(pfd[1]);
-        pfd[1] = moved;
-    }
     int rc = H2B_ERR_SYS;
     char job_var[H2B_MICRO_NAME_MAX + 64], fork_var[48], bind_now[] = "LD_BIND_NOW=1";
     snprintf(job_var, sizeof job_var, "%s=%s", CHILD_ENV, job);
@@ -307,17 +303,16 @@ static int spawn_and_read(char *const argv[], const char *job, unsigned fork_ind
     }
     H2B_ASSERT(k <= nenv + 4); /* envp has nenv + 5 slots: the kept ones, 4 added, NULL */
     envp[k] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], CHILD_FD);
-    pid_t pid;
-    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
+    struct h2b_proc_opts po = {.envp = envp, .pass_fd = pfd[1], .pass_fd_as = CHILD_FD};
+    struct h2b_proc *child = NULL;
+    int err = h2b_proc_spawn(&child, argv, &po);
+    int saved = errno;
     free(envp);
     free(pad);
-    posix_spawn_file_actions_destroy(&fa);
     close(pfd[1]);
-    if (err != 0) {
-        fprintf(stderr, "micro: cannot start %s: %s\n", argv[0], strerror(err));
+    if (err != H2B_OK) {
+        fprintf(stderr, "micro: cannot start %s: %s\n", argv[0],
+                err == H2B_ERR_NOTFOUND ? "not found" : strerror(saved));
         close(pfd[0]);
         return H2B_ERR_SYS;
     }
@@ -348,8 +343,9 @@ static int spawn_and_read(char *const argv[], const char *job, unsigned fork_ind
         len += (size_t)r;
     }
     close(pfd[0]);
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
-    }
+    if (h2b_proc_wait(child, UINT64_MAX, status) != H2B_OK && rc == H2B_OK)
+        rc = H2B_ERR_SYS;
+    h2b_proc_del(child);
     if (rc == H2B_OK) {
         buf[len] = '\0';
         *out = buf;
@@ -573,7 +569,7 @@ void h2b_micro_set_profile_hook(h2b_micro_profile_fn fn)
     profile_hook = fn;
 }
 
-/* perf's path: $H2B_PERF, or the first executable "perf" in PATH (posix_spawn wants a path). */
+/* perf's path: $H2B_PERF, or the first executable "perf" in PATH. */
 static bool find_perf(char *buf, size_t size)
 {
     const char *env = getenv("H2B_PERF");
@@ -581,19 +577,8 @@ static bool find_perf(char *buf, size_t size)
         snprintf(buf, size, "%s", env);
         return access(buf, X_OK) == 0;
     }
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/bin:/bin";
-    for (const char *p = path; *p;) {
-        const char *colon = strchr(p, ':');
-        size_t n = colon ? (size_t)(colon - p) : strlen(p);
-        if (n > 0 && n < size - 6) {
-            snprintf(buf, size, "%.*s/perf", (int)n, p);
-            if (access(buf, X_OK) == 0)
-                return true;
-        }
-        p += n + (colon != NULL);
-    }
+    if (h2b_find_program("perf", buf, size) == H2B_OK)
+        return true;
     snprintf(buf, size, "perf");
     return false;
 }
@@ -601,18 +586,15 @@ static bool find_perf(char *buf, size_t size)
 /* Runs argv with stdout into out_path (stderr into err_path); *status gets its wait status. */
 static int run_to_file(char *const argv[], const char *out_path, const char *err_path, int *status)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (err != 0)
+    struct h2b_proc_opts po = {
+        .out = H2B_PROC_FILE, .out_path = out_path, .err = H2B_PROC_FILE, .err_path = err_path};
+    struct h2b_proc *p;
+    int rc = h2b_proc_spawn(&p, argv, &po);
+    if (rc != H2B_OK)
         return H2B_ERR_SYS;
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
-    }
-    return H2B_OK;
+    rc = h2b_proc_wait(p, UINT64_MAX, status);
+    h2b_proc_del(p);
+    return rc == H2B_OK ? H2B_OK : H2B_ERR_SYS;
 }
 
 int h2b__micro_run_perf(const struct h2b_micro_instance *inst, const struct h2b_micro_config *cfg,

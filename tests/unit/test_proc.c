@@ -1,7 +1,8 @@
 /*
  * test_proc.c - child processes with /bin/sh: reading a readiness line, timeouts, exit
  * statuses, signals, wait-then-SIGKILL, CPU pinning, CPU time and RSS, file and stderr
- * outputs, long lines, and spawn failures that leave nothing behind.
+ * outputs, long lines, spawn failures that leave nothing behind, a passed result descriptor
+ * and stdout sent to the parent's stderr.
  */
 #include "core/clock.h"
 #include "core/cpu.h"
@@ -10,6 +11,7 @@
 #include "test.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,6 +221,45 @@ static void test_spawn_failures(void)
     h2b_proc_del(NULL);
 }
 
+/* pass_fd/pass_fd_as: the child writes to descriptor 3 (a pipe's write end the parent made),
+ * and no other descriptor of the parent's leaks into it; H2B_PROC_STDERR: the child's stdout
+ * lands on the parent's stderr (here a pipe the test reads). */
+static void test_pass_fd_and_stdout_to_stderr(void)
+{
+    int res[2], fake_err[2];
+    CHECK_EQ_INT(pipe(res), 0);
+    CHECK_EQ_INT(pipe(fake_err), 0);
+    int leak = dup(res[0]); /* a parent descriptor the child must not see */
+    int saved_err = dup(STDERR_FILENO);
+    CHECK(dup2(fake_err[1], STDERR_FILENO) == STDERR_FILENO);
+    close(fake_err[1]);
+    char script[128];
+    snprintf(script, sizeof(script),
+             "echo result >&3; echo table; if [ -e /proc/self/fd/%d ]; then echo leaked >&3; fi",
+             leak);
+    struct h2b_proc_opts o = {.out = H2B_PROC_STDERR, .pass_fd = res[1], .pass_fd_as = 3};
+    struct h2b_proc *p = sh(script, &o);
+    dup2(saved_err, STDERR_FILENO);
+    close(saved_err);
+    close(res[1]);
+    int status = -1;
+    if (p) {
+        CHECK_EQ_INT(h2b_proc_wait(p, 10 * SEC, &status), H2B_OK);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        h2b_proc_del(p);
+    }
+    char buf[64] = "";
+    ssize_t n = read(res[0], buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    CHECK_STR(buf, "result\n");
+    n = read(fake_err[0], buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    CHECK_STR(buf, "table\n");
+    close(res[0]);
+    close(fake_err[0]);
+    close(leak);
+}
+
 int main(void)
 {
     test_ready_line_and_signal();
@@ -229,5 +270,6 @@ int main(void)
     test_file_and_stderr();
     test_long_lines();
     test_spawn_failures();
+    test_pass_fd_and_stdout_to_stderr();
     return test_report();
 }
