@@ -260,7 +260,7 @@ static int prepare_dirs(struct side *s, const char *work, const char *top, struc
     } else {
         snprintf(s->src, sizeof(s->src), "%s", top);
     }
-    if (h2b_file_mkdirs(s->dir) != H2B_OK)
+    if (h2b_fs_mkdir_p(s->dir, 0755) != H2B_OK)
         return fail(d, H2B_ERR_IO, "cannot create %s: %s", s->dir, strerror(errno));
     return H2B_OK;
 }
@@ -302,7 +302,7 @@ static int build(struct side *s, const char *cmd, const struct h2b_ab_run_option
         return H2B_OK;
     }
     unlink(stamp);
-    if (h2b_file_mkdirs(s->build) != H2B_OK)
+    if (h2b_fs_mkdir_p(s->build, 0755) != H2B_OK)
         return fail(d, H2B_ERR_IO, "cannot create %s: %s", s->build, strerror(errno));
     h2b_progress(o->progress, o->progress_arg, "%s %s: building in %s (log: %s)", s->label,
                  s->commit[0] ? s->commit : "work tree", s->build, s->log);
@@ -614,7 +614,7 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
             return rv;
         }
     }
-    if (h2b_file_mkdirs(work) != H2B_OK || h2b_file_mkdirs(runs) != H2B_OK)
+    if (h2b_fs_mkdir_p(work, 0755) != H2B_OK || h2b_fs_mkdir_p(runs, 0755) != H2B_OK)
         return fail(diag, H2B_ERR_IO, "cannot create %s: %s", runs, strerror(errno));
     const char *cmd = o->build_cmd ? o->build_cmd : default_build;
     const char *bench = o->bench ? o->bench : "bin/h2bench";

@@ -40,6 +40,13 @@ int h2b_fs_mkdir_p(const char *dir, mode_t mode)
     }
     if (mkdir(path, mode) != 0 && errno != EEXIST)
         return H2B_ERR_IO;
+    struct stat st; /* EEXIST is fine only for a directory */
+    if (stat(path, &st) != 0)
+        return H2B_ERR_IO;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return H2B_ERR_IO;
+    }
     return H2B_OK;
 }
 

@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Creates dir and its missing parents with mode (minus the umask); an existing directory is
- * fine. Returns H2B_OK, H2B_ERR_RANGE (path too long) or H2B_ERR_IO (errno says why). */
+/* Creates dir and its missing parents with mode (minus the umask), like mkdir -p; an existing
+ * directory is fine. Returns H2B_OK, H2B_ERR_RANGE (path too long) or H2B_ERR_IO (errno says
+ * why; dir exists and is not a directory: ENOTDIR). */
 int h2b_fs_mkdir_p(const char *dir, mode_t mode);
 
 /* Creates the directories leading to the file at path (everything before its last '/'). */

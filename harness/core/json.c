@@ -835,31 +835,3 @@ int h2b_json_check_keys(const struct h2b_json_src *src, const json_t *obj, const
     }
     return H2B_OK;
 }
-
-int h2b_file_mkdirs(const char *path)
-{
-    char buf[PATH_MAX];
-    size_t len = strlen(path);
-    if (len == 0 || len >= sizeof(buf))
-        return H2B_ERR_RANGE;
-    memcpy(buf, path, len + 1);
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        struct stat st;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return H2B_ERR_IO;
-        if (stat(buf, &st) != 0)
-            return H2B_ERR_IO;
-        if (!S_ISDIR(st.st_mode)) {
-            errno = ENOTDIR;
-            return H2B_ERR_IO;
-        }
-        *p = c;
-        if (c == '\0')
-            break;
-    }
-    return H2B_OK;
-}

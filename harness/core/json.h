@@ -82,11 +82,6 @@ int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *
  * replaced (a FIFO waits for its reader, as a shell redirection does). */
 int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag);
 
-/* Creates directory path and any missing parents (mode 0755 before umask), like mkdir -p; an
- * existing directory is fine. Returns H2B_OK, H2B_ERR_RANGE (path longer than PATH_MAX) or
- * H2B_ERR_IO (errno says why; a component exists and is not a directory: ENOTDIR). */
-int h2b_file_mkdirs(const char *path);
-
 /* Takes an exclusive lock that names path (flock on "path.lock", created if needed) so that
  * two processes never write the same output. Sets *fd_out; release it with h2b_file_unlock.
  * Returns H2B_OK, H2B_ERR_EXISTS when another process holds it (diag says so), H2B_ERR_IO or

@@ -1,12 +1,13 @@
 /*
  * test_fs.c - h2b_find_program: a name looked up on $PATH (first match wins, directories and
  * non-executable files skipped, an empty entry is the current directory), a path taken as it
- * is, and the failures (not found, buffer too small).
+ * is, and the failures (not found, buffer too small); h2b_fs_mkdir_p.
  */
 #include "core/error.h"
 #include "core/fs.h"
 #include "test.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,24 @@ static void test_find_program(void)
     CHECK_EQ_INT(chdir(cwd), 0);
 }
 
+/* mkdir -p: parents made, an existing directory fine, a file in the way is ENOTDIR. */
+static void test_mkdir_p(void)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/m/a/b", root);
+    CHECK_EQ_INT(h2b_fs_mkdir_p(path, 0755), H2B_OK);
+    struct stat st;
+    CHECK_EQ_INT(stat(path, &st) == 0 && S_ISDIR(st.st_mode), 1);
+    CHECK_EQ_INT(h2b_fs_mkdir_p(path, 0755), H2B_OK);
+    make_file("m/file", 0644);
+    snprintf(path, sizeof(path), "%s/m/file", root);
+    errno = 0;
+    CHECK_EQ_INT(h2b_fs_mkdir_p(path, 0755), H2B_ERR_IO);
+    CHECK_EQ_INT(errno, ENOTDIR);
+    snprintf(path, sizeof(path), "%s/m/file/below", root);
+    CHECK_EQ_INT(h2b_fs_mkdir_p(path, 0755), H2B_ERR_IO);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -72,6 +91,7 @@ int main(void)
         return 1;
     }
     test_find_program();
+    test_mkdir_p();
     h2b_fs_remove_tree(root);
     return test_report();
 }
