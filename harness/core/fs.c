@@ -1,5 +1,6 @@
 /*
- * fs.c - mkdir -p, remove-tree and the executable's own path (fs.h).
+ * fs.c - mkdir -p, remove-tree, the executable's own path, PATH search and a bounded read of a
+ * whole descriptor (fs.h).
  *
  * Approach: mkdir -p walks the path once, creating each prefix and accepting EEXIST; remove-tree
  * is nftw(FTW_DEPTH | FTW_PHYS) so children go before their directory and symbolic links are
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 int h2b_fs_mkdir_p(const char *dir, mode_t mode)
@@ -146,5 +148,54 @@ int h2b_self_dir(char *buf, size_t size)
         slash[1] = '\0';
     else if (slash)
         *slash = '\0';
+    return H2B_OK;
+}
+
+int h2b_fd_read_all(int fd, size_t max, size_t hint, char **out, size_t *len)
+{
+    size_t cap = hint > 0 && hint < max ? hint + 1 : (max < 4096 ? max + 1 : 4096), n = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return H2B_ERR_NOMEM;
+    for (;;) {
+        if (n + 1 == cap) {
+            if (n >= max) { /* one more byte would be over the bound: is there one? */
+                char extra;
+                ssize_t r;
+                do
+                    r = read(fd, &extra, 1);
+                while (r < 0 && errno == EINTR);
+                if (r == 0)
+                    break;
+                int e = errno;
+                free(buf);
+                errno = e;
+                return r < 0 ? H2B_ERR_IO : H2B_ERR_RANGE;
+            }
+            size_t ncap = cap * 2 < max + 1 ? cap * 2 : max + 1;
+            char *bigger = realloc(buf, ncap);
+            if (!bigger) {
+                free(buf);
+                return H2B_ERR_NOMEM;
+            }
+            buf = bigger;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return H2B_ERR_IO;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
     return H2B_OK;
 }

@@ -32,6 +32,13 @@ int h2b_self_exe(char *buf, size_t size);
  * Returns H2B_OK, H2B_ERR_NOTFOUND or H2B_ERR_RANGE (buf too small). */
 int h2b_find_program(const char *name, char *buf, size_t size);
 
+/* Reads fd to its end into a new NUL-terminated buffer (*out, malloc'd; *len bytes before the
+ * NUL), growing it by doubling from 4 KiB (or from hint + 1 when hint > 0, e.g. a file's size)
+ * and never beyond max bytes. EINTR is retried. The caller keeps and closes fd. Returns H2B_OK,
+ * H2B_ERR_RANGE (more than max bytes), H2B_ERR_NOMEM, or H2B_ERR_IO (errno says why); *out is
+ * untouched on failure. */
+int h2b_fd_read_all(int fd, size_t max, size_t hint, char **out, size_t *len);
+
 /* The directory of the running executable into buf (h2b_self_exe without its last
  * component). Same codes. */
 int h2b_self_dir(char *buf, size_t size);

@@ -14,6 +14,7 @@
  * should put the cursor.
  */
 #include "core/json.h"
+#include "core/fs.h"
 #include "core/error.h"
 
 #include <errno.h>
@@ -330,48 +331,16 @@ static int read_file(const char *path, char **out, size_t *len, struct h2b_diag 
         rv = H2B_ERR_RANGE;
         goto out_close;
     }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    buf = malloc(cap);
-    if (buf == NULL) {
+    /* To EOF: the file may be shorter than stat said, never longer than the limit. */
+    rv = h2b_fd_read_all(fd, H2B_JSON_MAX_FILE, (size_t)st.st_size, &buf, len);
+    if (rv == H2B_ERR_RANGE)
+        h2b_diag_at(diag, path, 0, 0, "file too large (limit %u)", H2B_JSON_MAX_FILE);
+    else if (rv == H2B_ERR_NOMEM)
         h2b_diag_at(diag, path, 0, 0, "out of memory");
-        rv = H2B_ERR_NOMEM;
-        goto out_close;
-    }
-    /* Read to EOF (the file may be shorter than stat said, never longer than the limit). */
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap > H2B_JSON_MAX_FILE) {
-                h2b_diag_at(diag, path, 0, 0, "file too large (limit %u)", H2B_JSON_MAX_FILE);
-                rv = H2B_ERR_RANGE;
-                goto out_free;
-            }
-            char *bigger = realloc(buf, cap * 2);
-            if (bigger == NULL) {
-                rv = H2B_ERR_NOMEM;
-                goto out_free;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
-            goto out_free;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    close(fd);
-    return H2B_OK;
-
-out_free:
-    free(buf);
+    else if (rv != H2B_OK)
+        h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
+    if (rv == H2B_OK)
+        *out = buf;
 out_close:
     close(fd);
     return rv;

@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/cpu.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "load/engine.h"
 #include "core/url.h"
 
@@ -226,48 +227,21 @@ int h2b__load_errf(char *err, size_t errlen, int code, const char *fmt, ...)
     return code;
 }
 
+/* The whole file at path ("-": stdin), at most max bytes. */
 static int read_file(const char *path, uint64_t max, uint8_t **out, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
+    bool in = strcmp(path, "-") == 0;
+    int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return H2B_ERR_IO;
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap + 1);
-    int rv = H2B_ERR_NOMEM;
-    if (!buf)
-        goto out_close;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= max) {
-                rv = H2B_ERR_RANGE;
-                goto out_free;
-            }
-            cap *= 2;
-            uint8_t *nb = realloc(buf, cap + 1);
-            if (!nb)
-                goto out_free;
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) {
-            if (ferror(f)) {
-                rv = H2B_ERR_IO;
-                goto out_free;
-            }
-            break;
-        }
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    rv = H2B_OK;
-    goto out_close;
-out_free:
-    free(buf);
-out_close:
-    if (f != stdin)
-        fclose(f);
+    char *buf;
+    int rv = h2b_fd_read_all(fd, (size_t)max, 0, &buf, len);
+    int e = errno;
+    if (!in)
+        close(fd);
+    errno = e;
+    if (rv == H2B_OK)
+        *out = (uint8_t *)buf;
     return rv;
 }
 

@@ -316,42 +316,17 @@ static int spawn_and_read(char *const argv[], const char *job, unsigned fork_ind
         close(pfd[0]);
         return H2B_ERR_SYS;
     }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            rc = H2B_ERR_NOMEM;
-            break;
-        }
-        if (len + 1 == cap) {
-            char *bigger = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                continue;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t r = read(pfd[0], buf + len, cap - 1 - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            rc = r == 0 ? H2B_OK : H2B_ERR_IO;
-            break;
-        }
-        len += (size_t)r;
-    }
+    size_t len;
+    char *buf = NULL;
+    rc = h2b_fd_read_all(pfd[0], 64u << 20, 0, &buf, &len);
     close(pfd[0]);
     if (h2b_proc_wait(child, UINT64_MAX, status) != H2B_OK && rc == H2B_OK)
         rc = H2B_ERR_SYS;
     h2b_proc_del(child);
-    if (rc == H2B_OK) {
-        buf[len] = '\0';
+    if (rc == H2B_OK)
         *out = buf;
-    } else {
+    else
         free(buf);
-    }
     return rc;
 }
 

@@ -19,11 +19,15 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- DSO classes ---- */
 
@@ -520,52 +524,22 @@ out:
 
 int h2b__prof_read_text(const char *path, char **out, size_t *len, struct h2b_diag *diag)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
         return H2B_ERR_IO;
     }
-    size_t cap = 0, n = 0;
-    char *buf = NULL;
-    int rc = H2B_OK;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            if (cap >= H2B_PROF_MAX_TEXT) {
-                h2b_diag_at(diag, path, 0, 0, "larger than %u MiB", H2B_PROF_MAX_TEXT >> 20);
-                rc = H2B_ERR_RANGE;
-                break;
-            }
-            size_t ncap = cap ? cap * 2 : 1 << 20;
-            char *b = realloc(buf, ncap);
-            if (!b) {
-                rc = H2B_ERR_NOMEM;
-                h2b_diag_at(diag, path, 0, 0, "out of memory");
-                break;
-            }
-            buf = b;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                h2b_diag_at(diag, path, 0, 0, "read error: %s", strerror(errno));
-                rc = H2B_ERR_IO;
-            }
-            break;
-        }
-    }
-    fclose(f);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    if (!buf && !(buf = malloc(1)))
-        return H2B_ERR_NOMEM;
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return H2B_OK;
+    struct stat st;
+    size_t hint = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+    int rc = h2b_fd_read_all(fd, H2B_PROF_MAX_TEXT, hint, out, len);
+    if (rc == H2B_ERR_RANGE)
+        h2b_diag_at(diag, path, 0, 0, "larger than %u MiB", H2B_PROF_MAX_TEXT >> 20);
+    else if (rc == H2B_ERR_NOMEM)
+        h2b_diag_at(diag, path, 0, 0, "out of memory");
+    else if (rc != H2B_OK)
+        h2b_diag_at(diag, path, 0, 0, "read error: %s", strerror(errno));
+    close(fd);
+    return rc;
 }
 
 int h2b_prof_read_script(struct h2b_prof *p, const char *path, struct h2b_diag *diag)

@@ -1,7 +1,7 @@
 /*
  * test_fs.c - h2b_find_program: a name looked up on $PATH (first match wins, directories and
  * non-executable files skipped, an empty entry is the current directory), a path taken as it
- * is, and the failures (not found, buffer too small); h2b_fs_mkdir_p.
+ * is, and the failures (not found, buffer too small); h2b_fs_mkdir_p; h2b_fd_read_all.
  */
 #include "core/error.h"
 #include "core/fs.h"
@@ -84,6 +84,52 @@ static void test_mkdir_p(void)
     CHECK_EQ_INT(h2b_fs_mkdir_p(path, 0755), H2B_ERR_IO);
 }
 
+/* Reads pipe content n bytes long with h2b_fd_read_all(max, hint); returns its code. */
+static int read_n(size_t n, size_t max, size_t hint, size_t *len_out)
+{
+    int fds[2];
+    CHECK_EQ_INT(pipe(fds), 0);
+    char chunk[512];
+    memset(chunk, 'x', sizeof(chunk));
+    for (size_t left = n; left > 0;) { /* n stays below the 64 KiB pipe buffer */
+        size_t k = left < sizeof(chunk) ? left : sizeof(chunk);
+        CHECK_EQ_INT(write(fds[1], chunk, k) == (ssize_t)k, 1);
+        left -= k;
+    }
+    close(fds[1]);
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = h2b_fd_read_all(fds[0], max, hint, &buf, &len);
+    close(fds[0]);
+    if (rc == H2B_OK) {
+        CHECK_EQ_INT(buf[len] == '\0', 1);
+        CHECK_EQ_INT(len > 0 ? buf[len - 1] == 'x' : 1, 1);
+        *len_out = len;
+        free(buf);
+    }
+    return rc;
+}
+
+/* A whole descriptor, bounded: empty, below, exactly at and one byte over the bound, growing
+ * past the 4 KiB start and from a size hint. */
+static void test_fd_read_all(void)
+{
+    size_t len = 99;
+    CHECK_EQ_INT(read_n(0, 100, 0, &len), H2B_OK);
+    CHECK_EQ_INT(len == 0, 1);
+    CHECK_EQ_INT(read_n(100, 100, 0, &len), H2B_OK);
+    CHECK_EQ_INT(len == 100, 1);
+    CHECK_EQ_INT(read_n(101, 100, 0, &len), H2B_ERR_RANGE);
+    CHECK_EQ_INT(read_n(20000, 60000, 0, &len), H2B_OK);
+    CHECK_EQ_INT(len == 20000, 1);
+    CHECK_EQ_INT(read_n(20000, 60000, 100, &len), H2B_OK); /* a hint below the truth */
+    CHECK_EQ_INT(len == 20000, 1);
+    CHECK_EQ_INT(read_n(8193, 8192, 8192, &len), H2B_ERR_RANGE);
+    char *buf = NULL;
+    CHECK_EQ_INT(h2b_fd_read_all(-1, 100, 0, &buf, &len), H2B_ERR_IO);
+    CHECK_EQ_INT(buf == NULL, 1);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -92,6 +138,7 @@ int main(void)
     }
     test_find_program();
     test_mkdir_p();
+    test_fd_read_all();
     h2b_fs_remove_tree(root);
     return test_report();
 }
