@@ -106,7 +106,7 @@ struct h2b__load_worker {
     void *h1;             /* HTTP/1.1: the h1 engine's state (h1load.c) */
 };
 
-/* How a request ended (worker.c and h3load.c count them the same way). */
+/* How a request ended (every engine counts them the same way). */
 enum h2b__load_outcome {
     H2B__LOAD_RESPONSE, /* a whole response (any status) */
     H2B__LOAD_RESET,    /* the server reset the stream */
@@ -115,11 +115,124 @@ enum h2b__load_outcome {
     H2B__LOAD_TIMEOUT   /* --timeout, -N or -T */
 };
 
+/* One request, as every engine keeps it: the head of worker.c's and h3load.c's stream slots and
+ * h1load.c's one request per connection. The functions below count it; the engine adds what
+ * its protocol needs beside it (stream id, body offsets). */
+struct h2b__load_req {
+    uint64_t t_intended; /* latency origin: schedule (--rate) or submission (closed loop) */
+    uint64_t t_submit;   /* --timeout runs from here */
+    uint64_t t_sent;     /* the request went to the socket; 0 until then */
+    uint16_t status;     /* the final status; 0 until one came */
+    bool measured;       /* intended after warm-up */
+    bool recorded;       /* already counted (timed out or broken before its stream closed) */
+    bool busy;           /* in flight: between h2b__load_req_begin and h2b__load_req_end */
+};
+
+/* What every engine keeps of a connection over its reconnects: its share of -n, its URI
+ * rotation, its responses and active time. The engine's connection struct holds one. */
+struct h2b__load_life {
+    uint64_t budget;        /* -n mode: requests still to submit (UINT64_MAX: unbounded) */
+    uint64_t responses;     /* responses since the last connect (a reconnect must earn them) */
+    uint64_t completed;     /* measured requests ended on it, all connects */
+    uint64_t t_connect;     /* start of the current connect */
+    uint64_t t_first_start; /* first connect: start of its active time */
+    uint64_t t_last_end;    /* end of its active time (its last close) */
+    uint64_t last_read;     /* -N and --timeout's silence: the last bytes from the server */
+    uint32_t index;         /* global connection number: URI rotation starts here */
+    uint32_t uri_next;      /* the URI of its next request */
+};
+
+/* Connection i of worker w (first_conn: its first connection's global number): the URI rotation
+ * and its share of -n (h2b__load_budget). */
+void h2b__load_life_init(struct h2b__load_life *l, const struct h2b__load_worker *w,
+                         uint32_t first_conn, uint32_t i, uint64_t requests);
+
+/* A connect starts (t_connect; the first one starts the active time). */
+void h2b__load_life_connect(struct h2b__load_life *l, const struct h2b__load_worker *w);
+
+/* The URI of the connection's next request (they rotate from its index). */
+static inline uint32_t h2b__load_next_uri(struct h2b__load_life *l,
+                                          const struct h2b_load_config *cfg)
+{
+    uint32_t u = l->uri_next;
+    l->uri_next = u + 1 == cfg->nuris ? 0 : u + 1;
+    return u;
+}
+
+/* One request of the budget is submitted (-n mode; unbounded budgets stay so). */
+static inline void h2b__load_spend(struct h2b__load_life *l)
+{
+    if (l->budget != UINT64_MAX)
+        l->budget--;
+}
+
+/* A request intended at t_intended starts now (w->now); t_sent as the engine knows it (0: not
+ * yet). Counts it as started when it is measured; w->inflight counts it until _end. */
+static inline void h2b__load_req_begin(struct h2b__load_worker *w, struct h2b__load_req *r,
+                                       uint64_t t_intended, uint64_t t_sent);
+
+/* The request has left its slot (counted or not): the worker may release arrivals again. */
+static inline void h2b__load_req_end(struct h2b__load_worker *w, struct h2b__load_req *r);
+
 /* Counts one ended request in w->stats and its histograms: latency from t_intended, service from
- * t_sent (0: never sent), status for responses. Returns measured (false: warm-up, nothing
+ * t_sent (0: never sent), status for responses. Returns r->measured (false: warm-up, nothing
  * counted). */
-bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_intended,
-                      uint64_t t_sent, uint16_t status, enum h2b__load_outcome how);
+bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
+                      enum h2b__load_outcome how);
+
+/* Counts r (h2b__load_record) once: marks it recorded; a measured one adds to l->completed. */
+static inline void h2b__load_finish(struct h2b__load_worker *w, struct h2b__load_life *l,
+                                    struct h2b__load_req *r, enum h2b__load_outcome how)
+{
+    r->recorded = true;
+    if (h2b__load_record(w, r, how))
+        l->completed++;
+}
+
+/* A connection's requests: n slots of size bytes at slots, each beginning with its struct
+ * h2b__load_req (h1load.c: one). conn is the engine's connection, handed to the hooks. */
+struct h2b__load_slots {
+    void *slots;
+    size_t size;
+    uint32_t n;
+    void *conn;
+};
+
+/* The connection is torn down: every request in flight that is not counted yet is counted as
+ * an error (a timeout if timed_out) while the run lasts, as unfinished after its end; then
+ * release(conn, k) frees slot k. */
+void h2b__load_abandon(struct h2b__load_worker *w, struct h2b__load_life *l,
+                       const struct h2b__load_slots *s, bool timed_out,
+                       void (*release)(void *conn, uint32_t k));
+
+/* --timeout over the requests in flight (call on the tick): each one submitted a whole timeout
+ * ago and not counted yet is counted as timed out, then cancel(conn, k) resets its stream.
+ * Returns true, before counting any, when the connection has been silent for a whole timeout:
+ * the server is gone, not slow, and the caller closes the connection instead. */
+bool h2b__load_time_out(struct h2b__load_worker *w, struct h2b__load_life *l,
+                        const struct h2b__load_slots *s, void (*cancel)(void *conn, uint32_t k));
+
+static inline void h2b__load_req_begin(struct h2b__load_worker *w, struct h2b__load_req *r,
+                                       uint64_t t_intended, uint64_t t_sent)
+{
+    r->t_intended = t_intended;
+    r->t_submit = w->now;
+    r->t_sent = t_sent;
+    r->status = 0;
+    r->recorded = false;
+    r->busy = true;
+    r->measured = t_intended >= w->sh->t_measure;
+    if (r->measured)
+        w->stats.started++;
+    w->inflight++;
+}
+
+static inline void h2b__load_req_end(struct h2b__load_worker *w, struct h2b__load_req *r)
+{
+    r->busy = false;
+    w->inflight--;
+    w->all_busy = false;
+}
 
 /* One turn of a worker's loop, the same for every engine (worker.c runs both HTTP/2 engines
  * with it, h1load.c and h3load.c theirs): wait at most ns for events and hand each to
@@ -174,32 +287,48 @@ uint64_t h2b__load_wait_ns(const struct h2b__load_worker *w, uint64_t until);
  * once, 1 connecting, -1 failed (*fd, if opened, is the caller's to close). */
 int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd);
 
-/* fd's non-blocking connect has completed (EPOLLOUT): 0 connected, HTTP may start; 1 TLS: *ssl
- * is set up for the handshake; -1 the connect failed or the TLS state could not be made. */
-int h2b__load_tcp_connected(struct h2b__load_worker *w, int fd, SSL **ssl);
+/* A TCP connection's set-up after h2b__load_tcp_open, one event at a time (the HTTP/1.1 and
+ * HTTP/2 engines): while *ssl is NULL, fd's connect has completed (SO_ERROR; *t_tcp = w->now),
+ * and over TLS *ssl is made (the caller frees it); then each call is a step of the TLS
+ * handshake, which must end with the server choosing alpn (or, if alpn_optional, nothing).
+ * Returns 0: set up, HTTP may start; 1: the handshake goes on when *events (EPOLLIN or
+ * EPOLLOUT) is ready; -1: the connect, the handshake or the ALPN failed. */
+int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t *t_tcp,
+                        const char *alpn, bool alpn_optional, uint32_t *events);
 
 /* What a torn-down connection does next, decided the same way by every engine: it reconnects if
  * it owes requests and got responses since its last connect (one more try), else it has finished
  * (nothing owed) or is dead; in -n mode what a dead one still owed is counted as not sent
- * (errored, failed) and *budget becomes 0. reached: it had got as far as sending requests (else
- * it counts as a failed connection). Resets *responses on a reconnect. */
+ * (errored, failed) and its budget becomes 0. reached: it had got as far as sending requests
+ * (else it counts as a failed connection). Ends its active time (t_last_end); resets its
+ * responses on a reconnect. */
 enum h2b__load_next { H2B__LOAD_RECONNECT, H2B__LOAD_FINISHED, H2B__LOAD_DEAD };
-enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, bool reached, uint64_t *budget,
-                                     uint64_t *responses);
+enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, struct h2b__load_life *l,
+                                     bool reached);
 
 /* Answers a pending progress snapshot request (call once per loop turn). */
 void h2b__load_snapshot(struct h2b__load_worker *w);
 
-/* A connection's share of -n: its slice of requests over nconns (remainders first), -n per
- * client with --timing-script-file (h2load's way), unbounded under --total-rps or -D. */
-uint64_t h2b__load_budget(const struct h2b__load_shared *sh, uint64_t requests, uint32_t nconns,
-                          uint32_t i);
-
 /* The connection deadlines every engine checks on its tick: -T (a connection's life since
- * connect), a connect or handshake that hangs (bounded by --timeout, else -N) and -N while
- * requests are in flight (busy). True: close the connection (it may reconnect). */
-bool h2b__load_conn_expired(const struct h2b_load_config *cfg, uint64_t now, uint64_t t_connect,
-                            bool ready, uint64_t last_read, bool busy);
+ * connect), a connect or handshake that hangs until it is ready (bounded by --timeout, else -N)
+ * and -N while requests are in flight (busy). True: close the connection (it may reconnect). */
+bool h2b__load_conn_expired(const struct h2b__load_worker *w, const struct h2b__load_life *l,
+                            bool ready, bool busy);
+
+/* The connection's requests per second over its active time inside the measurement (from its
+ * first connect, or the end of the warm-up, to its last close, or -D's end). */
+double h2b__load_conn_rps(const struct h2b__load_worker *w, const struct h2b__load_life *l);
+
+/* --total-rps at the end of the run: arrivals intended before the end and never handed out
+ * (the backlog a stall left behind) count as unsent. */
+void h2b__load_drain(struct h2b__load_worker *w);
+
+/* A worker thread's start and end, the same for every engine: names the thread
+ * ("h2b-TAG-ID"), pins it (--cpus), sets a 1 us timer slack where the worker times its sleeps
+ * (--total-rps, --coalesce naps), reads the clock and schedules the first tick; at the end
+ * writes the --log-file rows left, answers a last progress snapshot and marks it finished. */
+void h2b__load_thread_start(struct h2b__load_worker *w, const char *tag);
+void h2b__load_thread_end(struct h2b__load_worker *w);
 
 /* Sets up a worker for conns connections (first_conn is its global index, for URI rotation).
  * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_SYS. */

@@ -32,7 +32,6 @@
 #include "load/h1load.h"
 
 #include "core/clock.h"
-#include "core/cpu.h"
 #include "core/error.h"
 #include "core/h1parse.h"
 
@@ -43,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -60,19 +58,17 @@ enum rstate { R_HEAD, R_LENGTH, R_CHUNKED, R_EOF };
 struct h1c {
     struct h2b__load_worker *w;
     struct h1w *hw;
-    uint32_t index;
     enum h1state state;
     int fd;
     SSL *ssl;
     uint32_t events;
-    uint64_t budget;
-    uint32_t uri_next;
-    /* the request in flight */
-    bool busy, measured, first_byte;
-    uint16_t status;
-    uint64_t t_intended, t_submit, t_sent;
-    const uint8_t *req;
-    size_t req_len, req_off;
+    struct h2b__load_life life;
+    uint64_t t_tcp;
+    /* the request in flight (req.busy), and its bytes */
+    struct h2b__load_req req;
+    bool first_byte;
+    const uint8_t *out;
+    size_t out_len, out_off;
     /* its response */
     enum rstate rs;
     uint64_t left;
@@ -80,14 +76,12 @@ struct h1c {
     bool close_after;
     uint8_t *hbuf; /* a head split across reads */
     size_t hlen;
-    uint64_t responses, completed;
-    uint64_t t_connect, t_tcp, t_first_start, t_last_end, last_read;
 };
 
 struct h1w {
     struct h1c *conns;
-    uint8_t **req; /* per URI: the whole request */
-    size_t *req_len;
+    uint8_t **msg; /* per URI: the whole request */
+    size_t *msg_len;
     struct h2b_h1_limits lim;
     uint8_t rx[RX_SIZE];
 };
@@ -103,12 +97,8 @@ static void set_events(struct h1c *c, uint32_t ev)
 
 static void finish(struct h1c *c, enum h2b__load_outcome how)
 {
-    struct h2b__load_worker *w = c->w;
-    c->busy = false;
-    w->inflight--;
-    w->all_busy = false;
-    if (h2b__load_record(w, c->measured, c->t_intended, c->t_sent, c->status, how))
-        c->completed++;
+    h2b__load_req_end(c->w, &c->req);
+    h2b__load_finish(c->w, &c->life, &c->req, how);
 }
 
 /* ---- connections ---- */
@@ -129,6 +119,13 @@ static void conn_teardown(struct h1c *c)
     c->hlen = 0;
 }
 
+static void req_release(void *c, uint32_t k)
+{
+    (void)k;
+    struct h1c *h = c;
+    h2b__load_req_end(h->w, &h->req);
+}
+
 /* Tears c down: the request in flight is errored (a timeout if timed_out), then it
  * reconnects, finishes or dies (see the file comment). */
 static void conn_close(struct h1c *c, bool timed_out)
@@ -137,19 +134,10 @@ static void conn_close(struct h1c *c, bool timed_out)
     if (c->state == S_IDLE || c->state >= S_DONE)
         return;
     bool reached = c->state == S_READY;
-    if (c->busy) {
-        if (h2b__load_running(w)) {
-            finish(c, timed_out ? H2B__LOAD_TIMEOUT : H2B__LOAD_ERROR);
-        } else {
-            if (c->measured)
-                w->stats.unfinished++;
-            c->busy = false;
-            w->inflight--;
-        }
-    }
+    struct h2b__load_slots one = {&c->req, sizeof c->req, 1, c};
+    h2b__load_abandon(w, &c->life, &one, timed_out, req_release);
     conn_teardown(c);
-    c->t_last_end = w->now;
-    enum h2b__load_next next = h2b__load_closed(w, reached, &c->budget, &c->responses);
+    enum h2b__load_next next = h2b__load_closed(w, &c->life, reached);
     c->state = next == H2B__LOAD_RECONNECT ? S_IDLE : next == H2B__LOAD_FINISHED ? S_DONE : S_DEAD;
     if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
@@ -176,8 +164,8 @@ static ssize_t conn_send(struct h1c *c, const uint8_t *p, size_t n)
 static bool conn_flush(struct h1c *c)
 {
     struct h2b__load_worker *w = c->w;
-    while (c->req_off < c->req_len) {
-        ssize_t n = conn_send(c, c->req + c->req_off, c->req_len - c->req_off);
+    while (c->out_off < c->out_len) {
+        ssize_t n = conn_send(c, c->out + c->out_off, c->out_len - c->out_off);
         if (n < 0) {
             conn_close(c, false);
             return false;
@@ -186,11 +174,11 @@ static bool conn_flush(struct h1c *c)
             set_events(c, EPOLLIN | EPOLLOUT);
             return true;
         }
-        c->req_off += (size_t)n;
+        c->out_off += (size_t)n;
         w->stats.bytes_sent += (uint64_t)n;
     }
-    if (c->t_sent == 0)
-        c->t_sent = h2b_clock_now_ns();
+    if (c->req.t_sent == 0)
+        c->req.t_sent = h2b_clock_now_ns();
     set_events(c, EPOLLIN);
     return true;
 }
@@ -201,24 +189,15 @@ static bool submit(struct h1c *c, uint64_t t_intended)
     struct h2b__load_worker *w = c->w;
     const struct h2b__load_shared *sh = w->sh;
     struct h1w *hw = c->hw;
-    uint32_t u = c->uri_next;
-    c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
-    c->req = hw->req[u];
-    c->req_len = hw->req_len[u];
-    c->req_off = 0;
-    c->t_intended = t_intended;
-    c->t_submit = w->now;
-    c->t_sent = 0;
-    c->status = 0;
+    uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
+    c->out = hw->msg[u];
+    c->out_len = hw->msg_len[u];
+    c->out_off = 0;
     c->first_byte = false;
     c->rs = R_HEAD;
     c->hlen = 0;
     c->close_after = false;
-    c->busy = true;
-    c->measured = t_intended >= sh->t_measure;
-    if (c->measured)
-        w->stats.started++;
-    w->inflight++;
+    h2b__load_req_begin(w, &c->req, t_intended, 0);
     return conn_flush(c);
 }
 
@@ -227,9 +206,8 @@ static void fill(struct h1c *c)
     struct h2b__load_worker *w = c->w;
     if (w->sh->rate_mode)
         return;
-    if (c->state == S_READY && !c->busy && c->budget > 0 && h2b__load_running(w)) {
-        if (c->budget != UINT64_MAX)
-            c->budget--;
+    if (c->state == S_READY && !c->req.busy && c->life.budget > 0 && h2b__load_running(w)) {
+        h2b__load_spend(&c->life);
         submit(c, w->now);
     }
 }
@@ -237,14 +215,14 @@ static void fill(struct h1c *c)
 /* The response is complete: count it, then keep the connection or close it. */
 static void response_done(struct h1c *c)
 {
-    c->responses++;
+    c->life.responses++;
     finish(c, H2B__LOAD_RESPONSE);
     if (c->close_after) {
         conn_close(c, false);
         return;
     }
-    if (c->budget == 0 || !h2b__load_running(c->w)) {
-        c->budget = c->budget == UINT64_MAX ? 0 : c->budget;
+    if (c->life.budget == 0 || !h2b__load_running(c->w)) {
+        c->life.budget = c->life.budget == UINT64_MAX ? 0 : c->life.budget;
         conn_close(c, false);
         return;
     }
@@ -253,7 +231,7 @@ static void response_done(struct h1c *c)
 
 static void protocol_error(struct h1c *c)
 {
-    if (c->busy)
+    if (c->req.busy)
         finish(c, H2B__LOAD_PROTOCOL);
     conn_close(c, false);
 }
@@ -264,7 +242,7 @@ static void begin_body(struct h1c *c, const struct h2b_h1_head *h, size_t hl)
     struct h2b_load_stats *st = &c->w->stats;
     st->bytes_headers += hl;
     st->bytes_headers_decomp += hl;
-    c->status = (uint16_t)h->status;
+    c->req.status = (uint16_t)h->status;
     c->close_after = h->close;
     if (h2b_h1_no_body(h->status, c->w->sh->method_head)) {
         c->rs = R_LENGTH;
@@ -287,14 +265,14 @@ static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
     struct h2b__load_worker *w = c->w;
     struct h1w *hw = c->hw;
     while (n > 0 && c->state == S_READY) {
-        if (!c->busy) {
+        if (!c->req.busy) {
             protocol_error(c); /* bytes nobody asked for */
             return;
         }
         if (!c->first_byte) {
             c->first_byte = true;
-            if (c->measured && c->t_sent)
-                h2b_hist_record(w->stats.ttfb, w->now - c->t_sent);
+            if (c->req.measured && c->req.t_sent)
+                h2b_hist_record(w->stats.ttfb, w->now - c->req.t_sent);
         }
         if (c->rs == R_HEAD) {
             struct h2b_h1_head h;
@@ -413,11 +391,11 @@ static void conn_read(struct h1c *c)
                 return;
         }
         if (n <= 0) {
-            if (n == 0 && c->busy && c->rs == R_EOF) {
+            if (n == 0 && c->req.busy && c->rs == R_EOF) {
                 response_done(c); /* a body delimited by the close (close_after is set) */
                 return;
             }
-            if (c->busy && c->first_byte)
+            if (c->req.busy && c->first_byte)
                 protocol_error(c); /* cut in the middle of a response */
             else
                 conn_close(c, false);
@@ -425,7 +403,7 @@ static void conn_read(struct h1c *c)
         }
         w->now = h2b_clock_now_ns();
         w->stats.bytes_total += (uint64_t)n;
-        c->last_read = w->now;
+        c->life.last_read = w->now;
         on_bytes(c, hw->rx, (size_t)n);
         if ((size_t)n < RX_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
             return;
@@ -435,12 +413,12 @@ static void conn_read(struct h1c *c)
 static void ready(struct h1c *c)
 {
     struct h2b__load_worker *w = c->w;
-    h2b_hist_record(w->stats.connect, w->now - c->t_connect);
+    h2b_hist_record(w->stats.connect, w->now - c->life.t_connect);
     if (c->ssl)
         h2b_hist_record(w->stats.tls, w->now - c->t_tcp);
     c->state = S_READY;
-    c->responses = 0;
-    c->last_read = w->now;
+    c->life.responses = 0;
+    c->life.last_read = w->now;
     w->stats.conns_ok++;
     w->stats.streams_effective = 1;
     w->stats.server_max_streams = 1;
@@ -448,52 +426,26 @@ static void ready(struct h1c *c)
     fill(c);
 }
 
-static void tls_step(struct h1c *c)
+/* The connect completed or the TLS handshake moved on. h2load --h1 accepts a server that
+ * negotiates no protocol; one that picks another than the http/1.1 we offered is broken. */
+static void setup(struct h1c *c)
 {
-    ERR_clear_error();
-    int rv = SSL_do_handshake(c->ssl);
-    if (rv == 1) {
-        const unsigned char *alpn = NULL;
-        unsigned alpnlen = 0;
-        SSL_get0_alpn_selected(c->ssl, &alpn, &alpnlen);
-        /* h2load --h1 accepts a server that negotiates nothing; one that picks another
-         * protocol than the http/1.1 we offered is broken */
-        if (alpnlen != 0 && (alpnlen != 8 || memcmp(alpn, "http/1.1", 8) != 0)) {
-            conn_close(c, false);
-            return;
-        }
-        ready(c);
-        return;
-    }
-    int e = SSL_get_error(c->ssl, rv);
-    if (e == SSL_ERROR_WANT_READ)
-        set_events(c, EPOLLIN);
-    else if (e == SSL_ERROR_WANT_WRITE)
-        set_events(c, EPOLLOUT);
-    else
-        conn_close(c, false);
-}
-
-static void connected(struct h1c *c)
-{
-    c->t_tcp = c->w->now;
-    int rv = h2b__load_tcp_connected(c->w, c->fd, &c->ssl);
+    uint32_t ev;
+    int rv = h2b__load_tcp_setup(c->w, c->fd, &c->ssl, &c->t_tcp, "http/1.1", true, &ev);
     if (rv < 0) {
         conn_close(c, false);
     } else if (rv == 0) {
         ready(c);
     } else {
         c->state = S_HANDSHAKE;
-        tls_step(c);
+        set_events(c, ev);
     }
 }
 
 static void conn_start(struct h1c *c)
 {
     struct h2b__load_worker *w = c->w;
-    c->t_connect = w->now;
-    if (c->t_first_start == 0)
-        c->t_first_start = w->now;
+    h2b__load_life_connect(&c->life, w);
     c->state = S_CONNECTING; /* so that conn_close counts a failure */
     int rv = h2b__load_tcp_open(w, c, &c->fd);
     if (rv < 0) {
@@ -502,20 +454,18 @@ static void conn_start(struct h1c *c)
     }
     c->events = EPOLLOUT;
     if (rv == 0)
-        connected(c);
+        setup(c);
 }
 
 static void on_event(struct h1c *c, uint32_t ev)
 {
     switch (c->state) {
     case S_CONNECTING:
-        connected(c);
-        break;
     case S_HANDSHAKE:
-        tls_step(c);
+        setup(c);
         break;
     case S_READY:
-        if ((ev & EPOLLOUT) && c->busy && c->req_off < c->req_len && !conn_flush(c))
+        if ((ev & EPOLLOUT) && c->req.busy && c->out_off < c->out_len && !conn_flush(c))
             return;
         if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
             conn_read(c);
@@ -541,15 +491,15 @@ static void check_timeouts(struct h2b__load_worker *w)
         struct h1c *c = &hw->conns[i];
         if (c->state != S_CONNECTING && c->state != S_HANDSHAKE && c->state != S_READY)
             continue;
-        if (h2b__load_conn_expired(cfg, now, c->t_connect, c->state == S_READY, c->last_read,
-                                   c->busy)) {
+        if (h2b__load_conn_expired(w, &c->life, c->state == S_READY, c->req.busy)) {
             conn_close(c, true);
             continue;
         }
-        if (c->state != S_READY || !c->busy)
+        if (c->state != S_READY || !c->req.busy)
             continue;
-        if (cfg->timeout_ns && now - c->t_submit >= cfg->timeout_ns) {
-            c->responses = c->responses ? c->responses : 1; /* reconnect: the server lives */
+        if (cfg->timeout_ns && now - c->req.t_submit >= cfg->timeout_ns) {
+            c->life.responses =
+                c->life.responses ? c->life.responses : 1; /* reconnect: the server lives */
             conn_close(c, true);
         }
     }
@@ -565,7 +515,7 @@ static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
 static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
     const struct h1w *hw = w->h1;
-    return hw->conns[i].state == S_READY && !hw->conns[i].busy;
+    return hw->conns[i].state == S_READY && !hw->conns[i].req.busy;
 }
 
 static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
@@ -592,48 +542,25 @@ static uint64_t wait_ns(const struct h2b__load_worker *w)
 
 static void end_of_run(struct h2b__load_worker *w)
 {
-    const struct h2b__load_shared *sh = w->sh;
     struct h1w *hw = w->h1;
-    if (sh->rate_mode && w->sched_started) {
-        uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
-        while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
-            if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
-                w->stats.unsent++;
-            h2b_arrival_pop(&w->sched);
-            if (w->sched_left != UINT64_MAX)
-                w->sched_left--;
-        }
-    }
+    h2b__load_drain(w);
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h1c *c = &hw->conns[i];
         if (c->state >= S_CONNECTING && c->state <= S_READY) {
-            c->budget = 0;
+            c->life.budget = 0;
             conn_close(c, false);
         }
-        uint64_t end = c->t_last_end ? c->t_last_end : w->now;
-        double secs =
-            c->t_first_start && end > c->t_first_start ? (double)(end - c->t_first_start) / 1e9 : 0;
-        w->conn_rps[i] = secs > 0 ? (double)c->completed / secs : 0;
+        w->conn_rps[i] = h2b__load_conn_rps(w, &c->life);
     }
 }
 
 void *h2b__h1_worker_main(void *arg)
 {
     struct h2b__load_worker *w = arg;
-    const struct h2b__load_shared *sh = w->sh;
-    const struct h2b_load_config *cfg = sh->cfg;
     struct h1w *hw = w->h1;
-    char name[16];
-    snprintf(name, sizeof(name), "h2b-h1load-%d", w->id);
-    pthread_setname_np(pthread_self(), name);
-    if (cfg->pin)
-        h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
-    if (sh->rate_mode)
-        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     static const struct h2b__load_turn turn = {
         .on_event = on_event_any, .rate = &rate_hooks, .timeouts = check_timeouts};
-    w->now = h2b_clock_now_ns();
-    w->next_tick = w->now + w->tick_ns;
+    h2b__load_thread_start(w, "h1load");
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&hw->conns[i]);
     while (!h2b__load_worker_done(w, conn_alive))
@@ -641,9 +568,7 @@ void *h2b__h1_worker_main(void *arg)
             break;
     w->now = h2b_clock_now_ns();
     end_of_run(w);
-    if (sh->progress)
-        h2b__load_snapshot(w);
-    atomic_store_explicit(&w->finished, 1, memory_order_release);
+    h2b__load_thread_end(w);
     return NULL;
 }
 
@@ -758,9 +683,9 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         return H2B_ERR_NOMEM;
     w->h1 = hw;
     hw->conns = calloc(w->nconns, sizeof *hw->conns);
-    hw->req = calloc(cfg->nuris, sizeof *hw->req);
-    hw->req_len = calloc(cfg->nuris, sizeof *hw->req_len);
-    if (!hw->conns || !hw->req || !hw->req_len)
+    hw->msg = calloc(cfg->nuris, sizeof *hw->msg);
+    hw->msg_len = calloc(cfg->nuris, sizeof *hw->msg_len);
+    if (!hw->conns || !hw->msg || !hw->msg_len)
         return H2B_ERR_NOMEM;
     hw->lim.max_line = LINE_MAX_H1;
     hw->lim.max_head = HEAD_MAX;
@@ -771,17 +696,15 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
             free(b.p);
             return rv;
         }
-        hw->req[u] = b.p;
-        hw->req_len[u] = b.n;
+        hw->msg[u] = b.p;
+        hw->msg_len[u] = b.n;
     }
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h1c *c = &hw->conns[i];
         c->w = w;
         c->hw = hw;
-        c->index = first_conn + i;
         c->fd = -1;
-        c->uri_next = (uint32_t)(c->index % cfg->nuris);
-        c->budget = h2b__load_budget(sh, requests, w->nconns, i);
+        h2b__load_life_init(&c->life, w, first_conn, i, requests);
     }
     return H2B_OK;
 }
@@ -795,10 +718,10 @@ void h2b__h1_worker_free(struct h2b__load_worker *w)
         conn_teardown(&hw->conns[i]);
         free(hw->conns[i].hbuf);
     }
-    for (size_t u = 0; hw->req && u < w->sh->cfg->nuris; u++)
-        free(hw->req[u]);
-    free(hw->req);
-    free(hw->req_len);
+    for (size_t u = 0; hw->msg && u < w->sh->cfg->nuris; u++)
+        free(hw->msg[u]);
+    free(hw->msg);
+    free(hw->msg_len);
     free(hw->conns);
     free(hw);
     w->h1 = NULL;

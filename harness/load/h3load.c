@@ -24,7 +24,6 @@
 #include "load/h3load.h"
 
 #include "core/clock.h"
-#include "core/cpu.h"
 #include "core/error.h"
 #include "h3/h3quic.h"
 #include "h3/h3tls.h"
@@ -39,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -50,27 +48,23 @@
 enum h3state { S_IDLE, S_HANDSHAKE, S_READY, S_DONE, S_DEAD };
 
 struct h3slot {
-    uint64_t t_intended, t_submit, t_sent;
-    int64_t stream_id; /* -1: free */
+    struct h2b__load_req req; /* first: the slot is what h2b__load_abandon walks */
+    int64_t stream_id;        /* -1: free */
     uint32_t next_free;
-    uint16_t status;
-    bool measured, recorded, complete, first;
+    bool complete, first;
 };
 
 struct h3c {
     struct h2b_h3quic b; /* first: ngtcp2's and nghttp3's user_data is the h3c */
     struct h2b__load_worker *w;
     struct h3w *hw;
-    uint32_t index;
     enum h3state state;
     int fd;
     struct sockaddr_storage local;
     socklen_t locallen;
-    uint64_t budget;
-    uint32_t m_eff, inflight, nslots, free_head, uri_next;
+    struct h2b__load_life life;
+    uint32_t m_eff, inflight, nslots, free_head;
     struct h3slot *slots;
-    uint64_t responses, completed;
-    uint64_t t_connect, t_first_start, t_last_end, last_read;
     struct h3c *tnext;
     bool touched, broken, draining;
 };
@@ -107,15 +101,12 @@ static void slot_release(struct h3c *c, struct h3slot *s)
     s->next_free = c->free_head;
     c->free_head = (uint32_t)(s - c->slots);
     c->inflight--;
-    c->w->inflight--;
-    c->w->all_busy = false;
+    h2b__load_req_end(c->w, &s->req);
 }
 
 static void finish(struct h3c *c, struct h3slot *s, enum h2b__load_outcome how)
 {
-    s->recorded = true;
-    if (h2b__load_record(c->w, s->measured, s->t_intended, s->t_sent, s->status, how))
-        c->completed++;
+    h2b__load_finish(c->w, &c->life, &s->req, how);
 }
 
 /* ---- nghttp3 (HTTP/3) ---- */
@@ -140,11 +131,11 @@ static int h_recv_header(nghttp3_conn *h, int64_t id, int32_t token, nghttp3_rcb
     struct h3slot *s = sud;
     nghttp3_vec n = nghttp3_rcbuf_get_buf(name), v = nghttp3_rcbuf_get_buf(value);
     c->w->stats.bytes_headers_decomp += n.len + v.len;
-    if (s && token == NGHTTP3_QPACK_TOKEN__STATUS && v.len == 3 && s->status == 0) {
+    if (s && token == NGHTTP3_QPACK_TOKEN__STATUS && v.len == 3 && s->req.status == 0) {
         unsigned st = (unsigned)(v.base[0] - '0') * 100 + (unsigned)(v.base[1] - '0') * 10 +
                       (unsigned)(v.base[2] - '0');
         if (st >= 200 && st <= 999)
-            s->status = (uint16_t)st;
+            s->req.status = (uint16_t)st;
     }
     return 0;
 }
@@ -156,8 +147,8 @@ static int h_begin_headers(nghttp3_conn *h, int64_t id, void *ud, void *sud)
     struct h3slot *s = sud;
     if (s && !s->first) {
         s->first = true;
-        if (s->measured && s->t_sent)
-            h2b_hist_record(c->w->stats.ttfb, c->w->now - s->t_sent);
+        if (s->req.measured && s->req.t_sent)
+            h2b_hist_record(c->w->stats.ttfb, c->w->now - s->req.t_sent);
     }
     return 0;
 }
@@ -190,11 +181,11 @@ static int h_stream_close(nghttp3_conn *h, int64_t id, uint64_t code, void *ud, 
     struct h3slot *s = sud;
     if (!s || s->stream_id != id)
         return 0;
-    if (!s->recorded) {
+    if (!s->req.recorded) {
         bool ok = s->complete && code == NGHTTP3_H3_NO_ERROR;
         finish(c, s, ok ? H2B__LOAD_RESPONSE : H2B__LOAD_RESET);
-        if (s->status)
-            c->responses++;
+        if (s->req.status)
+            c->life.responses++;
     }
     slot_release(c, s);
     fill(c);
@@ -243,8 +234,7 @@ static bool submit(struct h3c *c, uint64_t t_intended)
     if (c->free_head == NO_SLOT || ngtcp2_conn_open_bidi_stream(c->b.q, &id, NULL) != 0)
         return false;
     struct h3slot *s = &c->slots[c->free_head];
-    uint32_t u = c->uri_next;
-    c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
+    uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
     nghttp3_data_reader dr = {.read_data = body_read};
     if (nghttp3_conn_submit_request(c->b.h, id, hw->nva[u], hw->nvlen[u],
                                     sh->cfg->body ? &dr : NULL, s) != 0) {
@@ -253,17 +243,11 @@ static bool submit(struct h3c *c, uint64_t t_intended)
         return false;
     }
     c->free_head = s->next_free;
-    s->t_intended = t_intended;
-    s->t_submit = w->now;
-    s->t_sent = w->now; /* QUIC sends it this turn (no per-frame send callback in nghttp3) */
+    /* t_sent: QUIC sends it this turn (no per-frame send callback in nghttp3) */
+    h2b__load_req_begin(w, &s->req, t_intended, w->now);
     s->stream_id = id;
-    s->status = 0;
-    s->recorded = s->complete = s->first = false;
-    s->measured = t_intended >= sh->t_measure;
-    if (s->measured)
-        w->stats.started++;
+    s->complete = s->first = false;
     c->inflight++;
-    w->inflight++;
     touch(c);
     return true;
 }
@@ -273,12 +257,11 @@ static void fill(struct h3c *c)
     struct h2b__load_worker *w = c->w;
     if (w->sh->rate_mode)
         return;
-    while (c->state == S_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
+    while (c->state == S_READY && !c->draining && c->inflight < c->m_eff && c->life.budget > 0 &&
            h2b__load_running(w)) {
         if (!submit(c, w->now))
             break;
-        if (c->budget != UINT64_MAX)
-            c->budget--;
+        h2b__load_spend(&c->life);
     }
 }
 
@@ -346,11 +329,11 @@ static int q_handshake_completed(ngtcp2_conn *q, void *ud)
     c->m_eff = m;
     if (m < w->stats.streams_effective)
         w->stats.streams_effective = m;
-    h2b_hist_record(w->stats.connect, w->now - c->t_connect);
+    h2b_hist_record(w->stats.connect, w->now - c->life.t_connect);
     w->stats.conns_ok++;
-    c->responses = 0;
+    c->life.responses = 0;
     c->state = S_READY;
-    c->last_read = w->now;
+    c->life.last_read = w->now;
     w->all_busy = false;
     fill(c);
     return 0;
@@ -377,6 +360,12 @@ static void send_close(struct h3c *c)
         c->w->stats.bytes_sent += (uint64_t)n;
 }
 
+static void slot_release_at(void *c, uint32_t k)
+{
+    struct h3c *h = c;
+    slot_release(h, &h->slots[k]);
+}
+
 /* Tears c down: unrecorded in-flight requests are errored (timeouts if timed_out), then it
  * reconnects, finishes or dies (see the file comment). */
 static void conn_close(struct h3c *c, bool timed_out)
@@ -385,23 +374,12 @@ static void conn_close(struct h3c *c, bool timed_out)
     if (c->state != S_HANDSHAKE && c->state != S_READY)
         return;
     bool reached = c->state == S_READY;
-    for (uint32_t i = 0; i < c->nslots && c->inflight > 0; i++) {
-        struct h3slot *s = &c->slots[i];
-        if (s->stream_id < 0)
-            continue;
-        if (!s->recorded) {
-            if (h2b__load_running(w))
-                finish(c, s, timed_out ? H2B__LOAD_TIMEOUT : H2B__LOAD_ERROR);
-            else if (s->measured)
-                w->stats.unfinished++;
-        }
-        slot_release(c, s);
-    }
+    struct h2b__load_slots slots = {c->slots, sizeof *c->slots, c->nslots, c};
+    h2b__load_abandon(w, &c->life, &slots, timed_out, slot_release_at);
     send_close(c);
     conn_teardown(c);
     c->broken = c->draining = false;
-    c->t_last_end = w->now;
-    enum h2b__load_next next = h2b__load_closed(w, reached, &c->budget, &c->responses);
+    enum h2b__load_next next = h2b__load_closed(w, &c->life, reached);
     c->state = next == H2B__LOAD_RECONNECT ? S_IDLE : next == H2B__LOAD_FINISHED ? S_DONE : S_DEAD;
     if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
@@ -428,9 +406,7 @@ static void conn_start(struct h3c *c)
     struct h2b__load_worker *w = c->w;
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b_load_config *cfg = sh->cfg;
-    c->t_connect = w->now;
-    if (c->t_first_start == 0)
-        c->t_first_start = w->now;
+    h2b__load_life_connect(&c->life, w);
     c->state = S_HANDSHAKE; /* so that conn_close counts a failure */
     h2b_h3quic_init(&c->b);
     c->fd = socket(sh->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -481,7 +457,7 @@ static void conn_start(struct h3c *c)
         conn_fail(c, 0);
         return;
     }
-    c->last_read = w->now;
+    c->life.last_read = w->now;
     touch(c);
 }
 
@@ -532,7 +508,7 @@ static void conn_read(struct h3c *c)
         }
         w->now = h2b_clock_now_ns();
         w->stats.bytes_total += (uint64_t)n;
-        c->last_read = w->now;
+        c->life.last_read = w->now;
         ngtcp2_path path = {
             {(struct sockaddr *)&c->local, c->locallen},
             {(struct sockaddr *)&from, fl},
@@ -555,11 +531,11 @@ static void maybe_finish(struct h3c *c)
     struct h2b__load_worker *w = c->w;
     if (c->state != S_READY || c->inflight > 0)
         return;
-    if (c->budget == 0 || !h2b__load_running(w) || c->draining) {
+    if (c->life.budget == 0 || !h2b__load_running(w) || c->draining) {
         ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR, NULL,
                                                             0);
-        if (c->draining && c->budget > 0 && h2b__load_running(w))
-            c->responses = c->responses ? c->responses : 1; /* GOAWAY: reconnect */
+        if (c->draining && c->life.budget > 0 && h2b__load_running(w))
+            c->life.responses = c->life.responses ? c->life.responses : 1; /* GOAWAY: reconnect */
         conn_close(c, false);
     }
 }
@@ -590,36 +566,30 @@ static void conn_read_any(void *c, uint32_t events)
     conn_read(c);
 }
 
+/* --timeout: the request in slot k is counted; its stream is reset */
+static void cancel_slot(void *c, uint32_t k)
+{
+    struct h3c *h = c;
+    ngtcp2_conn_shutdown_stream(h->b.q, h->slots[k].stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
+    touch(h);
+}
+
 static void check_timeouts(struct h2b__load_worker *w)
 {
-    const struct h2b_load_config *cfg = w->sh->cfg;
     struct h3w *hw = hw_of(w);
-    uint64_t now = w->now;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h3c *c = &hw->conns[i];
         if (c->state != S_HANDSHAKE && c->state != S_READY)
             continue;
-        if (h2b__load_conn_expired(cfg, now, c->t_connect, c->state == S_READY, c->last_read,
-                                   c->inflight > 0)) {
+        if (h2b__load_conn_expired(w, &c->life, c->state == S_READY, c->inflight > 0)) {
             conn_close(c, true);
             continue;
         }
-        if (c->state != S_READY)
+        if (c->state != S_READY || c->inflight == 0)
             continue;
-        if (!cfg->timeout_ns || c->inflight == 0)
-            continue;
-        for (uint32_t k = 0; k < c->nslots; k++) {
-            struct h3slot *s = &c->slots[k];
-            if (s->stream_id < 0 || s->recorded || now - s->t_submit < cfg->timeout_ns)
-                continue;
-            if (now - c->last_read >= cfg->timeout_ns) {
-                conn_close(c, true);
-                break;
-            }
-            finish(c, s, H2B__LOAD_TIMEOUT);
-            ngtcp2_conn_shutdown_stream(c->b.q, s->stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
-            touch(c);
-        }
+        struct h2b__load_slots slots = {c->slots, sizeof *c->slots, c->nslots, c};
+        if (h2b__load_time_out(w, &c->life, &slots, cancel_slot))
+            conn_close(c, true);
     }
 }
 
@@ -669,30 +639,17 @@ static uint64_t wait_ns(struct h2b__load_worker *w)
 
 static void end_of_run(struct h2b__load_worker *w)
 {
-    const struct h2b__load_shared *sh = w->sh;
     struct h3w *hw = hw_of(w);
-    if (sh->rate_mode && w->sched_started) {
-        uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
-        while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
-            if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
-                w->stats.unsent++;
-            h2b_arrival_pop(&w->sched);
-            if (w->sched_left != UINT64_MAX)
-                w->sched_left--;
-        }
-    }
+    h2b__load_drain(w);
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h3c *c = &hw->conns[i];
         if (c->state == S_HANDSHAKE || c->state == S_READY) {
-            c->budget = 0;
+            c->life.budget = 0;
             ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR,
                                                                 NULL, 0);
             conn_close(c, false);
         }
-        uint64_t end = c->t_last_end ? c->t_last_end : w->now;
-        double secs =
-            c->t_first_start && end > c->t_first_start ? (double)(end - c->t_first_start) / 1e9 : 0;
-        w->conn_rps[i] = secs > 0 ? (double)c->completed / secs : 0;
+        w->conn_rps[i] = h2b__load_conn_rps(w, &c->life);
     }
 }
 
@@ -716,22 +673,12 @@ static void flush_touched(struct h2b__load_worker *w, bool *again)
 void *h2b__h3_worker_main(void *arg)
 {
     struct h2b__load_worker *w = arg;
-    const struct h2b__load_shared *sh = w->sh;
-    const struct h2b_load_config *cfg = sh->cfg;
     struct h3w *hw = hw_of(w);
-    char name[16];
-    snprintf(name, sizeof(name), "h2b-h3load-%d", w->id);
-    pthread_setname_np(pthread_self(), name);
-    if (cfg->pin)
-        h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
-    if (sh->rate_mode)
-        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     static const struct h2b__load_turn turn = {.on_event = conn_read_any,
                                                .after_events = run_expiry,
                                                .rate = &rate_hooks,
                                                .timeouts = check_timeouts};
-    w->now = h2b_clock_now_ns();
-    w->next_tick = w->now + w->tick_ns;
+    h2b__load_thread_start(w, "h3load");
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&hw->conns[i]);
     while (!h2b__load_worker_done(w, conn_alive)) {
@@ -744,9 +691,7 @@ void *h2b__h3_worker_main(void *arg)
     }
     w->now = h2b_clock_now_ns();
     end_of_run(w);
-    if (sh->progress)
-        h2b__load_snapshot(w);
-    atomic_store_explicit(&w->finished, 1, memory_order_release);
+    h2b__load_thread_end(w);
     return NULL;
 }
 
@@ -781,11 +726,9 @@ int h2b__h3_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         struct h3c *c = &hw->conns[i];
         c->w = w;
         c->hw = hw;
-        c->index = first_conn + i;
         c->fd = -1;
-        c->uri_next = (uint32_t)(c->index % cfg->nuris);
         c->free_head = NO_SLOT;
-        c->budget = h2b__load_budget(sh, requests, w->nconns, i);
+        h2b__load_life_init(&c->life, w, first_conn, i, requests);
     }
     return H2B_OK;
 }

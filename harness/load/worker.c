@@ -64,23 +64,17 @@ enum conn_state {
 };
 
 struct slot {
-    uint64_t t_intended; /* latency origin: schedule (--rate) or submission (closed loop) */
-    uint64_t t_submit;
-    uint64_t t_sent; /* request HEADERS handed to the socket; 0 until then */
+    struct h2b__load_req req; /* first: t_sent is when the request HEADERS went to the socket */
     uint64_t t_first;
     size_t body_off;
     int64_t content_length; /* of the response, -1 when it has none */
     uint64_t body_recv;     /* response DATA payload so far */
     int32_t stream_id;      /* 0 when the slot is free */
     uint32_t next_free;
-    uint16_t status;
-    bool measured; /* intended after warm-up */
-    bool recorded; /* already counted (timed out before its stream closed) */
 };
 
 struct h2b__load_conn {
     struct h2b__load_worker *w;
-    uint32_t index; /* global connection number: URI rotation starts here */
     enum conn_state state;
     int fd;
     SSL *ssl;
@@ -91,7 +85,6 @@ struct h2b__load_conn {
     bool draining;        /* GOAWAY received or stream ids exhausted: no new requests */
     bool broken;          /* fatal error seen inside a callback: close after the callback returns */
     bool timed_out;       /* why it broke */
-    uint64_t budget;      /* -n mode: requests this connection still has to submit */
     uint32_t m_eff;       /* effective streams in flight */
     uint32_t inflight;
     struct slot *slots;
@@ -99,14 +92,8 @@ struct h2b__load_conn {
     struct slot **by_id; /* direct map (stream_id / 2) & id_mask -> slot; misses fall back */
     uint32_t id_mask;
     uint32_t free_head;
-    uint32_t uri_next;
-    uint64_t responses;     /* responses since the last connect */
-    uint64_t completed;     /* measured requests ended on this connection, all connects */
-    uint64_t t_connect;     /* start of the current connect */
-    uint64_t t_tcp;         /* TCP connected: the TLS handshake starts */
-    uint64_t t_first_start; /* first connect: start of its active time */
-    uint64_t t_last_end;    /* end of its active time */
-    uint64_t last_read;
+    struct h2b__load_life life;
+    uint64_t t_tcp;     /* TCP connected: the TLS handshake starts */
     uint64_t t_blocked; /* when the server's stream limit became 0 (m_eff == 0) */
     uint64_t t_pace0;   /* paced: start of this connection's schedule (first READY) */
     uint64_t paced_n;   /* paced: requests released so far (the next one's index) */
@@ -265,14 +252,16 @@ static void want_out(struct h2b__load_conn *c, bool on)
 #define OUT_ERROR H2B__LOAD_ERROR
 #define OUT_TIMEOUT H2B__LOAD_TIMEOUT
 
-bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_intended,
-                      uint64_t t_sent, uint16_t status, enum h2b__load_outcome how)
+bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
+                      enum h2b__load_outcome how)
 {
     struct h2b_load_stats *st = &w->stats;
     if (how == OUT_RESPONSE && w->sh->ssl_ctx)
         st->tls_responses++; /* the divisor of tls_records, warm-up included like them */
-    if (!measured)
+    if (!r->measured)
         return false;
+    uint64_t t_intended = r->t_intended, t_sent = r->t_sent;
+    uint16_t status = r->status;
     uint64_t now = w->now;
     record_latency(w, now > t_intended ? now - t_intended : 0);
     if (t_sent)
@@ -309,9 +298,7 @@ bool h2b__load_record(struct h2b__load_worker *w, bool measured, uint64_t t_inte
 
 static void finish_request(struct h2b__load_conn *c, struct slot *s, enum h2b__load_outcome how)
 {
-    s->recorded = true;
-    if (h2b__load_record(c->w, s->measured, s->t_intended, s->t_sent, s->status, how))
-        c->completed++;
+    h2b__load_finish(c->w, &c->life, &s->req, how);
 }
 
 static void slot_release(struct h2b__load_conn *c, struct slot *s)
@@ -321,8 +308,7 @@ static void slot_release(struct h2b__load_conn *c, struct slot *s)
     c->free_head = (uint32_t)(s - c->slots);
     if (--c->inflight == 0)
         c->w->busy_conns--;
-    c->w->inflight--;
-    c->w->all_busy = false;
+    h2b__load_req_end(c->w, &s->req);
 }
 
 /* ---- submitting ----------------------------------------------------------------------- */
@@ -352,8 +338,7 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     const struct h2b__load_shared *sh = w->sh;
     uint32_t i = c->free_head;
     struct slot *s = &c->slots[i];
-    uint32_t u = c->uri_next;
-    c->uri_next = u + 1 == sh->cfg->nuris ? 0 : u + 1;
+    uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
     int32_t id;
     if (c->fast) {
         id = h2b_h2f_submit(c->fast, i, u);
@@ -368,23 +353,15 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     }
     c->free_head = s->next_free;
     c->by_id[((uint32_t)id >> 1) & c->id_mask] = s;
-    s->t_intended = t_intended;
-    s->t_submit = w->now;
     /* fast: the HEADERS frame is in the output buffer, written before this loop turn ends */
-    s->t_sent = c->fast ? w->now : 0;
+    h2b__load_req_begin(w, &s->req, t_intended, c->fast ? w->now : 0);
     s->t_first = 0;
     s->body_off = 0;
     s->content_length = -1;
     s->body_recv = 0;
     s->stream_id = id;
-    s->status = 0;
-    s->recorded = false;
-    s->measured = t_intended >= sh->t_measure;
-    if (s->measured)
-        w->stats.started++;
     if (c->inflight++ == 0)
         w->busy_conns++;
-    w->inflight++;
     mark_dirty(c);
     return true;
 }
@@ -409,20 +386,19 @@ static void pace(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
     const struct h2b__load_shared *sh = w->sh;
-    while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
+    while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->life.budget > 0 &&
            h2b__load_running(w)) {
         uint64_t t = due_time(c);
         if (t > w->now || (sh->t_end && t >= sh->t_end))
             break;
         if (sh->cfg->nscript)
-            c->uri_next = (uint32_t)(c->paced_n % sh->cfg->nscript);
+            c->life.uri_next = (uint32_t)(c->paced_n % sh->cfg->nscript);
         if (!submit(c, t))
             break;
         c->paced_n++;
-        if (c->budget != UINT64_MAX)
-            c->budget--;
+        h2b__load_spend(&c->life);
     }
-    if (c->state == CONN_READY && c->budget > 0 && c->inflight < c->m_eff) {
+    if (c->state == CONN_READY && c->life.budget > 0 && c->inflight < c->m_eff) {
         uint64_t t = due_time(c);
         if (t < w->next_pace)
             w->next_pace = t;
@@ -437,12 +413,11 @@ static void fill(struct h2b__load_conn *c)
     }
     if (c->w->sh->rate_mode)
         return; /* --total-rps: release() decides when requests go out */
-    while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->budget > 0 &&
+    while (c->state == CONN_READY && !c->draining && c->inflight < c->m_eff && c->life.budget > 0 &&
            h2b__load_running(c->w)) {
         if (!submit(c, c->w->now))
             break;
-        if (c->budget != UINT64_MAX)
-            c->budget--;
+        h2b__load_spend(&c->life);
     }
 }
 
@@ -467,8 +442,8 @@ static void hook_begin_headers(struct h2b__load_conn *c, struct slot *s)
 {
     if (s && s->t_first == 0) {
         s->t_first = c->w->now;
-        if (s->measured && s->t_sent)
-            h2b_hist_record(c->w->stats.ttfb, c->w->now - s->t_sent);
+        if (s->req.measured && s->req.t_sent)
+            h2b_hist_record(c->w->stats.ttfb, c->w->now - s->req.t_sent);
     }
 }
 
@@ -480,7 +455,7 @@ static int hook_header(struct h2b__load_conn *c, struct slot *s, const uint8_t *
     if (measuring(c->w))
         c->w->stats.bytes_headers_decomp += namelen + valuelen;
     if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0) {
-        if (!s || s->recorded)
+        if (!s || s->req.recorded)
             return 0;
         unsigned v = 0;
         bool valid = valuelen == 3;
@@ -495,10 +470,10 @@ static int hook_header(struct h2b__load_conn *c, struct slot *s, const uint8_t *
             return 1;
         }
         /* 1xx are interim responses; the final status replaces them */
-        if (v >= 200 && s->status == 0)
-            s->status = (uint16_t)v;
+        if (v >= 200 && s->req.status == 0)
+            s->req.status = (uint16_t)v;
     } else if (namelen == 14 && memcmp(name, "content-length", 14) == 0) {
-        if (!s || s->recorded)
+        if (!s || s->req.recorded)
             return 0;
         int64_t n = 0;
         bool valid = valuelen > 0 && valuelen <= 18;
@@ -523,11 +498,11 @@ static int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len)
 {
     if (measuring(c->w))
         c->w->stats.bytes_data += len;
-    if (!s || s->recorded)
+    if (!s || s->req.recorded)
         return 0;
     s->body_recv += len;
     if (s->content_length >= 0 && s->body_recv > (uint64_t)s->content_length &&
-        !body_complete(c, s) && s->status != 0) {
+        !body_complete(c, s) && s->req.status != 0) {
         /* more than content-length: the response is broken, stop receiving it */
         finish_request(c, s, OUT_PROTOCOL);
         return 1;
@@ -538,15 +513,15 @@ static int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len)
 /* s's stream ended (error_code 0: normally). Frees the slot and tops the connection up. */
 static void hook_stream_close(struct h2b__load_conn *c, struct slot *s, uint32_t error_code)
 {
-    if (!s->recorded) {
+    if (!s->req.recorded) {
         enum h2b__load_outcome how = OUT_RESPONSE;
         if (error_code != NGHTTP2_NO_ERROR)
             how = OUT_RESET; /* RST_STREAM, REFUSED_STREAM after GOAWAY, or a stream error */
-        else if (s->status == 0 || !body_complete(c, s))
+        else if (s->req.status == 0 || !body_complete(c, s))
             how = OUT_PROTOCOL; /* no final :status, or a body shorter than content-length */
         finish_request(c, s, how);
-        if (s->status)
-            c->responses++;
+        if (s->req.status)
+            c->life.responses++;
     }
     slot_release(c, s);
     fill(c);
@@ -584,7 +559,8 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
  * for HEAD, 1xx, 204, 304.) */
 static bool body_complete(const struct h2b__load_conn *c, const struct slot *s)
 {
-    if (s->content_length < 0 || c->w->sh->method_head || s->status == 204 || s->status == 304)
+    if (s->content_length < 0 || c->w->sh->method_head || s->req.status == 204 ||
+        s->req.status == 304)
         return true;
     return s->body_recv == (uint64_t)s->content_length;
 }
@@ -663,14 +639,14 @@ static void verbose_frame(const struct h2b__load_conn *c, const char *dir,
     if (hd->type < sizeof(frame_names) / sizeof(frame_names[0]))
         fprintf(stderr,
                 "[%3d.%03d] [conn %u] %s %s frame <length=%zu, flags=0x%02x, stream_id=%d>\n",
-                (int)t, (int)((t - (int)t) * 1000), c->index, dir, frame_names[hd->type],
+                (int)t, (int)((t - (int)t) * 1000), c->life.index, dir, frame_names[hd->type],
                 hd->length, hd->flags, hd->stream_id);
     else
         fprintf(stderr,
                 "[%3d.%03d] [conn %u] %s frame of type %u <length=%zu, flags=0x%02x, "
                 "stream_id=%d>\n",
-                (int)t, (int)((t - (int)t) * 1000), c->index, dir, hd->type, hd->length, hd->flags,
-                hd->stream_id);
+                (int)t, (int)((t - (int)t) * 1000), c->life.index, dir, hd->type, hd->length,
+                hd->flags, hd->stream_id);
 }
 
 static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
@@ -726,7 +702,7 @@ static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, v
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
         struct slot *s = slot_of(c, session, frame->hd.stream_id);
         if (s)
-            s->t_sent = c->w->now;
+            s->req.t_sent = c->w->now;
     } else if (frame->hd.type == NGHTTP2_GOAWAY && frame->goaway.error_code != NGHTTP2_NO_ERROR) {
         c->w->stats.conn_errors++; /* nghttp2 ended the connection: the server broke HTTP/2 */
     }
@@ -835,6 +811,12 @@ static const struct h2b_h2f_cb fast_cb_verbose = {FAST_CB, .frame = fast_frame};
 
 static void conn_start(struct h2b__load_conn *c);
 
+static void slot_release_at(void *c, uint32_t k)
+{
+    struct h2b__load_conn *h = c;
+    slot_release(h, &h->slots[k]);
+}
+
 /* Tears c down. Unrecorded in-flight requests are errored (timeouts if timed_out). Then the
  * connection reconnects, finishes or dies (see the file comment). */
 static void conn_close(struct h2b__load_conn *c, bool timed_out)
@@ -844,18 +826,8 @@ static void conn_close(struct h2b__load_conn *c, bool timed_out)
     if (!was_open)
         return;
     bool reached_h2 = c->state == CONN_READY;
-    for (uint32_t i = 0; i < c->nslots && c->inflight > 0; i++) {
-        struct slot *s = &c->slots[i];
-        if (s->stream_id == 0)
-            continue;
-        if (!s->recorded) {
-            if (h2b__load_running(w))
-                finish_request(c, s, timed_out ? OUT_TIMEOUT : OUT_ERROR);
-            else if (s->measured)
-                w->stats.unfinished++;
-        }
-        slot_release(c, s);
-    }
+    struct h2b__load_slots slots = {c->slots, sizeof *c->slots, c->nslots, c};
+    h2b__load_abandon(w, &c->life, &slots, timed_out, slot_release_at);
     if (c->session) {
         nghttp2_session_del(c->session);
         c->session = NULL;
@@ -873,8 +845,7 @@ static void conn_close(struct h2b__load_conn *c, bool timed_out)
     c->broken = false;
     c->timed_out = false;
     c->draining = false;
-    c->t_last_end = w->now;
-    enum h2b__load_next next = h2b__load_closed(w, reached_h2, &c->budget, &c->responses);
+    enum h2b__load_next next = h2b__load_closed(w, &c->life, reached_h2);
     c->state = next == H2B__LOAD_RECONNECT  ? CONN_IDLE
                : next == H2B__LOAD_FINISHED ? CONN_DONE
                                             : CONN_DEAD;
@@ -931,68 +902,43 @@ static void session_start(struct h2b__load_conn *c)
         if (cw > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
             nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);
     }
-    h2b_hist_record(w->stats.connect, w->now - c->t_connect);
+    h2b_hist_record(w->stats.connect, w->now - c->life.t_connect);
     if (c->ssl)
         h2b_hist_record(w->stats.tls, w->now - c->t_tcp);
-    c->responses = 0;
+    c->life.responses = 0;
     c->state = CONN_SETTINGS;
-    c->last_read = w->now;
+    c->life.last_read = w->now;
     epoll_set(c, EPOLL_CTL_MOD, EPOLLIN);
     mark_dirty(c);
 }
 
-static void tls_step(struct h2b__load_conn *c)
+/* The connect completed or the TLS handshake moved on; over TLS the server must choose h2. */
+static void setup(struct h2b__load_conn *c)
 {
-    int rv = SSL_do_handshake(c->ssl);
-    if (rv == 1) {
-        const unsigned char *alpn = NULL;
-        unsigned alpnlen = 0;
-        SSL_get0_alpn_selected(c->ssl, &alpn, &alpnlen);
-        if (alpnlen != 2 || memcmp(alpn, "h2", 2) != 0) {
-            conn_fail(c); /* the server does not speak HTTP/2 over TLS */
-            return;
-        }
-        report_tls(c->w, c->ssl);
-        session_start(c);
-        return;
-    }
-    int e = SSL_get_error(c->ssl, rv);
-    if (e == SSL_ERROR_WANT_READ)
-        epoll_set(c, EPOLL_CTL_MOD, EPOLLIN);
-    else if (e == SSL_ERROR_WANT_WRITE)
-        epoll_set(c, EPOLL_CTL_MOD, EPOLLOUT);
-    else {
-        ERR_clear_error();
-        conn_fail(c);
-    }
-}
-
-static void connected(struct h2b__load_conn *c)
-{
-    c->t_tcp = c->w->now;
-    int rv = h2b__load_tcp_connected(c->w, c->fd, &c->ssl);
+    uint32_t ev;
+    int rv = h2b__load_tcp_setup(c->w, c->fd, &c->ssl, &c->t_tcp, "h2", false, &ev);
     if (rv < 0) {
         conn_fail(c);
     } else if (rv == 0) {
+        if (c->ssl)
+            report_tls(c->w, c->ssl);
         session_start(c);
     } else {
         c->state = CONN_HANDSHAKE;
-        tls_step(c);
+        epoll_set(c, EPOLL_CTL_MOD, ev);
     }
 }
 
 static void conn_start(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
-    c->t_connect = w->now;
-    if (c->t_first_start == 0)
-        c->t_first_start = w->now;
+    h2b__load_life_connect(&c->life, w);
     c->state = CONN_CONNECTING; /* so that conn_close counts a failure */
     int rv = h2b__load_tcp_open(w, c, &c->fd);
     if (rv < 0)
         conn_fail(c);
     else if (rv == 0)
-        connected(c);
+        setup(c);
 }
 
 /* ---- I/O ------------------------------------------------------------------------------ */
@@ -1049,7 +995,7 @@ static void conn_read(struct h2b__load_conn *c)
         }
         if (measuring(w))
             w->stats.bytes_total += (uint64_t)n;
-        c->last_read = w->now;
+        c->life.last_read = w->now;
         if (c->fast) {
             if (h2b_h2f_recv(c->fast, w->rbuf, (size_t)n) < 0) {
                 /* a connection error: GOAWAY(code) goes out (best effort), then the end */
@@ -1107,7 +1053,7 @@ static void conn_flush(struct h2b__load_conn *c)
         if (f->dead)
             return; /* conn_read ends it */
         if (c->state == CONN_READY && c->inflight == 0 &&
-            (c->budget == 0 || c->draining || !h2b__load_running(w)) && f->olen == f->ooff)
+            (c->life.budget == 0 || c->draining || !h2b__load_running(w)) && f->olen == f->ooff)
             conn_close(c, false);
         return;
     }
@@ -1159,7 +1105,7 @@ static void conn_flush(struct h2b__load_conn *c)
     if (session_over(c))
         conn_fail(c);
     else if (c->state == CONN_READY && c->inflight == 0 &&
-             (c->budget == 0 || c->draining || !h2b__load_running(w)) &&
+             (c->life.budget == 0 || c->draining || !h2b__load_running(w)) &&
              !nghttp2_session_want_write(c->session))
         conn_close(c, false);
 }
@@ -1168,12 +1114,9 @@ static void conn_event(struct h2b__load_conn *c, uint32_t events)
 {
     switch (c->state) {
     case CONN_CONNECTING:
-        c->w->now = h2b_clock_now_ns(); /* connect times are per connection, not per batch */
-        connected(c);
-        return;
     case CONN_HANDSHAKE:
-        c->w->now = h2b_clock_now_ns();
-        tls_step(c);
+        c->w->now = h2b_clock_now_ns(); /* connect times are per connection, not per batch */
+        setup(c);
         return;
     case CONN_SETTINGS:
     case CONN_READY:
@@ -1199,6 +1142,18 @@ static void conn_event(struct h2b__load_conn *c, uint32_t events)
 
 /* ---- timers --------------------------------------------------------------------------- */
 
+/* --timeout: the request in slot k is counted; its stream is reset */
+static void cancel_slot(void *c, uint32_t k)
+{
+    struct h2b__load_conn *h = c;
+    if (h->fast)
+        h2b_h2f_reset(h->fast, k, NGHTTP2_CANCEL); /* closes the stream: slot free */
+    else
+        nghttp2_submit_rst_stream(h->session, NGHTTP2_FLAG_NONE, h->slots[k].stream_id,
+                                  NGHTTP2_CANCEL);
+    mark_dirty(h);
+}
+
 static void check_timeouts(struct h2b__load_worker *w)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
@@ -1207,14 +1162,13 @@ static void check_timeouts(struct h2b__load_worker *w)
         struct h2b__load_conn *c = &w->conns[i];
         if (c->state < CONN_CONNECTING || c->state > CONN_READY)
             continue;
-        if (h2b__load_conn_expired(cfg, now, c->t_connect, c->state == CONN_READY, c->last_read,
-                                   c->inflight > 0)) {
+        if (h2b__load_conn_expired(w, &c->life, c->state == CONN_READY, c->inflight > 0)) {
             conn_close(c, true);
             continue;
         }
         if (c->state != CONN_READY)
             continue;
-        if (c->m_eff == 0 && c->inflight == 0 && c->budget > 0) {
+        if (c->m_eff == 0 && c->inflight == 0 && c->life.budget > 0) {
             /* the server allows no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0) and has not
              * raised the limit within a request timeout: what this connection owes cannot be
              * sent */
@@ -1223,32 +1177,21 @@ static void check_timeouts(struct h2b__load_worker *w)
                 conn_close(c, true);
             continue;
         }
-        if (!cfg->timeout_ns || c->inflight == 0)
+        if (c->inflight == 0)
             continue;
-        for (uint32_t k = 0; k < c->nslots; k++) {
-            struct slot *s = &c->slots[k];
-            if (s->stream_id == 0 || s->recorded || now - s->t_submit < cfg->timeout_ns)
-                continue;
-            if (now - c->last_read >= cfg->timeout_ns) {
-                /* silent for a whole timeout: the server is gone, not slow; give up on the
-                 * connection instead of timing its requests out one by one */
-                conn_close(c, true);
-                break;
-            }
-            finish_request(c, s, OUT_TIMEOUT);
-            if (c->fast)
-                h2b_h2f_reset(c->fast, k, NGHTTP2_CANCEL); /* closes the stream: slot free */
-            else
-                nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, s->stream_id,
-                                          NGHTTP2_CANCEL);
-            mark_dirty(c);
-        }
+        struct h2b__load_slots slots = {c->slots, sizeof *c->slots, c->nslots, c};
+        if (h2b__load_time_out(w, &c->life, &slots, cancel_slot))
+            conn_close(c, true);
     }
 }
 
 /* ---- open loop ------------------------------------------------------------------------ */
 
-uint64_t h2b__load_budget(const struct h2b__load_shared *sh, uint64_t requests, uint32_t nconns,
+/* ---- what every engine's connections and requests share (engine.h) ------------------- */
+
+/* A connection's share of -n: its slice of requests over nconns (remainders first), -n per
+ * client with --timing-script-file (h2load's way), unbounded under --total-rps or -D. */
+static uint64_t budget_of(const struct h2b__load_shared *sh, uint64_t requests, uint32_t nconns,
                           uint32_t i)
 {
     const struct h2b_load_config *cfg = sh->cfg;
@@ -1259,17 +1202,125 @@ uint64_t h2b__load_budget(const struct h2b__load_shared *sh, uint64_t requests, 
     return requests / nconns + (i < requests % nconns ? 1 : 0);
 }
 
-bool h2b__load_conn_expired(const struct h2b_load_config *cfg, uint64_t now, uint64_t t_connect,
-                            bool ready, uint64_t last_read, bool busy)
+void h2b__load_life_init(struct h2b__load_life *l, const struct h2b__load_worker *w,
+                         uint32_t first_conn, uint32_t i, uint64_t requests)
 {
-    if (cfg->conn_active_timeout_ns && now - t_connect >= cfg->conn_active_timeout_ns)
+    memset(l, 0, sizeof *l);
+    l->index = first_conn + i;
+    l->uri_next = (uint32_t)(l->index % w->sh->cfg->nuris);
+    l->budget = budget_of(w->sh, requests, w->nconns, i);
+}
+
+void h2b__load_life_connect(struct h2b__load_life *l, const struct h2b__load_worker *w)
+{
+    l->t_connect = w->now;
+    if (l->t_first_start == 0)
+        l->t_first_start = w->now;
+}
+
+void h2b__load_abandon(struct h2b__load_worker *w, struct h2b__load_life *l,
+                       const struct h2b__load_slots *s, bool timed_out,
+                       void (*release)(void *conn, uint32_t k))
+{
+    for (uint32_t k = 0; k < s->n; k++) {
+        struct h2b__load_req *r = (struct h2b__load_req *)((char *)s->slots + k * s->size);
+        if (!r->busy)
+            continue;
+        if (!r->recorded) {
+            if (h2b__load_running(w))
+                h2b__load_finish(w, l, r, timed_out ? OUT_TIMEOUT : OUT_ERROR);
+            else if (r->measured)
+                w->stats.unfinished++;
+        }
+        release(s->conn, k);
+    }
+}
+
+bool h2b__load_time_out(struct h2b__load_worker *w, struct h2b__load_life *l,
+                        const struct h2b__load_slots *s, void (*cancel)(void *conn, uint32_t k))
+{
+    uint64_t limit = w->sh->cfg->timeout_ns, now = w->now;
+    if (!limit)
+        return false;
+    for (uint32_t k = 0; k < s->n; k++) {
+        struct h2b__load_req *r = (struct h2b__load_req *)((char *)s->slots + k * s->size);
+        if (!r->busy || r->recorded || now - r->t_submit < limit)
+            continue;
+        /* silent for a whole timeout: the server is gone, not slow; give up on the connection
+         * instead of timing its requests out one by one */
+        if (now - l->last_read >= limit)
+            return true;
+        h2b__load_finish(w, l, r, OUT_TIMEOUT);
+        cancel(s->conn, k);
+    }
+    return false;
+}
+
+bool h2b__load_conn_expired(const struct h2b__load_worker *w, const struct h2b__load_life *l,
+                            bool ready, bool busy)
+{
+    const struct h2b_load_config *cfg = w->sh->cfg;
+    uint64_t now = w->now;
+    if (cfg->conn_active_timeout_ns && now - l->t_connect >= cfg->conn_active_timeout_ns)
         return true;
     if (!ready) {
         uint64_t limit = cfg->timeout_ns ? cfg->timeout_ns : cfg->conn_inactivity_timeout_ns;
-        return limit && now - t_connect >= limit;
+        return limit && now - l->t_connect >= limit;
     }
     return cfg->conn_inactivity_timeout_ns && busy &&
-           now - last_read >= cfg->conn_inactivity_timeout_ns;
+           now - l->last_read >= cfg->conn_inactivity_timeout_ns;
+}
+
+double h2b__load_conn_rps(const struct h2b__load_worker *w, const struct h2b__load_life *l)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    /* its active time inside the measurement: the warm-up is not part of it */
+    uint64_t end = l->t_last_end ? l->t_last_end : w->now;
+    if (sh->t_end && end > sh->t_end)
+        end = sh->t_end;
+    uint64_t begin = l->t_first_start > sh->t_measure ? l->t_first_start : sh->t_measure;
+    double secs = l->t_first_start && end > begin ? (double)(end - begin) / 1e9 : 0;
+    return secs > 0 ? (double)l->completed / secs : 0;
+}
+
+void h2b__load_drain(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    if (!sh->rate_mode || !w->sched_started)
+        return;
+    uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
+    while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
+        if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
+            w->stats.unsent++;
+        h2b_arrival_pop(&w->sched);
+        if (w->sched_left != UINT64_MAX)
+            w->sched_left--;
+    }
+}
+
+void h2b__load_thread_start(struct h2b__load_worker *w, const char *tag)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b_load_config *cfg = sh->cfg;
+    char name[16];
+    snprintf(name, sizeof(name), "h2b-%s-%d", tag, w->id);
+    pthread_setname_np(pthread_self(), name);
+    if (cfg->pin)
+        h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
+    /* ~20 us wake-ups instead of ~75 us; the HTTP/1.1 and HTTP/3 engines do not nap */
+    if (sh->rate_mode || (cfg->coalesce_ns && !w->h1 && !w->h3))
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    w->now = h2b_clock_now_ns();
+    w->next_tick = w->now + w->tick_ns;
+}
+
+void h2b__load_thread_end(struct h2b__load_worker *w)
+{
+    if (w->logbuf)
+        log_flush(w);
+    if (w->sh->progress)
+        h2b__load_snapshot(w);
+    atomic_store_explicit(&w->finished, 1, memory_order_release);
 }
 
 static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
@@ -1520,35 +1571,58 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
     return rv == 0 ? 0 : 1;
 }
 
-int h2b__load_tcp_connected(struct h2b__load_worker *w, int fd, SSL **ssl)
+int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t *t_tcp,
+                        const char *alpn, bool alpn_optional, uint32_t *events)
 {
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
-        return -1;
-    if (!w->sh->ssl_ctx)
-        return 0;
-    *ssl = h2b__load_tls_new(w->sh, fd, &w->stats);
-    return *ssl ? 1 : -1;
+    if (!*ssl) {
+        *t_tcp = w->now;
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
+            return -1;
+        if (!w->sh->ssl_ctx)
+            return 0;
+        if (!(*ssl = h2b__load_tls_new(w->sh, fd, &w->stats)))
+            return -1;
+    }
+    ERR_clear_error();
+    int rv = SSL_do_handshake(*ssl);
+    if (rv == 1) {
+        const unsigned char *got = NULL;
+        unsigned gotlen = 0;
+        size_t want = strlen(alpn);
+        SSL_get0_alpn_selected(*ssl, &got, &gotlen);
+        if (gotlen == 0 && alpn_optional)
+            return 0;
+        return gotlen == want && memcmp(got, alpn, want) == 0 ? 0 : -1;
+    }
+    int e = SSL_get_error(*ssl, rv);
+    ERR_clear_error();
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        *events = e == SSL_ERROR_WANT_READ ? EPOLLIN : EPOLLOUT;
+        return 1;
+    }
+    return -1;
 }
 
-enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, bool reached, uint64_t *budget,
-                                     uint64_t *responses)
+enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, struct h2b__load_life *l,
+                                     bool reached)
 {
+    l->t_last_end = w->now;
     if (!reached)
         w->stats.conns_failed++;
-    if (*budget > 0 && h2b__load_running(w) && *responses > 0) {
-        *responses = 0; /* one more try: it must get a response to earn the next */
+    if (l->budget > 0 && h2b__load_running(w) && l->responses > 0) {
+        l->responses = 0; /* one more try: it must get a response to earn the next */
         w->stats.reconnects++;
         return H2B__LOAD_RECONNECT;
     }
-    enum h2b__load_next next = *budget == 0 ? H2B__LOAD_FINISHED : H2B__LOAD_DEAD;
-    if (*budget != UINT64_MAX && *budget > 0 && h2b__load_running(w)) {
+    enum h2b__load_next next = l->budget == 0 ? H2B__LOAD_FINISHED : H2B__LOAD_DEAD;
+    if (l->budget != UINT64_MAX && l->budget > 0 && h2b__load_running(w)) {
         /* -n mode: what this connection still owed can never be sent */
-        w->stats.not_sent += *budget;
-        w->stats.errored += *budget;
-        w->stats.failed += *budget;
-        *budget = 0;
+        w->stats.not_sent += l->budget;
+        w->stats.errored += l->budget;
+        w->stats.failed += l->budget;
+        l->budget = 0;
     }
     return next;
 }
@@ -1572,39 +1646,22 @@ static uint64_t wait_ns(const struct h2b__load_worker *w)
 static void end_of_run(struct h2b__load_worker *w)
 {
     const struct h2b__load_shared *sh = w->sh;
-    if (sh->rate_mode && w->sched_started) {
-        /* intended before the end but never submitted: the backlog a stall left behind */
-        uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
-        while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
-            if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
-                w->stats.unsent++;
-            h2b_arrival_pop(&w->sched);
-            if (w->sched_left != UINT64_MAX)
-                w->sched_left--;
-        }
-    }
+    h2b__load_drain(w);
     uint64_t stop_at = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h2b__load_conn *c = &w->conns[i];
         /* paced: due before the end but never sent (the backlog a stall left) */
-        while (sh->paced && c->t_pace0 && c->budget > 0 && due_time(c) < stop_at) {
+        while (sh->paced && c->t_pace0 && c->life.budget > 0 && due_time(c) < stop_at) {
             if (due_time(c) >= sh->t_measure)
                 w->stats.unsent++;
             c->paced_n++;
-            if (c->budget != UINT64_MAX)
-                c->budget--;
+            h2b__load_spend(&c->life);
         }
         if (c->state >= CONN_CONNECTING && c->state <= CONN_READY) {
-            c->budget = 0; /* no reconnect, nothing owed */
+            c->life.budget = 0; /* no reconnect, nothing owed */
             conn_close(c, false);
         }
-        /* its active time inside the measurement: the warm-up is not part of it */
-        uint64_t end = c->t_last_end ? c->t_last_end : w->now;
-        if (sh->t_end && end > sh->t_end)
-            end = sh->t_end;
-        uint64_t begin = c->t_first_start > sh->t_measure ? c->t_first_start : sh->t_measure;
-        double secs = c->t_first_start && end > begin ? (double)(end - begin) / 1e9 : 0;
-        w->conn_rps[i] = secs > 0 ? (double)c->completed / secs : 0;
+        w->conn_rps[i] = h2b__load_conn_rps(w, &c->life);
     }
 }
 
@@ -1627,19 +1684,11 @@ void *h2b__load_worker_main(void *arg)
     struct h2b__load_worker *w = arg;
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b_load_config *cfg = sh->cfg;
-    char name[16];
-    snprintf(name, sizeof(name), "h2b-load-%d", w->id);
-    pthread_setname_np(pthread_self(), name);
-    if (cfg->pin)
-        h2b_cpu_pin_self_to(h2b_cpu_nth(&cfg->cpus, w->id));
-    if (sh->rate_mode || cfg->coalesce_ns)
-        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ~20 us wake-ups instead of ~75 us */
     static const struct h2b__load_turn turn = {.on_event = conn_event_any,
                                                .rate = &rate_hooks,
                                                .after_release = pace_and_ramp,
                                                .timeouts = check_timeouts};
-    w->now = h2b_clock_now_ns();
-    w->next_tick = w->now + w->tick_ns;
+    h2b__load_thread_start(w, "load");
     ramp(w);
     while (!h2b__load_worker_done(w, conn_alive)) {
         /* Pop, never index: a flush can put connections (itself included: a stream closed by
@@ -1665,11 +1714,7 @@ void *h2b__load_worker_main(void *arg)
     end_of_run(w);
     if (said_over)
         info_line(w, "Stopped all clients for thread #%d\n", w->id);
-    if (w->logbuf)
-        log_flush(w);
-    if (sh->progress)
-        h2b__load_snapshot(w);
-    atomic_store_explicit(&w->finished, 1, memory_order_release);
+    h2b__load_thread_end(w);
     return NULL;
 }
 
@@ -1709,11 +1754,9 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
     for (uint32_t i = 0; i < nconns; i++) {
         struct h2b__load_conn *c = &w->conns[i];
         c->w = w;
-        c->index = first_conn + i;
         c->fd = -1;
-        c->uri_next = (uint32_t)(c->index % cfg->nuris);
         c->free_head = NO_SLOT;
-        c->budget = h2b__load_budget(sh, requests, nconns, i);
+        h2b__load_life_init(&c->life, w, first_conn, i, requests);
         c->wcap = 4096; /* grows while a burst needs it */
         c->wbuf = malloc(c->wcap);
         if (!c->wbuf)
