@@ -748,23 +748,7 @@ out:
 
 static const char *status_word(const struct h2b_ab_row *row)
 {
-    switch (row->status) {
-    case H2B_AB_SLOWER:
-        return "SLOWER";
-    case H2B_AB_INCREASE:
-        return "MORE";
-    case H2B_AB_FASTER:
-        return "faster";
-    case H2B_AB_DECREASE:
-        return "less";
-    case H2B_AB_NA:
-        return "n/a";
-    case H2B_AB_ONLY:
-        return "only";
-    case H2B_AB_SAME:
-        break;
-    }
-    return "same";
+    return h2b_verdict_words((enum h2b_verdict)row->status, row->failing)->word;
 }
 
 static void fmt_value(char *buf, size_t size, double v, const struct h2b_ab_row *row)
@@ -802,16 +786,18 @@ static void fmt_ci(char *buf, size_t size, const struct h2b_ab_row *row)
 static void verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, bool md)
 {
     if (r->invalid_reason) {
-        h2b_buf_printf(b, "%sh2bench ab: INVALID: %s\n", md ? "## " : "", r->invalid_reason);
+        h2b_buf_printf(b, "%sh2bench ab: %s: %s\n", md ? "## " : "",
+                       h2b_verdict_words(H2B_VERDICT_INVALID, true)->word, r->invalid_reason);
         return;
     }
     h2b_buf_printf(b,
                    "%sh2bench ab: %s: %d slower, %d with more allocations or instructions, "
                    "%d faster, %d fewer, %d same, %d not judged "
                    "(head/base, %.0f%% bootstrap interval, threshold %.0f%%)\n",
-                   md ? "## " : "", r->exit_code ? "FAIL" : "PASS", r->slower, r->increased,
-                   r->faster, r->decreased, r->same, r->not_judged, r->confidence * 100,
-                   r->threshold * 100);
+                   md ? "## " : "",
+                   h2b_verdict_words(h2b_verdict_of_exit(r->exit_code), true)->word, r->slower,
+                   r->increased, r->faster, r->decreased, r->same, r->not_judged,
+                   r->confidence * 100, r->threshold * 100);
 }
 
 /* The cells of a row as text: base, head, ratio, interval. */
@@ -862,7 +848,10 @@ int h2b_ab_render_md(const struct h2b_ab_report *r, char **out)
             const struct h2b_ab_row *row = &r->rows[i];
             struct cells c;
             row_cells(row, &c);
-            h2b_buf_printf(&b, "| %s%s | ", row->failing ? "❌ " : "", status_word(row));
+            h2b_buf_printf(
+                &b, "| %s%s%s | ",
+                row->failing ? h2b_verdict_words((enum h2b_verdict)row->status, true)->icon : "",
+                row->failing ? " " : "", status_word(row));
             h2b_buf_md(&b, row->bench);
             h2b_buf_printf(&b, " | %s | %s | %s | %s | %s | ", row->metric ? row->metric : "-",
                            c.base, c.head, c.ratio, c.ci);

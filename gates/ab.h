@@ -21,6 +21,7 @@
 #ifndef H2B_GATES_AB_H
 #define H2B_GATES_AB_H
 
+#include "core/verdict.h"
 #include "gates/gate.h"
 
 #include <stdbool.h>
@@ -49,14 +50,17 @@ struct h2b_ab_options {
     uint64_t seed;      /* 0: a fixed default */
 };
 
+/* A row's status is a verdict (core/verdict.h: its words and icon); failing rows print in the
+ * failing form (SLOWER, MORE). */
 enum h2b_ab_status {
-    H2B_AB_SAME,     /* within noise or within the threshold */
-    H2B_AB_SLOWER,   /* time: interval wholly above 1 + threshold (fails) */
-    H2B_AB_FASTER,   /* time: interval wholly below 1 / (1 + threshold) */
-    H2B_AB_INCREASE, /* exact count grew (fails) */
-    H2B_AB_DECREASE, /* exact count shrank */
-    H2B_AB_NA,       /* not judged: too few samples, or measured on one side only (note says) */
-    H2B_AB_ONLY      /* the benchmark exists on one side only (metric NULL) */
+    H2B_AB_SAME = H2B_VERDICT_SAME,     /* within noise or within the threshold */
+    H2B_AB_SLOWER = H2B_VERDICT_SLOWER, /* time: interval wholly above 1 + threshold (fails) */
+    H2B_AB_FASTER = H2B_VERDICT_FASTER, /* time: interval wholly below 1 / (1 + threshold) */
+    H2B_AB_INCREASE = H2B_VERDICT_MORE, /* exact count grew (fails) */
+    H2B_AB_DECREASE = H2B_VERDICT_LESS, /* exact count shrank */
+    H2B_AB_NA = H2B_VERDICT_NA,         /* not judged: too few samples, or measured on one side
+                                           only (note says) */
+    H2B_AB_ONLY = H2B_VERDICT_ONLY      /* the benchmark exists on one side only (metric NULL) */
 };
 
 struct h2b_ab_row {

@@ -24,6 +24,7 @@
 
 #include "gates/ceilings.h"
 #include "core/results.h"
+#include "core/verdict.h"
 
 #include <jansson.h>
 #include <regex.h>
@@ -114,14 +115,17 @@ struct h2b_gate_options {
     const regex_t *filter; /* only benchmarks whose names match (a partial run), or NULL */
 };
 
+/* A gate row's status is a verdict (core/verdict.h: its words, icon and phrase). */
 enum h2b_gate_status {
-    H2B_GATE_PASS,
-    H2B_GATE_FAIL,    /* a ceiling exceeded (confirmed for p99) */
-    H2B_GATE_MISSING, /* a benchmark with ceilings is absent from the results */
-    H2B_GATE_UNGATED, /* a benchmark without ceilings (fails with strict) */
-    H2B_GATE_INVALID, /* cannot be judged: counter unmeasured, confirmation could not run */
-    H2B_GATE_NA       /* not applicable: an absolute p99 set on another machine, instructions
-                         counted with another build (fails, as invalid, only with strict) */
+    H2B_GATE_PASS = H2B_VERDICT_PASS,
+    H2B_GATE_FAIL = H2B_VERDICT_FAIL,       /* a ceiling exceeded (confirmed for p99) */
+    H2B_GATE_MISSING = H2B_VERDICT_MISSING, /* a benchmark with ceilings is absent */
+    H2B_GATE_UNGATED = H2B_VERDICT_UNGATED, /* a benchmark without ceilings (fails with strict) */
+    H2B_GATE_INVALID = H2B_VERDICT_INVALID, /* cannot be judged: counter unmeasured,
+                                               confirmation could not run */
+    H2B_GATE_NA = H2B_VERDICT_NA /* not applicable: an absolute p99 set on another machine,
+                                    instructions counted with another build (fails, as
+                                    invalid, only with strict) */
 };
 
 /* One gate: one (benchmark, metric), or one benchmark for MISSING/UNGATED rows (metric -1). */
@@ -161,14 +165,13 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
 
 void h2b_gate_report_del(struct h2b_gate_report *r);
 
-/* The one vocabulary of gate statuses, for every renderer of gate rows (the gate's table,
- * markdown and JUnit, and the report, report/md.c): word for terminals ("PASS", "N/A!" when a
- * not-applicable row fails under --strict), icon for markdown ("✅"), phrase for prose
- * ("exceeded", "invalid: cannot be judged"). Static strings. */
-struct h2b_gate_words {
-    const char *word, *icon, *phrase;
-};
-const struct h2b_gate_words *h2b_gate_status_words(enum h2b_gate_status s, bool failing);
+/* A gate status's words (word for terminals, icon for markdown, phrase for prose): the one
+ * vocabulary of core/verdict.h, for every renderer of gate rows (the gate's table, markdown and
+ * JUnit, and the report, report/md.c). */
+static inline const struct h2b_verdict_words *h2b_gate_words(enum h2b_gate_status s, bool failing)
+{
+    return h2b_verdict_words((enum h2b_verdict)s, failing);
+}
 
 /* Renderers: a malloc'd string in *out (caller frees). H2B_OK or H2B_ERR_NOMEM. */
 int h2b_gate_render_table(const struct h2b_gate_report *r, char **out);

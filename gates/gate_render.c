@@ -1,6 +1,6 @@
 /*
- * gate_render.c - the gate's verdict as a terminal table, markdown and JUnit XML (gate.h), and
- * the one vocabulary of gate statuses (h2b_gate_status_words) the report uses too.
+ * gate_render.c - the gate's verdict as a terminal table, markdown and JUnit XML (gate.h), in
+ * the one vocabulary of verdicts (core/verdict.h) the report, ab and compare use too.
  *
  * Approach: renderers are pure functions of a finished struct h2b_gate_report, so the three
  * outputs cannot disagree about the verdict. Strings from results and ceilings files pass
@@ -18,30 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Indexed by enum h2b_gate_status; [1] is the failing variant where a status can be both. */
-static const struct h2b_gate_words words[][2] = {
-    [H2B_GATE_PASS] = {{"PASS", "✅", "pass"}, {"PASS", "✅", "pass"}},
-    [H2B_GATE_FAIL] = {{"FAIL", "❌", "exceeded"}, {"FAIL", "❌", "exceeded"}},
-    [H2B_GATE_MISSING] = {{"MISSING", "❌", "missing from the results"},
-                          {"MISSING", "❌", "missing from the results"}},
-    [H2B_GATE_UNGATED] = {{"ungated", "➖", "no ceiling"},
-                          {"UNGATED!", "❌", "no ceiling (--strict)"}},
-    [H2B_GATE_INVALID] = {{"INVALID", "⛔", "invalid: cannot be judged"},
-                          {"INVALID", "⛔", "invalid: cannot be judged"}},
-    [H2B_GATE_NA] = {{"n/a", "➖", "not applicable (ceiling set on another machine or build)"},
-                     {"N/A!", "❌", "not applicable (--strict: invalid)"}},
-};
-
-const struct h2b_gate_words *h2b_gate_status_words(enum h2b_gate_status s, bool failing)
-{
-    if ((unsigned)s >= sizeof(words) / sizeof(words[0]))
-        s = H2B_GATE_INVALID;
-    return &words[s][failing ? 1 : 0];
-}
-
 static const char *status_word(const struct h2b_gate_row *row)
 {
-    return h2b_gate_status_words(row->status, row->failing)->word;
+    return h2b_gate_words(row->status, row->failing)->word;
 }
 
 static const char *metric_label(const struct h2b_gate_row *row)
@@ -89,14 +68,15 @@ static void row_text(const struct h2b_gate_row *row, struct row_text *t)
 static void verdict_line(struct h2b_buf *b, const struct h2b_gate_report *r, bool md)
 {
     if (r->invalid_reason) {
-        h2b_buf_printf(b, "%sINVALID: measurement cannot be gated: %s", md ? "⛔ " : "",
-                       r->invalid_reason);
+        const struct h2b_verdict_words *w = h2b_verdict_words(H2B_VERDICT_INVALID, true);
+        h2b_buf_printf(b, "%s%s%s: measurement cannot be gated: %s", md ? w->icon : "",
+                       md ? " " : "", w->word, r->invalid_reason);
         return;
     }
-    const char *word = r->exit_code == 0 ? "PASS" : r->exit_code == 1 ? "FAIL" : "INVALID";
-    const char *icon = r->exit_code == 0 ? "✅ " : r->exit_code == 1 ? "❌ " : "⛔ ";
-    h2b_buf_printf(b, "%s%s: %d passed, %d exceeded, %d missing, %d ungated, %d invalid",
-                   md ? icon : "", word, r->passed, r->failed, r->missing, r->ungated, r->invalid);
+    const struct h2b_verdict_words *w = h2b_verdict_words(h2b_verdict_of_exit(r->exit_code), true);
+    h2b_buf_printf(b, "%s%s%s: %d passed, %d exceeded, %d missing, %d ungated, %d invalid",
+                   md ? w->icon : "", md ? " " : "", w->word, r->passed, r->failed, r->missing,
+                   r->ungated, r->invalid);
     if (r->not_applicable)
         h2b_buf_printf(b, ", %d not applicable (ceilings set on another machine or build)",
                        r->not_applicable);
@@ -144,7 +124,7 @@ int h2b_gate_render_md(const struct h2b_gate_report *r, char **out)
         const struct h2b_gate_row *row = &r->rows[i];
         struct row_text t;
         row_text(row, &t);
-        const char *icon = h2b_gate_status_words(row->status, row->failing)->icon;
+        const char *icon = h2b_gate_words(row->status, row->failing)->icon;
         h2b_buf_printf(&b, "| %s | `", icon);
         h2b_buf_md(&b, row->bench);
         h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | ", metric_label(row), t.base, t.ceil,

@@ -34,19 +34,19 @@
 static void fmt_value(const struct h2b_compare_row *r, double v, char *buf, size_t n)
 {
     if (strcmp(r->unit, "ns") == 0)
-        h2b__fmt_ns(v, buf, n);
+        h2b_fmt_ns(v, buf, n);
     else if (r->higher_better)
-        h2b__fmt_rate(v, buf, n);
+        h2b_fmt_rate(v, buf, n);
     else
-        h2b__fmt_count(v, buf, n);
+        h2b_fmt_count(v, buf, n);
 }
 
 static void fmt_signed(const struct h2b_compare_row *r, double v, char *buf, size_t n)
 {
     if (strcmp(r->unit, "ns") == 0)
-        h2b__fmt_signed_ns(v, buf, n);
+        h2b_fmt_signed_ns(v, buf, n);
     else
-        h2b__fmt_signed_rate(v, buf, n);
+        h2b_fmt_signed_rate(v, buf, n);
 }
 
 /* The significance column: the verdict, which way, and the evidence. */

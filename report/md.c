@@ -274,10 +274,10 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
         B(f);
         B(g);
         h2b_buf_printf(o, "| `%s` | %s | %s | %s | %s | %s | %s | %s | ", m->name,
-                       h2b__fmt_ns(m->ns_per_op, a, 64), h2b__fmt_count(m->bytes_per_op, b, 64),
-                       h2b__fmt_count(m->allocs_per_op, c, 64), h2b__fmt_ns(m->p50_ns, d, 64),
-                       h2b__fmt_ns(m->p99_ns, e, 64), h2b__fmt_ns(m->p999_ns, f, 64),
-                       h2b__fmt_count(m->instructions_per_op, g, 64));
+                       h2b_fmt_ns(m->ns_per_op, a, 64), h2b_fmt_count(m->bytes_per_op, b, 64),
+                       h2b_fmt_count(m->allocs_per_op, c, 64), h2b_fmt_ns(m->p50_ns, d, 64),
+                       h2b_fmt_ns(m->p99_ns, e, 64), h2b_fmt_ns(m->p999_ns, f, 64),
+                       h2b_fmt_count(m->instructions_per_op, g, 64));
         if (m->forks > 0)
             h2b_buf_printf(o, "%ld |\n", m->forks);
         else
@@ -314,15 +314,15 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
 static void fmt_metric(enum h2b_metric m, double v, char *buf, size_t n)
 {
     if (m == H2B_METRIC_P99_NS)
-        h2b__fmt_ns(v, buf, n);
+        h2b_fmt_ns(v, buf, n);
     else
-        h2b__fmt_count(v, buf, n);
+        h2b_fmt_count(v, buf, n);
 }
 
-/* The gate's own words for a status (h2b_gate_status_words), as "icon phrase". */
+/* The gate's own words for a status (core/verdict.h), as "icon phrase". */
 static void gate_verdict(const struct h2b_gate_row *r, char *buf, size_t n)
 {
-    const struct h2b_gate_words *w = h2b_gate_status_words(r->status, r->failing);
+    const struct h2b_verdict_words *w = h2b_gate_words(r->status, r->failing);
     snprintf(buf, n, "%s %s", w->icon, w->phrase);
 }
 
@@ -336,13 +336,15 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
     h2b_buf_puts(o, "\n## Gated hot paths\n\n");
     if (g->invalid_reason) {
         h2b_buf_printf(o, "**%s These results cannot be gated: %s.** Ceilings from `%s`.\n",
-                       h2b_gate_status_words(H2B_GATE_INVALID, true)->icon, g->invalid_reason,
+                       h2b_gate_words(H2B_GATE_INVALID, true)->icon, g->invalid_reason,
                        h2b__basename(rep->opt->ceilings));
         return;
     }
     int total = g->passed + g->failed + g->missing + g->invalid;
+    bool failed = g->failed + g->missing + g->invalid;
     h2b_buf_printf(o, "**%s %d of %d ceilings hold",
-                   g->failed + g->missing + g->invalid ? "❌" : "✅", g->passed, total);
+                   h2b_verdict_words(failed ? H2B_VERDICT_FAIL : H2B_VERDICT_PASS, true)->icon,
+                   g->passed, total);
     if (g->failed)
         h2b_buf_printf(o, ", %d exceeded", g->failed);
     if (g->missing)
@@ -485,7 +487,7 @@ static void resources(const struct h2b__report *rep, struct h2b_buf *o)
             size_t n = h2b__report_group(r, rep->targets[t], rep->keys[k],
                                          H2B__GROUP_SERVER_NS_PER_REQ, v, MAX_REPEATS);
             B(a);
-            h2b_buf_printf(o, " %s |", n ? h2b__fmt_ns(h2b_stats_median(v, n), a, 64) : "—");
+            h2b_buf_printf(o, " %s |", n ? h2b_fmt_ns(h2b_stats_median(v, n), a, 64) : "—");
             n = h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_SERVER_RSS_KIB, v,
                                   MAX_REPEATS);
             if (n)
@@ -518,10 +520,9 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
         if (c->failed)
             h2b_buf_printf(o, "**cell %s**: %s\n", c->skipped ? "skipped" : "failed", c->reason);
         else
-            h2b_buf_printf(
-                o, "%s failed requests, %s errors\n",
-                h2b__fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
-                h2b__fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
+            h2b_buf_printf(o, "%s failed requests, %s errors\n",
+                           h2b_fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
+                           h2b_fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
     }
     const char **texts = calloc(r->n_cells ? r->n_cells : 1, sizeof(*texts));
     char(*labels)[160] = calloc(r->n_cells ? r->n_cells : 1, sizeof(*labels));
@@ -583,17 +584,17 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
             if (n == 0)
                 h2b_buf_puts(o, all ? " failed |" : " — |");
             else if (f)
-                h2b_buf_printf(o, " %s (%zu of %zu repeats failed) |", h2b__fmt_rate(med, a, 64), f,
+                h2b_buf_printf(o, " %s (%zu of %zu repeats failed) |", h2b_fmt_rate(med, a, 64), f,
                                all);
             else
-                h2b_buf_printf(o, " %s |", h2b__fmt_rate(med, a, 64));
+                h2b_buf_printf(o, " %s |", h2b_fmt_rate(med, a, 64));
         }
         for (size_t t = 1; t < rep->n_targets; t++) {
             double v[MAX_REPEATS];
             size_t n =
                 h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_RPS, v, MAX_REPEATS);
             B(a);
-            h2b_buf_printf(o, " %s |", h2b__fmt_ratio(h2b_stats_median(v, n), first, a, 64));
+            h2b_buf_printf(o, " %s |", h2b_fmt_ratio(h2b_stats_median(v, n), first, a, 64));
         }
         h2b_buf_puts(o, "\n");
     }
@@ -615,7 +616,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
                 double v = h2b__report_group_latency(r, rep->targets[t], rep->keys[k],
                                                      q ? 99.0 : 50.0, &merged);
                 B(a);
-                h2b_buf_printf(o, " %s |", isnan(v) ? "—" : h2b__fmt_ns(v, a, 64));
+                h2b_buf_printf(o, " %s |", isnan(v) ? "—" : h2b_fmt_ns(v, a, 64));
                 size_t all;
                 size_t f = failed_in_group(r, rep->targets[t], rep->keys[k], &all);
                 if (!isnan(v) && all - f > 1) {
@@ -700,12 +701,12 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
         for (size_t r = 0; r < rep->n_runs; r++) {
             const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
             B(a);
-            h2b_buf_printf(o, " %s |", m ? h2b__fmt_ns(m->ns_per_op, a, 64) : "—");
+            h2b_buf_printf(o, " %s |", m ? h2b_fmt_ns(m->ns_per_op, a, 64) : "—");
         }
         const struct h2b_rdata_micro *m0 = h2b_rdata_micro_find(first, name);
         B(z);
         h2b_buf_printf(o, " %s |\n",
-                       m0 ? h2b__fmt_ratio(rep->head->micro[i].ns_per_op, m0->ns_per_op, z, 64)
+                       m0 ? h2b_fmt_ratio(rep->head->micro[i].ns_per_op, m0->ns_per_op, z, 64)
                           : "—");
     }
     /* Matrix: each target's best cell (median req/s over repeats) per run. */
@@ -716,10 +717,10 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
         for (size_t r = 0; r < nr; r++) {
             peak[r] = h2b__report_peak_rps(rep->runs[r], rep->targets[t], rep->keys, rep->n_keys);
             B(a);
-            h2b_buf_printf(o, " %s |", isnan(peak[r]) ? "—" : h2b__fmt_rate(peak[r], a, 64));
+            h2b_buf_printf(o, " %s |", isnan(peak[r]) ? "—" : h2b_fmt_rate(peak[r], a, 64));
         }
         B(z);
-        h2b_buf_printf(o, " %s |\n", h2b__fmt_ratio(peak[nr - 1], peak[0], z, 64));
+        h2b_buf_printf(o, " %s |\n", h2b_fmt_ratio(peak[nr - 1], peak[0], z, 64));
     }
     h2b__report_chart(rep, o, H2B__CHART_HISTORY);
 }

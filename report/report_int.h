@@ -13,6 +13,7 @@
 #include "report/rdata.h"
 #include "report/report.h"
 #include "core/buf.h"
+#include "core/fmt.h"
 
 #include "gates/ceilings.h"
 #include "gates/compare.h"
@@ -89,13 +90,7 @@ int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out);
  * how many were in one side only. Used by the report's A/B section and h2b_report_compare_md. */
 void h2b__ab_tables(struct h2b_buf *o, const struct h2b_compare_report *c);
 
-/* Number formatting into caller buffers (return buf). NAN prints as "n/a". */
-const char *h2b__fmt_ns(double ns, char *buf, size_t n);   /* 812 ns, 12.3 µs, 4.56 ms */
-const char *h2b__fmt_count(double v, char *buf, size_t n); /* 1,234 or 3.50 */
-const char *h2b__fmt_ratio(double head, double base, char *buf, size_t n); /* 1.04× */
-const char *h2b__fmt_signed_ns(double ns, char *buf, size_t n);  /* +1.20 µs, −50.0 ns */
-const char *h2b__fmt_rate(double v, char *buf, size_t n);        /* 123,457 (rounded) */
-const char *h2b__fmt_signed_rate(double v, char *buf, size_t n); /* +1,234, −56 */
+/* The last component of a path (a pointer into it). */
 const char *h2b__basename(const char *path);
 
 #endif

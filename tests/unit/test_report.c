@@ -9,6 +9,7 @@
 #include "report/report_int.h"
 #include "core/stats.h"
 #include "core/buf.h"
+#include "core/fmt.h"
 #include "core/fs.h"
 #include "test.h"
 
@@ -21,24 +22,24 @@ static char tmpdir[] = "/tmp/h2b-test-report.XXXXXX";
 static void test_fmt(void)
 {
     char b[64];
-    CHECK_STR(h2b__fmt_ns(NAN, b, sizeof(b)), "n/a");
-    CHECK_STR(h2b__fmt_ns(8.123, b, sizeof(b)), "8.12 ns");
-    CHECK_STR(h2b__fmt_ns(81.23, b, sizeof(b)), "81.2 ns");
-    CHECK_STR(h2b__fmt_ns(999.4, b, sizeof(b)), "999 ns");
-    CHECK_STR(h2b__fmt_ns(999.6, b, sizeof(b)), "1.00 µs");
-    CHECK_STR(h2b__fmt_ns(12345, b, sizeof(b)), "12.3 µs");
-    CHECK_STR(h2b__fmt_ns(4.56e6, b, sizeof(b)), "4.56 ms");
-    CHECK_STR(h2b__fmt_ns(2.5e9, b, sizeof(b)), "2.50 s");
-    CHECK_STR(h2b__fmt_count(0, b, sizeof(b)), "0");
-    CHECK_STR(h2b__fmt_count(1234567, b, sizeof(b)), "1,234,567");
-    CHECK_STR(h2b__fmt_count(3.5, b, sizeof(b)), "3.50");
-    CHECK_STR(h2b__fmt_count(NAN, b, sizeof(b)), "n/a");
-    CHECK_STR(h2b__fmt_rate(9950.2, b, sizeof(b)), "9,950");
-    CHECK_STR(h2b__fmt_signed_rate(-1234.4, b, sizeof(b)), "−1,234");
-    CHECK_STR(h2b__fmt_signed_ns(-50, b, sizeof(b)), "−50.0 ns");
-    CHECK_STR(h2b__fmt_ratio(0, 0, b, sizeof(b)), "—");
-    CHECK_STR(h2b__fmt_ratio(2, 0, b, sizeof(b)), "new (base 0)");
-    CHECK_STR(h2b__fmt_ratio(3, 2, b, sizeof(b)), "1.50×");
+    CHECK_STR(h2b_fmt_ns(NAN, b, sizeof(b)), "n/a");
+    CHECK_STR(h2b_fmt_ns(8.123, b, sizeof(b)), "8.12 ns");
+    CHECK_STR(h2b_fmt_ns(81.23, b, sizeof(b)), "81.2 ns");
+    CHECK_STR(h2b_fmt_ns(999.4, b, sizeof(b)), "999 ns");
+    CHECK_STR(h2b_fmt_ns(999.6, b, sizeof(b)), "1.00 µs");
+    CHECK_STR(h2b_fmt_ns(12345, b, sizeof(b)), "12.3 µs");
+    CHECK_STR(h2b_fmt_ns(4.56e6, b, sizeof(b)), "4.56 ms");
+    CHECK_STR(h2b_fmt_ns(2.5e9, b, sizeof(b)), "2.50 s");
+    CHECK_STR(h2b_fmt_count(0, b, sizeof(b)), "0");
+    CHECK_STR(h2b_fmt_count(1234567, b, sizeof(b)), "1,234,567");
+    CHECK_STR(h2b_fmt_count(3.5, b, sizeof(b)), "3.50");
+    CHECK_STR(h2b_fmt_count(NAN, b, sizeof(b)), "n/a");
+    CHECK_STR(h2b_fmt_rate(9950.2, b, sizeof(b)), "9,950");
+    CHECK_STR(h2b_fmt_signed_rate(-1234.4, b, sizeof(b)), "−1,234");
+    CHECK_STR(h2b_fmt_signed_ns(-50, b, sizeof(b)), "−50.0 ns");
+    CHECK_STR(h2b_fmt_ratio(0, 0, b, sizeof(b)), "—");
+    CHECK_STR(h2b_fmt_ratio(2, 0, b, sizeof(b)), "new (base 0)");
+    CHECK_STR(h2b_fmt_ratio(3, 2, b, sizeof(b)), "1.50×");
     CHECK_STR(h2b__basename("a/b/c.json"), "c.json");
 }
 
