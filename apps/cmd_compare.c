@@ -13,7 +13,6 @@
 #include "gates/compare.h"
 #include "core/error.h"
 #include "core/json.h"
-#include "report/report.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -91,7 +90,7 @@ static int judge(const char *a, const char *b, const struct h2b_ab_options *opt,
 static int write_md(const char *md, const struct h2b_compare_report *r, const char *verdict_md)
 {
     char *text = NULL, *both = NULL;
-    if (h2b_report_compare_md(r, &text) != H2B_OK)
+    if (h2b_compare_render_md(r, &text) != H2B_OK)
         return H2B_EXIT_RUNTIME;
     if (verdict_md) {
         both = concat(text, verdict_md);
@@ -173,7 +172,7 @@ int h2b_cmd_compare(int argc, char **argv)
     struct h2b_ab_report *v = NULL;
     if (judge(argv[optind], argv[optind + 1], &ab, &v) != H2B_OK)
         goto out;
-    if (h2b_report_compare_text(r, &text) != H2B_OK)
+    if (h2b_compare_render_text(r, &text) != H2B_OK)
         goto out;
     fputs(text, stdout);
     free(text);

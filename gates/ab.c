@@ -21,6 +21,7 @@
  * files alone. The interleaving still makes drift hit both sides alike in expectation.
  */
 #include "gates/ab.h"
+#include "gates/abtable.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/rand.h"
@@ -746,41 +747,24 @@ out:
 
 /* ---------------------------------------------------------------- rendering */
 
-static const char *status_word(const struct h2b_ab_row *row)
+void h2b_ab_row_view(const struct h2b_ab_row *row, struct h2b_abtable_row *v)
 {
-    return h2b_verdict_words((enum h2b_verdict)row->status, row->failing)->word;
-}
-
-static void fmt_value(char *buf, size_t size, double v, const struct h2b_ab_row *row)
-{
-    if (isnan(v))
-        snprintf(buf, size, "-");
-    else if (row->exact)
-        snprintf(buf, size, "%.6g", v);
-    else if (row->higher_better)
-        snprintf(buf, size, "%.0f", v);
-    else if (strcmp(row->metric, "p99") == 0 && v >= 1e6)
-        snprintf(buf, size, "%.3f ms", v / 1e6);
-    else if (strcmp(row->metric, "p99") == 0)
-        snprintf(buf, size, "%.0f ns", v);
-    else
-        snprintf(buf, size, "%.1f ns", v);
-}
-
-static void fmt_ratio(char *buf, size_t size, const struct h2b_ab_row *row)
-{
-    if (row->exact || !row->metric || !(row->ci.ratio > 0))
-        snprintf(buf, size, "-");
-    else
-        snprintf(buf, size, "%.3f", row->ci.ratio);
-}
-
-static void fmt_ci(char *buf, size_t size, const struct h2b_ab_row *row)
-{
-    if (!row->ci.has)
-        snprintf(buf, size, "-");
-    else
-        snprintf(buf, size, "[%.3f, %.3f]", row->ci.lo, row->ci.hi);
+    memset(v, 0, sizeof(*v));
+    v->status = (enum h2b_verdict)row->status;
+    v->failing = row->failing;
+    v->bench = row->bench;
+    v->metric = row->metric;
+    v->unit = row->exact           ? H2B_ABTABLE_COUNT
+              : row->higher_better ? H2B_ABTABLE_RATE
+                                   : H2B_ABTABLE_NS;
+    v->base = row->base;
+    v->head = row->head;
+    if (row->ci.has) {
+        v->interval = H2B_ABTABLE_RATIO;
+        v->lo = row->ci.lo;
+        v->hi = row->ci.hi;
+    }
+    v->note = row->note;
 }
 
 static void verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, bool md)
@@ -800,38 +784,24 @@ static void verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, bool 
                    r->confidence * 100, r->threshold * 100);
 }
 
-/* The cells of a row as text: base, head, ratio, interval. */
-struct cells {
-    char base[32], head[32], ratio[16], ci[48];
-};
-
-static void row_cells(const struct h2b_ab_row *row, struct cells *c)
+/* The report's rows as views for the one A/B table (abtable.h); NULL when out of memory. */
+static struct h2b_abtable_row *views(const struct h2b_ab_report *r)
 {
-    if (row->metric) {
-        fmt_value(c->base, sizeof(c->base), row->base, row);
-        fmt_value(c->head, sizeof(c->head), row->head, row);
-    } else {
-        snprintf(c->base, sizeof(c->base), "-");
-        snprintf(c->head, sizeof(c->head), "-");
-    }
-    fmt_ratio(c->ratio, sizeof(c->ratio), row);
-    fmt_ci(c->ci, sizeof(c->ci), row);
+    struct h2b_abtable_row *v = calloc(r->count ? r->count : 1, sizeof(*v));
+    for (size_t i = 0; v && i < r->count; i++)
+        h2b_ab_row_view(&r->rows[i], &v[i]);
+    return v;
 }
 
 int h2b_ab_render_table(const struct h2b_ab_report *r, char **out)
 {
     struct h2b_buf b = {0};
     if (!r->invalid_reason) {
-        h2b_buf_printf(&b, "%-7s %-34s %-9s %12s %12s %7s %18s  %s\n", "status", "benchmark",
-                       "metric", "base", "head", "ratio", "interval", "note");
-        for (size_t i = 0; i < r->count; i++) {
-            const struct h2b_ab_row *row = &r->rows[i];
-            struct cells c;
-            row_cells(row, &c);
-            h2b_buf_printf(&b, "%-7s %-34s %-9s %12s %12s %7s %18s  %s\n", status_word(row),
-                           row->bench, row->metric ? row->metric : "-", c.base, c.head, c.ratio,
-                           c.ci, row->note ? row->note : "");
-        }
+        struct h2b_abtable_row *v = views(r);
+        if (!v)
+            return H2B_ERR_NOMEM;
+        h2b_abtable_text(&b, v, r->count);
+        free(v);
     }
     verdict_line(&b, r, false);
     return h2b_buf_finish(&b, out);
@@ -842,22 +812,14 @@ int h2b_ab_render_md(const struct h2b_ab_report *r, char **out)
     struct h2b_buf b = {0};
     verdict_line(&b, r, true);
     if (!r->invalid_reason) {
-        h2b_buf_printf(&b, "\n| status | benchmark | metric | base | head | head/base | "
-                           "interval | note |\n|---|---|---|---|---|---|---|---|\n");
-        for (size_t i = 0; i < r->count; i++) {
-            const struct h2b_ab_row *row = &r->rows[i];
-            struct cells c;
-            row_cells(row, &c);
-            h2b_buf_printf(
-                &b, "| %s%s%s | ",
-                row->failing ? h2b_verdict_words((enum h2b_verdict)row->status, true)->icon : "",
-                row->failing ? " " : "", status_word(row));
-            h2b_buf_md(&b, row->bench);
-            h2b_buf_printf(&b, " | %s | %s | %s | %s | %s | ", row->metric ? row->metric : "-",
-                           c.base, c.head, c.ratio, c.ci);
-            h2b_buf_md(&b, row->note ? row->note : "");
-            h2b_buf_printf(&b, " |\n");
+        struct h2b_abtable_row *v = views(r);
+        if (!v) {
+            h2b_buf_free(&b);
+            return H2B_ERR_NOMEM;
         }
+        h2b_buf_puts(&b, "\n");
+        h2b_abtable_md(&b, v, r->count);
+        free(v);
     }
     return h2b_buf_finish(&b, out);
 }

@@ -22,6 +22,7 @@
 #define H2B_GATES_AB_H
 
 #include "core/verdict.h"
+#include "gates/abtable.h"
 #include "gates/gate.h"
 
 #include <stdbool.h>
@@ -106,8 +107,12 @@ int h2b_ab_judge_cells(const struct h2b_results_doc *base, const char *base_path
 
 void h2b_ab_report_del(struct h2b_ab_report *r);
 
-/* Renderers: a malloc'd string in *out (caller frees). H2B_OK or H2B_ERR_NOMEM. The markdown
- * starts with the verdict line, for a CI job summary or a pull-request comment. */
+/* A row as the one A/B table shows it (gates/abtable.h); v points into row. */
+void h2b_ab_row_view(const struct h2b_ab_row *row, struct h2b_abtable_row *v);
+
+/* Renderers, through gates/abtable.h: a malloc'd string in *out (caller frees). H2B_OK or
+ * H2B_ERR_NOMEM. The markdown starts with the verdict line, for a CI job summary or a
+ * pull-request comment. */
 int h2b_ab_render_table(const struct h2b_ab_report *r, char **out);
 int h2b_ab_render_md(const struct h2b_ab_report *r, char **out);
 

@@ -1,6 +1,6 @@
 /*
- * compare.c - A/B comparison of two results files (see compare.h): the rows and their verdict;
- * report/abtable.c lays them out (terminal text and markdown).
+ * compare.c - A/B comparison of two results files (see compare.h): the rows, their status and
+ * their view for the one A/B table (abtable.c lays them out, as it does ab's).
  *
  * Statistics: Welch's t interval (unequal variances, Welch-Satterthwaite degrees of freedom) at
  * 99.9%, as JMH reports its score error. The Student t quantile is found by bisection on the CDF,
@@ -12,6 +12,7 @@
  * at least states the uncertainty honestly, and says "n/a" where there is only one sample.
  */
 #include "gates/compare.h"
+#include "gates/abtable.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "gates/gate.h"
@@ -398,14 +399,143 @@ out:
     h2b_results_doc_del(db);
     return rv;
 }
-/* ---------------------------------------------------------------- verdict */
+/* ---------------------------------------------------------------- rendering */
 
-const char *h2b_compare_row_verdict(const struct h2b_compare_row *row)
+enum h2b_verdict h2b_compare_row_status(const struct h2b_compare_row *row)
 {
     if (row->sig == H2B_COMPARE_SIG_NA)
-        return "n/a";
+        return H2B_VERDICT_NA;
     if (row->sig == H2B_COMPARE_SIG_NO)
-        return "no";
+        return H2B_VERDICT_SAME;
     bool worse = row->higher_better ? row->b < row->a : row->b > row->a;
-    return worse ? "yes, worse" : "yes, better";
+    if (row->exact)
+        return worse ? H2B_VERDICT_MORE : H2B_VERDICT_LESS;
+    return worse ? H2B_VERDICT_SLOWER : H2B_VERDICT_FASTER;
 }
+
+void h2b_compare_row_view(const struct h2b_compare_row *row, struct h2b_abtable_row *v, char *note,
+                          size_t n)
+{
+    memset(v, 0, sizeof(*v));
+    v->status = h2b_compare_row_status(row);
+    v->bench = row->item;
+    v->metric = row->metric;
+    v->unit = strcmp(row->unit, "ns") == 0 ? H2B_ABTABLE_NS
+              : row->higher_better         ? H2B_ABTABLE_RATE
+                                           : H2B_ABTABLE_COUNT;
+    v->base = row->a;
+    v->head = row->b;
+    v->note = note;
+    bool micro = strcmp(row->kind, "micro") == 0;
+    const char *samples = micro ? (row->n_a == 1 && row->n_b == 1 ? "fork" : "forks")
+                                : (row->n_a == 1 && row->n_b == 1 ? "repeat" : "repeats");
+    if (row->exact) {
+        snprintf(note, n, "%s",
+                 row->sig == H2B_COMPARE_SIG_YES ? "exact counts differ" : "exact counts, equal");
+    } else if (row->has_ci) {
+        v->interval = H2B_ABTABLE_DIFF;
+        v->lo = row->ci_lo;
+        v->hi = row->ci_hi;
+        snprintf(note, n, "99.9%% CI of head − base, %zu+%zu %s", row->n_a, row->n_b, samples);
+    } else {
+        snprintf(note, n, "%zu+%zu %s: no interval, needs 2 a side", row->n_a, row->n_b, samples);
+    }
+}
+
+/* The rows of one kind ("micro", "matrix", or NULL for all) as views; their notes in notes.
+ * Returns how many, or (size_t)-1 when out of memory (nothing to free then). */
+#define NOTE_LEN 96
+static size_t views(const struct h2b_compare_report *r, const char *kind,
+                    struct h2b_abtable_row **out, char (**notes)[NOTE_LEN])
+{
+    size_t cap = r->count ? r->count : 1, n = 0;
+    *out = calloc(cap, sizeof(**out));
+    *notes = calloc(cap, sizeof(**notes));
+    if (!*out || !*notes) {
+        free(*out);
+        free(*notes);
+        return (size_t)-1;
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        if (kind && strcmp(r->rows[i].kind, kind) != 0)
+            continue;
+        h2b_compare_row_view(&r->rows[i], &(*out)[n], (*notes)[n], NOTE_LEN);
+        n++;
+    }
+    return n;
+}
+
+int h2b_compare_render_tables(struct h2b_buf *b, const struct h2b_compare_report *r)
+{
+    static const char *const kinds[][2] = {{"micro", "Component benchmarks"},
+                                           {"matrix", "End-to-end cells"}};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        struct h2b_abtable_row *v;
+        char(*notes)[NOTE_LEN];
+        size_t n = views(r, kinds[k][0], &v, &notes);
+        if (n == (size_t)-1)
+            return H2B_ERR_NOMEM;
+        if (n) {
+            h2b_buf_printf(b, "\n### %s\n\n", kinds[k][1]);
+            h2b_abtable_md(b, v, n);
+        }
+        free(v);
+        free(notes);
+    }
+    if (r->only_a || r->only_b)
+        h2b_buf_printf(b, "\nOnly in base: %zu benchmarks or cells; only in head: %zu.\n",
+                       r->only_a, r->only_b);
+    return H2B_OK;
+}
+
+int h2b_compare_render_md(const struct h2b_compare_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    size_t worse = 0, better = 0;
+    for (size_t i = 0; i < r->count; i++) {
+        enum h2b_verdict v = h2b_compare_row_status(&r->rows[i]);
+        worse += v == H2B_VERDICT_SLOWER || v == H2B_VERDICT_MORE;
+        better += v == H2B_VERDICT_FASTER || v == H2B_VERDICT_LESS;
+    }
+    h2b_buf_printf(&b,
+                   "## h2bench compare: %zu significantly worse, %zu significantly better, "
+                   "%zu rows\n\n",
+                   worse, better, r->count);
+    h2b_buf_puts(&b, "Base (A) `");
+    h2b_buf_md(&b, r->path_a);
+    h2b_buf_puts(&b, "` against head (B) `");
+    h2b_buf_md(&b, r->path_b);
+    h2b_buf_printf(&b, "`. %s\n", h2b_compare_legend);
+    int rv = h2b_compare_render_tables(&b, r);
+    if (rv != H2B_OK) {
+        h2b_buf_free(&b);
+        return rv;
+    }
+    return h2b_buf_finish(&b, out);
+}
+
+int h2b_compare_render_text(const struct h2b_compare_report *r, char **out)
+{
+    struct h2b_buf b = {0};
+    struct h2b_abtable_row *v;
+    char(*notes)[NOTE_LEN];
+    size_t n = views(r, NULL, &v, &notes);
+    if (n == (size_t)-1)
+        return H2B_ERR_NOMEM;
+    h2b_buf_printf(&b, "base (A): %s\nhead (B): %s\n%s\n\n", r->path_a, r->path_b,
+                   h2b_compare_legend);
+    h2b_abtable_text(&b, v, n);
+    free(v);
+    free(notes);
+    h2b_buf_printf(&b, "\n%zu rows; %zu benchmarks/cells only in A, %zu only in B\n", r->count,
+                   r->only_a, r->only_b);
+    return h2b_buf_finish(&b, out);
+}
+
+const char h2b_compare_legend[] =
+    "Ratio is head / base; values are means over forks or repeats. A row is slower or faster "
+    "(more or less, for exact counts) when the 99.9% Welch confidence interval of head − base "
+    "excludes zero: significant, not yet a regression (what fails is h2bench ab's verdict, "
+    "a threshold on the interval of the median ratio); with fewer than two values a side "
+    "there is no interval (n/a). "
+    "Allocation counts are exact, so any difference in them is real.";

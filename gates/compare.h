@@ -12,7 +12,9 @@
 #ifndef H2B_GATES_COMPARE_H
 #define H2B_GATES_COMPARE_H
 
+#include "core/buf.h"
 #include "core/json.h"
+#include "core/verdict.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,6 +32,8 @@ enum h2b_compare_sig {
     H2B_COMPARE_SIG_NO,
     H2B_COMPARE_SIG_YES
 };
+
+struct h2b_abtable_row;
 
 struct h2b_compare_row {
     char *item;         /* "hpack/decode-browser-request" or "h2ref h2bench c=100 s=100" */
@@ -62,9 +66,31 @@ int h2b_compare_files(const char *path_a, const char *path_b, struct h2b_compare
 
 void h2b_compare_report_del(struct h2b_compare_report *r);
 
-/* The one reading of a row's significance, for every renderer of comparison rows (compare's
- * terminal table, the A/B markdown tables of the report and of compare --md): "n/a", "no", "yes,
- * worse" or "yes, better". */
-const char *h2b_compare_row_verdict(const struct h2b_compare_row *row);
+/* A row's status (core/verdict.h), the one reading of its significance: n/a (no interval),
+ * same (the interval holds zero), slower / faster (time; req/s: a fall is slower), more / less
+ * (exact counts). Never failing: compare's significance is a reading aid, ab's verdict fails. */
+enum h2b_verdict h2b_compare_row_status(const struct h2b_compare_row *row);
+
+/* A row as the one A/B table shows it (gates/abtable.h): the interval of head − base, and a
+ * note of the evidence written into note[0..n) (96 bytes are ample). v points into row and
+ * note. */
+void h2b_compare_row_view(const struct h2b_compare_row *row, struct h2b_abtable_row *v, char *note,
+                          size_t n);
+
+/* What the columns of compare's tables mean, one paragraph (both renderers print it; the
+ * report's A/B section too). */
+extern const char h2b_compare_legend[];
+
+/* Renderers through gates/abtable.h, a malloc'd string in *out (caller frees); H2B_OK or
+ * H2B_ERR_NOMEM. Text (`h2bench compare` on a terminal): the two files, the legend, one table,
+ * a count of rows and of one-sided benchmarks. Markdown (`compare --md`): a heading with the
+ * counts of significantly worse and better rows, the files and legend, then the tables. */
+int h2b_compare_render_text(const struct h2b_compare_report *r, char **out);
+int h2b_compare_render_md(const struct h2b_compare_report *r, char **out);
+
+/* Appends the markdown tables alone (a "### Component benchmarks" table, a "### End-to-end
+ * cells" table, the one-sided counts): what the report's "A/B against the base" section and
+ * compare --md print. H2B_OK or H2B_ERR_NOMEM (b may hold part of the text). */
+int h2b_compare_render_tables(struct h2b_buf *b, const struct h2b_compare_report *r);
 
 #endif

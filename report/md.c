@@ -659,11 +659,7 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
     h2b_buf_printf(o, ") against head `%s` (measured %s", h2b__basename(head->path), head->created);
     if (head->git_commit)
         h2b_buf_printf(o, ", commit `%s`", head->git_commit);
-    h2b_buf_puts(o, "). Ratio is head / base; values are means over forks or repeats. A "
-                    "difference is significant when the 99.9% Welch confidence interval of "
-                    "head − base excludes zero; with fewer than two values a side there is "
-                    "no test and the table says n/a. Allocation counts are exact, so any "
-                    "difference in them is real. Same rows as `h2bench compare`.");
+    h2b_buf_printf(o, "). %s Same rows as `h2bench compare`.", h2b_compare_legend);
     const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
     if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0)
         h2b_buf_printf(o,
@@ -671,7 +667,8 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
                        "timing ratios mix code and machine.**",
                        bcpu, hcpu);
     h2b_buf_puts(o, "\n");
-    h2b__ab_tables(o, rep->compare);
+    if (h2b_compare_render_tables(o, rep->compare) != H2B_OK && !o->err)
+        o->err = H2B_ERR_NOMEM;
 }
 
 static void history(const struct h2b__report *rep, struct h2b_buf *o)

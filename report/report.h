@@ -31,16 +31,4 @@ struct h2b_report_options {
 int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char *err,
                      size_t errlen);
 
-struct h2b_compare_report;
-
-/* `h2bench compare --md`: a heading with the counts of significantly worse and better rows, the
- * two files (A the base, B the head), then the A/B tables the report's "A/B against the base"
- * section prints (one renderer, abtable.c). A malloc'd string in *out (caller frees); H2B_OK or
- * H2B_ERR_NOMEM. */
-int h2b_report_compare_md(const struct h2b_compare_report *r, char **out);
-
-/* `h2bench compare`'s terminal table of the same rows (abtable.c's plain-text layout). A malloc'd
- * string in *out (caller frees); H2B_OK or NOMEM. */
-int h2b_report_compare_text(const struct h2b_compare_report *r, char **out);
-
 #endif

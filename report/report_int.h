@@ -86,10 +86,6 @@ void h2b__report_md_code(struct h2b_buf *o, const char *s);
 /* Renders REPORT.md into out. */
 int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out);
 
-/* The A/B tables of a comparison (abtable.c): component benchmarks, then end-to-end cells, then
- * how many were in one side only. Used by the report's A/B section and h2b_report_compare_md. */
-void h2b__ab_tables(struct h2b_buf *o, const struct h2b_compare_report *c);
-
 /* The last component of a path (a pointer into it). */
 const char *h2b__basename(const char *path);
 

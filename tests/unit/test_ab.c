@@ -3,6 +3,9 @@
  * p99 sample guards, benchmarks on one side only, invalid sides, the merge of a side's
  * results files (gates/abrun.c), and the verdict on matrix cells (h2b_ab_judge_cells). */
 #include "gates/ab.h"
+#include "gates/abtable.h"
+#include "core/fmt.h"
+#include "core/verdict.h"
 #include "gates/abrun.h"
 #include "core/error.h"
 #include "core/model.h"
@@ -335,8 +338,73 @@ static void test_cells(void)
     h2b_model_free(&h2b_results_doc_model, &b);
 }
 
+/* One vocabulary (core/verdict.h) and one A/B table (gates/abtable.h): the failing form is upper
+ * case, columns line up by terminal columns (µs and × are two bytes), a failing markdown row
+ * carries its icon, a benchmark name with '|' is escaped. */
+static void test_table(void)
+{
+    CHECK_STR(h2b_verdict_words(H2B_VERDICT_SLOWER, true)->word, "SLOWER");
+    CHECK_STR(h2b_verdict_words(H2B_VERDICT_SLOWER, false)->word, "slower");
+    CHECK_STR(h2b_verdict_words(H2B_VERDICT_MORE, true)->word, "MORE");
+    CHECK_STR(h2b_verdict_words(H2B_VERDICT_UNGATED, true)->word, "UNGATED!");
+    CHECK_STR(h2b_verdict_words((enum h2b_verdict)99, false)->word, "INVALID");
+    CHECK(h2b_verdict_of_exit(0) == H2B_VERDICT_PASS &&
+          h2b_verdict_of_exit(1) == H2B_VERDICT_FAIL &&
+          h2b_verdict_of_exit(3) == H2B_VERDICT_INVALID);
+    CHECK_STR(h2b_gate_words(H2B_GATE_NA, true)->word, "N/A!");
+    CHECK_EQ_INT((int)h2b_fmt_width("1.65 µs"), 7);
+
+    struct h2b_abtable_row rows[] = {
+        {.status = H2B_VERDICT_SLOWER,
+         .failing = true,
+         .bench = "a|b",
+         .metric = "p99",
+         .unit = H2B_ABTABLE_NS,
+         .base = 820,
+         .head = 1650,
+         .interval = H2B_ABTABLE_RATIO,
+         .lo = 1.778,
+         .hi = 2.125},
+        {.status = H2B_VERDICT_SAME,
+         .bench = "c",
+         .metric = "req/s",
+         .unit = H2B_ABTABLE_RATE,
+         .base = 100167,
+         .head = 80167,
+         .interval = H2B_ABTABLE_DIFF,
+         .lo = -25369,
+         .hi = -14631,
+         .note = "3+3 repeats"},
+        {.status = H2B_VERDICT_ONLY,
+         .bench = "d",
+         .base = NAN,
+         .head = NAN,
+         .note = "only in the base"},
+    };
+    struct h2b_buf b = {0};
+    h2b_abtable_text(&b, rows, 3);
+    const char *t = h2b_buf_str(&b);
+    CHECK(
+        strstr(
+            t,
+            "status  benchmark  metric     base     head  head/base  interval            note\n") ==
+        t);
+    CHECK(strstr(t, "\nSLOWER  a|b        p99      820 ns  1.65 µs      2.01×  [1.778, 2.125]\n"));
+    CHECK(strstr(t, "\nsame    c          req/s   100,167   80,167      0.80×  [−25,369, −14,631]  "
+                    "3+3 repeats\n"));
+    CHECK(strstr(t, "\nonly    d          -             -        -          -  -                   "
+                    "only in the base\n"));
+    h2b_buf_free(&b);
+    h2b_abtable_md(&b, rows, 3);
+    t = h2b_buf_str(&b);
+    CHECK(strstr(t, "| ❌ SLOWER | a\\|b | p99 | 820 ns | 1.65 µs | 2.01× | [1.778, 2.125] |  |\n"));
+    CHECK(strstr(t, "| only | d | - | - | - | - | - | only in the base |\n"));
+    h2b_buf_free(&b);
+}
+
 int main(void)
 {
+    test_table();
     test_bootstrap();
     test_time_verdicts();
     test_exact();
