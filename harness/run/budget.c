@@ -35,6 +35,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/json.h"
 #include "core/proc.h"
 #include "core/results.h"
 #include "core/url.h"
@@ -210,22 +211,22 @@ static void conn_input(struct h2b_budget_client *cl, struct bconn *c)
 }
 
 int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url, const char *path,
-                           uint32_t n, uint64_t timeout_ns, char *why, size_t why_size)
+                           uint32_t n, uint64_t timeout_ns, struct h2b_diag *diag)
 {
     struct h2b_url u;
     struct h2b_diag d = {0};
     (void)timeout_ns; /* connects on loopback complete or fail at once */
     if (h2b_url_parse(base_url, H2B_URL_ORIGIN, &u, &d) != H2B_OK) {
-        say(why, why_size, "%s: %s", base_url, d.message);
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", base_url, d.message);
         return H2B_ERR_INVAL;
     }
     if (u.tls) {
-        say(why, why_size, "budgets need an h2c (http://) target, not %s", base_url);
+        h2b_diag_at(diag, NULL, 0, 0, "budgets need an h2c (http://) target, not %s", base_url);
         return H2B_ERR_UNSUPPORTED;
     }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
     if (getaddrinfo(u.host, u.port_str, &hints, &ai) != 0 || !ai) {
-        say(why, why_size, "cannot resolve %s", u.host);
+        h2b_diag_at(diag, NULL, 0, 0, "cannot resolve %s", u.host);
         return H2B_ERR_NOTFOUND;
     }
     struct h2b_budget_client *cl = calloc(1, sizeof(*cl));
@@ -236,7 +237,7 @@ int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
     say(cl->path, sizeof(cl->path), "%s", path);
     if ((cl->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
         rc = H2B_ERR_SYS;
-        say(why, why_size, "epoll_create1: %s", strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "epoll_create1: %s", strerror(errno));
         goto fail;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -245,8 +246,8 @@ int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
         c->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (c->fd < 0 || connect(c->fd, ai->ai_addr, ai->ai_addrlen) != 0) {
             rc = H2B_ERR_SYS;
-            say(why, why_size, "connection %u of %u to %s: %s", i + 1, n, cl->authority,
-                strerror(errno));
+            h2b_diag_at(diag, NULL, 0, 0, "connection %u of %u to %s: %s", i + 1, n, cl->authority,
+                        strerror(errno));
             if (c->fd >= 0)
                 close(c->fd);
             c->fd = -1;
@@ -278,20 +279,21 @@ int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
 fail:
     freeaddrinfo(ai);
     if (rc == H2B_ERR_NOMEM)
-        say(why, why_size, "out of memory");
+        h2b_diag_at(diag, NULL, 0, 0, "out of memory");
     h2b_budget_client_del(cl);
     return rc;
 }
 
 /* Waits until no connection has a request in flight. */
-static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t want, char *why,
-                      size_t why_size)
+static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t want,
+                      struct h2b_diag *diag)
 {
     for (;;) {
         bool busy = false;
         for (uint32_t i = 0; i < cl->n; i++) {
             if (cl->conns[i].dead) {
-                say(why, why_size, "connection %u closed or failed during the phase", i + 1);
+                h2b_diag_at(diag, NULL, 0, 0, "connection %u closed or failed during the phase",
+                            i + 1);
                 return H2B_ERR_CLOSED;
             }
             busy = busy || cl->conns[i].inflight > 0;
@@ -300,8 +302,8 @@ static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t 
             return H2B_OK;
         uint64_t now = h2b_clock_now_ns();
         if (now >= deadline) {
-            say(why, why_size, "%" PRIu64 " of %" PRIu64 " responses before the deadline", cl->done,
-                want);
+            h2b_diag_at(diag, NULL, 0, 0,
+                        "%" PRIu64 " of %" PRIu64 " responses before the deadline", cl->done, want);
             return H2B_ERR_TIMEOUT;
         }
         struct epoll_event evs[64];
@@ -322,7 +324,7 @@ static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t 
  * in every run, so its reads, writes and instructions per request repeat exactly; a free-
  * running closed loop would batch by timing. */
 int h2b_budget_client_phase(struct h2b_budget_client *cl, uint64_t per_conn, uint32_t streams,
-                            uint64_t timeout_ns, uint64_t *done, char *why, size_t why_size)
+                            uint64_t timeout_ns, uint64_t *done, struct h2b_diag *diag)
 {
     uint64_t want = per_conn * cl->n;
     uint64_t deadline = h2b_clock_now_ns() + timeout_ns;
@@ -337,11 +339,11 @@ int h2b_budget_client_phase(struct h2b_budget_client *cl, uint64_t per_conn, uin
             conn_pump(cl, &cl->conns[i]);
         }
         sent += round;
-        rc = wait_round(cl, deadline, want, why, why_size);
+        rc = wait_round(cl, deadline, want, diag);
     }
     if (rc == H2B_OK && cl->bad) {
-        say(why, why_size, "%" PRIu64 " of %" PRIu64 " requests failed: %s", cl->bad, want,
-            cl->bad_why);
+        h2b_diag_at(diag, NULL, 0, 0, "%" PRIu64 " of %" PRIu64 " requests failed: %s", cl->bad,
+                    want, cl->bad_why);
         rc = H2B_ERR_PROTO;
     }
     *done = cl->done;
@@ -446,23 +448,23 @@ bool h2b_budget_find_preload(const char *self, char *buf, size_t size)
 
 static int start_instance(const struct h2b_budget_job *job, const char *sub,
                           const char *const *extra_env, const char *const *wrapper, double scale,
-                          struct h2b_target **out, char *dir, size_t dir_size, char *why,
-                          size_t why_size)
+                          struct h2b_target **out, char *dir, size_t dir_size,
+                          struct h2b_diag *diag)
 {
     struct h2b_target_env env = job->env;
     say(dir, dir_size, "%s/%s", job->env.dir, sub);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        say(why, why_size, "cannot create %s", dir);
+        h2b_diag_at(diag, NULL, 0, 0, "cannot create %s", dir);
         return H2B_ERR_IO;
     }
     env.dir = dir;
     env.extra_env = extra_env;
     env.wrapper = wrapper;
     env.timeout_scale = scale;
-    char inner[256];
-    int rc = h2b_target_start(out, job->spec, &env, inner, sizeof(inner));
+    struct h2b_diag inner = {0};
+    int rc = h2b_target_start(out, job->spec, &env, &inner);
     if (rc)
-        say(why, why_size, "the target did not start for this pass: %s", inner);
+        h2b_diag_at(diag, NULL, 0, 0, "the target did not start for this pass: %s", inner.message);
     return rc;
 }
 
@@ -477,34 +479,32 @@ static void measure_rss(const struct h2b_budget_job *job, struct h2b_target *t,
                         const struct h2b_budget_reader *page, struct h2b_budget_values *v, size_t n)
 {
     uint32_t r = job->budgets->rss_connections;
-    char why[256] = "";
+    struct h2b_diag why = {0};
     double kib = 0;
     bool ok = false;
     struct h2b_budget_client *cl = NULL;
     uint64_t done, rss0 = 0, rss1 = 0;
     struct h2b_budget_counts snap;
     if (r == 0) {
-        say(why, sizeof(why), "budgets.rss_connections is 0");
+        h2b_diag_at(&why, NULL, 0, 0, "budgets.rss_connections is 0");
         goto out;
     }
-    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, 1, PHASE_TIMEOUT_NS, why,
-                               sizeof(why)) ||
-        h2b_budget_client_phase(cl, 10, 1, PHASE_TIMEOUT_NS, &done, why, sizeof(why)))
+    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, 1, PHASE_TIMEOUT_NS, &why) ||
+        h2b_budget_client_phase(cl, 10, 1, PHASE_TIMEOUT_NS, &done, &why))
         goto out;
     h2b_budget_client_del(cl);
     cl = NULL;
     h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &snap);
     if (h2b_target_rss_kib(t, &rss0) != H2B_OK) {
-        say(why, sizeof(why), "cannot read the target's VmRSS");
+        h2b_diag_at(&why, NULL, 0, 0, "cannot read the target's VmRSS");
         goto out;
     }
-    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, r, PHASE_TIMEOUT_NS, why,
-                               sizeof(why)) ||
-        h2b_budget_client_phase(cl, 1, 1, PHASE_TIMEOUT_NS, &done, why, sizeof(why)))
+    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, r, PHASE_TIMEOUT_NS, &why) ||
+        h2b_budget_client_phase(cl, 1, 1, PHASE_TIMEOUT_NS, &done, &why))
         goto out;
     h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &snap);
     if (h2b_target_rss_kib(t, &rss1) != H2B_OK) {
-        say(why, sizeof(why), "cannot read the target's VmRSS");
+        h2b_diag_at(&why, NULL, 0, 0, "cannot read the target's VmRSS");
         goto out;
     }
     kib = ((double)rss1 - (double)rss0) / (double)r;
@@ -515,14 +515,15 @@ out:
         if (ok)
             set_value(&v[i], H2B_BUDGET_RSS_PER_CONN, kib);
         else
-            set_null(&v[i], H2B_BUDGET_RSS_PER_CONN, why);
+            set_null(&v[i], H2B_BUDGET_RSS_PER_CONN, why.message);
     }
 }
 
 static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_values *v, size_t n,
                         FILE *progress)
 {
-    char dir[600], page_path[700], why[256], env_preload[800], env_page[800];
+    char dir[600], page_path[700], env_preload[800], env_page[800];
+    struct h2b_diag why = {0};
     struct h2b_budget_reader *page = NULL;
     struct h2b_target *t = NULL;
     static const enum h2b_budget_metric counted[] = {H2B_BUDGET_ALLOCS, H2B_BUDGET_BYTES,
@@ -533,7 +534,7 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
             for (size_t k = 0; k < sizeof(counted) / sizeof(counted[0]); k++)
                 set_null(&v[i], counted[k],
                          "h2bench-budget.so not found (build it, or set H2B_BUDGET_PRELOAD)");
-        say(why, sizeof(why), "h2bench-budget.so not found");
+        h2b_diag_at(&why, NULL, 0, 0, "h2bench-budget.so not found");
         /* RSS needs no preload: measure it on a plain instance. */
     }
     say(dir, sizeof(dir), "%s/counts", job->env.dir);
@@ -550,12 +551,12 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
     if (progress)
         fprintf(progress, "budgets %s: counting pass (preload)\n", job->spec->name);
     if (start_instance(job, "counts", job->preload ? extra : NULL, NULL, 1, &t, dir, sizeof(dir),
-                       why, sizeof(why))) {
+                       &why)) {
         for (size_t i = 0; i < n; i++)
             for (size_t k = 0; k < sizeof(counted) / sizeof(counted[0]); k++)
-                set_null(&v[i], counted[k], why);
+                set_null(&v[i], counted[k], why.message);
         for (size_t i = 0; i < n; i++)
-            set_null(&v[i], H2B_BUDGET_RSS_PER_CONN, why);
+            set_null(&v[i], H2B_BUDGET_RSS_PER_CONN, why.message);
         h2b_budget_page_del(page);
         return;
     }
@@ -591,34 +592,34 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
         uint64_t n1 = per_conn(job->budgets->warmup_requests, p->connections);
         uint64_t n2 = per_conn(job->budgets->requests, p->connections);
         uint64_t done1 = 0, done2 = 0;
-        char pwhy[256] = "";
+        struct h2b_diag pwhy = {0};
         if (progress)
             fprintf(progress, "budgets %s %ux%u: %" PRIu64 " + %" PRIu64 " requests\n",
                     job->spec->name, p->connections, p->streams, n1 * p->connections,
                     n2 * p->connections);
-        char alive[256];
-        if (!h2b_target_alive(t, alive, sizeof(alive))) {
-            say(pwhy, sizeof(pwhy), "target not running: %s", alive);
+        struct h2b_diag alive = {0};
+        if (!h2b_target_alive(t, &alive)) {
+            h2b_diag_at(&pwhy, NULL, 0, 0, "target not running: %s", alive.message);
         } else if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, p->connections,
-                                          PHASE_TIMEOUT_NS, pwhy, sizeof(pwhy)) == H2B_OK &&
-                   h2b_budget_client_phase(cl, n1, p->streams, PHASE_TIMEOUT_NS, &done1, pwhy,
-                                           sizeof(pwhy)) == H2B_OK) {
+                                          PHASE_TIMEOUT_NS, &pwhy) == H2B_OK &&
+                   h2b_budget_client_phase(cl, n1, p->streams, PHASE_TIMEOUT_NS, &done1, &pwhy) ==
+                       H2B_OK) {
             bool st1 = h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &s1);
-            if (h2b_budget_client_phase(cl, n2, p->streams, PHASE_TIMEOUT_NS, &done2, pwhy,
-                                        sizeof(pwhy)) == H2B_OK) {
+            if (h2b_budget_client_phase(cl, n2, p->streams, PHASE_TIMEOUT_NS, &done2, &pwhy) ==
+                H2B_OK) {
                 bool st2 = h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &s2);
                 if (!st1 || !st2)
-                    say(pwhy, sizeof(pwhy),
-                        "the target's counters never stood still for 100 ms between phases "
-                        "(it works while idle), so the phase difference is not exact");
+                    h2b_diag_at(&pwhy, NULL, 0, 0,
+                                "the target's counters never stood still for 100 ms between phases "
+                                "(it works while idle), so the phase difference is not exact");
             }
         }
         h2b_budget_client_del(cl);
         p->warmup_requests = n1 * p->connections;
         p->requests = done2;
-        if (pwhy[0]) {
+        if (pwhy.message[0]) {
             for (size_t k = 0; k < sizeof(counted) / sizeof(counted[0]); k++)
-                set_null(p, counted[k], pwhy);
+                set_null(p, counted[k], pwhy.message);
             continue;
         }
         double d = (double)done2;
@@ -686,7 +687,8 @@ static bool have_program(const char *name)
 static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budget_values *v,
                               size_t n, FILE *progress)
 {
-    char dir[600], out_opt[800], why[256], pid[32], tool_log[700], dump[800];
+    char dir[600], out_opt[800], pid[32], tool_log[700], dump[800];
+    struct h2b_diag why = {0};
     struct h2b_target *t = NULL;
     if (!job->budgets->instructions) {
         for (size_t i = 0; i < n; i++)
@@ -705,10 +707,9 @@ static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budge
     const char *wrapper[] = {"valgrind", "--tool=callgrind", "--instr-atstart=no", out_opt, NULL};
     if (progress)
         fprintf(progress, "budgets %s: instruction pass (callgrind)\n", job->spec->name);
-    if (start_instance(job, "instructions", NULL, wrapper, 10, &t, dir, sizeof(dir), why,
-                       sizeof(why))) {
+    if (start_instance(job, "instructions", NULL, wrapper, 10, &t, dir, sizeof(dir), &why)) {
         for (size_t i = 0; i < n; i++)
-            set_null(&v[i], H2B_BUDGET_INSTRUCTIONS, why);
+            set_null(&v[i], H2B_BUDGET_INSTRUCTIONS, why.message);
         return;
     }
     say(pid, sizeof(pid), "%d", (int)h2b_target_pid(t));
@@ -722,22 +723,22 @@ static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budge
         uint64_t n1 = per_conn(job->budgets->warmup_requests, p->connections);
         uint64_t n2 = per_conn(job->budgets->requests, p->connections);
         uint64_t done = 0, instr[2] = {0, 0}, got[2] = {0, 0};
-        char pwhy[256] = "";
+        struct h2b_diag pwhy = {0};
         if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, p->connections,
-                                   VALGRIND_PHASE_TIMEOUT_NS, pwhy, sizeof(pwhy)) != H2B_OK ||
-            h2b_budget_client_phase(cl, n1, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, pwhy,
-                                    sizeof(pwhy)) != H2B_OK ||
-            h2b_budget_client_phase(cl, n2, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, pwhy,
-                                    sizeof(pwhy)) != H2B_OK)
+                                   VALGRIND_PHASE_TIMEOUT_NS, &pwhy) != H2B_OK ||
+            h2b_budget_client_phase(cl, n1, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, &pwhy) !=
+                H2B_OK ||
+            h2b_budget_client_phase(cl, n2, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, &pwhy) !=
+                H2B_OK)
             goto point_done;
         for (int run = 0; run < 2; run++) {
             h2b_clock_sleep_ns(TAIL_NS);
             if (!run_tool(on, tool_log)) {
-                say(pwhy, sizeof(pwhy), "callgrind_control -i on failed (see %s)", tool_log);
+                h2b_diag_at(&pwhy, NULL, 0, 0, "callgrind_control -i on failed (see %s)", tool_log);
                 goto point_done;
             }
             int rc = h2b_budget_client_phase(cl, n2, p->streams, VALGRIND_PHASE_TIMEOUT_NS,
-                                             &got[run], pwhy, sizeof(pwhy));
+                                             &got[run], &pwhy);
             h2b_clock_sleep_ns(TAIL_NS);
             bool off_ok = run_tool(off, tool_log);
             bool dump_ok = run_tool(dumpcmd, tool_log);
@@ -746,14 +747,15 @@ static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budge
                 goto point_done;
             say(dump, sizeof(dump), "%s/callgrind.out.%u", dir, dumps);
             if (!off_ok || !dump_ok || !read_totals(dump, &instr[run])) {
-                say(pwhy, sizeof(pwhy), "no callgrind totals in %s (see %s)", dump, tool_log);
+                h2b_diag_at(&pwhy, NULL, 0, 0, "no callgrind totals in %s (see %s)", dump,
+                            tool_log);
                 goto point_done;
             }
         }
     point_done:
         h2b_budget_client_del(cl);
-        if (pwhy[0]) {
-            set_null(p, H2B_BUDGET_INSTRUCTIONS, pwhy);
+        if (pwhy.message[0]) {
+            set_null(p, H2B_BUDGET_INSTRUCTIONS, pwhy.message);
             continue;
         }
         double a = (double)instr[0] / (double)got[0], b = (double)instr[1] / (double)got[1];

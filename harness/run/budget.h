@@ -80,15 +80,19 @@ bool h2b_budget_find_preload(const char *self, char *buf, size_t size);
 /* ---- the driver (exposed for the tests) ---- */
 
 struct h2b_budget_client;
+struct h2b_diag; /* core/json.h */
 
-/* Opens n h2c connections to base_url (http://host:port) that will GET path. */
+/* Opens n h2c connections to base_url (http://host:port) that will GET path. Returns H2B_OK,
+ * H2B_ERR_INVAL, H2B_ERR_UNSUPPORTED (https), H2B_ERR_NOTFOUND, H2B_ERR_SYS or H2B_ERR_NOMEM;
+ * diag (may be NULL) says why. *out untouched on failure. */
 int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url, const char *path,
-                           uint32_t n, uint64_t timeout_ns, char *why, size_t why_size);
+                           uint32_t n, uint64_t timeout_ns, struct h2b_diag *diag);
 
 /* Every connection completes per_conn requests, at most streams in flight each. Returns H2B_OK
- * when all got a 2xx response, else an error with the reason; *done counts the completed. */
+ * when all got a 2xx response, else an error and diag (may be NULL) says why; *done counts the
+ * completed. */
 int h2b_budget_client_phase(struct h2b_budget_client *c, uint64_t per_conn, uint32_t streams,
-                            uint64_t timeout_ns, uint64_t *done, char *why, size_t why_size);
+                            uint64_t timeout_ns, uint64_t *done, struct h2b_diag *diag);
 
 void h2b_budget_client_del(struct h2b_budget_client *c);
 

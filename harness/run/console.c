@@ -177,14 +177,14 @@ static void print_cells_plan(const struct run *r)
         char proto[16] = "";
         if (axis)
             h2b__run_proto_label(proto, sizeof(proto), c->protocol, c->tls);
-        char why[256] = "";
+        struct h2b_diag why = {0};
         bool serves = h2b_target_serves(&r->s->targets[c->target], r->peers, c->protocol, c->tls,
-                                        h2b__run_have_h3(), why, sizeof(why)) &&
-                      h2b__run_client_serves(r, c, why, sizeof(why));
+                                        h2b__run_have_h3(), &why) &&
+                      h2b__run_client_serves(r, c, &why);
         fprintf(f, "%4zu  %-9s %6u %9u %9u %10u %8s %6s %6u%s%s%s%s\n", i + 1,
                 r->s->targets[c->target].name, c->connections, c->streams_requested,
                 c->streams_effective, c->server_max_streams, frame, window, c->repeat,
-                axis ? "  " : "", proto, serves ? "" : "  skipped: ", serves ? "" : why);
+                axis ? "  " : "", proto, serves ? "" : "  skipped: ", serves ? "" : why.message);
     }
 }
 

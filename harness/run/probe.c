@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/url.h"
 
 #include <curl/curl.h>
@@ -49,23 +50,23 @@ static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *arg)
     return size * nmemb;
 }
 
-int h2b_probe_ready(const char *base_url, const char *path, bool h1, uint64_t timeout_ns, char *why,
-                    size_t why_size)
+int h2b_probe_ready(const char *base_url, const char *path, bool h1, uint64_t timeout_ns,
+                    struct h2b_diag *diag)
 {
     char url[1024];
     uint64_t deadline = h2b_clock_now_ns() + timeout_ns;
     struct h2b_url u;
     struct h2b_diag d = {0};
     if (h2b_url_parse(base_url, H2B_URL_ORIGIN, &u, &d) != H2B_OK) {
-        snprintf(why, why_size, "%s: %s", base_url, d.message);
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", base_url, d.message);
         return H2B_ERR_INVAL;
     }
     bool tls = u.tls;
     snprintf(url, sizeof(url), "%s%s", base_url, path);
-    snprintf(why, why_size, "no attempt made");
+    h2b_diag_at(diag, NULL, 0, 0, "no attempt made");
     CURL *curl = curl_easy_init();
     if (!curl) {
-        snprintf(why, why_size, "curl_easy_init failed");
+        h2b_diag_at(diag, NULL, 0, 0, "curl_easy_init failed");
         return H2B_ERR_NOMEM;
     }
     curl_easy_setopt(curl, CURLOPT_URL, url);
@@ -92,7 +93,7 @@ int h2b_probe_ready(const char *base_url, const char *path, bool h1, uint64_t ti
             rc = H2B_OK;
             break;
         }
-        snprintf(why, why_size, "%s: %s", url, curl_easy_strerror(cc));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", url, curl_easy_strerror(cc));
         h2b_clock_sleep_ns(PROBE_RETRY_NS);
     }
     curl_easy_cleanup(curl);
@@ -117,13 +118,12 @@ static int wait_fd(int fd, short events, uint64_t deadline)
     }
 }
 
-static int connect_tcp(const struct h2b_url *u, uint64_t deadline, int *out, char *why,
-                       size_t why_size)
+static int connect_tcp(const struct h2b_url *u, uint64_t deadline, int *out, struct h2b_diag *diag)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     int gai = getaddrinfo(u->host, u->port_str, &hints, &res);
     if (gai != 0) {
-        snprintf(why, why_size, "%s: %s", u->host, gai_strerror(gai));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", u->host, gai_strerror(gai));
         return H2B_ERR_SYS;
     }
     int rc = H2B_ERR_SYS;
@@ -142,11 +142,11 @@ static int connect_tcp(const struct h2b_url *u, uint64_t deadline, int *out, cha
                 freeaddrinfo(res);
                 return H2B_OK;
             }
-            snprintf(why, why_size, "connect %s: %s", u->authority,
-                     rc == H2B_ERR_TIMEOUT ? "timed out" : strerror(err ? err : errno));
+            h2b_diag_at(diag, NULL, 0, 0, "connect %s: %s", u->authority,
+                        rc == H2B_ERR_TIMEOUT ? "timed out" : strerror(err ? err : errno));
             rc = rc == H2B_ERR_TIMEOUT ? rc : H2B_ERR_SYS;
         } else {
-            snprintf(why, why_size, "connect %s: %s", u->authority, strerror(errno));
+            h2b_diag_at(diag, NULL, 0, 0, "connect %s: %s", u->authority, strerror(errno));
         }
         close(fd);
     }
@@ -222,7 +222,7 @@ static ssize_t conn_read(struct conn *c, uint8_t *buf, size_t size)
     }
 }
 
-static int tls_handshake(struct conn *c, SSL_CTX *ctx, const char *host, char *why, size_t why_size)
+static int tls_handshake(struct conn *c, SSL_CTX *ctx, const char *host, struct h2b_diag *diag)
 {
     static const unsigned char alpn[] = {2, 'h', '2'};
     c->ssl = SSL_new(ctx);
@@ -237,13 +237,13 @@ static int tls_handshake(struct conn *c, SSL_CTX *ctx, const char *host, char *w
             break;
         int e = SSL_get_error(c->ssl, r);
         if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
-            snprintf(why, why_size, "TLS handshake failed: %s",
-                     ERR_reason_error_string(ERR_get_error()));
+            h2b_diag_at(diag, NULL, 0, 0, "TLS handshake failed: %s",
+                        ERR_reason_error_string(ERR_get_error()));
             return H2B_ERR_PROTO;
         }
         int rc = wait_fd(c->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, c->deadline);
         if (rc) {
-            snprintf(why, why_size, "TLS handshake timed out");
+            h2b_diag_at(diag, NULL, 0, 0, "TLS handshake timed out");
             return rc;
         }
     }
@@ -251,7 +251,7 @@ static int tls_handshake(struct conn *c, SSL_CTX *ctx, const char *host, char *w
     unsigned int plen = 0;
     SSL_get0_alpn_selected(c->ssl, &proto, &plen);
     if (plen != 2 || memcmp(proto, "h2", 2) != 0) {
-        snprintf(why, why_size, "server did not select ALPN h2");
+        h2b_diag_at(diag, NULL, 0, 0, "server did not select ALPN h2");
         return H2B_ERR_PROTO;
     }
     return H2B_OK;
@@ -267,7 +267,7 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 }
 
 /* Runs the handshake on an open connection until the server's SETTINGS arrived. */
-static int exchange_settings(struct conn *c, uint32_t *out, char *why, size_t why_size)
+static int exchange_settings(struct conn *c, uint32_t *out, struct h2b_diag *diag)
 {
     nghttp2_session_callbacks *cbs = NULL;
     nghttp2_session *session = NULL;
@@ -285,7 +285,8 @@ static int exchange_settings(struct conn *c, uint32_t *out, char *why, size_t wh
         ssize_t n;
         while ((n = nghttp2_session_mem_send(session, &data)) > 0) {
             if ((rc = conn_write(c, data, (size_t)n))) {
-                snprintf(why, why_size, "sending the connection preface: %s", h2b_strerror(rc));
+                h2b_diag_at(diag, NULL, 0, 0, "sending the connection preface: %s",
+                            h2b_strerror(rc));
                 goto out_session;
             }
         }
@@ -293,12 +294,13 @@ static int exchange_settings(struct conn *c, uint32_t *out, char *why, size_t wh
         n = conn_read(c, buf, sizeof(buf));
         if (n < 0) {
             rc = (int)n;
-            snprintf(why, why_size, "waiting for the server's SETTINGS: %s", h2b_strerror(rc));
+            h2b_diag_at(diag, NULL, 0, 0, "waiting for the server's SETTINGS: %s",
+                        h2b_strerror(rc));
             goto out_session;
         }
         if (nghttp2_session_mem_recv(session, buf, (size_t)n) < 0) {
             rc = H2B_ERR_PROTO;
-            snprintf(why, why_size, "the server's first frames are not valid HTTP/2");
+            h2b_diag_at(diag, NULL, 0, 0, "the server's first frames are not valid HTTP/2");
             goto out_session;
         }
     }
@@ -321,8 +323,8 @@ out_cbs:
     return rc;
 }
 
-int h2b_probe_max_streams(const char *base_url, uint64_t timeout_ns, uint32_t *out, char *why,
-                          size_t why_size)
+int h2b_probe_max_streams(const char *base_url, uint64_t timeout_ns, uint32_t *out,
+                          struct h2b_diag *diag)
 {
     struct h2b_url u;
     struct h2b_diag d = {0};
@@ -330,10 +332,10 @@ int h2b_probe_max_streams(const char *base_url, uint64_t timeout_ns, uint32_t *o
     SSL_CTX *ctx = NULL;
     int rc;
     if (h2b_url_parse(base_url, H2B_URL_ORIGIN, &u, &d) != H2B_OK) {
-        snprintf(why, why_size, "%s: %s", base_url, d.message);
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", base_url, d.message);
         return H2B_ERR_INVAL;
     }
-    if ((rc = connect_tcp(&u, c.deadline, &c.fd, why, why_size)))
+    if ((rc = connect_tcp(&u, c.deadline, &c.fd, diag)))
         return rc;
     if (u.tls) {
         ctx = SSL_CTX_new(TLS_client_method());
@@ -343,10 +345,10 @@ int h2b_probe_max_streams(const char *base_url, uint64_t timeout_ns, uint32_t *o
         }
         SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
         /* SNI carries a name, never an address literal (RFC 6066) */
-        if ((rc = tls_handshake(&c, ctx, u.ipv6 ? NULL : u.host, why, why_size)))
+        if ((rc = tls_handshake(&c, ctx, u.ipv6 ? NULL : u.host, diag)))
             goto out_close;
     }
-    rc = exchange_settings(&c, out, why, why_size);
+    rc = exchange_settings(&c, out, diag);
 out_close:
     if (c.ssl) {
         SSL_shutdown(c.ssl);

@@ -76,11 +76,10 @@ bool h2b__run_have_h3(void)
 #endif
 }
 
-bool h2b__run_client_serves(const struct run *r, const struct h2b_cell *c, char *why,
-                            size_t why_size)
+bool h2b__run_client_serves(const struct run *r, const struct h2b_cell *c, struct h2b_diag *diag)
 {
     if (r->s->client.kind == H2B_CLIENT_H2LOAD && c->protocol == H2B_PROTO_H3) {
-        say(why, why_size, "h2load 1.52 (Debian 12) speaks no HTTP/3");
+        h2b_diag_at(diag, NULL, 0, 0, "h2load 1.52 (Debian 12) speaks no HTTP/3");
         return false;
     }
     return true;
@@ -227,7 +226,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     const struct h2b_matrix_spec *m = &r->s->matrix;
     char url[1024], prog[4096], out_path[512], err_path[512], json_path[512], log_path[512];
     char perf_path[512];
-    char why[256];
+    struct h2b_diag why = {0};
     memset(res, 0, sizeof(*res));
     if (r->skip_why[inst_of(c)][0]) {
         res->skipped = true;
@@ -238,8 +237,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         say(res->reason, sizeof(res->reason), "%s", r->target_why[inst_of(c)]);
         return;
     }
-    if (!h2b_target_alive(t, why, sizeof(why))) {
-        say(res->reason, sizeof(res->reason), "target not running: %s", why);
+    if (!h2b_target_alive(t, &why)) {
+        say(res->reason, sizeof(res->reason), "target not running: %s", why.message);
         return;
     }
     snprintf(url, sizeof(url), "%s%s", h2b_target_url(t), m->path);
@@ -297,7 +296,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         bool exited = h2b_proc_exited(client, &status);
         if (have_srv && h2b_target_rss_kib(t, &rss_now) == H2B_OK && rss_now > rss)
             rss = rss_now;
-        if (!target_died && !h2b_target_alive(t, why, sizeof(why))) {
+        if (!target_died && !h2b_target_alive(t, &why)) {
             /* Let the client notice and finish within its own timeouts; it is stopped below
              * if it does not. */
             target_died = true;
@@ -316,7 +315,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
             perf_detach(perf, perf_path, &instructions, res);
             h2b_proc_del(client); /* SIGKILL and reap */
             if (target_died)
-                say(res->reason, sizeof(res->reason), "target died during the cell: %s", why);
+                say(res->reason, sizeof(res->reason), "target died during the cell: %s",
+                    why.message);
             else
                 say(res->reason, sizeof(res->reason),
                     "client did not finish within client.timeout_s (%.0f s): the target "
@@ -342,8 +342,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     bool counted = perf_detach(perf, perf_path, &instructions, res);
     res->have_client_cpu = have_client_cpu;
     res->client_cpu_s = (double)client_cpu / 1e9;
-    if (target_died || !h2b_target_alive(t, why, sizeof(why))) {
-        say(res->reason, sizeof(res->reason), "target died during the cell: %s", why);
+    if (target_died || !h2b_target_alive(t, &why)) {
+        say(res->reason, sizeof(res->reason), "target died during the cell: %s", why.message);
         return;
     }
     if (interrupted) {
@@ -501,11 +501,13 @@ static void plan_instances(struct run *r, bool *need)
             for (size_t ti = 0; ti < m->ntls; ti++) {
                 struct h2b_cell c = {.target = t, .protocol = m->protocols[pi], .tls = m->tls[ti]};
                 size_t k = inst_of(&c);
-                char *why = r->skip_why[k];
+                struct h2b_diag why = {0};
                 if (h2b_target_serves(&r->s->targets[t], r->peers, c.protocol, c.tls,
-                                      h2b__run_have_h3(), why, sizeof(r->skip_why[k])) &&
-                    h2b__run_client_serves(r, &c, why, sizeof(r->skip_why[k])))
-                    why[0] = '\0', need[k] = true;
+                                      h2b__run_have_h3(), &why) &&
+                    h2b__run_client_serves(r, &c, &why))
+                    need[k] = true;
+                else
+                    say(r->skip_why[k], sizeof(r->skip_why[k]), "%s", why.message);
             }
         }
     }
@@ -525,7 +527,8 @@ static void start_targets(struct run *r)
         enum h2b_protocol proto = (enum h2b_protocol)(k % H2B_PROTO_COUNT);
         bool tls = k % NVAR >= H2B_PROTO_COUNT;
         const struct h2b_target_spec *spec = &r->s->targets[t];
-        char tdir[512], why[256], label[16];
+        char tdir[512], label[16];
+        struct h2b_diag why = {0};
         h2b__run_proto_label(label, sizeof(label), proto, tls);
         /* the cleartext h2 instance keeps the plain name (as before the protocol axis) */
         if (proto == H2B_PROTO_H2 && !tls)
@@ -547,19 +550,20 @@ static void start_targets(struct run *r)
             .cert = r->cert[0] ? r->cert : NULL,
             .key = r->key[0] ? r->key : NULL,
         };
-        int rc = h2b_target_start(&r->targets[k], spec, &env, why, sizeof(why));
+        int rc = h2b_target_start(&r->targets[k], spec, &env, &why);
         if (rc) {
-            say(r->target_why[k], sizeof(r->target_why[k]), "target did not start: %s", why);
+            say(r->target_why[k], sizeof(r->target_why[k]), "target did not start: %s",
+                why.message);
             h2b__run_warn(r, "%s (%s): %s\n", spec->name, label, r->target_why[k]);
             continue;
         }
         if (proto == H2B_PROTO_H1)
             continue;
         uint32_t max;
-        rc = h2b_probe_max_streams(h2b_target_url(r->targets[k]), PROBE_TIMEOUT_NS, &max, why,
-                                   sizeof(why));
+        rc = h2b_probe_max_streams(h2b_target_url(r->targets[k]), PROBE_TIMEOUT_NS, &max, &why);
         if (rc) {
-            say(r->target_why[k], sizeof(r->target_why[k]), "SETTINGS probe failed: %s", why);
+            say(r->target_why[k], sizeof(r->target_why[k]), "SETTINGS probe failed: %s",
+                why.message);
             h2b__run_warn(r, "%s (%s): %s\n", spec->name, label, r->target_why[k]);
             h2b_target_del(r->targets[k]);
             r->targets[k] = NULL;
@@ -868,10 +872,8 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         for (size_t t = 0; t < nt; t++) {
             const struct h2b_target_spec *spec = &r.s->targets[t];
             uint32_t max;
-            char why[256];
             if (spec->kind == H2B_TARGET_URL && !spec->max_streams &&
-                h2b_probe_max_streams(spec->url, PROBE_TIMEOUT_NS, &max, why, sizeof(why)) ==
-                    H2B_OK) {
+                h2b_probe_max_streams(spec->url, PROBE_TIMEOUT_NS, &max, NULL) == H2B_OK) {
                 r.server_max[t] = max;
                 r.server_max_probed[t] = true;
             }

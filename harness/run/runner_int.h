@@ -72,10 +72,9 @@ struct cell_result {
 #define say h2b_reason
 
 /* runner.c: whether this h2bench serves HTTP/3, and whether the scenario's client can drive
- * cell c (why says why not). */
+ * cell c (when not, diag, which may be NULL, says why). */
 bool h2b__run_have_h3(void);
-bool h2b__run_client_serves(const struct run *r, const struct h2b_cell *c, char *why,
-                            size_t why_size);
+bool h2b__run_client_serves(const struct run *r, const struct h2b_cell *c, struct h2b_diag *diag);
 
 /* ---- rundir.c: the run directory and the results path ---- */
 

@@ -15,6 +15,7 @@
 #include "core/cpu.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/json.h"
 #include "run/probe.h"
 #include "core/proc.h"
 #include "core/url.h"
@@ -41,8 +42,8 @@ struct h2b_target {
     char log[512];
     char err_log[512]; /* command targets: stderr apart from stdout; "" otherwise */
     char program[4096];
-    bool dead; /* reaped: dead_why says how it ended */
-    char dead_why[256];
+    bool dead; /* reaped: dead says how it ended */
+    struct h2b_diag dead_diag;
 };
 
 static int free_port(uint16_t *out)
@@ -111,14 +112,13 @@ static int bundled_argv(const struct h2b_target_spec *spec, const struct h2b_tar
 }
 
 /* The placeholders of a started server on a free loopback port (no TLS files: the caller sets
- * them); max_streams when the scenario sets none. H2B_OK or H2B_ERR_SYS with why. */
+ * them); max_streams when the scenario sets none. H2B_OK or H2B_ERR_SYS (diag says why). */
 static int loopback_vars(const struct h2b_target_spec *spec, const struct h2b_target_env *env,
-                         uint32_t max_streams, struct h2b_peer_vars *vars, char *why,
-                         size_t why_size)
+                         uint32_t max_streams, struct h2b_peer_vars *vars, struct h2b_diag *diag)
 {
     uint16_t port;
     if (free_port(&port)) {
-        snprintf(why, why_size, "no free loopback port");
+        h2b_diag_at(diag, NULL, 0, 0, "no free loopback port");
         return H2B_ERR_SYS;
     }
     *vars = (struct h2b_peer_vars){
@@ -133,17 +133,17 @@ static int loopback_vars(const struct h2b_target_spec *spec, const struct h2b_ta
 }
 
 /* Peer command line, rendered configuration, and the URL it will answer on. */
-static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, char ***out, char *why,
-                     size_t why_size)
+static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, char ***out,
+                     struct h2b_diag *diag)
 {
     const struct h2b_target_spec *spec = t->spec;
     const struct h2b_peer *peer = env->peers ? h2b_peers_find(env->peers, spec->peer) : NULL;
     struct h2b_peer_vars vars;
     if (!peer) {
-        snprintf(why, why_size, "unknown peer '%s'", spec->peer);
+        h2b_diag_at(diag, NULL, 0, 0, "unknown peer '%s'", spec->peer);
         return H2B_ERR_NOTFOUND;
     }
-    if (loopback_vars(spec, env, peer->max_streams, &vars, why, why_size))
+    if (loopback_vars(spec, env, peer->max_streams, &vars, diag))
         return H2B_ERR_SYS;
     vars.cert = env->tls ? env->cert : NULL;
     vars.key = env->tls ? env->key : NULL;
@@ -152,9 +152,12 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
                                                  ? &peer->h1
                                                  : NULL;
     char **argv = NULL;
-    int rc = h2b_peers_prepare(env->peers, peer, variant, &vars, &argv, why, why_size);
-    if (rc)
+    char msg[256] = "";
+    int rc = h2b_peers_prepare(env->peers, peer, variant, &vars, &argv, msg, sizeof(msg));
+    if (rc) {
+        h2b_diag_at(diag, NULL, 0, 0, "%s", msg);
         return rc;
+    }
     /* Extra scenario arguments go after the template's: most servers let later flags win. */
     if (spec->nargs) {
         size_t n = 0;
@@ -190,8 +193,7 @@ static bool url_is_tls(const char *url)
 }
 
 bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peers *peers,
-                       enum h2b_protocol protocol, bool tls, bool have_h3, char *why,
-                       size_t why_size)
+                       enum h2b_protocol protocol, bool tls, bool have_h3, struct h2b_diag *diag)
 {
     const char *name = h2b_protocol_name(protocol);
     const struct h2b_peer *peer =
@@ -199,45 +201,46 @@ bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peer
     switch (spec->kind) {
     case H2B_TARGET_BUNDLED:
         if (protocol == H2B_PROTO_H3 && !have_h3) {
-            snprintf(why, why_size, "this h2bench was built without HTTP/3 (H2B_H3=OFF)");
+            h2b_diag_at(diag, NULL, 0, 0, "this h2bench was built without HTTP/3 (H2B_H3=OFF)");
             return false;
         }
         if (protocol == H2B_PROTO_H3 && !tls) {
-            snprintf(why, why_size, "HTTP/3 runs over QUIC, which is always TLS");
+            h2b_diag_at(diag, NULL, 0, 0, "HTTP/3 runs over QUIC, which is always TLS");
             return false;
         }
         return true;
     case H2B_TARGET_PEER:
         if (!peer || !(peer->protocols & (1u << protocol))) {
-            snprintf(why, why_size, "peer %s does not serve %s (servers/peers/peers.json)",
-                     spec->peer, name);
+            h2b_diag_at(diag, NULL, 0, 0, "peer %s does not serve %s (servers/peers/peers.json)",
+                        spec->peer, name);
             return false;
         }
         if (protocol == H2B_PROTO_H3) {
-            snprintf(why, why_size, "h2bench run starts no HTTP/3 peer (its readiness is TCP)");
+            h2b_diag_at(diag, NULL, 0, 0,
+                        "h2bench run starts no HTTP/3 peer (its readiness is TCP)");
             return false;
         }
         if (tls && !peer->has_tls) {
-            snprintf(why, why_size, "peer %s has no TLS configuration (servers/peers/peers.json)",
-                     spec->peer);
+            h2b_diag_at(diag, NULL, 0, 0,
+                        "peer %s has no TLS configuration (servers/peers/peers.json)", spec->peer);
             return false;
         }
         return true;
     case H2B_TARGET_URL:
     case H2B_TARGET_COMMAND:
         if (!(spec->protocols & (1u << protocol))) {
-            snprintf(why, why_size, "target %s declares \"protocols\" without %s", spec->name,
-                     name);
+            h2b_diag_at(diag, NULL, 0, 0, "target %s declares \"protocols\" without %s", spec->name,
+                        name);
             return false;
         }
         if (spec->kind == H2B_TARGET_URL && tls != url_is_tls(spec->url)) {
-            snprintf(why, why_size, "url target %s is %s only", spec->name,
-                     tls ? "cleartext" : "TLS");
+            h2b_diag_at(diag, NULL, 0, 0, "url target %s is %s only", spec->name,
+                        tls ? "cleartext" : "TLS");
             return false;
         }
         if (spec->kind == H2B_TARGET_COMMAND && tls) {
-            snprintf(why, why_size,
-                     "command targets are started cleartext only (no TLS command line)");
+            h2b_diag_at(diag, NULL, 0, 0,
+                        "command targets are started cleartext only (no TLS command line)");
             return false;
         }
         return true;
@@ -248,19 +251,22 @@ bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peer
 /* The user's command line with the peers' placeholders filled in, its working directory, and
  * the URL it will answer on. */
 static int command_argv(struct h2b_target *t, const struct h2b_target_env *env, char ***out,
-                        char **cwd, char *why, size_t why_size)
+                        char **cwd, struct h2b_diag *diag)
 {
     const struct h2b_target_spec *spec = t->spec;
     struct h2b_peer_vars vars;
-    if (loopback_vars(spec, env, H2B_TARGET_BUNDLED_MAX_STREAMS, &vars, why, why_size))
+    if (loopback_vars(spec, env, H2B_TARGET_BUNDLED_MAX_STREAMS, &vars, diag))
         return H2B_ERR_SYS;
     char **argv = calloc(spec->ncommand + 1, sizeof(*argv));
+    char msg[256] = "";
     int rc = argv ? H2B_OK : H2B_ERR_NOMEM;
     for (size_t i = 0; rc == H2B_OK && i < spec->ncommand; i++)
-        rc = h2b_peers_expand(spec->command[i], &vars, NULL, &argv[i], why, why_size);
+        rc = h2b_peers_expand(spec->command[i], &vars, NULL, &argv[i], msg, sizeof(msg));
     if (rc == H2B_OK && spec->cwd)
-        rc = h2b_peers_expand(spec->cwd, &vars, NULL, cwd, why, why_size);
+        rc = h2b_peers_expand(spec->cwd, &vars, NULL, cwd, msg, sizeof(msg));
     if (rc) {
+        if (msg[0])
+            h2b_diag_at(diag, NULL, 0, 0, "%s", msg);
         free_argv(argv);
         return rc;
     }
@@ -332,24 +338,29 @@ static char **merged_env(const struct h2b_target_spec *spec, const struct h2b_ta
     return v;
 }
 
-/* Appends the last line of the target's log(s) to why, which usually says what went wrong. */
-static void quote_log(const struct h2b_target *t, char *why, size_t why_size)
+/* Appends the last line of the target's log(s) to diag's message, which usually says what
+ * went wrong. */
+static void quote_log(const struct h2b_target *t, struct h2b_diag *diag)
 {
     char last[256];
+    if (!diag)
+        return;
+    char *msg = diag->message;
+    size_t size = sizeof(diag->message);
     h2b__run_last_line(t->log, last, sizeof(last));
-    size_t len = strlen(why);
-    if (last[0] && len + 4 < why_size)
-        snprintf(why + len, why_size - len, " (%s: %s)", t->err_log[0] ? "stdout" : "log", last);
+    size_t len = strlen(msg);
+    if (last[0] && len + 4 < size)
+        h2b_reason(msg + len, size - len, " (%s: %s)", t->err_log[0] ? "stdout" : "log", last);
     if (t->err_log[0]) {
         h2b__run_last_line(t->err_log, last, sizeof(last));
-        len = strlen(why);
-        if (last[0] && len + 4 < why_size)
-            snprintf(why + len, why_size - len, " (stderr: %s)", last);
+        len = strlen(msg);
+        if (last[0] && len + 4 < size)
+            h2b_reason(msg + len, size - len, " (stderr: %s)", last);
     }
 }
 
 /* Waits for "listening on http://HOST:PORT" on the bundled server's stdout. */
-static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, char *why, size_t why_size)
+static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, struct h2b_diag *diag)
 {
     static const char prefix[] = "listening on ";
     uint64_t deadline = h2b_clock_now_ns() + timeout_ns;
@@ -359,8 +370,8 @@ static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, char *why,
         int rc = now < deadline ? h2b_proc_read_line(t->proc, line, sizeof(line), deadline - now)
                                 : H2B_ERR_TIMEOUT;
         if (rc == H2B_ERR_TIMEOUT) {
-            snprintf(why, why_size, "no \"listening on\" line within %.1f s",
-                     (double)timeout_ns / 1e9);
+            h2b_diag_at(diag, NULL, 0, 0, "no \"listening on\" line within %.1f s",
+                        (double)timeout_ns / 1e9);
             return rc;
         }
         if (rc == H2B_ERR_CLOSED && !h2b_proc_exited(t->proc, NULL)) {
@@ -369,7 +380,7 @@ static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, char *why,
             continue;
         }
         if (rc < 0) {
-            snprintf(why, why_size, "h2bench serve exited before it was ready");
+            h2b_diag_at(diag, NULL, 0, 0, "h2bench serve exited before it was ready");
             return H2B_ERR_CLOSED;
         }
         if (strncmp(line, prefix, strlen(prefix)) == 0) {
@@ -382,7 +393,7 @@ static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, char *why,
 }
 
 int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec,
-                     const struct h2b_target_env *env, char *why, size_t why_size)
+                     const struct h2b_target_env *env, struct h2b_diag *diag)
 {
     struct h2b_target *t = calloc(1, sizeof(*t));
     char **argv = NULL, **full = NULL, **envp = NULL, *cwd = NULL;
@@ -400,14 +411,14 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
     if (spec->kind == H2B_TARGET_URL) {
         snprintf(t->url, sizeof(t->url), "%s", spec->url);
         if ((rc = h2b_probe_ready(t->url, env->ready_path, env->protocol == H2B_PROTO_H1, timeout,
-                                  why, why_size)))
+                                  diag)))
             goto fail;
         *out = t;
         return H2B_OK;
     }
     rc = spec->kind == H2B_TARGET_BUNDLED   ? bundled_argv(spec, env, &argv)
-         : spec->kind == H2B_TARGET_COMMAND ? command_argv(t, env, &argv, &cwd, why, why_size)
-                                            : peer_argv(t, env, &argv, why, why_size);
+         : spec->kind == H2B_TARGET_COMMAND ? command_argv(t, env, &argv, &cwd, diag)
+                                            : peer_argv(t, env, &argv, diag);
     if (rc == H2B_OK) {
         resolve_program(argv[0], cwd, t->program, sizeof(t->program));
         full = wrapped_argv(env->wrapper, argv);
@@ -418,12 +429,12 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
     }
     if (rc) {
         if (rc == H2B_ERR_NOMEM)
-            snprintf(why, why_size, "out of memory");
+            h2b_diag_at(diag, NULL, 0, 0, "out of memory");
         goto fail;
     }
     cpu_set_t cpus;
     if (h2b_cpu_parse_list(spec->cpus, &cpus) != H2B_OK) {
-        snprintf(why, why_size, "bad CPU list '%s'", spec->cpus);
+        h2b_diag_at(diag, NULL, 0, 0, "bad CPU list '%s'", spec->cpus);
         rc = H2B_ERR_INVAL;
         goto fail;
     }
@@ -444,18 +455,19 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
     };
     if (spec->kind == H2B_TARGET_COMMAND && !env->wrapper && access(t->program, F_OK) == 0 &&
         access(t->program, X_OK) != 0) {
-        snprintf(why, why_size, "cannot start %s: not executable (%s)", argv[0], strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "cannot start %s: not executable (%s)", argv[0],
+                    strerror(errno));
         rc = H2B_ERR_SYS;
         goto fail;
     }
     if ((rc = h2b_proc_spawn(&t->proc, full, &opts))) {
         int e = errno;
-        snprintf(why, why_size, "cannot start %s: %s%s%s", argv[0], h2b_strerror(rc),
-                 rc == H2B_ERR_SYS ? ": " : "", rc == H2B_ERR_SYS ? strerror(e) : "");
+        h2b_diag_at(diag, NULL, 0, 0, "cannot start %s: %s%s%s", argv[0], h2b_strerror(rc),
+                    rc == H2B_ERR_SYS ? ": " : "", rc == H2B_ERR_SYS ? strerror(e) : "");
         goto fail;
     }
     if (spec->kind == H2B_TARGET_BUNDLED) {
-        if ((rc = read_ready_line(t, timeout, why, why_size)))
+        if ((rc = read_ready_line(t, timeout, diag)))
             goto fail_stop;
         /* h2bench serve answers as soon as it prints; probing anyway costs one request. */
     }
@@ -466,20 +478,20 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
         uint64_t now = h2b_clock_now_ns();
         uint64_t left = now < deadline ? deadline - now : 0;
         rc = h2b_probe_ready(t->url, env->ready_path, env->protocol == H2B_PROTO_H1,
-                             left < PROBE_SLICE_NS ? left : PROBE_SLICE_NS, why, why_size);
-        char alive_why[256];
+                             left < PROBE_SLICE_NS ? left : PROBE_SLICE_NS, diag);
+        struct h2b_diag alive = {0};
         if (rc == H2B_OK)
             break;
-        if (!h2b_target_alive(t, alive_why, sizeof(alive_why))) {
-            snprintf(why, why_size, "%s before it was ready", alive_why);
+        if (!h2b_target_alive(t, &alive)) {
+            h2b_diag_at(diag, NULL, 0, 0, "%s before it was ready", alive.message);
             rc = H2B_ERR_CLOSED;
             goto fail_stop_quoted;
         }
         if (h2b_clock_now_ns() >= deadline) {
             char probe_why[200];
-            snprintf(probe_why, sizeof(probe_why), "%s", why);
-            snprintf(why, why_size, "not answering after ready_timeout_s (%.1f s): %s",
-                     (double)timeout / 1e9, probe_why);
+            h2b_reason(probe_why, sizeof(probe_why), "%s", diag ? diag->message : "");
+            h2b_diag_at(diag, NULL, 0, 0, "not answering after ready_timeout_s (%.1f s): %s",
+                        (double)timeout / 1e9, probe_why);
             rc = H2B_ERR_TIMEOUT;
             goto fail_stop;
         }
@@ -491,7 +503,7 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
     *out = t;
     return H2B_OK;
 fail_stop:
-    quote_log(t, why, why_size);
+    quote_log(t, diag);
 fail_stop_quoted:
 fail:
     free_argv(argv);
@@ -536,7 +548,7 @@ const char *h2b_target_program(const struct h2b_target *t)
     return t->program;
 }
 
-bool h2b_target_alive(struct h2b_target *t, char *why, size_t why_size)
+bool h2b_target_alive(struct h2b_target *t, struct h2b_diag *diag)
 {
     if (!t->proc)
         return true;
@@ -546,14 +558,15 @@ bool h2b_target_alive(struct h2b_target *t, char *why, size_t why_size)
             return true;
         t->dead = true;
         if (WIFEXITED(status))
-            snprintf(t->dead_why, sizeof(t->dead_why), "%s exited with status %d", t->spec->name,
-                     WEXITSTATUS(status));
+            h2b_diag_at(&t->dead_diag, NULL, 0, 0, "%s exited with status %d", t->spec->name,
+                        WEXITSTATUS(status));
         else
-            snprintf(t->dead_why, sizeof(t->dead_why), "%s killed by signal %d (%s)", t->spec->name,
-                     WTERMSIG(status), strsignal(WTERMSIG(status)));
-        quote_log(t, t->dead_why, sizeof(t->dead_why));
+            h2b_diag_at(&t->dead_diag, NULL, 0, 0, "%s killed by signal %d (%s)", t->spec->name,
+                        WTERMSIG(status), strsignal(WTERMSIG(status)));
+        quote_log(t, &t->dead_diag);
     }
-    snprintf(why, why_size, "%s", t->dead_why);
+    if (diag)
+        *diag = t->dead_diag;
     return false;
 }
 

@@ -27,6 +27,7 @@
 #define H2B_TARGET_BUNDLED_MAX_STREAMS 256
 
 struct h2b_target;
+struct h2b_diag; /* core/json.h */
 
 struct h2b_target_env {
     const char *self; /* this h2bench executable */
@@ -46,18 +47,18 @@ struct h2b_target_env {
     const char *cert, *key; /* PEM files (tls) */
 };
 
-/* Whether spec can serve cells of protocol over TLS (tls) or cleartext; when not, why says
- * so in one line. peers may be NULL for targets that are not peers. h3 is served only by
- * h2bench serve built with HTTP/3 (have_h3) and only over TLS. */
+/* Whether spec can serve cells of protocol over TLS (tls) or cleartext; when not, diag (may be
+ * NULL) says why in one line. peers may be NULL for targets that are not peers. h3 is served
+ * only by h2bench serve built with HTTP/3 (have_h3) and only over TLS. */
 bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peers *peers,
-                       enum h2b_protocol protocol, bool tls, bool have_h3, char *why,
-                       size_t why_size);
+                       enum h2b_protocol protocol, bool tls, bool have_h3, struct h2b_diag *diag);
 
 /* Starts (or, for a URL target, reaches) spec and waits until it answers. Returns H2B_OK, or
- * an error with the reason in why (H2B_ERR_TIMEOUT: never answered; H2B_ERR_CLOSED: exited).
- * *out untouched on failure; a process started on the way is stopped again. */
+ * an error (H2B_ERR_TIMEOUT: never answered; H2B_ERR_CLOSED: exited) and diag (may be NULL)
+ * says why, quoting the target's log. *out untouched on failure; a process started on the way
+ * is stopped again. */
 int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec,
-                     const struct h2b_target_env *env, char *why, size_t why_size);
+                     const struct h2b_target_env *env, struct h2b_diag *diag);
 
 /* Stops the target (SIGTERM, then SIGKILL after a grace period) and frees it; NULL is fine. */
 void h2b_target_del(struct h2b_target *t);
@@ -68,9 +69,9 @@ const char *h2b_target_url(const struct h2b_target *t);
 /* Process id, or 0 for a URL target (not ours to observe). */
 pid_t h2b_target_pid(const struct h2b_target *t);
 
-/* True while the process runs (URL targets: always). When it has exited, why says how
- * ("exited with status 1", "killed by signal 9"), and later calls keep saying so. */
-bool h2b_target_alive(struct h2b_target *t, char *why, size_t why_size);
+/* True while the process runs (URL targets: always). When it has exited, diag (may be NULL)
+ * says how ("exited with status 1", "killed by signal 9"), and later calls keep saying so. */
+bool h2b_target_alive(struct h2b_target *t, struct h2b_diag *diag);
 
 /* CPU time (user + system, all threads) and resident set of the process. Return H2B_OK or
  * H2B_ERR_UNSUPPORTED for URL targets, H2B_ERR_IO if /proc cannot be read. */
