@@ -40,6 +40,7 @@
 #include "h2ref/guard.h"
 #include "core/h2wire.h"
 #include "h2ref/outbuf.h"
+#include "h2ref/wmem.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>
@@ -51,22 +52,10 @@
 #include <unistd.h>
 
 #define OUT_MIN_ROOM 1024
-#define CHUNK_SIZE 16384
 #define DATA_MAX 16384 /* nghttp2 never sends larger DATA payloads without a length callback */
 #define REF_MIN 1024   /* smaller static payloads are copied: cheaper than an iovec */
-#define KEEP_STREAMS 4096
-#define KEEP_CHUNKS 256
-#define KEEP_BUFS 64
-#define MEM_GRANT (1u << 20) /* a ctx takes the shared memory count in steps of this */
 
 enum list { L_NONE, L_READY, L_DELAY };
-
-struct chunk {
-    struct chunk *next;
-    size_t len; /* bytes stored */
-    size_t off; /* bytes already taken */
-    uint8_t data[CHUNK_SIZE];
-};
 
 struct stream {
     struct stream *next, *prev;   /* ready or delay list; free list (next) */
@@ -84,7 +73,7 @@ struct stream {
     struct h2b_heap_node dnode; /* /delay: in ctx->delays, keyed by the deadline (ns) */
     uint64_t len, off;          /* response body length and bytes sent */
     const uint8_t *mem;
-    struct chunk *ch_head, *ch_tail;
+    struct h2b_chunk *ch_head, *ch_tail;
     uint64_t ch_bytes; /* bytes held in chunks (echo: received, not yet sent) */
     int fd;
     char status_str[4];
@@ -149,7 +138,7 @@ struct h2b_conn_ctx {
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
     struct h2b_stats stats;
-    struct h2b_freelist streams, chunks, bufs; /* harness/core/pool.h */
+    struct h2b_wmem wm;     /* free lists and the memory budget (wmem.h) */
     struct h2b_heap timers; /* every live connection's idle or slow-client deadline */
     struct h2b_heap delays; /* /delay streams by deadline */
     struct h2b_conn *dirty;
@@ -160,13 +149,10 @@ struct h2b_conn_ctx {
     h2b_conn_stats_fn stats_fn;
     void *stats_arg;
     int nconns;
-    _Atomic uint64_t own_used; /* the memory count without a shared one */
-    _Atomic uint64_t *used;    /* cfg.memory_used or &own_used */
-    uint64_t held, granted;    /* bytes this ctx holds; bytes of it added to *used */
-    nghttp2_mem mem;           /* nghttp2's allocator: pool */
-    struct h2b_pool pool;      /* size classes, counted in stats.nghttp2_allocs */
-    struct h2b_h1_ctx *h1;     /* HTTP/1.1 connections' timers and buffers */
-    struct h2b_h2s_ctx *h2f;   /* the own-framing engine's timers and free lists */
+    nghttp2_mem mem;         /* nghttp2's allocator: pool */
+    struct h2b_pool pool;    /* size classes, counted in stats.nghttp2_allocs */
+    struct h2b_h1_ctx *h1;   /* HTTP/1.1 connections' timers and buffers */
+    struct h2b_h2s_ctx *h2f; /* the own-framing engine's timers and free lists */
 };
 
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
@@ -193,91 +179,17 @@ void h2b_conn_config_defaults(struct h2b_conn_config *cfg)
     cfg->docroot_fd = -1;
 }
 
-/* ---- memory budget ----
- * Body chunks and output buffers are counted from malloc to free (the free lists included, so
- * the count is what the buffers really take), into one counter shared by every worker. A ctx adds
- * to it in MEM_GRANT steps, so the shared cache line is touched about once per MiB rather than per
- * buffer; the count is off by at most two steps per worker. */
-
-static void mem_take(struct h2b_conn_ctx *ctx, size_t n)
-{
-    ctx->held += n;
-    while (ctx->held > ctx->granted) {
-        atomic_fetch_add_explicit(ctx->used, MEM_GRANT, memory_order_relaxed);
-        ctx->granted += MEM_GRANT;
-    }
-}
-
-static void mem_give(struct h2b_conn_ctx *ctx, size_t n)
-{
-    ctx->held -= n;
-    while (ctx->granted - ctx->held > 2 * MEM_GRANT) {
-        atomic_fetch_sub_explicit(ctx->used, MEM_GRANT, memory_order_relaxed);
-        ctx->granted -= MEM_GRANT;
-    }
-}
-
-/* True when the server holds its whole budget: new streams are refused, echo input dropped. */
-static bool mem_over(const struct h2b_conn_ctx *ctx)
-{
-    return ctx->cfg.memory_budget &&
-           atomic_load_explicit(ctx->used, memory_order_relaxed) >= ctx->cfg.memory_budget;
-}
-
-/* ---- pools: per-ctx free lists (harness/core/pool.h), bypassed under sanitizers ----
- * Streams, body chunks and output buffers come from free lists of their size; nghttp2's own
- * small blocks (5 allocations per request: stream, outbound items, the nv copy) from the ctx's
- * size-class pool through ctx->mem, each call counted for /stats. Chunks and buffers are
- * counted in the memory budget from malloc to free. */
+/* ---- memory: streams, chunks and output buffers from the worker's free lists, counted in the
+ * server's memory budget (wmem.h); nghttp2's own small blocks (5 allocations per request:
+ * stream, outbound items, the nv copy) from the ctx's size-class pool through ctx->mem, each
+ * call counted for /stats ---- */
 
 static struct stream *stream_get(struct h2b_conn_ctx *ctx)
 {
-    bool fresh;
-    struct stream *st = h2b_freelist_get(&ctx->streams, &fresh);
-    if (st) {
-        memset(st, 0, offsetof(struct stream, status_str));
+    struct stream *st = h2b_wmem_stream_get(&ctx->wm, offsetof(struct stream, status_str));
+    if (st)
         st->fd = -1;
-    }
     return st;
-}
-
-static void stream_put(struct h2b_conn_ctx *ctx, struct stream *st)
-{
-    h2b_freelist_put(&ctx->streams, st);
-}
-
-static struct chunk *chunk_get(struct h2b_conn_ctx *ctx)
-{
-    bool fresh;
-    struct chunk *ch = h2b_freelist_get(&ctx->chunks, &fresh);
-    if (ch) {
-        if (fresh)
-            mem_take(ctx, sizeof *ch);
-        ch->next = NULL;
-        ch->len = ch->off = 0;
-    }
-    return ch;
-}
-
-static void chunk_put(struct h2b_conn_ctx *ctx, struct chunk *ch)
-{
-    if (h2b_freelist_put(&ctx->chunks, ch))
-        mem_give(ctx, sizeof *ch);
-}
-
-static uint8_t *buf_get(struct h2b_conn_ctx *ctx)
-{
-    bool fresh;
-    uint8_t *buf = h2b_freelist_get(&ctx->bufs, &fresh);
-    if (buf && fresh)
-        mem_take(ctx, H2B_OUTBUF_ALLOC);
-    return buf;
-}
-
-static void buf_put(struct h2b_conn_ctx *ctx, uint8_t *buf)
-{
-    if (h2b_freelist_put(&ctx->bufs, buf))
-        mem_give(ctx, H2B_OUTBUF_ALLOC);
 }
 
 /* ---- timers and dirty list ---- */
@@ -376,7 +288,7 @@ static void charge(struct h2b_conn *c, double n)
 static bool out_ensure(struct h2b_conn *c)
 {
     if (!c->out.buf) {
-        uint8_t *b = buf_get(c->ctx);
+        uint8_t *b = h2b_wmem_buf_get(&c->ctx->wm);
         if (!b)
             return false;
         h2b_outbuf_attach(&c->out, b);
@@ -400,7 +312,7 @@ static void out_reset(struct h2b_conn *c)
     c->hold = false;
     uint8_t *b = h2b_outbuf_detach(&c->out);
     if (b)
-        buf_put(c->ctx, b);
+        h2b_wmem_buf_put(&c->ctx->wm, b);
 }
 
 static void fail(struct h2b_conn *c, enum h2b_stat why)
@@ -580,7 +492,7 @@ static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t
 static void take_chunks(struct h2b_conn *c, struct stream *st, size_t n)
 {
     while (n > 0) {
-        struct chunk *ch = st->ch_head;
+        struct h2b_chunk *ch = st->ch_head;
         size_t k = ch->len - ch->off;
         if (k > n)
             k = n;
@@ -591,11 +503,11 @@ static void take_chunks(struct h2b_conn *c, struct stream *st, size_t n)
         if (st->req.route == H2B_ROUTE_ECHO)
             c->echo_bytes -= k;
         if (ch->off == ch->len &&
-            (ch->next || st->req.route != H2B_ROUTE_ECHO || ch->len == CHUNK_SIZE)) {
+            (ch->next || st->req.route != H2B_ROUTE_ECHO || ch->len == H2B_CHUNK_SIZE)) {
             st->ch_head = ch->next;
             if (!st->ch_head)
                 st->ch_tail = NULL;
-            chunk_put(c->ctx, ch);
+            h2b_wmem_chunk_put(&c->ctx->wm, ch);
         }
     }
 }
@@ -670,11 +582,11 @@ static void respond(struct h2b_conn *c, struct stream *st)
             return;
         h2b_response_status(&rs, 503);
     } else if (rs.body == H2B_BODY_STATS) {
-        struct chunk *ch = chunk_get(ctx);
+        struct h2b_chunk *ch = h2b_wmem_chunk_get(&ctx->wm);
         int n = !ch             ? H2B_ERR_NOMEM
-                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, CHUNK_SIZE)
+                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, H2B_CHUNK_SIZE)
                                 : h2b_stats_json(&ctx->stats, h2b_alloc_counting_available(),
-                                                 (char *)ch->data, CHUNK_SIZE);
+                                                 (char *)ch->data, H2B_CHUNK_SIZE);
         if (n >= 0) {
             ch->len = (size_t)n;
             st->ch_head = st->ch_tail = ch;
@@ -682,7 +594,7 @@ static void respond(struct h2b_conn *c, struct stream *st)
             rs.len = (uint64_t)n;
         } else {
             if (ch)
-                chunk_put(ctx, ch);
+                h2b_wmem_chunk_put(&ctx->wm, ch);
             h2b_response_status(&rs, ch ? 500 : 503);
         }
     }
@@ -727,7 +639,7 @@ static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *frame, v
     struct h2b_conn *c = ud;
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
-    if (mem_over(c->ctx)) { /* no work started: the client may retry it (RFC 9113 8.7) */
+    if (h2b_wmem_over(&c->ctx->wm)) { /* no work started: the client may retry it (RFC 9113 8.7) */
         h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
         nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
                                   NGHTTP2_REFUSED_STREAM);
@@ -860,7 +772,7 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
     }
     const struct h2b_conn_config *cfg = &c->ctx->cfg;
     if (st->ch_bytes + len > cfg->echo_stream_max || c->echo_bytes + len > cfg->echo_conn_max ||
-        mem_over(c->ctx)) {
+        h2b_wmem_over(&c->ctx->wm)) {
         /* A client that sends and does not read: its echo is cut, not buffered without end. */
         h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
         st->dropped = true;
@@ -870,9 +782,9 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
     }
     c->echo_bytes += len;
     while (len > 0) {
-        struct chunk *ch = st->ch_tail;
-        if (!ch || ch->len == CHUNK_SIZE) {
-            ch = chunk_get(c->ctx);
+        struct h2b_chunk *ch = st->ch_tail;
+        if (!ch || ch->len == H2B_CHUNK_SIZE) {
+            ch = h2b_wmem_chunk_get(&c->ctx->wm);
             if (!ch) {
                 c->echo_bytes -= len;
                 return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -883,7 +795,7 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
                 st->ch_head = ch;
             st->ch_tail = ch;
         }
-        size_t k = CHUNK_SIZE - ch->len;
+        size_t k = H2B_CHUNK_SIZE - ch->len;
         if (k > len)
             k = len;
         memcpy(ch->data + ch->len, data, k);
@@ -913,15 +825,15 @@ static void stream_release(struct h2b_conn *c, struct stream *st)
     if (st->anext)
         st->anext->aprev = st->aprev;
     while (st->ch_head) {
-        struct chunk *ch = st->ch_head;
+        struct h2b_chunk *ch = st->ch_head;
         st->ch_head = ch->next;
-        chunk_put(c->ctx, ch);
+        h2b_wmem_chunk_put(&c->ctx->wm, ch);
     }
     if (st->fd >= 0)
         close(st->fd);
     c->nstreams--;
     h2b_stats_sub(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
-    stream_put(c->ctx, st);
+    h2b_wmem_stream_put(&c->ctx->wm, st);
 }
 
 /* Always returns 0: a fatal error here leaks (CVE-2023-35945, unfixed in Debian's 1.52). */
@@ -968,7 +880,6 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (!ctx)
         return H2B_ERR_NOMEM;
     ctx->cfg = *cfg;
-    ctx->used = cfg->memory_used ? cfg->memory_used : &ctx->own_used;
     const char *slow = getenv("H2B_INJECT_SLOW");
     ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
     if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
@@ -988,9 +899,7 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     nghttp2_option_set_no_auto_window_update(ctx->opt, 1);
     /* Debian's 1.52 already defaults stream_reset_rate_limit to 1000 + 33/s and
      * max_continuations to 8 (backports of 1.57 and 1.61); the flood budget covers the rest. */
-    h2b_freelist_init(&ctx->streams, sizeof(struct stream), KEEP_STREAMS);
-    h2b_freelist_init(&ctx->chunks, sizeof(struct chunk), KEEP_CHUNKS);
-    h2b_freelist_init(&ctx->bufs, H2B_OUTBUF_ALLOC, KEEP_BUFS);
+    h2b_wmem_init(&ctx->wm, sizeof(struct stream), cfg->memory_budget, cfg->memory_used);
     h2b_pool_init(&ctx->pool);
     h2b_pool_count_into(&ctx->pool, &ctx->stats.v[H2B_STAT_NGHTTP2_ALLOCS]);
     ctx->mem = h2b_pool_nghttp2_mem(&ctx->pool);
@@ -1018,11 +927,8 @@ void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
 {
     if (!ctx)
         return;
-    h2b_freelist_free(&ctx->streams);
-    h2b_freelist_free(&ctx->chunks);
-    h2b_freelist_free(&ctx->bufs);
+    h2b_wmem_free(&ctx->wm);
     h2b_pool_free(&ctx->pool);
-    atomic_fetch_sub_explicit(ctx->used, ctx->granted, memory_order_relaxed);
     h2b_heap_free(&ctx->timers);
     h2b_heap_free(&ctx->delays);
     h2b_h1_ctx_del(ctx->h1);

@@ -70,6 +70,7 @@
 #include "core/heap.h"
 #include "h2ref/guard.h"
 #include "h2ref/outbuf.h"
+#include "h2ref/wmem.h"
 #include "core/pool.h"
 
 #include <nghttp2/nghttp2.h>
@@ -80,12 +81,8 @@
 
 #define CTL_RESERVE 4096 /* the end of the output buffer: control frames only */
 #define HEAD_ROOM 160    /* a response HEADERS frame fits in this */
-#define CHUNK_SIZE 16384
 #define DATA_MAX 16384
 #define REF_MIN 1024
-#define KEEP_STREAMS 4096
-#define KEEP_CHUNKS 256
-#define KEEP_BUFS 64
 #define MAX_CONTINUATIONS 8
 #define MAX_WIN 0x7fffffffLL
 #define HPACK_MAX 4096 /* our encoder never uses a larger table */
@@ -100,12 +97,6 @@ enum block { HB_NONE, HB_REQUEST, HB_TRAILERS, HB_DISCARD };
 enum { P_METHOD = 1, P_SCHEME = 2, P_PATH = 4, P_AUTHORITY = 8 };
 /* fields our encoder puts in the peer's dynamic table */
 enum { K_SERVER, K_CT_TEXT, K_CT_OCTET, K_CT_JSON, K_DATE, K_COUNT };
-
-struct chunk {
-    struct chunk *next;
-    size_t len, off;
-    uint8_t data[CHUNK_SIZE];
-};
 
 struct fstream {
     struct fstream *anext, *aprev; /* the connection's streams; free list (anext) */
@@ -137,7 +128,7 @@ struct fstream {
     uint32_t consumed; /* of those, consumed (credit due) */
     uint64_t clen;     /* request content-length */
     uint64_t len, off; /* response body length and bytes sent */
-    struct chunk *ch_head, *ch_tail;
+    struct h2b_chunk *ch_head, *ch_tail;
     uint64_t ch_bytes;
     int fd;
     char text[H2B_TEXT_MAX];
@@ -155,11 +146,9 @@ struct h2b_h2s_ctx {
     void *stats_arg;
     struct h2b_heap timers, delays;
     uint64_t now;
-    _Atomic uint64_t own_used;
-    _Atomic uint64_t *used;
     uint8_t preface[9 + 5 * 6 + 13]; /* SETTINGS and the connection WINDOW_UPDATE */
     uint8_t preface_len;
-    struct h2b_freelist streams, chunks, bufs; /* harness/core/pool.h */
+    struct h2b_wmem wm; /* free lists and the memory budget (wmem.h) */
 };
 
 struct h2b_h2s {
@@ -211,79 +200,15 @@ struct h2b_h2s {
 
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
 
-/* ---- memory: the shared budget counter, free lists ---- */
+/* ---- memory: streams, chunks and output buffers from the worker's free lists, counted in the
+ * server's memory budget (wmem.h) ---- */
 
-static void mem_add(struct h2b_h2s_ctx *ctx, size_t n)
-{
-    atomic_fetch_add_explicit(ctx->used, n, memory_order_relaxed);
-}
-
-static void mem_sub(struct h2b_h2s_ctx *ctx, size_t n)
-{
-    atomic_fetch_sub_explicit(ctx->used, n, memory_order_relaxed);
-}
-
-static bool mem_over(const struct h2b_h2s_ctx *ctx)
-{
-    return ctx->cfg.memory_budget &&
-           atomic_load_explicit(ctx->used, memory_order_relaxed) >= ctx->cfg.memory_budget;
-}
-
-/* Streams, echo chunks and output buffers come from per-ctx free lists (harness/core/pool.h,
- * bypassed under sanitizers); chunks and buffers count in the memory budget from malloc to
- * free. */
 static struct fstream *stream_get(struct h2b_h2s_ctx *ctx)
 {
-    bool fresh;
-    struct fstream *st = h2b_freelist_get(&ctx->streams, &fresh);
-    if (st) {
-        memset(st, 0, offsetof(struct fstream, text));
+    struct fstream *st = h2b_wmem_stream_get(&ctx->wm, offsetof(struct fstream, text));
+    if (st)
         st->fd = -1;
-    }
     return st;
-}
-
-static void stream_put(struct h2b_h2s_ctx *ctx, struct fstream *st)
-{
-    h2b_freelist_put(&ctx->streams, st);
-}
-
-static struct chunk *chunk_get(struct h2b_h2s_ctx *ctx)
-{
-    bool fresh;
-    struct chunk *ch = h2b_freelist_get(&ctx->chunks, &fresh);
-    if (ch) {
-        if (fresh)
-            mem_add(ctx, sizeof *ch);
-        ch->next = NULL;
-        ch->len = ch->off = 0;
-    }
-    return ch;
-}
-
-static void chunk_put(struct h2b_h2s_ctx *ctx, struct chunk *ch)
-{
-    if (!h2b_freelist_keep(&ctx->chunks, ch)) {
-        mem_sub(ctx, sizeof *ch);
-        free(ch);
-    }
-}
-
-static uint8_t *buf_get(struct h2b_h2s_ctx *ctx)
-{
-    bool fresh;
-    uint8_t *b = h2b_freelist_get(&ctx->bufs, &fresh);
-    if (b && fresh)
-        mem_add(ctx, H2B_OUTBUF_ALLOC);
-    return b;
-}
-
-static void buf_put(struct h2b_h2s_ctx *ctx, uint8_t *b)
-{
-    if (!h2b_freelist_keep(&ctx->bufs, b)) {
-        mem_sub(ctx, H2B_OUTBUF_ALLOC);
-        free(b);
-    }
 }
 
 /* ---- output ---- */
@@ -299,7 +224,7 @@ static __attribute__((noinline, cold)) void out_preface(struct h2b_h2s *h)
 static bool out_ensure(struct h2b_h2s *h)
 {
     if (!h->out.buf) {
-        uint8_t *b = buf_get(h->ctx);
+        uint8_t *b = h2b_wmem_buf_get(&h->ctx->wm);
         if (!b)
             return false;
         h2b_outbuf_attach(&h->out, b);
@@ -313,7 +238,7 @@ static void out_reset(struct h2b_h2s *h)
 {
     uint8_t *b = h2b_outbuf_detach(&h->out);
     if (b)
-        buf_put(h->ctx, b);
+        h2b_wmem_buf_put(&h->ctx->wm, b);
 }
 
 /* Room for responses (the control reserve excluded). */
@@ -476,15 +401,15 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
     if (st->anext)
         st->anext->aprev = st->aprev;
     while (st->ch_head) {
-        struct chunk *ch = st->ch_head;
+        struct h2b_chunk *ch = st->ch_head;
         st->ch_head = ch->next;
-        chunk_put(h->ctx, ch);
+        h2b_wmem_chunk_put(&h->ctx->wm, ch);
     }
     if (st->fd >= 0)
         close(st->fd);
     h->nstreams--;
     h2b_stats_sub(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
-    stream_put(h->ctx, st);
+    h2b_wmem_stream_put(&h->ctx->wm, st);
 }
 
 /* Resets stream id with code (st: its stream, released). */
@@ -655,11 +580,11 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
         }
         h2b_response_status(rs, 503);
     } else if (rs->body == H2B_BODY_STATS) {
-        struct chunk *ch = chunk_get(ctx);
+        struct h2b_chunk *ch = h2b_wmem_chunk_get(&ctx->wm);
         int n = !ch             ? H2B_ERR_NOMEM
-                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, CHUNK_SIZE)
+                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, H2B_CHUNK_SIZE)
                                 : h2b_stats_json(ctx->stats, h2b_alloc_counting_available(),
-                                                 (char *)ch->data, CHUNK_SIZE);
+                                                 (char *)ch->data, H2B_CHUNK_SIZE);
         if (n >= 0) {
             ch->len = (size_t)n;
             st->ch_head = st->ch_tail = ch;
@@ -667,7 +592,7 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
             rs->len = (uint64_t)n;
         } else {
             if (ch)
-                chunk_put(ctx, ch);
+                h2b_wmem_chunk_put(&ctx->wm, ch);
             h2b_response_status(rs, ch ? 500 : 503);
         }
     }
@@ -743,7 +668,7 @@ static void take_chunks(struct h2b_h2s *h, struct fstream *st, size_t n)
 {
     bool echo = st->body == H2B_BODY_ECHO;
     while (n > 0) {
-        struct chunk *ch = st->ch_head;
+        struct h2b_chunk *ch = st->ch_head;
         size_t k = ch->len - ch->off;
         if (k > n)
             k = n;
@@ -753,11 +678,11 @@ static void take_chunks(struct h2b_h2s *h, struct fstream *st, size_t n)
         st->ch_bytes -= k;
         if (echo)
             h->echo_bytes -= k;
-        if (ch->off == ch->len && (ch->next || !echo || ch->len == CHUNK_SIZE)) {
+        if (ch->off == ch->len && (ch->next || !echo || ch->len == H2B_CHUNK_SIZE)) {
             st->ch_head = ch->next;
             if (!st->ch_head)
                 st->ch_tail = NULL;
-            chunk_put(h->ctx, ch);
+            h2b_wmem_chunk_put(&h->ctx->wm, ch);
         }
     }
 }
@@ -1260,7 +1185,7 @@ static void frame_begin(struct h2b_h2s *h)
             h->hb = HB_DISCARD;
             if (h->nstreams >= cfg->max_streams) {
                 h->hb_err = H2B_E_REFUSED;
-            } else if (mem_over(h->ctx)) {
+            } else if (h2b_wmem_over(&h->ctx->wm)) {
                 h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
                 h->hb_err = H2B_E_REFUSED; /* no work started: the client may retry (8.7) */
             } else if ((st = stream_get(h->ctx)) == NULL) {
@@ -1523,7 +1448,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
     }
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
     if (st->ch_bytes + n > cfg->echo_stream_max || h->echo_bytes + n > cfg->echo_conn_max ||
-        mem_over(h->ctx)) {
+        h2b_wmem_over(&h->ctx->wm)) {
         /* a client that sends and does not read: its echo is cut, not buffered without end */
         h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
         consume(h, NULL, (uint32_t)n);
@@ -1532,9 +1457,9 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
     }
     h->echo_bytes += n;
     while (n > 0) {
-        struct chunk *ch = st->ch_tail;
-        if (!ch || ch->len == CHUNK_SIZE) {
-            ch = chunk_get(h->ctx);
+        struct h2b_chunk *ch = st->ch_tail;
+        if (!ch || ch->len == H2B_CHUNK_SIZE) {
+            ch = h2b_wmem_chunk_get(&h->ctx->wm);
             if (!ch) {
                 h->echo_bytes -= n;
                 consume(h, NULL, (uint32_t)n);
@@ -1547,7 +1472,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
                 st->ch_head = ch;
             st->ch_tail = ch;
         }
-        size_t k = CHUNK_SIZE - ch->len;
+        size_t k = H2B_CHUNK_SIZE - ch->len;
         if (k > n)
             k = n;
         memcpy(ch->data + ch->len, p, k);
@@ -1706,13 +1631,10 @@ int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
     ctx->date_gen = 1;
     const char *slow = getenv("H2B_INJECT_SLOW");
     ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
-    ctx->used = cfg->memory_used ? cfg->memory_used : &ctx->own_used;
     ctx->now = h2b_clock_now_ns();
     h2b_heap_init(&ctx->timers);
     h2b_heap_init(&ctx->delays);
-    h2b_freelist_init(&ctx->streams, sizeof(struct fstream), KEEP_STREAMS);
-    h2b_freelist_init(&ctx->chunks, sizeof(struct chunk), KEEP_CHUNKS);
-    h2b_freelist_init(&ctx->bufs, H2B_OUTBUF_ALLOC, KEEP_BUFS);
+    h2b_wmem_init(&ctx->wm, sizeof(struct fstream), cfg->memory_budget, cfg->memory_used);
     ctx->preface_len = (uint8_t)build_preface(ctx->preface, cfg);
     *out = ctx;
     return H2B_OK;
@@ -1722,10 +1644,7 @@ void h2b_h2s_ctx_del(struct h2b_h2s_ctx *ctx)
 {
     if (!ctx)
         return;
-    mem_sub(ctx, ctx->chunks.n * sizeof(struct chunk) + ctx->bufs.n * H2B_OUTBUF_ALLOC);
-    h2b_freelist_free(&ctx->streams);
-    h2b_freelist_free(&ctx->chunks);
-    h2b_freelist_free(&ctx->bufs);
+    h2b_wmem_free(&ctx->wm);
     h2b_heap_free(&ctx->timers);
     h2b_heap_free(&ctx->delays);
     free(ctx);

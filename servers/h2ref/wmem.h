@@ -1,0 +1,168 @@
+/*
+ * wmem.h - a worker's memory for the two HTTP/2 engines, one copy (conn.c over nghttp2,
+ * h2frame.c with its own framing): the server-wide memory budget count and the free lists of
+ * streams, body chunks and output buffers (harness/core/pool.h's h2b_freelist, bypassed under
+ * sanitizers).
+ *
+ * Budget: body chunks and output buffers are counted from malloc to free (kept blocks
+ * included, so the count is what the buffers really take) into one counter shared by every
+ * worker (--memory-budget). A worker adds to it in H2B_WMEM_GRANT steps, so the shared cache
+ * line is touched about once per MiB rather than per buffer; the shared count is above what the
+ * worker holds by at most two steps, so the budget refuses early, never late. Streams are not
+ * counted (bounded by max_streams per connection).
+ *
+ * Static inline: stream, chunk and buffer get/put run for every request or response, and each
+ * engine embeds the struct in its per-thread context. One owner thread; only the shared counter
+ * is touched by others (relaxed atomics). Rejected: an atomic add per buffer (h2frame.c's old
+ * way: exact, but every worker's malloc of a buffer wrote the shared line); a separate list
+ * header per engine (the logic is the same; only the stream type differs, so streams are
+ * blocks of a size given at init and the engine clears its own fields).
+ */
+#ifndef H2B_H2REF_WMEM_H
+#define H2B_H2REF_WMEM_H
+
+#include "core/pool.h"
+#include "h2ref/outbuf.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define H2B_CHUNK_SIZE 16384       /* bytes of request body (/echo) in a chunk */
+#define H2B_WMEM_GRANT (1u << 20)  /* the shared count moves in steps of this */
+#define H2B_WMEM_KEEP_STREAMS 4096 /* free blocks kept for reuse, per list */
+#define H2B_WMEM_KEEP_CHUNKS 256
+#define H2B_WMEM_KEEP_BUFS 64
+
+/* A piece of a request body held for its response (/echo). */
+struct h2b_chunk {
+    struct h2b_chunk *next;
+    size_t len; /* bytes stored */
+    size_t off; /* bytes already taken */
+    uint8_t data[H2B_CHUNK_SIZE];
+};
+
+struct h2b_wmem {
+    struct h2b_freelist streams, chunks, bufs;
+    uint64_t budget;           /* bytes (0: no budget) */
+    _Atomic uint64_t *used;    /* the shared count, or &own_used */
+    _Atomic uint64_t own_used; /* the count without a shared one */
+    uint64_t held, granted;    /* bytes this worker holds; bytes of it added to *used */
+};
+
+/* Caller storage. stream_size: the engine's stream struct. used: the server-wide count, NULL for
+ * the worker's own; budget in bytes, 0: none. */
+static inline void h2b_wmem_init(struct h2b_wmem *m, size_t stream_size, uint64_t budget,
+                                 _Atomic uint64_t *used)
+{
+    h2b_freelist_init(&m->streams, stream_size, H2B_WMEM_KEEP_STREAMS);
+    h2b_freelist_init(&m->chunks, sizeof(struct h2b_chunk), H2B_WMEM_KEEP_CHUNKS);
+    h2b_freelist_init(&m->bufs, H2B_OUTBUF_ALLOC, H2B_WMEM_KEEP_BUFS);
+    m->budget = budget;
+    atomic_init(&m->own_used, 0);
+    m->used = used ? used : &m->own_used;
+    m->held = m->granted = 0;
+}
+
+/* Frees the kept blocks and takes this worker's grant out of the shared count (every stream,
+ * chunk and buffer must be back by then). */
+static inline void h2b_wmem_free(struct h2b_wmem *m)
+{
+    h2b_freelist_free(&m->streams);
+    h2b_freelist_free(&m->chunks);
+    h2b_freelist_free(&m->bufs);
+    atomic_fetch_sub_explicit(m->used, m->granted, memory_order_relaxed);
+    m->held = m->granted = 0;
+}
+
+/* n bytes were allocated. Cold and out of line (also give and drop): they run when a free list
+ * was empty or full, and inlined they cost the hot get/put paths registers and spills. */
+static __attribute__((noinline, cold, unused)) void h2b_wmem_take(struct h2b_wmem *m, size_t n)
+{
+    m->held += n;
+    while (m->held > m->granted) {
+        atomic_fetch_add_explicit(m->used, H2B_WMEM_GRANT, memory_order_relaxed);
+        m->granted += H2B_WMEM_GRANT;
+    }
+}
+
+/* n bytes were freed. */
+static __attribute__((noinline, cold, unused)) void h2b_wmem_give(struct h2b_wmem *m, size_t n)
+{
+    m->held -= n;
+    while (m->granted - m->held > 2 * H2B_WMEM_GRANT) {
+        atomic_fetch_sub_explicit(m->used, H2B_WMEM_GRANT, memory_order_relaxed);
+        m->granted -= H2B_WMEM_GRANT;
+    }
+}
+
+/* Frees block b of n counted bytes (its free list is full). */
+static __attribute__((noinline, cold, unused)) void h2b_wmem_drop(struct h2b_wmem *m, void *b,
+                                                                  size_t n)
+{
+    h2b_wmem_give(m, n);
+    free(b);
+}
+
+/* True when the server holds its whole budget: new streams are refused, echo input dropped. */
+static inline bool h2b_wmem_over(const struct h2b_wmem *m)
+{
+    return m->budget && atomic_load_explicit(m->used, memory_order_relaxed) >= m->budget;
+}
+
+/* A stream block with its first clear bytes zeroed (the rest undefined); NULL: no memory. */
+static inline void *h2b_wmem_stream_get(struct h2b_wmem *m, size_t clear)
+{
+    bool fresh;
+    void *st = h2b_freelist_get(&m->streams, &fresh);
+    if (st)
+        memset(st, 0, clear);
+    return st;
+}
+
+static inline void h2b_wmem_stream_put(struct h2b_wmem *m, void *st)
+{
+    h2b_freelist_put(&m->streams, st);
+}
+
+/* An empty chunk, counted; NULL: no memory. */
+static inline struct h2b_chunk *h2b_wmem_chunk_get(struct h2b_wmem *m)
+{
+    bool fresh;
+    struct h2b_chunk *ch = h2b_freelist_get(&m->chunks, &fresh);
+    if (ch) {
+        if (fresh)
+            h2b_wmem_take(m, sizeof *ch);
+        ch->next = NULL;
+        ch->len = ch->off = 0;
+    }
+    return ch;
+}
+
+/* Kept, else counted and freed. */
+static inline void h2b_wmem_chunk_put(struct h2b_wmem *m, struct h2b_chunk *ch)
+{
+    if (!h2b_freelist_keep(&m->chunks, ch))
+        h2b_wmem_drop(m, ch, sizeof *ch);
+}
+
+/* An output block of H2B_OUTBUF_ALLOC bytes (outbuf.h), counted; NULL: no memory. */
+static inline uint8_t *h2b_wmem_buf_get(struct h2b_wmem *m)
+{
+    bool fresh;
+    uint8_t *b = h2b_freelist_get(&m->bufs, &fresh);
+    if (b && fresh)
+        h2b_wmem_take(m, H2B_OUTBUF_ALLOC);
+    return b;
+}
+
+static inline void h2b_wmem_buf_put(struct h2b_wmem *m, uint8_t *b)
+{
+    if (!h2b_freelist_keep(&m->bufs, b))
+        h2b_wmem_drop(m, b, H2B_OUTBUF_ALLOC);
+}
+
+#endif
