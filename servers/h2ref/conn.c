@@ -24,6 +24,8 @@
  *   scanned from its tail made decreasing /delay deadlines quadratic). A deadline that moves
  *   later stays in the heap at its old key until it comes up, so progress costs no heap work.
  *   Only application progress (requests, request bodies, response frames) moves a deadline.
+ *   The connection timer's policy and the free lists with the memory budget are h2frame.c's
+ *   too (ctimer.h, wmem.h), as are the flood budget and stream-id window (guard.h).
  * Rejected: a send_callback writing per frame (one syscall per frame); per-connection arenas
  * (connections live for millions of requests and nghttp2 frees objects one by one).
  */
@@ -37,6 +39,7 @@
 #include "h2ref/handlers.h"
 #include "core/heap.h"
 #include "core/pool_nghttp2.h"
+#include "h2ref/ctimer.h"
 #include "h2ref/guard.h"
 #include "core/h2wire.h"
 #include "h2ref/outbuf.h"
@@ -73,8 +76,7 @@ struct stream {
     struct h2b_heap_node dnode; /* /delay: in ctx->delays, keyed by the deadline (ns) */
     uint64_t len, off;          /* response body length and bytes sent */
     const uint8_t *mem;
-    struct h2b_chunk *ch_head, *ch_tail;
-    uint64_t ch_bytes; /* bytes held in chunks (echo: received, not yet sent) */
+    struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON (wmem.h) */
     int fd;
     char status_str[4];
     char cl[24];
@@ -103,19 +105,13 @@ struct h2b_conn {
     /* the stream whose request headers are being decoded: on_header and on_frame_recv skip
      * nghttp2's stream map for it (a header block arrives in one piece, CONTINUATIONs next) */
     struct stream *hdr_st;
-    /* timers: one node in ctx->timers, keyed by a deadline that may be early (see conn_retime) */
-    struct h2b_heap_node tnode;
-    uint64_t last;       /* last application progress, monotonic ns */
-    uint64_t busy_since; /* when the connection last became busy */
-    bool was_busy;
+    struct h2b_ctimer tm; /* idle and slow-client timer, in ctx->timers (ctimer.h) */
     /* output */
     struct h2b_outbuf out; /* outbuf.h */
     bool hold; /* an iovec references nghttp2's frame buffer: no mem_send until it is sent */
     /* state */
     bool terminated; /* GOAWAY queued, input is discarded */
     bool got_frame;  /* the client preface and a first frame arrived */
-    bool progress;   /* application progress (a request, request body or response frame)
-                      * since the timer was last touched; PINGs and the like are not */
     bool calm;       /* flood budget spent */
     bool goaway_sent;
     bool frame_open; /* a frame's header arrived, its payload has not all arrived */
@@ -200,41 +196,12 @@ static bool conn_busy(const struct h2b_conn *c)
            c->frame_open;
 }
 
-/* When the connection's timer is due: idle, last_progress + idle timeout; busy (no preface
- * yet, a stream open, output unsent, GOAWAY queued), the later of last progress and becoming
- * busy, plus the slow-client timeout. Only application progress moves `last`, so a peer that
- * only pings, or that toggles between busy and idle, cannot keep a connection alive. */
-static uint64_t conn_deadline(const struct h2b_conn *c)
-{
-    const struct h2b_conn_config *cfg = &c->ctx->cfg;
-    if (c->was_busy)
-        return (c->last > c->busy_since ? c->last : c->busy_since) + cfg->slow_timeout_ns;
-    return c->last + cfg->idle_timeout_ns;
-}
-
-/* Brings c's timer up to date with its state. Deadlines that move later are left in the heap
- * at their old key and corrected when they come up (lazy, so progress costs no heap work);
- * deadlines that move earlier are re-keyed at once. */
+/* The connection's timer (ctimer.h): busy while no preface has come, a stream is open, output
+ * is unsent, a GOAWAY is queued or a frame is half read. */
 static void conn_retime(struct h2b_conn *c)
 {
     struct h2b_conn_ctx *ctx = c->ctx;
-    if (c->fatal) {
-        h2b_heap_remove(&ctx->timers, &c->tnode);
-        return;
-    }
-    bool busy = conn_busy(c);
-    if (busy && !c->was_busy)
-        c->busy_since = ctx->now;
-    c->was_busy = busy;
-    if (c->progress) {
-        c->progress = false;
-        c->last = ctx->now;
-    }
-    uint64_t d = conn_deadline(c);
-    if (!h2b_heap_contains(&c->tnode))
-        h2b_heap_push(&ctx->timers, &c->tnode, d); /* room reserved in h2b_conn_new */
-    else if (d < c->tnode.key)
-        h2b_heap_rekey(&ctx->timers, &c->tnode, d);
+    h2b_ctimer_retime(&c->tm, &ctx->timers, ctx->now, c->fatal, conn_busy(c), &ctx->cfg);
 }
 
 void h2b_conn_mark_dirty(struct h2b_conn *c)
@@ -287,13 +254,7 @@ static void charge(struct h2b_conn *c, double n)
 
 static bool out_ensure(struct h2b_conn *c)
 {
-    if (!c->out.buf) {
-        uint8_t *b = h2b_wmem_buf_get(&c->ctx->wm);
-        if (!b)
-            return false;
-        h2b_outbuf_attach(&c->out, b);
-    }
-    return true;
+    return c->out.buf || h2b_wmem_out_attach(&c->ctx->wm, &c->out);
 }
 
 static size_t out_room(const struct h2b_conn *c)
@@ -310,9 +271,7 @@ static void out_copy(struct h2b_conn *c, const void *p, size_t n)
 static void out_reset(struct h2b_conn *c)
 {
     c->hold = false;
-    uint8_t *b = h2b_outbuf_detach(&c->out);
-    if (b)
-        h2b_wmem_buf_put(&c->ctx->wm, b);
+    h2b_wmem_out_detach(&c->ctx->wm, &c->out);
 }
 
 static void fail(struct h2b_conn *c, enum h2b_stat why)
@@ -321,7 +280,7 @@ static void fail(struct h2b_conn *c, enum h2b_stat why)
         h2b_stats_add(&c->ctx->stats, why, 1);
     c->fatal = true;
     if (!c->head_only)
-        h2b_heap_remove(&c->ctx->timers, &c->tnode);
+        h2b_heap_remove(&c->ctx->timers, &c->tm.node);
 }
 
 static void fill(struct h2b_conn *c)
@@ -435,26 +394,6 @@ static bool delay_insert(struct h2b_conn *c, struct stream *st, uint64_t deadlin
     return true;
 }
 
-static bool eq(const uint8_t *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && memcmp(p, lit, l) == 0;
-}
-
-/* The route of :path p[0..n): the table in handlers.c, then a file under --docroot. */
-static void route_path(struct h2b_conn *c, struct stream *st, const uint8_t *p, size_t n)
-{
-    const struct h2b_conn_config *cfg = &c->ctx->cfg;
-    st->req.route = (uint8_t)h2b_route_parse(p, n, cfg->max_body, &st->req.arg);
-    if (st->req.route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0) {
-        int fd = h2b_docroot_open(cfg->docroot_fd, cfg->docroot_walk, p, n, &st->req.file_len);
-        if (fd >= 0) {
-            st->fd = fd;
-            st->req.route = H2B_ROUTE_FILE;
-        }
-    }
-}
-
 static bool is_upload(const struct stream *st)
 {
     return h2b_method_upload(st->req.method);
@@ -466,7 +405,7 @@ static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t
     (void)sess, (void)id, (void)buf, (void)ud;
     struct stream *st = src->ptr;
     if (st->req.route == H2B_ROUTE_ECHO) {
-        if (st->ch_bytes == 0) {
+        if (st->chunks.bytes == 0) {
             if (st->eof_in) {
                 *flags |= NGHTTP2_DATA_FLAG_EOF;
                 return 0;
@@ -474,9 +413,9 @@ static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t
             st->deferred = true;
             return NGHTTP2_ERR_DEFERRED;
         }
-        size_t n = st->ch_bytes < length ? (size_t)st->ch_bytes : length;
+        size_t n = st->chunks.bytes < length ? (size_t)st->chunks.bytes : length;
         *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-        if (st->eof_in && n == st->ch_bytes)
+        if (st->eof_in && n == st->chunks.bytes)
             *flags |= NGHTTP2_DATA_FLAG_EOF;
         return (ssize_t)n;
     }
@@ -486,30 +425,6 @@ static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t
     if (n == rem)
         *flags |= NGHTTP2_DATA_FLAG_EOF;
     return (ssize_t)n;
-}
-
-/* Moves n bytes out of the stream's chunks into the output buffer. */
-static void take_chunks(struct h2b_conn *c, struct stream *st, size_t n)
-{
-    while (n > 0) {
-        struct h2b_chunk *ch = st->ch_head;
-        size_t k = ch->len - ch->off;
-        if (k > n)
-            k = n;
-        out_copy(c, ch->data + ch->off, k);
-        ch->off += k;
-        n -= k;
-        st->ch_bytes -= k;
-        if (st->req.route == H2B_ROUTE_ECHO)
-            c->echo_bytes -= k;
-        if (ch->off == ch->len &&
-            (ch->next || st->req.route != H2B_ROUTE_ECHO || ch->len == H2B_CHUNK_SIZE)) {
-            st->ch_head = ch->next;
-            if (!st->ch_head)
-                st->ch_tail = NULL;
-            h2b_wmem_chunk_put(&c->ctx->wm, ch);
-        }
-    }
 }
 
 static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t *framehd,
@@ -541,12 +456,13 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
         else
             out_copy(c, h2b_pattern_at(st->off), length);
         break;
-    case H2B_BODY_ECHO:
-        take_chunks(c, st, length);
+    case H2B_BODY_ECHO: /* the last chunk stays: the request body may go on into it */
+        h2b_wmem_chunks_take(&c->ctx->wm, &st->chunks, &c->out, length, true);
+        c->echo_bytes -= length;
         nghttp2_session_consume(sess, st->id, length);
         break;
     case H2B_BODY_STATS:
-        take_chunks(c, st, length);
+        h2b_wmem_chunks_take(&c->ctx->wm, &st->chunks, &c->out, length, false);
         break;
     case H2B_BODY_FILE: {
         ssize_t r = pread(st->fd, c->out.buf + c->out.len, length, (off_t)st->off);
@@ -589,8 +505,8 @@ static void respond(struct h2b_conn *c, struct stream *st)
                                                  (char *)ch->data, H2B_CHUNK_SIZE);
         if (n >= 0) {
             ch->len = (size_t)n;
-            st->ch_head = st->ch_tail = ch;
-            st->ch_bytes = (uint64_t)n;
+            st->chunks.head = st->chunks.tail = ch;
+            st->chunks.bytes = (uint64_t)n;
             rs.len = (uint64_t)n;
         } else {
             if (ch)
@@ -689,10 +605,10 @@ static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const ui
     }
     if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || namelen == 0 || name[0] != ':')
         return 0;
-    if (eq(name, namelen, ":method")) {
+    if (h2b_lit_eq(name, namelen, ":method")) {
         st->req.method = (uint8_t)h2b_method_parse(value, valuelen);
-    } else if (eq(name, namelen, ":path") && st->req.route == H2B_ROUTE_NONE) {
-        route_path(c, st, value, valuelen);
+    } else if (h2b_lit_eq(name, namelen, ":path") && st->req.route == H2B_ROUTE_NONE) {
+        h2b_route_path(&st->req, &st->fd, value, valuelen, &c->ctx->cfg);
     }
     return 0;
 }
@@ -709,7 +625,7 @@ static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void
                                 : nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
         if (!st)
             break;
-        c->progress = true; /* a request or its body: application progress */
+        c->tm.progress = true; /* a request or its body: application progress */
         bool end = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
         if (end)
             st->eof_in = true;
@@ -757,7 +673,7 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
 {
     (void)flags;
     struct h2b_conn *c = ud;
-    c->progress = true;
+    c->tm.progress = true;
     struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
     if (!st || st->req.route != H2B_ROUTE_ECHO || !is_upload(st)) {
         if (st)
@@ -771,7 +687,7 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
         return 0;
     }
     const struct h2b_conn_config *cfg = &c->ctx->cfg;
-    if (st->ch_bytes + len > cfg->echo_stream_max || c->echo_bytes + len > cfg->echo_conn_max ||
+    if (st->chunks.bytes + len > cfg->echo_stream_max || c->echo_bytes + len > cfg->echo_conn_max ||
         h2b_wmem_over(&c->ctx->wm)) {
         /* A client that sends and does not read: its echo is cut, not buffered without end. */
         h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
@@ -780,30 +696,10 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
         consume(sess, id, len);
         return 0;
     }
-    c->echo_bytes += len;
-    while (len > 0) {
-        struct h2b_chunk *ch = st->ch_tail;
-        if (!ch || ch->len == H2B_CHUNK_SIZE) {
-            ch = h2b_wmem_chunk_get(&c->ctx->wm);
-            if (!ch) {
-                c->echo_bytes -= len;
-                return NGHTTP2_ERR_CALLBACK_FAILURE;
-            }
-            if (st->ch_tail)
-                st->ch_tail->next = ch;
-            else
-                st->ch_head = ch;
-            st->ch_tail = ch;
-        }
-        size_t k = H2B_CHUNK_SIZE - ch->len;
-        if (k > len)
-            k = len;
-        memcpy(ch->data + ch->len, data, k);
-        ch->len += k;
-        st->ch_bytes += k;
-        data += k;
-        len -= k;
-    }
+    size_t k = h2b_wmem_chunks_append(&c->ctx->wm, &st->chunks, data, len);
+    c->echo_bytes += k;
+    if (k < len)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
     if (st->deferred) {
         st->deferred = false;
         nghttp2_session_resume_data(sess, id);
@@ -817,18 +713,14 @@ static void stream_release(struct h2b_conn *c, struct stream *st)
     if (c->hdr_st == st)
         c->hdr_st = NULL;
     if (st->req.route == H2B_ROUTE_ECHO)
-        c->echo_bytes -= st->ch_bytes;
+        c->echo_bytes -= st->chunks.bytes;
     if (st->aprev)
         st->aprev->anext = st->anext;
     else
         c->streams = st->anext;
     if (st->anext)
         st->anext->aprev = st->aprev;
-    while (st->ch_head) {
-        struct h2b_chunk *ch = st->ch_head;
-        st->ch_head = ch->next;
-        h2b_wmem_chunk_put(&c->ctx->wm, ch);
-    }
+    h2b_wmem_chunks_free(&c->ctx->wm, &st->chunks);
     if (st->fd >= 0)
         close(st->fd);
     c->nstreams--;
@@ -844,8 +736,8 @@ static int on_stream_close(nghttp2_session *sess, int32_t id, uint32_t error_cod
     struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
     if (!st)
         return 0;
-    if (st->req.route == H2B_ROUTE_ECHO && st->ch_bytes > 0)
-        nghttp2_session_consume_connection(sess, (size_t)st->ch_bytes);
+    if (st->req.route == H2B_ROUTE_ECHO && st->chunks.bytes > 0)
+        nghttp2_session_consume_connection(sess, (size_t)st->chunks.bytes);
     /* No set_stream_user_data(NULL) (one more map lookup): with closed streams not retained,
      * nghttp2 destroys the stream right after this callback and calls none for it again. */
     stream_release(c, st);
@@ -857,7 +749,7 @@ static int on_frame_send(nghttp2_session *sess, const nghttp2_frame *frame, void
     (void)sess;
     struct h2b_conn *c = ud;
     if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
-        c->progress = true; /* a response frame left: application progress */
+        c->tm.progress = true; /* a response frame left: application progress */
     } else if (frame->hd.type == NGHTTP2_RST_STREAM) {
         h2b_sidwin_mark_reset(&c->sids, (uint32_t)frame->hd.stream_id);
         h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_SENT, 1);
@@ -971,40 +863,35 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
         ready_unlink(c, st);
         st->req.route = H2B_ROUTE_HELLO;
         respond(c, st);
-        c->progress = true;
+        c->tm.progress = true;
         conn_retime(c);
         h2b_conn_mark_dirty(c);
     }
     while ((top = h2b_heap_top(&ctx->timers)) != NULL && top->key <= now_ns) {
         struct h2b_conn *c =
-            (struct h2b_conn *)(void *)((char *)top - offsetof(struct h2b_conn, tnode));
+            (struct h2b_conn *)(void *)((char *)top - offsetof(struct h2b_conn, tm.node));
         conn_retime(c);
-        uint64_t d = conn_deadline(c);
-        if (d > now_ns) { /* the key was early: the connection made progress since */
-            h2b_heap_rekey(&ctx->timers, top, d);
+        switch (h2b_ctimer_due(&c->tm, &ctx->timers, now_ns, &ctx->cfg, &ctx->stats,
+                               c->ndelayed > 0, c->got_frame, c->terminated)) {
+        case H2B_CTIMER_EARLY:
             continue;
-        }
-        if (!c->was_busy) {
-            h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_IDLE, 1);
+        case H2B_CTIMER_IDLE:
             nghttp2_session_terminate_session(c->sess, NGHTTP2_NO_ERROR);
             c->terminated = true;
             conn_retime(c); /* now busy: a peer that never reads the GOAWAY is cut off later */
-        } else if (c->ndelayed > 0) { /* waiting on us, not on the peer */
-            c->progress = true;
+            break;
+        case H2B_CTIMER_WAIT: /* waiting on us, not on the peer */
             conn_retime(c);
-        } else if (!c->got_frame || c->terminated) {
-            if (!c->terminated)
-                h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            break;
+        case H2B_CTIMER_CUT:
             c->fatal = true;
-            h2b_heap_remove(&ctx->timers, top);
-        } else {
-            h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            break;
+        case H2B_CTIMER_SLOW:
             nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
             c->terminated = true;
-            c->busy_since = now_ns; /* the GOAWAY gets its own slow-client period */
+            break;
         }
-        if (h2b_heap_contains(top))
-            h2b_heap_rekey(&ctx->timers, top, conn_deadline(c));
+        h2b_ctimer_settle(&c->tm, &ctx->timers, &ctx->cfg);
         h2b_conn_mark_dirty(c);
     }
     h2b_h1_ctx_tick(ctx->h1, now_ns);
@@ -1014,13 +901,7 @@ void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
 
 uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
 {
-    uint64_t d = UINT64_MAX;
-    const struct h2b_heap_node *top = h2b_heap_top(&ctx->delays);
-    if (top)
-        d = top->key;
-    top = h2b_heap_top(&ctx->timers);
-    if (top && top->key < d)
-        d = top->key;
+    uint64_t d = h2b_ctimer_next(&ctx->timers, &ctx->delays);
     uint64_t d1 = h2b_h1_ctx_next_deadline(ctx->h1);
     uint64_t d2 = ctx->h2f ? h2b_h2s_ctx_next_deadline(ctx->h2f) : UINT64_MAX;
     if (d1 < d)
@@ -1049,7 +930,7 @@ int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
         return H2B_OK;
     }
     h2b_flood_init(&c->flood, ctx->cfg.flood_burst, ctx->now);
-    c->last = c->busy_since = ctx->now;
+    h2b_ctimer_init(&c->tm, ctx->now);
     c->preface_left = (uint8_t)(sizeof NGHTTP2_CLIENT_MAGIC - 1);
     if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
         goto out_free;
@@ -1099,7 +980,7 @@ void h2b_conn_del(struct h2b_conn *c)
     h2b_h1_del(c->h1);
     h2b_h2s_del(c->h2f);
     if (!c->head_only) {
-        h2b_heap_remove(&ctx->timers, &c->tnode);
+        h2b_heap_remove(&ctx->timers, &c->tm.node);
         /* nghttp2_session_del calls no stream-close callbacks: release our streams here. */
         while (c->streams)
             stream_release(c, c->streams);
@@ -1250,7 +1131,7 @@ static int become_h1(struct h2b_conn *c)
         return H2B_ERR_NOMEM;
     c->sniffing = false;
     if (!c->head_only) {
-        h2b_heap_remove(&c->ctx->timers, &c->tnode);
+        h2b_heap_remove(&c->ctx->timers, &c->tm.node);
         nghttp2_session_del(c->sess);
         c->sess = NULL;
     }

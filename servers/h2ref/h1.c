@@ -36,6 +36,7 @@
 #include "core/h1parse.h"
 #include "h2ref/handlers.h"
 #include "core/heap.h"
+#include "h2ref/ctimer.h"
 #include "core/pool.h"
 
 #include <stdlib.h>
@@ -288,11 +289,7 @@ static void retime(struct h2b_h1 *h)
         h2b_heap_remove(t, &h->tnode);
         return;
     }
-    uint64_t d = deadline(h);
-    if (!h2b_heap_contains(&h->tnode))
-        h2b_heap_push(t, &h->tnode, d); /* room reserved in h2b_h1_new */
-    else if (d < h->tnode.key)
-        h2b_heap_rekey(t, &h->tnode, d);
+    h2b_ctimer_arm(t, &h->tnode, deadline(h)); /* room reserved in h2b_h1_new */
 }
 
 static void fail(struct h2b_h1 *h, enum h2b_stat why)

@@ -46,8 +46,9 @@
  *   into a reserve at the buffer's end that responses never use; a peer that makes us answer
  *   without reading is cut off when the reserve is full (guard_outq). Responses are written
  *   by h2b_h2s_output from a round-robin queue of streams with something to send.
- * - Guards as in conn.c: the flood budget (the same charges), idle and slow-client timeouts,
- *   echo buffer caps and the memory budget.
+ * - Guards as in conn.c, from the same code: the flood budget (the same charges) and stream-id
+ *   window (guard.h), idle and slow-client timeouts (ctimer.h), echo buffer caps and the memory
+ *   budget (wmem.h).
  * - Memory: per connection this struct, the HPACK decoder from the first header block on (its
  *   table holds what the client indexed) and, while output is unsent, the output buffer (our
  *   SETTINGS wait for the first output, so an accepted connection holds no buffer); streams
@@ -68,6 +69,7 @@
 #include "core/h2wire.h"
 #include "h2ref/handlers.h"
 #include "core/heap.h"
+#include "h2ref/ctimer.h"
 #include "h2ref/guard.h"
 #include "h2ref/outbuf.h"
 #include "h2ref/wmem.h"
@@ -123,13 +125,12 @@ struct fstream {
     bool has_clen;
     bool star; /* :path is "*" */
     uint32_t hdr_bytes;
-    int64_t swin;      /* send window */
-    uint32_t rused;    /* received bytes not yet credited back */
-    uint32_t consumed; /* of those, consumed (credit due) */
-    uint64_t clen;     /* request content-length */
-    uint64_t len, off; /* response body length and bytes sent */
-    struct h2b_chunk *ch_head, *ch_tail;
-    uint64_t ch_bytes;
+    int64_t swin;             /* send window */
+    uint32_t rused;           /* received bytes not yet credited back */
+    uint32_t consumed;        /* of those, consumed (credit due) */
+    uint64_t clen;            /* request content-length */
+    uint64_t len, off;        /* response body length and bytes sent */
+    struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON (wmem.h) */
     int fd;
     char text[H2B_TEXT_MAX];
 };
@@ -157,10 +158,7 @@ struct h2b_h2s {
     nghttp2_hd_inflater *inf;
     struct fstream *streams, *last_st;
     struct fstream *q_head, *q_tail;
-    /* timers */
-    struct h2b_heap_node tnode;
-    uint64_t last, busy_since;
-    bool was_busy, progress;
+    struct h2b_ctimer tm;  /* idle and slow-client timer, in ctx->timers (ctimer.h) */
     struct h2b_outbuf out; /* outbuf.h */
     /* state */
     bool fatal, terminated, shut, peer_goaway, input_closed, calm;
@@ -224,10 +222,8 @@ static __attribute__((noinline, cold)) void out_preface(struct h2b_h2s *h)
 static bool out_ensure(struct h2b_h2s *h)
 {
     if (!h->out.buf) {
-        uint8_t *b = h2b_wmem_buf_get(&h->ctx->wm);
-        if (!b)
+        if (!h2b_wmem_out_attach(&h->ctx->wm, &h->out))
             return false;
-        h2b_outbuf_attach(&h->out, b);
         if (h->preface_due)
             out_preface(h);
     }
@@ -236,9 +232,7 @@ static bool out_ensure(struct h2b_h2s *h)
 
 static void out_reset(struct h2b_h2s *h)
 {
-    uint8_t *b = h2b_outbuf_detach(&h->out);
-    if (b)
-        h2b_wmem_buf_put(&h->ctx->wm, b);
+    h2b_wmem_out_detach(&h->ctx->wm, &h->out);
 }
 
 /* Room for responses (the control reserve excluded). */
@@ -253,7 +247,7 @@ static void fail(struct h2b_h2s *h, enum h2b_stat why)
     if (!h->fatal)
         h2b_stats_add(h->ctx->stats, why, 1);
     h->fatal = true;
-    h2b_heap_remove(&h->ctx->timers, &h->tnode);
+    h2b_heap_remove(&h->ctx->timers, &h->tm.node);
 }
 
 /* Writes a control frame (any room, the reserve included); a peer that keeps us answering
@@ -390,9 +384,9 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
         h->hb = HB_DISCARD;
     }
     if (st->body == H2B_BODY_ECHO || is_echo_upload(st)) {
-        h->echo_bytes -= st->ch_bytes;
-        if (st->ch_bytes > 0)
-            consume(h, NULL, (uint32_t)st->ch_bytes);
+        h->echo_bytes -= st->chunks.bytes;
+        if (st->chunks.bytes > 0)
+            consume(h, NULL, (uint32_t)st->chunks.bytes);
     }
     if (st->aprev)
         st->aprev->anext = st->anext;
@@ -400,11 +394,7 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
         h->streams = st->anext;
     if (st->anext)
         st->anext->aprev = st->aprev;
-    while (st->ch_head) {
-        struct h2b_chunk *ch = st->ch_head;
-        st->ch_head = ch->next;
-        h2b_wmem_chunk_put(&h->ctx->wm, ch);
-    }
+    h2b_wmem_chunks_free(&h->ctx->wm, &st->chunks);
     if (st->fd >= 0)
         close(st->fd);
     h->nstreams--;
@@ -428,26 +418,6 @@ static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t cod
 }
 
 /* ---- routes (handlers.c) ---- */
-
-static bool eq(const uint8_t *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && memcmp(p, lit, l) == 0;
-}
-
-/* The route of :path p[0..n): the table in handlers.c, then a file under --docroot. */
-static void route_path(struct h2b_h2s *h, struct fstream *st, const uint8_t *p, size_t n)
-{
-    const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    st->req.route = (uint8_t)h2b_route_parse(p, n, cfg->max_body, &st->req.arg);
-    if (st->req.route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0) {
-        int fd = h2b_docroot_open(cfg->docroot_fd, cfg->docroot_walk, p, n, &st->req.file_len);
-        if (fd >= 0) {
-            st->fd = fd;
-            st->req.route = H2B_ROUTE_FILE;
-        }
-    }
-}
 
 /* ---- response header blocks ---- */
 
@@ -587,8 +557,8 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
                                                  (char *)ch->data, H2B_CHUNK_SIZE);
         if (n >= 0) {
             ch->len = (size_t)n;
-            st->ch_head = st->ch_tail = ch;
-            st->ch_bytes = (uint64_t)n;
+            st->chunks.head = st->chunks.tail = ch;
+            st->chunks.bytes = (uint64_t)n;
             rs->len = (uint64_t)n;
         } else {
             if (ch)
@@ -629,7 +599,7 @@ enum { W_ROOM = -1, W_IDLE = 0, W_MORE = 1, W_DONE = 2 };
 static void out_done(struct h2b_h2s *h, struct fstream *st)
 {
     st->done_out = true;
-    h->progress = true;
+    h->tm.progress = true;
     if (st->eof_in)
         stream_release(h, st);
 }
@@ -655,7 +625,7 @@ static int write_headers(struct h2b_h2s *h, struct fstream *st)
                       (uint8_t)(H2B_FL_END_HEADERS | (body ? 0 : H2B_FL_END_STREAM)), st->id);
     h2b_outbuf_append(&h->out, 9 + n);
     st->hdr_sent = true;
-    h->progress = true;
+    h->tm.progress = true;
     if (!body) {
         out_done(h, st);
         return W_DONE;
@@ -663,35 +633,11 @@ static int write_headers(struct h2b_h2s *h, struct fstream *st)
     return W_MORE;
 }
 
-/* Moves n echo or /stats bytes from st's chunks into the output. */
-static void take_chunks(struct h2b_h2s *h, struct fstream *st, size_t n)
-{
-    bool echo = st->body == H2B_BODY_ECHO;
-    while (n > 0) {
-        struct h2b_chunk *ch = st->ch_head;
-        size_t k = ch->len - ch->off;
-        if (k > n)
-            k = n;
-        memcpy(h2b_outbuf_append(&h->out, k), ch->data + ch->off, k);
-        ch->off += k;
-        n -= k;
-        st->ch_bytes -= k;
-        if (echo)
-            h->echo_bytes -= k;
-        if (ch->off == ch->len && (ch->next || !echo || ch->len == H2B_CHUNK_SIZE)) {
-            st->ch_head = ch->next;
-            if (!st->ch_head)
-                st->ch_tail = NULL;
-            h2b_wmem_chunk_put(&h->ctx->wm, ch);
-        }
-    }
-}
-
 /* Writes one DATA frame of st's body. */
 static int write_data(struct h2b_h2s *h, struct fstream *st)
 {
     bool echo = st->body == H2B_BODY_ECHO;
-    uint64_t avail = echo || st->body == H2B_BODY_STATS ? st->ch_bytes : st->len - st->off;
+    uint64_t avail = echo || st->body == H2B_BODY_STATS ? st->chunks.bytes : st->len - st->off;
     bool eof_possible = !echo || st->eof_in;
     if (avail == 0 && !eof_possible)
         return W_IDLE; /* the echo waits for input */
@@ -737,9 +683,12 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
         break;
     case H2B_BODY_ECHO:
     case H2B_BODY_STATS:
-        take_chunks(h, st, n);
-        if (echo) /* after the frame: the credit may write a WINDOW_UPDATE */
+        /* an echo keeps its last chunk: the request body may go on into it */
+        h2b_wmem_chunks_take(&h->ctx->wm, &st->chunks, &h->out, n, echo);
+        if (echo) { /* after the frame: the credit may write a WINDOW_UPDATE */
+            h->echo_bytes -= n;
             consume(h, st, (uint32_t)n);
+        }
         break;
     case H2B_BODY_FILE: /* pread above, in place */
         if (n)
@@ -751,7 +700,7 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
     st->off += n;
     h->conn_swin -= (int64_t)n;
     st->swin -= (int64_t)n;
-    h->progress = true;
+    h->tm.progress = true;
     if (end) {
         out_done(h, st);
         return W_DONE;
@@ -790,34 +739,11 @@ static bool busy(const struct h2b_h2s *h)
            h->in_frame || h->hb != HB_NONE;
 }
 
-static uint64_t deadline(const struct h2b_h2s *h)
-{
-    const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    if (h->was_busy)
-        return (h->last > h->busy_since ? h->last : h->busy_since) + cfg->slow_timeout_ns;
-    return h->last + cfg->idle_timeout_ns;
-}
-
+/* The connection's timer (ctimer.h). */
 static void retime(struct h2b_h2s *h)
 {
     struct h2b_h2s_ctx *ctx = h->ctx;
-    if (h->fatal) {
-        h2b_heap_remove(&ctx->timers, &h->tnode);
-        return;
-    }
-    bool b = busy(h);
-    if (b && !h->was_busy)
-        h->busy_since = ctx->now;
-    h->was_busy = b;
-    if (h->progress) {
-        h->progress = false;
-        h->last = ctx->now;
-    }
-    uint64_t d = deadline(h);
-    if (!h2b_heap_contains(&h->tnode))
-        h2b_heap_push(&ctx->timers, &h->tnode, d); /* room reserved in h2b_h2s_new */
-    else if (d < h->tnode.key)
-        h2b_heap_rekey(&ctx->timers, &h->tnode, d);
+    h2b_ctimer_retime(&h->tm, &ctx->timers, ctx->now, h->fatal, busy(h), &ctx->cfg);
 }
 
 /* ---- request header fields ---- */
@@ -846,11 +772,11 @@ static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *na
     if (nlen == 0 || !valid_value(value, vlen))
         return false;
     if (name[0] == ':') {
-        unsigned bit = eq(name, nlen, ":method")      ? P_METHOD
-                       : eq(name, nlen, ":scheme")    ? P_SCHEME
-                       : eq(name, nlen, ":path")      ? P_PATH
-                       : eq(name, nlen, ":authority") ? P_AUTHORITY
-                                                      : 0;
+        unsigned bit = h2b_lit_eq(name, nlen, ":method")      ? P_METHOD
+                       : h2b_lit_eq(name, nlen, ":scheme")    ? P_SCHEME
+                       : h2b_lit_eq(name, nlen, ":path")      ? P_PATH
+                       : h2b_lit_eq(name, nlen, ":authority") ? P_AUTHORITY
+                                                              : 0;
         if (h->hb != HB_REQUEST || st->regular || bit == 0 || (st->pseudo & bit)) {
             return false;
         }
@@ -864,14 +790,14 @@ static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *na
                     return false;
                 }
             st->req.method = (uint8_t)h2b_method_parse(value, vlen);
-            st->connect = eq(value, vlen, "CONNECT");
-            st->options = eq(value, vlen, "OPTIONS");
+            st->connect = h2b_lit_eq(value, vlen, "CONNECT");
+            st->options = h2b_lit_eq(value, vlen, "OPTIONS");
         } else if (bit == P_PATH) {
             if (vlen == 0 || !(value[0] == '/' || (vlen == 1 && value[0] == '*'))) {
                 return false;
             }
             if (value[0] == '/') {
-                route_path(h, st, value, vlen);
+                h2b_route_path(&st->req, &st->fd, value, vlen, &h->ctx->cfg);
             } else {
                 st->star = true;
                 st->req.route = H2B_ROUTE_NOTFOUND;
@@ -884,11 +810,12 @@ static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *na
         if (!token_char(name[i])) { /* uppercase included */
             return false;
         }
-    if (eq(name, nlen, "connection") || eq(name, nlen, "keep-alive") ||
-        eq(name, nlen, "proxy-connection") || eq(name, nlen, "transfer-encoding") ||
-        eq(name, nlen, "upgrade") || (eq(name, nlen, "te") && !eq(value, vlen, "trailers"))) {
+    if (h2b_lit_eq(name, nlen, "connection") || h2b_lit_eq(name, nlen, "keep-alive") ||
+        h2b_lit_eq(name, nlen, "proxy-connection") || h2b_lit_eq(name, nlen, "transfer-encoding") ||
+        h2b_lit_eq(name, nlen, "upgrade") ||
+        (h2b_lit_eq(name, nlen, "te") && !h2b_lit_eq(value, vlen, "trailers"))) {
         return false;
-    } else if (eq(name, nlen, "content-length")) {
+    } else if (h2b_lit_eq(name, nlen, "content-length")) {
         uint64_t v;
         if (h->hb != HB_REQUEST || !h2b_parse_digits(value, vlen, UINT64_MAX / 2, &v) ||
             (st->has_clen && st->clen != v)) {
@@ -995,7 +922,7 @@ static void hb_done(struct h2b_h2s *h)
             rst(h, id, NULL, err);
         return;
     }
-    h->progress = true;
+    h->tm.progress = true;
     if (err || st->malformed) {
         rst(h, id, st, err ? err : H2B_E_PROTOCOL);
         return;
@@ -1138,7 +1065,7 @@ static void frame_begin(struct h2b_h2s *h)
             h->pb_need = 1;
         else
             h->body_left = len;
-        h->progress = true;
+        h->tm.progress = true;
         return;
     }
     case H2B_F_HEADERS: {
@@ -1447,7 +1374,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
         return;
     }
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    if (st->ch_bytes + n > cfg->echo_stream_max || h->echo_bytes + n > cfg->echo_conn_max ||
+    if (st->chunks.bytes + n > cfg->echo_stream_max || h->echo_bytes + n > cfg->echo_conn_max ||
         h2b_wmem_over(&h->ctx->wm)) {
         /* a client that sends and does not read: its echo is cut, not buffered without end */
         h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
@@ -1455,31 +1382,12 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
         rst(h, st->id, st, H2B_E_CALM);
         return;
     }
-    h->echo_bytes += n;
-    while (n > 0) {
-        struct h2b_chunk *ch = st->ch_tail;
-        if (!ch || ch->len == H2B_CHUNK_SIZE) {
-            ch = h2b_wmem_chunk_get(&h->ctx->wm);
-            if (!ch) {
-                h->echo_bytes -= n;
-                consume(h, NULL, (uint32_t)n);
-                rst(h, st->id, st, H2B_E_INTERNAL);
-                return;
-            }
-            if (st->ch_tail)
-                st->ch_tail->next = ch;
-            else
-                st->ch_head = ch;
-            st->ch_tail = ch;
-        }
-        size_t k = H2B_CHUNK_SIZE - ch->len;
-        if (k > n)
-            k = n;
-        memcpy(ch->data + ch->len, p, k);
-        ch->len += k;
-        st->ch_bytes += k;
-        p += k;
-        n -= k;
+    size_t k = h2b_wmem_chunks_append(&h->ctx->wm, &st->chunks, p, n);
+    h->echo_bytes += k;
+    if (k < n) {
+        consume(h, NULL, (uint32_t)(n - k));
+        rst(h, st->id, st, H2B_E_INTERNAL);
+        return;
     }
     if (!st->blocked)
         q_push(h, st);
@@ -1674,52 +1582,40 @@ void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
         st->responded = false;
         st->req.route = H2B_ROUTE_HELLO;
         respond(h, st);
-        h->progress = true;
+        h->tm.progress = true;
         retime(h);
         h2b_conn_mark_dirty(h->owner);
     }
     while ((top = h2b_heap_top(&ctx->timers)) != NULL && top->key <= now_ns) {
         struct h2b_h2s *h =
-            (struct h2b_h2s *)(void *)((char *)top - offsetof(struct h2b_h2s, tnode));
+            (struct h2b_h2s *)(void *)((char *)top - offsetof(struct h2b_h2s, tm.node));
         retime(h);
-        uint64_t d = deadline(h);
-        if (d > now_ns) {
-            h2b_heap_rekey(&ctx->timers, top, d);
+        switch (h2b_ctimer_due(&h->tm, &ctx->timers, now_ns, &ctx->cfg, ctx->stats, h->ndelayed > 0,
+                               h->got_frame, h->terminated)) {
+        case H2B_CTIMER_EARLY:
             continue;
-        }
-        if (!h->was_busy) {
-            h2b_stats_add(ctx->stats, H2B_STAT_GUARD_IDLE, 1);
+        case H2B_CTIMER_IDLE:
             conn_error(h, H2B_E_NO_ERROR);
             retime(h);
-        } else if (h->ndelayed > 0) {
-            h->progress = true;
+            break;
+        case H2B_CTIMER_WAIT:
             retime(h);
-        } else if (!h->got_frame || h->terminated) {
-            if (!h->terminated)
-                h2b_stats_add(ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            break;
+        case H2B_CTIMER_CUT:
             h->fatal = true;
-            h2b_heap_remove(&ctx->timers, top);
-        } else {
-            h2b_stats_add(ctx->stats, H2B_STAT_GUARD_SLOW, 1);
+            break;
+        case H2B_CTIMER_SLOW:
             conn_error(h, H2B_E_CALM);
-            h->busy_since = now_ns;
+            break;
         }
-        if (h2b_heap_contains(top))
-            h2b_heap_rekey(&ctx->timers, top, deadline(h));
+        h2b_ctimer_settle(&h->tm, &ctx->timers, &ctx->cfg);
         h2b_conn_mark_dirty(h->owner);
     }
 }
 
 uint64_t h2b_h2s_ctx_next_deadline(const struct h2b_h2s_ctx *ctx)
 {
-    uint64_t d = UINT64_MAX;
-    const struct h2b_heap_node *top = h2b_heap_top(&ctx->delays);
-    if (top)
-        d = top->key;
-    top = h2b_heap_top(&ctx->timers);
-    if (top && top->key < d)
-        d = top->key;
-    return d;
+    return h2b_ctimer_next(&ctx->timers, &ctx->delays);
 }
 
 /* ---- connection ---- */
@@ -1733,7 +1629,7 @@ int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *
     h->ctx = ctx;
     h->owner = owner;
     h2b_flood_init(&h->flood, cfg->flood_burst, ctx->now);
-    h->last = h->busy_since = ctx->now;
+    h2b_ctimer_init(&h->tm, ctx->now);
     h->conn_swin = 65535;
     h->peer_iwin = 65535;
     h->hp_max = HPACK_MAX;
@@ -1752,7 +1648,7 @@ void h2b_h2s_del(struct h2b_h2s *h)
 {
     if (!h)
         return;
-    h2b_heap_remove(&h->ctx->timers, &h->tnode);
+    h2b_heap_remove(&h->ctx->timers, &h->tm.node);
     while (h->streams)
         stream_release(h, h->streams);
     if (h->inf)

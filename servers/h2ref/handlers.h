@@ -15,9 +15,12 @@
 #ifndef H2B_H2REF_HANDLERS_H
 #define H2B_H2REF_HANDLERS_H
 
+#include "h2ref/conn.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define H2B_MAX_DELAY_MS 60000 /* the largest /delay/MS */
 #define H2B_PATTERN_STEP 16384 /* the longest run one h2b_pattern_at() pointer may cover */
@@ -151,6 +154,30 @@ static inline const uint8_t *h2b_pattern_at(uint64_t off)
  * in *len, or -1: no such file, not a regular file, or a path that is refused (empty, "." or ".."
  * segments, a decoded NUL or '/', a malformed escape). */
 int h2b_docroot_open(int dfd, bool walk, const uint8_t *p, size_t n, uint64_t *len);
+
+/* The route of :path p[0..n) into rq (route, arg): the table (h2b_route_parse), then for an
+ * unknown path with a --docroot (cfg->docroot_fd >= 0) a file under it (h2b_docroot_open):
+ * H2B_ROUTE_FILE, its length in rq->file_len and its fd in *fd (the caller closes it; *fd untouched
+ * otherwise). Inline: it runs for every HTTP/2 request, in both engines. */
+static inline void h2b_route_path(struct h2b_request *rq, int *fd, const uint8_t *p, size_t n,
+                                  const struct h2b_conn_config *cfg)
+{
+    rq->route = (uint8_t)h2b_route_parse(p, n, cfg->max_body, &rq->arg);
+    if (rq->route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0) {
+        int f = h2b_docroot_open(cfg->docroot_fd, cfg->docroot_walk, p, n, &rq->file_len);
+        if (f >= 0) {
+            *fd = f;
+            rq->route = H2B_ROUTE_FILE;
+        }
+    }
+}
+
+/* p[0..n) is the string lit (a header name or value against a literal). */
+static inline bool h2b_lit_eq(const uint8_t *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && memcmp(p, lit, l) == 0;
+}
 
 /* The deliberate regression of tests/integration/profile.sh (H2B_INJECT_SLOW=h2ref): burns
  * about as much CPU as a request costs, in a function of its own for the flame graph. */

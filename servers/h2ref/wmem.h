@@ -45,6 +45,12 @@ struct h2b_chunk {
     uint8_t data[H2B_CHUNK_SIZE];
 };
 
+/* A stream's chunks, oldest first. */
+struct h2b_chunks {
+    struct h2b_chunk *head, *tail;
+    uint64_t bytes; /* bytes held (received, not yet taken) */
+};
+
 struct h2b_wmem {
     struct h2b_freelist streams, chunks, bufs;
     uint64_t budget;           /* bytes (0: no budget) */
@@ -163,6 +169,97 @@ static inline void h2b_wmem_buf_put(struct h2b_wmem *m, uint8_t *b)
 {
     if (!h2b_freelist_keep(&m->bufs, b))
         h2b_wmem_drop(m, b, H2B_OUTBUF_ALLOC);
+}
+
+/* Gives o (holding no block) a block of its own; false: no memory. */
+static inline bool h2b_wmem_out_attach(struct h2b_wmem *m, struct h2b_outbuf *o)
+{
+    uint8_t *b = h2b_wmem_buf_get(m);
+    if (!b)
+        return false;
+    h2b_outbuf_attach(o, b);
+    return true;
+}
+
+/* Empties o and puts its block (if any) back. */
+static inline void h2b_wmem_out_detach(struct h2b_wmem *m, struct h2b_outbuf *o)
+{
+    uint8_t *b = h2b_outbuf_detach(o);
+    if (b)
+        h2b_wmem_buf_put(m, b);
+}
+
+/* Appends n bytes at p to q, in new chunks as the last fills. Returns the bytes stored: fewer
+ * than n when a chunk could not be had (no memory). */
+static inline size_t h2b_wmem_chunks_append(struct h2b_wmem *m, struct h2b_chunks *q,
+                                            const uint8_t *p, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        struct h2b_chunk *ch = q->tail;
+        if (!ch || ch->len == H2B_CHUNK_SIZE) {
+            ch = h2b_wmem_chunk_get(m);
+            if (!ch)
+                break;
+            if (q->tail)
+                q->tail->next = ch;
+            else
+                q->head = ch;
+            q->tail = ch;
+        }
+        size_t k = H2B_CHUNK_SIZE - ch->len;
+        if (k > n - done)
+            k = n - done;
+        memcpy(ch->data + ch->len, p + done, k);
+        ch->len += k;
+        q->bytes += k;
+        done += k;
+    }
+    return done;
+}
+
+/* Copies n bytes (at most q->bytes) from q's front into o, which has the room and an iovec
+ * entry (outbuf.h); chunks emptied are put back, except the last when keep_tail (an /echo body
+ * still arriving fills it further). */
+static inline void h2b_wmem_chunks_take(struct h2b_wmem *m, struct h2b_chunks *q,
+                                        struct h2b_outbuf *o, size_t n, bool keep_tail)
+{
+    q->bytes -= n;
+    while (n > 0) {
+        struct h2b_chunk *ch = q->head;
+        size_t k = ch->len - ch->off;
+        if (k > n)
+            k = n;
+        memcpy(h2b_outbuf_append(o, k), ch->data + ch->off, k);
+        ch->off += k;
+        n -= k;
+        if (ch->off == ch->len && (ch->next || !keep_tail || ch->len == H2B_CHUNK_SIZE)) {
+            q->head = ch->next;
+            if (!q->head)
+                q->tail = NULL;
+            h2b_wmem_chunk_put(m, ch);
+        }
+    }
+}
+
+static __attribute__((noinline, unused)) void h2b_wmem_chunks_free_all(struct h2b_wmem *m,
+                                                                       struct h2b_chunks *q)
+{
+    while (q->head) {
+        struct h2b_chunk *ch = q->head;
+        q->head = ch->next;
+        h2b_wmem_chunk_put(m, ch);
+    }
+    q->tail = NULL;
+    q->bytes = 0;
+}
+
+/* Puts back every chunk of q (empty after). Out of line when there are any: a stream's release
+ * runs for every request, and most hold none. */
+static inline void h2b_wmem_chunks_free(struct h2b_wmem *m, struct h2b_chunks *q)
+{
+    if (q->head)
+        h2b_wmem_chunks_free_all(m, q);
 }
 
 #endif
