@@ -11,11 +11,14 @@
 #include "load/load.h"
 #include "core/pool_nghttp2.h" /* harness/core: the size-class pool as an nghttp2_mem */
 
+#include <errno.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /* Read-only during the run; every worker points at the same one. */
 struct h2b__load_shared {
@@ -241,6 +244,26 @@ static inline void h2b__load_req_end(struct h2b__load_worker *w, struct h2b__loa
  * the progress hand-off. Hooks may be NULL. Returns false when epoll failed (w->rc is set). The
  * wait is epoll_pwait2 (ns timeout), or epoll_wait rounded up to a millisecond where the kernel or
  * valgrind lacks it (ENOSYS, remembered per worker). */
+/* Where an engine's connection stands, as the code every engine shares sees it. */
+enum h2b__load_phase {
+    H2B__LOAD_IDLE,    /* not started yet (-r ramp) */
+    H2B__LOAD_OPENING, /* connect, TLS or QUIC handshake, HTTP/2 SETTINGS */
+    H2B__LOAD_READY,   /* requests may flow */
+    H2B__LOAD_OVER     /* finished or dead */
+};
+
+/* Every engine's own states run: idle (0), the set-up states, ready, then finished and dead. */
+static inline enum h2b__load_phase h2b__load_phase_of(int state, int ready)
+{
+    return state == 0       ? H2B__LOAD_IDLE
+           : state < ready  ? H2B__LOAD_OPENING
+           : state == ready ? H2B__LOAD_READY
+                            : H2B__LOAD_OVER;
+}
+
+/* The engine's connection i of w, for the loop's end and the release. */
+typedef enum h2b__load_phase (*h2b__load_phase_fn)(const struct h2b__load_worker *w, uint32_t i);
+
 /* The open loop's release (--total-rps), one for every engine: once all of the worker's
  * connections are up or failed, the arrival schedule starts (worker i phase-shifted by i/R, so
  * the merged constant stream is evenly interleaved, and connection set-up is not charged to the
@@ -249,7 +272,7 @@ static inline void h2b__load_req_end(struct h2b__load_worker *w, struct h2b__loa
  * schedule with its intended time (w->all_busy until a stream frees). The engine says what its
  * connection i is: */
 struct h2b__load_rate {
-    bool (*settled)(const struct h2b__load_worker *w, uint32_t i);  /* up, or failed for good */
+    h2b__load_phase_fn phase;                                       /* settled: ready or over */
     bool (*can_take)(const struct h2b__load_worker *w, uint32_t i); /* a request may go now */
     /* sends the arrival intended at t on it; false: refused (the arrival stays scheduled) */
     bool (*submit)(struct h2b__load_worker *w, uint32_t i, uint64_t t);
@@ -271,11 +294,9 @@ static inline bool h2b__load_running(const struct h2b__load_worker *w)
     return !w->interrupted && (w->sh->t_end == 0 || w->now < w->sh->t_end);
 }
 
-/* The loop's end, the same for every engine: the run is over, or no connection is alive
- * (alive(w, i): connection i is neither finished nor dead), or under --total-rps every
- * arrival has been handed out and answered. */
-bool h2b__load_worker_done(const struct h2b__load_worker *w,
-                           bool (*alive)(const struct h2b__load_worker *w, uint32_t i));
+/* The loop's end, the same for every engine: the run is over, or every connection is over
+ * (finished or dead), or under --total-rps every arrival has been handed out and answered. */
+bool h2b__load_worker_done(const struct h2b__load_worker *w, h2b__load_phase_fn phase);
 
 /* How long a loop turn may sleep, in ns from w->now: until the earliest of MAX_WAIT (the stop
  * flag and progress are noticed this fast), the next timeout tick, -D's end, the next
@@ -296,6 +317,49 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd);
 int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t *t_tcp,
                         const char *alpn, bool alpn_optional, uint32_t *events);
 
+/* Bytes in and out of a TCP connection, through ssl when it is TLS (the HTTP/1.1 and HTTP/2
+ * engines). Both return the bytes moved (> 0), 0 when the socket or TLS must wait, or below 0:
+ * H2B__LOAD_EOF the server closed it (TLS: close_notify), H2B__LOAD_EIO it failed. Inline: they
+ * are on every request's path. */
+#define H2B__LOAD_EOF (-1)
+#define H2B__LOAD_EIO (-2)
+#define H2B__LOAD_TLS_CHUNK (1U << 30) /* SSL_read/SSL_write count in int */
+
+/* What a socket call's errno, or an SSL_read/SSL_write that returned r <= 0, means. */
+static inline ssize_t h2b__load_sock_fail(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR ? 0 : H2B__LOAD_EIO;
+}
+static inline ssize_t h2b__load_tls_fail(SSL *ssl, int r)
+{
+    int e = SSL_get_error(ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+        return 0;
+    return e == SSL_ERROR_ZERO_RETURN ? H2B__LOAD_EOF : H2B__LOAD_EIO;
+}
+
+static inline ssize_t h2b__load_tcp_recv(int fd, SSL *ssl, uint8_t *buf, size_t len)
+{
+    if (!ssl) {
+        ssize_t n = read(fd, buf, len);
+        return n > 0 ? n : n == 0 ? H2B__LOAD_EOF : h2b__load_sock_fail(errno);
+    }
+    ERR_clear_error();
+    int r = SSL_read(ssl, buf, (int)(len > H2B__LOAD_TLS_CHUNK ? H2B__LOAD_TLS_CHUNK : len));
+    return r > 0 ? r : h2b__load_tls_fail(ssl, r);
+}
+
+static inline ssize_t h2b__load_tcp_send(int fd, SSL *ssl, const uint8_t *buf, size_t len)
+{
+    if (ssl) {
+        ERR_clear_error();
+        int r = SSL_write(ssl, buf, (int)(len > H2B__LOAD_TLS_CHUNK ? H2B__LOAD_TLS_CHUNK : len));
+        return r > 0 ? r : h2b__load_tls_fail(ssl, r);
+    }
+    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+    return n >= 0 ? n : h2b__load_sock_fail(errno);
+}
+
 /* What a torn-down connection does next, decided the same way by every engine: it reconnects if
  * it owes requests and got responses since its last connect (one more try), else it has finished
  * (nothing owed) or is dead; in -n mode what a dead one still owed is counted as not sent
@@ -309,11 +373,12 @@ enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, struct h2b__loa
 /* Answers a pending progress snapshot request (call once per loop turn). */
 void h2b__load_snapshot(struct h2b__load_worker *w);
 
-/* The connection deadlines every engine checks on its tick: -T (a connection's life since
- * connect), a connect or handshake that hangs until it is ready (bounded by --timeout, else -N)
- * and -N while requests are in flight (busy). True: close the connection (it may reconnect). */
+/* The connection deadlines every engine checks on its tick, for a connection that is opening or
+ * ready: -T (a connection's life since connect), a connect or handshake that hangs until it is
+ * ready (bounded by --timeout, else -N) and -N while requests are in flight (busy). True: close
+ * the connection (it may reconnect). */
 bool h2b__load_conn_expired(const struct h2b__load_worker *w, const struct h2b__load_life *l,
-                            bool ready, bool busy);
+                            enum h2b__load_phase phase, bool busy);
 
 /* The connection's requests per second over its active time inside the measurement (from its
  * first connect, or the end of the warm-up, to its last close, or -D's end). */

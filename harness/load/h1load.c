@@ -79,11 +79,11 @@ struct h1c {
 };
 
 struct h1w {
-    struct h1c *conns;
-    uint8_t **msg; /* per URI: the whole request */
-    size_t *msg_len;
+    uint8_t *msgs;   /* every URI's whole request, one after the other */
+    size_t *msg_off; /* URI u's request is msgs[msg_off[u] .. msg_off[u + 1]) */
     struct h2b_h1_limits lim;
     uint8_t rx[RX_SIZE];
+    struct h1c conns[]; /* w->nconns */
 };
 
 static void set_events(struct h1c *c, uint32_t ev)
@@ -126,6 +126,13 @@ static void req_release(void *c, uint32_t k)
     h2b__load_req_end(h->w, &h->req);
 }
 
+/* At the end: teardown and the buffer kept over reconnects */
+static void conn_free(struct h1c *c)
+{
+    conn_teardown(c);
+    free(c->hbuf);
+}
+
 /* Tears c down: the request in flight is errored (a timeout if timed_out), then it
  * reconnects, finishes or dies (see the file comment). */
 static void conn_close(struct h1c *c, bool timed_out)
@@ -143,29 +150,12 @@ static void conn_close(struct h1c *c, bool timed_out)
         conn_start(c);
 }
 
-/* >= 0 bytes written (0: would block), -1 failed. */
-static ssize_t conn_send(struct h1c *c, const uint8_t *p, size_t n)
-{
-    if (c->ssl) {
-        ERR_clear_error();
-        int r = SSL_write(c->ssl, p, (int)(n > (1U << 30) ? 1U << 30 : n));
-        if (r > 0)
-            return r;
-        int e = SSL_get_error(c->ssl, r);
-        return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
-    }
-    ssize_t r = send(c->fd, p, n, MSG_NOSIGNAL);
-    if (r >= 0)
-        return r;
-    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-}
-
 /* Writes what is left of the request; false when the connection failed. */
 static bool conn_flush(struct h1c *c)
 {
     struct h2b__load_worker *w = c->w;
     while (c->out_off < c->out_len) {
-        ssize_t n = conn_send(c, c->out + c->out_off, c->out_len - c->out_off);
+        ssize_t n = h2b__load_tcp_send(c->fd, c->ssl, c->out + c->out_off, c->out_len - c->out_off);
         if (n < 0) {
             conn_close(c, false);
             return false;
@@ -190,8 +180,8 @@ static bool submit(struct h1c *c, uint64_t t_intended)
     const struct h2b__load_shared *sh = w->sh;
     struct h1w *hw = c->hw;
     uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
-    c->out = hw->msg[u];
-    c->out_len = hw->msg_len[u];
+    c->out = hw->msgs + hw->msg_off[u];
+    c->out_len = hw->msg_off[u + 1] - hw->msg_off[u];
     c->out_off = 0;
     c->first_byte = false;
     c->rs = R_HEAD;
@@ -373,25 +363,11 @@ static void conn_read(struct h1c *c)
     struct h2b__load_worker *w = c->w;
     struct h1w *hw = c->hw;
     for (int i = 0; i < 16 && c->state == S_READY; i++) {
-        ssize_t n;
-        if (c->ssl) {
-            ERR_clear_error();
-            int r = SSL_read(c->ssl, hw->rx, RX_SIZE);
-            if (r <= 0) {
-                int e = SSL_get_error(c->ssl, r);
-                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
-                    return;
-                n = e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
-            } else {
-                n = r;
-            }
-        } else {
-            n = read(c->fd, hw->rx, RX_SIZE);
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-                return;
-        }
-        if (n <= 0) {
-            if (n == 0 && c->req.busy && c->rs == R_EOF) {
+        ssize_t n = h2b__load_tcp_recv(c->fd, c->ssl, hw->rx, RX_SIZE);
+        if (n == 0)
+            return;
+        if (n < 0) {
+            if (n == H2B__LOAD_EOF && c->req.busy && c->rs == R_EOF) {
                 response_done(c); /* a body delimited by the close (close_after is set) */
                 return;
             }
@@ -482,6 +458,12 @@ static void on_event_any(void *c, uint32_t ev)
     on_event(c, ev);
 }
 
+static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
+{
+    const struct h1w *hw = w->h1;
+    return h2b__load_phase_of(hw->conns[i].state, S_READY);
+}
+
 static void check_timeouts(struct h2b__load_worker *w)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
@@ -489,28 +471,19 @@ static void check_timeouts(struct h2b__load_worker *w)
     uint64_t now = w->now;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h1c *c = &hw->conns[i];
-        if (c->state != S_CONNECTING && c->state != S_HANDSHAKE && c->state != S_READY)
-            continue;
-        if (h2b__load_conn_expired(w, &c->life, c->state == S_READY, c->req.busy)) {
+        if (h2b__load_conn_expired(w, &c->life, conn_phase(w, i), c->req.busy)) {
             conn_close(c, true);
-            continue;
-        }
-        if (c->state != S_READY || !c->req.busy)
-            continue;
-        if (cfg->timeout_ns && now - c->req.t_submit >= cfg->timeout_ns) {
-            c->life.responses =
-                c->life.responses ? c->life.responses : 1; /* reconnect: the server lives */
+        } else if (c->state == S_READY && c->req.busy && cfg->timeout_ns &&
+                   now - c->req.t_submit >= cfg->timeout_ns) {
+            /* HTTP/1.1 cannot cancel one request: the connection goes, and comes back (the
+             * server lives) */
+            c->life.responses = c->life.responses ? c->life.responses : 1;
             conn_close(c, true);
         }
     }
 }
 
 /* --total-rps: worker.c's h2b__load_release, one request per free connection */
-static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
-{
-    const struct h1w *hw = w->h1;
-    return hw->conns[i].state >= S_READY;
-}
 
 static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
@@ -525,13 +498,7 @@ static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
     return true;
 }
 
-static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
-
-static bool conn_alive(const struct h2b__load_worker *w, uint32_t i)
-{
-    const struct h1w *hw = w->h1;
-    return hw->conns[i].state <= S_READY;
-}
+static const struct h2b__load_rate rate_hooks = {conn_phase, rate_can_take, rate_submit};
 
 static uint64_t wait_ns(const struct h2b__load_worker *w)
 {
@@ -563,7 +530,7 @@ void *h2b__h1_worker_main(void *arg)
     h2b__load_thread_start(w, "h1load");
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&hw->conns[i]);
-    while (!h2b__load_worker_done(w, conn_alive))
+    while (!h2b__load_worker_done(w, conn_phase))
         if (!h2b__load_turn(w, wait_ns(w), &turn))
             break;
     w->now = h2b_clock_now_ns();
@@ -638,7 +605,8 @@ static bool sb_str(struct sbuf *b, const char *s)
     return sb_put(b, s, strlen(s));
 }
 
-/* The request of URI u: the h2 header list (sh->nva) rendered as HTTP/1.1, then the body.
+/* Appends the request of URI u to b: the h2 header list (sh->nva) rendered as HTTP/1.1, then
+ * the body.
  * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_INVAL (a CR or LF in a name or value). */
 static int render(const struct h2b__load_shared *sh, size_t u, struct sbuf *b)
 {
@@ -676,36 +644,30 @@ static int render(const struct h2b__load_shared *sh, size_t u, struct sbuf *b)
 
 int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
 {
-    const struct h2b__load_shared *sh = w->sh;
-    const struct h2b_load_config *cfg = sh->cfg;
-    struct h1w *hw = calloc(1, sizeof *hw);
-    if (!hw)
+    const struct h2b_load_config *cfg = w->sh->cfg;
+    struct h1w *hw = calloc(1, sizeof *hw + (size_t)w->nconns * sizeof hw->conns[0]);
+    if (!hw || !(hw->msg_off = calloc(cfg->nuris + 1, sizeof *hw->msg_off))) {
+        free(hw);
         return H2B_ERR_NOMEM;
+    }
     w->h1 = hw;
-    hw->conns = calloc(w->nconns, sizeof *hw->conns);
-    hw->msg = calloc(cfg->nuris, sizeof *hw->msg);
-    hw->msg_len = calloc(cfg->nuris, sizeof *hw->msg_len);
-    if (!hw->conns || !hw->msg || !hw->msg_len)
-        return H2B_ERR_NOMEM;
+    for (uint32_t i = 0; i < w->nconns; i++) { /* first: h2b__h1_worker_free closes them */
+        hw->conns[i] = (struct h1c){.w = w, .hw = hw, .fd = -1};
+        h2b__load_life_init(&hw->conns[i].life, w, first_conn, i, requests);
+    }
     hw->lim.max_line = LINE_MAX_H1;
     hw->lim.max_head = HEAD_MAX;
+    struct sbuf b = {0};
     for (size_t u = 0; u < cfg->nuris; u++) {
-        struct sbuf b = {0};
-        int rv = render(sh, u, &b);
+        hw->msg_off[u] = b.n;
+        int rv = render(w->sh, u, &b);
         if (rv != H2B_OK) {
             free(b.p);
             return rv;
         }
-        hw->msg[u] = b.p;
-        hw->msg_len[u] = b.n;
     }
-    for (uint32_t i = 0; i < w->nconns; i++) {
-        struct h1c *c = &hw->conns[i];
-        c->w = w;
-        c->hw = hw;
-        c->fd = -1;
-        h2b__load_life_init(&c->life, w, first_conn, i, requests);
-    }
+    hw->msgs = b.p;
+    hw->msg_off[cfg->nuris] = b.n;
     return H2B_OK;
 }
 
@@ -714,15 +676,10 @@ void h2b__h1_worker_free(struct h2b__load_worker *w)
     struct h1w *hw = w->h1;
     if (!hw)
         return;
-    for (uint32_t i = 0; hw->conns && i < w->nconns; i++) {
-        conn_teardown(&hw->conns[i]);
-        free(hw->conns[i].hbuf);
-    }
-    for (size_t u = 0; hw->msg && u < w->sh->cfg->nuris; u++)
-        free(hw->msg[u]);
-    free(hw->msg);
-    free(hw->msg_len);
-    free(hw->conns);
+    for (uint32_t i = 0; i < w->nconns; i++)
+        conn_free(&hw->conns[i]);
+    free(hw->msgs);
+    free(hw->msg_off);
     free(hw);
     w->h1 = NULL;
 }

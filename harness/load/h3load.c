@@ -70,13 +70,13 @@ struct h3c {
 };
 
 struct h3w {
-    struct h3c *conns;
     struct h3c *touched;
     gnutls_certificate_credentials_t cred;
-    nghttp3_nv **nva;
-    size_t *nvlen;
+    nghttp3_nv *nv; /* every URI's request header list, one after the other */
+    size_t *nv_off; /* URI u's is nv[nv_off[u] .. nv_off[u + 1]) */
     uint8_t rx[RX_SIZE];
     uint8_t tx[1500];
+    struct h3c conns[]; /* w->nconns */
 };
 
 /* ---- helpers ---- */
@@ -236,8 +236,9 @@ static bool submit(struct h3c *c, uint64_t t_intended)
     struct h3slot *s = &c->slots[c->free_head];
     uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
     nghttp3_data_reader dr = {.read_data = body_read};
-    if (nghttp3_conn_submit_request(c->b.h, id, hw->nva[u], hw->nvlen[u],
-                                    sh->cfg->body ? &dr : NULL, s) != 0) {
+    if (nghttp3_conn_submit_request(c->b.h, id, hw->nv + hw->nv_off[u],
+                                    hw->nv_off[u + 1] - hw->nv_off[u], sh->cfg->body ? &dr : NULL,
+                                    s) != 0) {
         ngtcp2_conn_shutdown_stream(c->b.q, id, NGHTTP3_H3_INTERNAL_ERROR);
         c->draining = true;
         return false;
@@ -350,6 +351,13 @@ static void conn_teardown(struct h3c *c)
         close(c->fd); /* also leaves the epoll set */
         c->fd = -1;
     }
+}
+
+/* At the end: teardown and the slots kept over reconnects */
+static void conn_free(struct h3c *c)
+{
+    conn_teardown(c);
+    free(c->slots);
 }
 
 /* Sends CONNECTION_CLOSE (best effort) unless the connection is closing or draining already. */
@@ -566,6 +574,12 @@ static void conn_read_any(void *c, uint32_t events)
     conn_read(c);
 }
 
+static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
+{
+    const struct h3w *hw = w->h3;
+    return h2b__load_phase_of(hw->conns[i].state, S_READY);
+}
+
 /* --timeout: the request in slot k is counted; its stream is reset */
 static void cancel_slot(void *c, uint32_t k)
 {
@@ -579,26 +593,16 @@ static void check_timeouts(struct h2b__load_worker *w)
     struct h3w *hw = hw_of(w);
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h3c *c = &hw->conns[i];
-        if (c->state != S_HANDSHAKE && c->state != S_READY)
-            continue;
-        if (h2b__load_conn_expired(w, &c->life, c->state == S_READY, c->inflight > 0)) {
-            conn_close(c, true);
-            continue;
-        }
-        if (c->state != S_READY || c->inflight == 0)
-            continue;
         struct h2b__load_slots slots = {c->slots, sizeof *c->slots, c->nslots, c};
-        if (h2b__load_time_out(w, &c->life, &slots, cancel_slot))
+        enum h2b__load_phase ph = conn_phase(w, i);
+        if (h2b__load_conn_expired(w, &c->life, ph, c->inflight > 0) ||
+            (ph == H2B__LOAD_READY && c->inflight > 0 &&
+             h2b__load_time_out(w, &c->life, &slots, cancel_slot)))
             conn_close(c, true);
     }
 }
 
 /* --total-rps: worker.c's h2b__load_release over QUIC connections */
-static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
-{
-    const struct h3w *hw = w->h3;
-    return hw->conns[i].state >= S_READY;
-}
 
 static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
@@ -613,13 +617,7 @@ static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
     return submit(&hw_of(w)->conns[i], t);
 }
 
-static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
-
-static bool conn_alive(const struct h2b__load_worker *w, uint32_t i)
-{
-    const struct h3w *hw = w->h3;
-    return hw->conns[i].state <= S_READY;
-}
+static const struct h2b__load_rate rate_hooks = {conn_phase, rate_can_take, rate_submit};
 
 /* the earliest QUIC expiry (loss detection, ACK delay, idle) of a live connection */
 static uint64_t wait_ns(struct h2b__load_worker *w)
@@ -681,10 +679,10 @@ void *h2b__h3_worker_main(void *arg)
     h2b__load_thread_start(w, "h3load");
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_start(&hw->conns[i]);
-    while (!h2b__load_worker_done(w, conn_alive)) {
+    while (!h2b__load_worker_done(w, conn_phase)) {
         bool again = false;
         flush_touched(w, &again);
-        if (h2b__load_worker_done(w, conn_alive))
+        if (h2b__load_worker_done(w, conn_phase))
             break;
         if (!h2b__load_turn(w, again ? 0 : wait_ns(w), &turn))
             break;
@@ -699,36 +697,33 @@ int h2b__h3_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
 {
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b_load_config *cfg = sh->cfg;
-    struct h3w *hw = calloc(1, sizeof *hw);
+    struct h3w *hw = calloc(1, sizeof *hw + (size_t)w->nconns * sizeof hw->conns[0]);
     if (!hw)
         return H2B_ERR_NOMEM;
     w->h3 = hw;
-    hw->conns = calloc(w->nconns, sizeof *hw->conns);
-    hw->nva = calloc(cfg->nuris, sizeof *hw->nva);
-    hw->nvlen = calloc(cfg->nuris, sizeof *hw->nvlen);
-    if (!hw->conns || !hw->nva || !hw->nvlen ||
-        gnutls_certificate_allocate_credentials(&hw->cred) != 0)
-        return H2B_ERR_NOMEM;
-    /* the h2 request headers, as nghttp3 name/value pairs (they point into cfg) */
-    for (size_t u = 0; u < cfg->nuris; u++) {
-        hw->nva[u] = calloc(sh->nvlen[u], sizeof *hw->nva[u]);
-        if (!hw->nva[u])
-            return H2B_ERR_NOMEM;
-        for (size_t k = 0; k < sh->nvlen[u]; k++) {
-            const nghttp2_nv *src = &sh->nva[u][k];
-            hw->nva[u][k] =
-                (nghttp3_nv){src->name, src->value, src->namelen, src->valuelen,
-                             NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE};
-        }
-        hw->nvlen[u] = sh->nvlen[u];
-    }
-    for (uint32_t i = 0; i < w->nconns; i++) {
+    for (uint32_t i = 0; i < w->nconns; i++) { /* first: h2b__h3_worker_free closes them */
         struct h3c *c = &hw->conns[i];
         c->w = w;
         c->hw = hw;
         c->fd = -1;
         c->free_head = NO_SLOT;
         h2b__load_life_init(&c->life, w, first_conn, i, requests);
+    }
+    if (gnutls_certificate_allocate_credentials(&hw->cred) != 0 ||
+        !(hw->nv_off = calloc(cfg->nuris + 1, sizeof *hw->nv_off)))
+        return H2B_ERR_NOMEM;
+    /* the h2 request headers, as nghttp3 name/value pairs (they point into cfg) */
+    for (size_t u = 0; u < cfg->nuris; u++)
+        hw->nv_off[u + 1] = hw->nv_off[u] + sh->nvlen[u];
+    if (!(hw->nv = calloc(hw->nv_off[cfg->nuris] ? hw->nv_off[cfg->nuris] : 1, sizeof *hw->nv)))
+        return H2B_ERR_NOMEM;
+    for (size_t u = 0; u < cfg->nuris; u++) {
+        for (size_t k = 0; k < sh->nvlen[u]; k++) {
+            const nghttp2_nv *src = &sh->nva[u][k];
+            hw->nv[hw->nv_off[u] + k] =
+                (nghttp3_nv){src->name, src->value, src->namelen, src->valuelen,
+                             NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE};
+        }
     }
     return H2B_OK;
 }
@@ -738,17 +733,12 @@ void h2b__h3_worker_free(struct h2b__load_worker *w)
     struct h3w *hw = w->h3;
     if (!hw)
         return;
-    for (uint32_t i = 0; hw->conns && i < w->nconns; i++) {
-        conn_teardown(&hw->conns[i]);
-        free(hw->conns[i].slots);
-    }
-    for (size_t u = 0; hw->nva && u < w->sh->cfg->nuris; u++)
-        free(hw->nva[u]);
-    free(hw->nva);
-    free(hw->nvlen);
+    free(hw->nv); /* nghttp3 keeps copies of the lists it was given */
+    free(hw->nv_off);
+    for (uint32_t i = 0; i < w->nconns; i++)
+        conn_free(&hw->conns[i]); /* their TLS sessions before the credentials they use */
     if (hw->cred)
         gnutls_certificate_free_credentials(hw->cred);
-    free(hw->conns);
     free(hw);
     w->h3 = NULL;
 }

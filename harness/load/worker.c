@@ -296,19 +296,22 @@ bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
     return true;
 }
 
-static void finish_request(struct h2b__load_conn *c, struct slot *s, enum h2b__load_outcome how)
+/* Out of line on purpose: the hooks that end a request tail-call it rather than keep c live
+ * across h2b__load_record (a push, a pop and a reload per request when it was inlined) */
+__attribute__((noinline)) static void finish_request(struct h2b__load_conn *c, struct slot *s,
+                                                     enum h2b__load_outcome how)
 {
     h2b__load_finish(c->w, &c->life, &s->req, how);
 }
 
 static void slot_release(struct h2b__load_conn *c, struct slot *s)
 {
+    h2b__load_req_end(c->w, &s->req); /* first: s is still at hand (one instruction less) */
     s->stream_id = 0;
     s->next_free = c->free_head;
     c->free_head = (uint32_t)(s - c->slots);
     if (--c->inflight == 0)
         c->w->busy_conns--;
-    h2b__load_req_end(c->w, &s->req);
 }
 
 /* ---- submitting ----------------------------------------------------------------------- */
@@ -811,6 +814,24 @@ static const struct h2b_h2f_cb fast_cb_verbose = {FAST_CB, .frame = fast_frame};
 
 static void conn_start(struct h2b__load_conn *c);
 
+/* The session, TLS and socket of c go (the slots and buffers stay for a reconnect). */
+static void conn_teardown(struct h2b__load_conn *c)
+{
+    if (c->session) {
+        nghttp2_session_del(c->session);
+        c->session = NULL;
+    }
+    if (c->ssl) {
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+    }
+    if (c->fd >= 0) {
+        close(c->fd); /* also leaves the epoll set */
+        c->fd = -1;
+    }
+    c->woff = c->wlen = 0;
+}
+
 static void slot_release_at(void *c, uint32_t k)
 {
     struct h2b__load_conn *h = c;
@@ -828,19 +849,7 @@ static void conn_close(struct h2b__load_conn *c, bool timed_out)
     bool reached_h2 = c->state == CONN_READY;
     struct h2b__load_slots slots = {c->slots, sizeof *c->slots, c->nslots, c};
     h2b__load_abandon(w, &c->life, &slots, timed_out, slot_release_at);
-    if (c->session) {
-        nghttp2_session_del(c->session);
-        c->session = NULL;
-    }
-    if (c->ssl) {
-        SSL_free(c->ssl);
-        c->ssl = NULL;
-    }
-    if (c->fd >= 0) {
-        close(c->fd);
-        c->fd = -1;
-    }
-    c->woff = c->wlen = 0;
+    conn_teardown(c);
     c->want_out = false;
     c->broken = false;
     c->timed_out = false;
@@ -943,40 +952,18 @@ static void conn_start(struct h2b__load_conn *c)
 
 /* ---- I/O ------------------------------------------------------------------------------ */
 
-/* > 0 bytes, 0 would block, -1 closed or failed. */
-static ssize_t conn_recv(struct h2b__load_conn *c, uint8_t *buf, size_t len)
+/* Writes up to len bytes and counts them: the bytes taken (0: the socket is full), or -1 when
+ * the connection failed (it is closed). */
+static ssize_t conn_write(struct h2b__load_conn *c, const uint8_t *buf, size_t len)
 {
-    if (c->ssl) {
-        ERR_clear_error();
-        int n = SSL_read(c->ssl, buf, (int)len);
-        if (n > 0)
-            return n;
-        int e = SSL_get_error(c->ssl, n);
-        return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
+    ssize_t n = h2b__load_tcp_send(c->fd, c->ssl, buf, len);
+    if (n < 0) {
+        conn_fail(c);
+        return -1;
     }
-    ssize_t n = read(c->fd, buf, len);
-    if (n > 0)
-        return n;
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
-    return -1;
-}
-
-/* >= 0 bytes written (0: would block), -1 failed. */
-static ssize_t conn_send(struct h2b__load_conn *c, const uint8_t *buf, size_t len)
-{
-    if (c->ssl) {
-        ERR_clear_error();
-        int n = SSL_write(c->ssl, buf, (int)len);
-        if (n > 0)
-            return n;
-        int e = SSL_get_error(c->ssl, n);
-        return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
-    }
-    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
-    if (n >= 0)
-        return n;
-    return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    if (measuring(c->w))
+        c->w->stats.bytes_sent += (uint64_t)n;
+    return n;
 }
 
 static void conn_flush(struct h2b__load_conn *c);
@@ -985,7 +972,7 @@ static void conn_read(struct h2b__load_conn *c)
 {
     struct h2b__load_worker *w = c->w;
     for (int round = 0; round < 8; round++) {
-        ssize_t n = conn_recv(c, w->rbuf, RBUF_SIZE);
+        ssize_t n = h2b__load_tcp_recv(c->fd, c->ssl, w->rbuf, RBUF_SIZE);
         if (n == 0)
             break;
         w->now = h2b_clock_now_ns();
@@ -1040,13 +1027,9 @@ static void conn_flush(struct h2b__load_conn *c)
         /* everything of this turn is in one buffer: one write */
         struct h2b_h2f *f = c->fast;
         if (f->olen > f->ooff) {
-            ssize_t n = conn_send(c, f->out + f->ooff, f->olen - f->ooff);
-            if (n < 0) {
-                conn_fail(c);
+            ssize_t n = conn_write(c, f->out + f->ooff, f->olen - f->ooff);
+            if (n < 0)
                 return;
-            }
-            if (measuring(w))
-                w->stats.bytes_sent += (uint64_t)n;
             f->ooff += (size_t)n;
         }
         want_out(c, f->olen > f->ooff);
@@ -1089,13 +1072,9 @@ static void conn_flush(struct h2b__load_conn *c)
                 break;
             }
         }
-        ssize_t n = conn_send(c, c->wbuf + c->woff, c->wlen - c->woff);
-        if (n < 0) {
-            conn_fail(c);
+        ssize_t n = conn_write(c, c->wbuf + c->woff, c->wlen - c->woff);
+        if (n < 0)
             return;
-        }
-        if (measuring(w))
-            w->stats.bytes_sent += (uint64_t)n;
         c->woff += (size_t)n;
         if (c->woff < c->wlen) {
             want_out(c, true);
@@ -1160,9 +1139,8 @@ static void check_timeouts(struct h2b__load_worker *w)
     uint64_t now = w->now;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h2b__load_conn *c = &w->conns[i];
-        if (c->state < CONN_CONNECTING || c->state > CONN_READY)
-            continue;
-        if (h2b__load_conn_expired(w, &c->life, c->state == CONN_READY, c->inflight > 0)) {
+        if (h2b__load_conn_expired(w, &c->life, h2b__load_phase_of(c->state, CONN_READY),
+                                   c->inflight > 0)) {
             conn_close(c, true);
             continue;
         }
@@ -1257,10 +1235,13 @@ bool h2b__load_time_out(struct h2b__load_worker *w, struct h2b__load_life *l,
 }
 
 bool h2b__load_conn_expired(const struct h2b__load_worker *w, const struct h2b__load_life *l,
-                            bool ready, bool busy)
+                            enum h2b__load_phase phase, bool busy)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
     uint64_t now = w->now;
+    bool ready = phase == H2B__LOAD_READY;
+    if (!ready && phase != H2B__LOAD_OPENING)
+        return false;
     if (cfg->conn_active_timeout_ns && now - l->t_connect >= cfg->conn_active_timeout_ns)
         return true;
     if (!ready) {
@@ -1323,9 +1304,9 @@ void h2b__load_thread_end(struct h2b__load_worker *w)
     atomic_store_explicit(&w->finished, 1, memory_order_release);
 }
 
-static bool rate_settled(const struct h2b__load_worker *w, uint32_t i)
+static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
 {
-    return w->conns[i].state >= CONN_READY;
+    return h2b__load_phase_of(w->conns[i].state, CONN_READY);
 }
 
 static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
@@ -1339,14 +1320,14 @@ static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
     return submit(&w->conns[i], t);
 }
 
-static const struct h2b__load_rate rate_hooks = {rate_settled, rate_can_take, rate_submit};
+static const struct h2b__load_rate rate_hooks = {conn_phase, rate_can_take, rate_submit};
 
 void h2b__load_release(struct h2b__load_worker *w, const struct h2b__load_rate *r)
 {
     const struct h2b__load_shared *sh = w->sh;
     if (!w->sched_started) {
         for (uint32_t i = 0; i < w->nconns; i++)
-            if (!r->settled(w, i))
+            if (r->phase(w, i) < H2B__LOAD_READY)
                 return;
         const struct h2b_load_config *cfg = sh->cfg;
         uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
@@ -1526,15 +1507,14 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__l
     return true;
 }
 
-bool h2b__load_worker_done(const struct h2b__load_worker *w,
-                           bool (*alive)(const struct h2b__load_worker *w, uint32_t i))
+bool h2b__load_worker_done(const struct h2b__load_worker *w, h2b__load_phase_fn phase)
 {
     if (!h2b__load_running(w))
         return true;
     if (w->sh->rate_mode && w->sched_left == 0 && w->inflight == 0)
         return true;
     for (uint32_t i = 0; i < w->nconns; i++)
-        if (alive(w, i))
+        if (phase(w, i) != H2B__LOAD_OVER)
             return false;
     return true;
 }
@@ -1627,11 +1607,6 @@ enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, struct h2b__loa
     return next;
 }
 
-static bool conn_alive(const struct h2b__load_worker *w, uint32_t i)
-{
-    return w->conns[i].state <= CONN_READY;
-}
-
 /* the engine's own deadlines: --rps/--timing-script-file pacing and the -r ramp */
 static uint64_t wait_ns(const struct h2b__load_worker *w)
 {
@@ -1690,7 +1665,7 @@ void *h2b__load_worker_main(void *arg)
                                                .timeouts = check_timeouts};
     h2b__load_thread_start(w, "load");
     ramp(w);
-    while (!h2b__load_worker_done(w, conn_alive)) {
+    while (!h2b__load_worker_done(w, conn_phase)) {
         /* Pop, never index: a flush can put connections (itself included: a stream closed by
          * our RST_STREAM submits the next request) back on the list, and "on the list iff
          * c->dirty" is what bounds it by nconns. */
@@ -1700,7 +1675,7 @@ void *h2b__load_worker_main(void *arg)
             if (c->state >= CONN_SETTINGS && c->state <= CONN_READY)
                 conn_flush(c);
         }
-        if (h2b__load_worker_done(w, conn_alive))
+        if (h2b__load_worker_done(w, conn_phase))
             break;
         if (!h2b__load_turn(w, wait_ns(w), &turn))
             break;
@@ -1801,16 +1776,11 @@ void h2b__load_worker_free(struct h2b__load_worker *w)
 {
     for (uint32_t i = 0; w->conns && i < w->nconns; i++) {
         struct h2b__load_conn *c = &w->conns[i];
-        if (c->session)
-            nghttp2_session_del(c->session);
+        conn_teardown(c);
         if (c->fast) {
             h2b_h2f_free(c->fast);
             free(c->fast);
         }
-        if (c->ssl)
-            SSL_free(c->ssl);
-        if (c->fd >= 0)
-            close(c->fd);
         free(c->slots);
         free(c->by_id);
         free(c->wbuf);
