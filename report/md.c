@@ -445,6 +445,20 @@ static void row_start(const struct h2b__report *rep, struct h2b_buf *o, struct h
     h2b_buf_printf(o, "| %ld | %s |", k.connections, sl);
 }
 
+/* The header of a matrix table with two columns per target ("h2ref p50 | h2ref p99"), numbers
+ * right-aligned. */
+static void pair_header(const struct h2b__report *rep, struct h2b_buf *o, const char *first,
+                        const char *second)
+{
+    h2b_buf_puts(o, "| Connections | Requested/effective streams |");
+    for (size_t t = 0; t < rep->n_targets; t++)
+        h2b_buf_printf(o, " %s %s | %s %s |", rep->targets[t], first, rep->targets[t], second);
+    h2b_buf_puts(o, "\n|---:|---:|");
+    for (size_t t = 0; t < 2 * rep->n_targets; t++)
+        h2b_buf_puts(o, "---:|");
+    h2b_buf_puts(o, "\n");
+}
+
 static size_t failed_in_group(const struct h2b_rdata_results *r, const char *target,
                               struct h2b__cellkey k, size_t *all)
 {
@@ -472,14 +486,8 @@ static void resources(const struct h2b__report *rep, struct h2b_buf *o)
     if (!any)
         return;
     h2b_buf_puts(o, "\n### Server resources\n\nServer CPU time per request and the server's "
-                    "peak resident memory (median of the repeats).\n\n"
-                    "| Connections | Requested/effective streams |");
-    for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_buf_printf(o, " %s CPU/request | %s RSS |", rep->targets[t], rep->targets[t]);
-    h2b_buf_puts(o, "\n|---:|---:|");
-    for (size_t t = 0; t < 2 * rep->n_targets; t++)
-        h2b_buf_puts(o, "---:|");
-    h2b_buf_puts(o, "\n");
+                    "peak resident memory (median of the repeats).\n\n");
+    pair_header(rep, o, "CPU/request", "RSS");
     for (size_t k = 0; k < rep->n_keys; k++) {
         row_start(rep, o, rep->keys[k]);
         for (size_t t = 0; t < rep->n_targets; t++) {
@@ -600,13 +608,8 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
     }
     h2b__report_chart(rep, o, H2B__CHART_RPS);
 
-    h2b_buf_puts(o, "\n### Latency\n\n| Connections | Requested/effective streams |");
-    for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_buf_printf(o, " %s p50 | %s p99 |", rep->targets[t], rep->targets[t]);
-    h2b_buf_puts(o, "\n|---:|---:|");
-    for (size_t t = 0; t < 2 * rep->n_targets; t++)
-        h2b_buf_puts(o, "---:|");
-    h2b_buf_puts(o, "\n");
+    h2b_buf_puts(o, "\n### Latency\n\n");
+    pair_header(rep, o, "p50", "p99");
     bool any_merged = false, any_median = false;
     for (size_t k = 0; k < rep->n_keys; k++) {
         row_start(rep, o, rep->keys[k]);
