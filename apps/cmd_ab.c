@@ -87,18 +87,13 @@ static bool valid_env(const char *s)
     return true;
 }
 
-/* The verdict as markdown into md ("-" is stdout; h2b_file_write_atomic handles both). */
+/* The verdict as markdown into md ("-" is stdout). */
 static int write_md(const char *md, const struct h2b_ab_report *r)
 {
     char *text = NULL;
     if (h2b_ab_render_md(r, &text) != H2B_OK)
         return H2B_EXIT_RUNTIME;
-    struct h2b_diag d;
-    int code = H2B_EXIT_OK;
-    if (h2b_file_write_atomic(md, text, strlen(text), &d) != H2B_OK) {
-        h2b_diag_print(&d, stderr);
-        code = H2B_EXIT_RUNTIME;
-    }
+    int code = h2b_cmd_write_text(md, text);
     free(text);
     return code;
 }

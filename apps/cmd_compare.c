@@ -99,12 +99,7 @@ static int write_md(const char *md, const struct h2b_compare_report *r, const ch
             return H2B_EXIT_RUNTIME;
         text = both;
     }
-    int code = H2B_EXIT_OK;
-    struct h2b_diag d;
-    if (h2b_file_write_atomic(md, text, strlen(text), &d) != H2B_OK) {
-        h2b_diag_print(&d, stderr);
-        code = H2B_EXIT_RUNTIME;
-    }
+    int code = h2b_cmd_write_text(md, text);
     free(text);
     return code;
 }

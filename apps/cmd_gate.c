@@ -61,21 +61,6 @@ static void usage(FILE *f)
             "non-Release build, counter unavailable, re-run failed).\n");
 }
 
-/* Writes text to path atomically, or to stdout for "-". Returns an exit code. */
-static int write_out(const char *path, const char *text)
-{
-    if (strcmp(path, "-") == 0) {
-        fputs(text, stdout);
-        return H2B_EXIT_OK;
-    }
-    struct h2b_diag d;
-    if (h2b_file_write_atomic(path, text, strlen(text), &d) != H2B_OK) {
-        h2b_diag_print(&d, stderr);
-        return H2B_EXIT_RUNTIME;
-    }
-    return H2B_EXIT_OK;
-}
-
 static void print_diag(void *arg, const struct h2b_diag *d)
 {
     h2b_diag_print(d, arg);
@@ -146,7 +131,7 @@ static int propose(const char *const *results, size_t n_results, uint64_t runs,
         goto out;
     }
     fputs(text, stdout);
-    code = write ? write_out(write, text) : H2B_EXIT_OK;
+    code = write ? h2b_cmd_write_text(write, text) : H2B_EXIT_OK;
     if (code == H2B_EXIT_OK && write)
         fprintf(stderr,
                 "h2bench gate: proposal written to %s (review, then copy into the "
@@ -166,7 +151,7 @@ static int baselines_md(const char *ceilings_path, const char *out_path)
     if (rv != H2B_OK)
         return load_error(rv, NULL);
     rv = h2b_ceilings_baselines_md(c, ceilings_path, &md);
-    int code = rv == H2B_OK ? write_out(out_path, md) : H2B_EXIT_RUNTIME;
+    int code = rv == H2B_OK ? h2b_cmd_write_text(out_path, md) : H2B_EXIT_RUNTIME;
     free(md);
     h2b_ceilings_del(c);
     return code;
@@ -284,13 +269,13 @@ static int check(const char *ceilings_path, const char *const *results, size_t n
     free(text);
     text = NULL;
     if (md_path && h2b_gate_render_md(r, &text) == H2B_OK) {
-        int wc = write_out(md_path, text);
+        int wc = h2b_cmd_write_text(md_path, text);
         code = code == H2B_EXIT_OK ? wc : code;
         free(text);
         text = NULL;
     }
     if (junit_path && h2b_gate_render_junit(r, &text) == H2B_OK) {
-        int wc = write_out(junit_path, text);
+        int wc = h2b_cmd_write_text(junit_path, text);
         code = code == H2B_EXIT_OK ? wc : code;
     }
 out:

@@ -25,4 +25,8 @@ int h2b_cmd_ab(int argc, char **argv);
 /* h2bench export: results in BMF or github-action-benchmark format (cmd_export.c). */
 int h2b_cmd_export(int argc, char **argv);
 
+/* Writes text to path ("-" is stdout) atomically (output.c); on failure prints the diagnostic to
+ * stderr. Returns H2B_EXIT_OK or H2B_EXIT_RUNTIME. */
+int h2b_cmd_write_text(const char *path, const char *text);
+
 #endif

@@ -12,6 +12,11 @@ expect_match "verdict: p99 doubled is slower" "$out" 'SLOWER +fx/alloc-free +p99
 expect_match "verdict: one more allocation" "$out" 'MORE +fx/three-blocks +allocs/op +3 +4'
 expect_match "verdict line" "$out" 'h2bench ab: FAIL: 1 slower, 2 with more allocations'
 expect_match "md has the verdict" "$(cat "$TMP/cmp.md")" '## h2bench ab: FAIL'
+# --md - through a pipe: the markdown follows the tables printed before it (stdout is flushed
+# before the markdown is written to fd 1).
+expect_eq "md on stdout comes after the tables" \
+    "$("$H2BENCH" compare "$D/compare-a.json" "$D/compare-b.json" --md - 2>/dev/null | grep -nE '^(status  |## h2bench compare)' | cut -d: -f2 | cut -c1-6 | tr '\n' ' ')" \
+    "status status ## h2b "
 "$H2BENCH" compare "$D/compare-a.json" "$D/compare-b.json" --threshold 1.5 >"$TMP/out2" 2>&1
 expect_eq "a 1.96x p99 passes a 150% threshold, the allocation still fails" "$?" 1
 expect_match "threshold 150%: p99 same" "$(cat "$TMP/out2")" 'same +fx/alloc-free +p99'
