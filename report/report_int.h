@@ -2,9 +2,9 @@
  * report_int.h - internals shared by the report's source files (report.c orchestrates, md.c
  * writes the markdown, plots.c writes the chart data and scripts, profiles.c the Profiles
  * section, emit.c the chart primitives they share, groups.c the queries over a results file,
- * fmt.c formats numbers, abtable.c lays out A/B rows). Calls run one way: report.c -> md.c,
- * plots.c -> profiles.c -> emit.c, groups.c, fmt.c; md.c -> abtable.c -> fmt.c, profiles.c;
- * nothing calls back up.
+ * fmt.c the path helper; numbers are core/fmt.h's, the A/B tables gates/compare.h's, laid out
+ * by gates/abtable.c). Calls run one way: report.c -> md.c, plots.c -> profiles.c -> emit.c,
+ * groups.c, fmt.c; md.c -> profiles.c; nothing calls back up.
  */
 #ifndef H2B_REPORT_REPORT_INT_H
 #define H2B_REPORT_REPORT_INT_H
