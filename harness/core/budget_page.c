@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/json.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -74,13 +75,13 @@ void h2b_budget_page_read(const struct h2b_budget_reader *r, struct h2b_budget_c
 }
 
 void h2b_budget_page_status(const struct h2b_budget_reader *r, uint32_t *alloc_source,
-                            uint32_t *io_source, int32_t *pid, char *why, size_t why_size)
+                            uint32_t *io_source, int32_t *pid, struct h2b_diag *diag)
 {
     *alloc_source = __atomic_load_n(&r->page->alloc_source, __ATOMIC_ACQUIRE);
     *io_source = __atomic_load_n(&r->page->io_source, __ATOMIC_ACQUIRE);
     *pid = __atomic_load_n(&r->page->pid, __ATOMIC_ACQUIRE);
     /* The target wrote the reason; it may be anything, so bound it to its field. */
-    snprintf(why, why_size, "%.*s", (int)sizeof(r->page->alloc_why), r->page->alloc_why);
+    h2b_diag_at(diag, NULL, 0, 0, "%.*s", (int)sizeof(r->page->alloc_why), r->page->alloc_why);
 }
 
 bool h2b_budget_page_settle(const struct h2b_budget_reader *r, uint64_t stable_ns, uint64_t max_ns,

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct h2b_diag; /* core/json.h */
+
 #define H2B_BUDGET_ENV "H2B_BUDGET_PAGE"
 #define H2B_BUDGET_MAGIC 0x4732424755444232ULL /* "2BDUGB2G", any fixed value */
 #define H2B_BUDGET_VERSION 1u
@@ -83,9 +85,10 @@ void h2b_budget_page_del(struct h2b_budget_reader *r);
 void h2b_budget_page_read(const struct h2b_budget_reader *r, struct h2b_budget_counts *out);
 
 /* What the target reported about itself: *alloc_source, *io_source, the attaching pid (0: the
- * preload never loaded) and the reason allocations are not counted (copied into why). */
+ * preload never loaded) and, in diag's message, the reason allocations are not counted ("" when
+ * the target gave none; the target's text, bounded to its field). */
 void h2b_budget_page_status(const struct h2b_budget_reader *r, uint32_t *alloc_source,
-                            uint32_t *io_source, int32_t *pid, char *why, size_t why_size);
+                            uint32_t *io_source, int32_t *pid, struct h2b_diag *diag);
 
 /* Reads the snapshot until it stays the same for stable_ns (the target finished the work the
  * last response triggered: frees, the read that returns EAGAIN), at most max_ns. Returns true

@@ -142,9 +142,10 @@ struct h2b_prof_rec_opts {
 #define H2B_PROF_FREQ 499   /* Hz: an odd rate does not beat with 1 ms timers */
 #define H2B_PROF_STACK 8192 /* bytes of user stack copied per sample for DWARF unwinding */
 
-/* Can perf record cpu-clock samples of a process here? false with why filled (perf missing,
- * perf_event_paranoid too high for this user, perf_event_open not allowed in this container). */
-bool h2b_prof_available(const char *perf, char *why, size_t why_size);
+/* Can perf record cpu-clock samples of a process here? When not, false and diag (may be NULL)
+ * says why (perf missing, perf_event_paranoid too high for this user, perf_event_open not
+ * allowed in this container). */
+bool h2b_prof_available(const char *perf, struct h2b_diag *diag);
 
 /* Starts `perf record -e cpu-clock -F FREQ --call-graph dwarf,8192 -p PID` for at most max_s.
  * Returns H2B_OK, H2B_ERR_UNSUPPORTED (perf cannot record here; diag says why), H2B_ERR_INVAL,

@@ -52,8 +52,9 @@ static const char *perf_program(const char *perf)
     return env && *env ? env : "perf";
 }
 
-/* One perf_event_open of cpu-clock on pid (0: this process): the check perf itself will make. */
-static bool can_open(int pid, char *why, size_t why_size)
+/* One perf_event_open of cpu-clock on pid (0: this process): the check perf itself will make.
+ * False when it fails, and diag (may be NULL) says why. */
+static bool can_open(int pid, struct h2b_diag *diag)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof(attr));
@@ -69,7 +70,7 @@ static bool can_open(int pid, char *why, size_t why_size)
     }
     int e = errno;
     if (e == ENOSYS) {
-        snprintf(why, why_size, "perf_event_open is not available (kernel or container)");
+        h2b_diag_at(diag, NULL, 0, 0, "perf_event_open is not available (kernel or container)");
     } else if (e == EACCES || e == EPERM) {
         char level[32] = "?";
         FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -79,14 +80,14 @@ static bool can_open(int pid, char *why, size_t why_size)
             level[strcspn(level, "\n")] = '\0';
             fclose(f);
         }
-        snprintf(why, why_size,
-                 "perf_event_open refused (%s): kernel.perf_event_paranoid is %s; run as root, "
-                 "lower it, or allow the syscall in the container",
-                 strerror(e), level);
+        h2b_diag_at(diag, NULL, 0, 0,
+                    "perf_event_open refused (%s): kernel.perf_event_paranoid is %s; run as root, "
+                    "lower it, or allow the syscall in the container",
+                    strerror(e), level);
     } else if (e == ESRCH) {
-        snprintf(why, why_size, "process %d does not exist", pid);
+        h2b_diag_at(diag, NULL, 0, 0, "process %d does not exist", pid);
     } else {
-        snprintf(why, why_size, "perf_event_open failed: %s", strerror(e));
+        h2b_diag_at(diag, NULL, 0, 0, "perf_event_open failed: %s", strerror(e));
     }
     return false;
 }
@@ -124,34 +125,31 @@ static void last_line(const char *path, char *buf, size_t size)
     free(text);
 }
 
-bool h2b_prof_available(const char *perf, char *why, size_t why_size)
+bool h2b_prof_available(const char *perf, struct h2b_diag *diag)
 {
     char *argv[] = {(char *)perf_program(perf), "--version", NULL};
     int status = 0;
     int rc = run_tool(argv, NULL, "/dev/null", 10ull * 1000000000ull, &status);
     if (rc == H2B_ERR_NOTFOUND) {
-        snprintf(why, why_size, "%s not found (Debian package linux-perf)", argv[0]);
+        h2b_diag_at(diag, NULL, 0, 0, "%s not found (Debian package linux-perf)", argv[0]);
         return false;
     }
     if (rc || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(why, why_size, "'%s --version' failed: no perf for this kernel?", argv[0]);
+        h2b_diag_at(diag, NULL, 0, 0, "'%s --version' failed: no perf for this kernel?", argv[0]);
         return false;
     }
-    return can_open(0, why, why_size);
+    return can_open(0, diag);
 }
 
 int h2b_prof_rec_start(struct h2b_prof_rec **out, const struct h2b_prof_rec_opts *o,
                        struct h2b_diag *diag)
 {
-    char why[512];
     if (o->pid <= 0 || !(o->max_s > 0) || o->max_s > 3600 || !o->dir || !o->name) {
         h2b_diag_at(diag, NULL, 0, 0, "perf record: needs a pid, a bound of (0, 3600] s, a dir");
         return H2B_ERR_INVAL;
     }
-    if (!can_open(o->pid, why, sizeof(why))) {
-        h2b_diag_at(diag, NULL, 0, 0, "%s", why);
+    if (!can_open(o->pid, diag))
         return H2B_ERR_UNSUPPORTED;
-    }
     struct h2b_prof_rec *r = calloc(1, sizeof(*r));
     if (!r)
         return H2B_ERR_NOMEM;

@@ -565,19 +565,22 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
     /* Who counts: read after start-up, when every constructor has run. */
     uint32_t alloc_src = 0, io_src = 0;
     int32_t pid = 0;
-    char alloc_why[512], io_why[256] = "";
-    h2b_budget_page_status(page, &alloc_src, &io_src, &pid, alloc_why, sizeof(alloc_why));
+    struct h2b_diag alloc = {0};
+    char io_why[256] = "";
+    h2b_budget_page_status(page, &alloc_src, &io_src, &pid, &alloc);
     if (job->preload && pid == 0) {
         const char *prog = h2b_target_program(t);
         if (h2b_budget_is_static_elf(prog))
-            say(alloc_why, sizeof(alloc_why),
+            h2b_diag_at(
+                &alloc, NULL, 0, 0,
                 "%s is statically linked: no dynamic loader, so LD_PRELOAD is never honoured",
                 prog);
         else
-            say(alloc_why, sizeof(alloc_why),
+            h2b_diag_at(
+                &alloc, NULL, 0, 0,
                 "the preload never loaded into %s (setuid, or LD_PRELOAD dropped on the way)",
                 prog);
-        say(io_why, sizeof(io_why), "%s", alloc_why);
+        say(io_why, sizeof(io_why), "%s", alloc.message);
     } else if (job->preload && io_src == 0) {
         say(io_why, sizeof(io_why), "the preload did not attach to the budget page");
     }
@@ -627,8 +630,8 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
             set_value(p, H2B_BUDGET_ALLOCS, (double)(s2.allocs - s1.allocs) / d);
             set_value(p, H2B_BUDGET_BYTES, (double)(s2.bytes - s1.bytes) / d);
         } else {
-            set_null(p, H2B_BUDGET_ALLOCS, alloc_why);
-            set_null(p, H2B_BUDGET_BYTES, alloc_why);
+            set_null(p, H2B_BUDGET_ALLOCS, alloc.message);
+            set_null(p, H2B_BUDGET_BYTES, alloc.message);
         }
         if (io_src) {
             uint64_t dr = s2.reads_data - s1.reads_data;

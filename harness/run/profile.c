@@ -159,7 +159,9 @@ void h2b_run_prof_begin(struct h2b_run_prof *p, size_t i, const struct h2b_cell 
         cp->reason[s][0] = '\0';
     }
     if (!p->checked) {
-        p->available = h2b_prof_available(NULL, p->unavailable, sizeof(p->unavailable));
+        struct h2b_diag d = {0};
+        p->available = h2b_prof_available(NULL, &d);
+        h2b_reason(p->unavailable, sizeof(p->unavailable), "%s", d.message);
         p->checked = true;
     }
     char safe[128];
