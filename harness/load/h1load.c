@@ -79,8 +79,8 @@ struct h1c {
 };
 
 struct h1w {
-    uint8_t *msgs;   /* every URI's whole request, one after the other */
-    size_t *msg_off; /* URI u's request is msgs[msg_off[u] .. msg_off[u + 1]) */
+    uint8_t *msgs;     /* every URI's whole request, one after the other */
+    struct iovec *msg; /* per URI: its request in msgs */
     struct h2b_h1_limits lim;
     uint8_t rx[RX_SIZE];
     struct h1c conns[]; /* w->nconns */
@@ -180,8 +180,8 @@ static bool submit(struct h1c *c, uint64_t t_intended)
     const struct h2b__load_shared *sh = w->sh;
     struct h1w *hw = c->hw;
     uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
-    c->out = hw->msgs + hw->msg_off[u];
-    c->out_len = hw->msg_off[u + 1] - hw->msg_off[u];
+    c->out = hw->msg[u].iov_base;
+    c->out_len = hw->msg[u].iov_len;
     c->out_off = 0;
     c->first_byte = false;
     c->rs = R_HEAD;
@@ -646,7 +646,7 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
     struct h1w *hw = calloc(1, sizeof *hw + (size_t)w->nconns * sizeof hw->conns[0]);
-    if (!hw || !(hw->msg_off = calloc(cfg->nuris + 1, sizeof *hw->msg_off))) {
+    if (!hw || !(hw->msg = calloc(cfg->nuris, sizeof *hw->msg))) {
         free(hw);
         return H2B_ERR_NOMEM;
     }
@@ -659,7 +659,7 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
     hw->lim.max_head = HEAD_MAX;
     struct sbuf b = {0};
     for (size_t u = 0; u < cfg->nuris; u++) {
-        hw->msg_off[u] = b.n;
+        hw->msg[u].iov_len = b.n; /* its start, until msgs stops moving */
         int rv = render(w->sh, u, &b);
         if (rv != H2B_OK) {
             free(b.p);
@@ -667,7 +667,11 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         }
     }
     hw->msgs = b.p;
-    hw->msg_off[cfg->nuris] = b.n;
+    for (size_t u = 0; u < cfg->nuris; u++) {
+        size_t end = u + 1 < cfg->nuris ? hw->msg[u + 1].iov_len : b.n;
+        hw->msg[u].iov_base = hw->msgs + hw->msg[u].iov_len;
+        hw->msg[u].iov_len = end - hw->msg[u].iov_len;
+    }
     return H2B_OK;
 }
 
@@ -679,7 +683,7 @@ void h2b__h1_worker_free(struct h2b__load_worker *w)
     for (uint32_t i = 0; i < w->nconns; i++)
         conn_free(&hw->conns[i]);
     free(hw->msgs);
-    free(hw->msg_off);
+    free(hw->msg);
     free(hw);
     w->h1 = NULL;
 }
