@@ -252,9 +252,7 @@ int h2b_cmd_ab(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench ab: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("ab", argv[optind - 1], usage);
         }
         if (bad) {
             fprintf(stderr, "h2bench ab: %s, got '%s'\n", bad, optarg);

@@ -143,10 +143,7 @@ int h2b_cmd_compare(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench compare: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("compare", argv[optind - 1], usage);
         }
     }
     if (argc - optind != 2) {

@@ -415,10 +415,7 @@ int h2b_cmd_gate(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench gate: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("gate", argv[optind - 1], usage);
         }
     }
     for (; optind < argc; optind++) {

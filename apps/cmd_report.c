@@ -64,10 +64,7 @@ int h2b_cmd_report(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench report: unknown option or missing value: '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("report", argv[optind - 1], usage);
         }
     }
     if (optind >= argc || o.out_dir == NULL) {

@@ -9,6 +9,8 @@
 
 #include "core/error.h" /* enum h2b_exit, h2b_exit_code() */
 
+#include <stdio.h>
+
 int h2b_cmd_report(int argc, char **argv);
 int h2b_cmd_load(int argc, char **argv);
 int h2b_cmd_merge(int argc, char **argv);
@@ -28,5 +30,10 @@ int h2b_cmd_export(int argc, char **argv);
 /* Writes text to path ("-" is stdout) atomically (output.c); on failure prints the diagnostic to
  * stderr. Returns H2B_EXIT_OK or H2B_EXIT_RUNTIME. */
 int h2b_cmd_write_text(const char *path, const char *text);
+
+/* The usage error for an option getopt_long returned as unknown or missing its value (arg: the
+ * word it stopped at, argv[optind - 1]): a message naming the command and arg, then usage to
+ * stderr (output.c). Returns H2B_EXIT_USAGE. */
+int h2b_cmd_bad_option(const char *cmd, const char *arg, void (*usage)(FILE *));
 
 #endif

@@ -1,13 +1,16 @@
 /*
- * output.c - the CLI's one way to write a rendered text (a markdown verdict, JUnit XML, a
- * proposal) to the file a flag names: atomically for a regular file, directly for "-" (stdout),
- * a device or a FIFO (h2b_file_write_atomic decides), and the diagnostic printed on failure.
+ * output.c - what the commands print the same way: a rendered text (a markdown verdict, JUnit
+ * XML, a proposal) written to the file a flag names (atomically for a regular file, directly for
+ * "-" (stdout), a device or a FIFO: h2b_file_write_atomic decides), the diagnostic printed on
+ * failure; and the usage error for an option getopt_long did not accept.
  *
  * Rejected: each command keeping its own copy (cmd_ab.c's and cmd_compare.c's write_md,
  * cmd_gate.c's write_out: duplicates D113), which differed only in whether "-" was special-cased
  * before the library call that already handles it. The library writes "-" to fd 1 itself, so
  * stdout's buffer is flushed first: `compare --md -` printed its markdown before the tables it
- * had printf'd when stdout was a pipe.
+ * had printf'd when stdout was a pipe. The option error was written out in every command, in two
+ * wordings ("unknown or incomplete option", "unknown option or missing value") for one case;
+ * a helper in core/cli.c was rejected: libraries do not print (STYLE.md 17).
  */
 #include "commands.h"
 #include "core/json.h"
@@ -24,4 +27,11 @@ int h2b_cmd_write_text(const char *path, const char *text)
         return H2B_EXIT_RUNTIME;
     }
     return H2B_EXIT_OK;
+}
+
+int h2b_cmd_bad_option(const char *cmd, const char *arg, void (*usage)(FILE *))
+{
+    fprintf(stderr, "h2bench %s: unknown or incomplete option '%s'\n\n", cmd, arg ? arg : "");
+    usage(stderr);
+    return H2B_EXIT_USAGE;
 }

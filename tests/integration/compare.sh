@@ -62,6 +62,12 @@ expect_eq "malformed B" "$?" 2
 expect_match "malformed B position" "$(cat "$TMP/err")" 'results-bad-forks\.json:87:9: '
 "$H2BENCH" compare "$D/compare-a.json" >/dev/null 2>"$TMP/err"
 expect_eq "one file" "$?" 2
+# One usage error for a bad option in compare, ab, gate and report (apps/output.c).
+for cmd in compare ab gate report; do
+    "$H2BENCH" $cmd --bogus >/dev/null 2>"$TMP/err"
+    expect_eq "$cmd --bogus exit" "$?" 2
+    expect_match "$cmd --bogus message" "$(head -1 "$TMP/err")" "^h2bench $cmd: unknown or incomplete option '--bogus'$"
+done
 "$H2BENCH" compare --help >/dev/null
 expect_eq "--help" "$?" 0
 finish
