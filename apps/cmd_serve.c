@@ -302,12 +302,13 @@ int h2b_cmd_serve(int argc, char **argv)
         return H2B_EXIT_USAGE;
     }
 #endif
-    rc = h2b_server_run(&cfg, err, sizeof err);
+    struct h2b_diag d = {0};
+    rc = h2b_server_run(&cfg, &d);
 #ifdef H2B_HAVE_H3
     h2b_h3_server_stop(h3s);
 #endif
     if (rc != H2B_OK) {
-        fprintf(stderr, "h2bench serve: %s\n", err[0] ? err : h2b_strerror(rc));
+        fprintf(stderr, "h2bench serve: %s\n", d.message[0] ? d.message : h2b_strerror(rc));
         return h2b_exit_code(rc);
     }
     return H2B_EXIT_OK;

@@ -742,7 +742,7 @@ static void *worker_main(void *arg)
 
 /* ---- setup ---- */
 
-static int listen_on(const struct h2b_server_config *cfg, int *out, char *err, size_t errlen)
+static int listen_on(const struct h2b_server_config *cfg, int *out, struct h2b_diag *d)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
@@ -752,7 +752,7 @@ static int listen_on(const struct h2b_server_config *cfg, int *out, char *err, s
     snprintf(port, sizeof port, "%u", cfg->port);
     int rc = getaddrinfo(cfg->host, port, &hints, &res);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot resolve --host %s: %s", cfg->host, gai_strerror(rc));
+        h2b_diag_at(d, NULL, 0, 0, "cannot resolve --host %s: %s", cfg->host, gai_strerror(rc));
         return H2B_ERR_INVAL;
     }
     int fd = -1;
@@ -775,7 +775,8 @@ static int listen_on(const struct h2b_server_config *cfg, int *out, char *err, s
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot listen on %s:%u: %s", cfg->host, cfg->port, strerror(saved));
+        h2b_diag_at(d, NULL, 0, 0, "cannot listen on %s:%u: %s", cfg->host, cfg->port,
+                    strerror(saved));
         return H2B_ERR_SYS;
     }
     *out = fd;
@@ -915,7 +916,7 @@ static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worke
     return true;
 }
 
-int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen)
+int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
 {
     int rc = H2B_OK;
     struct server *srv = calloc(1, sizeof *srv);
@@ -929,13 +930,14 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
     if (cfg->docroot) {
         srv->docroot_fd = open(cfg->docroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (srv->docroot_fd < 0) {
-            snprintf(err, errlen, "cannot open --docroot %s: %s", cfg->docroot, strerror(errno));
+            h2b_diag_at(d, NULL, 0, 0, "cannot open --docroot %s: %s", cfg->docroot,
+                        strerror(errno));
             rc = H2B_ERR_IO;
             goto out;
         }
     }
     if (cfg->tls) {
-        srv->ssl = h2b_tls_ctx_new(cfg->cert_file, cfg->key_file, err, errlen);
+        srv->ssl = h2b_tls_ctx_new(cfg->cert_file, cfg->key_file, d);
         if (!srv->ssl) {
             rc = H2B_ERR_IO;
             goto out;
@@ -950,11 +952,11 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
     pthread_sigmask(SIG_BLOCK, &sigs, &old);
     sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
     if (sfd < 0) {
-        snprintf(err, errlen, "signalfd: %s", strerror(errno));
+        h2b_diag_at(d, NULL, 0, 0, "signalfd: %s", strerror(errno));
         rc = H2B_ERR_SYS;
         goto out_mask;
     }
-    rc = listen_on(cfg, &lfd, err, errlen);
+    rc = listen_on(cfg, &lfd, d);
     if (rc != H2B_OK)
         goto out_mask;
     srv->w = calloc((size_t)srv->nworkers, sizeof *srv->w);
@@ -967,7 +969,7 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
     for (int i = 0; i < srv->nworkers; i++) {
         rc = worker_init(srv, &srv->w[i], i);
         if (rc != H2B_OK) {
-            snprintf(err, errlen, "cannot set up worker %d: %s", i, h2b_strerror(rc));
+            h2b_diag_at(d, NULL, 0, 0, "cannot set up worker %d: %s", i, h2b_strerror(rc));
             goto out_workers;
         }
     }
@@ -979,7 +981,7 @@ int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen
     }
     for (; started < srv->nworkers; started++) {
         if (pthread_create(&srv->w[started].th, NULL, worker_main, &srv->w[started]) != 0) {
-            snprintf(err, errlen, "cannot start worker threads");
+            h2b_diag_at(d, NULL, 0, 0, "cannot start worker threads");
             rc = H2B_ERR_SYS;
             goto out_stop;
         }

@@ -9,6 +9,7 @@
 #ifndef H2B_H2REF_SERVER_H
 #define H2B_H2REF_SERVER_H
 
+#include "core/json.h"
 #include "h2ref/conn.h"
 
 #include <sched.h>
@@ -40,8 +41,9 @@ void h2b_server_config_defaults(struct h2b_server_config *cfg);
  * connection, in-flight streams get up to drain_ns, then everything is closed. Prints
  * "listening on http[s]://HOST:PORT" (flushed) to cfg->ready once it accepts connections.
  * Blocks SIGTERM/SIGINT in the calling thread and ignores SIGPIPE.
- * Returns H2B_OK after a clean shutdown; H2B_ERR_INVAL (bad configuration, message in err),
+ * Returns H2B_OK after a clean shutdown; H2B_ERR_INVAL (bad configuration; d says why
+ * for every failure),
  * H2B_ERR_SYS (bind, epoll, thread creation), H2B_ERR_IO (docroot, certificate files). */
-int h2b_server_run(const struct h2b_server_config *cfg, char *err, size_t errlen);
+int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d);
 
 #endif

@@ -29,11 +29,11 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
     return SSL_TLSEXT_ERR_OK;
 }
 
-static void ssl_error(char *err, size_t errlen, const char *what, const char *file)
+static void ssl_error(struct h2b_diag *d, const char *what, const char *file)
 {
     char buf[256];
     ERR_error_string_n(ERR_get_error(), buf, sizeof buf);
-    snprintf(err, errlen, "%s%s%s: %s", what, file ? " " : "", file ? file : "", buf);
+    h2b_diag_at(d, NULL, 0, 0, "%s%s%s: %s", what, file ? " " : "", file ? file : "", buf);
 }
 
 /* The certificate of core/tlscert.c (one generator for the server and the runner's peers). */
@@ -49,11 +49,11 @@ static int self_signed(SSL_CTX *ctx)
     return ok;
 }
 
-SSL_CTX *h2b_tls_ctx_new(const char *cert_file, const char *key_file, char *err, size_t errlen)
+SSL_CTX *h2b_tls_ctx_new(const char *cert_file, const char *key_file, struct h2b_diag *d)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx) {
-        ssl_error(err, errlen, "SSL_CTX_new", NULL);
+        ssl_error(d, "SSL_CTX_new", NULL);
         return NULL;
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -63,29 +63,29 @@ SSL_CTX *h2b_tls_ctx_new(const char *cert_file, const char *key_file, char *err,
                               SSL_MODE_RELEASE_BUFFERS);
     if (SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1 ||
         SSL_CTX_set1_groups_list(ctx, "X25519:P-256") != 1) {
-        ssl_error(err, errlen, "TLS configuration", NULL);
+        ssl_error(d, "TLS configuration", NULL);
         goto out_free;
     }
     SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
     if (cert_file || key_file) {
         if (!cert_file || !key_file) {
-            snprintf(err, errlen, "--cert and --key go together");
+            h2b_diag_at(d, NULL, 0, 0, "--cert and --key go together");
             goto out_free;
         }
         if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
-            ssl_error(err, errlen, "cannot load certificate", cert_file);
+            ssl_error(d, "cannot load certificate", cert_file);
             goto out_free;
         }
         if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-            ssl_error(err, errlen, "cannot load key", key_file);
+            ssl_error(d, "cannot load key", key_file);
             goto out_free;
         }
         if (SSL_CTX_check_private_key(ctx) != 1) {
-            ssl_error(err, errlen, "key does not match certificate", key_file);
+            ssl_error(d, "key does not match certificate", key_file);
             goto out_free;
         }
     } else if (!self_signed(ctx)) {
-        ssl_error(err, errlen, "cannot generate a self-signed certificate", NULL);
+        ssl_error(d, "cannot generate a self-signed certificate", NULL);
         goto out_free;
     }
     return ctx;
