@@ -76,11 +76,12 @@ int h2b_cmd_report(int argc, char **argv)
     o.results = (const char *const *)(argv + optind);
     o.n_results = (size_t)(argc - optind);
 
-    char err[2048] = "";
+    struct h2b_diag d = {0};
     char *md = NULL;
-    int rc = h2b_report_write(&o, summary ? &md : NULL, err, sizeof(err));
+    int rc = h2b_report_write(&o, summary ? &md : NULL, &d);
     if (rc != H2B_OK) {
-        fprintf(stderr, "h2bench report: %s\n", err);
+        fputs("h2bench report: ", stderr);
+        h2b_diag_print(&d, stderr);
         return h2b_exit_code(rc);
     }
     if (md) {

@@ -108,8 +108,8 @@ int h2b_chart_script(const char *name, const char *tmpl, const char *title,
     return H2B_OK;
 }
 
-/* Copies the last lines of the log into err. */
-static void log_tail(const char *path, char *err, size_t errlen)
+/* Copies the last lines of the log into tail[0..size). */
+static void log_tail(const char *path, char *tail, size_t size)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -129,16 +129,16 @@ static void log_tail(const char *path, char *err, size_t errlen)
     if (n > 600)
         start = buf + n - 600;
     size_t len = strlen(start);
-    if (errlen == 0)
+    if (size == 0)
         return;
-    if (len >= errlen)
-        len = errlen - 1;
-    memcpy(err, start, len);
-    err[len] = '\0';
+    if (len >= size)
+        len = size - 1;
+    memcpy(tail, start, len);
+    tail[len] = '\0';
 }
 
 int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *const *scripts,
-                          size_t nscripts, const char *log_name, char *err, size_t errlen)
+                          size_t nscripts, const char *log_name, struct h2b_diag *diag)
 {
     if (nscripts > 32)
         return H2B_ERR_INVAL;
@@ -156,19 +156,19 @@ int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *cons
     struct h2b_proc *p;
     int rc = h2b_proc_spawn(&p, argv, &po);
     if (rc == H2B_ERR_NOTFOUND) {
-        snprintf(err, errlen, "%s: not found", gnuplot);
+        h2b_diag_at(diag, NULL, 0, 0, "%s: not found", gnuplot);
         return rc;
     }
     if (rc != H2B_OK) {
-        snprintf(err, errlen, "%s: cannot start: %s", gnuplot,
-                 rc == H2B_ERR_IO ? "cannot create its log" : strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: cannot start: %s", gnuplot,
+                    rc == H2B_ERR_IO ? "cannot create its log" : strerror(errno));
         return H2B_ERR_SYS;
     }
     int status = 0;
     rc = h2b_proc_wait(p, UINT64_MAX, &status);
     h2b_proc_del(p);
     if (rc != H2B_OK) {
-        snprintf(err, errlen, "%s: waitpid: %s", gnuplot, strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: waitpid: %s", gnuplot, strerror(errno));
         return H2B_ERR_SYS;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -176,8 +176,10 @@ int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *cons
     char tail[700] = "";
     log_tail(log_path, tail, sizeof(tail));
     if (WIFEXITED(status))
-        snprintf(err, errlen, "%s exited with status %d: %s", gnuplot, WEXITSTATUS(status), tail);
+        h2b_diag_at(diag, NULL, 0, 0, "%s exited with status %d: %s", gnuplot, WEXITSTATUS(status),
+                    tail);
     else
-        snprintf(err, errlen, "%s killed by signal %d: %s", gnuplot, WTERMSIG(status), tail);
+        h2b_diag_at(diag, NULL, 0, 0, "%s killed by signal %d: %s", gnuplot, WTERMSIG(status),
+                    tail);
     return H2B_ERR_SYS;
 }

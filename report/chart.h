@@ -8,6 +8,8 @@
 #ifndef H2B_REPORT_CHART_H
 #define H2B_REPORT_CHART_H
 
+#include "core/json.h"
+
 #include <stddef.h>
 
 struct h2b_buf;
@@ -52,8 +54,8 @@ int h2b_chart_script(const char *name, const char *tmpl, const char *title,
 /* Runs `gnuplot SCRIPT...` with dir as working directory, stdout and stderr into dir/log_name.
  * gnuplot names the binary (looked up in PATH when it has no slash). Returns H2B_OK;
  * H2B_ERR_NOTFOUND when the binary does not exist; H2B_ERR_SYS when it could not be started or
- * exited non-zero (err then holds the end of its output). */
+ * exited non-zero (diag then holds the end of its output). */
 int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *const *scripts,
-                          size_t nscripts, const char *log_name, char *err, size_t errlen);
+                          size_t nscripts, const char *log_name, struct h2b_diag *diag);
 
 #endif

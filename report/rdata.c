@@ -20,18 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* diag as "file:line:column: message" (or "file: message" when it has no position). */
-static void diag_to_err(const struct h2b_diag *d, const char *path, char *err, size_t errlen)
-{
-    if (errlen == 0)
-        return;
-    const char *file = d->file[0] ? d->file : path;
-    if (d->line > 0)
-        snprintf(err, errlen, "%s:%d:%d: %s", file, d->line, d->column, d->message);
-    else
-        snprintf(err, errlen, "%s: %s", file, d->message);
-}
-
 static int copy_forks(const struct h2b_model_nums *from, double **out, size_t *n)
 {
     if (!from->v)
@@ -171,8 +159,7 @@ static int convert(const struct h2b_json_src *src, struct h2b_results_doc *doc,
     return H2B_OK;
 }
 
-int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, char *err,
-                           size_t errlen)
+int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, struct h2b_diag *diag)
 {
     struct h2b_diag d = {0};
     struct h2b_results_doc *doc = NULL;
@@ -180,9 +167,9 @@ int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, cha
     int rc = h2b_results_doc_load(path, &doc, &text, &d);
     if (rc != H2B_OK) {
         if (rc == H2B_ERR_NOMEM)
-            snprintf(err, errlen, "%s: out of memory", path);
+            h2b_diag_at(diag, path, 0, 0, "out of memory");
         else
-            diag_to_err(&d, path, err, errlen);
+            h2b_diag_pass(diag, &d, path, rc);
         /* An unreadable file is H2B_ERR_NOTFOUND so the CLI can call it an input error. */
         return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
     }
@@ -199,9 +186,9 @@ int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, cha
     free(text);
     if (rc) {
         if (rc == H2B_ERR_NOMEM)
-            snprintf(err, errlen, "%s: out of memory", path);
+            h2b_diag_at(diag, path, 0, 0, "out of memory");
         else
-            diag_to_err(&d, path, err, errlen);
+            h2b_diag_pass(diag, &d, path, rc);
         results_free(r);
         return rc;
     }

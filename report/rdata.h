@@ -9,6 +9,8 @@
 #ifndef H2B_REPORT_RDATA_H
 #define H2B_REPORT_RDATA_H
 
+#include "core/json.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -69,11 +71,10 @@ struct h2b_rdata_results {
 
 /* Reads a results file, validated by h2b_results_read's rules plus the optional fields the report
  * reads. On malformed input returns H2B_ERR_PARSE with
- * "file:line:column: what was expected" in err; H2B_ERR_NOTFOUND when the file cannot be
+ * diag at file:line:column saying what was expected; H2B_ERR_NOTFOUND when the file cannot be
  * opened or read;
  * H2B_ERR_NOMEM. *out untouched on failure; the caller owns *out (h2b_rdata_results_del). */
-int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, char *err,
-                           size_t errlen);
+int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, struct h2b_diag *diag);
 void h2b_rdata_results_del(struct h2b_rdata_results *r);
 
 /* The micro entry named name, or NULL. */

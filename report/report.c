@@ -27,11 +27,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int write_file(const char *path, const char *text, char *err, size_t errlen)
+static int write_file(const char *path, const char *text, struct h2b_diag *diag)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", path, strerror(errno));
         return H2B_ERR_IO;
     }
     size_t n = strlen(text);
@@ -39,18 +39,18 @@ static int write_file(const char *path, const char *text, char *err, size_t errl
     ok = (fflush(f) == 0) && ok;
     ok = (fsync(fileno(f)) == 0) && ok;
     if (fclose(f) != 0 || !ok) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: write failed: %s", path, strerror(errno));
         return H2B_ERR_IO;
     }
     return H2B_OK;
 }
 
 /* Renames every file of tmp into dir, REPORT.md last. */
-static int commit(const char *tmp, const char *dir, char *err, size_t errlen)
+static int commit(const char *tmp, const char *dir, struct h2b_diag *diag)
 {
     DIR *d = opendir(tmp);
     if (d == NULL) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", tmp, strerror(errno));
         return H2B_ERR_IO;
     }
     struct dirent *e;
@@ -63,7 +63,7 @@ static int commit(const char *tmp, const char *dir, char *err, size_t errlen)
         snprintf(from, sizeof(from), "%s/%s", tmp, e->d_name);
         snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
         if (rename(from, to) != 0) {
-            snprintf(err, errlen, "rename %s -> %s: %s", from, to, strerror(errno));
+            h2b_diag_at(diag, NULL, 0, 0, "rename %s -> %s: %s", from, to, strerror(errno));
             rc = H2B_ERR_IO;
             break;
         }
@@ -75,21 +75,10 @@ static int commit(const char *tmp, const char *dir, char *err, size_t errlen)
     snprintf(from, sizeof(from), "%s/REPORT.md", tmp);
     snprintf(to, sizeof(to), "%s/REPORT.md", dir);
     if (rename(from, to) != 0) {
-        snprintf(err, errlen, "rename %s -> %s: %s", from, to, strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "rename %s -> %s: %s", from, to, strerror(errno));
         return H2B_ERR_IO;
     }
     return H2B_OK;
-}
-
-/* A loader's diagnostic as err text: "file:line:column: message" (or the code's words). */
-static void diag_text(const struct h2b_diag *d, const char *what, int rc, char *err, size_t errlen)
-{
-    if (d->file[0] && d->line > 0)
-        snprintf(err, errlen, "%s:%d:%d: %s", d->file, d->line, d->column, d->message);
-    else if (d->message[0])
-        snprintf(err, errlen, "%s: %s", d->file[0] ? d->file : what, d->message);
-    else
-        snprintf(err, errlen, "%s: %s", what, h2b_strerror(rc));
 }
 
 /* Keeps the first problem a ceilings loader reports (it reports every one). */
@@ -102,29 +91,29 @@ static void first_diag(void *arg, const struct h2b_diag *d)
 
 /* The gate engine's verdict on the head run (no confirmation re-runs: a report measures
  * nothing). */
-static int gate_head(struct h2b__report *rep, char *err, size_t errlen)
+static int gate_head(struct h2b__report *rep, struct h2b_diag *diag)
 {
     const char *head = rep->opt->results[rep->opt->n_results - 1];
     struct h2b_gate_set *set = NULL;
     struct h2b_diag d = {0};
     int rc = h2b_ceilings_load(rep->opt->ceilings, &rep->ceil, first_diag, &d);
     if (rc) {
-        diag_text(&d, rep->opt->ceilings, rc, err, errlen);
+        h2b_diag_pass(diag, &d, rep->opt->ceilings, rc);
         return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
     }
     if ((rc = h2b_gate_set_load(&head, 1, &set, &d))) {
-        diag_text(&d, head, rc, err, errlen);
+        h2b_diag_pass(diag, &d, head, rc);
         return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
     }
     struct h2b_gate_options gopt = {.strict = false, .confirm = 0};
     rc = h2b_gate_check(rep->ceil, set, &gopt, &rep->gate);
     h2b_gate_set_del(set);
     if (rc)
-        snprintf(err, errlen, "checking ceilings: %s", h2b_strerror(rc));
+        h2b_diag_at(diag, NULL, 0, 0, "checking ceilings: %s", h2b_strerror(rc));
     return rc;
 }
 
-static int load_all(struct h2b__report *rep, char *err, size_t errlen)
+static int load_all(struct h2b__report *rep, struct h2b_diag *diag)
 {
     const struct h2b_report_options *o = rep->opt;
     rep->runs = calloc(o->n_results, sizeof(*rep->runs));
@@ -132,20 +121,20 @@ static int load_all(struct h2b__report *rep, char *err, size_t errlen)
         return H2B_ERR_NOMEM;
     int rc;
     for (size_t i = 0; i < o->n_results; i++) {
-        if ((rc = h2b_rdata_results_load(o->results[i], &rep->runs[i], err, errlen)))
+        if ((rc = h2b_rdata_results_load(o->results[i], &rep->runs[i], diag)))
             return rc;
         rep->n_runs = i + 1;
     }
     rep->head = rep->runs[rep->n_runs - 1];
-    if (o->compare && (rc = h2b_rdata_results_load(o->compare, &rep->base, err, errlen)))
+    if (o->compare && (rc = h2b_rdata_results_load(o->compare, &rep->base, diag)))
         return rc;
-    if (o->ceilings && (rc = gate_head(rep, err, errlen)))
+    if (o->ceilings && (rc = gate_head(rep, diag)))
         return rc;
     if (o->compare) {
         struct h2b_diag d = {0};
         rc = h2b_compare_files(o->compare, o->results[o->n_results - 1], &rep->compare, &d);
         if (rc) {
-            diag_text(&d, o->compare, rc, err, errlen);
+            h2b_diag_pass(diag, &d, o->compare, rc);
             return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
         }
     }
@@ -165,11 +154,11 @@ static void unload_all(struct h2b__report *rep)
     free(rep->keys);
 }
 
-static int render_charts(struct h2b__report *rep, const char *tmp, char *err, size_t errlen)
+static int render_charts(struct h2b__report *rep, const char *tmp, struct h2b_diag *diag)
 {
     int rc = h2b__report_plots(rep, tmp);
     if (rc) {
-        snprintf(err, errlen, "writing chart scripts into %s: %s", tmp, h2b_strerror(rc));
+        h2b_diag_at(diag, NULL, 0, 0, "writing chart scripts into %s: %s", tmp, h2b_strerror(rc));
         return rc;
     }
     if (rep->n_charts == 0) {
@@ -187,8 +176,8 @@ static int render_charts(struct h2b__report *rep, const char *tmp, char *err, si
         snprintf(scripts[i], sizeof(scripts[i]), "%s.gp", rep->charts[i].name);
         argv[i] = scripts[i];
     }
-    char msg[1024] = "";
-    rc = h2b_chart_run_gnuplot(gnuplot, tmp, argv, rep->n_charts, "gnuplot.log", msg, sizeof(msg));
+    struct h2b_diag cd = {0};
+    rc = h2b_chart_run_gnuplot(gnuplot, tmp, argv, rep->n_charts, "gnuplot.log", &cd);
     if (rc == H2B_ERR_NOTFOUND) {
         rep->charts_rendered = false;
         snprintf(rep->charts_note, sizeof(rep->charts_note),
@@ -198,57 +187,56 @@ static int render_charts(struct h2b__report *rep, const char *tmp, char *err, si
         return H2B_OK;
     }
     if (rc) {
-        snprintf(err, errlen, "rendering charts: %s", msg);
+        h2b_diag_at(diag, NULL, 0, 0, "rendering charts: %s", cd.message);
         return rc;
     }
     rep->charts_rendered = true;
     return H2B_OK;
 }
 
-int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char *err,
-                     size_t errlen)
+int h2b_report_write(const struct h2b_report_options *opt, char **markdown, struct h2b_diag *diag)
 {
     if (opt == NULL || opt->n_results == 0 || opt->results == NULL || opt->out_dir == NULL) {
-        snprintf(err, errlen, "no results files or no output directory");
+        h2b_diag_at(diag, NULL, 0, 0, "no results files or no output directory");
         return H2B_ERR_INVAL;
     }
     struct h2b__report rep = {.opt = opt};
     struct h2b_buf md;
     h2b_buf_init(&md);
     char tmp[4096] = "";
-    int rc = load_all(&rep, err, errlen);
+    int rc = load_all(&rep, diag);
     if (rc)
         goto out_unload;
 
     if (h2b_fs_mkdir_p(opt->out_dir, 0777) != H2B_OK) {
-        snprintf(err, errlen, "%s: %s", opt->out_dir, strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: %s", opt->out_dir, strerror(errno));
         rc = H2B_ERR_IO;
         goto out_unload;
     }
     snprintf(tmp, sizeof(tmp), "%s/.report-tmp.XXXXXX", opt->out_dir);
     if (mkdtemp(tmp) == NULL) {
-        snprintf(err, errlen, "%s: cannot create a temporary directory: %s", opt->out_dir,
-                 strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "%s: cannot create a temporary directory: %s", opt->out_dir,
+                    strerror(errno));
         tmp[0] = '\0';
         rc = H2B_ERR_IO;
         goto out_unload;
     }
-    if ((rc = render_charts(&rep, tmp, err, errlen)))
+    if ((rc = render_charts(&rep, tmp, diag)))
         goto out_remove;
     if ((rc = h2b__report_markdown(&rep, &md))) {
-        snprintf(err, errlen, "rendering the markdown: %s", h2b_strerror(rc));
+        h2b_diag_at(diag, NULL, 0, 0, "rendering the markdown: %s", h2b_strerror(rc));
         goto out_remove;
     }
     char path[4096];
     snprintf(path, sizeof(path), "%s/REPORT.md", tmp);
-    if ((rc = write_file(path, h2b_buf_str(&md), err, errlen)))
+    if ((rc = write_file(path, h2b_buf_str(&md), diag)))
         goto out_remove;
-    if ((rc = commit(tmp, opt->out_dir, err, errlen)))
+    if ((rc = commit(tmp, opt->out_dir, diag)))
         goto out_remove;
     if (markdown) {
         *markdown = h2b_buf_take(&md);
         if (*markdown == NULL) {
-            snprintf(err, errlen, "out of memory");
+            h2b_diag_at(diag, NULL, 0, 0, "out of memory");
             rc = H2B_ERR_NOMEM;
         }
     }

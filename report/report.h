@@ -10,6 +10,8 @@
 #ifndef H2B_REPORT_REPORT_H
 #define H2B_REPORT_REPORT_H
 
+#include "core/json.h"
+
 #include <stddef.h>
 
 struct h2b_report_options {
@@ -24,11 +26,10 @@ struct h2b_report_options {
 /* Writes out_dir/REPORT.md, the charts (NAME.png, NAME.svg) and their sources (NAME.gp,
  * NAME.dat). When markdown is not NULL it receives a malloc'd copy of REPORT.md (caller frees).
  * Without gnuplot the report is written without charts and says so.
- * Returns H2B_OK; H2B_ERR_PARSE (malformed input; err holds "file:line:column: ..."),
+ * Returns H2B_OK; H2B_ERR_PARSE (malformed input; diag at file:line:column),
  * H2B_ERR_NOTFOUND (an input cannot be read), H2B_ERR_IO (the output cannot be written),
- * H2B_ERR_INVAL (bad options), H2B_ERR_SYS (gnuplot failed), H2B_ERR_NOMEM. err always gets a
+ * H2B_ERR_INVAL (bad options), H2B_ERR_SYS (gnuplot failed), H2B_ERR_NOMEM. diag always gets a
  * message on failure. */
-int h2b_report_write(const struct h2b_report_options *opt, char **markdown, char *err,
-                     size_t errlen);
+int h2b_report_write(const struct h2b_report_options *opt, char **markdown, struct h2b_diag *diag);
 
 #endif

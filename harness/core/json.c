@@ -63,6 +63,16 @@ void h2b_diag_at(struct h2b_diag *d, const char *file, int line, int column, con
     va_end(ap);
 }
 
+void h2b_diag_pass(struct h2b_diag *out, const struct h2b_diag *in, const char *file, int rc)
+{
+    if (out != in)
+        *out = *in;
+    if (!out->file[0] && file)
+        snprintf(out->file, sizeof(out->file), "%s", file);
+    if (!out->message[0])
+        snprintf(out->message, sizeof(out->message), "%s", h2b_strerror(rc));
+}
+
 void h2b_diag_print(const struct h2b_diag *d, FILE *f)
 {
     if (d->file[0] && d->line > 0)

@@ -64,6 +64,10 @@ void h2b_diag_set(struct h2b_diag *d, const char *file, const char *text, const 
 void h2b_diag_at(struct h2b_diag *d, const char *file, int line, int column, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* Passes a callee's diagnostic on as *out: in's position and message, with file where in names
+ * none and the words of rc (h2b_strerror) where it has no message. in and out may be the same. */
+void h2b_diag_pass(struct h2b_diag *out, const struct h2b_diag *in, const char *file, int rc);
+
 /* Writes "file:line:column: message\n" ("file: message" without a line, "message" without a
  * file) to f. */
 void h2b_diag_print(const struct h2b_diag *d, FILE *f);

@@ -108,17 +108,14 @@ static void test_gnuplot_quote(void)
 
 static void test_gnuplot_discovery(void)
 {
-    char err[512] = "";
+    struct h2b_diag d = {0};
     const char *scripts[] = {"x.gp"};
-    CHECK_EQ_INT(
-        h2b_chart_run_gnuplot("/nonexistent/gnuplot", tmpdir, scripts, 1, "log", err, sizeof(err)),
-        H2B_ERR_NOTFOUND);
-    CHECK_EQ_INT(
-        h2b_chart_run_gnuplot("h2b-no-such-gnuplot", tmpdir, scripts, 1, "log", err, sizeof(err)),
-        H2B_ERR_NOTFOUND);
-    CHECK_EQ_INT(h2b_chart_run_gnuplot("false", tmpdir, scripts, 1, "log", err, sizeof(err)),
-                 H2B_ERR_SYS);
-    CHECK(strstr(err, "exited with status 1") != NULL);
+    CHECK_EQ_INT(h2b_chart_run_gnuplot("/nonexistent/gnuplot", tmpdir, scripts, 1, "log", &d),
+                 H2B_ERR_NOTFOUND);
+    CHECK_EQ_INT(h2b_chart_run_gnuplot("h2b-no-such-gnuplot", tmpdir, scripts, 1, "log", &d),
+                 H2B_ERR_NOTFOUND);
+    CHECK_EQ_INT(h2b_chart_run_gnuplot("false", tmpdir, scripts, 1, "log", &d), H2B_ERR_SYS);
+    CHECK(strstr(d.message, "exited with status 1") != NULL);
 }
 
 #define MINI_HEAD                                                                                  \
@@ -182,22 +179,19 @@ static int write_tmp(const char *name, const char *text, char *path, size_t n)
 
 static void test_results_validation(void)
 {
-    char path[512], err[1024];
+    char path[512];
+    struct h2b_diag d;
     for (size_t i = 0; i < sizeof(bad_results) / sizeof(bad_results[0]); i++) {
         const struct bad_case *c = &bad_results[i];
         CHECK(write_tmp("bad.json", c->json, path, sizeof(path)) == 0);
         struct h2b_rdata_results *r = (struct h2b_rdata_results *)&i; /* must stay untouched */
-        err[0] = '\0';
-        CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_ERR_PARSE);
+        memset(&d, 0, sizeof(d));
+        CHECK_EQ_INT(h2b_rdata_results_load(path, &r, &d), H2B_ERR_PARSE);
         CHECK(r == (struct h2b_rdata_results *)&i);
-        int line = 0, column = 0, used = 0;
-        size_t plen = strlen(path);
-        bool located = strncmp(err, path, plen) == 0 &&
-                       sscanf(err + plen, ":%d:%d: %n", &line, &column, &used) == 2 && used > 0;
-        if (!located || line != c->line || column <= 0 ||
-            strncmp(err + plen + used, c->message, strlen(c->message)) != 0) {
-            fprintf(stderr, "case %zu: got '%s'\n   expected %s:%d:COL: %s...\n", i, err, path,
-                    c->line, c->message);
+        if (strcmp(d.file, path) != 0 || d.line != c->line || d.column <= 0 ||
+            strncmp(d.message, c->message, strlen(c->message)) != 0) {
+            fprintf(stderr, "case %zu: got '%s:%d:%d: %s'\n   expected %s:%d:COL: %s...\n", i,
+                    d.file, d.line, d.column, d.message, path, c->line, c->message);
             CHECK(0);
         } else {
             CHECK(1);
@@ -205,7 +199,9 @@ static void test_results_validation(void)
     }
     snprintf(path, sizeof(path), "%s/absent.json", tmpdir);
     struct h2b_rdata_results *r = NULL;
-    CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_ERR_NOTFOUND);
+    memset(&d, 0, sizeof(d));
+    CHECK_EQ_INT(h2b_rdata_results_load(path, &r, &d), H2B_ERR_NOTFOUND);
+    CHECK(strcmp(d.file, path) == 0 && d.message[0]);
 
     /* A valid document: nulls are NAN, "status": "failed" marks a cell that was not measured */
     const char *ok = MINI_HEAD
@@ -215,7 +211,7 @@ static void test_results_validation(void)
         "\"matrix\": [{" MINI_CELL ", \"req_per_s\": 100, \"status\": \"ok\"},\n"
         "{" MINI_CELL ", \"req_per_s\": null, \"status\": \"failed\", \"reason\": \"died\"}]}";
     CHECK(write_tmp("ok.json", ok, path, sizeof(path)) == 0);
-    CHECK_EQ_INT(h2b_rdata_results_load(path, &r, err, sizeof(err)), H2B_OK);
+    CHECK_EQ_INT(h2b_rdata_results_load(path, &r, &d), H2B_OK);
     if (r) {
         CHECK_EQ_U64(r->n_micro, 1);
         CHECK(r->micro[0].ns_per_op == 12.5 && isnan(r->micro[0].p99_ns));
