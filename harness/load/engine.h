@@ -317,6 +317,10 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd);
 int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t *t_tcp,
                         const char *alpn, bool alpn_optional, uint32_t *events);
 
+/* Ends a TCP connection of either engine: frees *ssl, closes *fd (which leaves the epoll set);
+ * both are marked gone (NULL, -1). */
+void h2b__load_tcp_close(int *fd, SSL **ssl);
+
 /* Bytes in and out of a TCP connection, through ssl when it is TLS (the HTTP/1.1 and HTTP/2
  * engines). Both return the bytes moved (> 0), 0 when the socket or TLS must wait, or below 0:
  * H2B__LOAD_EOF the server closed it (TLS: close_notify), H2B__LOAD_EIO it failed. Inline: they

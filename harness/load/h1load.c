@@ -107,14 +107,7 @@ static void conn_start(struct h1c *c);
 
 static void conn_teardown(struct h1c *c)
 {
-    if (c->ssl) {
-        SSL_free(c->ssl);
-        c->ssl = NULL;
-    }
-    if (c->fd >= 0) {
-        close(c->fd); /* also leaves the epoll set */
-        c->fd = -1;
-    }
+    h2b__load_tcp_close(&c->fd, &c->ssl);
     c->events = 0;
     c->hlen = 0;
 }

@@ -821,14 +821,7 @@ static void conn_teardown(struct h2b__load_conn *c)
         nghttp2_session_del(c->session);
         c->session = NULL;
     }
-    if (c->ssl) {
-        SSL_free(c->ssl);
-        c->ssl = NULL;
-    }
-    if (c->fd >= 0) {
-        close(c->fd); /* also leaves the epoll set */
-        c->fd = -1;
-    }
+    h2b__load_tcp_close(&c->fd, &c->ssl);
     c->woff = c->wlen = 0;
 }
 
@@ -1549,6 +1542,18 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, *fd, &ev) != 0)
         return -1;
     return rv == 0 ? 0 : 1;
+}
+
+void h2b__load_tcp_close(int *fd, SSL **ssl)
+{
+    if (*ssl) {
+        SSL_free(*ssl);
+        *ssl = NULL;
+    }
+    if (*fd >= 0) {
+        close(*fd); /* also leaves the epoll set */
+        *fd = -1;
+    }
 }
 
 int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t *t_tcp,
