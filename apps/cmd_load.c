@@ -61,10 +61,17 @@ static bool take_mpi_flags(int *argc, char **argv, bool *mpi, const char **rank_
     return true;
 }
 
+/* "h2bench load: WHAT" and the diagnostic ("file:line:column: message" when it has a place). */
+static void print_diag(const char *what, const struct h2b_diag *d)
+{
+    fprintf(stderr, "h2bench load: %s", what);
+    h2b_diag_print(d, stderr);
+}
+
 int h2b_cmd_load(int argc, char **argv)
 {
     struct h2b_load_config cfg;
-    char err[512] = "";
+    struct h2b_diag err = {0};
     int code = H2B_EXIT_OK;
     bool want_mpi = false;
     const char *rank_json = NULL;
@@ -86,14 +93,14 @@ int h2b_cmd_load(int argc, char **argv)
             code = H2B_EXIT_USAGE;
             goto out;
         }
-        if (h2b_load_mpi_init(&job, &argc, &argv, err, sizeof(err)) != H2B_OK) {
-            fprintf(stderr, "h2bench load: %s\n", err);
+        if (h2b_load_mpi_init(&job, &argc, &argv, &err) != H2B_OK) {
+            print_diag("", &err);
             code = H2B_EXIT_RUNTIME;
             goto out;
         }
     }
     bool root = !job.active || job.rank == 0;
-    int rv = h2b_load_config_parse(&cfg, argc, argv, err, sizeof(err));
+    int rv = h2b_load_config_parse(&cfg, argc, argv, &err);
     if (rv == H2B_OK && cfg.help) {
         if (root) {
             h2b_load_usage(stdout);
@@ -109,7 +116,8 @@ int h2b_cmd_load(int argc, char **argv)
     }
     if (rv != H2B_OK) {
         if (root) {
-            fprintf(stderr, "h2bench load: %s\n\n", err);
+            print_diag("", &err);
+            fputc('\n', stderr);
             h2b_load_usage(stderr);
         }
         code = h2b_exit_code(rv);
@@ -124,9 +132,9 @@ int h2b_cmd_load(int argc, char **argv)
     struct h2b_load_config total = cfg; /* the job's totals (shallow: only numbers are read) */
     if (job.active) {
         h2b_load_mpi_split_text(&job, &total, split, sizeof(split));
-        if (h2b_load_mpi_split(&job, &cfg, err, sizeof(err)) != H2B_OK) {
+        if (h2b_load_mpi_split(&job, &cfg, &err) != H2B_OK) {
             if (root)
-                fprintf(stderr, "h2bench load: %s\n", err);
+                print_diag("", &err);
             code = H2B_EXIT_USAGE;
             goto out;
         }
@@ -148,8 +156,7 @@ int h2b_cmd_load(int argc, char **argv)
         fflush(stdout);
     }
     if (job.active) {
-        rv = h2b_load_mpi_run(&job, &cfg, progress ? stderr : NULL, rank_json, &res, err,
-                              sizeof(err));
+        rv = h2b_load_mpi_run(&job, &cfg, progress ? stderr : NULL, rank_json, &res, &err);
         if (!root) {
             /* Rank 0 speaks for the job; this rank's failure is in its breakdown. */
             if (rv == H2B_OK)
@@ -158,15 +165,15 @@ int h2b_cmd_load(int argc, char **argv)
             goto out;
         }
     } else {
-        rv = h2b_load_run(&cfg, progress ? stderr : NULL, stdout, &res, err, sizeof(err));
+        rv = h2b_load_run(&cfg, progress ? stderr : NULL, stdout, &res, &err);
     }
     if (rv != H2B_OK && !(job.active && res.s.latency)) {
-        fprintf(stderr, "h2bench load: %s\n", err);
+        print_diag("", &err);
         code = H2B_EXIT_RUNTIME;
         goto out;
     }
     if (rv != H2B_OK) /* rank 0's own run failed, the others' merged results still stand */
-        fprintf(stderr, "h2bench load: rank 0: %s\n", err);
+        print_diag("rank 0: ", &err);
     if (job.active) { /* report the job, not rank 0's share */
         cfg.connections = total.connections;
         cfg.requests = total.requests;

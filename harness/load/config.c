@@ -218,11 +218,15 @@ void h2b_load_usage(FILE *f)
         "3 runtime failure (no connection could be made, interrupted).\n");
 }
 
-int h2b__load_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+int h2b__load_errf(struct h2b_diag *err, int code, const char *fmt, ...)
 {
+    if (!err)
+        return code;
+    err->file[0] = '\0';
+    err->line = err->column = 0;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
     va_end(ap);
     return code;
 }
@@ -245,45 +249,44 @@ static int read_file(const char *path, uint64_t max, uint8_t **out, size_t *len)
     return rv;
 }
 
-static int add_uri(struct h2b_load_config *cfg, const char *text, char *err, size_t errlen)
+static int add_uri(struct h2b_load_config *cfg, const char *text, struct h2b_diag *err)
 {
     struct h2b_load_uri u;
     struct h2b_diag d = {0};
     int rv = h2b_load_uri_parse(text, &u, &d);
     if (rv == H2B_ERR_PARSE)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "bad URI '%s': %s", text, d.message);
+        return h2b__load_errf(err, H2B_ERR_INVAL, "bad URI '%s': %s", text, d.message);
     if (rv != H2B_OK)
-        return h2b__load_errf(err, errlen, rv, "out of memory");
+        return h2b__load_errf(err, rv, "out of memory");
     struct h2b_load_uri *nu = realloc(cfg->uris, (cfg->nuris + 1) * sizeof(*nu));
     if (!nu) {
         h2b_load_uri_free(&u);
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
     }
     cfg->uris = nu;
     cfg->uris[cfg->nuris++] = u;
     return H2B_OK;
 }
 
-static int add_header(struct h2b_load_config *cfg, const char *text, char *err, size_t errlen)
+static int add_header(struct h2b_load_config *cfg, const char *text, struct h2b_diag *err)
 {
     /* "name: value"; a leading ':' belongs to the name (":authority: x"). */
     const char *colon = strchr(text[0] == ':' ? text + 1 : text, ':');
     if (!colon || colon == text)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "-H: expected 'NAME: VALUE', got '%s'",
-                              text);
+        return h2b__load_errf(err, H2B_ERR_INVAL, "-H: expected 'NAME: VALUE', got '%s'", text);
     const char *v = colon + 1;
     while (*v == ' ' || *v == '\t')
         v++;
     struct h2b_load_header *nh = realloc(cfg->headers, (cfg->nheaders + 1) * sizeof(*nh));
     if (!nh)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
     cfg->headers = nh;
     char *name = dup_range(text, (size_t)(colon - text));
     char *value = strdup(v);
     if (!name || !value) {
         free(name);
         free(value);
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
     }
     for (char *p = name; *p; p++)
         *p = (char)tolower((unsigned char)*p);
@@ -293,11 +296,11 @@ static int add_header(struct h2b_load_config *cfg, const char *text, char *err, 
     return H2B_OK;
 }
 
-static int set_string(char **dst, const char *src, char *err, size_t errlen)
+static int set_string(char **dst, const char *src, struct h2b_diag *err)
 {
     char *s = strdup(src);
     if (!s)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
     free(*dst);
     *dst = s;
     return H2B_OK;
@@ -307,15 +310,15 @@ static int set_string(char **dst, const char *src, char *err, size_t errlen)
  * line (NUL-terminated, trailing CR and blanks removed) with its number; stops at the first
  * error fn returns. option names the flag in an I/O error. */
 static int for_each_line(struct h2b_load_config *cfg, const char *path, const char *option,
-                         int (*fn)(struct h2b_load_config *, char *, const char *, unsigned, char *,
-                                   size_t),
-                         char *err, size_t errlen)
+                         int (*fn)(struct h2b_load_config *, char *, const char *, unsigned,
+                                   struct h2b_diag *),
+                         struct h2b_diag *err)
 {
     uint8_t *buf;
     size_t len;
     int rv = read_file(path, MAX_URI_FILE, &buf, &len);
     if (rv != H2B_OK)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "%s %s: %s", option, path,
+        return h2b__load_errf(err, H2B_ERR_NOTFOUND, "%s %s: %s", option, path,
                               rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
     char *line = (char *)buf;
     unsigned lineno = 0;
@@ -330,7 +333,7 @@ static int for_each_line(struct h2b_load_config *cfg, const char *path, const ch
         while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
             line[--n] = '\0';
         if (n > 0)
-            rv = fn(cfg, line, path, lineno, err, errlen);
+            rv = fn(cfg, line, path, lineno, err);
         line = next;
     }
     free(buf);
@@ -339,56 +342,56 @@ static int for_each_line(struct h2b_load_config *cfg, const char *path, const ch
 
 /* add_uri's message, prefixed with file:line:column */
 static int add_uri_at(struct h2b_load_config *cfg, const char *uri, const char *path,
-                      unsigned lineno, size_t column, char *err, size_t errlen)
+                      unsigned lineno, size_t column, struct h2b_diag *err)
 {
-    int rv = add_uri(cfg, uri, err, errlen);
-    if (rv != H2B_OK) {
-        char inner[200];
-        snprintf(inner, sizeof(inner), "%s", err);
-        h2b__load_errf(err, errlen, rv, "%s:%u:%zu: %s", path, lineno, column, inner);
+    int rv = add_uri(cfg, uri, err);
+    if (rv != H2B_OK && err) {
+        snprintf(err->file, sizeof(err->file), "%s", path);
+        err->line = (int)lineno;
+        err->column = (int)column;
     }
     return rv;
 }
 
 static int uri_line(struct h2b_load_config *cfg, char *line, const char *path, unsigned lineno,
-                    char *err, size_t errlen)
+                    struct h2b_diag *err)
 {
-    return add_uri_at(cfg, line, path, lineno, 1, err, errlen);
+    return add_uri_at(cfg, line, path, lineno, 1, err);
 }
 
 /* --timing-script-file: lines "OFFSET_MS<TAB>URI" (h2load's format; offsets in ms with us
  * resolution, from the start of each client). Errors name file:line:column. */
 static int script_line(struct h2b_load_config *cfg, char *line, const char *path, unsigned lineno,
-                       char *err, size_t errlen)
+                       struct h2b_diag *err)
 {
     char *tab = strchr(line, '\t');
     double ms;
     if (!tab)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "%s:%u:1: expected 'OFFSET_MS<TAB>URI', found no tab", path, lineno);
     *tab = '\0';
     if (h2b_cli_parse_double(line, 0, 1e12, &ms) != H2B_OK)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "%s:%u:1: expected an offset in milliseconds (like 10 or 2.5), got "
                               "'%.40s'",
                               path, lineno, line);
     uint64_t *ns = realloc(cfg->script_ns, (cfg->nscript + 1) * sizeof(*ns));
     if (!ns)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
     cfg->script_ns = ns;
-    int rv = add_uri_at(cfg, tab + 1, path, lineno, (size_t)(tab - line) + 2, err, errlen);
+    int rv = add_uri_at(cfg, tab + 1, path, lineno, (size_t)(tab - line) + 2, err);
     if (rv == H2B_OK)
         cfg->script_ns[cfg->nscript++] = (uint64_t)(ms * 1e6 + 0.5);
     return rv;
 }
 
 /* HOST[:PORT], [IPv6][:PORT] */
-static int parse_connect_to(struct h2b_load_config *cfg, const char *a, char *err, size_t errlen)
+static int parse_connect_to(struct h2b_load_config *cfg, const char *a, struct h2b_diag *err)
 {
     struct h2b_url u;
     struct h2b_diag d = {0};
     if (h2b_url_parse_authority(a, strlen(a), &u, &d) != H2B_OK)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--connect-to '%s': %s (expected HOST[:PORT] or [IPV6][:PORT])", a,
                               d.message);
     free(cfg->connect_host);
@@ -396,31 +399,31 @@ static int parse_connect_to(struct h2b_load_config *cfg, const char *a, char *er
     cfg->connect_host = strdup(u.host);
     cfg->connect_port = u.port_given ? strdup(u.port_str) : NULL;
     if (!cfg->connect_host || (u.port_given && !cfg->connect_port))
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
     return H2B_OK;
 }
 
 /* -B: as in h2load, the base URI's scheme, host and port replace the first URI's (which are the
  * ones that count); "unix:PATH" keeps them and connects to a UNIX socket. */
-static int apply_base_uri(struct h2b_load_config *cfg, char *err, size_t errlen)
+static int apply_base_uri(struct h2b_load_config *cfg, struct h2b_diag *err)
 {
     const char *b = cfg->base_uri;
     if (strncmp(b, "unix:", 5) == 0) {
         if (b[5] == '\0' || strlen(b + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+            return h2b__load_errf(err, H2B_ERR_INVAL,
                                   "-B '%s': expected unix:PATH with a path shorter than %zu bytes",
                                   b, sizeof(((struct sockaddr_un *)0)->sun_path));
-        return set_string(&cfg->base_unix, b + 5, err, errlen);
+        return set_string(&cfg->base_unix, b + 5, err);
     }
     struct h2b_load_uri u;
     struct h2b_diag d = {0};
     int rv = h2b_load_uri_parse(b, &u, &d);
     if (rv == H2B_ERR_PARSE)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-B '%s': %s (expected http://host[:port], https://... or unix:PATH)",
                               b, d.message);
     if (rv != H2B_OK)
-        return h2b__load_errf(err, errlen, rv, "out of memory");
+        return h2b__load_errf(err, rv, "out of memory");
     struct h2b_load_uri *f = &cfg->uris[0];
     free(u.path);
     u.path = f->path;
@@ -432,13 +435,13 @@ static int apply_base_uri(struct h2b_load_config *cfg, char *err, size_t errlen)
 
 /* --ciphers, --tls13-ciphers, --groups: checked against OpenSSL now, so a typo is a usage error
  * and not a failed run. */
-static int check_tls_options(const struct h2b_load_config *cfg, char *err, size_t errlen)
+static int check_tls_options(const struct h2b_load_config *cfg, struct h2b_diag *err)
 {
     if (!cfg->ciphers && !cfg->tls13_ciphers && !cfg->groups)
         return H2B_OK;
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "cannot set up TLS (OpenSSL)");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "cannot set up TLS (OpenSSL)");
     const char *bad = NULL, *what = NULL;
     if (cfg->ciphers && SSL_CTX_set_cipher_list(ctx, cfg->ciphers) != 1)
         bad = "--ciphers", what = cfg->ciphers;
@@ -448,7 +451,7 @@ static int check_tls_options(const struct h2b_load_config *cfg, char *err, size_
         bad = "--groups", what = cfg->groups;
     SSL_CTX_free(ctx);
     if (bad)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "%s '%s': OpenSSL accepts none of it (expected a ':'-separated list "
                               "OpenSSL knows, see `openssl ciphers -v`)",
                               bad, what);
@@ -543,27 +546,27 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int bad_value(char *err, size_t errlen, int rv, const char *opt, const char *val,
+static int bad_value(struct h2b_diag *err, int rv, const char *opt, const char *val,
                      const char *what)
 {
-    return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "%s '%s': %s (expected %s)", opt, val,
+    return h2b__load_errf(err, H2B_ERR_INVAL, "%s '%s': %s (expected %s)", opt, val,
                           rv == H2B_ERR_RANGE ? "out of range" : "not a valid value", what);
 }
 
 /* --npn-list "h2,http/1.1" as ALPN wire format (length-prefixed names). */
-static int alpn_wire(struct h2b_load_config *cfg, const char *list, char *err, size_t errlen)
+static int alpn_wire(struct h2b_load_config *cfg, const char *list, struct h2b_diag *err)
 {
     size_t n = strlen(list);
     uint8_t *w = malloc(n + 1);
     if (!w)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
     size_t o = 0;
     for (const char *p = list;;) {
         const char *e = strchr(p, ',');
         size_t k = e ? (size_t)(e - p) : strlen(p);
         if (k == 0 || k > 255) {
             free(w);
-            return bad_value(err, errlen, H2B_ERR_PARSE, "--npn-list", list,
+            return bad_value(err, H2B_ERR_PARSE, "--npn-list", list,
                              "comma-separated protocol names of 1 to 255 bytes");
         }
         w[o++] = (uint8_t)k;
@@ -579,8 +582,7 @@ static int alpn_wire(struct h2b_load_config *cfg, const char *list, char *err, s
     return H2B_OK;
 }
 
-int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, char *err,
-                          size_t errlen)
+int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, struct h2b_diag *err)
 {
     bool h1_clear = false; /* -p http/1.1 */
     bool input_file = false;
@@ -596,47 +598,47 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
         switch (c) {
         case 'n':
             if ((rv = h2b_cli_parse_u64(a, 1, UINT64_MAX / 2, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-n", a, "a count >= 1");
+                return bad_value(err, rv, "-n", a, "a count >= 1");
             cfg->requests = v;
             cfg->requests_given = true;
             break;
         case 'c':
             if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-c", a, "1..1000000");
+                return bad_value(err, rv, "-c", a, "1..1000000");
             cfg->connections = (uint32_t)v;
             break;
         case 'm':
             if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-m", a, "1..1000000");
+                return bad_value(err, rv, "-m", a, "1..1000000");
             cfg->streams = (uint32_t)v;
             break;
         case 't':
             if ((rv = h2b_cli_parse_u64(a, 1, 1024, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-t", a, "1..1024");
+                return bad_value(err, rv, "-t", a, "1..1024");
             cfg->threads = (uint32_t)v;
             break;
         case 'D':
             if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-D", a, "a duration >= 1ms, like 10 or 1.5s");
+                return bad_value(err, rv, "-D", a, "a duration >= 1ms, like 10 or 1.5s");
             cfg->duration_ns = v;
             break;
         case OPT_WARMUP:
             if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--warm-up-time", a, "a duration");
+                return bad_value(err, rv, "--warm-up-time", a, "a duration");
             cfg->warmup_ns = v;
             break;
         case 'H':
-            if ((rv = add_header(cfg, a, err, errlen)) != H2B_OK)
+            if ((rv = add_header(cfg, a, err)) != H2B_OK)
                 return rv;
             break;
         case 'd': {
             uint8_t *body;
             size_t len;
-            if ((rv = set_string(&cfg->data_path, a, err, errlen)) != H2B_OK)
+            if ((rv = set_string(&cfg->data_path, a, err)) != H2B_OK)
                 return rv;
             rv = read_file(a, MAX_BODY, &body, &len);
             if (rv != H2B_OK)
-                return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "-d %s: %s", a,
+                return h2b__load_errf(err, H2B_ERR_NOTFOUND, "-d %s: %s", a,
                                       rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
             free(cfg->body);
             cfg->body = body;
@@ -644,24 +646,24 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             break;
         }
         case 'i':
-            if ((rv = for_each_line(cfg, a, "-i", uri_line, err, errlen)) != H2B_OK)
+            if ((rv = for_each_line(cfg, a, "-i", uri_line, err)) != H2B_OK)
                 return rv;
             input_file = true;
             break;
         case 'T':
             if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-T", a, "a duration >= 1ms");
+                return bad_value(err, rv, "-T", a, "a duration >= 1ms");
             cfg->conn_active_timeout_ns = v;
             break;
         case 'N':
             if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-N", a, "a duration >= 1ms");
+                return bad_value(err, rv, "-N", a, "a duration >= 1ms");
             cfg->conn_inactivity_timeout_ns = v;
             break;
         case 'w':
         case 'W':
             if ((rv = h2b_cli_parse_u64(a, 0, 30, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, c == 'w' ? "-w" : "-W", a, "0..30");
+                return bad_value(err, rv, c == 'w' ? "-w" : "-W", a, "0..30");
             if (c == 'w')
                 cfg->window_bits = (int)v;
             else
@@ -669,60 +671,58 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             break;
         case OPT_HEADER_TABLE:
             if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--header-table-size", a, "a size like 4K");
+                return bad_value(err, rv, "--header-table-size", a, "a size like 4K");
             cfg->header_table_size = (uint32_t)v;
             break;
         case OPT_ENCODER_TABLE:
             if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--encoder-header-table-size", a,
-                                 "a size like 4K");
+                return bad_value(err, rv, "--encoder-header-table-size", a, "a size like 4K");
             cfg->encoder_table_size = (uint32_t)v;
             break;
         case 'f':
             if ((rv = h2b_cli_parse_size(a, 16384, 16777215, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-f", a, "a size in 16K..16M-1");
+                return bad_value(err, rv, "-f", a, "a size in 16K..16M-1");
             cfg->max_frame_size = (uint32_t)v;
             break;
         case OPT_RATE: {
             double r;
             if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--rate", a, "requests/s in 0.001..1e9");
+                return bad_value(err, rv, "--rate", a, "requests/s in 0.001..1e9");
             cfg->rate = r;
             break;
         }
         case OPT_ARRIVAL:
             if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
-                return bad_value(err, errlen, H2B_ERR_PARSE, "--arrival", a, "constant or poisson");
+                return bad_value(err, H2B_ERR_PARSE, "--arrival", a, "constant or poisson");
             break;
         case OPT_SEED:
             if ((rv = h2b_cli_parse_u64(a, 0, UINT64_MAX, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--seed", a, "an unsigned integer");
+                return bad_value(err, rv, "--seed", a, "an unsigned integer");
             cfg->seed = v;
             break;
         case OPT_TIMEOUT:
             if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--timeout", a, "a duration, 0 = none");
+                return bad_value(err, rv, "--timeout", a, "a duration, 0 = none");
             cfg->timeout_ns = v;
             break;
         case OPT_COALESCE:
             if ((rv = h2b_cli_parse_duration_ns(a, 0, H2B_NS_PER_MS, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--coalesce", a,
-                                 "a duration up to 1ms, 0 = never");
+                return bad_value(err, rv, "--coalesce", a, "a duration up to 1ms, 0 = never");
             cfg->coalesce_ns = v;
             break;
         case OPT_CPUS:
             if ((rv = h2b_cpu_parse_list(a, &cfg->cpus)) != H2B_OK || CPU_COUNT(&cfg->cpus) == 0)
-                return bad_value(err, errlen, rv, "--cpus", a, "a CPU list like 1 or 0,2-3");
-            if ((rv = set_string(&cfg->cpus_text, a, err, errlen)) != H2B_OK)
+                return bad_value(err, rv, "--cpus", a, "a CPU list like 1 or 0,2-3");
+            if ((rv = set_string(&cfg->cpus_text, a, err)) != H2B_OK)
                 return rv;
             cfg->pin = true;
             break;
         case OPT_JSON:
-            if ((rv = set_string(&cfg->json_path, a, err, errlen)) != H2B_OK)
+            if ((rv = set_string(&cfg->json_path, a, err)) != H2B_OK)
                 return rv;
             break;
         case OPT_HDR_LOG:
-            if ((rv = set_string(&cfg->hdr_log_path, a, err, errlen)) != H2B_OK)
+            if ((rv = set_string(&cfg->hdr_log_path, a, err)) != H2B_OK)
                 return rv;
             break;
         case OPT_LATENCY:
@@ -742,47 +742,46 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             cfg->h3 = true;
             break;
 #else
-            return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED,
+            return h2b__load_errf(err, H2B_ERR_UNSUPPORTED,
                                   "--h3: HTTP/3 is not available in this build (configured "
                                   "with -DH2B_H3=OFF)");
 #endif
         case 'r':
             if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "-r/--rate", a,
+                return bad_value(err, rv, "-r/--rate", a,
                                  "connections per period, 1..1000000 (request rates: --rps, "
                                  "--total-rps)");
             cfg->conn_rate = (uint32_t)v;
             break;
         case OPT_RATE_PERIOD:
             if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--rate-period", a, "a duration >= 1ms");
+                return bad_value(err, rv, "--rate-period", a, "a duration >= 1ms");
             cfg->rate_period_ns = v;
             break;
         case OPT_RPS: {
             double r;
             if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
-                return bad_value(err, errlen, rv, "--rps", a, "requests/s per client, 0.001..1e9");
+                return bad_value(err, rv, "--rps", a, "requests/s per client, 0.001..1e9");
             cfg->rps = r;
             break;
         }
         case OPT_SCRIPT:
-            if ((rv = set_string(&cfg->script_path, a, err, errlen)) != H2B_OK ||
-                (rv = for_each_line(cfg, a, "--timing-script-file", script_line, err, errlen)) !=
-                    H2B_OK)
+            if ((rv = set_string(&cfg->script_path, a, err)) != H2B_OK ||
+                (rv = for_each_line(cfg, a, "--timing-script-file", script_line, err)) != H2B_OK)
                 return rv;
             if (cfg->nscript == 0)
-                return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "%s: no script line", a);
+                return h2b__load_errf(err, H2B_ERR_INVAL, "%s: no script line", a);
             break;
         case 'B':
-            if ((rv = set_string(&cfg->base_uri, a, err, errlen)) != H2B_OK)
+            if ((rv = set_string(&cfg->base_uri, a, err)) != H2B_OK)
                 return rv;
             break;
         case OPT_CONNECT_TO:
-            if ((rv = parse_connect_to(cfg, a, err, errlen)) != H2B_OK)
+            if ((rv = parse_connect_to(cfg, a, err)) != H2B_OK)
                 return rv;
             break;
         case OPT_LOG_FILE:
-            if ((rv = set_string(&cfg->log_path, a, err, errlen)) != H2B_OK)
+            if ((rv = set_string(&cfg->log_path, a, err)) != H2B_OK)
                 return rv;
             break;
         case 'v':
@@ -797,7 +796,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             if ((rv = set_string(c == OPT_CIPHERS         ? &cfg->ciphers
                                  : c == OPT_TLS13_CIPHERS ? &cfg->tls13_ciphers
                                                           : &cfg->groups,
-                                 a, err, errlen)) != H2B_OK)
+                                 a, err)) != H2B_OK)
                 return rv;
             break;
         case OPT_KTLS:
@@ -812,7 +811,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             else if (strcmp(a, "nghttp2") == 0)
                 cfg->engine = H2B_LOAD_ENGINE_NGHTTP2;
             else
-                return bad_value(err, errlen, H2B_ERR_PARSE, "--engine", a, "fast or nghttp2");
+                return bad_value(err, H2B_ERR_PARSE, "--engine", a, "fast or nghttp2");
             break;
         case 'p':
             if (strcmp(a, "http/1.1") == 0)
@@ -820,78 +819,77 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
             else if (strcmp(a, "h2c") == 0)
                 h1_clear = false;
             else
-                return bad_value(err, errlen, H2B_ERR_PARSE, "-p", a, "h2c or http/1.1");
+                return bad_value(err, H2B_ERR_PARSE, "-p", a, "h2c or http/1.1");
             break;
         case OPT_NPN:
-            if ((rv = alpn_wire(cfg, a, err, errlen)) != H2B_OK)
+            if ((rv = alpn_wire(cfg, a, err)) != H2B_OK)
                 return rv;
             break;
         case OPT_QUIC:
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+            return h2b__load_errf(err, H2B_ERR_INVAL,
                                   "%s: an h2load QUIC knob that h2bench load's --h3 does not have",
                                   argv[optind - 1]);
         case 'h':
             cfg->help = true;
             return H2B_OK;
         case ':':
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "option '%s' needs a value",
+            return h2b__load_errf(err, H2B_ERR_INVAL, "option '%s' needs a value",
                                   argv[optind - 1]);
         default:
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "unknown option '%s'",
-                                  argv[optind - 1]);
+            return h2b__load_errf(err, H2B_ERR_INVAL, "unknown option '%s'", argv[optind - 1]);
         }
     }
     /* As in h2load, -i and --timing-script-file replace the URIs of the command line. */
     if (!input_file && !cfg->nscript) {
         for (int i = optind; i < argc; i++)
-            if ((rv = add_uri(cfg, argv[i], err, errlen)) != H2B_OK)
+            if ((rv = add_uri(cfg, argv[i], err)) != H2B_OK)
                 return rv;
     }
     if (cfg->nuris == 0)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "no URI given");
+        return h2b__load_errf(err, H2B_ERR_INVAL, "no URI given");
     if (cfg->h3 && (cfg->conn_rate || cfg->rps > 0 || cfg->nscript || cfg->log_path))
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--h3: -r, --rps, --timing-script-file and --log-file are h2-engine "
                               "features the HTTP/3 engine does not have yet");
     if (cfg->h3 && !cfg->uris[0].tls)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--h3 needs an https:// URI (QUIC is always encrypted)");
     if (h1_clear && !cfg->uris[0].tls)
         cfg->h1 = true; /* h2load: -p applies to http:// only */
     if (cfg->h1 && cfg->h3)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--h1 and --h3: pick one protocol");
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--h1 and --h3: pick one protocol");
     if (cfg->h1 && (cfg->conn_rate || cfg->rps > 0 || cfg->nscript || cfg->log_path))
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--h1: -r, --rps, --timing-script-file and --log-file are h2-engine "
                               "features the HTTP/1.1 engine does not have yet");
     if (input_file && cfg->nscript)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-i and --timing-script-file both give the URIs: use one");
     if (cfg->nscript && cfg->rps > 0)
         return h2b__load_errf(
-            err, errlen, H2B_ERR_INVAL,
+            err, H2B_ERR_INVAL,
             "--timing-script-file and --rps are mutually exclusive (as in h2load)");
     if ((cfg->rate > 0) + (cfg->rps > 0) + (cfg->nscript > 0) > 1)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--total-rps, --rps and --timing-script-file are different load "
                               "models: give one");
     /* h2load's rules for -r (a connection ramp) */
     if (cfg->conn_rate && cfg->duration_ns)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-r, -D: they are mutually exclusive (as in h2load)");
     if (cfg->conn_rate && cfg->conn_rate < cfg->threads)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-r %u is below -t %u: the connection rate must be at least the "
                               "number of threads",
                               cfg->conn_rate, cfg->threads);
     if (cfg->conn_rate > cfg->connections)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-r %u is above -c %u: the connection rate must be at most the "
                               "number of clients",
                               cfg->conn_rate, cfg->connections);
-    if (cfg->base_uri && (rv = apply_base_uri(cfg, err, errlen)) != H2B_OK)
+    if (cfg->base_uri && (rv = apply_base_uri(cfg, err)) != H2B_OK)
         return rv;
-    if ((rv = check_tls_options(cfg, err, errlen)) != H2B_OK)
+    if ((rv = check_tls_options(cfg, err)) != H2B_OK)
         return rv;
     if (cfg->nscript) {
         /* h2load: -n per client, at most the script's length, which is the default */
@@ -900,19 +898,19 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
         cfg->requests *= cfg->connections;
     }
     if (cfg->threads > cfg->connections)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-t %u is more than -c %u: every thread needs a connection",
                               cfg->threads, cfg->connections);
     if (cfg->warmup_ns && !cfg->duration_ns)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--warm-up-time needs -D");
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-n %llu is less than -c %u: every connection needs a request",
                               (unsigned long long)cfg->requests, cfg->connections);
     if (cfg->duration_ns)
         cfg->requests = 0; /* h2load: -n is ignored with -D */
     if (cfg->rate > 0 && cfg->rate < cfg->threads)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--total-rps %g is below -t %u: each thread needs at least 1 "
                               "request/s",
                               cfg->rate, cfg->threads);
@@ -920,7 +918,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, ch
     if (cfg->log_path) {
         cfg->log_fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (cfg->log_fd < 0)
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--log-file %s: %s", cfg->log_path,
+            return h2b__load_errf(err, H2B_ERR_INVAL, "--log-file %s: %s", cfg->log_path,
                                   strerror(errno));
     }
     return H2B_OK;

@@ -416,9 +416,9 @@ SSL *h2b__load_tls_new(const struct h2b__load_shared *sh, int fd, struct h2b_loa
 /* "TLSv1.3", "TLSv1.2", ... for an OpenSSL protocol version ("unknown" otherwise). */
 const char *h2b__load_tls_name(int version);
 
-/* Formats a message into err (one line, truncated to errlen) and returns code. */
-int h2b__load_errf(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* Sets err (may be NULL) to the message, without a position, and returns code. */
+int h2b__load_errf(struct h2b_diag *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Callbacks for every session (created once per run). */
 int h2b__load_callbacks_new(nghttp2_session_callbacks **out);

@@ -92,7 +92,7 @@ static int build_reqs(struct h2b__load_shared *sh)
     return H2B_OK;
 }
 
-static int resolve(struct h2b__load_shared *sh, char *err, size_t errlen)
+static int resolve(struct h2b__load_shared *sh, struct h2b_diag *err)
 {
     const struct h2b_load_config *cfg = sh->cfg;
     const struct h2b_load_uri *u = &cfg->uris[0];
@@ -111,7 +111,7 @@ static int resolve(struct h2b__load_shared *sh, char *err, size_t errlen)
     struct addrinfo *res;
     int rv = getaddrinfo(host, port, &hints, &res);
     if (rv != 0)
-        return h2b__load_errf(err, errlen, H2B_ERR_NOTFOUND, "cannot resolve %s:%s: %s", host, port,
+        return h2b__load_errf(err, H2B_ERR_NOTFOUND, "cannot resolve %s:%s: %s", host, port,
                               gai_strerror(rv));
     memcpy(&sh->addr, res->ai_addr, res->ai_addrlen);
     sh->addrlen = res->ai_addrlen;
@@ -363,14 +363,14 @@ static void spawn_line(FILE *f, const struct h2b_load_config *cfg, uint32_t i, u
 }
 
 int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
-                 struct h2b_load_result *res, char *err, size_t errlen)
+                 struct h2b_load_result *res, struct h2b_diag *err)
 {
     struct print_ctx pc = {.out = progress};
-    return h2b_load_run_hooked(cfg, progress ? print_tick : NULL, &pc, info, res, err, errlen);
+    return h2b_load_run_hooked(cfg, progress ? print_tick : NULL, &pc, info, res, err);
 }
 
 int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn hook, void *ctx,
-                        FILE *info, struct h2b_load_result *res, char *err, size_t errlen)
+                        FILE *info, struct h2b_load_result *res, struct h2b_diag *err)
 {
     struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag, .info = info};
     struct h2b__load_worker *w = NULL;
@@ -379,7 +379,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     int rv;
     memset(res, 0, sizeof(*res));
     if (cfg->nuris == 0 || cfg->connections == 0 || nw == 0 || nw > cfg->connections || nw > 1024)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "invalid configuration");
+        return h2b__load_errf(err, H2B_ERR_INVAL, "invalid configuration");
     snprintf(content_length, sizeof(content_length), "%zu", cfg->body_len);
     sh.rate_mode = cfg->rate > 0;
     sh.paced = cfg->rps > 0 || cfg->nscript > 0;
@@ -387,10 +387,10 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         if (strcmp(cfg->headers[h].name, ":method") == 0)
             sh.method_head = strcmp(cfg->headers[h].value, "HEAD") == 0;
     sh.progress = hook != NULL;
-    if ((rv = resolve(&sh, err, errlen)) != H2B_OK)
+    if ((rv = resolve(&sh, err)) != H2B_OK)
         return rv;
     if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = tls_context(cfg))) {
-        rv = h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
+        rv = h2b__load_errf(err, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
         goto out;
     }
     sh.h1 = cfg->h1;
@@ -398,14 +398,14 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         /* --npn-list: the protocol the server picks decides the engine, as in h2load */
         char proto[256];
         if (h2b__h1_probe_alpn(&sh, proto, sizeof proto) != H2B_OK) {
-            rv = h2b__load_errf(err, errlen, H2B_ERR_IO, "no connection to %s:%s could be made",
+            rv = h2b__load_errf(err, H2B_ERR_IO, "no connection to %s:%s could be made",
                                 cfg->uris[0].host, cfg->uris[0].port);
             goto out;
         }
         if (strcmp(proto, "http/1.1") == 0) {
             sh.h1 = true;
         } else if (strcmp(proto, "h2") != 0) {
-            rv = h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED,
+            rv = h2b__load_errf(err, H2B_ERR_UNSUPPORTED,
                                 "the server chose %s%s%s from --npn-list: neither h2 nor http/1.1",
                                 *proto ? "'" : "no protocol", proto, *proto ? "'" : "");
             goto out;
@@ -413,7 +413,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     }
     if (h2b__load_callbacks_new(&sh.callbacks) != H2B_OK || nghttp2_option_new(&sh.option) != 0 ||
         build_nva(&sh, content_length) != H2B_OK) {
-        rv = h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        rv = h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
         goto out;
     }
     /* We measure the server, we do not police it: skip nghttp2's HTTP semantic checks on every
@@ -421,13 +421,13 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     nghttp2_option_set_no_http_messaging(sh.option, 1);
     sh.fast = cfg->engine == H2B_LOAD_ENGINE_FAST && !sh.h1 && !cfg->h3;
     if (sh.fast && (rv = build_reqs(&sh)) != H2B_OK) {
-        rv = h2b__load_errf(err, errlen, rv, "out of memory for the request headers");
+        rv = h2b__load_errf(err, rv, "out of memory for the request headers");
         goto out;
     }
     nghttp2_option_set_max_deflate_dynamic_table_size(sh.option, cfg->encoder_table_size);
     w = calloc(nw, sizeof(*w));
     if (!w) {
-        rv = h2b__load_errf(err, errlen, H2B_ERR_NOMEM, "out of memory");
+        rv = h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
         goto out;
     }
     uint64_t rl = 0, rh = 0;
@@ -461,7 +461,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         }
 #endif
         if (rv != H2B_OK) {
-            h2b__load_errf(err, errlen, rv, "cannot set up worker %u: %s", i, h2b_strerror(rv));
+            h2b__load_errf(err, rv, "cannot set up worker %u: %s", i, h2b_strerror(rv));
             for (uint32_t k = 0; k < i; k++)
                 worker_free(&w[k]);
             goto out;
@@ -486,7 +486,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
             body = h2b__h3_worker_main;
 #endif
         if (pthread_create(&w[started].thread, NULL, body, &w[started]) != 0) {
-            rv = h2b__load_errf(err, errlen, H2B_ERR_SYS, "cannot start worker thread");
+            rv = h2b__load_errf(err, H2B_ERR_SYS, "cannot start worker thread");
             atomic_store(&stop_flag, 1);
             break;
         }
@@ -523,8 +523,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
             if (w[i].interrupted)
                 res->interrupted = true;
             if (w[i].rc != H2B_OK)
-                rv = h2b__load_errf(err, errlen, w[i].rc, "worker %u failed: %s", i,
-                                    h2b_strerror(w[i].rc));
+                rv = h2b__load_errf(err, w[i].rc, "worker %u failed: %s", i, h2b_strerror(w[i].rc));
             if (res->conn_rps) {
                 memcpy(res->conn_rps + res->nconn_rps, w[i].conn_rps, w[i].nconns * sizeof(double));
                 res->nconn_rps += w[i].nconns;

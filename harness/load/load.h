@@ -21,6 +21,7 @@
 
 #include "load/arrival.h"
 #include "core/hist.h"
+#include "core/json.h"
 
 #include <jansson.h>
 #include <sched.h>
@@ -192,8 +193,7 @@ void h2b_load_config_free(struct h2b_load_config *cfg);
  * h2b_load_config_init. Reads -d and -i files. On error writes a one-line message into err and
  * returns H2B_ERR_INVAL (bad flag or value), H2B_ERR_NOTFOUND (unreadable -d or -i file). Not
  * thread-safe (getopt). */
-int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, char *err,
-                          size_t errlen);
+int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, struct h2b_diag *err);
 
 /* Writes the option summary for --help. */
 void h2b_load_usage(FILE *f);
@@ -214,7 +214,7 @@ void h2b_load_uri_free(struct h2b_load_uri *u);
  * (TLS set-up); on error *res holds nothing to free. Errors of single connections and requests
  * are counted in *res, not returned. One run at a time per process. */
 int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
-                 struct h2b_load_result *res, char *err, size_t errlen);
+                 struct h2b_load_result *res, struct h2b_diag *err);
 
 /* One progress interval as this process measured it: what the progress line is made of. */
 struct h2b_load_progress_tick {
@@ -234,7 +234,7 @@ typedef void (*h2b_load_progress_fn)(void *ctx, struct h2b_load_progress_tick *t
 /* h2b_load_run with the progress lines handed to hook (with ctx) instead of printed (progress
  * off when hook is NULL). Same returns as h2b_load_run. */
 int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn hook, void *ctx,
-                        FILE *info, struct h2b_load_result *res, char *err, size_t errlen);
+                        FILE *info, struct h2b_load_result *res, struct h2b_diag *err);
 
 /* The progress line's printer: keeps the previous tick to turn cumulative counts into the
  * interval's req/s. Zero-initialise, then call h2b_load_progress_print once per tick. */

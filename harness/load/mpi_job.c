@@ -66,22 +66,21 @@ bool h2b_load_mpi_built(void)
     return false;
 }
 
-int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, char *err,
-                      size_t errlen)
+int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, struct h2b_diag *err)
 {
     (void)argc;
     (void)argv;
     memset(job, 0, sizeof(*job));
-    return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED,
+    return h2b__load_errf(err, H2B_ERR_UNSUPPORTED,
                           "--mpi: this h2bench was built without MPI (-DH2B_MPI=OFF)");
 }
 
-int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg, char *err,
-                       size_t errlen)
+int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg,
+                       struct h2b_diag *err)
 {
     (void)job;
     (void)cfg;
-    return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "built without MPI");
+    return h2b__load_errf(err, H2B_ERR_UNSUPPORTED, "built without MPI");
 }
 
 void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
@@ -95,14 +94,14 @@ void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
 
 int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
                      FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
-                     char *err, size_t errlen)
+                     struct h2b_diag *err)
 {
     (void)job;
     (void)rank_json_prefix;
     (void)cfg;
     (void)progress;
     memset(res, 0, sizeof(*res));
-    return h2b__load_errf(err, errlen, H2B_ERR_UNSUPPORTED, "built without MPI");
+    return h2b__load_errf(err, H2B_ERR_UNSUPPORTED, "built without MPI");
 }
 
 int h2b_load_mpi_json(const struct h2b_load_mpi_job *job, json_t *doc)
@@ -176,26 +175,25 @@ static uint64_t share(uint64_t total, int rank, int size)
     return total / (uint64_t)size + ((uint64_t)rank < total % (uint64_t)size ? 1 : 0);
 }
 
-int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, char *err,
-                      size_t errlen)
+int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, struct h2b_diag *err)
 {
     memset(job, 0, sizeof(*job));
     int provided = 0;
     /* Only the main thread ever calls MPI, and only before and after the run. */
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-        return h2b__load_errf(err, errlen, H2B_ERR_SYS, "MPI_Init_thread failed");
+        return h2b__load_errf(err, H2B_ERR_SYS, "MPI_Init_thread failed");
     MPI_Comm_rank(MPI_COMM_WORLD, &job->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &job->size);
     job->active = true;
     return H2B_OK;
 }
 
-int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg, char *err,
-                       size_t errlen)
+int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg,
+                       struct h2b_diag *err)
 {
     int r = job->rank, n = job->size;
     if ((uint64_t)n > cfg->connections)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "%d MPI ranks but -c %u connections: every rank needs at least one "
                               "connection (-c is the job's total)",
                               n, cfg->connections);
@@ -208,13 +206,13 @@ int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg
     mine.rate = cfg->rate > 0 ? cfg->rate / n : 0;
     if (cfg->rate > 0 && mine.rate < mine.threads)
         return h2b__load_errf(
-            err, errlen, H2B_ERR_INVAL,
+            err, H2B_ERR_INVAL,
             "--total-rps %g over %d ranks gives %g requests/s per rank, below its %u "
             "thread(s): each thread needs at least 1 request/s",
             cfg->rate, n, mine.rate, mine.threads);
     /* -r/--rate (h2load's ramp: connections started per period) is a job total too. */
     if (cfg->conn_rate > 0 && cfg->conn_rate < (uint32_t)n)
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL,
+        return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-r %u over %d ranks: every rank needs at least one new connection "
                               "per period (-r is the job's total)",
                               cfg->conn_rate, n);
@@ -228,11 +226,11 @@ int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg
         cfg->log_fd = -1;
         unlink(cfg->log_path); /* the parser created it on every host; ENOENT is fine */
         if ((size_t)snprintf(path, sizeof(path), "%s.rank%d", cfg->log_path, r) >= sizeof(path))
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--log-file: path too long");
+            return h2b__load_errf(err, H2B_ERR_INVAL, "--log-file: path too long");
         cfg->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (cfg->log_fd < 0)
-            return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--log-file: cannot open %s: %s",
-                                  path, strerror(errno));
+            return h2b__load_errf(err, H2B_ERR_INVAL, "--log-file: cannot open %s: %s", path,
+                                  strerror(errno));
     }
     cfg->connections = mine.connections;
     cfg->threads = mine.threads;
@@ -438,11 +436,11 @@ static void progress_hook(void *ctx, struct h2b_load_progress_tick *t)
 
 /* This rank's own result, written before the merge (rank_json_prefix). */
 static int write_rank_json(const char *prefix, int rank, const struct h2b_load_config *cfg,
-                           const struct h2b_load_result *res, char *err, size_t errlen)
+                           const struct h2b_load_result *res, struct h2b_diag *err)
 {
     char path[4096];
     if ((size_t)snprintf(path, sizeof(path), "%s.rank%d.json", prefix, rank) >= sizeof(path))
-        return h2b__load_errf(err, errlen, H2B_ERR_INVAL, "--mpi-rank-json: path too long");
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--mpi-rank-json: path too long");
     json_t *doc = NULL;
     struct h2b_diag diag;
     memset(&diag, 0, sizeof(diag));
@@ -451,14 +449,14 @@ static int write_rank_json(const char *prefix, int rank, const struct h2b_load_c
         rv = h2b_json_write_atomic(path, doc, &diag);
     json_decref(doc);
     if (rv != H2B_OK)
-        h2b__load_errf(err, errlen, rv, "cannot write %s: %s", path,
+        h2b__load_errf(err, rv, "cannot write %s: %s", path,
                        diag.message[0] ? diag.message : h2b_strerror(rv));
     return rv;
 }
 
 int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
                      FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
-                     char *err, size_t errlen)
+                     struct h2b_diag *err)
 {
     struct h2b_load_result mine_res;
     int64_t skew = 0;
@@ -480,8 +478,8 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
     }
     int64_t start = synchronised_start(job->rank, &skew);
     jp.base_ns = h2b_clock_now_ns();
-    int rc = h2b_load_run_hooked(cfg, want_progress ? progress_hook : NULL, &jp, NULL, &mine_res,
-                                 err, errlen);
+    int rc =
+        h2b_load_run_hooked(cfg, want_progress ? progress_hook : NULL, &jp, NULL, &mine_res, err);
     int64_t end = realtime_ns();
     /* This rank is done (or never started): it keeps taking part, with its final counts, until
      * the reduction finds no rank running, so all ranks leave after the same interval. It posts
@@ -503,7 +501,7 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
     }
     int local_rv = H2B_OK;
     if (rc == H2B_OK && rank_json_prefix)
-        local_rv = write_rank_json(rank_json_prefix, job->rank, cfg, &mine_res, err, errlen);
+        local_rv = write_rank_json(rank_json_prefix, job->rank, cfg, &mine_res, err);
 
     struct wire w;
     char *enc[NHIST] = {NULL};
@@ -583,7 +581,7 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
         const struct wire *x = &all[i];
         struct h2b_load_mpi_rank *o = &job->ranks[i];
         if (x->version != WIRE_VERSION || x->size != sizeof(*x)) {
-            rv = h2b__load_errf(err, errlen, H2B_ERR_PROTO,
+            rv = h2b__load_errf(err, H2B_ERR_PROTO,
                                 "rank %d runs a different h2bench build (record %u bytes, "
                                 "version %#x): every rank needs the same build",
                                 i, x->size, x->version);
@@ -616,7 +614,7 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
         o->req_per_s = x->measure_ns ? (double)x->s.done / ((double)x->measure_ns / 1e9) : 0;
         rv = merge_rank(&res->s, x, blobs + displs[i]);
         if (rv != H2B_OK) {
-            h2b__load_errf(err, errlen, rv, "rank %d sent histograms that do not decode", i);
+            h2b__load_errf(err, rv, "rank %d sent histograms that do not decode", i);
             break;
         }
         res->cpu_user_ns += x->cpu_user_ns;

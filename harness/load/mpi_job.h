@@ -55,14 +55,13 @@ bool h2b_load_mpi_detected(void);
 
 /* Initialises MPI and fills job->rank/size. Returns H2B_OK, or H2B_ERR_UNSUPPORTED (built
  * without MPI) / H2B_ERR_SYS (MPI_Init failed), with the reason in err. Call once. */
-int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, char *err,
-                      size_t errlen);
+int h2b_load_mpi_init(struct h2b_load_mpi_job *job, int *argc, char ***argv, struct h2b_diag *err);
 
 /* Replaces the job totals in cfg by this rank's share. Returns H2B_ERR_INVAL with the reason
  * when the job cannot be split (more ranks than connections, a rate below one request per
  * second per thread). Collective: every rank calls it with the same cfg. */
-int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg, char *err,
-                       size_t errlen);
+int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg,
+                       struct h2b_diag *err);
 
 /* The one line that states the split, for rank 0 to print ("mpi: 2 ranks: rank 0 …"). */
 void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
@@ -78,7 +77,7 @@ void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
  * merge, to PREFIX.rankN.json (for checking the merge offline with `h2bench merge`). */
 int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
                      FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
-                     char *err, size_t errlen);
+                     struct h2b_diag *err);
 
 /* Adds {"mpi": {"ranks": N, "skew_max_ns": …, "per_rank": [...]}} to a load result document
  * (rank 0). Returns H2B_OK or H2B_ERR_NOMEM. */

@@ -11,27 +11,27 @@
 #define MAXARGS 32
 
 /* Parses a NULL-terminated list of arguments into a fresh config. */
-static int parse(struct h2b_load_config *cfg, char *err, size_t errlen, ...)
+static int parse(struct h2b_load_config *cfg, struct h2b_diag *err, ...)
 {
     char *argv[MAXARGS];
     int argc = 0;
     argv[argc++] = "load";
     va_list ap;
-    va_start(ap, errlen);
+    va_start(ap, err);
     char *a;
     while ((a = va_arg(ap, char *)) != NULL && argc < MAXARGS - 1)
         argv[argc++] = a;
     va_end(ap);
     argv[argc] = NULL;
     h2b_load_config_init(cfg);
-    return h2b_load_config_parse(cfg, argc, argv, err, errlen);
+    return h2b_load_config_parse(cfg, argc, argv, err);
 }
 
 static void defaults_and_h2load_flags(void)
 {
     struct h2b_load_config c;
-    char err[256];
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "http://127.0.0.1:8080/x", NULL), H2B_OK);
+    struct h2b_diag err = {0};
+    CHECK_EQ_INT(parse(&c, &err, "http://127.0.0.1:8080/x", NULL), H2B_OK);
     CHECK_EQ_U64(c.requests, 1);
     CHECK_EQ_INT(c.connections, 1);
     CHECK_EQ_INT(c.streams, 1);
@@ -47,8 +47,8 @@ static void defaults_and_h2load_flags(void)
     CHECK_STR(c.uris[0].path, "/x");
     h2b_load_config_free(&c);
 
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "-n1000", "-c", "10", "--max-concurrent-streams=20",
-                       "-t2", "-H", "X-Foo: bar", "--header=accept:  */*", "-w", "16", "-W16",
+    CHECK_EQ_INT(parse(&c, &err, "-n1000", "-c", "10", "--max-concurrent-streams=20", "-t2", "-H",
+                       "X-Foo: bar", "--header=accept:  */*", "-w", "16", "-W16",
                        "--header-table-size=8K", "--encoder-header-table-size", "0", "-f", "32K",
                        "-T", "5s", "-N", "500ms", "http://h/a", "http://h/b", NULL),
                  H2B_OK);
@@ -73,16 +73,15 @@ static void defaults_and_h2load_flags(void)
     h2b_load_config_free(&c);
 
     /* -D makes -n irrelevant (h2load ignores it); --warm-up-time goes with it */
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "-D", "1.5", "--warm-up-time", "250ms", "-n", "5",
-                       "-c", "10", "http://h/", NULL),
+    CHECK_EQ_INT(parse(&c, &err, "-D", "1.5", "--warm-up-time", "250ms", "-n", "5", "-c", "10",
+                       "http://h/", NULL),
                  H2B_OK);
     CHECK_EQ_U64(c.duration_ns, 1500000000ULL);
     CHECK_EQ_U64(c.warmup_ns, 250000000ULL);
     CHECK_EQ_U64(c.requests, 0);
     h2b_load_config_free(&c);
     /* a header name with a leading colon */
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "-H", ":authority: example.org", "http://h/", NULL),
-                 H2B_OK);
+    CHECK_EQ_INT(parse(&c, &err, "-H", ":authority: example.org", "http://h/", NULL), H2B_OK);
     CHECK_STR(c.headers[0].name, ":authority");
     CHECK_STR(c.headers[0].value, "example.org");
     h2b_load_config_free(&c);
@@ -91,11 +90,10 @@ static void defaults_and_h2load_flags(void)
 static void our_flags(void)
 {
     struct h2b_load_config c;
-    char err[256];
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--total-rps", "2000", "--arrival=poisson", "--seed",
-                       "9", "--timeout", "2s", "--cpus", "1", "--json", "out.json",
-                       "--fail-on-error", "--progress", "-D", "5", "https://[::1]:8443/p?q=1",
-                       NULL),
+    struct h2b_diag err = {0};
+    CHECK_EQ_INT(parse(&c, &err, "--total-rps", "2000", "--arrival=poisson", "--seed", "9",
+                       "--timeout", "2s", "--cpus", "1", "--json", "out.json", "--fail-on-error",
+                       "--progress", "-D", "5", "https://[::1]:8443/p?q=1", NULL),
                  H2B_OK);
     CHECK(c.rate == 2000);
     CHECK_EQ_INT(c.arrival, H2B_ARRIVAL_POISSON);
@@ -112,18 +110,17 @@ static void our_flags(void)
     CHECK_STR(c.uris[0].port, "8443");
     CHECK_STR(c.uris[0].path, "/p?q=1");
     h2b_load_config_free(&c);
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--no-progress", "--timeout=0", "http://h/", NULL),
-                 H2B_OK);
+    CHECK_EQ_INT(parse(&c, &err, "--no-progress", "--timeout=0", "http://h/", NULL), H2B_OK);
     CHECK_EQ_INT(c.progress, H2B_LOAD_PROGRESS_OFF);
     CHECK_EQ_U64(c.timeout_ns, 0);
     h2b_load_config_free(&c);
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--coalesce=0", "http://h/", NULL), H2B_OK);
+    CHECK_EQ_INT(parse(&c, &err, "--coalesce=0", "http://h/", NULL), H2B_OK);
     CHECK_EQ_U64(c.coalesce_ns, 0);
     h2b_load_config_free(&c);
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--coalesce", "50us", "http://h/", NULL), H2B_OK);
+    CHECK_EQ_INT(parse(&c, &err, "--coalesce", "50us", "http://h/", NULL), H2B_OK);
     CHECK_EQ_U64(c.coalesce_ns, 50000ULL);
     h2b_load_config_free(&c);
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "--help", NULL), H2B_OK);
+    CHECK_EQ_INT(parse(&c, &err, "--help", NULL), H2B_OK);
     CHECK(c.help);
     h2b_load_config_free(&c);
 }
@@ -159,20 +156,20 @@ static void errors(void)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct h2b_load_config c;
-        char err[256] = "";
-        int rv = parse(&c, err, sizeof(err), bad[i][0], bad[i][1], bad[i][2], bad[i][3], NULL);
+        struct h2b_diag err = {0};
+        int rv = parse(&c, &err, bad[i][0], bad[i][1], bad[i][2], bad[i][3], NULL);
         CHECK(rv != H2B_OK);
-        CHECK(err[0] != '\0');
+        CHECK(err.message[0] != '\0');
         if (rv == H2B_OK)
             fprintf(stderr, "accepted bad arguments #%zu\n", i);
         h2b_load_config_free(&c);
     }
     /* three threads for two connections, with a URI */
     struct h2b_load_config c;
-    char err[256];
-    CHECK_EQ_INT(parse(&c, err, sizeof(err), "-t", "3", "-c", "2", "-n", "2", "http://h/", NULL),
+    struct h2b_diag err = {0};
+    CHECK_EQ_INT(parse(&c, &err, "-t", "3", "-c", "2", "-n", "2", "http://h/", NULL),
                  H2B_ERR_INVAL);
-    CHECK(strstr(err, "-t 3") != NULL);
+    CHECK(strstr(err.message, "-t 3") != NULL);
     h2b_load_config_free(&c);
 }
 

@@ -11,8 +11,8 @@ static void fill(struct h2b_load_config *cfg, struct h2b_load_result *res)
 {
     h2b_load_config_init(cfg);
     char *argv[] = {"load", "-n", "2000", "-c", "4", "-m", "10", "http://127.0.0.1:8080/x", NULL};
-    char err[256];
-    CHECK_EQ_INT(h2b_load_config_parse(cfg, 8, argv, err, sizeof(err)), H2B_OK);
+    struct h2b_diag err = {0};
+    CHECK_EQ_INT(h2b_load_config_parse(cfg, 8, argv, &err), H2B_OK);
     memset(res, 0, sizeof(*res));
     CHECK_EQ_INT(h2b_load_stats_init(&res->s), H2B_OK);
     struct h2b_load_stats *s = &res->s;
