@@ -270,7 +270,6 @@ int h2b_cmd_serve(int argc, char **argv)
     }
     if (cfg.pin && !threads_set)
         cfg.threads = CPU_COUNT(&cfg.cpus);
-    char err[512] = "";
 #ifdef H2B_HAVE_H3
     struct h2b_h3_server *h3s = NULL;
     if (h3) {
@@ -288,9 +287,11 @@ int h2b_cmd_serve(int argc, char **argv)
         hc.retry = h3_retry;
         if (cfg.pin)
             hc.cpu = h2b_cpu_nth(&cfg.cpus, 0); /* beside the first worker */
-        rc = h2b_h3_server_start(&h3s, &hc, &cfg.port, err, sizeof err);
+        struct h2b_diag d3 = {0};
+        rc = h2b_h3_server_start(&h3s, &hc, &cfg.port, &d3);
         if (rc != H2B_OK) {
-            fprintf(stderr, "h2bench serve: --h3: %s\n", err[0] ? err : h2b_strerror(rc));
+            fprintf(stderr, "h2bench serve: --h3: %s\n",
+                    d3.message[0] ? d3.message : h2b_strerror(rc));
             return h2b_exit_code(rc);
         }
     }

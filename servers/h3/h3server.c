@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "core/cpu.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "h3/h3quic.h"
 #include "h3/h3tls.h"
 #include "h2ref/handlers.h" /* the routes and their responses, shared with h2ref */
@@ -1326,7 +1327,7 @@ static void bufsize(int fd, int opt_force, int opt)
 
 /* Binds the UDP socket to host:port. With port 0 a TCP socket is bound first to learn a port
  * the kernel considers free, so that the TCP listener can take the same number. */
-static int bind_udp(struct h2b_h3_server *s, uint16_t *port, char *err, size_t errlen)
+static int bind_udp(struct h2b_h3_server *s, uint16_t *port, struct h2b_diag *diag)
 {
     char portstr[8];
     struct addrinfo hints = {
@@ -1338,7 +1339,7 @@ static int bind_udp(struct h2b_h3_server *s, uint16_t *port, char *err, size_t e
         snprintf(portstr, sizeof portstr, "%u", (unsigned)want);
         int rv = getaddrinfo(s->cfg.host, portstr, &hints, &ai);
         if (rv != 0) {
-            snprintf(err, errlen, "cannot resolve %s: %s", s->cfg.host, gai_strerror(rv));
+            h2b_diag_at(diag, NULL, 0, 0, "cannot resolve %s: %s", s->cfg.host, gai_strerror(rv));
             return H2B_ERR_INVAL;
         }
         if (want == 0) {
@@ -1347,7 +1348,8 @@ static int bind_udp(struct h2b_h3_server *s, uint16_t *port, char *err, size_t e
             if (probe >= 0)
                 setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
             if (probe < 0 || bind(probe, ai->ai_addr, ai->ai_addrlen) != 0) {
-                snprintf(err, errlen, "cannot bind TCP %s: %s", s->cfg.host, strerror(errno));
+                h2b_diag_at(diag, NULL, 0, 0, "cannot bind TCP %s: %s", s->cfg.host,
+                            strerror(errno));
                 if (probe >= 0)
                     close(probe);
                 freeaddrinfo(ai);
@@ -1383,12 +1385,12 @@ static int bind_udp(struct h2b_h3_server *s, uint16_t *port, char *err, size_t e
             close(probe);
         freeaddrinfo(ai);
         if (s->cfg.port != 0 || e != EADDRINUSE) {
-            snprintf(err, errlen, "cannot bind UDP %s:%u: %s", s->cfg.host, (unsigned)want,
-                     strerror(e));
+            h2b_diag_at(diag, NULL, 0, 0, "cannot bind UDP %s:%u: %s", s->cfg.host, (unsigned)want,
+                        strerror(e));
             return H2B_ERR_SYS;
         }
     }
-    snprintf(err, errlen, "no port free for both TCP and UDP on %s", s->cfg.host);
+    h2b_diag_at(diag, NULL, 0, 0, "no port free for both TCP and UDP on %s", s->cfg.host);
     return H2B_ERR_SYS;
 }
 
@@ -1410,7 +1412,7 @@ static void server_free(struct h2b_h3_server *s)
 }
 
 int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_config *cfg,
-                        uint16_t *port, char *err, size_t errlen)
+                        uint16_t *port, struct h2b_diag *diag)
 {
     struct h2b_h3_server *s = calloc(1, sizeof *s);
     if (!s)
@@ -1431,12 +1433,12 @@ int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_c
     }
     gnutls_rnd(GNUTLS_RND_RANDOM, s->secret, sizeof s->secret);
     gnutls_rnd(GNUTLS_RND_NONCE, &s->seed, sizeof s->seed);
-    int rc = h2b_h3tls_server_cred(&s->cred, cfg->cert_file, cfg->key_file, err, errlen);
+    int rc = h2b_h3tls_server_cred(&s->cred, cfg->cert_file, cfg->key_file, diag);
     if (rc != H2B_OK) {
         server_free(s);
         return rc;
     }
-    if ((rc = bind_udp(s, port, err, errlen)) != H2B_OK) {
+    if ((rc = bind_udp(s, port, diag)) != H2B_OK) {
         server_free(s);
         return rc;
     }
@@ -1446,7 +1448,7 @@ int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_c
     struct epoll_event ev2 = {.events = EPOLLIN, .data.fd = s->evfd};
     if (s->evfd < 0 || s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->fd, &ev) != 0 ||
         epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd, &ev2) != 0) {
-        snprintf(err, errlen, "epoll/eventfd: %s", strerror(errno));
+        h2b_diag_at(diag, NULL, 0, 0, "epoll/eventfd: %s", strerror(errno));
         server_free(s);
         return H2B_ERR_SYS;
     }
@@ -1456,7 +1458,7 @@ int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_c
     int prc = pthread_create(&s->thread, NULL, server_main, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (prc != 0) {
-        snprintf(err, errlen, "cannot start the HTTP/3 thread");
+        h2b_diag_at(diag, NULL, 0, 0, "cannot start the HTTP/3 thread");
         server_free(s);
         return H2B_ERR_SYS;
     }

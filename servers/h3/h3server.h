@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct h2b_h3_server;
+struct h2b_diag; /* core/json.h */
 
 struct h2b_h3_server_config {
     const char *host;      /* address to bind (default "127.0.0.1") */
@@ -41,10 +42,12 @@ void h2b_h3_server_config_defaults(struct h2b_h3_server_config *cfg);
 
 /* Binds the UDP socket (when cfg->port is 0, a port that is also free for TCP, written to
  * *port), loads or makes the certificate and starts the server thread. Returns H2B_OK,
- * H2B_ERR_SYS (socket, bind, thread; message in err), H2B_ERR_IO (certificate files) or
- * H2B_ERR_NOMEM; *out is untouched on failure. */
+ * H2B_ERR_INVAL (host does not resolve), H2B_ERR_SYS (socket, bind, thread), H2B_ERR_IO
+ * (certificate files), H2B_ERR_UNSUPPORTED (no self-signed certificate) or H2B_ERR_NOMEM, and
+ * diag (may be NULL) says why (it may be left empty for H2B_ERR_NOMEM); *out is untouched on
+ * failure. */
 int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_config *cfg,
-                        uint16_t *port, char *err, size_t errlen);
+                        uint16_t *port, struct h2b_diag *diag);
 
 /* Graceful stop: HTTP/3 GOAWAY to every connection, in-flight streams get drain_ns, then
  * CONNECTION_CLOSE; joins the thread and frees everything. Accepts NULL. */

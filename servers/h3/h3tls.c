@@ -10,6 +10,7 @@
 #include "h3/h3tls.h"
 
 #include "core/error.h"
+#include "core/json.h"
 
 #include <arpa/inet.h>
 #include <gnutls/crypto.h>
@@ -23,7 +24,7 @@ const char h2b_h3tls_priority[] =
     "+AES-128-CCM:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:"
     "%DISABLE_TLS13_COMPAT_MODE";
 
-static int self_signed(gnutls_certificate_credentials_t cred, char *err, size_t errlen)
+static int self_signed(gnutls_certificate_credentials_t cred, struct h2b_diag *diag)
 {
     gnutls_x509_privkey_t key = NULL;
     gnutls_x509_crt_t crt = NULL;
@@ -68,7 +69,8 @@ static int self_signed(gnutls_certificate_credentials_t cred, char *err, size_t 
     if (rv == 0)
         rv = gnutls_certificate_set_x509_key(cred, &crt, 1, key);
     if (rv != 0)
-        snprintf(err, errlen, "cannot make a self-signed certificate: %s", gnutls_strerror(rv));
+        h2b_diag_at(diag, NULL, 0, 0, "cannot make a self-signed certificate: %s",
+                    gnutls_strerror(rv));
     if (crt)
         gnutls_x509_crt_deinit(crt);
     if (key)
@@ -77,11 +79,11 @@ static int self_signed(gnutls_certificate_credentials_t cred, char *err, size_t 
 }
 
 int h2b_h3tls_server_cred(gnutls_certificate_credentials_t *out, const char *cert_file,
-                          const char *key_file, char *err, size_t errlen)
+                          const char *key_file, struct h2b_diag *diag)
 {
     gnutls_certificate_credentials_t cred;
     if (gnutls_certificate_allocate_credentials(&cred) != 0) {
-        snprintf(err, errlen, "cannot allocate GnuTLS credentials");
+        h2b_diag_at(diag, NULL, 0, 0, "cannot allocate GnuTLS credentials");
         return H2B_ERR_NOMEM;
     }
     int rc = H2B_OK;
@@ -89,12 +91,12 @@ int h2b_h3tls_server_cred(gnutls_certificate_credentials_t *out, const char *cer
         int rv = gnutls_certificate_set_x509_key_file(
             cred, cert_file ? cert_file : "", key_file ? key_file : "", GNUTLS_X509_FMT_PEM);
         if (rv < 0) {
-            snprintf(err, errlen, "%s / %s: %s", cert_file ? cert_file : "(none)",
-                     key_file ? key_file : "(none)", gnutls_strerror(rv));
+            h2b_diag_at(diag, NULL, 0, 0, "%s / %s: %s", cert_file ? cert_file : "(none)",
+                        key_file ? key_file : "(none)", gnutls_strerror(rv));
             rc = H2B_ERR_IO;
         }
     } else {
-        rc = self_signed(cred, err, errlen);
+        rc = self_signed(cred, diag);
     }
     if (rc != H2B_OK) {
         gnutls_certificate_free_credentials(cred);
