@@ -115,7 +115,7 @@ static int parse_count(const char *text, uint32_t *out)
 }
 
 static int parse_term(const struct h2b_scenario *s, char *term, struct h2b_cell_filter *f,
-                      char *msg, size_t msg_size)
+                      struct h2b_diag *d)
 {
     char *shape = term;
     char *colon = strchr(term, ':');
@@ -133,19 +133,19 @@ static int parse_term(const struct h2b_scenario *s, char *term, struct h2b_cell_
     if (term && strcmp(term, "*") != 0) {
         f->target = h2b_scenario_find_target(s, term);
         if (f->target < 0) {
-            snprintf(msg, msg_size, "no target named '%s' in the scenario", term);
+            h2b_diag_at(d, NULL, 0, 0, "no target named '%s' in the scenario", term);
             return H2B_ERR_PARSE;
         }
     }
     if (shape) {
         char *x = strchr(shape, 'x');
         if (!x) {
-            snprintf(msg, msg_size, "expected CONNECTIONSxSTREAMS, got '%s'", shape);
+            h2b_diag_at(d, NULL, 0, 0, "expected CONNECTIONSxSTREAMS, got '%s'", shape);
             return H2B_ERR_PARSE;
         }
         *x = '\0';
         if (parse_count(shape, &f->connections) || parse_count(x + 1, &f->streams)) {
-            snprintf(msg, msg_size, "expected numbers or '*' in CONNECTIONSxSTREAMS");
+            h2b_diag_at(d, NULL, 0, 0, "expected numbers or '*' in CONNECTIONSxSTREAMS");
             return H2B_ERR_PARSE;
         }
     }
@@ -153,7 +153,7 @@ static int parse_term(const struct h2b_scenario *s, char *term, struct h2b_cell_
 }
 
 int h2b_expand_parse_filter(const struct h2b_scenario *s, const char *text,
-                            struct h2b_cell_filter **out, size_t *n, char *msg, size_t msg_size)
+                            struct h2b_cell_filter **out, size_t *n, struct h2b_diag *d)
 {
     size_t terms = 1;
     for (const char *p = text; *p; p++)
@@ -170,11 +170,11 @@ int h2b_expand_parse_filter(const struct h2b_scenario *s, const char *text,
         if (comma)
             *comma = '\0';
         if (!*term) {
-            snprintf(msg, msg_size, "empty filter term");
+            h2b_diag_at(d, NULL, 0, 0, "empty filter term");
             rc = H2B_ERR_PARSE;
             goto out;
         }
-        if ((rc = parse_term(s, term, &filters[count++], msg, msg_size)))
+        if ((rc = parse_term(s, term, &filters[count++], d)))
             goto out;
         if (!comma)
             break;

@@ -57,8 +57,8 @@ bool h2b_expand_cell_matches(const struct h2b_cell *c, const struct h2b_cell_fil
                              size_t nfilters);
 
 /* Parses a comma-separated --filter argument ("1000x*,h2o:100x100,nghttpd") against s's target
- * names into *out (malloc'd). Returns H2B_OK, H2B_ERR_PARSE (message in msg) or H2B_ERR_NOMEM. */
+ * names into *out (malloc'd). Returns H2B_OK, H2B_ERR_PARSE (d says why) or H2B_ERR_NOMEM. */
 int h2b_expand_parse_filter(const struct h2b_scenario *s, const char *text,
-                            struct h2b_cell_filter **out, size_t *n, char *msg, size_t msg_size);
+                            struct h2b_cell_filter **out, size_t *n, struct h2b_diag *d);
 
 #endif

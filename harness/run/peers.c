@@ -61,26 +61,25 @@ void h2b_peers_del(struct h2b_peers *p)
     free(p);
 }
 
-static int bad(char *path, size_t path_size, char *msg, size_t msg_size, const char *where,
+static int bad(const struct h2b_json_src *src, struct h2b_diag *d, const char *where,
                const char *what)
 {
-    snprintf(path, path_size, "%s", where);
-    snprintf(msg, msg_size, "%s", what);
+    h2b_diag_set(d, src ? src->file : NULL, src ? src->text : NULL, where, "%s", what);
     return H2B_ERR_INVAL;
 }
 
 /* "command" (a non-empty list of strings) and "config" (a file name) of obj into v; either may
  * be absent when optional. where is the object's path. */
 static int parse_start(const char *where, const json_t *obj, bool optional,
-                       struct h2b_peer_variant *v, char *path, size_t path_size, char *msg,
-                       size_t msg_size)
+                       struct h2b_peer_variant *v, const struct h2b_json_src *src,
+                       struct h2b_diag *d)
 {
     char at[200];
     const json_t *cmd = json_object_get(obj, "command");
     snprintf(at, sizeof(at), "%s.command", where);
     if (cmd || !optional) {
         if (!json_is_array(cmd) || json_array_size(cmd) == 0)
-            return bad(path, path_size, msg, msg_size, at, "expected a non-empty list of strings");
+            return bad(src, d, at, "expected a non-empty list of strings");
         v->command = calloc(json_array_size(cmd) + 1, sizeof(char *));
         if (!v->command)
             return H2B_ERR_NOMEM;
@@ -88,7 +87,7 @@ static int parse_start(const char *where, const json_t *obj, bool optional,
             const json_t *a = json_array_get(cmd, i);
             if (!json_is_string(a)) {
                 snprintf(at, sizeof(at), "%s.command[%zu]", where, i);
-                return bad(path, path_size, msg, msg_size, at, "expected a string");
+                return bad(src, d, at, "expected a string");
             }
             if (!(v->command[i] = strdup(json_string_value(a))))
                 return H2B_ERR_NOMEM;
@@ -98,8 +97,7 @@ static int parse_start(const char *where, const json_t *obj, bool optional,
     if (cfg) {
         snprintf(at, sizeof(at), "%s.config", where);
         if (!json_is_string(cfg) || strchr(json_string_value(cfg), '/'))
-            return bad(path, path_size, msg, msg_size, at,
-                       "expected a template file name in the peers directory");
+            return bad(src, d, at, "expected a template file name in the peers directory");
         if (!(v->config = strdup(json_string_value(cfg))))
             return H2B_ERR_NOMEM;
     }
@@ -108,8 +106,8 @@ static int parse_start(const char *where, const json_t *obj, bool optional,
 
 /* An optional variant object ("tls", "h1"): command and/or config. */
 static int parse_variant(const char *name, const char *key, const json_t *obj, bool *has,
-                         struct h2b_peer_variant *v, char *path, size_t path_size, char *msg,
-                         size_t msg_size)
+                         struct h2b_peer_variant *v, const struct h2b_json_src *src,
+                         struct h2b_diag *d)
 {
     char where[160];
     const json_t *o = json_object_get(obj, key);
@@ -119,35 +117,34 @@ static int parse_variant(const char *name, const char *key, const json_t *obj, b
     const char *k;
     json_t *value;
     if (!json_is_object(o))
-        return bad(path, path_size, msg, msg_size, where, "expected an object");
+        return bad(src, d, where, "expected an object");
     json_object_foreach((json_t *)o, k, value)
     {
         if (strcmp(k, "command") && strcmp(k, "config")) {
             snprintf(where, sizeof(where), "%s.%s.%s", name, key, k);
-            return bad(path, path_size, msg, msg_size, where,
-                       "unknown field (known: command, config)");
+            return bad(src, d, where, "unknown field (known: command, config)");
         }
     }
     *has = true;
-    return parse_start(where, o, true, v, path, path_size, msg, msg_size);
+    return parse_start(where, o, true, v, src, d);
 }
 
-static int parse_peer(const char *name, const json_t *v, struct h2b_peer *peer, char *path,
-                      size_t path_size, char *msg, size_t msg_size)
+static int parse_peer(const char *name, const json_t *v, struct h2b_peer *peer,
+                      const struct h2b_json_src *src, struct h2b_diag *d)
 {
     char where[160];
     const char *key;
     json_t *value;
     snprintf(where, sizeof(where), "%s", name);
     if (!json_is_object(v))
-        return bad(path, path_size, msg, msg_size, where, "expected an object");
+        return bad(src, d, where, "expected an object");
     json_object_foreach((json_t *)v, key, value)
     {
         if (strcmp(key, "description") && strcmp(key, "command") && strcmp(key, "config") &&
             strcmp(key, "max_streams") && strcmp(key, "protocols") && strcmp(key, "tls") &&
             strcmp(key, "h1")) {
             snprintf(where, sizeof(where), "%s.%s", name, key);
-            return bad(path, path_size, msg, msg_size, where,
+            return bad(src, d, where,
                        "unknown field (known: description, command, config, max_streams, "
                        "protocols, tls, h1)");
         }
@@ -156,7 +153,7 @@ static int parse_peer(const char *name, const json_t *v, struct h2b_peer *peer, 
     if (!peer->name)
         return H2B_ERR_NOMEM;
     struct h2b_peer_variant base = {NULL, NULL};
-    int rc = parse_start(name, v, false, &base, path, path_size, msg, msg_size);
+    int rc = parse_start(name, v, false, &base, src, d);
     peer->command = base.command;
     peer->config = base.config;
     if (rc)
@@ -164,14 +161,13 @@ static int parse_peer(const char *name, const json_t *v, struct h2b_peer *peer, 
     const json_t *ms = json_object_get(v, "max_streams");
     snprintf(where, sizeof(where), "%s.max_streams", name);
     if (!json_is_integer(ms) || json_integer_value(ms) < 1 || json_integer_value(ms) > INT32_MAX)
-        return bad(path, path_size, msg, msg_size, where, "expected a positive integer");
+        return bad(src, d, where, "expected a positive integer");
     peer->max_streams = (uint32_t)json_integer_value(ms);
     const json_t *protos = json_object_get(v, "protocols");
     snprintf(where, sizeof(where), "%s.protocols", name);
     peer->protocols = protos ? 0 : 1u << H2B_PROTO_H2;
     if (protos && (!json_is_array(protos) || json_array_size(protos) == 0))
-        return bad(path, path_size, msg, msg_size, where,
-                   "expected a non-empty list of \"h1\", \"h2\", \"h3\"");
+        return bad(src, d, where, "expected a non-empty list of \"h1\", \"h2\", \"h3\"");
     for (size_t i = 0; protos && i < json_array_size(protos); i++) {
         const char *p = json_string_value(json_array_get(protos, i));
         int bit = -1;
@@ -180,23 +176,21 @@ static int parse_peer(const char *name, const json_t *v, struct h2b_peer *peer, 
                 bit = k;
         if (bit < 0) {
             snprintf(where, sizeof(where), "%s.protocols[%zu]", name, i);
-            return bad(path, path_size, msg, msg_size, where, "expected \"h1\", \"h2\" or \"h3\"");
+            return bad(src, d, where, "expected \"h1\", \"h2\" or \"h3\"");
         }
         peer->protocols |= 1u << bit;
     }
-    if ((rc = parse_variant(name, "tls", v, &peer->has_tls, &peer->tls, path, path_size, msg,
-                            msg_size)) ||
-        (rc = parse_variant(name, "h1", v, &peer->has_h1, &peer->h1, path, path_size, msg,
-                            msg_size)))
+    if ((rc = parse_variant(name, "tls", v, &peer->has_tls, &peer->tls, src, d)) ||
+        (rc = parse_variant(name, "h1", v, &peer->has_h1, &peer->h1, src, d)))
         return rc;
     return H2B_OK;
 }
 
-int h2b_peers_from_json(const json_t *doc, const char *dir, struct h2b_peers **out, char *path,
-                        size_t path_size, char *msg, size_t msg_size)
+int h2b_peers_from_json(const json_t *doc, const char *dir, struct h2b_peers **out,
+                        const struct h2b_json_src *src, struct h2b_diag *d)
 {
     if (!json_is_object(doc))
-        return bad(path, path_size, msg, msg_size, "", "expected an object of peers");
+        return bad(src, d, "", "expected an object of peers");
     struct h2b_peers *p = calloc(1, sizeof(*p));
     size_t n = json_object_size(doc);
     int rc = H2B_ERR_NOMEM;
@@ -211,7 +205,7 @@ int h2b_peers_from_json(const json_t *doc, const char *dir, struct h2b_peers **o
     json_t *value;
     json_object_foreach((json_t *)doc, key, value)
     {
-        if ((rc = parse_peer(key, value, &p->peers[p->npeers], path, path_size, msg, msg_size))) {
+        if ((rc = parse_peer(key, value, &p->peers[p->npeers], src, d))) {
             p->npeers++;
             goto fail;
         }
@@ -235,7 +229,7 @@ const struct h2b_peer *h2b_peers_find(const struct h2b_peers *p, const char *nam
 }
 
 int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const char *config,
-                     char **out, char *msg, size_t msg_size)
+                     char **out, struct h2b_diag *d)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -276,7 +270,7 @@ int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const c
                  (name[0] == 'c' ? vars->cert : vars->key))
             fputs(name[0] == 'c' ? vars->cert : vars->key, f);
         else {
-            snprintf(msg, msg_size, "unknown placeholder {%s}", name);
+            h2b_diag_at(d, NULL, 0, 0, "unknown placeholder {%s}", name);
             rc = H2B_ERR_PARSE;
         }
         p = close + 1;
@@ -318,7 +312,7 @@ int h2b__run_read_text(const char *path, char **out)
 
 int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
                       const struct h2b_peer_variant *variant, const struct h2b_peer_vars *vars,
-                      char ***argv, char *msg, size_t msg_size)
+                      char ***argv, struct h2b_diag *d)
 {
     char config_path[4096] = "";
     int rc;
@@ -330,16 +324,16 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
         snprintf(tmpl_path, sizeof(tmpl_path), "%s/%s", p->dir, config);
         snprintf(config_path, sizeof(config_path), "%s/%s.conf", vars->dir, peer->name);
         if ((rc = h2b__run_read_text(tmpl_path, &tmpl))) {
-            snprintf(msg, msg_size, "cannot read %s", tmpl_path);
+            h2b_diag_at(d, NULL, 0, 0, "cannot read %s", tmpl_path);
             return rc;
         }
-        rc = h2b_peers_expand(tmpl, vars, config_path, &text, msg, msg_size);
+        rc = h2b_peers_expand(tmpl, vars, config_path, &text, d);
         free(tmpl);
         if (rc)
             return rc;
         FILE *f = fopen(config_path, "w");
         if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-            snprintf(msg, msg_size, "cannot write %s", config_path);
+            h2b_diag_at(d, NULL, 0, 0, "cannot write %s", config_path);
             free(text);
             return H2B_ERR_IO;
         }
@@ -352,7 +346,7 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
     if (!v)
         return H2B_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = h2b_peers_expand(command[i], vars, config_path, &v[i], msg, msg_size))) {
+        if ((rc = h2b_peers_expand(command[i], vars, config_path, &v[i], d))) {
             for (size_t j = 0; j < i; j++)
                 free(v[j]);
             free(v);

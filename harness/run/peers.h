@@ -8,6 +8,8 @@
 #ifndef H2B_RUN_PEERS_H
 #define H2B_RUN_PEERS_H
 
+#include "core/json.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,26 +58,27 @@ struct h2b_peer_vars {
  * (buf too small) or H2B_ERR_SYS (/proc/self/exe unreadable). */
 int h2b_peers_default_dir(char *buf, size_t size);
 
-/* Builds the peer table from peers.json's parsed document. On a bad document returns
- * H2B_ERR_INVAL with the field path and message in path/msg. *out untouched on failure. */
-int h2b_peers_from_json(const json_t *doc, const char *dir, struct h2b_peers **out, char *path,
-                        size_t path_size, char *msg, size_t msg_size);
+/* Builds the peer table from peers.json's parsed document (src: its file and text, for the
+ * position; may be NULL). On a bad document returns H2B_ERR_INVAL with d at the field (its path
+ * and, with src, file:line:column). *out untouched on failure. */
+int h2b_peers_from_json(const json_t *doc, const char *dir, struct h2b_peers **out,
+                        const struct h2b_json_src *src, struct h2b_diag *d);
 void h2b_peers_del(struct h2b_peers *p);
 
 /* The peer called name, or NULL. */
 const struct h2b_peer *h2b_peers_find(const struct h2b_peers *p, const char *name);
 
 /* Replaces every {name} in tmpl with its value; unknown placeholders are an error
- * (H2B_ERR_PARSE, the name in msg). Returns a malloc'd string in *out. */
+ * (H2B_ERR_PARSE, d names it). Returns a malloc'd string in *out. */
 int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const char *config,
-                     char **out, char *msg, size_t msg_size);
+                     char **out, struct h2b_diag *d);
 
 /* Writes the peer's rendered configuration into vars->dir (if it has one) and builds its
  * command line (NULL-terminated, malloc'd; free each string and the array). variant is NULL
  * for the peer's default start, or &peer->tls / &peer->h1. */
 int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
                       const struct h2b_peer_variant *variant, const struct h2b_peer_vars *vars,
-                      char ***argv, char *msg, size_t msg_size);
+                      char ***argv, struct h2b_diag *d);
 
 /* Internal to h2bench::run: reads a whole file into a malloc'd NUL-terminated string.
  * Returns H2B_OK, H2B_ERR_IO or H2B_ERR_NOMEM; *out untouched on failure. */

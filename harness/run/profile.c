@@ -62,11 +62,11 @@ static const char *const side_names[NSIDES] = {"server", "client"};
 
 int h2b_run_prof_new(struct h2b_run_prof **out, const struct h2b_scenario *s, const char *filter,
                      bool client, const struct h2b_cell *cells, size_t ncells,
-                     const char *results_path, char *msg, size_t msg_size)
+                     const char *results_path, struct h2b_diag *d)
 {
     struct h2b_cell_filter *filters = NULL;
     size_t nfilters = 0;
-    int rc = h2b_expand_parse_filter(s, filter, &filters, &nfilters, msg, msg_size);
+    int rc = h2b_expand_parse_filter(s, filter, &filters, &nfilters, d);
     if (rc)
         return rc;
     struct h2b_run_prof *p = calloc(1, sizeof(*p));
@@ -86,7 +86,8 @@ int h2b_run_prof_new(struct h2b_run_prof **out, const struct h2b_scenario *s, co
     p->ncells = ncells;
     p->client = client;
     if (wanted == 0) {
-        snprintf(msg, msg_size, "'%s' matches none of the %zu cells of this run", filter, ncells);
+        h2b_diag_at(d, NULL, 0, 0, "'%s' matches none of the %zu cells of this run", filter,
+                    ncells);
         h2b_run_prof_del(p);
         return H2B_ERR_NOTFOUND;
     }
@@ -104,7 +105,7 @@ int h2b_run_prof_new(struct h2b_run_prof **out, const struct h2b_scenario *s, co
     snprintf(p->dir, sizeof(p->dir), "%.*s%s", slash ? (int)(slash + 1 - results_path) : 0,
              results_path, p->rel);
     if (mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(msg, msg_size, "cannot create %s: %s", p->dir, strerror(errno));
+        h2b_diag_at(d, NULL, 0, 0, "cannot create %s: %s", p->dir, strerror(errno));
         h2b_run_prof_del(p);
         return H2B_ERR_IO;
     }

@@ -23,12 +23,12 @@ struct h2b_run_prof;
 /* Which cells to profile: filter in the --filter syntax against s's targets, matched on the
  * expanded cells (ncells of them). client: record the client too. results_path: where the
  * results file will be written (NULL: only check the filter, as a dry run does). Returns H2B_OK,
- * H2B_ERR_PARSE (bad filter; msg says why), H2B_ERR_NOTFOUND (the filter matches none of the cells;
- * msg names it), H2B_ERR_IO (the artefact directory cannot be created) or H2B_ERR_NOMEM. *out
+ * H2B_ERR_PARSE (bad filter; d says why), H2B_ERR_NOTFOUND (the filter matches none of the cells;
+ * d names it), H2B_ERR_IO (the artefact directory cannot be created) or H2B_ERR_NOMEM. *out
  * untouched on failure. */
 int h2b_run_prof_new(struct h2b_run_prof **out, const struct h2b_scenario *s, const char *filter,
                      bool client, const struct h2b_cell *cells, size_t ncells,
-                     const char *results_path, char *msg, size_t msg_size);
+                     const char *results_path, struct h2b_diag *d);
 
 /* Frees p, stopping any recording (NULL allowed). */
 void h2b_run_prof_del(struct h2b_run_prof *p);

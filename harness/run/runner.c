@@ -97,17 +97,15 @@ static const char *peers_dir(const struct h2b_run_options *o)
 
 static int load_peers(struct run *r)
 {
-    char path[4096], fpath[128], msg[256];
+    char path[4096];
     json_t *doc = NULL;
     char *text = NULL;
     snprintf(path, sizeof(path), "%s/peers.json", peers_dir(r->o));
     int rc = h2b_json_load(path, &doc, &text, r->diag);
     if (rc)
         return rc == H2B_ERR_NOMEM ? rc : H2B_ERR_PARSE;
-    rc = h2b_peers_from_json(doc, peers_dir(r->o), &r->peers, fpath, sizeof(fpath), msg,
-                             sizeof(msg));
-    if (rc == H2B_ERR_INVAL)
-        h2b_diag_set(r->diag, path, text, fpath, "%s", msg);
+    struct h2b_json_src src = {path, text};
+    rc = h2b_peers_from_json(doc, peers_dir(r->o), &r->peers, &src, r->diag);
     json_decref(doc);
     free(text);
     return rc == H2B_ERR_INVAL ? H2B_ERR_PARSE : rc;
@@ -718,7 +716,8 @@ static int run_matrix(struct run *r, struct h2b_run_summary *sum)
 static int start_profiles(struct run *r, const char *results_path)
 {
     const char *cells = r->o->perf_record ? r->o->perf_record : r->s->perf_record.cells;
-    char msg[512];
+    struct h2b_diag pd = {0}; /* why, placed below at the option or the scenario field */
+    const char *msg = pd.message;
     if (!cells)
         return H2B_OK;
     if (!r->s->has_matrix) {
@@ -727,7 +726,7 @@ static int start_profiles(struct run *r, const char *results_path)
     }
     int rc = h2b_run_prof_new(&r->prof, r->s, cells,
                               r->o->perf_record_client || r->s->perf_record.client, r->cells,
-                              r->ncells, results_path, msg, sizeof(msg));
+                              r->ncells, results_path, &pd);
     if (rc == H2B_ERR_PARSE || rc == H2B_ERR_NOTFOUND) {
         if (r->o->perf_record)
             h2b_diag_set(r->diag, NULL, NULL, NULL, "--perf-record: %s", msg);
@@ -835,14 +834,14 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
     if ((rc = load_scenario(&r)))
         goto out;
     if (o->filter) {
-        char msg[256];
         if (!r.s->has_matrix) {
             h2b_diag_set(diag, NULL, NULL, NULL, "--filter: the scenario has no matrix");
             rc = H2B_ERR_INVAL;
             goto out;
         }
-        if ((rc = h2b_expand_parse_filter(r.s, o->filter, &filters, &nfilters, msg, sizeof(msg)))) {
-            h2b_diag_set(diag, NULL, NULL, NULL, "--filter: %s", msg);
+        struct h2b_diag fd = {0};
+        if ((rc = h2b_expand_parse_filter(r.s, o->filter, &filters, &nfilters, &fd))) {
+            h2b_diag_set(diag, NULL, NULL, NULL, "--filter: %s", fd.message);
             rc = rc == H2B_ERR_PARSE ? H2B_ERR_INVAL : rc;
             goto out;
         }

@@ -152,12 +152,9 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
                                                  ? &peer->h1
                                                  : NULL;
     char **argv = NULL;
-    char msg[256] = "";
-    int rc = h2b_peers_prepare(env->peers, peer, variant, &vars, &argv, msg, sizeof(msg));
-    if (rc) {
-        h2b_diag_at(diag, NULL, 0, 0, "%s", msg);
+    int rc = h2b_peers_prepare(env->peers, peer, variant, &vars, &argv, diag);
+    if (rc)
         return rc;
-    }
     /* Extra scenario arguments go after the template's: most servers let later flags win. */
     if (spec->nargs) {
         size_t n = 0;
@@ -258,15 +255,12 @@ static int command_argv(struct h2b_target *t, const struct h2b_target_env *env, 
     if (loopback_vars(spec, env, H2B_TARGET_BUNDLED_MAX_STREAMS, &vars, diag))
         return H2B_ERR_SYS;
     char **argv = calloc(spec->ncommand + 1, sizeof(*argv));
-    char msg[256] = "";
     int rc = argv ? H2B_OK : H2B_ERR_NOMEM;
     for (size_t i = 0; rc == H2B_OK && i < spec->ncommand; i++)
-        rc = h2b_peers_expand(spec->command[i], &vars, NULL, &argv[i], msg, sizeof(msg));
+        rc = h2b_peers_expand(spec->command[i], &vars, NULL, &argv[i], diag);
     if (rc == H2B_OK && spec->cwd)
-        rc = h2b_peers_expand(spec->cwd, &vars, NULL, cwd, msg, sizeof(msg));
+        rc = h2b_peers_expand(spec->cwd, &vars, NULL, cwd, diag);
     if (rc) {
-        if (msg[0])
-            h2b_diag_at(diag, NULL, 0, 0, "%s", msg);
         free_argv(argv);
         return rc;
     }

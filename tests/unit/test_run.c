@@ -106,22 +106,22 @@ static void test_matrix(void)
 
     struct h2b_cell_filter *f = NULL;
     size_t nf = 0;
-    char msg[128];
-    CHECK_EQ_INT(h2b_expand_parse_filter(s, "1000x*,b:1x1", &f, &nf, msg, sizeof(msg)), H2B_OK);
+    struct h2b_diag d = {0};
+    CHECK_EQ_INT(h2b_expand_parse_filter(s, "1000x*,b:1x1", &f, &nf, &d), H2B_OK);
     CHECK_EQ_U64(nf, 2);
     CHECK_EQ_INT(h2b_expand_matrix(s, max, 1, f, nf, &cells, &n), H2B_OK);
     CHECK_EQ_U64(n, 3 * 3 + 1);
     free(cells);
     free(f);
-    CHECK_EQ_INT(h2b_expand_parse_filter(s, "c", &f, &nf, msg, sizeof(msg)), H2B_OK);
+    CHECK_EQ_INT(h2b_expand_parse_filter(s, "c", &f, &nf, &d), H2B_OK);
     CHECK_EQ_INT(h2b_expand_matrix(s, max, 1, f, nf, &cells, &n), H2B_OK);
     CHECK_EQ_U64(n, 12);
     free(cells);
     free(f);
-    CHECK_EQ_INT(h2b_expand_parse_filter(s, "nope:1x1", &f, &nf, msg, sizeof(msg)), H2B_ERR_PARSE);
-    CHECK(strstr(msg, "nope") != NULL);
-    CHECK_EQ_INT(h2b_expand_parse_filter(s, "10xz", &f, &nf, msg, sizeof(msg)), H2B_ERR_PARSE);
-    CHECK_EQ_INT(h2b_expand_parse_filter(s, "1x1,", &f, &nf, msg, sizeof(msg)), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_expand_parse_filter(s, "nope:1x1", &f, &nf, &d), H2B_ERR_PARSE);
+    CHECK(strstr(d.message, "nope") != NULL);
+    CHECK_EQ_INT(h2b_expand_parse_filter(s, "10xz", &f, &nf, &d), H2B_ERR_PARSE);
+    CHECK_EQ_INT(h2b_expand_parse_filter(s, "1x1,", &f, &nf, &d), H2B_ERR_PARSE);
     h2b_scenario_del(s);
 }
 
@@ -273,18 +273,18 @@ static void test_peer_expand(void)
                                  .max_streams = 100,
                                  .docroot = "/d",
                                  .dir = "/r"};
-    char *out = NULL, msg[128];
+    char *out = NULL;
+    struct h2b_diag d = {0};
     CHECK_EQ_INT(h2b_peers_expand("listen {host}:{port}; events { x; } {max_streams} {dir}/a",
-                                  &vars, "/r/c.conf", &out, msg, sizeof(msg)),
+                                  &vars, "/r/c.conf", &out, &d),
                  H2B_OK);
     CHECK_STR(out, "listen 127.0.0.1:8080; events { x; } 100 /r/a");
     free(out);
-    CHECK_EQ_INT(h2b_peers_expand("-c {config}", &vars, "/r/c.conf", &out, msg, sizeof(msg)),
-                 H2B_OK);
+    CHECK_EQ_INT(h2b_peers_expand("-c {config}", &vars, "/r/c.conf", &out, &d), H2B_OK);
     CHECK_STR(out, "-c /r/c.conf");
     free(out);
-    CHECK_EQ_INT(h2b_peers_expand("{prot}", &vars, NULL, &out, msg, sizeof(msg)), H2B_ERR_PARSE);
-    CHECK(strstr(msg, "{prot}") != NULL);
+    CHECK_EQ_INT(h2b_peers_expand("{prot}", &vars, NULL, &out, &d), H2B_ERR_PARSE);
+    CHECK(strstr(d.message, "{prot}") != NULL);
 }
 
 int main(void)
