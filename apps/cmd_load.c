@@ -101,6 +101,7 @@ int h2b_cmd_load(int argc, char **argv)
     }
     bool root = !job.active || job.rank == 0;
     int rv = h2b_load_config_parse(&cfg, argc, argv, &err);
+    cfg.trace = stderr; /* -v's frame lines */
     if (rv == H2B_OK && cfg.help) {
         if (root) {
             h2b_load_usage(stdout);

@@ -142,6 +142,7 @@ int h2b_cmd_serve(int argc, char **argv)
 {
     struct h2b_server_config cfg;
     h2b_server_config_defaults(&cfg);
+    cfg.ready = stdout;
     bool threads_set = false;
     bool h3 = false, h3_retry = true;
     uint64_t v;

@@ -96,7 +96,9 @@ struct h2b_load_config {
     char *connect_port;
     char *log_path;      /* --log-file: h2load's TSV, one row per measured request */
     int log_fd;          /* opened by the parser (so an unwritable path is a usage error), -1 */
-    bool verbose;        /* -v: frames on stderr */
+    bool verbose;        /* -v: one line per frame, to trace */
+    FILE *trace;         /* where -v writes (set by the caller, not parsed: cmd_load gives
+                            stderr); NULL = nowhere: the library prints only where told */
     bool version;        /* --version */
     char *ciphers;       /* --ciphers (TLS <= 1.2) */
     char *tls13_ciphers; /* --tls13-ciphers */

@@ -638,14 +638,16 @@ static void verbose_frame(const struct h2b__load_conn *c, const char *dir,
                           const nghttp2_frame_hd *hd)
 {
     const struct h2b__load_worker *w = c->w;
+    FILE *f = w->sh->cfg->trace;
+    if (!f)
+        return;
     double t = (double)(h2b_clock_now_ns() - w->sh->t0) / 1e9;
     if (hd->type < sizeof(frame_names) / sizeof(frame_names[0]))
-        fprintf(stderr,
-                "[%3d.%03d] [conn %u] %s %s frame <length=%zu, flags=0x%02x, stream_id=%d>\n",
+        fprintf(f, "[%3d.%03d] [conn %u] %s %s frame <length=%zu, flags=0x%02x, stream_id=%d>\n",
                 (int)t, (int)((t - (int)t) * 1000), c->life.index, dir, frame_names[hd->type],
                 hd->length, hd->flags, hd->stream_id);
     else
-        fprintf(stderr,
+        fprintf(f,
                 "[%3d.%03d] [conn %u] %s frame of type %u <length=%zu, flags=0x%02x, "
                 "stream_id=%d>\n",
                 (int)t, (int)((t - (int)t) * 1000), c->life.index, dir, hd->type, hd->length,

@@ -795,7 +795,9 @@ static void print_ready(const struct h2b_server_config *cfg, int lfd)
             port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
     }
     bool v6 = strchr(cfg->host, ':') != NULL;
-    FILE *f = cfg->ready ? cfg->ready : stdout;
+    FILE *f = cfg->ready;
+    if (!f)
+        return;
     fprintf(f, "listening on %s://%s%s%s:%u\n", cfg->tls ? "https" : "http", v6 ? "[" : "",
             cfg->host, v6 ? "]" : "", port);
     fflush(f);

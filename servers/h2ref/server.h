@@ -31,7 +31,7 @@ struct h2b_server_config {
     const char *key_file;
     const char *docroot; /* directory for static files, or NULL */
     uint64_t drain_ns;   /* graceful shutdown: wait this long for in-flight streams */
-    FILE *ready;         /* the "listening on" line goes here (default stdout) */
+    FILE *ready;         /* the "listening on" line goes here (cmd_serve: stdout); NULL: none */
 };
 
 /* Fills cfg with the defaults (including h2b_conn_config_defaults). */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # load.sh - `h2bench load` against nghttpd on loopback: exact counts, -D ends on time, the
-# h2load-compatible text block, --fail-on-error, a server killed or stopped mid-run, usage errors.
+# h2load-compatible text block, -v frame lines, --fail-on-error, a server killed or stopped
+# mid-run, usage errors.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/load_lib.sh"
 make_docroot
@@ -29,6 +30,17 @@ out=$("$H2BENCH" load -n 2000 -c 2 -m 500 "$URL/hello"); rc=$?
 expect_eq "-m 500 exit" "$rc" 0
 expect_match "-m clamped" "$out" 'requested 500, effective 100 \(server SETTINGS_MAX_CONCURRENT_STREAMS 100\)'
 expect_match "-m 500 all succeeded" "$out" ' 2000 succeeded, 0 failed'
+
+# -v: every frame on stderr (nghttp's layout), for both engines, and nothing of it on stdout
+for engine in fast nghttp2; do
+    "$H2BENCH" load -n 2 -v --engine "$engine" "$URL/hello" >"$TMP/v.out" 2>"$TMP/v.err"
+    expect_eq "-v $engine exit" "$?" 0
+    expect_match "-v $engine: SETTINGS sent" "$(cat "$TMP/v.err")" \
+        '^\[ *[0-9]+\.[0-9]{3}\] \[conn 0\] send SETTINGS frame <length=[0-9]+, flags=0x00, stream_id=0>$'
+    expect_eq "-v $engine: two responses' HEADERS received" \
+        "$(grep -c 'recv HEADERS frame .*stream_id=[13]>' "$TMP/v.err")" 2
+    expect_eq "-v $engine: no frame line on stdout" "$(grep -c ' frame <' "$TMP/v.out")" 0
+done
 
 # several URIs go round-robin: half of them 404 here
 out=$("$H2BENCH" load -n 1000 -c 1 -m 4 "$URL/hello" "$URL/missing"); rc=$?
