@@ -83,9 +83,9 @@ else
     expect_eq "without a budget RSS grows past 100 MiB (${free_grow} KiB)" \
         "$((free_grow > 102400))" 1
     # the budget counts the free lists too; + 2 workers x 2 MiB of grants, sessions, malloc's
-    # per-thread arenas. Measured alone 33.3-36.3 MiB with either engine (old and new server
-    # alike), once 38.4 MiB in a loaded -j2 CI run: 40 MiB still tells it from the 200 MiB an
-    # unbudgeted server holds.
+    # per-thread arenas. Measured alone with --engine nghttp2: 32.5-34.4 MiB at 6541b81,
+    # 33.4-35.4 MiB at 3f02e21; once 38.4 MiB in a loaded -j2 CI run. 40 MiB still tells it
+    # from the 200 MiB an unbudgeted server holds.
     expect_eq "with --memory-budget 32M RSS grows under 40 MiB (${budget_grow} KiB)" \
         "$((budget_grow < 40960))" 1
     expect_eq "with --echo-conn-buffer 1M RSS grows under 28 MiB (${conn_grow} KiB)" \
