@@ -53,6 +53,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -87,6 +89,7 @@ struct bconn {
 
 struct h2b_budget_client {
     int ep;
+    pid_t hold; /* the target, stopped while a round is written (0: never) */
     struct bconn *conns;
     uint32_t n;
     char authority[H2B_URL_AUTHORITY_MAX + 1];
@@ -319,10 +322,93 @@ static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t 
     }
 }
 
+/* ---- holding the target while a round is written ---- */
+
+#define HOLD_IDLE_GAP_NS (1 * H2B_NS_PER_MS)
+#define HOLD_MAX_NS (2 * H2B_NS_PER_SEC)
+
+/* One look at every thread of pid: whether all are in state `want` ('S' asleep, 'T' stopped,
+ * which also takes 't'), and the sum of their on-CPU time in ns (/proc/.../schedstat). False
+ * when the process or its task directory cannot be read. */
+static bool tasks_look(pid_t pid, char want, bool *all, uint64_t *run_ns)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    bool ok = true;
+    *all = true;
+    *run_ns = 0;
+    for (struct dirent *e; ok && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char file[128], line[512];
+        snprintf(file, sizeof file, "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
+        FILE *f = fopen(file, "r");
+        if (!f)
+            continue; /* the thread exited meanwhile */
+        size_t k = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[k] = '\0';
+        const char *rp = strrchr(line, ')'); /* the name may hold spaces and parentheses */
+        char st = rp && rp[1] == ' ' ? rp[2] : '?';
+        if (st == 't')
+            st = 'T';
+        *all = *all && st == want;
+        snprintf(file, sizeof file, "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
+        unsigned long long ns = 0;
+        f = fopen(file, "r");
+        if (f) {
+            ok = fscanf(f, "%llu", &ns) == 1;
+            fclose(f);
+        }
+        *run_ns += ns;
+    }
+    closedir(d);
+    return ok;
+}
+
+/* Waits until every thread of the target has slept through HOLD_IDLE_GAP_NS without running,
+ * so that it is back in its event wait when it is stopped; then stops its process group and
+ * waits until every thread is stopped. False (the round then runs unheld) when the target
+ * cannot be seen or does not settle within HOLD_MAX_NS. */
+static bool hold_stop(pid_t pid)
+{
+    uint64_t end = h2b_clock_now_ns() + HOLD_MAX_NS, prev = UINT64_MAX, run;
+    bool all;
+    for (;;) {
+        if (!tasks_look(pid, 'S', &all, &run))
+            return false;
+        if (all && run == prev)
+            break;
+        prev = all ? run : UINT64_MAX;
+        if (h2b_clock_now_ns() > end)
+            return false;
+        h2b_clock_sleep_ns(HOLD_IDLE_GAP_NS);
+    }
+    if (kill(-pid, SIGSTOP) != 0)
+        return false;
+    while (tasks_look(pid, 'T', &all, &run) && !all) {
+        if (h2b_clock_now_ns() > end)
+            break;
+        h2b_clock_sleep_ns(20 * H2B_NS_PER_US);
+    }
+    return true; /* stopped or not, it must be continued */
+}
+
+void h2b_budget_client_hold(struct h2b_budget_client *cl, pid_t target)
+{
+    cl->hold = target;
+}
+
 /* Rounds in lockstep: every connection sends `streams` requests in one write, and the next
- * round starts when every response of this one is in. The server then sees the same batches
- * in every run, so its reads, writes and instructions per request repeat exactly; a free-
- * running closed loop would batch by timing. */
+ * round starts when every response of this one is in. With several connections and a held
+ * target (h2b_budget_client_hold) the target is stopped while the round is written: when it
+ * continues, one event wait finds every connection ready, where otherwise it would wake for
+ * the first, then for some of the rest, as the timing falls. The server then sees the same
+ * batches in every run, so its reads, writes and instructions per request repeat exactly; a
+ * free-running closed loop would batch by timing. */
 int h2b_budget_client_phase(struct h2b_budget_client *cl, uint64_t per_conn, uint32_t streams,
                             uint64_t timeout_ns, uint64_t *done, struct h2b_diag *diag)
 {
@@ -333,11 +419,14 @@ int h2b_budget_client_phase(struct h2b_budget_client *cl, uint64_t per_conn, uin
     cl->done = cl->bad = 0;
     for (uint64_t sent = 0; sent < per_conn && rc == H2B_OK;) {
         uint64_t round = per_conn - sent < s ? per_conn - sent : s;
+        bool held = cl->hold > 0 && cl->n > 1 && hold_stop(cl->hold);
         for (uint32_t i = 0; i < cl->n; i++) {
             cl->conns[i].left = round;
             cl->conns[i].max_inflight = (uint32_t)round;
             conn_pump(cl, &cl->conns[i]);
         }
+        if (held)
+            kill(-cl->hold, SIGCONT);
         sent += round;
         rc = wait_round(cl, deadline, want, diag);
     }
@@ -605,6 +694,7 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
             h2b_diag_at(&pwhy, NULL, 0, 0, "target not running: %s", alive.message);
         } else if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, p->connections,
                                           PHASE_TIMEOUT_NS, &pwhy) == H2B_OK &&
+                   (h2b_budget_client_hold(cl, h2b_target_pid(t)), true) &&
                    h2b_budget_client_phase(cl, n1, p->streams, PHASE_TIMEOUT_NS, &done1, &pwhy) ==
                        H2B_OK) {
             bool st1 = h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &s1);
@@ -728,8 +818,10 @@ static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budge
         uint64_t done = 0, instr[2] = {0, 0}, got[2] = {0, 0};
         struct h2b_diag pwhy = {0};
         if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, p->connections,
-                                   VALGRIND_PHASE_TIMEOUT_NS, &pwhy) != H2B_OK ||
-            h2b_budget_client_phase(cl, n1, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, &pwhy) !=
+                                   VALGRIND_PHASE_TIMEOUT_NS, &pwhy) != H2B_OK)
+            goto point_done;
+        h2b_budget_client_hold(cl, h2b_target_pid(t));
+        if (h2b_budget_client_phase(cl, n1, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, &pwhy) !=
                 H2B_OK ||
             h2b_budget_client_phase(cl, n2, p->streams, VALGRIND_PHASE_TIMEOUT_NS, &done, &pwhy) !=
                 H2B_OK)

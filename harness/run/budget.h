@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The metrics (enum h2b_budget_metric) and their keys: the core table in results.h. */
 
@@ -93,6 +94,12 @@ int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
  * completed. */
 int h2b_budget_client_phase(struct h2b_budget_client *c, uint64_t per_conn, uint32_t streams,
                             uint64_t timeout_ns, uint64_t *done, struct h2b_diag *diag);
+
+/* From now on, phases on more than one connection stop target's process group (SIGSTOP) while
+ * each round's requests are written, once every thread of target has gone idle, and continue
+ * it (SIGCONT) after: one event wait then finds every connection ready, in every run. 0 turns
+ * it off. target must lead its own process group (h2b_target_start's processes do). */
+void h2b_budget_client_hold(struct h2b_budget_client *c, pid_t target);
 
 void h2b_budget_client_del(struct h2b_budget_client *c);
 
