@@ -15,9 +15,7 @@ san=$(build_sanitizers)
 if [ -n "$san" ]; then
     # ab builds Release benchmarks and refuses to judge sanitizer results; the installed
     # sanitizer libraries would also need the consumer to carry the same flags.
-    echo "skip: sanitizer build ($san)"
-    finish
-    exit $?
+    skip "sanitizer build ($san)"
 fi
 
 install_h2bench "$TMP/prefix"

@@ -16,9 +16,7 @@
 san=$("$H2BENCH" --version | sed -n 's/.*sanitizers \([a-z,;]*\).*/\1/p' | tr ';' ',')
 if [ -n "$san" ]; then
     # ab refuses to judge timings measured by a sanitizer build (the client is ours).
-    echo "skip: sanitizer build ($san)"
-    finish
-    exit $?
+    skip "sanitizer build ($san)"
 fi
 
 R=$TMP/repo

@@ -7,7 +7,7 @@
 # Needs h2load (nghttp2-client); skipped (77) without it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
-command -v h2load >/dev/null || { echo "h2load not installed: skipped"; exit 77; }
+command -v h2load >/dev/null || skip "h2load not installed"
 start_serve h2c --threads 1 || { finish; exit 1; }
 URL=$SERVE_URL
 PORT=${URL##*:}

@@ -70,8 +70,13 @@ static inline int test_write_text(const char *path, const char *text)
     return fclose(f) != 0 ? -1 : rv;
 }
 
+/* The closing line and the exit status; a test that made no check fails (it tested nothing). */
 static inline int test_report(void)
 {
+    if (test_passed == 0 && test_failed == 0) {
+        fprintf(stderr, "no check was made\n");
+        test_failed = 1;
+    }
     printf("%d passed, %d failed\n", test_passed, test_failed);
     return test_failed ? 1 : 0;
 }
