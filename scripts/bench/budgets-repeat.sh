@@ -3,7 +3,8 @@
 # commands N times on unchanged code and prints, per cell, every run's callgrind instructions per
 # request (the mean of the run's two measurements), their spread, and how many runs the gate
 # passed, failed or found invalid. BUSY=1 keeps the other CPU (1, the client's) busy with a spin
-# loop for the whole series, as a shared CI runner would.
+# loop for the whole series, as a shared CI runner would. COUNTS=FILE keeps the per-run counts
+# (run, cell, instructions per request, the two callgrind runs) as TSV.
 #
 # usage: scripts/bench/budgets-repeat.sh [N] [build/bin]     (N defaults to 20)
 set -euo pipefail
@@ -43,6 +44,7 @@ cut -f2 "$TMP/counts.tsv" | sort -u | while read -r cell; do
       END { printf "%-14s %10.1f %10.1f %7.3f%%  %s\n", c, lo, hi, (hi - lo) / lo * 100, all }' \
         "$TMP/counts.tsv"
 done
+[ -n "${COUNTS:-}" ] && cp "$TMP/counts.tsv" "$COUNTS"
 echo
 echo "gate: $pass passed, $fail failed, $invalid invalid of $N (BUSY=${BUSY:-0})"
 [ "$fail" = 0 ] && [ "$invalid" = 0 ]

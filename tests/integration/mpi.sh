@@ -112,8 +112,9 @@ expect_match "failed rank with progress: rank 0 prints the lines" \
 "${MPIRUN[@]}" "$H2BENCH" load --progress -D 60 -c 4 -t 2 --total-rps 200 "$URL" --json "$TMP/int.json" \
     >"$TMP/int.out" 2>&1 &
 mp=$!
-for _ in $(seq 100); do grep -q '^mpi:' "$TMP/int.out" 2>/dev/null && break; sleep 0.1; done
-sleep 1.5
+# Interrupted once the job has printed a progress line (requests are flowing), however slow the
+# machine is to start the ranks: a fixed sleep was too short under load.
+for _ in $(seq 600); do grep -q '^progress: ' "$TMP/int.out" 2>/dev/null && break; sleep 0.1; done
 kill -INT "$mp"
 wait "$mp"
 expect_match "interrupted job exits non-zero" "$?" '^[1-9]'
