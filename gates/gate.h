@@ -179,7 +179,7 @@ int h2b_gate_render_md(const struct h2b_gate_report *r, char **out);
 int h2b_gate_render_junit(const struct h2b_gate_report *r, char **out);
 
 /* A fork's p99 is gated only when it rests on at least this many samples: n * (1 - 0.99) >= 100
- * samples above it (notes/microbench.md, section 6.2). Fewer, and the tail is scheduler noise. */
+ * samples above it. Fewer, and the tail is scheduler noise. */
 #define H2B_GATE_MIN_P99_SAMPLES 10000
 
 struct h2b_gate_propose_options {

@@ -4,7 +4,7 @@
  * The client is a child process (h2bench load, or h2load for the published methodology), so a
  * crash or hang in it cannot take the runner down and its CPU time is its own. This module
  * builds the argument vector and turns the client's output into struct h2b_cell_metrics:
- * h2load's text block (nghttp2 1.52 format, notes/loadgen.md 1.2) and optional --log-file, or
+ * h2load's text block (nghttp2 1.52's format) and optional --log-file, or
  * h2bench load's --json object.
  */
 #ifndef H2B_RUN_CLIENT_H
