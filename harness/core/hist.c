@@ -146,7 +146,12 @@ uint64_t h2b_hist_percentile(const struct h2b_hist *h, double p)
         p = 0;
     if (p > 100)
         p = 100;
-    uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)h->total);
+    /* The rank is HdrHistogram's: p x N rounded up, less one ulp first, because the product
+     * overshoots an exact integer by an ulp (99.9 / 100 x 20000 is 19980.000000000004) and a
+     * plain ceil then reports the bin after the one that reaches it. */
+    double fp = p / 100.0 * (double)h->total;
+    double ulp = fp > 0 ? ldexp(1.0, ilogb(fp) - 52) : 0;
+    uint64_t rank = (uint64_t)ceil(fp - ulp);
     if (rank < 1)
         rank = 1;
     if (rank > h->total)

@@ -162,6 +162,25 @@ static void check_config_and_clamp(void)
     h2b_hist_del(NULL);
 }
 
+/* p x N exactly on a bin edge: the percentile is the bin that reaches the rank, as
+ * HdrHistogram's getValueAtPercentile gives it, not the next one (99.9 % of 20,000 is 19,980,
+ * which a plain ceil of the floating-point product makes 19,981). */
+static void check_rank_on_edge(void)
+{
+    struct h2b_hist *h = NULL;
+    CHECK_EQ_INT(h2b_hist_new(&h, 1, 60000000000ULL, 7), H2B_OK);
+    h2b_hist_record_n(h, 1000, 19980);
+    h2b_hist_record_n(h, 900000, 20);
+    CHECK_EQ_U64(h2b_hist_percentile(h, 99.9), h2b_hist_highest_equivalent(h, 1000));
+    CHECK_EQ_U64(h2b_hist_percentile(h, 99.91), 900000); /* clamped to the exact max */
+    h2b_hist_reset(h);
+    h2b_hist_record_n(h, 500, 99);
+    h2b_hist_record_n(h, 70000, 1);
+    CHECK_EQ_U64(h2b_hist_percentile(h, 99), h2b_hist_highest_equivalent(h, 500));
+    CHECK_EQ_U64(h2b_hist_percentile(h, 0), h2b_hist_highest_equivalent(h, 500));
+    h2b_hist_del(h);
+}
+
 static void check_encoding(void)
 {
     struct h2b_hist *h, *d = NULL;
@@ -234,6 +253,7 @@ int main(void)
     check_distribution("pareto", gen_pareto, 1000000);
     check_merge();
     check_config_and_clamp();
+    check_rank_on_edge();
     check_encoding();
     return test_report();
 }
