@@ -1216,7 +1216,7 @@ bool h2b_conn_done(const struct h2b_conn *c)
     if (c->h1)
         return h2b_h1_done(c->h1);
     if (c->fatal || c->sniffing)
-        return c->fatal;
+        return c->fatal || c->input_closed; /* a FIN within the first four bytes: nothing to say */
     if (c->h2f)
         return h2b_h2s_done(c->h2f);
     if (c->fatal)
@@ -1230,7 +1230,9 @@ bool h2b_conn_done(const struct h2b_conn *c)
 void h2b_conn_input_closed(struct h2b_conn *c)
 {
     c->input_closed = true;
-    if (c->h2f)
+    if (c->h1)
+        h2b_h1_input_closed(c->h1);
+    else if (c->h2f)
         h2b_h2s_input_closed(c->h2f);
 }
 

@@ -283,10 +283,11 @@ static void conn_close(struct sconn *sc)
     sc->conn = NULL;
     SSL_free(sc->ssl);
     sc->ssl = NULL;
-    close(sc->fd);
+    /* release the slots before close(): a client that saw the close may connect again at once */
     ip_release(w->srv, sc->ip);
     sc->ip = NULL;
     atomic_fetch_sub(&w->srv->nconns, 1);
+    close(sc->fd);
     sc->next = w->grave;
     w->grave = sc;
 }
