@@ -131,6 +131,8 @@ struct fstream {
     uint64_t clen;            /* request content-length */
     uint64_t len, off;        /* response body length and bytes sent */
     struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON (wmem.h) */
+    char *fpath;              /* docroot :path kept until the request completes (handlers.h) */
+    uint16_t fpath_len;
     int fd;
     char text[H2B_TEXT_MAX];
 };
@@ -188,6 +190,7 @@ struct h2b_h2s {
     /* client stream ids */
     struct h2b_sidwin sids; /* opened, reset (guard.h) */
     uint32_t nstreams, ndelayed;
+    uint32_t files_open; /* docroot files its streams hold (handlers.h's budgets) */
     uint64_t echo_bytes;
     struct h2b_flood flood; /* guard.h */
     /* our HPACK encoder's view of the peer's dynamic table (see the top comment) */
@@ -395,8 +398,7 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
     if (st->anext)
         st->anext->aprev = st->aprev;
     h2b_wmem_chunks_free(&h->ctx->wm, &st->chunks);
-    if (st->fd >= 0)
-        close(st->fd);
+    h2b_docroot_close(&st->fd, &st->fpath, &h->files_open, &h->ctx->cfg);
     h->nstreams--;
     h2b_stats_sub(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
     h2b_wmem_stream_put(&h->ctx->wm, st);
@@ -540,6 +542,8 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
     if (ctx->inject_slow)
         h2b_inject_slow_respond();
     struct h2b_response *rs = &st->rs;
+    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &h->files_open, &ctx->cfg))
+        h2b_stats_add(ctx->stats, H2B_STAT_GUARD_FILES, 1);
     h2b_handle(&st->req, st->text, rs);
     if (rs->body == H2B_BODY_DELAY) {
         if (h2b_heap_push(&ctx->delays, &st->dnode, ctx->now + st->req.arg * H2B_NS_PER_MS) ==
@@ -797,7 +801,7 @@ static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *na
                 return false;
             }
             if (value[0] == '/') {
-                h2b_route_path(&st->req, &st->fd, value, vlen, &h->ctx->cfg);
+                h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, vlen, &h->ctx->cfg);
             } else {
                 st->star = true;
                 st->req.route = H2B_ROUTE_NOTFOUND;

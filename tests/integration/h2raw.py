@@ -144,6 +144,12 @@ class Conn:
     def close(self):
         self.sock.close()
 
+    def abort(self):
+        """Closes with a reset (SO_LINGER 0): the server sees ECONNRESET, not a FIN, so it does
+        not wait for the slow-client timeout to end streams it can no longer answer."""
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.sock.close()
+
 
 class Runner:
     def __init__(self, host, port):
@@ -591,6 +597,73 @@ class Runner:
         self.check("max_connections", closed, "third connection closed=%s" % closed)
         for h in held:
             h.close()
+
+    # ---- issue 29 (hostile_h2.sh) ----
+
+    def sync(self, c, timeout=10):
+        """PING and wait for its ACK: the server has processed everything sent before it."""
+        c.send(frame(PING, 0, 0, b"syncsync"))
+        for t, fl, sid, p in c.frames(timeout):
+            if t == PING and fl & ACK and p == b"syncsync":
+                return True
+        return False
+
+    def server_fds(self):
+        return len(os.listdir("/proc/%s/fd" % os.environ["H2B_SERVER_PID"]))
+
+    def docroot_fds(self):
+        """Needs --threads 1, --docroot with f.txt and --max-open-files 48. Bounds stated
+        (server descriptors, 2 of slack each): 4 connections with 256 HEADERS each for the
+        file and no END_STREAM hold no file open (<= before + 4); 64 complete requests per connection that are
+        never read (initial window 0) hold at most 32 files a connection and 48 server-wide;
+        all are released when the clients close, and the file is still served."""
+        base = self.server_fds()
+        conns = [self.conn() for _ in range(4)]
+        for c in conns:
+            for i in range(256):
+                c.send(frame(HEADERS, END_HEADERS, 2 * i + 1, request_block("/f.txt")))
+        synced = all(self.sync(c) for c in conns)
+        n = self.server_fds()
+        self.check("docroot_fds/incomplete", synced and n <= base + 4 + 2,
+                   "4 x 256 open requests: %d descriptors, %d before (bound %d)"
+                   % (n, base, base + 6))
+        for c in conns:
+            c.abort()
+        self.served("docroot_fds/after_incomplete", base)
+        conns = []
+        for k in range(4):
+            c = self.conn(preface=False)
+            c.send(PREFACE + frame(SETTINGS, 0, 0, struct.pack(">HI", 4, 0)))
+            for i in range(64):
+                c.send(frame(HEADERS, END_STREAM | END_HEADERS, 2 * i + 1,
+                             request_block("/f.txt")))
+            conns.append(c)
+            ok = self.sync(c)
+            if k == 0:
+                n = self.server_fds()
+                self.check("docroot_fds/per_connection", ok and n <= base + 1 + 32 + 2,
+                           "64 unread file requests on one connection: %d descriptors, %d "
+                           "before (bound %d)" % (n, base, base + 35))
+        n = self.server_fds()
+        self.check("docroot_fds/server_wide", n <= base + 4 + 48 + 2,
+                   "4 x 64 unread file requests: %d descriptors, %d before (bound %d)"
+                   % (n, base, base + 54))
+        for c in conns:
+            c.abort()
+        self.served("docroot_fds/after_unread", base)
+        st = self.stats()
+        self.check("docroot_fds/counted", st.get("guard_open_files", 0) >= 1,
+                   "guard_open_files=%s" % st.get("guard_open_files"))
+
+    def served(self, name, base):
+        """With --threads 1 the closes sent before are handled before this new connection's
+        request: the file is served, and every descriptor of the closed clients is back."""
+        c = self.conn()
+        body = c.get_body("/f.txt")
+        n = self.server_fds()
+        c.close()
+        self.check(name, body == b"file body\n" and n <= base + 1 + 2,
+                   "GET /f.txt: %r with %d descriptors, %d before the clients" % (body, n, base))
 
 
 SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
