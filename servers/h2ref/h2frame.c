@@ -1110,7 +1110,13 @@ static void frame_begin(struct h2b_h2s *h)
                 return;
             }
         } else if (h->shut || h->peer_goaway) {
-            h->hb = HB_DISCARD; /* after our GOAWAY: ignored */
+            /* After a GOAWAY either way: recorded as opened, so its later DATA, RST_STREAM or
+             * WINDOW_UPDATE find a stream we reset, not an idle one (a connection error that
+             * would lose the streams in flight), and refused: the client may retry it on a new
+             * connection (RFC 9113 6.8), as nghttp2 does. */
+            h2b_sidwin_open(&h->sids, id);
+            h->hb = HB_DISCARD;
+            h->hb_err = H2B_E_REFUSED;
         } else {
             h2b_sidwin_open(&h->sids, id);
             h->hb = HB_DISCARD;

@@ -26,4 +26,12 @@ PORT=$(url_port "$SERVE_URL")
 run_raw docroot docroot_fds
 stop_serve "$SERVE_PID"; rc=$?
 expect_eq "docroot server exit" "$rc" 0
+
+# Graceful drain (item 3): the client's GOAWAY, then SIGTERM (the scenario sends it); the server
+# must still exit 0 once stream 1 is answered.
+start_serve drain --threads 1 --drain-timeout 5s || { finish; exit; }
+PORT=$(url_port "$SERVE_URL")
+run_raw drain drain_peer_goaway drain_sigterm
+wait "$SERVE_PID"; rc=$?
+expect_eq "drain server exit" "$rc" 0
 finish
