@@ -1047,7 +1047,7 @@ static uint32_t check_frame(struct h2b_conn *c, const uint8_t *fh)
         break;
     case NGHTTP2_SETTINGS:
         if (!(flags & NGHTTP2_FLAG_ACK))
-            charge(c, 1);
+            charge(c, h2b_settings_cost(len));
         break;
     case NGHTTP2_CONTINUATION:
         if (len == 0)

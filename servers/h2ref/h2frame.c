@@ -164,6 +164,8 @@ struct h2b_h2s {
     struct h2b_outbuf out; /* outbuf.h */
     /* state */
     bool fatal, terminated, shut, peer_goaway, input_closed, calm;
+    bool iwin_due;     /* the SETTINGS frame being read carries INITIAL_WINDOW_SIZE ... */
+    uint32_t iwin_new; /* ... this one, applied at the frame's end (apply_iwin) */
     bool got_frame, got_settings, settings_acked;
     bool preface_due; /* our SETTINGS are not in the output yet (no buffer until output) */
     uint8_t preface_have;
@@ -972,24 +974,14 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
         if (v > 1)
             conn_error(h, H2B_E_PROTOCOL);
         break;
-    case 4: { /* INITIAL_WINDOW_SIZE */
+    case 4: /* INITIAL_WINDOW_SIZE: the last one of the frame is applied at its end, once */
         if (v > MAX_WIN) {
             conn_error(h, H2B_E_FLOW);
             return;
         }
-        int64_t delta = (int64_t)v - h->peer_iwin;
-        h->peer_iwin = v;
-        for (struct fstream *st = h->streams; st; st = st->anext) {
-            st->swin += delta;
-            if (st->swin > MAX_WIN) {
-                conn_error(h, H2B_E_FLOW);
-                return;
-            }
-            if (st->blocked && st->swin > 0)
-                q_push(h, st);
-        }
+        h->iwin_due = true;
+        h->iwin_new = v;
         break;
-    }
     case 5: /* MAX_FRAME_SIZE */
         if (v < 16384 || v > 16777215)
             conn_error(h, H2B_E_PROTOCOL);
@@ -997,6 +989,27 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
     default: /* MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE (we never push; responses are
               * small), unknown parameters: ignored */
         break;
+    }
+}
+
+/* A SETTINGS frame's INITIAL_WINDOW_SIZE (the last of the frame, RFC 9113 6.5.3 processes them
+ * in order, so only the last one's value stays): one walk over the streams per frame, not per
+ * entry, so the work per byte received stays bounded whatever the number of entries. */
+static void apply_iwin(struct h2b_h2s *h)
+{
+    h->iwin_due = false;
+    int64_t delta = (int64_t)h->iwin_new - h->peer_iwin;
+    h->peer_iwin = h->iwin_new;
+    if (delta == 0)
+        return;
+    for (struct fstream *st = h->streams; st; st = st->anext) {
+        st->swin += delta;
+        if (st->swin > MAX_WIN) {
+            conn_error(h, H2B_E_FLOW);
+            return;
+        }
+        if (st->blocked && st->swin > 0)
+            q_push(h, st);
     }
 }
 
@@ -1196,8 +1209,12 @@ static void frame_begin(struct h2b_h2s *h)
             conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
+        if (len / 6 > H2B_SETTINGS_MAX_ENTRIES) {
+            conn_error(h, H2B_E_CALM); /* as nghttp2: legitimate peers send a handful */
+            return;
+        }
         if (!(flags & H2B_FL_ACK)) {
-            charge(h, 1);
+            charge(h, h2b_settings_cost(len));
             h->got_settings = true;
             if (len)
                 h->pb_need = 6;
@@ -1426,6 +1443,8 @@ static void frame_end(struct h2b_h2s *h)
                 nghttp2_hd_inflate_change_table_size(h->inf, h->ctx->cfg.header_table_size);
             h->settings_acked = true;
         } else {
+            if (h->iwin_due)
+                apply_iwin(h);
             uint8_t f[9];
             h2b_h2wire_hd_put(f, 0, H2B_F_SETTINGS, H2B_FL_ACK, 0);
             ctl(h, f, sizeof f);

@@ -708,6 +708,53 @@ class Runner:
         """Last: the server exits after it."""
         self.drain("drain_sigterm", True)
 
+    def open_streams(self, c, n):
+        """n POST /sink streams left open (no END_STREAM), synced."""
+        for i in range(n):
+            c.send(frame(HEADERS, END_HEADERS, 2 * i + 1, request_block("/sink", "POST")))
+        return self.sync(c)
+
+    def settings_entries(self):
+        """Item 4. Bounds stated: a SETTINGS frame of more than 32 entries (here 2730, 16 KB of
+        INITIAL_WINDOW_SIZE with 100 streams open) is GOAWAY(ENHANCE_YOUR_CALM) at once, as
+        nghttp2 refuses it; frames of 32 entries cost 32 flood tokens each, so 200 of them
+        (6400 tokens, far past the default 1000-token burst) end with ENHANCE_YOUR_CALM too."""
+        iws = b"".join(struct.pack(">HI", 4, v) for v in (0, 65535))
+        c = self.conn()
+        synced = self.open_streams(c, 100)
+        c.send(frame(SETTINGS, 0, 0, iws * 1365))
+        goaway, _, closed = c.outcome()
+        self.check("settings_entries/2730", synced and goaway == ENHANCE_YOUR_CALM,
+                   "one frame of 2730 entries: goaway=%s closed=%s" % (goaway, closed))
+        c = self.conn()
+        synced = self.open_streams(c, 100)
+        c.send(frame(SETTINGS, 0, 0, iws * 16) * 200)
+        goaway, _, closed = c.outcome()
+        self.check("settings_entries/32x200", synced and goaway == ENHANCE_YOUR_CALM,
+                   "200 frames of 32 entries: goaway=%s closed=%s" % (goaway, closed))
+
+    def settings_last_window(self):
+        """Item 4: of several INITIAL_WINDOW_SIZE in one frame the last one holds (6.5.3):
+        [0, 100] lets exactly 100 bytes of /bytes/1000 out, [100, 0] none."""
+        for vals, want in (((0, 100), 100), ((100, 0), 0)):
+            c = self.conn(preface=False)
+            c.send(PREFACE + frame(SETTINGS, 0, 0, b"".join(struct.pack(">HI", 4, v)
+                                                          for v in vals)))
+            c.send(frame(HEADERS, END_STREAM | END_HEADERS, 1, request_block("/bytes/1000")) +
+                   frame(PING, 0, 0, b"syncsync"))
+            got, headers, acked = 0, False, False
+            for t, fl, sid, p in c.frames(5):  # until the answer and the PING ACK are in
+                got += len(p) if sid == 1 and t == DATA else 0
+                headers = headers or (sid == 1 and t == HEADERS)
+                acked = acked or (t == PING and fl & ACK)
+                if headers and acked and got >= want:
+                    break
+            for t, fl, sid, p in c.frames(0.2):  # anything past the window would follow
+                got += len(p) if sid == 1 and t == DATA else 0
+            c.close()
+            self.check("settings_last_window/%d,%d" % vals, headers and got == want,
+                       "response headers %s, %d DATA bytes, want %d" % (headers, got, want))
+
 
 SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
              "settings_flood", "continuation_flood", "empty_data", "header_list", "idle_client",

@@ -27,6 +27,13 @@ run_raw docroot docroot_fds
 stop_serve "$SERVE_PID"; rc=$?
 expect_eq "docroot server exit" "$rc" 0
 
+# Flood budgets and SETTINGS (item 4): default --flood-burst 1000, bounds in each scenario.
+start_serve floods --threads 1 || { finish; exit; }
+PORT=$(url_port "$SERVE_URL")
+run_raw floods settings_entries settings_last_window
+stop_serve "$SERVE_PID"; rc=$?
+expect_eq "floods server exit" "$rc" 0
+
 # Graceful drain (item 3): the client's GOAWAY, then SIGTERM (the scenario sends it); the server
 # must still exit 0 once stream 1 is answered.
 start_serve drain --threads 1 --drain-timeout 5s || { finish; exit; }
