@@ -364,6 +364,54 @@ def hx_fin_lockout(h, p):
     return None if r and r[0] == 200 else "a client after the twelve not served"
 
 
+def one(h, p, req):
+    s = conn(h, p)
+    s.sendall(req)
+    r = read_response(s)
+    s.close()
+    return r
+
+
+def hx_absolute_form(h, p):
+    """RFC 9112 3.2.2: a server MUST accept absolute-form targets."""
+    for target, body in ((b"http://x/hello", b"Hello, World!"), (b"HTTP://x:80/bytes/3", b"\0\1\2"),
+                         (b"https://x", b"Hello, World!")):
+        r = one(h, p, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        if r is None or r[0] != 200 or r[2] != body:
+            return "GET %s: %r" % (target, r and r[:3])
+    r = one(h, p, b"GET http:/x/hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    return None if r and r[0] == 400 else "GET http:/x/hello not refused: %r" % (r and r[0])
+
+
+def hx_empty_line(h, p):
+    """RFC 9112 2.2: empty lines before the request line are ignored, on a new connection and
+    after a request with a body."""
+    r = one(h, p, b"\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    if r is None or r[0] != 200:
+        return "CRLF before the first request: %r" % (r and r[0])
+    s = conn(h, p)
+    s.sendall(b"POST /sink HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab\r\n"
+              b"GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    got = decode(read_all(s), [False, False])
+    s.close()
+    if [r[2] for r in got if len(r) == 3] != [b"2\n", b"Hello, World!"]:
+        return "CRLF after a body: %r" % got
+    return None
+
+
+def hx_chunk_size_line(h, p):
+    """After the chunk size and optional whitespace only ';' or CR may follow."""
+    head = b"POST /sink HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    r = one(h, p, head + b"3 garbage\r\nabc\r\n0\r\n\r\n")
+    if r is None or r[0] != 400:
+        return "'3 garbage' not refused: %r" % (r and r[0])
+    for line in (b"3 ;ext=1", b"3\t ", b"3;x"):
+        r = one(h, p, head + line + b"\r\nabc\r\n0\r\n\r\n")
+        if r is None or r[0] != 200 or r[2] != b"3\n":
+            return "%r refused: %r" % (line, r and r[:3])
+    return None
+
+
 SCENARIOS = {k[3:]: v for k, v in globals().items() if k.startswith("sc_")}
 HOSTILE = {k[3:]: v for k, v in globals().items() if k.startswith("hx_")}
 

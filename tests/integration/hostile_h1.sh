@@ -22,7 +22,7 @@ start_serve fin --threads 1 --max-connections 4 --idle-timeout 300s --slow-timeo
     { finish; exit; }
 PORT=$(url_port "$SERVE_URL")
 run_raw fin_cases "$PORT" fin_idle fin_with_request fin_delay fin_pipelined fin_partial fin_body \
-    fin_lockout
+    fin_lockout absolute_form empty_line chunk_size_line
 stats=$(curl -sS --max-time 10 --http1.1 "$SERVE_URL/stats")
 expect_match "no idle-timeout close" "$stats" '"guard_idle_timeout":0[,}]'
 expect_match "no slow-client close" "$stats" '"guard_slow_client":0[,}]'
