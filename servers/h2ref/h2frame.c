@@ -992,6 +992,17 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
     }
 }
 
+/* A PRIORITY frame's stream error (code): RST_STREAM, except on a stream never opened, where
+ * RST_STREAM is not allowed (RFC 9113 5.1, and nghttp2 as a client ends the connection on one):
+ * the error is the connection's then. */
+static void prio_error(struct h2b_h2s *h, uint32_t id, uint32_t code)
+{
+    if (id > h->sids.max_id || !(id & 1))
+        conn_error(h, code);
+    else
+        rst(h, id, find(h, id), code);
+}
+
 /* A SETTINGS frame's INITIAL_WINDOW_SIZE (the last of the frame, RFC 9113 6.5.3 processes them
  * in order, so only the last one's value stays): one walk over the streams per frame, not per
  * entry, so the work per byte received stays bounded whatever the number of entries. */
@@ -1180,7 +1191,7 @@ static void frame_begin(struct h2b_h2s *h)
             return;
         }
         if (len != 5) {
-            rst(h, id, find(h, id), H2B_E_FRAME_SIZE);
+            prio_error(h, id, H2B_E_FRAME_SIZE);
             return;
         }
         h->pb_need = 5;
@@ -1299,7 +1310,7 @@ static void frame_prefix(struct h2b_h2s *h)
     case H2B_F_PRIORITY: {
         uint32_t dep = h2b_h2wire_get32(p) & 0x7fffffffu;
         if (dep == id)
-            rst(h, id, find(h, id), H2B_E_PROTOCOL);
+            prio_error(h, id, H2B_E_PROTOCOL); /* depends on itself (5.3.1) */
         return;
     }
     case H2B_F_RST: {

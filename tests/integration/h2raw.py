@@ -755,6 +755,20 @@ class Runner:
             self.check("settings_last_window/%d,%d" % vals, headers and got == want,
                        "response headers %s, %d DATA bytes, want %d" % (headers, got, want))
 
+    def priority_idle(self):
+        """Item 9: a PRIORITY of 4 bytes, or one depending on itself, on a stream never opened
+        gets no RST_STREAM (not allowed on an idle stream, RFC 9113 5.1): a connection error
+        with the code, or nothing."""
+        for name, payload, code in (("short", b"\0\0\0\0", FRAME_SIZE_ERROR),
+                                    ("self", struct.pack(">IB", 5, 16), PROTOCOL_ERROR)):
+            c = self.conn()
+            self.sync(c)
+            c.send(frame(PRIORITY, 0, 5, payload) + frame(PING, 0, 0, b"syncsync"))
+            goaway, rsts, closed = c.outcome(timeout=3)
+            c.close()
+            self.check("priority_idle/" + name, 5 not in rsts and goaway in (None, code),
+                       "RST_STREAM on the idle stream: %s, GOAWAY %s" % (rsts.get(5), goaway))
+
 
 SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
              "settings_flood", "continuation_flood", "empty_data", "header_list", "idle_client",

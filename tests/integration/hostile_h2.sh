@@ -30,7 +30,7 @@ expect_eq "docroot server exit" "$rc" 0
 # Flood budgets and SETTINGS (item 4): default --flood-burst 1000, bounds in each scenario.
 start_serve floods --threads 1 || { finish; exit; }
 PORT=$(url_port "$SERVE_URL")
-run_raw floods settings_entries settings_last_window
+run_raw floods settings_entries settings_last_window priority_idle
 stop_serve "$SERVE_PID"; rc=$?
 expect_eq "floods server exit" "$rc" 0
 
