@@ -48,6 +48,9 @@ static void usage(FILE *f)
         "  --slow-timeout DUR      close clients making no progress (default 10s)\n"
         "  --drain-timeout DUR     on shutdown, wait this long for streams (default 3s)\n"
         "  --docroot DIR           also serve files from DIR\n"
+        "  --max-open-files N      docroot files open at once server-wide (default: 1024, less\n"
+        "                          if the descriptor limit is short); 32 per connection;\n"
+        "                          requests beyond them get 503\n"
         "  --engine NAME           HTTP/2 engine: fast (our own framing and libnghttp2's HPACK\n"
         "                          decoder, the default) or nghttp2 (libnghttp2's session)\n"
         "  --tls                   TLS 1.2/1.3, ALPN h2 or http/1.1 (self-signed unless --cert)\n"
@@ -75,6 +78,7 @@ enum {
     O_MAX_HDR,
     O_MAX_CONNS,
     O_MAX_CONNS_IP,
+    O_MAX_FILES,
     O_ECHO_BUF,
     O_ECHO_CONN_BUF,
     O_MEM_BUDGET,
@@ -104,6 +108,7 @@ static const struct option options[] = {
     {"max-header-list", required_argument, NULL, O_MAX_HDR},
     {"max-connections", required_argument, NULL, O_MAX_CONNS},
     {"max-connections-per-ip", required_argument, NULL, O_MAX_CONNS_IP},
+    {"max-open-files", required_argument, NULL, O_MAX_FILES},
     {"echo-buffer", required_argument, NULL, O_ECHO_BUF},
     {"echo-conn-buffer", required_argument, NULL, O_ECHO_CONN_BUF},
     {"memory-budget", required_argument, NULL, O_MEM_BUDGET},
@@ -193,6 +198,10 @@ int h2b_cmd_serve(int argc, char **argv)
         case O_MAX_CONNS:
             rc = h2b_cli_parse_u64(optarg, 1, 1000000, &v);
             cfg.max_connections = (uint32_t)v;
+            break;
+        case O_MAX_FILES:
+            rc = h2b_cli_parse_u64(optarg, 1, 1000000, &v);
+            cfg.max_open_files = (uint32_t)v;
             break;
         case O_ECHO_BUF:
             rc = h2b_cli_parse_size(optarg, 16384, 1ull << 40, &cfg.conn.echo_stream_max);

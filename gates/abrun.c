@@ -281,8 +281,9 @@ static int checkout(struct side *s, const char *top, struct h2b_diag *d)
     char log[PATH_MAX];
     if (!join(log, sizeof(log), s->dir, "worktree.log"))
         return fail(d, H2B_ERR_RANGE, "path too long");
-    char *argv[] = {"git",     "-C",       (char *)top, "worktree", "add",
-                    "--force", "--detach", s->src,      s->commit,  NULL};
+    /* "--": a --work path that starts with '-' is a path, not an option */
+    char *argv[] = {"git",      "-C", (char *)top, "worktree", "add", "--force",
+                    "--detach", "--", s->src,      s->commit,  NULL};
     int rv = run_logged(argv, NULL, NULL, log, GIT_TIMEOUT_NS);
     if (rv != 0)
         return fail(d, H2B_ERR_UNSUPPORTED, "git worktree add of %s %s failed: see %s", s->label,
@@ -583,10 +584,13 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
         return fail(diag, H2B_ERR_INVAL, "%s is not inside a git repository", repo);
 
     char work[PATH_MAX];
-    if (o->work_dir)
-        snprintf(work, sizeof(work), "%s", o->work_dir);
-    else
+    if (o->work_dir) {
+        /* absolute: git runs with -C TOP, where a relative path would mean another place */
+        if (h2b_fs_absolute(o->work_dir, work, sizeof(work)) != H2B_OK)
+            return fail(diag, H2B_ERR_RANGE, "cannot make --work %s absolute", o->work_dir);
+    } else {
         default_work(work, sizeof(work));
+    }
     char outdir[PATH_MAX], runs[PATH_MAX];
     if (o->out_dir)
         snprintf(outdir, sizeof(outdir), "%s", o->out_dir);

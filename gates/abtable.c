@@ -79,16 +79,6 @@ static void format_row(const struct h2b_abtable_row *r, struct cells *c)
     c->s[C_NOTE] = r->note ? r->note : "";
 }
 
-static void pad(struct h2b_buf *b, size_t n)
-{
-    static const char spaces[] = "                                ";
-    while (n > 0) {
-        size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
-        h2b_buf_append(b, spaces, k);
-        n -= k;
-    }
-}
-
 static void text_line(struct h2b_buf *b, const char *const s[C_COUNT], const size_t w[C_COUNT])
 {
     size_t last = C_COUNT - 1;
@@ -99,10 +89,10 @@ static void text_line(struct h2b_buf *b, const char *const s[C_COUNT], const siz
         if (k)
             h2b_buf_puts(b, "  ");
         if (right[k])
-            pad(b, fill);
-        h2b_buf_puts(b, s[k]);
+            h2b_buf_pad(b, fill);
+        h2b_buf_term(b, s[k]);
         if (!right[k] && k < last)
-            pad(b, fill);
+            h2b_buf_pad(b, fill);
     }
     h2b_buf_puts(b, "\n");
 }

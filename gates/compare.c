@@ -501,11 +501,11 @@ int h2b_compare_render_md(const struct h2b_compare_report *r, char **out)
                    "## h2bench compare: %zu significantly worse, %zu significantly better, "
                    "%zu rows\n\n",
                    worse, better, r->count);
-    h2b_buf_puts(&b, "Base (A) `");
-    h2b_buf_md(&b, r->path_a);
-    h2b_buf_puts(&b, "` against head (B) `");
-    h2b_buf_md(&b, r->path_b);
-    h2b_buf_printf(&b, "`. %s\n", h2b_compare_legend);
+    h2b_buf_puts(&b, "Base (A) ");
+    h2b_buf_md_code(&b, r->path_a);
+    h2b_buf_puts(&b, " against head (B) ");
+    h2b_buf_md_code(&b, r->path_b);
+    h2b_buf_printf(&b, ". %s\n", h2b_compare_legend);
     int rv = h2b_compare_render_tables(&b, r);
     if (rv != H2B_OK) {
         h2b_buf_free(&b);
@@ -522,8 +522,11 @@ int h2b_compare_render_text(const struct h2b_compare_report *r, char **out)
     size_t n = views(r, NULL, &v, &notes);
     if (n == (size_t)-1)
         return H2B_ERR_NOMEM;
-    h2b_buf_printf(&b, "base (A): %s\nhead (B): %s\n%s\n\n", r->path_a, r->path_b,
-                   h2b_compare_legend);
+    h2b_buf_puts(&b, "base (A): ");
+    h2b_buf_term(&b, r->path_a);
+    h2b_buf_puts(&b, "\nhead (B): ");
+    h2b_buf_term(&b, r->path_b);
+    h2b_buf_printf(&b, "\n%s\n\n", h2b_compare_legend);
     h2b_abtable_text(&b, v, n);
     free(v);
     free(notes);

@@ -4,7 +4,8 @@
  *
  * Approach: renderers are pure functions of a finished struct h2b_gate_report, so the three
  * outputs cannot disagree about the verdict. Strings from results and ceilings files pass
- * through the escaping function of their consumer (h2b_buf_md, h2b_buf_xml).
+ * through the escaping function of their consumer (h2b_buf_md, h2b_buf_md_code, h2b_buf_xml,
+ * h2b_buf_term).
  * Rejected: each consumer naming the statuses itself (the report said "cannot judge" where the
  * gate said "INVALID").
  */
@@ -100,9 +101,13 @@ int h2b_gate_render_table(const struct h2b_gate_report *r, char **out)
         const struct h2b_gate_row *row = &r->rows[i];
         struct row_text t;
         row_text(row, &t);
-        h2b_buf_printf(&b, "%-8s  %-*s  %-9s  %10s  %10s  %10s  %8s  %s\n", status_word(row),
-                       (int)wb, row->bench, metric_label(row), t.base, t.ceil, t.cur, t.delta,
-                       row->evidence ? row->evidence : "");
+        h2b_buf_printf(&b, "%-8s  ", status_word(row));
+        h2b_buf_term(&b, row->bench);
+        h2b_buf_pad(&b, wb - strlen(row->bench));
+        h2b_buf_printf(&b, "  %-9s  %10s  %10s  %10s  %8s  ", metric_label(row), t.base, t.ceil,
+                       t.cur, t.delta);
+        h2b_buf_term(&b, row->evidence ? row->evidence : "");
+        h2b_buf_puts(&b, "\n");
     }
     verdict_line(&b, r, false);
     h2b_buf_printf(&b, "\n");
@@ -125,10 +130,10 @@ int h2b_gate_render_md(const struct h2b_gate_report *r, char **out)
         struct row_text t;
         row_text(row, &t);
         const char *icon = h2b_gate_words(row->status, row->failing)->icon;
-        h2b_buf_printf(&b, "| %s | `", icon);
-        h2b_buf_md(&b, row->bench);
-        h2b_buf_printf(&b, "` | %s | %s | %s | %s | %s | ", metric_label(row), t.base, t.ceil,
-                       t.cur, t.delta);
+        h2b_buf_printf(&b, "| %s | ", icon);
+        h2b_buf_md_code(&b, row->bench);
+        h2b_buf_printf(&b, " | %s | %s | %s | %s | %s | ", metric_label(row), t.base, t.ceil, t.cur,
+                       t.delta);
         h2b_buf_md(&b, row->evidence ? row->evidence : "");
         h2b_buf_printf(&b, " |\n");
     }

@@ -39,14 +39,64 @@ static long env_long(const struct h2b_rdata_results *r, const char *key)
     return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
 
+/* Every string from a results file (names, targets, reasons, notes, environment) goes out
+ * through the one escaper for where it lands (core/buf.h): txt() for markdown text, code() for
+ * a code span. NULL prints nothing. */
+static void txt(struct h2b_buf *o, const char *s)
+{
+    if (s)
+        h2b_buf_md(o, s);
+}
+
+static void txt_n(struct h2b_buf *o, const char *s, size_t n)
+{
+    char *c = strndup(s, n);
+    if (!c) {
+        o->err = o->err ? o->err : H2B_ERR_NOMEM;
+        return;
+    }
+    h2b_buf_md(o, c);
+    free(c);
+}
+
+static void code(struct h2b_buf *o, const char *s)
+{
+    if (s)
+        h2b_buf_md_code(o, s);
+}
+
+/* "`file`SEPmeasured WHEN, commit `C`": one results file in the A/B and History sections. */
+static void run_line(struct h2b_buf *o, const struct h2b_rdata_results *x, const char *sep)
+{
+    code(o, h2b__basename(x->path));
+    h2b_buf_puts(o, sep);
+    h2b_buf_puts(o, "measured ");
+    txt(o, x->created);
+    if (x->git_commit) {
+        h2b_buf_puts(o, ", commit ");
+        code(o, x->git_commit);
+    }
+}
+
 static void title(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
-    h2b_buf_printf(o, "# h2bench performance report: %s\n\n", r->scenario_name);
-    h2b_buf_printf(o, "Measured %s with %s %s", r->created, r->tool_name, r->tool_version);
-    if (r->git_commit)
-        h2b_buf_printf(o, " (commit `%s`)", r->git_commit);
-    h2b_buf_printf(o, "; results `%s`.", h2b__basename(r->path));
+    h2b_buf_puts(o, "# h2bench performance report: ");
+    txt(o, r->scenario_name);
+    h2b_buf_puts(o, "\n\nMeasured ");
+    txt(o, r->created);
+    h2b_buf_puts(o, " with ");
+    txt(o, r->tool_name);
+    h2b_buf_puts(o, " ");
+    txt(o, r->tool_version);
+    if (r->git_commit) {
+        h2b_buf_puts(o, " (commit ");
+        code(o, r->git_commit);
+        h2b_buf_puts(o, ")");
+    }
+    h2b_buf_puts(o, "; results ");
+    code(o, h2b__basename(r->path));
+    h2b_buf_puts(o, ".");
     if (rep->n_runs > 1)
         h2b_buf_printf(o,
                        " The History section covers %zu runs; every other section "
@@ -77,39 +127,61 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
                                         "pinning",    "warnings", NULL};
     const struct h2b_rdata_results *r = rep->head;
     h2b_buf_puts(o, "\n## Method\n\n");
-    h2b_buf_printf(o, "- **Scenario:** `%s`", r->scenario_name);
-    if (r->scenario_file)
-        h2b_buf_printf(o, " from `%s`", r->scenario_file);
-    if (r->scenario_sha256)
-        h2b_buf_printf(o, " (sha256 `%.12s`)", r->scenario_sha256);
-    h2b_buf_printf(o, ", measured %s.\n", r->created);
+    h2b_buf_puts(o, "- **Scenario:** ");
+    code(o, r->scenario_name);
+    if (r->scenario_file) {
+        h2b_buf_puts(o, " from ");
+        code(o, r->scenario_file);
+    }
+    if (r->scenario_sha256) {
+        char sha[13];
+        snprintf(sha, sizeof sha, "%.12s", r->scenario_sha256);
+        h2b_buf_puts(o, " (sha256 ");
+        code(o, sha);
+        h2b_buf_puts(o, ")");
+    }
+    h2b_buf_puts(o, ", measured ");
+    txt(o, r->created);
+    h2b_buf_puts(o, ".\n");
     const char *cpu = env_str(r, "cpu_model");
     long cpus = env_long(r, "cpus");
-    h2b_buf_printf(o, "- **Machine:** %s", cpu ? cpu : "unknown CPU");
+    h2b_buf_puts(o, "- **Machine:** ");
+    txt(o, cpu ? cpu : "unknown CPU");
     if (cpus > 0)
         h2b_buf_printf(o, ", %ld CPU%s", cpus, cpus == 1 ? "" : "s");
     const char *kernel = env_str(r, "kernel");
-    if (kernel)
-        h2b_buf_printf(o, ", %s%s", strncmp(kernel, "Linux", 5) == 0 ? "" : "Linux ", kernel);
+    if (kernel) {
+        h2b_buf_puts(o, strncmp(kernel, "Linux", 5) == 0 ? ", " : ", Linux ");
+        txt(o, kernel);
+    }
     h2b_buf_puts(o, ".\n");
     const char *bt = env_str(r, "build_type");
-    h2b_buf_printf(o, "- **Build:** %s, %s build",
-                   env_str(r, "compiler") ? env_str(r, "compiler") : "unknown compiler",
-                   bt ? bt : "unknown");
-    if (env_str(r, "nghttp2"))
-        h2b_buf_printf(o, "; nghttp2 %s", env_str(r, "nghttp2"));
-    if (env_str(r, "openssl"))
-        h2b_buf_printf(o, ", OpenSSL %s", env_str(r, "openssl"));
+    h2b_buf_puts(o, "- **Build:** ");
+    txt(o, env_str(r, "compiler") ? env_str(r, "compiler") : "unknown compiler");
+    h2b_buf_puts(o, ", ");
+    txt(o, bt ? bt : "unknown");
+    h2b_buf_puts(o, " build");
+    if (env_str(r, "nghttp2")) {
+        h2b_buf_puts(o, "; nghttp2 ");
+        txt(o, env_str(r, "nghttp2"));
+    }
+    if (env_str(r, "openssl")) {
+        h2b_buf_puts(o, ", OpenSSL ");
+        txt(o, env_str(r, "openssl"));
+    }
     h2b_buf_puts(o, ".");
     if (bt && strcmp(bt, "Release") != 0)
         h2b_buf_printf(o, " **Not a Release build: these numbers do not count for gates.**");
     h2b_buf_puts(o, "\n");
     json_t *pin = json_object_get(r->env, "pinning");
     json_t *srv = json_object_get(pin, "server"), *cli = json_object_get(pin, "client");
-    if (json_is_string(srv) && json_is_string(cli))
-        h2b_buf_printf(o, "- **Pinning:** servers on CPU %s, the client on CPU %s.\n",
-                       json_string_value(srv), json_string_value(cli));
-    else
+    if (json_is_string(srv) && json_is_string(cli)) {
+        h2b_buf_puts(o, "- **Pinning:** servers on CPU ");
+        txt(o, json_string_value(srv));
+        h2b_buf_puts(o, ", the client on CPU ");
+        txt(o, json_string_value(cli));
+        h2b_buf_puts(o, ".\n");
+    } else
         h2b_buf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
                         "names the CPUs of each target and of the client).\n");
     json_t *pc = json_object_get(r->env, "perf_counters");
@@ -158,9 +230,11 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
             is_known = is_known || strcmp(*k, key) == 0;
         if (is_known || !(json_is_string(v) || json_is_number(v) || json_is_boolean(v)))
             continue;
-        h2b_buf_printf(o, "%s%s ", first ? "- **Also recorded:** " : ", ", key);
+        h2b_buf_puts(o, first ? "- **Also recorded:** " : ", ");
+        txt(o, key);
+        h2b_buf_puts(o, " ");
         if (json_is_string(v))
-            h2b_buf_printf(o, "`%s`", json_string_value(v));
+            code(o, json_string_value(v));
         else if (json_is_integer(v))
             h2b_buf_printf(o, "%lld", (long long)json_integer_value(v));
         else if (json_is_real(v))
@@ -175,8 +249,11 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
     size_t wi;
     json_array_foreach(warn, wi, v)
     {
-        if (json_is_string(v))
-            h2b_buf_printf(o, "- **Warning:** %s\n", json_string_value(v));
+        if (json_is_string(v)) {
+            h2b_buf_puts(o, "- **Warning:** ");
+            txt(o, json_string_value(v));
+            h2b_buf_puts(o, "\n");
+        }
     }
     h2b_buf_printf(o, "\n> Absolute numbers hold for this machine only");
     if (cpus > 0)
@@ -218,7 +295,7 @@ static bool note_has(const char *note, const char *c, size_t len)
  * with how many of the n entries (noun) carry it. A producer repeats machine-wide notes (no
  * hardware counters) on every entry; printing them once keeps the specific ones visible. */
 static void grouped_notes(struct h2b_buf *o, const char *heading, const char *const *notes,
-                          const char *const *labels, size_t n, const char *noun)
+                          const char *const *labels, bool code_labels, size_t n, const char *noun)
 {
     bool header = false;
     for (size_t i = 0; i < n; i++) {
@@ -241,10 +318,15 @@ static void grouped_notes(struct h2b_buf *o, const char *heading, const char *co
             if (!header)
                 h2b_buf_puts(o, heading);
             header = true;
-            if (count == 1)
-                h2b_buf_printf(o, "- %s: %.*s\n", labels[owner], (int)len, p);
-            else
-                h2b_buf_printf(o, "- %zu of %zu %s: %.*s\n", count, n, noun, (int)len, p);
+            if (count == 1) {
+                h2b_buf_puts(o, "- ");
+                (code_labels ? code : txt)(o, labels[owner]);
+                h2b_buf_puts(o, ": ");
+            } else {
+                h2b_buf_printf(o, "- %zu of %zu %s: ", count, n, noun);
+            }
+            txt_n(o, p, len);
+            h2b_buf_puts(o, "\n");
         }
     }
 }
@@ -273,8 +355,10 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
         B(e);
         B(f);
         B(g);
-        h2b_buf_printf(o, "| `%s` | %s | %s | %s | %s | %s | %s | %s | ", m->name,
-                       h2b_fmt_ns(m->ns_per_op, a, 64), h2b_fmt_count(m->bytes_per_op, b, 64),
+        h2b_buf_puts(o, "| ");
+        code(o, m->name);
+        h2b_buf_printf(o, " | %s | %s | %s | %s | %s | %s | %s | ", h2b_fmt_ns(m->ns_per_op, a, 64),
+                       h2b_fmt_count(m->bytes_per_op, b, 64),
                        h2b_fmt_count(m->allocs_per_op, c, 64), h2b_fmt_ns(m->p50_ns, d, 64),
                        h2b_fmt_ns(m->p99_ns, e, 64), h2b_fmt_ns(m->p999_ns, f, 64),
                        h2b_fmt_count(m->instructions_per_op, g, 64));
@@ -295,14 +379,18 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
                 if (!failed)
                     h2b_buf_puts(o, "\nFailed benchmarks:\n\n");
                 failed = true;
-                h2b_buf_printf(o, "- `%s`: %s\n", m->name, m->error);
+                h2b_buf_puts(o, "- ");
+                code(o, m->name);
+                h2b_buf_puts(o, ": ");
+                txt(o, m->error);
+                h2b_buf_puts(o, "\n");
             }
             texts[i] = m->note;
-            snprintf(labels[i], sizeof(labels[i]), "`%s`", m->name);
+            snprintf(labels[i], sizeof(labels[i]), "%s", m->name);
             lp[i] = labels[i];
         }
         if (texts && labels && lp)
-            grouped_notes(o, "\nNotes from the results file:\n\n", texts, lp, r->n_micro,
+            grouped_notes(o, "\nNotes from the results file:\n\n", texts, lp, true, r->n_micro,
                           "benchmarks");
         free(texts);
         free(labels);
@@ -335,9 +423,12 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
         return;
     h2b_buf_puts(o, "\n## Gated hot paths\n\n");
     if (g->invalid_reason) {
-        h2b_buf_printf(o, "**%s These results cannot be gated: %s.** Ceilings from `%s`.\n",
-                       h2b_gate_words(H2B_GATE_INVALID, true)->icon, g->invalid_reason,
-                       h2b__basename(rep->opt->ceilings));
+        h2b_buf_printf(o, "**%s These results cannot be gated: ",
+                       h2b_gate_words(H2B_GATE_INVALID, true)->icon);
+        txt(o, g->invalid_reason);
+        h2b_buf_puts(o, ".** Ceilings from ");
+        code(o, h2b__basename(rep->opt->ceilings));
+        h2b_buf_puts(o, ".\n");
         return;
     }
     int total = g->passed + g->failed + g->missing + g->invalid;
@@ -351,8 +442,9 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
         h2b_buf_printf(o, ", %d missing from the results", g->missing);
     if (g->invalid)
         h2b_buf_printf(o, ", %d cannot be judged", g->invalid);
-    h2b_buf_printf(o, ".** Ceilings from `%s`, failing rows first.\n\n",
-                   h2b__basename(rep->opt->ceilings));
+    h2b_buf_puts(o, ".** Ceilings from ");
+    code(o, h2b__basename(rep->opt->ceilings));
+    h2b_buf_puts(o, ", failing rows first.\n\n");
     h2b_buf_puts(o, "Verdicts are those of `h2bench gate` on these results: allocation "
                     "ceilings are exact, p99 is the best fork's p99. In CI the gate also "
                     "re-runs a breached p99 before it fails.\n\n");
@@ -391,16 +483,21 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
         }
         char verdict[128];
         gate_verdict(r, verdict, sizeof(verdict));
-        h2b_buf_printf(o, "| `%s` | %s | %s | %s%s | %s | %s | %s |\n", r->bench, label, lim, cur,
+        h2b_buf_puts(o, "| ");
+        code(o, r->bench);
+        h2b_buf_printf(o, " | %s | %s | %s%s | %s | %s | ", label, lim, cur,
                        r->metric == H2B_METRIC_P99_NS && r->has_current ? " (best fork)" : "", head,
-                       verdict, why);
+                       verdict);
+        txt(o, why);
+        h2b_buf_puts(o, " |\n");
     }
     if (ungated) {
         h2b_buf_puts(o, "\nNo ceiling (reported, not gated):");
         bool first = true;
         for (size_t i = 0; i < g->count; i++) {
             if (g->rows[i].status == H2B_GATE_UNGATED) {
-                h2b_buf_printf(o, "%s `%s`", first ? "" : ",", g->rows[i].bench);
+                h2b_buf_puts(o, first ? " " : ", ");
+                code(o, g->rows[i].bench);
                 first = false;
             }
         }
@@ -442,7 +539,9 @@ static void row_start(const struct h2b__report *rep, struct h2b_buf *o, struct h
 {
     char sl[256];
     streams_label(rep, k, sl, sizeof(sl));
-    h2b_buf_printf(o, "| %ld | %s |", k.connections, sl);
+    h2b_buf_printf(o, "| %ld | ", k.connections);
+    txt(o, sl);
+    h2b_buf_puts(o, " |");
 }
 
 /* The header of a matrix table with two columns per target ("h2ref p50 | h2ref p99"), numbers
@@ -451,8 +550,13 @@ static void pair_header(const struct h2b__report *rep, struct h2b_buf *o, const 
                         const char *second)
 {
     h2b_buf_puts(o, "| Connections | Requested/effective streams |");
-    for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_buf_printf(o, " %s %s | %s %s |", rep->targets[t], first, rep->targets[t], second);
+    for (size_t t = 0; t < rep->n_targets; t++) {
+        h2b_buf_puts(o, " ");
+        txt(o, rep->targets[t]);
+        h2b_buf_printf(o, " %s | ", first);
+        txt(o, rep->targets[t]);
+        h2b_buf_printf(o, " %s |", second);
+    }
     h2b_buf_puts(o, "\n|---:|---:|");
     for (size_t t = 0; t < 2 * rep->n_targets; t++)
         h2b_buf_puts(o, "---:|");
@@ -520,14 +624,18 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
         if (!header)
             h2b_buf_puts(o, "\n### Failures and errors\n\n");
         header = true;
-        h2b_buf_printf(o, "- %s at %ld connection%s × %ld stream%s, repeat %ld: ", c->target,
-                       c->connections, c->connections == 1 ? "" : "s", c->streams_requested,
+        h2b_buf_puts(o, "- ");
+        txt(o, c->target);
+        h2b_buf_printf(o, " at %ld connection%s × %ld stream%s, repeat %ld: ", c->connections,
+                       c->connections == 1 ? "" : "s", c->streams_requested,
                        c->streams_requested == 1 ? "" : "s", c->repeat);
         B(a);
         B(b);
-        if (c->failed)
-            h2b_buf_printf(o, "**cell %s**: %s\n", c->skipped ? "skipped" : "failed", c->reason);
-        else
+        if (c->failed) {
+            h2b_buf_printf(o, "**cell %s**: ", c->skipped ? "skipped" : "failed");
+            txt(o, c->reason);
+            h2b_buf_puts(o, "\n");
+        } else
             h2b_buf_printf(o, "%s failed requests, %s errors\n",
                            h2b_fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
                            h2b_fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
@@ -543,7 +651,8 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
                      c->connections, c->streams_requested, c->repeat);
             lp[i] = labels[i];
         }
-        grouped_notes(o, "\n### Notes from the results file\n\n", texts, lp, r->n_cells, "cells");
+        grouped_notes(o, "\n### Notes from the results file\n\n", texts, lp, false, r->n_cells,
+                      "cells");
     }
     free(texts);
     free(labels);
@@ -558,21 +667,33 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
     h2b_buf_puts(o, "\n## End-to-end matrix\n\n");
     const char *client = r->cells[0].client;
     h2b_buf_printf(o, "%zu target%s (", rep->n_targets, rep->n_targets == 1 ? "" : "s");
-    for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_buf_printf(o, "%s%s", t ? ", " : "", rep->targets[t]);
-    h2b_buf_printf(o,
-                   ") over %zu cells, load from %s. Effective streams per connection = "
-                   "min(requested, the server's SETTINGS_MAX_CONCURRENT_STREAMS, the "
-                   "aggregate cap / connections).",
-                   rep->n_keys, client ? client : "the client");
-    if (rep->n_targets > 1)
-        h2b_buf_printf(o, " Ratios are against %s, measured alternately in the same run.",
-                       rep->targets[0]);
+    for (size_t t = 0; t < rep->n_targets; t++) {
+        h2b_buf_puts(o, t ? ", " : "");
+        txt(o, rep->targets[t]);
+    }
+    h2b_buf_printf(o, ") over %zu cells, load from ", rep->n_keys);
+    txt(o, client ? client : "the client");
+    h2b_buf_puts(o, ". Effective streams per connection = "
+                    "min(requested, the server's SETTINGS_MAX_CONCURRENT_STREAMS, the "
+                    "aggregate cap / connections).");
+    if (rep->n_targets > 1) {
+        h2b_buf_puts(o, " Ratios are against ");
+        txt(o, rep->targets[0]);
+        h2b_buf_puts(o, ", measured alternately in the same run.");
+    }
     h2b_buf_puts(o, "\n\n### Throughput\n\n| Connections | Requested/effective streams |");
-    for (size_t t = 0; t < rep->n_targets; t++)
-        h2b_buf_printf(o, " %s req/s |", rep->targets[t]);
-    for (size_t t = 1; t < rep->n_targets; t++)
-        h2b_buf_printf(o, " %s / %s |", rep->targets[t], rep->targets[0]);
+    for (size_t t = 0; t < rep->n_targets; t++) {
+        h2b_buf_puts(o, " ");
+        txt(o, rep->targets[t]);
+        h2b_buf_puts(o, " req/s |");
+    }
+    for (size_t t = 1; t < rep->n_targets; t++) {
+        h2b_buf_puts(o, " ");
+        txt(o, rep->targets[t]);
+        h2b_buf_puts(o, " / ");
+        txt(o, rep->targets[0]);
+        h2b_buf_puts(o, " |");
+    }
     h2b_buf_puts(o, "\n|---:|---:|");
     for (size_t t = 0; t < 2 * rep->n_targets - 1; t++)
         h2b_buf_puts(o, "---:|");
@@ -656,19 +777,19 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
     if (base == NULL)
         return;
     h2b_buf_puts(o, "\n## A/B against the base\n\n");
-    h2b_buf_printf(o, "Base `%s` (measured %s", h2b__basename(base->path), base->created);
-    if (base->git_commit)
-        h2b_buf_printf(o, ", commit `%s`", base->git_commit);
-    h2b_buf_printf(o, ") against head `%s` (measured %s", h2b__basename(head->path), head->created);
-    if (head->git_commit)
-        h2b_buf_printf(o, ", commit `%s`", head->git_commit);
+    h2b_buf_puts(o, "Base ");
+    run_line(o, base, " (");
+    h2b_buf_puts(o, ") against head ");
+    run_line(o, head, " (");
     h2b_buf_printf(o, "). %s Same rows as `h2bench compare`.", h2b_compare_legend);
     const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
-    if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0)
-        h2b_buf_printf(o,
-                       " **The two runs were measured on different CPUs (%s vs %s): "
-                       "timing ratios mix code and machine.**",
-                       bcpu, hcpu);
+    if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0) {
+        h2b_buf_puts(o, " **The two runs were measured on different CPUs (");
+        txt(o, bcpu);
+        h2b_buf_puts(o, " vs ");
+        txt(o, hcpu);
+        h2b_buf_puts(o, "): timing ratios mix code and machine.**");
+    }
     h2b_buf_puts(o, "\n");
     if (h2b_compare_render_tables(o, rep->compare) != H2B_OK && !o->err)
         o->err = H2B_ERR_NOMEM;
@@ -682,9 +803,8 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
     h2b_buf_printf(o, "%zu runs, in the order given on the command line:\n\n", rep->n_runs);
     for (size_t r = 0; r < rep->n_runs; r++) {
         const struct h2b_rdata_results *x = rep->runs[r];
-        h2b_buf_printf(o, "%zu. `%s`, measured %s", r + 1, h2b__basename(x->path), x->created);
-        if (x->git_commit)
-            h2b_buf_printf(o, ", commit `%s`", x->git_commit);
+        h2b_buf_printf(o, "%zu. ", r + 1);
+        run_line(o, x, ", ");
         h2b_buf_puts(o, "\n");
     }
     h2b_buf_puts(o, "\n| Series |");
@@ -697,7 +817,9 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
     const struct h2b_rdata_results *first = rep->runs[0];
     for (size_t i = 0; i < rep->head->n_micro; i++) {
         const char *name = rep->head->micro[i].name;
-        h2b_buf_printf(o, "| `%s` ns/op |", name);
+        h2b_buf_puts(o, "| ");
+        code(o, name);
+        h2b_buf_puts(o, " ns/op |");
         for (size_t r = 0; r < rep->n_runs; r++) {
             const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
             B(a);
@@ -713,7 +835,9 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
     for (size_t t = 0; t < rep->n_targets; t++) {
         size_t nr = rep->n_runs < H2B__MAX_RUNS ? rep->n_runs : H2B__MAX_RUNS;
         double peak[H2B__MAX_RUNS];
-        h2b_buf_printf(o, "| %s peak req/s |", rep->targets[t]);
+        h2b_buf_puts(o, "| ");
+        txt(o, rep->targets[t]);
+        h2b_buf_puts(o, " peak req/s |");
         for (size_t r = 0; r < nr; r++) {
             peak[r] = h2b__report_peak_rps(rep->runs[r], rep->targets[t], rep->keys, rep->n_keys);
             B(a);

@@ -3,8 +3,8 @@
  *
  * Doubling growth up to H2B_BUF_MAX. printf-style appends format straight into the spare
  * capacity and only grow and retry when the text does not fit, so most appends cost one
- * vsnprintf. The escapes for XML and markdown cells live here, next to the buffer they write,
- * so every renderer escapes for its consumer the same way.
+ * vsnprintf. The escapers live here, one per consumer (XML, markdown text, markdown code
+ * span, terminal), next to the buffer they write, so every renderer escapes the same way.
  *
  * Rejected: open_memstream (no maximum, and its errors surface only at fclose); two buffers,
  * one per engine (the gate's and the report's had drifted apart in their error rules).
@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 void h2b_buf_init(struct h2b_buf *b)
@@ -121,15 +122,78 @@ void h2b_buf_xml(struct h2b_buf *b, const char *s)
     }
 }
 
+static bool ctl_byte(char ch)
+{
+    return (unsigned char)ch < 0x20 || ch == 0x7f;
+}
+
+static bool alnum(char ch)
+{
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (unsigned char)ch >= 0x80;
+}
+
 void h2b_buf_md(struct h2b_buf *b, const char *s)
 {
+    for (const char *s0 = s; *s; s++) {
+        /* '_' between two word characters never opens or closes emphasis (intraword): kept,
+         * so perf_event_open and x86_64 read as they are */
+        bool inword = *s == '_' && s > s0 && alnum(s[-1]) && alnum(s[1]);
+        if (*s == '&')
+            h2b_buf_append(b, "&amp;", 5);
+        else if (*s == '\n' || *s == '\r')
+            h2b_buf_append(b, " ", 1);
+        else if (ctl_byte(*s))
+            h2b_buf_append(b, "?", 1);
+        else if (!inword && strchr("\\`*_[]<>|~", *s)) {
+            h2b_buf_append(b, "\\", 1);
+            h2b_buf_append(b, s, 1);
+        } else
+            h2b_buf_append(b, s, 1);
+    }
+}
+
+void h2b_buf_md_code(struct h2b_buf *b, const char *s)
+{
+    size_t longest = 0, run = 0, n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        run = s[i] == '`' ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    bool space = n > 0 && (s[0] == '`' || s[n - 1] == '`');
+    for (size_t i = 0; i <= longest; i++)
+        h2b_buf_append(b, "`", 1);
+    if (space)
+        h2b_buf_append(b, " ", 1);
     for (; *s; s++) {
         if (*s == '|')
             h2b_buf_append(b, "\\|", 2);
-        else if (*s == '\n')
+        else if (*s == '\n' || *s == '\r')
             h2b_buf_append(b, " ", 1);
+        else if (ctl_byte(*s))
+            h2b_buf_append(b, "?", 1);
         else
             h2b_buf_append(b, s, 1);
+    }
+    if (space)
+        h2b_buf_append(b, " ", 1);
+    for (size_t i = 0; i <= longest; i++)
+        h2b_buf_append(b, "`", 1);
+}
+
+void h2b_buf_term(struct h2b_buf *b, const char *s)
+{
+    for (; *s; s++)
+        h2b_buf_append(b, ctl_byte(*s) ? "?" : s, 1);
+}
+
+void h2b_buf_pad(struct h2b_buf *b, size_t n)
+{
+    static const char spaces[] = "                                ";
+    while (n > 0) {
+        size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+        h2b_buf_append(b, spaces, k);
+        n -= k;
     }
 }
 

@@ -31,8 +31,30 @@ void h2b_buf_printf(struct h2b_buf *b, const char *fmt, ...) __attribute__((form
 /* Appends s escaped for XML text and attributes (&, <, >, ", '; control characters become ?). */
 void h2b_buf_xml(struct h2b_buf *b, const char *s);
 
-/* Appends s for a markdown table cell ('|' escaped, newlines as spaces). */
+/* The escapers, one per consumer: every string that comes from a results file, a flag or a
+ * benchmark's own name goes through the one for where it lands (STYLE.md rule 18).
+ *
+ * h2b_buf_md: markdown text, also in a table cell (s is never at the start of a line, so
+ * headings and lists need no escape). The inline syntax characters \ ` * [ ] < > | ~, and '_'
+ * where it is not inside a word, are backslash-escaped and & is &amp;, so no emphasis, link,
+ * image, code span, raw HTML or entity can start inside s and no cell can end; line breaks
+ * become spaces and other control bytes '?'. */
 void h2b_buf_md(struct h2b_buf *b, const char *s);
+
+/* h2b_buf_md_code: s as one complete markdown code span, backticks included, safe in a table
+ * cell: the fence is one backtick longer than the longest run of backticks in s (padded with a
+ * space when s starts or ends with one), so nothing in s can end it; '|' is "\|" (a GFM table
+ * cell takes it as '|', in code spans too), line breaks become spaces and other control bytes
+ * '?'. Inside a code span raw HTML is text. */
+void h2b_buf_md_code(struct h2b_buf *b, const char *s);
+
+/* h2b_buf_term: s for a terminal: control bytes (C0 and DEL, line breaks and tabs included)
+ * become '?', so a name cannot move the cursor, recolour or retitle the terminal, or break a
+ * table's line; one byte for one byte, so widths are unchanged. */
+void h2b_buf_term(struct h2b_buf *b, const char *s);
+
+/* Appends n spaces (text table padding). */
+void h2b_buf_pad(struct h2b_buf *b, size_t n);
 
 /* A text table's column width: the larger of w and strlen(s) (s NULL counts as empty). */
 size_t h2b_buf_width(size_t w, const char *s);

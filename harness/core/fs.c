@@ -199,3 +199,18 @@ int h2b_fd_read_all(int fd, size_t max, size_t hint, char **out, size_t *len)
     *len = n;
     return H2B_OK;
 }
+
+int h2b_fs_absolute(const char *path, char *buf, size_t size)
+{
+    if (path[0] == '/') {
+        if (strlen(path) >= size)
+            return H2B_ERR_RANGE;
+        memcpy(buf, path, strlen(path) + 1);
+        return H2B_OK;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return errno == ERANGE ? H2B_ERR_RANGE : H2B_ERR_SYS;
+    int n = snprintf(buf, size, "%s/%s", cwd, path);
+    return n < 0 || (size_t)n >= size ? H2B_ERR_RANGE : H2B_OK;
+}

@@ -23,6 +23,11 @@ int h2b_fs_mkdir_parent(const char *path, mode_t mode);
  * (errno of the first entry that could not be removed; the rest is still attempted). */
 int h2b_fs_remove_tree(const char *dir);
 
+/* path made absolute against the current directory (unchanged when it starts with '/'; no
+ * symlink resolved, no "." or ".." folded), into buf, so it means the same to a program run
+ * with another directory (git -C). Returns H2B_OK, H2B_ERR_SYS (getcwd) or H2B_ERR_RANGE. */
+int h2b_fs_absolute(const char *path, char *buf, size_t size);
+
 /* The absolute path of the running executable (/proc/self/exe) into buf. Returns H2B_OK,
  * H2B_ERR_SYS or H2B_ERR_RANGE (buf too small). */
 int h2b_self_exe(char *buf, size_t size);

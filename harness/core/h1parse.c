@@ -207,9 +207,59 @@ static void head_init(struct h2b_h1_head *h)
     h->content_length = -1;
 }
 
+static bool http_prefix_s(const uint8_t *p)
+{
+    return lower(p[0]) == 'h' && lower(p[1]) == 't' && lower(p[2]) == 't' && lower(p[3]) == 'p' &&
+           lower(p[4]) == 's';
+}
+
+#define MAX_EMPTY_LINES 4 /* CRLFs before a request line that are skipped (RFC 9112 2.2) */
+
+/* The origin-form path of an absolute-form target "http://authority/path" (case-insensitive
+ * scheme http or https; RFC 9112 3.2.2): its "/path?query" part, or "/" for none. False when t
+ * is not absolute-form with an authority. */
+static bool absolute_path(struct h2b_h1_span *t)
+{
+    static const char slash[] = "/";
+    size_t k = 0;
+    while (k < t->n && k < 6 && t->p[k] != ':')
+        k++;
+    bool http = k == 4 && lower(t->p[0]) == 'h' && lower(t->p[1]) == 't' && lower(t->p[2]) == 't' &&
+                lower(t->p[3]) == 'p';
+    bool https = k == 5 && http_prefix_s(t->p);
+    if (!(http || https) || t->n < k + 3 || t->p[k + 1] != '/' || t->p[k + 2] != '/')
+        return false;
+    size_t a = k + 3, e = a;
+    while (e < t->n && t->p[e] != '/' && t->p[e] != '?' && t->p[e] != '#')
+        e++;
+    if (e == a)
+        return false; /* no authority */
+    if (e == t->n || t->p[e] != '/') {
+        if (e != t->n)
+            return false; /* "http://x?q": no path to give the query to */
+        *t = (struct h2b_h1_span){(const uint8_t *)slash, 1};
+        return true;
+    }
+    *t = (struct h2b_h1_span){t->p + e, t->n - e};
+    return true;
+}
+
 int h2b_h1_parse_request(const uint8_t *buf, size_t len, const struct h2b_h1_limits *lim,
                          struct h2b_h1_head *out)
 {
+    /* empty lines before the request line are ignored (a client's CRLF after a body) */
+    size_t skip = 0;
+    while (skip + 1 < len && buf[skip] == '\r' && buf[skip + 1] == '\n' &&
+           skip < 2 * MAX_EMPTY_LINES)
+        skip += 2;
+    if (skip > 0) {
+        if (skip == len || (skip + 1 == len && buf[skip] == '\r'))
+            return H2B_H1_INCOMPLETE;
+        if (buf[skip] == '\r' && buf[skip + 1] == '\n')
+            return H2B_H1_BAD; /* more empty lines than that: not a client's stray CRLF */
+        int rv = h2b_h1_parse_request(buf + skip, len - skip, lim, out);
+        return rv > 0 ? rv + (int)skip : rv;
+    }
     size_t scan = len < lim->max_head ? len : lim->max_head;
     size_t end = head_end(buf, scan);
     if (end == SIZE_MAX)
@@ -242,8 +292,10 @@ int h2b_h1_parse_request(const uint8_t *buf, size_t len, const struct h2b_h1_lim
     if (i == ts || i == line || buf[i] != ' ')
         return H2B_H1_BAD;
     h.target = (struct h2b_h1_span){buf + ts, i - ts};
-    if (h.target.p[0] != '/' && !(h.target.n == 1 && h.target.p[0] == '*' && h.method.n == 7 &&
-                                  memcmp(h.method.p, "OPTIONS", 7) == 0))
+    if (h.target.p[0] != '/' &&
+        !(h.target.n == 1 && h.target.p[0] == '*' && h.method.n == 7 &&
+          memcmp(h.method.p, "OPTIONS", 7) == 0) &&
+        !absolute_path(&h.target))
         return H2B_H1_BAD;
     i++;
     int v = parse_version(buf + i, line - i);
@@ -303,7 +355,18 @@ int h2b_h1_parse_response(const uint8_t *buf, size_t len, const struct h2b_h1_li
 
 /* ---- chunked ---- */
 
-enum { C_SIZE, C_EXT, C_SIZE_LF, C_DATA, C_DATA_CR, C_DATA_LF, C_TRAILER, C_TRAILER_LF, C_DONE };
+enum {
+    C_SIZE,
+    C_SIZE_WS, /* whitespace after the size: only ';' or CR may follow */
+    C_EXT,
+    C_SIZE_LF,
+    C_DATA,
+    C_DATA_CR,
+    C_DATA_LF,
+    C_TRAILER,
+    C_TRAILER_LF,
+    C_DONE
+};
 
 void h2b_h1_chunked_init(struct h2b_h1_chunked *c)
 {
@@ -341,8 +404,11 @@ int h2b_h1_chunked_next(struct h2b_h1_chunked *c, const uint8_t *p, size_t n, si
                 return H2B_H1_BAD;
             if (ch == '\r') {
                 c->state = C_SIZE_LF;
-            } else if (ch == ';' || ch == ' ' || ch == '\t') {
+            } else if (ch == ';') {
                 c->state = C_EXT;
+                c->line = 0;
+            } else if (ch == ' ' || ch == '\t') {
+                c->state = C_SIZE_WS;
                 c->line = 0;
             } else {
                 return H2B_H1_BAD;
@@ -350,6 +416,17 @@ int h2b_h1_chunked_next(struct h2b_h1_chunked *c, const uint8_t *p, size_t n, si
             i++;
             break;
         }
+        case C_SIZE_WS: /* chunk-size BWS: "3 garbage" is refused, "3 ;ext" and "3 " are not */
+            if (ch == '\r')
+                c->state = C_SIZE_LF;
+            else if (ch == ';')
+                c->state = C_EXT;
+            else if (ch != ' ' && ch != '\t')
+                return H2B_H1_BAD;
+            else if (++c->line > max_trailers)
+                return H2B_H1_TOO_LARGE;
+            i++;
+            break;
         case C_EXT:
             /* chunk extensions are skipped, bounded like trailers */
             if (ch == '\r')

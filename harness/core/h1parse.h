@@ -38,7 +38,7 @@ struct h2b_h1_span {
 
 struct h2b_h1_head {
     struct h2b_h1_span method; /* requests */
-    struct h2b_h1_span target; /* requests: origin-form or "*" */
+    struct h2b_h1_span target; /* requests: origin-form (an absolute-form's path) or "*" */
     unsigned status;           /* responses: 100..999 */
     unsigned minor;            /* HTTP/1.<minor>: 0 or 1 */
     int64_t content_length;    /* -1: none */
@@ -53,8 +53,10 @@ struct h2b_h1_head {
 unsigned h2b_h1_err_status(int err);
 
 /* Parses a request head at the start of buf[0..len). Returns the head's length (> 0), 0 when
- * it is incomplete and within the limits, or a negative enum h2b_h1_err. Strict: CRLF line
- * ends, one SP between request-line parts, origin-form targets (or "*" for OPTIONS), token
+ * it is incomplete and within the limits, or a negative enum h2b_h1_err. Up to 4 empty lines
+ * before the request line are skipped (counted in the length). Strict: CRLF line ends, one SP
+ * between request-line parts, origin-form targets, absolute-form ones (http or https: target
+ * is then their path, "/" for none), or "*" for OPTIONS, token
  * names with no space before the colon, no obs-fold, no control characters in values, one Host
  * for HTTP/1.1, Content-Length digits only and given once, Transfer-Encoding exactly "chunked"
  * (HTTP/1.1 only) and never with Content-Length. "Connection: close" (or HTTP/1.0 without

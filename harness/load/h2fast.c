@@ -46,7 +46,10 @@
  * table changes from the deflater's entry count and size (an insert that evicts an entry of the
  * same size changes neither).
  *
- * Memory: per connection the output buffer (grows to the largest burst, then stays), the
+ * Memory: per connection the output buffer (grows to the largest burst, then stays; at most
+ * OUT_MAX unsent, and at most MAX_ACKS PING and SETTINGS ACKs queued while it is backed up,
+ * beyond which the connection ends with ENHANCE_YOUR_CALM: a server that floods PINGs and never
+ * reads cannot grow it without bound), the
  * per-slot stream array, an id map, the deflater and the block cache; nothing is allocated per
  * request or per frame (a cache miss deflates, and libnghttp2 takes one small buffer chain and
  * any new table entry from the worker's pool). Stream
@@ -68,6 +71,8 @@
 #define MAX_WINDOW 0x7fffffffL
 #define CACHE_BYTES 16384 /* request block cache per connection (direct-mapped) */
 #define DEFAULT_WINDOW 65535U
+#define MAX_ACKS 1000              /* ACKs queued while the output is backed up (nghttp2's limit) */
+#define OUT_MAX (64 * 1024 * 1024) /* unsent output per connection, whatever queued it */
 
 static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -77,6 +82,10 @@ static uint8_t *reserve(struct h2b_h2f *f, size_t n)
 {
     if (f->ooff == f->olen)
         f->ooff = f->olen = 0;
+    if (f->olen - f->ooff + n > OUT_MAX) {
+        f->nomem = true; /* the peer stopped reading: the connection ends */
+        return NULL;
+    }
     if (f->olen + n > f->ocap) {
         size_t cap = f->ocap ? f->ocap : 4096;
         while (cap < f->olen + n)
@@ -92,6 +101,17 @@ static uint8_t *reserve(struct h2b_h2f *f, size_t n)
     uint8_t *p = f->out + f->olen;
     f->olen += n;
     return p;
+}
+
+/* An ACK (PING or SETTINGS) is about to be queued. True when MAX_ACKS have been queued since
+ * the output last drained: the server sends control frames and does not read our answers, so
+ * queueing more would grow the output without bound (nghttp2 ends such a session, ERR_FLOODED,
+ * at the same count). The caller ends the connection with ENHANCE_YOUR_CALM. */
+static bool ack_flood(struct h2b_h2f *f)
+{
+    if (f->ooff == f->olen)
+        f->acks = 0;
+    return ++f->acks > MAX_ACKS;
 }
 
 /* Appends a frame header and reserves len payload bytes (returned). */
@@ -384,6 +404,7 @@ int h2b_h2f_start(struct h2b_h2f *f, const struct h2b_h2f_settings *s)
         f->st[i].sid = 0;
     f->nopen = f->npending = 0;
     f->ooff = f->olen = 0;
+    f->acks = 0;
     f->peer_max_streams = UINT32_MAX;
     f->peer_window = DEFAULT_WINDOW;
     f->peer_max_frame = 16384;
@@ -782,6 +803,8 @@ static int frame_end(struct h2b_h2f *f)
             }
             return 0;
         }
+        if (ack_flood(f))
+            return conn_error(f, H2B_E_CALM);
         frame(f, H2B_F_SETTINGS, H2B_FL_ACK, 0, 0);
         if (f->table_pending) {
             f->table_pending = false;
@@ -797,6 +820,8 @@ static int frame_end(struct h2b_h2f *f)
         return 0;
     case H2B_F_PING:
         if (!(f->fflags & H2B_FL_ACK)) {
+            if (ack_flood(f))
+                return conn_error(f, H2B_E_CALM);
             uint8_t *p = frame(f, H2B_F_PING, H2B_FL_ACK, 0, 8);
             if (p)
                 memcpy(p, f->pre, 8);

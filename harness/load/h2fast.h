@@ -95,6 +95,7 @@ struct h2b_h2f {
     uint32_t npending; /* streams with body_pending */
     uint8_t *out;
     size_t ocap, olen, ooff;
+    uint32_t acks; /* ACKs queued since the output last drained (h2fast.c ack_flood) */
     /* the server's settings */
     uint32_t peer_max_streams, peer_window, peer_max_frame, peer_table;
     int64_t send_conn_window;

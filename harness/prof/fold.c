@@ -277,6 +277,8 @@ static int intern(struct h2b_prof *p, const char *name, const char *dso, uint32_
 
 static int add_ids(struct h2b_prof *p, const uint32_t *ids, size_t n, uint64_t count)
 {
+    if (count > H2B_PROF_MAX_SAMPLES - p->samples)
+        return H2B_ERR_RANGE;
     uint64_t h = stack_hash_of(ids, n);
     if (p->shash_cap) {
         size_t slot = (size_t)h & (p->shash_cap - 1);
@@ -601,6 +603,12 @@ static int fold_line(struct h2b_prof *p, char *s, const char *path, int line, st
         dsos[n] = dso;
         n++;
         f = semi ? semi + 1 : NULL;
+    }
+    if (count > H2B_PROF_MAX_SAMPLES - p->samples) {
+        h2b_diag_at(diag, path, line, (int)(sp - s) + 2,
+                    "the sample total passes 2^53 (%llu more on top of %llu)", count,
+                    (unsigned long long)p->samples);
+        return H2B_ERR_PARSE;
     }
     int rc = h2b_prof_add(p, names, dsos, n, count);
     if (rc == H2B_ERR_RANGE)

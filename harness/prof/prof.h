@@ -36,6 +36,9 @@
 #define H2B_PROF_MAX_DEPTH 256
 #define H2B_PROF_MAX_FRAMES (1u << 20)
 #define H2B_PROF_MAX_STACKS (1u << 20)
+/* Samples in one profile at most: 2^53, so every count and total is exact as a double (the
+ * widths and shares are computed in doubles) and no sum of counts overflows. */
+#define H2B_PROF_MAX_SAMPLES (1ull << 53)
 #define H2B_PROF_MAX_TEXT (512u << 20) /* largest perf script output or folded file read */
 
 /* The classes of the DSO split, in report order. */
@@ -68,8 +71,8 @@ void h2b_prof_del(struct h2b_prof *p);
 /* Adds count samples of one stack: names[i] and dsos[i] for frame i, root first (n frames; a
  * deeper stack keeps its leaf-most H2B_PROF_MAX_DEPTH). Names and DSOs are copied; characters
  * the folded format cannot hold (';', control characters) become '?'. n == 0 is an empty stack
- * (H2B_ERR_INVAL). Returns H2B_OK, H2B_ERR_INVAL, H2B_ERR_RANGE (too many frames or stacks) or
- * H2B_ERR_NOMEM. */
+ * (H2B_ERR_INVAL). Returns H2B_OK, H2B_ERR_INVAL, H2B_ERR_RANGE (too many frames or stacks,
+ * or the total would pass H2B_PROF_MAX_SAMPLES; p is unchanged then) or H2B_ERR_NOMEM. */
 int h2b_prof_add(struct h2b_prof *p, const char *const *names, const char *const *dsos, size_t n,
                  uint64_t count);
 

@@ -77,6 +77,8 @@ struct stream {
     uint64_t len, off;          /* response body length and bytes sent */
     const uint8_t *mem;
     struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON (wmem.h) */
+    char *fpath;              /* docroot :path kept until the request completes (handlers.h) */
+    uint16_t fpath_len;
     int fd;
     char status_str[4];
     char cl[24];
@@ -122,6 +124,7 @@ struct h2b_conn {
     uint32_t pay_left;
     struct h2b_sidwin sids; /* client stream ids: opened, reset (guard.h) */
     uint32_t nstreams, ndelayed;
+    uint32_t files_open;    /* docroot files its streams hold (handlers.h's budgets) */
     uint64_t echo_bytes;    /* /echo bytes held by all streams */
     struct h2b_flood flood; /* guard.h */
 };
@@ -492,6 +495,8 @@ static void respond(struct h2b_conn *c, struct stream *st)
     if (ctx->inject_slow)
         h2b_inject_slow_respond();
     struct h2b_response rs;
+    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &c->files_open, &ctx->cfg))
+        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_FILES, 1);
     h2b_handle(&st->req, st->text, &rs);
     if (rs.body == H2B_BODY_DELAY) {
         if (delay_insert(c, st, ctx->now + st->req.arg * H2B_NS_PER_MS))
@@ -608,7 +613,7 @@ static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const ui
     if (h2b_lit_eq(name, namelen, ":method")) {
         st->req.method = (uint8_t)h2b_method_parse(value, valuelen);
     } else if (h2b_lit_eq(name, namelen, ":path") && st->req.route == H2B_ROUTE_NONE) {
-        h2b_route_path(&st->req, &st->fd, value, valuelen, &c->ctx->cfg);
+        h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, valuelen, &c->ctx->cfg);
     }
     return 0;
 }
@@ -721,8 +726,7 @@ static void stream_release(struct h2b_conn *c, struct stream *st)
     if (st->anext)
         st->anext->aprev = st->aprev;
     h2b_wmem_chunks_free(&c->ctx->wm, &st->chunks);
-    if (st->fd >= 0)
-        close(st->fd);
+    h2b_docroot_close(&st->fd, &st->fpath, &c->files_open, &c->ctx->cfg);
     c->nstreams--;
     h2b_stats_sub(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
     h2b_wmem_stream_put(&c->ctx->wm, st);
@@ -1043,7 +1047,7 @@ static uint32_t check_frame(struct h2b_conn *c, const uint8_t *fh)
         break;
     case NGHTTP2_SETTINGS:
         if (!(flags & NGHTTP2_FLAG_ACK))
-            charge(c, 1);
+            charge(c, h2b_settings_cost(len));
         break;
     case NGHTTP2_CONTINUATION:
         if (len == 0)
@@ -1216,7 +1220,7 @@ bool h2b_conn_done(const struct h2b_conn *c)
     if (c->h1)
         return h2b_h1_done(c->h1);
     if (c->fatal || c->sniffing)
-        return c->fatal;
+        return c->fatal || c->input_closed; /* a FIN within the first four bytes: nothing to say */
     if (c->h2f)
         return h2b_h2s_done(c->h2f);
     if (c->fatal)
@@ -1230,7 +1234,9 @@ bool h2b_conn_done(const struct h2b_conn *c)
 void h2b_conn_input_closed(struct h2b_conn *c)
 {
     c->input_closed = true;
-    if (c->h2f)
+    if (c->h1)
+        h2b_h1_input_closed(c->h1);
+    else if (c->h2f)
         h2b_h2s_input_closed(c->h2f);
 }
 

@@ -54,6 +54,13 @@ struct h2b_conn_ctx;
 enum h2b_conn_engine { H2B_ENGINE_NGHTTP2, H2B_ENGINE_FAST };
 
 /* Protocol configuration; sizes in bytes, times in ns. Fill with h2b_conn_config_defaults(). */
+/* Docroot files open at once: the server-wide count, shared by every worker, against max
+ * (h2b_conn_config.files; the server sizes max from its descriptor limit). */
+struct h2b_files {
+    _Atomic uint32_t open;
+    uint32_t max;
+};
+
 struct h2b_conn_config {
     enum h2b_conn_engine engine;   /* HTTP/2 engine (default H2B_ENGINE_FAST) */
     uint32_t max_streams;          /* SETTINGS_MAX_CONCURRENT_STREAMS (default 256) */
@@ -75,6 +82,8 @@ struct h2b_conn_config {
     _Atomic uint64_t *memory_used; /* shared by every ctx of a server; NULL: this ctx's own */
     int docroot_fd;                /* directory fd for static files, or -1 (not owned) */
     bool docroot_walk;             /* open files by the O_NOFOLLOW walk, not openat2 (tests) */
+    struct h2b_files *files;       /* server-wide open docroot files (not owned); NULL: no
+                                    * server-wide budget, H2B_FILES_PER_CONN still holds */
     bool copy_bodies;              /* true: never reference bodies from iovecs (TLS wants one
                                     * contiguous buffer per flush) */
 };
@@ -159,8 +168,8 @@ void h2b_conn_sent(struct h2b_conn *c, size_t n);
 bool h2b_conn_done(const struct h2b_conn *c);
 
 /* The peer closed its side (read() returned 0): the responses to the requests already read
- * still go out, then h2b_conn_done() turns true. A request left incomplete is cut by the
- * slow-client timeout. */
+ * still go out, then h2b_conn_done() turns true. HTTP/2: a request left incomplete is cut by
+ * the slow-client timeout; HTTP/1.1 (h1.h's h2b_h1_input_closed): it ends the connection. */
 void h2b_conn_input_closed(struct h2b_conn *c);
 
 /* True when the connection failed or was cut off without a GOAWAY the peer could read (no point

@@ -57,6 +57,17 @@ static inline bool h2b_flood_charge(struct h2b_flood *f, double n, uint64_t now,
     return false;
 }
 
+/* SETTINGS: at most this many entries in one frame, more is ENHANCE_YOUR_CALM (nghttp2's
+ * default max_settings; conn.c's session has it, h2frame.c checks it); each entry costs a
+ * token, so a flood of full frames is cut as soon as one of many empty ones would be. */
+#define H2B_SETTINGS_MAX_ENTRIES 32
+
+/* Tokens a SETTINGS frame (not an ACK) with len payload bytes costs: one per entry, at least 1. */
+static inline double h2b_settings_cost(uint32_t len)
+{
+    return len / 6 > 1 ? (double)(len / 6) : 1.0;
+}
+
 #define H2B_SIDWIN 256 /* client stream ids remembered below the highest */
 
 struct h2b_sidwin {

@@ -98,6 +98,7 @@ struct h2b_h1 {
     bool closing; /* no more requests: done once the output is out */
     bool fatal;
     bool shut;           /* graceful shutdown asked */
+    bool input_closed;   /* the peer's FIN: no more input will come */
     uint64_t head_since; /* first byte of the pending head */
     uint64_t last;       /* last progress */
 };
@@ -675,9 +676,23 @@ void h2b_h1_sent(struct h2b_h1 *h, size_t n)
     retime(h);
 }
 
+/* After the peer's FIN: input is consumed as soon as output room allows (take() on receipt,
+ * drain_ibuf() in h2b_h1_sent), so once the output is out whatever is left can never become a
+ * response, except a /delay waiting for its timer. */
+static bool eof_idle(const struct h2b_h1 *h)
+{
+    return h->input_closed && h->state != S_DELAY;
+}
+
 bool h2b_h1_done(const struct h2b_h1 *h)
 {
-    return h->fatal || (h->closing && !out_pending(h));
+    return h->fatal || ((h->closing || eof_idle(h)) && !out_pending(h));
+}
+
+void h2b_h1_input_closed(struct h2b_h1 *h)
+{
+    h->input_closed = true;
+    h2b_conn_mark_dirty(h->owner);
 }
 
 bool h2b_h1_fatal(const struct h2b_h1 *h)

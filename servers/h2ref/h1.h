@@ -45,5 +45,10 @@ void h2b_h1_sent(struct h2b_h1 *h, size_t n);
 bool h2b_h1_done(const struct h2b_h1 *h);
 bool h2b_h1_fatal(const struct h2b_h1 *h);
 void h2b_h1_shutdown(struct h2b_h1 *h);
+/* The peer closed its side (conn.h's h2b_conn_input_closed): with no request in progress the
+ * connection is done at once; a request already read is answered first (a /delay waits for its
+ * timer, pipelined complete requests are answered in order), then it is done. A head or body
+ * left incomplete can never complete, so it ends the connection once the output is out. */
+void h2b_h1_input_closed(struct h2b_h1 *h);
 
 #endif

@@ -131,6 +131,8 @@ struct fstream {
     uint64_t clen;            /* request content-length */
     uint64_t len, off;        /* response body length and bytes sent */
     struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON (wmem.h) */
+    char *fpath;              /* docroot :path kept until the request completes (handlers.h) */
+    uint16_t fpath_len;
     int fd;
     char text[H2B_TEXT_MAX];
 };
@@ -162,6 +164,8 @@ struct h2b_h2s {
     struct h2b_outbuf out; /* outbuf.h */
     /* state */
     bool fatal, terminated, shut, peer_goaway, input_closed, calm;
+    bool iwin_due;     /* the SETTINGS frame being read carries INITIAL_WINDOW_SIZE ... */
+    uint32_t iwin_new; /* ... this one, applied at the frame's end (apply_iwin) */
     bool got_frame, got_settings, settings_acked;
     bool preface_due; /* our SETTINGS are not in the output yet (no buffer until output) */
     uint8_t preface_have;
@@ -188,6 +192,7 @@ struct h2b_h2s {
     /* client stream ids */
     struct h2b_sidwin sids; /* opened, reset (guard.h) */
     uint32_t nstreams, ndelayed;
+    uint32_t files_open; /* docroot files its streams hold (handlers.h's budgets) */
     uint64_t echo_bytes;
     struct h2b_flood flood; /* guard.h */
     /* our HPACK encoder's view of the peer's dynamic table (see the top comment) */
@@ -395,8 +400,7 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
     if (st->anext)
         st->anext->aprev = st->aprev;
     h2b_wmem_chunks_free(&h->ctx->wm, &st->chunks);
-    if (st->fd >= 0)
-        close(st->fd);
+    h2b_docroot_close(&st->fd, &st->fpath, &h->files_open, &h->ctx->cfg);
     h->nstreams--;
     h2b_stats_sub(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
     h2b_wmem_stream_put(&h->ctx->wm, st);
@@ -540,6 +544,8 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
     if (ctx->inject_slow)
         h2b_inject_slow_respond();
     struct h2b_response *rs = &st->rs;
+    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &h->files_open, &ctx->cfg))
+        h2b_stats_add(ctx->stats, H2B_STAT_GUARD_FILES, 1);
     h2b_handle(&st->req, st->text, rs);
     if (rs->body == H2B_BODY_DELAY) {
         if (h2b_heap_push(&ctx->delays, &st->dnode, ctx->now + st->req.arg * H2B_NS_PER_MS) ==
@@ -797,7 +803,7 @@ static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *na
                 return false;
             }
             if (value[0] == '/') {
-                h2b_route_path(&st->req, &st->fd, value, vlen, &h->ctx->cfg);
+                h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, vlen, &h->ctx->cfg);
             } else {
                 st->star = true;
                 st->req.route = H2B_ROUTE_NOTFOUND;
@@ -968,24 +974,14 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
         if (v > 1)
             conn_error(h, H2B_E_PROTOCOL);
         break;
-    case 4: { /* INITIAL_WINDOW_SIZE */
+    case 4: /* INITIAL_WINDOW_SIZE: the last one of the frame is applied at its end, once */
         if (v > MAX_WIN) {
             conn_error(h, H2B_E_FLOW);
             return;
         }
-        int64_t delta = (int64_t)v - h->peer_iwin;
-        h->peer_iwin = v;
-        for (struct fstream *st = h->streams; st; st = st->anext) {
-            st->swin += delta;
-            if (st->swin > MAX_WIN) {
-                conn_error(h, H2B_E_FLOW);
-                return;
-            }
-            if (st->blocked && st->swin > 0)
-                q_push(h, st);
-        }
+        h->iwin_due = true;
+        h->iwin_new = v;
         break;
-    }
     case 5: /* MAX_FRAME_SIZE */
         if (v < 16384 || v > 16777215)
             conn_error(h, H2B_E_PROTOCOL);
@@ -993,6 +989,38 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
     default: /* MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE (we never push; responses are
               * small), unknown parameters: ignored */
         break;
+    }
+}
+
+/* A PRIORITY frame's stream error (code): RST_STREAM, except on a stream never opened, where
+ * RST_STREAM is not allowed (RFC 9113 5.1, and nghttp2 as a client ends the connection on one):
+ * the error is the connection's then. */
+static void prio_error(struct h2b_h2s *h, uint32_t id, uint32_t code)
+{
+    if (id > h->sids.max_id || !(id & 1))
+        conn_error(h, code);
+    else
+        rst(h, id, find(h, id), code);
+}
+
+/* A SETTINGS frame's INITIAL_WINDOW_SIZE (the last of the frame, RFC 9113 6.5.3 processes them
+ * in order, so only the last one's value stays): one walk over the streams per frame, not per
+ * entry, so the work per byte received stays bounded whatever the number of entries. */
+static void apply_iwin(struct h2b_h2s *h)
+{
+    h->iwin_due = false;
+    int64_t delta = (int64_t)h->iwin_new - h->peer_iwin;
+    h->peer_iwin = h->iwin_new;
+    if (delta == 0)
+        return;
+    for (struct fstream *st = h->streams; st; st = st->anext) {
+        st->swin += delta;
+        if (st->swin > MAX_WIN) {
+            conn_error(h, H2B_E_FLOW);
+            return;
+        }
+        if (st->blocked && st->swin > 0)
+            q_push(h, st);
     }
 }
 
@@ -1106,7 +1134,13 @@ static void frame_begin(struct h2b_h2s *h)
                 return;
             }
         } else if (h->shut || h->peer_goaway) {
-            h->hb = HB_DISCARD; /* after our GOAWAY: ignored */
+            /* After a GOAWAY either way: recorded as opened, so its later DATA, RST_STREAM or
+             * WINDOW_UPDATE find a stream we reset, not an idle one (a connection error that
+             * would lose the streams in flight), and refused: the client may retry it on a new
+             * connection (RFC 9113 6.8), as nghttp2 does. */
+            h2b_sidwin_open(&h->sids, id);
+            h->hb = HB_DISCARD;
+            h->hb_err = H2B_E_REFUSED;
         } else {
             h2b_sidwin_open(&h->sids, id);
             h->hb = HB_DISCARD;
@@ -1157,7 +1191,7 @@ static void frame_begin(struct h2b_h2s *h)
             return;
         }
         if (len != 5) {
-            rst(h, id, find(h, id), H2B_E_FRAME_SIZE);
+            prio_error(h, id, H2B_E_FRAME_SIZE);
             return;
         }
         h->pb_need = 5;
@@ -1186,8 +1220,12 @@ static void frame_begin(struct h2b_h2s *h)
             conn_error(h, H2B_E_FRAME_SIZE);
             return;
         }
+        if (len / 6 > H2B_SETTINGS_MAX_ENTRIES) {
+            conn_error(h, H2B_E_CALM); /* as nghttp2: legitimate peers send a handful */
+            return;
+        }
         if (!(flags & H2B_FL_ACK)) {
-            charge(h, 1);
+            charge(h, h2b_settings_cost(len));
             h->got_settings = true;
             if (len)
                 h->pb_need = 6;
@@ -1272,7 +1310,7 @@ static void frame_prefix(struct h2b_h2s *h)
     case H2B_F_PRIORITY: {
         uint32_t dep = h2b_h2wire_get32(p) & 0x7fffffffu;
         if (dep == id)
-            rst(h, id, find(h, id), H2B_E_PROTOCOL);
+            prio_error(h, id, H2B_E_PROTOCOL); /* depends on itself (5.3.1) */
         return;
     }
     case H2B_F_RST: {
@@ -1416,6 +1454,8 @@ static void frame_end(struct h2b_h2s *h)
                 nghttp2_hd_inflate_change_table_size(h->inf, h->ctx->cfg.header_table_size);
             h->settings_acked = true;
         } else {
+            if (h->iwin_due)
+                apply_iwin(h);
             uint8_t f[9];
             h2b_h2wire_hd_put(f, 0, H2B_F_SETTINGS, H2B_FL_ACK, 0);
             ctl(h, f, sizeof f);

@@ -18,6 +18,10 @@
  *   call). The open cannot leave the docroot either: openat2(RESOLVE_BENEATH |
  *   RESOLVE_NO_SYMLINKS) where the kernel has it (Linux 5.6+), else a walk that opens one
  *   segment at a time with O_NOFOLLOW, so no symlink is ever followed.
+ * - Descriptors: a file is opened only when its request is complete (the engines keep the :path
+ *   until then), and open files are counted per connection and server-wide (struct h2b_files),
+ *   so clients that open streams and never finish them, or finish them and never read, cannot
+ *   take the descriptors accept() needs; over a budget the answer is 503.
  * Rejected: a callback interface (the handler calling the engine to emit headers and body):
  * the engines produce bodies in very different ways (nghttp2 data providers, iovec runs,
  * nghttp3 vectors), and a description they read costs no indirect calls on the hot path.
@@ -28,6 +32,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -351,4 +356,78 @@ int h2b_docroot_open(int dfd, bool walk, const uint8_t *p, size_t n, uint64_t *l
     }
     *len = (uint64_t)sb.st_size;
     return fd;
+}
+
+void h2b__docroot_keep(char **fpath, uint16_t *fpath_len, const uint8_t *p, size_t n)
+{
+    const uint8_t *q = memchr(p, '?', n);
+    size_t k = q ? (size_t)(q - p) : n;
+    char path[256];
+    if (*fpath || k > H2B_FPATH_MAX || !docroot_path(p, k, path, sizeof path))
+        return; /* cannot name a file: 404 with nothing kept */
+    char *c = malloc(k);
+    if (!c)
+        return;
+    memcpy(c, p, k);
+    *fpath = c;
+    *fpath_len = (uint16_t)k;
+}
+
+static bool files_acquire(struct h2b_files *f)
+{
+    if (!f)
+        return true;
+    uint32_t cur = atomic_load_explicit(&f->open, memory_order_relaxed);
+    do {
+        if (cur >= f->max)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&f->open, &cur, cur + 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+static void files_release(struct h2b_files *f)
+{
+    if (f)
+        atomic_fetch_sub_explicit(&f->open, 1, memory_order_relaxed);
+}
+
+bool h2b_docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t fpath_len,
+                      uint32_t *conn_open, const struct h2b_conn_config *cfg)
+{
+    char *p = *fpath;
+    if (!p)
+        return false;
+    *fpath = NULL;
+    bool refused = false;
+    if (*conn_open >= H2B_FILES_PER_CONN || !files_acquire(cfg->files)) {
+        rq->route = H2B_ROUTE_STATUS;
+        rq->arg = 503;
+        refused = true;
+    } else {
+        int f = h2b_docroot_open(cfg->docroot_fd, cfg->docroot_walk, (const uint8_t *)p, fpath_len,
+                                 &rq->file_len);
+        if (f >= 0) {
+            *fd = f;
+            rq->route = H2B_ROUTE_FILE;
+            (*conn_open)++;
+        } else {
+            files_release(cfg->files);
+        }
+    }
+    free(p);
+    return refused;
+}
+
+void h2b_docroot_close(int *fd, char **fpath, uint32_t *conn_open,
+                       const struct h2b_conn_config *cfg)
+{
+    free(*fpath);
+    *fpath = NULL;
+    if (*fd < 0)
+        return;
+    close(*fd);
+    *fd = -1;
+    (*conn_open)--;
+    files_release(cfg->files);
 }

@@ -155,22 +155,38 @@ static inline const uint8_t *h2b_pattern_at(uint64_t off)
  * segments, a decoded NUL or '/', a malformed escape). */
 int h2b_docroot_open(int dfd, bool walk, const uint8_t *p, size_t n, uint64_t *len);
 
+#define H2B_FILES_PER_CONN 32 /* docroot files one connection holds open at once */
+#define H2B_FPATH_MAX 768     /* bytes of a docroot :path kept until the request completes */
+
+void h2b__docroot_keep(char **fpath, uint16_t *fpath_len, const uint8_t *p, size_t n);
+
 /* The route of :path p[0..n) into rq (route, arg): the table (h2b_route_parse), then for an
- * unknown path with a --docroot (cfg->docroot_fd >= 0) a file under it (h2b_docroot_open):
- * H2B_ROUTE_FILE, its length in rq->file_len and its fd in *fd (the caller closes it; *fd untouched
- * otherwise). Inline: it runs for every HTTP/2 request, in both engines. */
-static inline void h2b_route_path(struct h2b_request *rq, int *fd, const uint8_t *p, size_t n,
-                                  const struct h2b_conn_config *cfg)
+ * unknown path with a --docroot (cfg->docroot_fd >= 0) that could name a file, a copy of the
+ * path in *fpath (malloc'd, *fpath_len bytes; the caller frees it, or h2b_docroot_take does):
+ * no file is opened while a request is decoded, so requests that never complete hold no
+ * descriptor. The route stays H2B_ROUTE_NOTFOUND until h2b_docroot_take. Inline: it runs for
+ * every HTTP/2 request, in both engines. */
+static inline void h2b_route_path(struct h2b_request *rq, char **fpath, uint16_t *fpath_len,
+                                  const uint8_t *p, size_t n, const struct h2b_conn_config *cfg)
 {
     rq->route = (uint8_t)h2b_route_parse(p, n, cfg->max_body, &rq->arg);
-    if (rq->route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0) {
-        int f = h2b_docroot_open(cfg->docroot_fd, cfg->docroot_walk, p, n, &rq->file_len);
-        if (f >= 0) {
-            *fd = f;
-            rq->route = H2B_ROUTE_FILE;
-        }
-    }
+    if (rq->route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0)
+        h2b__docroot_keep(fpath, fpath_len, p, n);
 }
+
+/* At the end of a request (before h2b_handle): opens the docroot file *fpath names (frees
+ * *fpath, sets it NULL), within the descriptor budgets: at most H2B_FILES_PER_CONN per
+ * connection (*conn_open, the connection's count) and cfg->files->max server-wide. Found:
+ * H2B_ROUTE_FILE, rq->file_len and *fd, counted in both budgets until h2b_docroot_close. Over a
+ * budget: /status/503 and true (the caller counts the refusal). No such file: the route stays
+ * NOTFOUND. Nothing to do when *fpath is NULL. */
+bool h2b_docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t fpath_len,
+                      uint32_t *conn_open, const struct h2b_conn_config *cfg);
+
+/* Closes a stream's docroot file (*fd >= 0, then -1) and returns its budget slots; frees a path
+ * h2b_docroot_take never took. */
+void h2b_docroot_close(int *fd, char **fpath, uint32_t *conn_open,
+                       const struct h2b_conn_config *cfg);
 
 /* p[0..n) is the string lit (a header name or value against a literal). */
 static inline bool h2b_lit_eq(const uint8_t *p, size_t n, const char *lit)

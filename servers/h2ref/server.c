@@ -130,6 +130,7 @@ struct server {
     struct worker *w;
     atomic_uint nconns;
     _Atomic uint64_t mem_used; /* buffers held by all workers (--memory-budget) */
+    struct h2b_files files;    /* open docroot files (handlers.h's budgets) */
     struct h2b_stats stats;    /* written by the accepting thread only */
     pthread_mutex_t ip_lock;   /* the accepting thread counts up, workers count down */
     struct ipent *ip[IP_BUCKETS];
@@ -283,10 +284,11 @@ static void conn_close(struct sconn *sc)
     sc->conn = NULL;
     SSL_free(sc->ssl);
     sc->ssl = NULL;
-    close(sc->fd);
+    /* release the slots before close(): a client that saw the close may connect again at once */
     ip_release(w->srv, sc->ip);
     sc->ip = NULL;
     atomic_fetch_sub(&w->srv->nconns, 1);
+    close(sc->fd);
     sc->next = w->grave;
     w->grave = sc;
 }
@@ -803,16 +805,28 @@ static void print_ready(const struct h2b_server_config *cfg, int lfd)
     fflush(f);
 }
 
-static void raise_nofile(uint32_t max_connections)
+#define FILES_DEFAULT 1024
+
+/* Raises the descriptor limit to max_connections + 128 (listeners, epoll, eventfds, TLS) plus
+ * the docroot file budget, and returns that budget: what is left beside the connections (at
+ * least 16), capped by the configured or default maximum. */
+static uint32_t raise_nofile(uint32_t max_connections, uint32_t max_files)
 {
+    uint32_t files = max_files ? max_files : FILES_DEFAULT;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return;
-    rlim_t want = (rlim_t)max_connections + 128;
-    if (rl.rlim_cur >= want)
-        return;
-    rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &rl);
+        return 16;
+    rlim_t base = (rlim_t)max_connections + 128;
+    rlim_t want = base + files;
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    rlim_t left = rl.rlim_cur > base ? rl.rlim_cur - base : 0;
+    if (left < files)
+        files = left > 16 ? (uint32_t)left : 16;
+    return files;
 }
 
 static int worker_init(struct server *srv, struct worker *w, int idx)
@@ -833,6 +847,7 @@ static int worker_init(struct server *srv, struct worker *w, int idx)
     struct h2b_conn_config cc = srv->cfg.conn;
     cc.docroot_fd = srv->docroot_fd;
     cc.memory_used = &srv->mem_used;
+    cc.files = &srv->files;
     cc.copy_bodies = srv->cfg.tls;
     int rc = h2b_conn_ctx_new(&w->ctx, &cc);
     if (rc != H2B_OK)
@@ -945,7 +960,7 @@ int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
             goto out;
         }
     }
-    raise_nofile(cfg->max_connections);
+    srv->files.max = raise_nofile(cfg->max_connections, cfg->max_open_files);
     signal(SIGPIPE, SIG_IGN);
     sigset_t sigs, old;
     sigemptyset(&sigs);

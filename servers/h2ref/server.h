@@ -29,9 +29,11 @@ struct h2b_server_config {
     bool tls;                        /* TLS with ALPN h2 */
     const char *cert_file;           /* PEM; NULL with key_file NULL: self-signed in memory */
     const char *key_file;
-    const char *docroot; /* directory for static files, or NULL */
-    uint64_t drain_ns;   /* graceful shutdown: wait this long for in-flight streams */
-    FILE *ready;         /* the "listening on" line goes here (cmd_serve: stdout); NULL: none */
+    const char *docroot;     /* directory for static files, or NULL */
+    uint32_t max_open_files; /* docroot files open at once server-wide; 0: 1024, less if the
+                              * descriptor limit leaves fewer beside max_connections + 128 */
+    uint64_t drain_ns;       /* graceful shutdown: wait this long for in-flight streams */
+    FILE *ready;             /* the "listening on" line goes here (cmd_serve: stdout); NULL: none */
 };
 
 /* Fills cfg with the defaults (including h2b_conn_config_defaults). */

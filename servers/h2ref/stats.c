@@ -33,6 +33,7 @@ static const char *const names[H2B_STAT_COUNT] = {
     [H2B_STAT_GUARD_MAXCONN] = "guard_max_connections",
     [H2B_STAT_GUARD_MAXCONN_IP] = "guard_max_connections_per_ip",
     [H2B_STAT_GUARD_MEMORY] = "guard_memory",
+    [H2B_STAT_GUARD_FILES] = "guard_open_files",
     [H2B_STAT_ERR_PREFACE] = "error_bad_preface",
     [H2B_STAT_ERR_FLOODED] = "error_nghttp2_flooded",
     [H2B_STAT_ERR_CONTINUATION] = "error_too_many_continuations",

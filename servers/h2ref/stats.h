@@ -33,6 +33,7 @@ enum h2b_stat {
     H2B_STAT_GUARD_MAXCONN,    /* connections refused by --max-connections */
     H2B_STAT_GUARD_MAXCONN_IP, /* connections refused by --max-connections-per-ip */
     H2B_STAT_GUARD_MEMORY,     /* streams refused or reset by the memory budget or echo caps */
+    H2B_STAT_GUARD_FILES,      /* docroot requests answered 503 for the open-file budgets */
     H2B_STAT_ERR_PREFACE,      /* connections that did not start with the client preface */
     H2B_STAT_ERR_FLOODED,      /* nghttp2 ERR_FLOODED (too many queued PING/SETTINGS ACKs) */
     H2B_STAT_ERR_CONTINUATION, /* nghttp2 ERR_TOO_MANY_CONTINUATIONS */

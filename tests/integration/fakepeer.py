@@ -28,6 +28,8 @@ Usage: fakepeer.py MODE [UNIX_SOCKET_PATH]
   tablesize  sends SETTINGS_HEADER_TABLE_SIZE 256 mid-connection and answers with HPACK dynamic
           table size updates (0, then 4096) and incrementally indexed fields that later answers
           reference
+  pingflood  completes the handshake, then never reads again and sends PINGs without end (1 MB
+          at a time), so the client's PING ACKs back up (issue 29 item 5)
   goaway  waits for 4 requests in flight, sends GOAWAY with the second lowest id as
           last-stream-id, answers the 2 lowest and ignores the rest (the client must fail them:
           REFUSED_STREAM)
@@ -47,7 +49,7 @@ HEADER_TABLE_SIZE, MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE = 1, 3, 4
 CONTINUATION, WINDOW_UPDATE = 9, 8
 PADDED, PRIORITY_FLAG = 0x8, 0x20
 MODES = ("silent", "noread", "reset", "zerostreams", "zerowindow", "push", "endless", "short",
-         "badstatus", "split", "splitnc", "shrink", "tablesize", "goaway")
+         "badstatus", "split", "splitnc", "shrink", "tablesize", "goaway", "pingflood")
 REFUSED_STREAM, CANCEL = 7, 8
 
 
@@ -181,6 +183,10 @@ def serve(mode, sock):
                 send(frame(SETTINGS, ACK, 0))
                 if mode == "noread":
                     threading.Event().wait()  # hold the connection open, read nothing more
+                if mode == "pingflood":
+                    burst = frame(PING, 0, 0, b"floodfld") * (1 << 16)  # 1.1 MB
+                    while True:  # until the client closes (OSError ends the thread)
+                        send(burst)
             elif ftype == PING and not flags & ACK:
                 send(frame(PING, ACK, 0, payload))
             elif ftype == RST:

@@ -34,6 +34,24 @@ expect_eq "malformed folded exit" "$?" 2
 expect_match "names file:line" "$err" 'bad\.folded:2:'
 expect_eq "no svg for bad input" "$(test -e "$TMP/bad.svg" && echo yes || echo no)" no
 
+# Sample counts whose total passes 2^53 (issue 29 item 7: two stacks of 2^63 overflowed the
+# total, UBSan aborted, the release build drew negative shares): exit 2 naming file:line:column;
+# a total of exactly 2^53 is still drawn, every frame width finite.
+printf 'a [x] 9223372036854775807
+b [x] 9223372036854775807
+' >"$TMP/big.folded"
+err=$("$H2BENCH" flame "$TMP/big.folded" -o "$TMP/big.svg" 2>&1)
+expect_eq "sample total past 2^53: exit" "$?" 2
+expect_match "sample total past 2^53: names file:line:column" "$err" 'big\.folded:1:7: .*2\^53'
+expect_eq "no svg for the overflow" "$(test -e "$TMP/big.svg" && echo yes || echo no)" no
+printf 'a [x] 9007199254740991
+b [x] 1
+' >"$TMP/max.folded"
+"$H2BENCH" flame "$TMP/max.folded" -o "$TMP/max.svg" 2>"$TMP/max.err"
+expect_eq "a total of 2^53: exit" "$?" 0
+expect_eq "a total of 2^53: no negative or huge width" \
+    "$(grep -Eo 'width="[^"]*"' "$TMP/max.svg" | grep -Ec 'width="(-|[0-9]{5,})')" 0
+
 # Headless Chromium: the SVG as a browser draws it is a picture with frames (the "all" frame's
 # grey c8c8c8 and the legend's kernel orange and nghttp2 blue must be there).
 if command -v chromium >/dev/null; then

@@ -263,7 +263,157 @@ def sc_expect(h, p):
     return None
 
 
+# ---- hostile-server-h1 (hostile_h1.sh): the server runs with --idle-timeout and
+# --slow-timeout far above these 10 s waits, so a close seen here is not a timer's.
+
+FIN_WAIT = 10.0
+
+
+def half_close(s):
+    s.shutdown(socket.SHUT_WR)
+
+
+def hx_fin_idle(h, p):
+    """A response read, then the client's FIN (no Connection: close): closed at once."""
+    s = conn(h, p)
+    s.sendall(b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    r = read_response(s)
+    if r is None or r[0] != 200:
+        return "no response"
+    half_close(s)
+    return None if closed(s, FIN_WAIT) else "still open %.0f s after the FIN" % FIN_WAIT
+
+
+def hx_fin_with_request(h, p):
+    """Request and FIN together: answered, then closed."""
+    s = conn(h, p)
+    s.sendall(b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    half_close(s)
+    r = read_response(s)
+    if r is None or r[0] != 200 or r[2] != b"Hello, World!":
+        return "request sent with the FIN not answered: %r" % (r,)
+    return None if closed(s, FIN_WAIT) else "still open after the answer"
+
+
+def hx_fin_delay(h, p):
+    """A /delay in flight when the FIN comes: the response is finished, then closed."""
+    s = conn(h, p)
+    s.sendall(b"GET /delay/300 HTTP/1.1\r\nHost: x\r\n\r\n")
+    half_close(s)
+    r = read_response(s, FIN_WAIT)
+    if r is None or r[0] != 200:
+        return "in-flight /delay not answered after the FIN"
+    return None if closed(s, FIN_WAIT) else "still open after the answer"
+
+
+def hx_fin_pipelined(h, p):
+    """Three pipelined requests (one a 1 MB body) and the FIN: all three answered in order."""
+    s = conn(h, p)
+    s.sendall(b"GET /bytes/1000000 HTTP/1.1\r\nHost: x\r\n\r\n"
+              b"POST /sink HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+              b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    half_close(s)
+    s.settimeout(FIN_WAIT)
+    out = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    got = decode(out, [False, False, False])
+    want = [1000000, 2, 13]  # /bytes, /sink's "3\n", "Hello, World!"
+    if [len(r[2]) if len(r) == 3 else None for r in got] != want:
+        return "answers after the FIN: %r" % [(r[0], len(r[-1])) for r in got]
+    return None
+
+
+def hx_fin_partial(h, p):
+    """Half a head, then the FIN: nothing can complete, closed without an answer."""
+    s = conn(h, p)
+    s.sendall(b"GET /hello HTTP/1.1\r\nHo")
+    half_close(s)
+    s.settimeout(FIN_WAIT)
+    try:
+        d = s.recv(65536)
+    except socket.timeout:
+        return "still open %.0f s after the FIN" % FIN_WAIT
+    return None if d == b"" else "answered a partial head: %r" % d[:40]
+
+
+def hx_fin_body(h, p):
+    """Half a body, then the FIN: closed (the body can never complete)."""
+    s = conn(h, p)
+    s.sendall(b"POST /sink HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+    half_close(s)
+    return None if closed(s, FIN_WAIT) else "still open %.0f s after the FIN" % FIN_WAIT
+
+
+def hx_fin_lockout(h, p):
+    """Needs --max-connections 4: 12 clients in turn send a request, read it and close (the
+    issue-29 curl repro). Every one is served, and a client after them too."""
+    for i in range(12):
+        s = conn(h, p)
+        s.sendall(b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        r = read_response(s, FIN_WAIT)
+        if r is None or r[0] != 200:
+            return "client %d of 12 not served (connections left open)" % (i + 1)
+        s.close()
+    s = conn(h, p)
+    s.sendall(b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    r = read_response(s, FIN_WAIT)
+    return None if r and r[0] == 200 else "a client after the twelve not served"
+
+
+def one(h, p, req):
+    s = conn(h, p)
+    s.sendall(req)
+    r = read_response(s)
+    s.close()
+    return r
+
+
+def hx_absolute_form(h, p):
+    """RFC 9112 3.2.2: a server MUST accept absolute-form targets."""
+    for target, body in ((b"http://x/hello", b"Hello, World!"), (b"HTTP://x:80/bytes/3", b"\0\1\2"),
+                         (b"https://x", b"Hello, World!")):
+        r = one(h, p, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        if r is None or r[0] != 200 or r[2] != body:
+            return "GET %s: %r" % (target, r and r[:3])
+    r = one(h, p, b"GET http:/x/hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    return None if r and r[0] == 400 else "GET http:/x/hello not refused: %r" % (r and r[0])
+
+
+def hx_empty_line(h, p):
+    """RFC 9112 2.2: empty lines before the request line are ignored, on a new connection and
+    after a request with a body."""
+    r = one(h, p, b"\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+    if r is None or r[0] != 200:
+        return "CRLF before the first request: %r" % (r and r[0])
+    s = conn(h, p)
+    s.sendall(b"POST /sink HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab\r\n"
+              b"GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    got = decode(read_all(s), [False, False])
+    s.close()
+    if [r[2] for r in got if len(r) == 3] != [b"2\n", b"Hello, World!"]:
+        return "CRLF after a body: %r" % got
+    return None
+
+
+def hx_chunk_size_line(h, p):
+    """After the chunk size and optional whitespace only ';' or CR may follow."""
+    head = b"POST /sink HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    r = one(h, p, head + b"3 garbage\r\nabc\r\n0\r\n\r\n")
+    if r is None or r[0] != 400:
+        return "'3 garbage' not refused: %r" % (r and r[0])
+    for line in (b"3 ;ext=1", b"3\t ", b"3;x"):
+        r = one(h, p, head + line + b"\r\nabc\r\n0\r\n\r\n")
+        if r is None or r[0] != 200 or r[2] != b"3\n":
+            return "%r refused: %r" % (line, r and r[:3])
+    return None
+
+
 SCENARIOS = {k[3:]: v for k, v in globals().items() if k.startswith("sc_")}
+HOSTILE = {k[3:]: v for k, v in globals().items() if k.startswith("hx_")}
 
 
 def main():
@@ -274,7 +424,7 @@ def main():
     bad = 0
     for n in names:
         try:
-            why = SCENARIOS[n](host, port)
+            why = SCENARIOS.get(n, HOSTILE.get(n))(host, port)
         except Exception as e:  # noqa: BLE001 - every failure is reported
             why = "exception %r" % e
         if why:

@@ -144,6 +144,12 @@ class Conn:
     def close(self):
         self.sock.close()
 
+    def abort(self):
+        """Closes with a reset (SO_LINGER 0): the server sees ECONNRESET, not a FIN, so it does
+        not wait for the slow-client timeout to end streams it can no longer answer."""
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.sock.close()
+
 
 class Runner:
     def __init__(self, host, port):
@@ -592,6 +598,177 @@ class Runner:
         for h in held:
             h.close()
 
+    # ---- issue 29 (hostile_h2.sh) ----
+
+    def sync(self, c, timeout=10):
+        """PING and wait for its ACK: the server has processed everything sent before it."""
+        c.send(frame(PING, 0, 0, b"syncsync"))
+        for t, fl, sid, p in c.frames(timeout):
+            if t == PING and fl & ACK and p == b"syncsync":
+                return True
+        return False
+
+    def server_fds(self):
+        return len(os.listdir("/proc/%s/fd" % os.environ["H2B_SERVER_PID"]))
+
+    def docroot_fds(self):
+        """Needs --threads 1, --docroot with f.txt and --max-open-files 48. Bounds stated
+        (server descriptors, 2 of slack each): 4 connections with 256 HEADERS each for the
+        file and no END_STREAM hold no file open (<= before + 4); 64 complete requests per connection that are
+        never read (initial window 0) hold at most 32 files a connection and 48 server-wide;
+        all are released when the clients close, and the file is still served."""
+        base = self.server_fds()
+        conns = [self.conn() for _ in range(4)]
+        for c in conns:
+            for i in range(256):
+                c.send(frame(HEADERS, END_HEADERS, 2 * i + 1, request_block("/f.txt")))
+        synced = all(self.sync(c) for c in conns)
+        n = self.server_fds()
+        self.check("docroot_fds/incomplete", synced and n <= base + 4 + 2,
+                   "4 x 256 open requests: %d descriptors, %d before (bound %d)"
+                   % (n, base, base + 6))
+        for c in conns:
+            c.abort()
+        self.served("docroot_fds/after_incomplete", base)
+        conns = []
+        for k in range(4):
+            c = self.conn(preface=False)
+            c.send(PREFACE + frame(SETTINGS, 0, 0, struct.pack(">HI", 4, 0)))
+            for i in range(64):
+                c.send(frame(HEADERS, END_STREAM | END_HEADERS, 2 * i + 1,
+                             request_block("/f.txt")))
+            conns.append(c)
+            ok = self.sync(c)
+            if k == 0:
+                n = self.server_fds()
+                self.check("docroot_fds/per_connection", ok and n <= base + 1 + 32 + 2,
+                           "64 unread file requests on one connection: %d descriptors, %d "
+                           "before (bound %d)" % (n, base, base + 35))
+        n = self.server_fds()
+        self.check("docroot_fds/server_wide", n <= base + 4 + 48 + 2,
+                   "4 x 64 unread file requests: %d descriptors, %d before (bound %d)"
+                   % (n, base, base + 54))
+        for c in conns:
+            c.abort()
+        self.served("docroot_fds/after_unread", base)
+        st = self.stats()
+        self.check("docroot_fds/counted", st.get("guard_open_files", 0) >= 1,
+                   "guard_open_files=%s" % st.get("guard_open_files"))
+
+    def served(self, name, base):
+        """With --threads 1 the closes sent before are handled before this new connection's
+        request: the file is served, and every descriptor of the closed clients is back."""
+        c = self.conn()
+        body = c.get_body("/f.txt")
+        n = self.server_fds()
+        c.close()
+        self.check(name, body == b"file body\n" and n <= base + 1 + 2,
+                   "GET /f.txt: %r with %d descriptors, %d before the clients" % (body, n, base))
+
+    def drain(self, name, sigterm):
+        """A /delay/1000 in flight on stream 1, then a GOAWAY (the server's on SIGTERM to
+        H2B_SERVER_PID, or the client's own), then HEADERS(3, POST /sink) with DATA,
+        WINDOW_UPDATE and RST_STREAM on it: stream 3 is RST_STREAM(REFUSED_STREAM) (fast
+        engine), no GOAWAY carries an error, and stream 1 is answered (RFC 9113 6.8)."""
+        c = self.conn()
+        c.send(frame(HEADERS, END_STREAM | END_HEADERS, 1, request_block("/delay/1000")))
+        synced = self.sync(c)
+        if sigterm:
+            os.kill(int(os.environ["H2B_SERVER_PID"]), 15)
+            got_goaway = any(t == GOAWAY for t, _, _, _ in c.frames(5))
+        else:
+            c.send(frame(GOAWAY, 0, 0, struct.pack(">II", 0, NO_ERROR)))
+            got_goaway = True
+        c.send(frame(HEADERS, END_HEADERS, 3, request_block("/sink", "POST")) +
+               frame(DATA, 0, 3, b"abc") + frame(WINUP, 0, 3, struct.pack(">I", 100)) +
+               frame(DATA, END_STREAM, 3, b"d") + frame(RST, 0, 3, struct.pack(">I", 8)))
+        goaways, rst3, body1, done1 = [], None, b"", False
+        for t, fl, sid, p in c.frames(10):
+            if t == GOAWAY and len(p) >= 8:
+                goaways.append(struct.unpack(">I", p[4:8])[0])
+            elif t == RST and sid == 3:
+                rst3 = struct.unpack(">I", p)[0]
+            elif sid == 1 and t in (DATA, HEADERS):
+                body1 += p if t == DATA else b""
+                done1 = done1 or bool(fl & END_STREAM)
+        # the fast engine refuses stream 3; nghttp2's session ignores streams above its
+        # GOAWAY's last id (also RFC 9113 6.8) and may reset their later DATA
+        want3 = ((REFUSED_STREAM,) if os.environ.get("H2B_TEST_ENGINE", "fast") == "fast"
+                 else (None, REFUSED_STREAM, STREAM_CLOSED))
+        ok = (synced and got_goaway and rst3 in want3 and done1 and
+              body1 == b"Hello, World!" and all(g == NO_ERROR for g in goaways))
+        self.check(name, ok, "GOAWAY codes %r, stream 3 reset with %r, stream 1 answered %r "
+                   "(%r)" % (goaways, rst3, done1, body1))
+        c.close()
+
+    def drain_peer_goaway(self):
+        self.drain("drain_peer_goaway", False)
+
+    def drain_sigterm(self):
+        """Last: the server exits after it."""
+        self.drain("drain_sigterm", True)
+
+    def open_streams(self, c, n):
+        """n POST /sink streams left open (no END_STREAM), synced."""
+        for i in range(n):
+            c.send(frame(HEADERS, END_HEADERS, 2 * i + 1, request_block("/sink", "POST")))
+        return self.sync(c)
+
+    def settings_entries(self):
+        """Item 4. Bounds stated: a SETTINGS frame of more than 32 entries (here 2730, 16 KB of
+        INITIAL_WINDOW_SIZE with 100 streams open) is GOAWAY(ENHANCE_YOUR_CALM) at once, as
+        nghttp2 refuses it; frames of 32 entries cost 32 flood tokens each, so 200 of them
+        (6400 tokens, far past the default 1000-token burst) end with ENHANCE_YOUR_CALM too."""
+        iws = b"".join(struct.pack(">HI", 4, v) for v in (0, 65535))
+        c = self.conn()
+        synced = self.open_streams(c, 100)
+        c.send(frame(SETTINGS, 0, 0, iws * 1365))
+        goaway, _, closed = c.outcome()
+        self.check("settings_entries/2730", synced and goaway == ENHANCE_YOUR_CALM,
+                   "one frame of 2730 entries: goaway=%s closed=%s" % (goaway, closed))
+        c = self.conn()
+        synced = self.open_streams(c, 100)
+        c.send(frame(SETTINGS, 0, 0, iws * 16) * 200)
+        goaway, _, closed = c.outcome()
+        self.check("settings_entries/32x200", synced and goaway == ENHANCE_YOUR_CALM,
+                   "200 frames of 32 entries: goaway=%s closed=%s" % (goaway, closed))
+
+    def settings_last_window(self):
+        """Item 4: of several INITIAL_WINDOW_SIZE in one frame the last one holds (6.5.3):
+        [0, 100] lets exactly 100 bytes of /bytes/1000 out, [100, 0] none."""
+        for vals, want in (((0, 100), 100), ((100, 0), 0)):
+            c = self.conn(preface=False)
+            c.send(PREFACE + frame(SETTINGS, 0, 0, b"".join(struct.pack(">HI", 4, v)
+                                                          for v in vals)))
+            c.send(frame(HEADERS, END_STREAM | END_HEADERS, 1, request_block("/bytes/1000")) +
+                   frame(PING, 0, 0, b"syncsync"))
+            got, headers, acked = 0, False, False
+            for t, fl, sid, p in c.frames(5):  # until the answer and the PING ACK are in
+                got += len(p) if sid == 1 and t == DATA else 0
+                headers = headers or (sid == 1 and t == HEADERS)
+                acked = acked or (t == PING and fl & ACK)
+                if headers and acked and got >= want:
+                    break
+            for t, fl, sid, p in c.frames(0.2):  # anything past the window would follow
+                got += len(p) if sid == 1 and t == DATA else 0
+            c.close()
+            self.check("settings_last_window/%d,%d" % vals, headers and got == want,
+                       "response headers %s, %d DATA bytes, want %d" % (headers, got, want))
+
+    def priority_idle(self):
+        """Item 9: a PRIORITY of 4 bytes, or one depending on itself, on a stream never opened
+        gets no RST_STREAM (not allowed on an idle stream, RFC 9113 5.1): a connection error
+        with the code, or nothing."""
+        for name, payload, code in (("short", b"\0\0\0\0", FRAME_SIZE_ERROR),
+                                    ("self", struct.pack(">IB", 5, 16), PROTOCOL_ERROR)):
+            c = self.conn()
+            self.sync(c)
+            c.send(frame(PRIORITY, 0, 5, payload) + frame(PING, 0, 0, b"syncsync"))
+            goaway, rsts, closed = c.outcome(timeout=3)
+            c.close()
+            self.check("priority_idle/" + name, 5 not in rsts and goaway in (None, code),
+                       "RST_STREAM on the idle stream: %s, GOAWAY %s" % (rsts.get(5), goaway))
+
 
 SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
              "settings_flood", "continuation_flood", "empty_data", "header_list", "idle_client",
@@ -610,7 +787,7 @@ def main():
         except Exception as e:  # a crash of the client is a failure, not a pass
             r.check(n, False, "exception %r" % e)
         if n not in ("guards_counted", "max_connections", "delay_order", "close_wait",
-                     "max_connections_per_ip", "echo_flood", "ping_crowd"):
+                     "max_connections_per_ip", "echo_flood", "ping_crowd", "drain_sigterm"):
             r.control(n)
     return 1 if r.failed else 0
 

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# hostile_reports.sh - names from results files cannot inject markdown or HTML into REPORT.md,
+# gate.md and the comparison (ab.md's table), nor control bytes into terminal tables (issue 29
+# item 6). The report fixtures get hostile names: a backtick that would end a code span
+# followed by raw HTML, a '|' that would end a table cell, an ANSI escape; mdcheck.py checks
+# each markdown output, and the terminal outputs must carry no control byte but newlines.
+. "$(dirname "$0")/lib.sh"
+CHECK="python3 $(dirname "$0")/mdcheck.py"
+D=$SRC/tests/data/report
+
+EVIL_BENCH=$'h2/stream`<img src=x onerror=alert(1)>|x\e[31m'
+EVIL_SCEN='m`<script>alert(1)</script>'
+EVIL_TARGET='h2ref`<b>|t'
+evil() { # IN OUT
+    jq --arg b "$EVIL_BENCH" --arg s "$EVIL_SCEN" --arg t "$EVIL_TARGET" '
+        .scenario.name = $s
+        | .micro[0].name = $b
+        | .env.warnings += ["<img src=y>` end"]
+        | .matrix |= map(if .target == "h2ref" then .target = $t else . end)' "$1" >"$2"
+}
+evil "$D/head.json" "$TMP/head.json"
+evil "$D/base.json" "$TMP/base.json"
+jq --arg b "$EVIL_BENCH" '.benchmarks[$b] = .benchmarks["h2/stream-lifecycle"]' \
+    "$D/ceilings.json" >"$TMP/ceilings.json"
+
+# the rendered form of the bench name in a code span (| escaped, ESC as ?)
+SHOWN='h2/stream`<img src=x onerror=alert(1)>\|x?[31m'
+"$H2BENCH" report "$TMP/base.json" "$TMP/head.json" --ceilings "$TMP/ceilings.json" \
+    --compare "$TMP/base.json" -o "$TMP/rep" --gnuplot /nonexistent >"$TMP/rep.out" 2>&1
+expect_eq "report written" "$?" 0
+$CHECK "$TMP/rep/REPORT.md" "$SHOWN" >"$TMP/rep.chk"; rc=$?
+cat "$TMP/rep.chk"
+expect_eq "REPORT.md holds" "$rc" 0
+
+"$H2BENCH" gate --ceilings "$TMP/ceilings.json" --results "$TMP/head.json" --confirm 0 \
+    --md "$TMP/gate.md" >"$TMP/gate.txt" 2>&1
+$CHECK "$TMP/gate.md" "$SHOWN" >"$TMP/gate.chk"; rc=$?
+cat "$TMP/gate.chk"
+expect_eq "gate.md holds" "$rc" 0
+expect_eq "gate's terminal table: no control bytes" "$(tr -d '\n' <"$TMP/gate.txt" | tr -d '\040-\176\200-\377' | wc -c)" 0
+expect_match "gate's terminal table shows the name" "$(cat "$TMP/gate.txt")" 'onerror=alert\(1\)>\|x\?\[31m'
+
+"$H2BENCH" compare "$TMP/base.json" "$TMP/head.json" --md "$TMP/ab.md" >"$TMP/cmp.txt" 2>&1
+$CHECK "$TMP/ab.md" 'onerror=alert(1)\>\|x?\[31m' >"$TMP/ab.chk"; rc=$?
+cat "$TMP/ab.chk"
+expect_eq "compare/ab markdown holds" "$rc" 0
+expect_eq "compare's terminal table: no control bytes" "$(tr -d '\n' <"$TMP/cmp.txt" | tr -d '\040-\176\200-\377' | wc -c)" 0
+finish
