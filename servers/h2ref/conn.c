@@ -130,7 +130,7 @@ struct h2b_conn {
 
 struct h2b_conn_ctx {
     struct h2b_conn_config cfg;
-    bool inject_slow; /* H2B_INJECT_SLOW=h2ref: see h2b_inject_slow_respond() */
+    bool inject_slow; /* an injected regression (handlers.c, h2b_inject_wanted()) */
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
     struct h2b_stats stats;
@@ -490,7 +490,7 @@ static void respond(struct h2b_conn *c, struct stream *st)
 {
     struct h2b_conn_ctx *ctx = c->ctx;
     if (ctx->inject_slow)
-        h2b_inject_slow_respond();
+        h2b_inject_respond();
     struct h2b_response rs;
     h2b_handle(&st->req, st->text, &rs);
     if (rs.body == H2B_BODY_DELAY) {
@@ -772,8 +772,7 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (!ctx)
         return H2B_ERR_NOMEM;
     ctx->cfg = *cfg;
-    const char *slow = getenv("H2B_INJECT_SLOW");
-    ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
+    ctx->inject_slow = h2b_inject_wanted();
     if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
         goto out_free;
     nghttp2_session_callbacks *cb = ctx->cbs;

@@ -538,7 +538,7 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
     if (st->responded)
         return;
     if (ctx->inject_slow)
-        h2b_inject_slow_respond();
+        h2b_inject_respond();
     struct h2b_response *rs = &st->rs;
     h2b_handle(&st->req, st->text, rs);
     if (rs->body == H2B_BODY_DELAY) {
@@ -1537,8 +1537,7 @@ int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
     ctx->mem = mem;
     memcpy(ctx->date_seen, date, 29);
     ctx->date_gen = 1;
-    const char *slow = getenv("H2B_INJECT_SLOW");
-    ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
+    ctx->inject_slow = h2b_inject_wanted();
     ctx->now = h2b_clock_now_ns();
     h2b_heap_init(&ctx->timers);
     h2b_heap_init(&ctx->delays);
