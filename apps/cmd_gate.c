@@ -68,6 +68,7 @@ static void usage(FILE *f)
             "  --callgrind          with --calibrate: count instructions (instruction rows)\n"
             "  --inject LIST        with --calibrate: alloc,instr,slow[,slow25 with --ab]\n"
             "                       (default all that apply; A/A always runs)\n"
+            "  --aa-trials M        with --calibrate: M unchanged trials (default N)\n"
             "  --json FILE          with --calibrate: write the rates as JSON\n"
             "  -h, --help           this text\n\n"
             "Exit codes: 0 all gates pass, 1 a ceiling exceeded or a benchmark missing,\n"
@@ -391,7 +392,8 @@ int h2b_cmd_gate(int argc, char **argv)
         O_WORK,
         O_CALLGRIND,
         O_INJECT,
-        O_JSON
+        O_JSON,
+        O_AA_TRIALS
     };
     static const struct option longopts[] = {
         {"ceilings", required_argument, NULL, O_CEILINGS},
@@ -419,6 +421,7 @@ int h2b_cmd_gate(int argc, char **argv)
         {"callgrind", no_argument, NULL, O_CALLGRIND},
         {"inject", required_argument, NULL, O_INJECT},
         {"json", required_argument, NULL, O_JSON},
+        {"aa-trials", required_argument, NULL, O_AA_TRIALS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *ceilings = NULL, *md = NULL, *junit = NULL, *write = NULL, *date = NULL;
@@ -523,6 +526,19 @@ int h2b_cmd_gate(int argc, char **argv)
             want_calibrate = true;
             break;
         }
+        case O_AA_TRIALS: {
+            uint64_t n;
+            if (h2b_cli_parse_u64(optarg, 1, 1000, &n) != H2B_OK) {
+                fprintf(stderr,
+                        "h2bench gate: --aa-trials: expected a whole number from 1 to 1000, "
+                        "got '%s'\n",
+                        optarg);
+                return H2B_EXIT_USAGE;
+            }
+            cal.aa_trials = (unsigned)n;
+            calib_only = true;
+            break;
+        }
         case O_SCENARIO:
             cal.scenario = optarg;
             cal.measure = H2B_CALIB_SCENARIO;
@@ -581,10 +597,11 @@ int h2b_cmd_gate(int argc, char **argv)
     if (want_calibrate || calib_only) {
         if (!want_calibrate || want_propose || baselines || n_results || junit || write || date ||
             runs || (cal.scenario && cal.measure == H2B_CALIB_AB)) {
-            fprintf(stderr, "h2bench gate: --scenario, --ab, --base, --forks, --work, "
-                            "--callgrind, --inject and --json go with --calibrate N, which "
-                            "takes no results files, --propose, --junit or --baselines-md "
-                            "(and one of --scenario, --ab)\n\n");
+            fprintf(stderr,
+                    "h2bench gate: --scenario, --ab, --base, --forks, --work, "
+                    "--callgrind, --inject, --aa-trials and --json go with --calibrate N, which "
+                    "takes no results files, --propose, --junit or --baselines-md "
+                    "(and one of --scenario, --ab)\n\n");
             usage(stderr);
             return H2B_EXIT_USAGE;
         }

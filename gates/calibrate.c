@@ -481,9 +481,9 @@ static int run_kind(struct ctx *x, int kind)
     int rv = H2B_OK;
     r->ran[kind] = true;
     if (kind == H2B_CALIB_AA) {
-        for (unsigned t = 0; t < r->trials && rv == H2B_OK; t++) {
+        for (unsigned t = 0; t < r->aa_trials && rv == H2B_OK; t++) {
             h2b_progress(x->opt->progress, x->opt->progress_arg, "%s: trial %u of %u",
-                         kinds[kind].key, t + 1, r->trials);
+                         kinds[kind].key, t + 1, r->aa_trials);
             rv = trial(x, kind, NULL, NULL);
             r->runs[kind]++;
         }
@@ -625,6 +625,7 @@ int h2b_calib_run(const struct h2b_calib_options *opt, struct h2b_calib_report *
     x.r = r;
     r->measure = opt->measure;
     r->trials = opt->trials;
+    r->aa_trials = opt->aa_trials ? opt->aa_trials : opt->trials;
     int rv = prepare(&x);
     if (rv == H2B_OK)
         rv = describe(&x);
@@ -758,8 +759,8 @@ static void render_notes(struct h2b_buf *b, const struct h2b_calib_report *r, bo
 
 static void render_header(struct h2b_buf *b, const struct h2b_calib_report *r, bool md)
 {
-    h2b_buf_printf(b, "%s%u trials per kind of %s",
-                   md ? "" : "h2bench gate --calibrate: ", r->trials, md ? "`" : "");
+    h2b_buf_printf(b, "%s%u A/A trials and %u per injection of %s",
+                   md ? "" : "h2bench gate --calibrate: ", r->aa_trials, r->trials, md ? "`" : "");
     if (md)
         h2b_buf_md(b, r->command);
     else
@@ -871,9 +872,10 @@ static json_t *count_json(const struct h2b_calib_report *r, const struct h2b_cal
 int h2b_calib_render_json(const struct h2b_calib_report *r, char **out)
 {
     static const char *const measures[] = {"micro", "scenario", "ab"};
-    json_t *doc = json_pack("{s:s, s:s, s:s, s:s?, s:i, s:f}", "schema", "h2bench.calibration/1",
-                            "measurement", measures[r->measure], "command", r->command, "ceilings",
-                            r->ceilings, "trials_per_kind", (json_int_t)r->trials, "z", Z95);
+    json_t *doc = json_pack(
+        "{s:s, s:s, s:s, s:s?, s:i, s:i, s:f}", "schema", "h2bench.calibration/1", "measurement",
+        measures[r->measure], "command", r->command, "ceilings", r->ceilings, "aa_trials",
+        (json_int_t)r->aa_trials, "trials_per_injection", (json_int_t)r->trials, "z", Z95);
     json_t *kj = json_object(), *rows = json_array();
     if (!doc || !kj || !rows)
         goto fail;

@@ -48,7 +48,8 @@ struct h2b_calib_options {
     const char *ceilings;     /* micro, scenario: required; ab: optional (instruction counts) */
     const char *scenario;     /* H2B_CALIB_SCENARIO: the scenario file */
     const char *filter;       /* micro, ab: benchmarks (ERE); scenario: run's --filter terms */
-    unsigned trials;          /* N >= 1 per kind */
+    unsigned trials;          /* N >= 1 per injection (and per benchmark or cell) */
+    unsigned aa_trials;       /* A/A trials; 0: trials */
     unsigned inject;          /* bits (1 << enum h2b_calib_inject) to run; 0: every one */
     bool callgrind;           /* micro, ab: count instructions (the instruction rows) */
     const char *runner;       /* the h2bench to run; NULL: the one beside /proc/self/exe */
@@ -79,9 +80,10 @@ struct h2b_calib_row {
 
 struct h2b_calib_report {
     enum h2b_calib_measure measure;
-    char *command;   /* the measurement, as a user would type it */
-    char *ceilings;  /* the ceilings file, or NULL (ab without one) */
-    unsigned trials; /* N */
+    char *command;      /* the measurement, as a user would type it */
+    char *ceilings;     /* the ceilings file, or NULL (ab without one) */
+    unsigned trials;    /* N per injection */
+    unsigned aa_trials; /* A/A trials */
     bool ran[H2B_CALIB_NINJECT];
     double seconds[H2B_CALIB_NINJECT]; /* wall time of each kind's trials */
     unsigned runs[H2B_CALIB_NINJECT];  /* measurements run for each kind */
