@@ -13,6 +13,7 @@
 #                   a third of the time (the counts do not depend on the profile's forks or
 #                   pass lengths) but is not what `make -f Makefile.ci gate` runs
 #   AB_FILTER=...   the benchmarks of the ab calibration (default two fast ones)
+#   AB_BASE=HEAD    ab's base revision; AB_WORK=DIR its --work (default: ab's cache)
 # Run it from the repository root, with a Release build in build/.
 set -euo pipefail
 OUT=${1:-calibration}
@@ -57,7 +58,8 @@ for w in $WHAT; do
         cal budgets "${INJECT:-alloc,instr}" "$@"
         ;;
     ab)
-        set -- --ab --base HEAD --forks 10 --filter "$AB_FILTER"
+        set -- --ab --base "${AB_BASE:-HEAD}" --forks 10 --filter "$AB_FILTER"
+        [ -n "${AB_WORK:-}" ] && set -- "$@" --work "$AB_WORK"
         cal ab "${INJECT:-alloc,slow,slow25}" "$@"
         ;;
     esac

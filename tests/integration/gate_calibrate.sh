@@ -8,7 +8,8 @@
 #    both, +1 allocation per request detected in every h2ref trial, and the command target's
 #    injection reported "not applicable", with no trial;
 #  - the JSON, markdown and table outputs agree, and every rate carries its Wilson interval.
-# Only counts and exit codes are asserted, never a time or a rate of a timing gate.
+# Only counts and exit codes are asserted, never a time or a rate of a timing gate. In a sanitizer
+# build the numbers cannot be gated: the test asserts that a calibration says so (exit 3).
 . "$(dirname "$0")/lib.sh"
 N=3
 B=hpack/encode-typical-response
@@ -37,6 +38,16 @@ v = (row or {}).get(sys.argv[3], {}).get(sys.argv[4], "-")
 print(" ".join("%.6f" % x for x in v) if isinstance(v, list) else v)
 PY
 }
+
+if "$H2BENCH" --version | grep -q sanitizers; then
+    "$H2BENCH" gate --calibrate 1 --ceilings "$SRC/gates/ceilings.json" --filter "^$B\$" \
+        --inject alloc >"$TMP/out" 2>"$TMP/err"
+    expect_eq "sanitizer build: calibration cannot gate" "$?" 3
+    expect_match "and says why" "$(cat "$TMP/err")" "cannot be gated: .*sanitizers"
+    [ "$PASSED" -gt 0 ] || fail "no checks ran"
+    finish
+    exit
+fi
 
 # --- micro ---
 "$H2BENCH" gate --calibrate $N --ceilings "$SRC/gates/ceilings.json" --filter "^$B\$" \
