@@ -6,6 +6,7 @@
  * (temporary file + rename) so a failing gate never leaves half a report behind.
  */
 #include "core/buf.h"
+#include "gates/calibrate.h"
 #include "gates/cells.h"
 #include "gates/ceilings.h"
 #include "core/cli.h"
@@ -31,7 +32,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: h2bench gate --ceilings FILE --results FILE... [options]\n"
             "       h2bench gate --propose (--results FILE... | --runs N) [--write FILE]\n"
-            "       h2bench gate --ceilings FILE --baselines-md FILE\n\n"
+            "       h2bench gate --ceilings FILE --baselines-md FILE\n"
+            "       h2bench gate --calibrate N --ceilings FILE [--scenario FILE] [options]\n"
+            "       h2bench gate --calibrate N --ab [--base REV] [--ceilings FILE] [options]\n\n"
             "Checks microbenchmark results (h2bench.result/1) against stored ceilings\n"
             "(h2bench.ceilings/1). Allocation ceilings are exact; p99 is checked as the best\n"
             "fork's p99 and a breach is re-measured before it fails (docs/gates.md).\n\n"
@@ -55,10 +58,23 @@ static void usage(FILE *f)
             "  --write FILE         with --propose: also write the proposal to FILE (never the\n"
             "                       ceilings file itself)\n"
             "  --baselines-md FILE  render BASELINES.md from --ceilings into FILE (- = stdout)\n"
+            "  --calibrate N        measure each gate row's false-alarm rate (N unchanged runs)\n"
+            "                       and detection rate (N runs per injected regression and\n"
+            "                       benchmark or cell), with 95 %% Wilson intervals; the\n"
+            "                       measurement is h2bench micro (default), --scenario or --ab\n"
+            "  --scenario FILE      with --calibrate: h2bench run FILE [--filter TERMS]\n"
+            "  --ab                 with --calibrate: h2bench ab against --base (default HEAD)\n"
+            "  --base REV, --forks N, --work DIR   with --ab: as h2bench ab's\n"
+            "  --callgrind          with --calibrate: count instructions (instruction rows)\n"
+            "  --inject LIST        with --calibrate: alloc,instr,slow[,slow25 with --ab]\n"
+            "                       (default all that apply; A/A always runs)\n"
+            "  --aa-trials M        with --calibrate: M unchanged trials (default N)\n"
+            "  --json FILE          with --calibrate: write the rates as JSON\n"
             "  -h, --help           this text\n\n"
             "Exit codes: 0 all gates pass, 1 a ceiling exceeded or a benchmark missing,\n"
             "2 usage or malformed input (file:line:column), 3 measurement invalid (sanitizer or\n"
-            "non-Release build, counter unavailable, re-run failed).\n");
+            "non-Release build, counter unavailable, re-run failed). --calibrate exits 0 when it\n"
+            "measured (whatever the rates), 2 on bad input, 3 when a measurement failed.\n");
 }
 
 static void print_diag(void *arg, const struct h2b_diag *d)
@@ -143,6 +159,80 @@ out:
     return code;
 }
 
+/* "alloc,instr" into bits of enum h2b_calib_inject. */
+static int parse_inject(const char *list, unsigned *mask)
+{
+    char word[32];
+    *mask = 0;
+    for (const char *p = list;;) {
+        size_t n = strcspn(p, ",");
+        int k = -1;
+        if (n < sizeof(word)) {
+            memcpy(word, p, n);
+            word[n] = 0;
+            k = h2b_calib_inject_from_key(word);
+        }
+        if (k < 0) {
+            fprintf(stderr,
+                    "h2bench gate: --inject: expected a list of alloc, instr, slow, slow25 "
+                    "(or aa), got '%s'\n",
+                    list);
+            return H2B_ERR_PARSE;
+        }
+        *mask |= 1u << k;
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    return H2B_OK;
+}
+
+static int calibrate(const struct h2b_calib_options *cal, const char *md_path,
+                     const char *json_path)
+{
+    struct h2b_calib_options o = *cal;
+    struct h2b_calib_report *r = NULL;
+    struct h2b_diag d;
+    char *text = NULL;
+    o.progress = print_progress;
+    o.progress_arg = stderr;
+    int rv = h2b_calib_run(&o, &r, &d);
+    if (rv != H2B_OK) {
+        if (!d.file[0])
+            fputs("h2bench gate: --calibrate: ", stderr);
+        if (d.message[0])
+            h2b_diag_print(&d, stderr);
+        else
+            fprintf(stderr, "%s\n", h2b_strerror(rv));
+        return h2b_exit_code(rv);
+    }
+    int code = H2B_EXIT_OK;
+    if ((rv = h2b_calib_render_table(r, &text)) == H2B_OK)
+        fputs(text, stdout);
+    free(text);
+    text = NULL;
+    if (rv == H2B_OK && md_path && (rv = h2b_calib_render_md(r, &text)) == H2B_OK)
+        code = h2b_cmd_write_text(md_path, text);
+    free(text);
+    text = NULL;
+    if (rv == H2B_OK && code == H2B_EXIT_OK && json_path &&
+        (rv = h2b_calib_render_json(r, &text)) == H2B_OK) {
+        struct h2b_buf b = {0};
+        char *doc = NULL;
+        h2b_buf_printf(&b, "%s\n", text);
+        if ((rv = h2b_buf_finish(&b, &doc)) == H2B_OK)
+            code = h2b_cmd_write_text(json_path, doc);
+        free(doc);
+    }
+    free(text);
+    h2b_calib_report_del(r);
+    if (rv != H2B_OK) {
+        fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
+        return H2B_EXIT_RUNTIME;
+    }
+    return code;
+}
+
 static int baselines_md(const char *ceilings_path, const char *out_path)
 {
     struct h2b_ceilings *c = NULL;
@@ -178,29 +268,20 @@ static bool filter_selects(const struct h2b_ceilings *c, const struct h2b_gate_s
 static int check_cells(const char *ceilings_path, const char *const *results, size_t n_results,
                        const struct h2b_fingerprint *fp, bool strict, struct h2b_gate_report *r)
 {
-    json_t *doc = NULL;
-    char *text = NULL;
-    struct h2b_diag d;
+    struct h2b_diag d = {0};
     struct h2b_cell_gates *g = NULL;
     struct h2b_results_doc *docs[MAX_RESULTS] = {0};
     int code = H2B_EXIT_OK;
-    if (h2b_json_load(ceilings_path, &doc, &text, &d) != H2B_OK) {
-        h2b_diag_print(&d, stderr);
-        return H2B_EXIT_USAGE;
-    }
-    const json_t *cells = json_object_get(doc, "cells");
-    struct h2b_json_src src = {ceilings_path, text};
-    if (!cells)
-        goto out;
-    int rv = h2b_cell_gates_from_json(cells, &src, &g, &d);
+    int rv = h2b_cell_gates_load(ceilings_path, &g, &d);
     if (rv != H2B_OK) {
-        if (rv == H2B_ERR_PARSE)
+        if (d.message[0])
             h2b_diag_print(&d, stderr);
         else
             fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
-        code = rv == H2B_ERR_PARSE ? H2B_EXIT_USAGE : H2B_EXIT_RUNTIME;
-        goto out;
+        return rv == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
     }
+    if (!g)
+        return H2B_EXIT_OK;
     for (size_t i = 0; i < n_results && i < MAX_RESULTS; i++) {
         if ((rv = h2b_results_doc_load(results[i], &docs[i], NULL, &d)) != H2B_OK) {
             code = load_error(rv, &d);
@@ -217,8 +298,6 @@ out:
     for (size_t i = 0; i < MAX_RESULTS; i++)
         h2b_results_doc_del(docs[i]);
     h2b_cell_gates_del(g);
-    json_decref(doc);
-    free(text);
     return code;
 }
 
@@ -304,7 +383,17 @@ int h2b_cmd_gate(int argc, char **argv)
         O_HEADROOM,
         O_DATE,
         O_WRITE,
-        O_BASELINES_MD
+        O_BASELINES_MD,
+        O_CALIBRATE,
+        O_SCENARIO,
+        O_AB,
+        O_BASE,
+        O_FORKS,
+        O_WORK,
+        O_CALLGRIND,
+        O_INJECT,
+        O_JSON,
+        O_AA_TRIALS
     };
     static const struct option longopts[] = {
         {"ceilings", required_argument, NULL, O_CEILINGS},
@@ -323,6 +412,16 @@ int h2b_cmd_gate(int argc, char **argv)
         {"date", required_argument, NULL, O_DATE},
         {"write", required_argument, NULL, O_WRITE},
         {"baselines-md", required_argument, NULL, O_BASELINES_MD},
+        {"calibrate", required_argument, NULL, O_CALIBRATE},
+        {"scenario", required_argument, NULL, O_SCENARIO},
+        {"ab", no_argument, NULL, O_AB},
+        {"base", required_argument, NULL, O_BASE},
+        {"forks", required_argument, NULL, O_FORKS},
+        {"work", required_argument, NULL, O_WORK},
+        {"callgrind", no_argument, NULL, O_CALLGRIND},
+        {"inject", required_argument, NULL, O_INJECT},
+        {"json", required_argument, NULL, O_JSON},
+        {"aa-trials", required_argument, NULL, O_AA_TRIALS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *ceilings = NULL, *md = NULL, *junit = NULL, *write = NULL, *date = NULL;
@@ -334,6 +433,9 @@ int h2b_cmd_gate(int argc, char **argv)
     double headroom = 0.35;
     struct h2b_gate_runner runner = {0};
     struct h2b_gate_options opt = {0};
+    struct h2b_calib_options cal = {.confirm = 1};
+    const char *json = NULL;
+    bool want_calibrate = false, calib_only = false;
     int c;
 
     optind = 0;
@@ -411,6 +513,72 @@ int h2b_cmd_gate(int argc, char **argv)
         case O_BASELINES_MD:
             baselines = optarg;
             break;
+        case O_CALIBRATE: {
+            uint64_t n;
+            if (h2b_cli_parse_u64(optarg, 1, 1000, &n) != H2B_OK) {
+                fprintf(stderr,
+                        "h2bench gate: --calibrate: expected the number of trials per kind, "
+                        "a whole number from 1 to 1000, got '%s'\n",
+                        optarg);
+                return H2B_EXIT_USAGE;
+            }
+            cal.trials = (unsigned)n;
+            want_calibrate = true;
+            break;
+        }
+        case O_AA_TRIALS: {
+            uint64_t n;
+            if (h2b_cli_parse_u64(optarg, 1, 1000, &n) != H2B_OK) {
+                fprintf(stderr,
+                        "h2bench gate: --aa-trials: expected a whole number from 1 to 1000, "
+                        "got '%s'\n",
+                        optarg);
+                return H2B_EXIT_USAGE;
+            }
+            cal.aa_trials = (unsigned)n;
+            calib_only = true;
+            break;
+        }
+        case O_SCENARIO:
+            cal.scenario = optarg;
+            cal.measure = H2B_CALIB_SCENARIO;
+            calib_only = true;
+            break;
+        case O_AB:
+            cal.measure = H2B_CALIB_AB;
+            calib_only = true;
+            break;
+        case O_BASE:
+            cal.base = optarg;
+            calib_only = true;
+            break;
+        case O_FORKS: {
+            uint64_t n;
+            if (h2b_cli_parse_u64(optarg, 2, 1000, &n) != H2B_OK) {
+                fprintf(stderr, "h2bench gate: --forks: expected 2 to 1000, got '%s'\n", optarg);
+                return H2B_EXIT_USAGE;
+            }
+            cal.forks = (unsigned)n;
+            calib_only = true;
+            break;
+        }
+        case O_WORK:
+            cal.work_dir = optarg;
+            calib_only = true;
+            break;
+        case O_CALLGRIND:
+            cal.callgrind = true;
+            calib_only = true;
+            break;
+        case O_INJECT:
+            if (parse_inject(optarg, &cal.inject) != H2B_OK)
+                return H2B_EXIT_USAGE;
+            calib_only = true;
+            break;
+        case O_JSON:
+            json = optarg;
+            calib_only = true;
+            break;
         case 'h':
             usage(stdout);
             return H2B_EXIT_OK;
@@ -426,6 +594,25 @@ int h2b_cmd_gate(int argc, char **argv)
         results[n_results++] = argv[optind];
     }
 
+    if (want_calibrate || calib_only) {
+        if (!want_calibrate || want_propose || baselines || n_results || junit || write || date ||
+            runs || (cal.scenario && cal.measure == H2B_CALIB_AB)) {
+            fprintf(stderr,
+                    "h2bench gate: --scenario, --ab, --base, --forks, --work, "
+                    "--callgrind, --inject, --aa-trials and --json go with --calibrate N, which "
+                    "takes no results files, --propose, --junit or --baselines-md "
+                    "(and one of --scenario, --ab)\n\n");
+            usage(stderr);
+            return H2B_EXIT_USAGE;
+        }
+        cal.ceilings = ceilings;
+        cal.filter = filter;
+        cal.runner = runner.path;
+        cal.profile = runner.profile;
+        cal.cpu = runner.cpu;
+        cal.confirm = (int)confirm;
+        return calibrate(&cal, md, json);
+    }
     if (baselines) {
         if (!ceilings || want_propose || n_results) {
             fprintf(stderr, "h2bench gate: --baselines-md takes only --ceilings\n\n");

@@ -428,3 +428,22 @@ int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_result
         r->exit_code = 1;
     return H2B_OK;
 }
+
+int h2b_cell_gates_load(const char *path, struct h2b_cell_gates **out, struct h2b_diag *diag)
+{
+    json_t *doc = NULL;
+    char *text = NULL;
+    int rv = h2b_json_load(path, &doc, &text, diag);
+    if (rv != H2B_OK)
+        return rv;
+    const json_t *cells = json_object_get(doc, "cells");
+    struct h2b_json_src src = {path, text};
+    struct h2b_cell_gates *g = NULL;
+    if (cells)
+        rv = h2b_cell_gates_from_json(cells, &src, &g, diag);
+    if (rv == H2B_OK)
+        *out = g;
+    json_decref(doc);
+    free(text);
+    return rv;
+}

@@ -78,6 +78,11 @@ int h2b_cell_gates_from_json(const json_t *cells, const struct h2b_json_src *src
 
 void h2b_cell_gates_del(struct h2b_cell_gates *g);
 
+/* The "cells" section of the ceilings file at path: *out NULL (and H2B_OK) when the file has
+ * none. Returns H2B_OK, H2B_ERR_PARSE (diag at file:line:column), H2B_ERR_IO, H2B_ERR_NOMEM;
+ * *out untouched on failure. */
+int h2b_cell_gates_load(const char *path, struct h2b_cell_gates **out, struct h2b_diag *diag);
+
 /* Checks every cell gate against the results documents (paths name them in the evidence) and
  * appends one row per gate to r, updating its counts and exit code. fp is where the ceilings
  * were set (NULL: anywhere): a p99_ms ceiling on results measured on another machine is

@@ -94,11 +94,15 @@ struct h2b_gate_runner {
     const char *path;     /* executable; NULL: h2bench next to /proc/self/exe */
     const char *profile;  /* NULL: "ci" */
     const char *cpu;      /* passed as --cpu (pin the runner and its forks), or NULL */
+    bool callgrind;       /* pass --callgrind (instructions counted) */
+    char *const *envp;    /* the runner's environment (an injected regression); NULL: ours */
+    bool quiet;           /* the runner's table is discarded instead of sent to stderr */
     struct h2b_diag diag; /* h2b_gate_runner_rerun: why the last re-run failed ("" if none) */
 };
 int h2b_gate_runner_rerun(void *runner, const char *const *names, size_t count, double *p99_out);
 
-/* Runs `runner micro --profile PROFILE --json out_path [--cpu N] [--filter filter]` once. Returns
+/* Runs `runner micro --profile PROFILE --json out_path [--cpu N] [--callgrind] [--filter filter]`
+ * once, in r->envp. Returns
  * H2B_OK, H2B_ERR_SYS (spawn failed) or H2B_ERR_UNSUPPORTED (the runner exited non-zero or was
  * killed), diag saying which. */
 int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, const char *out_path,

@@ -6,6 +6,7 @@
 #ifndef H2B_GATES_GATE_INT_H
 #define H2B_GATES_GATE_INT_H
 
+#include "core/buf.h"
 #include "gates/gate.h"
 
 /* Exact metrics are compared with this absolute slack, far below one byte or one allocation per
@@ -23,5 +24,14 @@ double h2b__gate_exact_value(const struct h2b_gate_obs *const *obs, size_t n, in
 
 /* Counts row in r's per-status totals (passed, failed, ...): the one place a status is tallied. */
 void h2b__gate_count_row(struct h2b_gate_report *r, const struct h2b_gate_row *row);
+
+/* Runs argv (argv[0] a path) in envp (NULL: ours), its stdout to our stderr (or discarded with
+ * quiet), and waits. Returns H2B_OK when it exited 0; H2B_ERR_SYS (spawn failed) or
+ * H2B_ERR_UNSUPPORTED (exited non-zero, killed), diag->message saying which. */
+int h2b__gate_spawn(char *const *argv, char *const *envp, bool quiet, struct h2b_diag *diag);
+
+/* Appends "^(a|b)$" to b, the regex metacharacters of names escaped: a --filter that selects
+ * exactly these benchmarks. */
+void h2b__gate_filter_for(struct h2b_buf *b, const char *const *names, size_t count);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * gate_runner.c - the gate's micro runner: `h2bench micro --profile P --json FILE` spawned for
- * confirmation re-runs of breached p99s and for proposals from fresh runs (gate.h).
+ * confirmation re-runs of breached p99s, for proposals from fresh runs and for calibration
+ * trials (gate.h, calibrate.h).
  *
  * Approach: the runner is this h2bench (or --runner PATH), its table sent to stderr so the
  * gate's stdout carries only the verdict; a re-run names only the breached benchmarks in an
@@ -54,13 +55,21 @@ int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, con
         argv[argc++] = "--cpu";
         argv[argc++] = (char *)r->cpu;
     }
+    if (r && r->callgrind)
+        argv[argc++] = "--callgrind";
     if (filter) {
         argv[argc++] = "--filter";
         argv[argc++] = (char *)filter;
     }
     argv[argc] = NULL;
+    return h2b__gate_spawn(argv, r ? r->envp : NULL, r && r->quiet, diag);
+}
+
+int h2b__gate_spawn(char *const *argv, char *const *envp, bool quiet, struct h2b_diag *diag)
+{
+    const char *exe = argv[0];
     /* The runner's table goes to stderr: the gate's stdout carries only the gate's verdict. */
-    struct h2b_proc_opts po = {.out = H2B_PROC_STDERR};
+    struct h2b_proc_opts po = {.out = quiet ? H2B_PROC_DEVNULL : H2B_PROC_STDERR, .envp = envp};
     struct h2b_proc *p;
     int err = h2b_proc_spawn(&p, argv, &po);
     if (err != H2B_OK) {
@@ -74,20 +83,19 @@ int h2b_gate_runner_run(const struct h2b_gate_runner *r, const char *filter, con
     if (err != H2B_OK)
         return H2B_ERR_SYS;
     if (WIFSIGNALED(status)) {
-        snprintf(diag->message, sizeof(diag->message), "%.400s micro was killed by signal %d", exe,
-                 WTERMSIG(status));
+        snprintf(diag->message, sizeof(diag->message), "%.400s %s was killed by signal %d", exe,
+                 argv[1], WTERMSIG(status));
         return H2B_ERR_UNSUPPORTED;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(diag->message, sizeof(diag->message), "%.400s micro exited with status %d", exe,
-                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        snprintf(diag->message, sizeof(diag->message), "%.400s %s exited with status %d", exe,
+                 argv[1], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         return H2B_ERR_UNSUPPORTED;
     }
     return H2B_OK;
 }
 
-/* Appends "^(a|b)$" with regex metacharacters in names escaped. */
-static void filter_for(struct h2b_buf *b, const char *const *names, size_t count)
+void h2b__gate_filter_for(struct h2b_buf *b, const char *const *names, size_t count)
 {
     h2b_buf_printf(b, count > 1 ? "^(" : "^");
     for (size_t i = 0; i < count; i++) {
@@ -114,7 +122,7 @@ int h2b_gate_runner_rerun(void *arg, const char *const *names, size_t count, dou
     struct h2b_buf fb = {0};
     char *filter = NULL;
     struct h2b_gate_set *s = NULL;
-    filter_for(&fb, names, count);
+    h2b__gate_filter_for(&fb, names, count);
     int rv = h2b_buf_finish(&fb, &filter);
     if (rv != H2B_OK)
         goto out;

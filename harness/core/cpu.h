@@ -10,6 +10,7 @@
 
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Parses a CPU list into *out (cleared first). Returns H2B_OK, or H2B_ERR_PARSE for bad syntax
  * and H2B_ERR_RANGE for a CPU number >= CPU_SETSIZE. *out is untouched on failure. */
@@ -30,5 +31,11 @@ int h2b_cpu_pin_self_to(int cpu);
 
 /* Number of online CPUs (at least 1). */
 int h2b_cpu_online(void);
+
+/* Executes n instructions (n rounded up to an even number) and nothing else: on x86-64 a loop of
+ * two instructions, so an instruction counter (callgrind, perf) sees exactly that many plus the
+ * call's few; elsewhere a C loop of about that many. The injected "+1 % instructions" regression
+ * of the calibration (inject.c, handlers.c). Thread-safe. */
+void h2b_cpu_burn_instructions(uint64_t n);
 
 #endif

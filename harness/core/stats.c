@@ -1,5 +1,5 @@
 /*
- * stats.c - median, min and max with one empty-input rule (stats.h).
+ * stats.c - median, min and max with one empty-input rule, and the Wilson interval (stats.h).
  *
  * qsort, not a selection algorithm: the arrays are repeats and forks (tens of values) and
  * epochs (at most a few thousand), where the sort is not measurable. Rejected: an insertion
@@ -65,4 +65,22 @@ double h2b_stats_max(const double *v, size_t n)
     for (size_t i = 0; i < n; i++)
         m = i == 0 || v[i] > m ? v[i] : m;
     return m;
+}
+
+/* Wilson (1927): the p whose normal-approximation interval has the observed k/n at its edge.
+ * Rejected: the Wald interval k/n +- z*sqrt(p(1-p)/n), which is [0, 0] for 0 false alarms in 20
+ * trials (it would claim certainty from 20 runs) and leaves [0, 1] near the edges; Clopper-Pearson,
+ * which needs the beta quantile and is wider than the nominal level. */
+void h2b_stats_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi)
+{
+    if (n == 0 || k > n) {
+        *lo = *hi = NAN;
+        return;
+    }
+    double nn = (double)n, p = (double)k / nn, z2 = z * z;
+    double denom = 1.0 + z2 / nn;
+    double center = (p + z2 / (2.0 * nn)) / denom;
+    double half = z * sqrt(p * (1.0 - p) / nn + z2 / (4.0 * nn * nn)) / denom;
+    *lo = k == 0 ? 0.0 : fmax(0.0, center - half);
+    *hi = k == n ? 1.0 : fmin(1.0, center + half);
 }

@@ -1,5 +1,6 @@
 /*
- * stats.h - the order statistics every engine uses: median and friends.
+ * stats.h - the order statistics every engine uses: median and friends; and the one interval
+ * of a proportion (Wilson).
  *
  * One rule for empty input: NAN ("no value"), never 0, so an empty set cannot pass for a
  * measured zero. Pure functions on caller arrays; thread-safe; no allocation.
@@ -8,6 +9,7 @@
 #define H2B_CORE_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Median of v[0..n), sorting v in place; the mean of the two middle values when n is even.
  * NAN when n == 0. */
@@ -27,5 +29,10 @@ double h2b_stats_quantile_sorted(const double *v, size_t n, double q);
 /* Smallest and largest of v[0..n); NAN when n == 0. v is not modified. */
 double h2b_stats_min(const double *v, size_t n);
 double h2b_stats_max(const double *v, size_t n);
+
+/* The Wilson score interval of a proportion: k successes in n trials (k <= n), at the normal
+ * quantile z (1.96 for 95 %). Writes [*lo, *hi], inside [0, 1]; both NAN when n == 0 or k > n.
+ * Unlike the normal approximation it stays inside [0, 1] and is not [0, 0] for 0 of n. */
+void h2b_stats_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi);
 
 #endif

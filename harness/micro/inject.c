@@ -7,6 +7,10 @@
  * H2B_INJECT_SLOW_PERCENT=P (1..1000, with H2B_INJECT_SLOW): instead of doing the work twice,
  * every call of the benchmark's loop is followed by a busy wait of P % of the time the call
  * took, so each operation, and each latency sample, is P % slower (25: a +25 % slowdown).
+ * H2B_INJECT_INSTR=<instance name> with H2B_INJECT_INSTR_COUNT=C (1..10^9): that benchmark
+ * executes C more instructions per operation (h2b_cpu_burn_instructions, exact on x86-64), so
+ * `h2bench gate --calibrate` can ask for +1 % of an instruction ceiling. Without a valid count
+ * nothing is injected: there is no sensible default size for "more instructions".
  * Rejected for P: repeating the work for P % of the calls (n/4 extra calls): ns/op grows by
  * P %, but one sample in four doubles, so p99 would double too; that is a different regression.
  *
@@ -18,6 +22,7 @@
  * short and the release build identical to the one CI gates.
  */
 #include "core/clock.h"
+#include "core/cpu.h"
 #include "core/cli.h"
 #include "core/error.h"
 #include "micro/runner.h"
@@ -25,9 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct h2b_micro_bench alloc_bench, slow_bench;
-static h2b_micro_fn alloc_orig, slow_orig;
+static struct h2b_micro_bench alloc_bench, slow_bench, instr_bench;
+static h2b_micro_fn alloc_orig, slow_orig, instr_orig;
 static uint64_t slow_percent; /* 0: twice the work */
+static uint64_t instr_count;  /* instructions added per operation */
 
 static void alloc_fn(struct h2b_micro_state *st, uint64_t n)
 {
@@ -54,6 +60,12 @@ static void slow_fn(struct h2b_micro_state *st, uint64_t n)
         h2b_micro_clobber();
 }
 
+static void instr_fn(struct h2b_micro_state *st, uint64_t n)
+{
+    instr_orig(st, n);
+    h2b_cpu_burn_instructions(instr_count * n);
+}
+
 static bool named(const char *var, const char *name)
 {
     const char *v = getenv(var);
@@ -78,6 +90,16 @@ const struct h2b_micro_bench *h2b__micro_inject(const struct h2b_micro_bench *b,
         slow_orig = b->fn;
         slow_bench.fn = slow_fn;
         b = &slow_bench;
+    }
+    const char *count = getenv("H2B_INJECT_INSTR_COUNT");
+    uint64_t c = 0;
+    if (named("H2B_INJECT_INSTR", name) && count &&
+        h2b_cli_parse_u64(count, 1, 1000000000, &c) == H2B_OK) {
+        instr_count = c;
+        instr_bench = *b;
+        instr_orig = b->fn;
+        instr_bench.fn = instr_fn;
+        b = &instr_bench;
     }
     return b;
 }

@@ -78,7 +78,7 @@ struct h2b_micro_fork {
 /* Validates and expands the registered benchmarks; on error prints why and returns
  * H2B_ERR_INVAL. Idempotent. */
 /* The bench to run for instance name: b, or a wrapper injecting a regression when
- * H2B_INJECT_ALLOC or H2B_INJECT_SLOW names the instance (inject.c). */
+ * H2B_INJECT_ALLOC, H2B_INJECT_SLOW or H2B_INJECT_INSTR names the instance (inject.c). */
 const struct h2b_micro_bench *h2b__micro_inject(const struct h2b_micro_bench *b, const char *name);
 
 int h2b__micro_registry_load(void);

@@ -133,7 +133,7 @@ struct h2b_conn {
 
 struct h2b_conn_ctx {
     struct h2b_conn_config cfg;
-    bool inject_slow; /* H2B_INJECT_SLOW=h2ref: see h2b_inject_slow_respond() */
+    bool inject_slow; /* an injected regression (handlers.c, h2b_inject_wanted()) */
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
     struct h2b_stats stats;
@@ -493,7 +493,7 @@ static void respond(struct h2b_conn *c, struct stream *st)
 {
     struct h2b_conn_ctx *ctx = c->ctx;
     if (ctx->inject_slow)
-        h2b_inject_slow_respond();
+        h2b_inject_respond();
     struct h2b_response rs;
     if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &c->files_open, &ctx->cfg))
         h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_FILES, 1);
@@ -776,8 +776,7 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (!ctx)
         return H2B_ERR_NOMEM;
     ctx->cfg = *cfg;
-    const char *slow = getenv("H2B_INJECT_SLOW");
-    ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
+    ctx->inject_slow = h2b_inject_wanted();
     if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
         goto out_free;
     nghttp2_session_callbacks *cb = ctx->cbs;

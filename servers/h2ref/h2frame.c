@@ -542,7 +542,7 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
     if (st->responded)
         return;
     if (ctx->inject_slow)
-        h2b_inject_slow_respond();
+        h2b_inject_respond();
     struct h2b_response *rs = &st->rs;
     if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &h->files_open, &ctx->cfg))
         h2b_stats_add(ctx->stats, H2B_STAT_GUARD_FILES, 1);
@@ -1577,8 +1577,7 @@ int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
     ctx->mem = mem;
     memcpy(ctx->date_seen, date, 29);
     ctx->date_gen = 1;
-    const char *slow = getenv("H2B_INJECT_SLOW");
-    ctx->inject_slow = slow && strcmp(slow, "h2ref") == 0;
+    ctx->inject_slow = h2b_inject_wanted();
     ctx->now = h2b_clock_now_ns();
     h2b_heap_init(&ctx->timers);
     h2b_heap_init(&ctx->delays);

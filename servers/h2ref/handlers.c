@@ -22,6 +22,8 @@
  *   until then), and open files are counted per connection and server-wide (struct h2b_files),
  *   so clients that open streams and never finish them, or finish them and never read, cannot
  *   take the descriptors accept() needs; over a budget the answer is 503.
+ * - Injected regressions (h2b_inject_*: slower, one more allocation, more instructions per
+ *   response) are read and applied here, so an engine only tests one flag per response.
  * Rejected: a callback interface (the handler calling the engine to emit headers and body):
  * the engines produce bodies in very different ways (nghttp2 data providers, iovec runs,
  * nghttp3 vectors), and a description they read costs no indirect calls on the hot path.
@@ -29,9 +31,13 @@
  * symlinks by design).
  */
 #include "h2ref/handlers.h"
+#include "core/cli.h"
+#include "core/cpu.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
@@ -246,6 +252,47 @@ __attribute__((noinline)) void h2b_inject_slow_respond(void)
     volatile uint32_t x = 1;
     for (int i = 0; i < 4000; i++)
         x = x * 1664525u + 1013904223u;
+}
+
+/* The injections, read from the environment once (pthread_once: every server thread creates
+ * its engine context and asks). */
+static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
+static bool inject_slow, inject_alloc;
+static uint64_t inject_instr;
+
+static bool inject_names_h2ref(const char *var)
+{
+    const char *v = getenv(var);
+    return v && strcmp(v, "h2ref") == 0;
+}
+
+static void inject_read(void)
+{
+    inject_slow = inject_names_h2ref("H2B_INJECT_SLOW");
+    inject_alloc = inject_names_h2ref("H2B_INJECT_ALLOC");
+    const char *count = getenv("H2B_INJECT_INSTR_COUNT");
+    uint64_t c = 0;
+    if (inject_names_h2ref("H2B_INJECT_INSTR") && count &&
+        h2b_cli_parse_u64(count, 1, 1000000000, &c) == H2B_OK)
+        inject_instr = c;
+}
+
+bool h2b_inject_wanted(void)
+{
+    pthread_once(&inject_once, inject_read);
+    return inject_slow || inject_alloc || inject_instr;
+}
+
+void h2b_inject_respond(void)
+{
+    if (inject_slow)
+        h2b_inject_slow_respond();
+    if (inject_alloc) {
+        void *volatile p = malloc(16);
+        free(p);
+    }
+    if (inject_instr)
+        h2b_cpu_burn_instructions(inject_instr);
 }
 
 /* ---- static files under --docroot ---- */

@@ -199,4 +199,13 @@ static inline bool h2b_lit_eq(const uint8_t *p, size_t n, const char *lit)
  * about as much CPU as a request costs, in a function of its own for the flame graph. */
 void h2b_inject_slow_respond(void);
 
+/* Whether the environment injects a regression into h2ref's responses: H2B_INJECT_SLOW=h2ref
+ * (h2b_inject_slow_respond), H2B_INJECT_ALLOC=h2ref (one more allocation, 16 bytes, per
+ * request), H2B_INJECT_INSTR=h2ref with H2B_INJECT_INSTR_COUNT=C (C more instructions per
+ * request: `h2bench gate --calibrate`). Read once per process; thread-safe. */
+bool h2b_inject_wanted(void);
+
+/* Applies the injected regressions h2b_inject_wanted() found, once per response. */
+void h2b_inject_respond(void);
+
 #endif
