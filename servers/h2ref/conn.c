@@ -1,7 +1,7 @@
 /*
  * conn.c - one server-side HTTP/2 connection over libnghttp2, driven without sockets.
  *
- * Approach (see ../../shared notes/server.md for the study behind it):
+ * Approach:
  * - Input goes straight into nghttp2_session_mem_recv; nghttp2 consumes all of it, so there is
  *   no per-connection read buffer. Callbacks decide the route while headers are decoded (no
  *   copies of names or values; the route table and the responses are handlers.c's, shared
