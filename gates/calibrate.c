@@ -745,13 +745,17 @@ static void render_notes(struct h2b_buf *b, const struct h2b_calib_report *r, bo
                 h2b_buf_puts(b, md ? "\nNot applicable:\n\n" : "\nnot applicable:\n");
             any = true;
             if (md) {
-                h2b_buf_puts(b, "- `");
-                h2b_buf_md(b, what);
-                h2b_buf_printf(b, "`, %s: ", label);
+                h2b_buf_puts(b, "- ");
+                h2b_buf_md_code(b, what);
+                h2b_buf_printf(b, ", %s: ", label);
                 h2b_buf_md(b, why);
                 h2b_buf_puts(b, "\n");
             } else {
-                h2b_buf_printf(b, "  %s, %s: %s\n", what, label, why);
+                h2b_buf_puts(b, "  ");
+                h2b_buf_term(b, what);
+                h2b_buf_printf(b, ", %s: ", label);
+                h2b_buf_term(b, why);
+                h2b_buf_puts(b, "\n");
             }
         }
     }
@@ -759,15 +763,19 @@ static void render_notes(struct h2b_buf *b, const struct h2b_calib_report *r, bo
 
 static void render_header(struct h2b_buf *b, const struct h2b_calib_report *r, bool md)
 {
-    h2b_buf_printf(b, "%s%u A/A trials and %u per injection of %s",
-                   md ? "" : "h2bench gate --calibrate: ", r->aa_trials, r->trials, md ? "`" : "");
+    h2b_buf_printf(b, "%s%u A/A trials and %u per injection of ",
+                   md ? "" : "h2bench gate --calibrate: ", r->aa_trials, r->trials);
     if (md)
-        h2b_buf_md(b, r->command);
+        h2b_buf_md_code(b, r->command);
     else
-        h2b_buf_puts(b, r->command);
-    h2b_buf_printf(b, "%s", md ? "`" : "");
-    if (r->ceilings)
-        h2b_buf_printf(b, ", gated by %s%s%s", md ? "`" : "", r->ceilings, md ? "`" : "");
+        h2b_buf_term(b, r->command);
+    if (r->ceilings) {
+        h2b_buf_puts(b, ", gated by ");
+        if (md)
+            h2b_buf_md_code(b, r->ceilings);
+        else
+            h2b_buf_term(b, r->ceilings);
+    }
     h2b_buf_puts(b, md ? ".\n" : "\n");
     h2b_buf_puts(b, md ? "Each cell: red trials / trials, the rate, and its 95 % Wilson interval "
                          "in %. A/A counts a failing or invalid row (CI red for nothing); "
@@ -798,7 +806,8 @@ int h2b_calib_render_table(const struct h2b_calib_report *r, char **out)
     }
     h2b_buf_puts(&b, "\n");
     for (size_t i = 0; i < r->count; i++) {
-        h2b_buf_printf(&b, "%-*s", (int)wg, r->rows[i].gate);
+        h2b_buf_term(&b, r->rows[i].gate);
+        h2b_buf_pad(&b, wg - strlen(r->rows[i].gate));
         for (int k = 0; k < H2B_CALIB_NINJECT; k++) {
             if (!r->ran[k])
                 continue;
@@ -829,16 +838,14 @@ int h2b_calib_render_md(const struct h2b_calib_report *r, char **out)
     }
     h2b_buf_puts(&b, "\n");
     for (size_t i = 0; i < r->count; i++) {
-        h2b_buf_puts(&b, "| `");
-        h2b_buf_md(&b, r->rows[i].gate);
-        h2b_buf_puts(&b, "` |");
+        h2b_buf_puts(&b, "| ");
+        h2b_buf_md_code(&b, r->rows[i].gate);
+        h2b_buf_puts(&b, " |");
         for (int k = 0; k < H2B_CALIB_NINJECT; k++) {
             if (!r->ran[k])
                 continue;
             fmt_cell(cell, sizeof(cell), r, &r->rows[i], k);
-            h2b_buf_puts(&b, " ");
-            h2b_buf_md(&b, cell);
-            h2b_buf_puts(&b, " |");
+            h2b_buf_printf(&b, " %s |", cell); /* our own digits and words */
         }
         h2b_buf_puts(&b, "\n");
     }

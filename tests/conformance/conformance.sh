@@ -10,7 +10,8 @@
 #                         (unless racy), bad known-failures files and results are usage errors,
 #                         a wrong error code fails where --lenient (h2spec) passes it
 #
-# Each run leaves BIN/../conformance/TARGET.json; table.py turns those into one table.
+# Each run leaves BIN/../conformance/TARGET.json (TARGET-nghttp2.json with H2B_TEST_ENGINE=nghttp2);
+# table.py turns those into one table.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../integration/serve_lib.sh"
 . "$(dirname "$0")/../integration/load_lib.sh"
@@ -19,7 +20,9 @@ HERE=$SRC/tests/conformance
 PY=/usr/bin/python3 # Debian's, which sees python3-hyperframe and python3-hpack
 OUT=$BIN/../conformance
 mkdir -p "$OUT"
-JSON=$OUT/$TARGET.json
+# One file per target and engine: the two engines' runs of a target go in parallel under
+# ctest -j, and one file for both let one run delete or rewrite what the other was reading.
+JSON=$OUT/$TARGET${H2B_TEST_ENGINE:+-$H2B_TEST_ENGINE}.json
 rm -f "$JSON"
 
 mkdir -p "$TMP/www"

@@ -3,9 +3,9 @@
 # H2B_INJECT_ALLOC one benchmark makes one extra allocation per operation and the allocation gate
 # fails (exit 1) naming the benchmark and metric, against the committed gates/ceilings.json
 # (exact counts hold on any machine with the same build); the extra allocation also raises the
-# callgrind instruction count past its committed ceiling, and two runs count identically. With H2B_INJECT_SLOW one benchmark does
-# its work twice and the p99 gate fails (exit 1) after its confirmation re-run, which inherits
-# the injection. p99 ceilings hold only on the machine that set them, so the p99 half proposes
+# callgrind instruction count past its committed ceiling, and two runs count identically. With
+# H2B_INJECT_SLOW one benchmark takes ten times as long and the p99 gate fails (exit 1) after its
+# confirmation re-run, which inherits the injection. p99 ceilings hold only on the machine that set them, so the p99 half proposes
 # its ceiling here first (3 runs, pinned, default headroom), then checks a fresh unchanged run
 # (passes) and an injected one (fails): nothing is compared with a time measured elsewhere.
 # In a sanitizer build the numbers cannot be gated, and the test asserts the gate says so
@@ -67,10 +67,15 @@ expect_eq "fresh unchanged run passes the local p99 ceiling" \
     "$("$H2BENCH" gate --ceilings "$TMP/local.json" --cpu $CPU --confirm 2 --filter "^$SLOW\$" \
         --results "$TMP/fresh.json" >"$TMP/out" 2>"$TMP/err"; echo $?)" 0
 
-export H2B_INJECT_SLOW=$SLOW
+# Ten times slower (a busy wait of 900 % of each call after it): the ceiling was set minutes
+# earlier, and on a shared machine the load can differ between then and the check by more than
+# the 35 % headroom allows for a mere doubling (a 2x run breached at 3535 ns, its confirmation
+# re-run measured 2063 ns against a 2321 ns ceiling set under heavier load). How often the gate
+# catches 2x and +25 % is measured, not asserted: h2bench gate --calibrate (docs/gates.md).
+export H2B_INJECT_SLOW=$SLOW H2B_INJECT_SLOW_PERCENT=900
 micro "$SLOW" "$TMP/slow.json"
-expect_eq "micro with twice the work" "$?" 0
+expect_eq "micro with ten times the work" "$?" 0
 expect_eq "p99 gate fails" "$(gate_with "$TMP/local.json" "$SLOW" "$TMP/slow.json")" 1
 expect_match "names benchmark and p99, confirmed" "$(cat "$TMP/out")" "^FAIL +$SLOW +p99 .*confirmed by re-run 1"
-unset H2B_INJECT_SLOW
+unset H2B_INJECT_SLOW H2B_INJECT_SLOW_PERCENT
 finish
