@@ -19,6 +19,7 @@
 #include "load/load.h"
 #include "core/results.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,45 @@ static double min_of(double a, double b)
 }
 
 /* Adds src's {"200": n, ...} into dst's. */
-static int add_codes(json_t **dst, const json_t *src)
+/* The status codes' key, as the core model spells it (STYLE.md rule 16). */
+static const char *codes_key(void)
+{
+    return H2B_MODEL_KEY(h2b_results_load_model, struct h2b_results_load, status_codes);
+}
+
+/* status_codes of one part: keys of three digits (or "other", what the load client counts
+ * outside 100-599), values non-negative integers. Anything else is an input error. */
+static int check_codes(const json_t *codes, const struct h2b_json_src *src, struct h2b_diag *d)
+{
+    if (codes == NULL || json_is_null(codes))
+        return H2B_OK;
+    if (!json_is_object(codes)) {
+        h2b_diag_set(d, src->file, src->text, codes_key(), "expected an object");
+        return H2B_ERR_PARSE;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)codes, k, v)
+    {
+        bool three = strlen(k) == 3 && k[0] >= '1' && k[0] <= '9' && k[1] >= '0' && k[1] <= '9' &&
+                     k[2] >= '0' && k[2] <= '9';
+        if (!three && strcmp(k, "other") != 0) {
+            h2b_diag_set(d, src->file, src->text, codes_key(),
+                         "expected three-digit status codes (or \"other\") as keys");
+            return H2B_ERR_PARSE;
+        }
+        if (!json_is_integer(v) || json_integer_value(v) < 0) {
+            h2b_diag_set(d, src->file, src->text, codes_key(),
+                         "expected a non-negative integer count for \"%s\"", three ? k : "other");
+            return H2B_ERR_PARSE;
+        }
+    }
+    return H2B_OK;
+}
+
+/* Adds the counts of src (checked) to *dst; a sum past 2^63-1 is an input error. */
+static int add_codes(json_t **dst, const json_t *src, const struct h2b_json_src *file,
+                     struct h2b_diag *d)
 {
     if (!json_is_object(src))
         return H2B_OK;
@@ -53,8 +92,13 @@ static int add_codes(json_t **dst, const json_t *src)
     json_t *v;
     json_object_foreach((json_t *)src, k, v)
     {
-        json_int_t n = json_integer_value(json_object_get(*dst, k)) + json_integer_value(v);
-        if (json_object_set_new(*dst, k, json_integer(n)) != 0)
+        json_int_t a = json_integer_value(json_object_get(*dst, k)), b = json_integer_value(v);
+        if (a > LLONG_MAX - b) {
+            h2b_diag_set(d, file->file, file->text, codes_key(),
+                         "the merged count of \"%s\" passes 2^63-1", k);
+            return H2B_ERR_PARSE;
+        }
+        if (json_object_set_new(*dst, k, json_integer(a + b)) != 0)
             return H2B_ERR_NOMEM;
     }
     return H2B_OK;
@@ -192,13 +236,15 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
             rv = H2B_ERR_PARSE;
             break;
         }
+        if ((rv = check_codes(part->status_codes, &srcs[i], d)) != H2B_OK)
+            break;
         const struct h2b_results_histograms *hs = &part->histograms;
         const char *texts[5] = {hs->latency, hs->service, hs->ttfb, hs->connect, hs->tls_handshake};
         for (int k = 0; k < 5 && rv == H2B_OK; k++)
             rv = add_hist(&acc[k], texts[k], srcs[i].file, names[k], d);
         if (rv == H2B_OK && i > 0) {
             add_part(&m, &p);
-            rv = add_codes(&m.status_codes, p.status_codes);
+            rv = add_codes(&m.status_codes, p.status_codes, &srcs[i], d);
             if (rv == H2B_OK)
                 rv = merge_engine(&m, &p, &mixed);
         }

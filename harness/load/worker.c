@@ -20,9 +20,12 @@
  * does one against a server that allows 0 streams (given up after one --timeout) or whose
  * session nghttp2 ends by itself (closed at once: see session_over).
  *
- * HTTP checks: nghttp2's are off (load.c), so the two that decide h2load's counts are made here:
- * a :status that is not three digits and a body that does not match its content-length make the
- * request a protocol error (failed and errored, as h2load counts them).
+ * HTTP checks: nghttp2's are off (load.c), so those that decide h2load's counts are made here,
+ * once for both HTTP/2 engines: a :status that is not three digits, a body that does not match
+ * its content-length, and the field rules of nghttp2's HTTP messaging (field_ok: pseudo-headers
+ * in trailers or after regular fields, unknown or repeated pseudo-headers, uppercase names,
+ * connection-specific fields) make the request a protocol error (failed and errored, as h2load
+ * counts them).
  */
 #include "core/clock.h"
 #include "core/cpu.h"
@@ -71,6 +74,13 @@ struct slot {
     uint64_t body_recv;     /* response DATA payload so far */
     int32_t stream_id;      /* 0 when the slot is free */
     uint32_t next_free;
+    uint8_t block; /* the header block being read: BLOCK_* (hook_begin_headers, hook_header) */
+};
+
+enum {
+    BLOCK_TRAILERS = 1, /* after the final :status: no pseudo-header allowed */
+    BLOCK_STATUS = 2,   /* this block carried :status */
+    BLOCK_REGULAR = 4,  /* this block carried a regular field: no pseudo-header may follow */
 };
 
 struct h2b__load_conn {
@@ -362,6 +372,7 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     s->body_off = 0;
     s->content_length = -1;
     s->body_recv = 0;
+    s->block = 0;
     s->stream_id = id;
     if (c->inflight++ == 0)
         w->busy_conns++;
@@ -440,9 +451,12 @@ static struct slot *slot_of(struct h2b__load_conn *c, nghttp2_session *session, 
 /* ---- what the server sent, whichever engine read it (nghttp2's callbacks below, h2fast.c's
  * further down): the request's counts, status, body length checks ---- */
 
-/* The first response HEADERS of s's stream starts: TTFB. */
+/* A HEADERS block of s's stream starts (every one: interim, final, trailers). The first is
+ * the TTFB. */
 static void hook_begin_headers(struct h2b__load_conn *c, struct slot *s)
 {
+    if (s)
+        s->block = s->req.status != 0 ? BLOCK_TRAILERS : 0;
     if (s && s->t_first == 0) {
         s->t_first = c->w->now;
         if (s->req.measured && s->req.t_sent)
@@ -452,11 +466,48 @@ static void hook_begin_headers(struct h2b__load_conn *c, struct slot *s)
 
 /* One response header field of s (NULL: a stream no longer ours). Returns 1 when the response
  * is broken (the request is counted as a protocol error; the engine resets the stream). */
+/* The field rules of nghttp2's HTTP messaging for a response (off in the nghttp2 engine, see
+ * load.c, so both engines apply them here, and h2load resets the stream for each): a name is
+ * lowercase token characters (':' first only for pseudo-headers); the only pseudo-header is
+ * :status, once per block and before every regular field, and none in trailers;
+ * connection-specific fields are not HTTP/2's. False: the response is malformed. */
+static bool field_ok(struct slot *s, const uint8_t *name, size_t namelen)
+{
+    static const char *const conn_specific[] = {
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", NULL};
+    if (namelen == 0)
+        return false;
+    for (size_t i = name[0] == ':' ? 1 : 0; i < namelen; i++) {
+        uint8_t ch = name[i];
+        bool tchar = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                     (ch > 0x20 && ch < 0x7f && strchr("!#$%&'*+-.^_`|~", ch));
+        if (!tchar)
+            return false; /* uppercase, separators, controls */
+    }
+    if (name[0] == ':') {
+        if (s->block & (BLOCK_TRAILERS | BLOCK_STATUS | BLOCK_REGULAR))
+            return false;
+        if (namelen != 7 || memcmp(name, ":status", 7) != 0)
+            return false;
+        s->block |= BLOCK_STATUS;
+        return true;
+    }
+    s->block |= BLOCK_REGULAR;
+    for (const char *const *k = conn_specific; *k; k++)
+        if (namelen == strlen(*k) && memcmp(name, *k, namelen) == 0)
+            return false;
+    return true;
+}
+
 static int hook_header(struct h2b__load_conn *c, struct slot *s, const uint8_t *name,
                        size_t namelen, const uint8_t *value, size_t valuelen)
 {
     if (measuring(c->w))
         c->w->stats.bytes_headers_decomp += namelen + valuelen;
+    if (s && !s->req.recorded && !field_ok(s, name, namelen)) {
+        finish_request(c, s, OUT_PROTOCOL);
+        return 1;
+    }
     if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0) {
         if (!s || s->req.recorded)
             return 0;
@@ -533,8 +584,9 @@ static void hook_stream_close(struct h2b__load_conn *c, struct slot *s, uint32_t
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
     struct h2b__load_conn *c = user_data;
-    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_RESPONSE)
-        return 0;
+    if (frame->hd.type != NGHTTP2_HEADERS ||
+        (frame->headers.cat != NGHTTP2_HCAT_RESPONSE && frame->headers.cat != NGHTTP2_HCAT_HEADERS))
+        return 0; /* every block of a response: interim, final and trailers */
     hook_begin_headers(c, slot_of(c, session, frame->hd.stream_id));
     return 0;
 }

@@ -24,6 +24,10 @@
  *   its first byte (no extension for trickled bytes: slowloris), a body or unsent output must
  *   progress within slow_timeout, and a /delay response is due. Deadlines that move later are
  *   corrected lazily when they come up, as in conn.c.
+ * - The peer's FIN (h2b_h1_input_closed): with no request in progress the connection is done at
+ *   once; the requests already read are answered first. Without it a client that closes without
+ *   "Connection: close" left a CLOSE-WAIT socket holding a --max-connections slot for the idle
+ *   timeout.
  * - Routes and what they answer are handlers.c's (h2b_route_parse, h2b_handle), as for HTTP/2
  *   and HTTP/3; this file writes the answer as an HTTP/1.1 head and body.
  * Rejected: pipelined responses generated ahead (they would need a queue of bodies for little gain,

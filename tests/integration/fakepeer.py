@@ -30,6 +30,11 @@ Usage: fakepeer.py MODE [UNIX_SOCKET_PATH]
           reference
   pingflood  completes the handshake, then never reads again and sends PINGs without end (1 MB
           at a time), so the client's PING ACKs back up (issue 29 item 5)
+  trailer answers 200 "ok" and a trailer block x-t: 1 (valid)
+  trailerstatus  the same with :status in the trailer block (a malformed response)
+  pseudo  answers 200 with a :path pseudo-header in the response
+  upper   answers 200 with an uppercase field name (Content-Type)
+  connhdr answers 200 with connection: close (connection-specific, not HTTP/2's)
   goaway  waits for 4 requests in flight, sends GOAWAY with the second lowest id as
           last-stream-id, answers the 2 lowest and ignores the rest (the client must fail them:
           REFUSED_STREAM)
@@ -49,7 +54,8 @@ HEADER_TABLE_SIZE, MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE = 1, 3, 4
 CONTINUATION, WINDOW_UPDATE = 9, 8
 PADDED, PRIORITY_FLAG = 0x8, 0x20
 MODES = ("silent", "noread", "reset", "zerostreams", "zerowindow", "push", "endless", "short",
-         "badstatus", "split", "splitnc", "shrink", "tablesize", "goaway", "pingflood")
+         "badstatus", "split", "splitnc", "shrink", "tablesize", "goaway", "pingflood", "trailer",
+         "trailerstatus", "pseudo", "upper", "connhdr")
 REFUSED_STREAM, CANCEL = 7, 8
 
 
@@ -230,6 +236,18 @@ def serve(mode, sock):
             elif mode == "short":
                 send(frame(HEADERS, END_HEADERS, sid, STATUS_200 + literal(28, b"100")) +
                      frame(DATA, END_STREAM, sid, b"0123456789"))
+            elif mode in ("trailer", "trailerstatus"):
+                trailer = b"\x00" + bytes([3]) + b"x-t" + bytes([1]) + b"1"  # literal, new name
+                if mode == "trailerstatus":
+                    trailer = STATUS_200 + trailer
+                send(frame(HEADERS, END_HEADERS, sid, STATUS_200 + literal(28, b"2")) +
+                     frame(DATA, 0, sid, b"ok") + frame(HEADERS, END_HEADERS | END_STREAM, sid, trailer))
+            elif mode in ("pseudo", "upper", "connhdr"):
+                extra = {"pseudo": literal(4, b"/x"),
+                         "upper": b"\x00" + bytes([12]) + b"Content-Type" + bytes([1]) + b"x",
+                         "connhdr": b"\x00" + bytes([10]) + b"connection" + bytes([5]) + b"close"}[mode]
+                send(frame(HEADERS, END_HEADERS, sid, STATUS_200 + extra + literal(28, b"2")) +
+                     frame(DATA, END_STREAM, sid, b"ok"))
             elif mode == "badstatus":
                 send(frame(HEADERS, END_HEADERS | END_STREAM, sid, literal(8, b"abc")))
     except (EOFError, OSError):

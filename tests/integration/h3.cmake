@@ -5,4 +5,7 @@ if(H2B_H3)
   h2b_integration_test(h3_load h3_load.sh)
   set_tests_properties(integration.h3_serve integration.h3_load
                        PROPERTIES LABELS "integration;h3")
+  # issue 29: a burst of /delay requests costs linear server CPU (a side-by-side ratio)
+  h2b_integration_test(hostile_h3 hostile_h3.sh)
+  set_tests_properties(integration.hostile_h3 PROPERTIES LABELS "integration;h3;hostile-server-h3")
 endif()

@@ -37,4 +37,24 @@ for e in fast nghttp2; do
     expect_eq "$e: the flooded connection ended" \
         "$(jq -c '[.succeeded, .failed]' "$TMP/pingflood-$e.json" 2>&1)" '[0,1]'
 done
+
+# Item 13: malformed responses are failures in both engines, as h2load counts them (nghttp2's
+# HTTP messaging rules): :status in trailers, a :path in a response, an uppercase field name,
+# connection: close. A valid trailer block still succeeds.
+responses() { # MODE EXPECTED
+    local e
+    for e in fast nghttp2; do
+        start_fake "$1"
+        timeout 60 "$H2BENCH" load --engine "$e" --no-progress --timeout 10s -n 4 -c 1 -m 2 \
+            --json "$TMP/$1-$e.json" "$FAKE_URL/x" >"$TMP/$1-$e.out" 2>&1
+        kill "$FAKE_PID" 2>/dev/null
+        expect_eq "$1 ($e): [succeeded, failed]" \
+            "$(jq -c '[.succeeded, .failed]' "$TMP/$1-$e.json" 2>&1)" "$2"
+    done
+}
+responses trailer '[4,0]'
+responses trailerstatus '[0,4]'
+responses pseudo '[0,4]'
+responses upper '[0,4]'
+responses connhdr '[0,4]'
 finish

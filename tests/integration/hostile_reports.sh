@@ -45,4 +45,26 @@ $CHECK "$TMP/ab.md" 'onerror=alert(1)\>\|x?\[31m' >"$TMP/ab.chk"; rc=$?
 cat "$TMP/ab.chk"
 expect_eq "compare/ab markdown holds" "$rc" 0
 expect_eq "compare's terminal table: no control bytes" "$(tr -d '\n' <"$TMP/cmp.txt" | tr -d '\040-\176\200-\377' | wc -c)" 0
+
+# h2bench merge (item 8): status-code keys must be three digits (or "other"), counts
+# non-negative integers, and a merged count past 2^63-1 is an input error: exit 2, nothing
+# written. A clean merge still adds the counts.
+. "$(dirname "$0")/serve_lib.sh"
+start_serve merge --threads 1 || { finish; exit; }
+"$H2BENCH" load -n 10 -c 1 --no-progress --json "$TMP/a.json" "$SERVE_URL/hello" >/dev/null 2>&1
+expect_eq "load for merge" "$(jq -c .status_codes "$TMP/a.json")" '{"200":10}'
+stop_serve "$SERVE_PID" >/dev/null
+"$H2BENCH" merge "$TMP/a.json" "$TMP/a.json" --json "$TMP/aa.json" >/dev/null 2>&1
+expect_eq "clean merge adds" "$(jq -c .status_codes "$TMP/aa.json")" '{"200":20}'
+bad_merge() { # LABEL JQ [SED]: the part is a.json through jq, then sed (jq cannot print 2^63-1)
+    jq "$2" "$TMP/a.json" | sed -e "${3:-}" >"$TMP/bad-$1.json"
+    err=$("$H2BENCH" merge "$TMP/bad-$1.json" "$TMP/bad-$1.json" --json "$TMP/m-$1.json" 2>&1)
+    expect_eq "merge $1: exit 2" "$?" 2
+    expect_match "merge $1: names the file" "$err" "bad-$1\\.json:[0-9]+:[0-9]+: status_codes"
+    expect_eq "merge $1: nothing written" "$(test -e "$TMP/m-$1.json" && echo yes || echo no)" no
+}
+bad_merge overflow '.status_codes["200"] = 424242' 's/424242/9223372036854775807/'
+bad_merge key '.status_codes["<img>"] = 1'
+bad_merge string '.status_codes["200"] = "10"'
+bad_merge negative '.status_codes["200"] = -1'
 finish
