@@ -679,9 +679,9 @@ int h2b_ceilings_baselines_md(const struct h2b_ceilings *c, const char *source, 
         const struct h2b_baseline *bl = &e->baseline;
         const struct h2b_ceiling *bytes = &e->metric[H2B_METRIC_BYTES_PER_OP];
         const struct h2b_ceiling *p99 = &e->metric[H2B_METRIC_P99_NS];
-        h2b_buf_printf(&b, "| `");
-        h2b_buf_md(&b, e->name);
-        h2b_buf_printf(&b, "` |");
+        h2b_buf_puts(&b, "| ");
+        h2b_buf_md_code(&b, e->name);
+        h2b_buf_puts(&b, " |");
         md_value(&b, bl->has_bytes || bytes->set, bl->has_bytes ? bl->bytes_per_op : bytes->max,
                  "");
         md_value(&b, bl->has_p50, bl->p50_ns, " ns");
@@ -699,9 +699,9 @@ int h2b_ceilings_baselines_md(const struct h2b_ceilings *c, const char *source, 
     for (size_t i = 0; i < c->count; i++) {
         const struct h2b_ceiling_bench *e = &c->benches[i];
         if (e->baseline.note && !e->metric[H2B_METRIC_P99_NS].set) {
-            h2b_buf_printf(&b, "%s`", notes ? "; " : "\n¹ ");
-            h2b_buf_md(&b, e->name);
-            h2b_buf_printf(&b, "`: ");
+            h2b_buf_puts(&b, notes ? "; " : "\n¹ ");
+            h2b_buf_md_code(&b, e->name);
+            h2b_buf_puts(&b, ": ");
             h2b_buf_md(&b, e->baseline.note);
             notes = true;
         }

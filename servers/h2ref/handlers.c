@@ -439,8 +439,8 @@ static void files_release(struct h2b_files *f)
         atomic_fetch_sub_explicit(&f->open, 1, memory_order_relaxed);
 }
 
-bool h2b_docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t fpath_len,
-                      uint32_t *conn_open, const struct h2b_conn_config *cfg)
+bool h2b__docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t fpath_len,
+                       uint32_t *conn_open, const struct h2b_conn_config *cfg)
 {
     char *p = *fpath;
     if (!p)
@@ -466,8 +466,8 @@ bool h2b_docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t fp
     return refused;
 }
 
-void h2b_docroot_close(int *fd, char **fpath, uint32_t *conn_open,
-                       const struct h2b_conn_config *cfg)
+void h2b__docroot_close(int *fd, char **fpath, uint32_t *conn_open,
+                        const struct h2b_conn_config *cfg)
 {
     free(*fpath);
     *fpath = NULL;
