@@ -601,7 +601,7 @@ int h2b_cmd_gate(int argc, char **argv)
                     "h2bench gate: --scenario, --ab, --base, --forks, --work, "
                     "--callgrind, --inject, --aa-trials and --json go with --calibrate N, which "
                     "takes no results files, --propose, --junit or --baselines-md "
-                    "(and one of --scenario, --ab)\n\n");
+                    "(and --scenario or --ab, not both)\n\n");
             usage(stderr);
             return H2B_EXIT_USAGE;
         }

@@ -799,10 +799,13 @@ int h2b_calib_render_table(const struct h2b_calib_report *r, char **out)
     for (size_t i = 0; i < r->count; i++)
         wg = h2b_buf_width(wg, r->rows[i].gate);
     render_header(&b, r, false);
+    int last = 0; /* the last column is not padded: no trailing blanks */
+    for (int k = 0; k < H2B_CALIB_NINJECT; k++)
+        last = r->ran[k] ? k : last;
     h2b_buf_printf(&b, "%-*s", (int)wg, "gate");
     for (int k = 0; k < H2B_CALIB_NINJECT; k++) {
         if (r->ran[k])
-            h2b_buf_printf(&b, "  %-28s", kinds[k].label);
+            h2b_buf_printf(&b, "  %-*s", k == last ? 0 : 28, kinds[k].label);
     }
     h2b_buf_puts(&b, "\n");
     for (size_t i = 0; i < r->count; i++) {
@@ -812,7 +815,7 @@ int h2b_calib_render_table(const struct h2b_calib_report *r, char **out)
             if (!r->ran[k])
                 continue;
             fmt_cell(cell, sizeof(cell), r, &r->rows[i], k);
-            h2b_buf_printf(&b, "  %-28s", cell);
+            h2b_buf_printf(&b, "  %-*s", k == last ? 0 : 28, cell);
         }
         h2b_buf_puts(&b, "\n");
     }
