@@ -12,11 +12,14 @@
  *     N1 phase and one more N2 phase run uninstrumented (nghttpd's first N2 after a 500-request
  *     warm-up still cost 0.4 % more than the next two, which agreed within 0.01 %), then twice:
  * callgrind_control -i on, N2 requests, a pause for the tail, -i off, -d (dump); each dump's
- * "totals:" line is that run's instruction count. The two must agree within 0.1 %: glibc's free
- * lists move a run by about 0.02 % (4106.1 and 4106.8 per request at 10 x 10); otherwise the
- * metric is null with both numbers. RSS is measured on the preload pass's fresh process before
- * any point ran, so memory the points freed into malloc's free lists cannot hide what new
- * connections cost.
+ * "totals:" line is that run's instruction count. The two must agree within 0.5 %; otherwise the
+ * metric is null with both numbers. h2ref's two runs differ by 0.02 % at most (glibc's free
+ * lists: 4106.1 and 4106.8 per request at 10 x 10), but a server that allocates per request
+ * moves more (the test's own server, 10 allocations a request, broke 0.1 % in a clean CI run),
+ * and this check only says whether the measurement is valid: how much a gate tolerates is the
+ * ceiling's own `tolerance` (gates/budgets-ceilings.json: 0.1 %). RSS is measured on the preload
+ * pass's fresh process before any point ran, so memory the points freed into malloc's free lists
+ * cannot hide what new connections cost.
  *
  * The driver: one thread, one epoll loop, nghttp2 client sessions writing through mem_send
  * into one buffer per connection, in lockstep rounds (each connection sends `streams`
@@ -89,7 +92,7 @@
 #define PHASE_TIMEOUT_NS (120 * H2B_NS_PER_SEC)
 #define VALGRIND_PHASE_TIMEOUT_NS (600 * H2B_NS_PER_SEC)
 #define TAIL_NS (300 * H2B_NS_PER_MS)
-#define INSTR_TOLERANCE 0.001
+#define INSTR_TOLERANCE 0.005
 
 /* Reasons are cut to their buffer (core/error.h). */
 #define say h2b_reason
