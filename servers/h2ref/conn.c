@@ -495,7 +495,8 @@ static void respond(struct h2b_conn *c, struct stream *st)
     if (ctx->inject_slow)
         h2b_inject_respond();
     struct h2b_response rs;
-    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &c->files_open, &ctx->cfg))
+    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &c->files_open, &ctx->cfg,
+                         &ctx->wm.paths))
         h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_FILES, 1);
     h2b_handle(&st->req, st->text, &rs);
     if (rs.body == H2B_BODY_DELAY) {
@@ -613,7 +614,8 @@ static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const ui
     if (h2b_lit_eq(name, namelen, ":method")) {
         st->req.method = (uint8_t)h2b_method_parse(value, valuelen);
     } else if (h2b_lit_eq(name, namelen, ":path") && st->req.route == H2B_ROUTE_NONE) {
-        h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, valuelen, &c->ctx->cfg);
+        h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, valuelen, &c->ctx->cfg,
+                       &c->ctx->wm.paths);
     }
     return 0;
 }
@@ -726,7 +728,7 @@ static void stream_release(struct h2b_conn *c, struct stream *st)
     if (st->anext)
         st->anext->aprev = st->aprev;
     h2b_wmem_chunks_free(&c->ctx->wm, &st->chunks);
-    h2b_docroot_close(&st->fd, &st->fpath, &c->files_open, &c->ctx->cfg);
+    h2b_docroot_close(&st->fd, &st->fpath, &c->files_open, &c->ctx->cfg, &c->ctx->wm.paths);
     c->nstreams--;
     h2b_stats_sub(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
     h2b_wmem_stream_put(&c->ctx->wm, st);

@@ -400,7 +400,7 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
     if (st->anext)
         st->anext->aprev = st->aprev;
     h2b_wmem_chunks_free(&h->ctx->wm, &st->chunks);
-    h2b_docroot_close(&st->fd, &st->fpath, &h->files_open, &h->ctx->cfg);
+    h2b_docroot_close(&st->fd, &st->fpath, &h->files_open, &h->ctx->cfg, &h->ctx->wm.paths);
     h->nstreams--;
     h2b_stats_sub(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
     h2b_wmem_stream_put(&h->ctx->wm, st);
@@ -544,7 +544,8 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
     if (ctx->inject_slow)
         h2b_inject_respond();
     struct h2b_response *rs = &st->rs;
-    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &h->files_open, &ctx->cfg))
+    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &h->files_open, &ctx->cfg,
+                         &ctx->wm.paths))
         h2b_stats_add(ctx->stats, H2B_STAT_GUARD_FILES, 1);
     h2b_handle(&st->req, st->text, rs);
     if (rs->body == H2B_BODY_DELAY) {
@@ -803,7 +804,8 @@ static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *na
                 return false;
             }
             if (value[0] == '/') {
-                h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, vlen, &h->ctx->cfg);
+                h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, vlen, &h->ctx->cfg,
+                               &h->ctx->wm.paths);
             } else {
                 st->star = true;
                 st->req.route = H2B_ROUTE_NOTFOUND;

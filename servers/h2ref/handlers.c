@@ -405,14 +405,16 @@ int h2b_docroot_open(int dfd, bool walk, const uint8_t *p, size_t n, uint64_t *l
     return fd;
 }
 
-void h2b__docroot_keep(char **fpath, uint16_t *fpath_len, const uint8_t *p, size_t n)
+void h2b__docroot_keep(char **fpath, uint16_t *fpath_len, const uint8_t *p, size_t n,
+                       struct h2b_freelist *paths)
 {
     const uint8_t *q = memchr(p, '?', n);
     size_t k = q ? (size_t)(q - p) : n;
     char path[256];
     if (*fpath || k > H2B_FPATH_MAX || !docroot_path(p, k, path, sizeof path))
         return; /* cannot name a file: 404 with nothing kept */
-    char *c = malloc(k);
+    bool fresh;
+    char *c = h2b_freelist_get(paths, &fresh);
     if (!c)
         return;
     memcpy(c, p, k);
@@ -440,7 +442,8 @@ static void files_release(struct h2b_files *f)
 }
 
 bool h2b__docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t fpath_len,
-                       uint32_t *conn_open, const struct h2b_conn_config *cfg)
+                       uint32_t *conn_open, const struct h2b_conn_config *cfg,
+                       struct h2b_freelist *paths)
 {
     char *p = *fpath;
     if (!p)
@@ -462,14 +465,15 @@ bool h2b__docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t f
             files_release(cfg->files);
         }
     }
-    free(p);
+    h2b_freelist_put(paths, p);
     return refused;
 }
 
 void h2b__docroot_close(int *fd, char **fpath, uint32_t *conn_open,
-                        const struct h2b_conn_config *cfg)
+                        const struct h2b_conn_config *cfg, struct h2b_freelist *paths)
 {
-    free(*fpath);
+    if (*fpath)
+        h2b_freelist_put(paths, *fpath);
     *fpath = NULL;
     if (*fd < 0)
         return;

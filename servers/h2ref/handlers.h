@@ -15,6 +15,7 @@
 #ifndef H2B_H2REF_HANDLERS_H
 #define H2B_H2REF_HANDLERS_H
 
+#include "core/pool.h"
 #include "h2ref/conn.h"
 
 #include <stdbool.h>
@@ -158,20 +159,23 @@ int h2b_docroot_open(int dfd, bool walk, const uint8_t *p, size_t n, uint64_t *l
 #define H2B_FILES_PER_CONN 32 /* docroot files one connection holds open at once */
 #define H2B_FPATH_MAX 768     /* bytes of a docroot :path kept until the request completes */
 
-void h2b__docroot_keep(char **fpath, uint16_t *fpath_len, const uint8_t *p, size_t n);
+void h2b__docroot_keep(char **fpath, uint16_t *fpath_len, const uint8_t *p, size_t n,
+                       struct h2b_freelist *paths);
 
 /* The route of :path p[0..n) into rq (route, arg): the table (h2b_route_parse), then for an
  * unknown path with a --docroot (cfg->docroot_fd >= 0) that could name a file, a copy of the
- * path in *fpath (malloc'd, *fpath_len bytes; the caller frees it, or h2b_docroot_take does):
+ * path in *fpath (*fpath_len bytes, in a block of H2B_FPATH_MAX from paths, the worker's free
+ * list, so a warm worker does not malloc per request; h2b_docroot_take or _close puts it back):
  * no file is opened while a request is decoded, so requests that never complete hold no
  * descriptor. The route stays H2B_ROUTE_NOTFOUND until h2b_docroot_take. Inline: it runs for
  * every HTTP/2 request, in both engines. */
 static inline void h2b_route_path(struct h2b_request *rq, char **fpath, uint16_t *fpath_len,
-                                  const uint8_t *p, size_t n, const struct h2b_conn_config *cfg)
+                                  const uint8_t *p, size_t n, const struct h2b_conn_config *cfg,
+                                  struct h2b_freelist *paths)
 {
     rq->route = (uint8_t)h2b_route_parse(p, n, cfg->max_body, &rq->arg);
     if (rq->route == H2B_ROUTE_NOTFOUND && cfg->docroot_fd >= 0)
-        h2b__docroot_keep(fpath, fpath_len, p, n);
+        h2b__docroot_keep(fpath, fpath_len, p, n, paths);
 }
 
 /* At the end of a request (before h2b_handle): opens the docroot file *fpath names (frees
@@ -181,25 +185,26 @@ static inline void h2b_route_path(struct h2b_request *rq, char **fpath, uint16_t
  * budget: /status/503 and true (the caller counts the refusal). No such file: the route stays
  * NOTFOUND. Nothing to do when *fpath is NULL. */
 bool h2b__docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t fpath_len,
-                       uint32_t *conn_open, const struct h2b_conn_config *cfg);
+                       uint32_t *conn_open, const struct h2b_conn_config *cfg,
+                       struct h2b_freelist *paths);
 /* Inline, as the test for the common case (no docroot path) runs for every request: out of
  * line, the call alone cost h2ref/route-and-respond 58 instructions per request. */
 static inline bool h2b_docroot_take(struct h2b_request *rq, int *fd, char **fpath,
                                     uint16_t fpath_len, uint32_t *conn_open,
-                                    const struct h2b_conn_config *cfg)
+                                    const struct h2b_conn_config *cfg, struct h2b_freelist *paths)
 {
-    return *fpath && h2b__docroot_take(rq, fd, fpath, fpath_len, conn_open, cfg);
+    return *fpath && h2b__docroot_take(rq, fd, fpath, fpath_len, conn_open, cfg, paths);
 }
 
 /* Closes a stream's docroot file (*fd >= 0, then -1) and returns its budget slots; frees a path
  * h2b_docroot_take never took. Inline for the same reason. */
 void h2b__docroot_close(int *fd, char **fpath, uint32_t *conn_open,
-                        const struct h2b_conn_config *cfg);
+                        const struct h2b_conn_config *cfg, struct h2b_freelist *paths);
 static inline void h2b_docroot_close(int *fd, char **fpath, uint32_t *conn_open,
-                                     const struct h2b_conn_config *cfg)
+                                     const struct h2b_conn_config *cfg, struct h2b_freelist *paths)
 {
     if (*fpath || *fd >= 0)
-        h2b__docroot_close(fd, fpath, conn_open, cfg);
+        h2b__docroot_close(fd, fpath, conn_open, cfg, paths);
 }
 
 /* p[0..n) is the string lit (a header name or value against a literal). */

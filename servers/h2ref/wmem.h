@@ -22,6 +22,7 @@
 #define H2B_H2REF_WMEM_H
 
 #include "core/pool.h"
+#include "h2ref/handlers.h"
 #include "h2ref/outbuf.h"
 
 #include <stdatomic.h>
@@ -36,6 +37,7 @@
 #define H2B_WMEM_KEEP_STREAMS 4096 /* free blocks kept for reuse, per list */
 #define H2B_WMEM_KEEP_CHUNKS 256
 #define H2B_WMEM_KEEP_BUFS 64
+#define H2B_WMEM_KEEP_PATHS 256
 
 /* A piece of a request body held for its response (/echo). */
 struct h2b_chunk {
@@ -53,6 +55,7 @@ struct h2b_chunks {
 
 struct h2b_wmem {
     struct h2b_freelist streams, chunks, bufs;
+    struct h2b_freelist paths; /* docroot :paths kept until their request ends (handlers.h) */
     uint64_t budget;           /* bytes (0: no budget) */
     _Atomic uint64_t *used;    /* the shared count, or &own_used */
     _Atomic uint64_t own_used; /* the count without a shared one */
@@ -67,6 +70,7 @@ static inline void h2b_wmem_init(struct h2b_wmem *m, size_t stream_size, uint64_
     h2b_freelist_init(&m->streams, stream_size, H2B_WMEM_KEEP_STREAMS);
     h2b_freelist_init(&m->chunks, sizeof(struct h2b_chunk), H2B_WMEM_KEEP_CHUNKS);
     h2b_freelist_init(&m->bufs, H2B_OUTBUF_ALLOC, H2B_WMEM_KEEP_BUFS);
+    h2b_freelist_init(&m->paths, H2B_FPATH_MAX, H2B_WMEM_KEEP_PATHS);
     m->budget = budget;
     atomic_init(&m->own_used, 0);
     m->used = used ? used : &m->own_used;
@@ -80,6 +84,7 @@ static inline void h2b_wmem_free(struct h2b_wmem *m)
     h2b_freelist_free(&m->streams);
     h2b_freelist_free(&m->chunks);
     h2b_freelist_free(&m->bufs);
+    h2b_freelist_free(&m->paths);
     atomic_fetch_sub_explicit(m->used, m->granted, memory_order_relaxed);
     m->held = m->granted = 0;
 }
