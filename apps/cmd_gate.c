@@ -160,6 +160,18 @@ out:
 }
 
 /* "alloc,instr" into bits of enum h2b_calib_inject. */
+/* optarg as a count from lo to 1000 into *out; false after saying what opt expected. */
+static bool count_arg(const char *opt, const char *expected, uint64_t lo, unsigned *out)
+{
+    uint64_t n;
+    if (h2b_cli_parse_u64(optarg, lo, 1000, &n) != H2B_OK) {
+        fprintf(stderr, "h2bench gate: %s: expected %s, got '%s'\n", opt, expected, optarg);
+        return false;
+    }
+    *out = (unsigned)n;
+    return true;
+}
+
 static int parse_inject(const char *list, unsigned *mask)
 {
     char word[32];
@@ -513,32 +525,19 @@ int h2b_cmd_gate(int argc, char **argv)
         case O_BASELINES_MD:
             baselines = optarg;
             break;
-        case O_CALIBRATE: {
-            uint64_t n;
-            if (h2b_cli_parse_u64(optarg, 1, 1000, &n) != H2B_OK) {
-                fprintf(stderr,
-                        "h2bench gate: --calibrate: expected the number of trials per kind, "
-                        "a whole number from 1 to 1000, got '%s'\n",
-                        optarg);
+        case O_CALIBRATE:
+            if (!count_arg("--calibrate",
+                           "the number of trials per kind, a whole number from 1 "
+                           "to 1000",
+                           1, &cal.trials))
                 return H2B_EXIT_USAGE;
-            }
-            cal.trials = (unsigned)n;
             want_calibrate = true;
             break;
-        }
-        case O_AA_TRIALS: {
-            uint64_t n;
-            if (h2b_cli_parse_u64(optarg, 1, 1000, &n) != H2B_OK) {
-                fprintf(stderr,
-                        "h2bench gate: --aa-trials: expected a whole number from 1 to 1000, "
-                        "got '%s'\n",
-                        optarg);
+        case O_AA_TRIALS:
+            if (!count_arg("--aa-trials", "a whole number from 1 to 1000", 1, &cal.aa_trials))
                 return H2B_EXIT_USAGE;
-            }
-            cal.aa_trials = (unsigned)n;
             calib_only = true;
             break;
-        }
         case O_SCENARIO:
             cal.scenario = optarg;
             cal.measure = H2B_CALIB_SCENARIO;
@@ -552,16 +551,11 @@ int h2b_cmd_gate(int argc, char **argv)
             cal.base = optarg;
             calib_only = true;
             break;
-        case O_FORKS: {
-            uint64_t n;
-            if (h2b_cli_parse_u64(optarg, 2, 1000, &n) != H2B_OK) {
-                fprintf(stderr, "h2bench gate: --forks: expected 2 to 1000, got '%s'\n", optarg);
+        case O_FORKS:
+            if (!count_arg("--forks", "2 to 1000", 2, &cal.forks))
                 return H2B_EXIT_USAGE;
-            }
-            cal.forks = (unsigned)n;
             calib_only = true;
             break;
-        }
         case O_WORK:
             cal.work_dir = optarg;
             calib_only = true;
