@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -394,21 +395,29 @@ static uint64_t timeval_ns(struct timeval tv)
     return (uint64_t)tv.tv_sec * H2B_NS_PER_SEC + (uint64_t)tv.tv_usec * H2B_NS_PER_US;
 }
 
-/* utime + stime from /proc/PID/stat, in ns. The command name (field 2) may contain spaces and
+/* A /proc stat file (a process's or a thread's) read into text: what follows the command name,
+ * from the space before field 3 (state) on, or NULL. The name (field 2) may contain spaces and
  * parentheses, so fields are counted from the last ')'. */
+static const char *stat_fields(const char *path, char *text, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    ssize_t n = read(fd, text, size - 1);
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    text[n] = '\0';
+    const char *q = strrchr(text, ')');
+    return q && q[1] == ' ' ? q + 1 : NULL;
+}
+
+/* utime + stime from /proc/PID/stat, in ns. */
 static int stat_cpu_ns(pid_t pid, uint64_t *out)
 {
     char path[64], text[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return H2B_ERR_SYS;
-    ssize_t n = read(fd, text, sizeof(text) - 1);
-    close(fd);
-    if (n <= 0)
-        return H2B_ERR_SYS;
-    text[n] = '\0';
-    const char *q = strrchr(text, ')');
+    const char *q = stat_fields(path, text, sizeof(text));
     if (q == NULL)
         return H2B_ERR_SYS;
     /* After ")": fields 3 (state) to 13 are skipped as tokens; utime and stime are 14, 15. */
@@ -430,6 +439,40 @@ int h2b_proc_cpu_ns(struct h2b_proc *p, uint64_t *cpu_ns)
         return H2B_ERR_SYS;
     *cpu_ns = timeval_ns(p->usage.ru_utime) + timeval_ns(p->usage.ru_stime);
     return H2B_OK;
+}
+
+int h2b_proc_threads_look(pid_t pid, struct h2b_proc_threads *out)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return H2B_ERR_SYS;
+    memset(out, 0, sizeof(*out));
+    int rc = H2B_OK;
+    for (struct dirent *e; rc == H2B_OK && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char file[128], text[1024];
+        snprintf(file, sizeof file, "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
+        const char *q = stat_fields(file, text, sizeof(text));
+        if (q == NULL)
+            continue; /* the thread exited meanwhile */
+        out->threads++;
+        out->sleeping += q[1] == 'S';
+        out->stopped += q[1] == 'T' || q[1] == 't';
+        snprintf(file, sizeof file, "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
+        FILE *f = fopen(file, "re");
+        unsigned long long ns = 0;
+        if (f) {
+            if (fscanf(f, "%llu", &ns) != 1)
+                rc = H2B_ERR_SYS;
+            fclose(f);
+        }
+        out->run_ns += ns;
+    }
+    closedir(d);
+    return rc;
 }
 
 /* VmRSS and VmHWM from /proc/PID/status; false if either is missing (a zombie has neither). */

@@ -92,6 +92,16 @@ int h2b_proc_cpu_ns(struct h2b_proc *p, uint64_t *cpu_ns);
  * pointer may be NULL. Returns H2B_OK or H2B_ERR_SYS. */
 int h2b_proc_rss_kib(struct h2b_proc *p, uint64_t *rss_kib, uint64_t *hwm_kib);
 
+/* One look at every thread of process pid (any process, not only a child): how many there are,
+ * how many are asleep (state S) and how many stopped (T or t), and their summed on-CPU time in
+ * ns (/proc/PID/task/TID/stat and schedstat). A thread that exits during the look is not
+ * counted. Returns H2B_OK, or H2B_ERR_SYS when the process or a schedstat cannot be read. */
+struct h2b_proc_threads {
+    unsigned threads, sleeping, stopped;
+    uint64_t run_ns;
+};
+int h2b_proc_threads_look(pid_t pid, struct h2b_proc_threads *out);
+
 /* The child's pid. */
 int h2b_proc_pid(const struct h2b_proc *p);
 

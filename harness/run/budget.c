@@ -78,7 +78,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -352,69 +351,28 @@ static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t 
 #define HOLD_IDLE_GAP_NS (1 * H2B_NS_PER_MS)
 #define HOLD_MAX_NS (2 * H2B_NS_PER_SEC)
 
-/* One look at every thread of pid: whether all are in state `want` ('S' asleep, 'T' stopped,
- * which also takes 't'), and the sum of their on-CPU time in ns (/proc/.../schedstat). False
- * when the process or its task directory cannot be read. */
-static bool tasks_look(pid_t pid, char want, bool *all, uint64_t *run_ns)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (!d)
-        return false;
-    bool ok = true;
-    *all = true;
-    *run_ns = 0;
-    for (struct dirent *e; ok && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char file[128], line[512];
-        snprintf(file, sizeof file, "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
-        FILE *f = fopen(file, "r");
-        if (!f)
-            continue; /* the thread exited meanwhile */
-        size_t k = fread(line, 1, sizeof line - 1, f);
-        fclose(f);
-        line[k] = '\0';
-        const char *rp = strrchr(line, ')'); /* the name may hold spaces and parentheses */
-        char st = rp && rp[1] == ' ' ? rp[2] : '?';
-        if (st == 't')
-            st = 'T';
-        *all = *all && st == want;
-        snprintf(file, sizeof file, "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
-        unsigned long long ns = 0;
-        f = fopen(file, "r");
-        if (f) {
-            ok = fscanf(f, "%llu", &ns) == 1;
-            fclose(f);
-        }
-        *run_ns += ns;
-    }
-    closedir(d);
-    return ok;
-}
-
 /* Waits until every thread of the target has slept through HOLD_IDLE_GAP_NS without running,
  * so that it is back in its event wait when it is stopped; then stops its process group and
  * waits until every thread is stopped. False (the round then runs unheld) when the target
  * cannot be seen or does not settle within HOLD_MAX_NS. */
 static bool hold_stop(pid_t pid)
 {
-    uint64_t end = h2b_clock_now_ns() + HOLD_MAX_NS, prev = UINT64_MAX, run;
-    bool all;
+    uint64_t end = h2b_clock_now_ns() + HOLD_MAX_NS, prev = UINT64_MAX;
+    struct h2b_proc_threads t;
     for (;;) {
-        if (!tasks_look(pid, 'S', &all, &run))
+        if (h2b_proc_threads_look(pid, &t) != H2B_OK)
             return false;
-        if (all && run == prev)
+        bool asleep = t.sleeping == t.threads;
+        if (asleep && t.run_ns == prev)
             break;
-        prev = all ? run : UINT64_MAX;
+        prev = asleep ? t.run_ns : UINT64_MAX;
         if (h2b_clock_now_ns() > end)
             return false;
         h2b_clock_sleep_ns(HOLD_IDLE_GAP_NS);
     }
     if (kill(-pid, SIGSTOP) != 0)
         return false;
-    while (tasks_look(pid, 'T', &all, &run) && !all) {
+    while (h2b_proc_threads_look(pid, &t) == H2B_OK && t.stopped < t.threads) {
         if (h2b_clock_now_ns() > end)
             break;
         h2b_clock_sleep_ns(20 * H2B_NS_PER_US);

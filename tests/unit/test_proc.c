@@ -260,6 +260,50 @@ static void test_pass_fd_and_stdout_to_stderr(void)
     close(leak);
 }
 
+/* Polls threads_look until pred holds or 10 s pass (the scheduler decides when a state shows). */
+static bool look_until(pid_t pid, bool (*pred)(const struct h2b_proc_threads *),
+                       struct h2b_proc_threads *t)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (h2b_proc_threads_look(pid, t) == H2B_OK && pred(t))
+            return true;
+        h2b_clock_sleep_ns(10 * MS);
+    }
+    return false;
+}
+static bool all_asleep(const struct h2b_proc_threads *t)
+{
+    return t->threads == 1 && t->sleeping == 1;
+}
+static bool all_stopped(const struct h2b_proc_threads *t)
+{
+    return t->threads == 1 && t->stopped == 1;
+}
+
+static void test_threads_look(void)
+{
+    struct h2b_proc_opts o = {.out = H2B_PROC_PIPE};
+    struct h2b_proc *p = sh("echo up; exec sleep 30", &o);
+    if (p == NULL)
+        return;
+    char line[16];
+    CHECK_EQ_INT(h2b_proc_read_line(p, line, sizeof(line), 60 * SEC), 2);
+    pid_t pid = h2b_proc_pid(p);
+    struct h2b_proc_threads t;
+    CHECK(look_until(pid, all_asleep, &t));
+    CHECK_EQ_INT(t.stopped, 0);
+    uint64_t ran = t.run_ns;
+    CHECK_EQ_INT(h2b_proc_threads_look(pid, &t), H2B_OK);
+    CHECK_EQ_U64(t.run_ns, ran); /* asleep: no CPU time between two looks */
+    CHECK_EQ_INT(h2b_proc_signal(p, SIGSTOP), H2B_OK);
+    CHECK(look_until(pid, all_stopped, &t));
+    CHECK_EQ_INT(t.sleeping, 0);
+    CHECK_EQ_INT(h2b_proc_signal(p, SIGCONT), H2B_OK);
+    CHECK(look_until(pid, all_asleep, &t));
+    h2b_proc_del(p);
+    CHECK_EQ_INT(h2b_proc_threads_look(pid, &t), H2B_ERR_SYS); /* gone */
+}
+
 int main(void)
 {
     test_ready_line_and_signal();
@@ -271,5 +315,6 @@ int main(void)
     test_long_lines();
     test_spawn_failures();
     test_pass_fd_and_stdout_to_stderr();
+    test_threads_look();
     return test_report();
 }
