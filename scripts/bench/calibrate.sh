@@ -15,6 +15,7 @@
 #                   pass lengths) but is not what `make -f Makefile.ci gate` runs
 #   AB_FILTER=...   the benchmarks of the ab calibration (default h2/response-encoding/8)
 #   AB_BASE=HEAD    ab's base revision; AB_WORK=DIR its --work (default: ab's cache)
+#   AB_FORKS=10     forks a side in each ab trial
 # Run it from the repository root, with a Release build in build/.
 set -euo pipefail
 OUT=${1:-calibration}
@@ -59,7 +60,7 @@ for w in $WHAT; do
         cal budgets "${INJECT:-alloc,instr}" "$@"
         ;;
     ab)
-        set -- --ab --base "${AB_BASE:-HEAD}" --forks 10 --filter "$AB_FILTER"
+        set -- --ab --base "${AB_BASE:-HEAD}" --forks "${AB_FORKS:-10}" --filter "$AB_FILTER"
         [ -n "${AB_WORK:-}" ] && set -- "$@" --work "$AB_WORK"
         cal ab "${INJECT:-slow,slow25}" "$@"
         ;;
