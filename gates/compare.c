@@ -70,8 +70,7 @@ static double inc_beta(double a, double b, double x)
     return 1 - front * beta_cf(b, a, 1 - x) / b;
 }
 
-/* P(T <= t) for Student's t with df degrees of freedom. */
-static double t_cdf(double t, double df)
+double h2b_compare_t_cdf(double t, double df)
 {
     double tail = 0.5 * inc_beta(df / 2, 0.5, df / (df + t * t));
     return t >= 0 ? 1 - tail : tail;
@@ -84,11 +83,11 @@ double h2b_compare_t_quantile(double p, double df)
     if (p < 0.5)
         return -h2b_compare_t_quantile(1 - p, df);
     double lo = 0, hi = 1;
-    while (t_cdf(hi, df) < p && hi < 1e12)
+    while (h2b_compare_t_cdf(hi, df) < p && hi < 1e12)
         hi *= 2;
     for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
         double mid = (lo + hi) / 2;
-        if (t_cdf(mid, df) < p)
+        if (h2b_compare_t_cdf(mid, df) < p)
             lo = mid;
         else
             hi = mid;
@@ -96,7 +95,7 @@ double h2b_compare_t_quantile(double p, double df)
     return (lo + hi) / 2;
 }
 
-static void mean_var(const double *v, size_t n, double *mean, double *var)
+void h2b_compare_mean_var(const double *v, size_t n, double *mean, double *var)
 {
     double s = 0;
     for (size_t i = 0; i < n; i++)
@@ -114,8 +113,8 @@ int h2b_compare_welch(const double *a, size_t na, const double *b, size_t nb, do
     if (na < 2 || nb < 2 || !(conf > 0 && conf < 1))
         return H2B_ERR_RANGE;
     double ma, va, mb, vb;
-    mean_var(a, na, &ma, &va);
-    mean_var(b, nb, &mb, &vb);
+    h2b_compare_mean_var(a, na, &ma, &va);
+    h2b_compare_mean_var(b, nb, &mb, &vb);
     double diff = mb - ma;
     double sa = va / (double)na, sb = vb / (double)nb;
     double se = sqrt(sa + sb);
@@ -179,8 +178,8 @@ static int add_row(struct h2b_compare_report *r, const char *kind, const char *i
     row->n_a = a->n;
     row->n_b = b->n;
     double va, vb;
-    mean_var(a->v, a->n, &row->a, &va);
-    mean_var(b->v, b->n, &row->b, &vb);
+    h2b_compare_mean_var(a->v, a->n, &row->a, &va);
+    h2b_compare_mean_var(b->v, b->n, &row->b, &vb);
     if (row->a != 0) {
         row->has_ratio = true;
         row->ratio = row->b / row->a;

@@ -24,6 +24,12 @@
 int h2b_compare_welch(const double *a, size_t na, const double *b, size_t nb, double conf,
                       double *lo, double *hi);
 
+/* Mean and sample variance (n - 1; 0 for one sample) of v[0..n), n >= 1. */
+void h2b_compare_mean_var(const double *v, size_t n, double *mean, double *var);
+
+/* P(T <= t) for Student's t with df degrees of freedom (df > 0). */
+double h2b_compare_t_cdf(double t, double df);
+
 /* Quantile of Student's t distribution with df degrees of freedom (df > 0), 0 < p < 1. */
 double h2b_compare_t_quantile(double p, double df);
 
