@@ -96,6 +96,25 @@ expect_match "corrupt line: file:line:column" "$(cat "$TMP/s.err")" "main.jsonl:
 expect_match "corrupt line: the rest is read" "$(grep -F "$STEP" "$TMP/s.out")" " 16 +10 c100123456"
 expect_eq "store lines" "$lines" "$((16 * 16))"
 
+# The report's History: the change point in its table, marked on the chart at run 11.
+if "$H2BENCH" report "$RUNS"/run*.json -o "$TMP/report" >/dev/null 2>&1; then
+    ok
+    expect_match "report: change-point table" "$(cat "$TMP/report/REPORT.md")" \
+        '\| h2/stream-lifecycle - ns/op \| 11 \| `c100123456789` \| .* \| \+1[0-9]\.[0-9] % worse \|'
+    expect_match "report: the chart marks it" "$(grep -A1 '^# change points' "$TMP/report/history.dat")" \
+        '^11 1\.[01][0-9]* "c100123"$'
+else
+    fail "report over the 16 runs"
+fi
+# A run's peak req/s is its own best cell, also one the newest run did not measure (issue 30:
+# the History showed a run's peak over the head's cells only).
+jq '.matrix += [.matrix[0] | .connections = 7777 | .req_per_s = 999999]' "$RUNS/run00.json" \
+    >"$TMP/peak-old.json"
+"$H2BENCH" report "$TMP/peak-old.json" "$RUNS/run01.json" -o "$TMP/peak" >/dev/null 2>&1
+target=$(jq -r '.matrix[0].target' "$RUNS/run00.json")
+expect_match "report: a run's own peak" "$(grep -F "| $target peak req/s |" "$TMP/peak/REPORT.md")" \
+    "^\| $target peak req/s \| 999,999 \|"
+
 # Bad input.
 printf '{"schema": "h2bench.result/1",\n  "created": 5}\n' >"$TMP/bad.json"
 "$H2BENCH" history "$TMP/bad.json" 2>"$TMP/bad.err" >/dev/null
