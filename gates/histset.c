@@ -94,6 +94,7 @@ static int add_line(struct h2b_histset *h, const struct h2b_results_hline *l)
             return H2B_ERR_NOMEM;
         }
         h->n++;
+        h->hint = h->n;
     }
     if (s->n == MAX_POINTS)
         return H2B_ERR_RANGE;
@@ -486,19 +487,28 @@ int h2b_histset_detect(struct h2b_histset *h, const struct h2b_history_opts *o)
     return H2B_OK;
 }
 
-/* Fingerprints are long: the views number them in order of first appearance. */
-static size_t fp_index(const struct h2b_histset *h, size_t i)
+/* Fingerprints are long: the views number them from 1 in order of first appearance. Returns
+ * the number of each series (caller frees), NULL on allocation failure. */
+static size_t *fp_numbers(const struct h2b_histset *h, size_t *count)
 {
-    size_t k = 0;
-    for (size_t j = 0; j < h->n; j++) {
-        bool first = true;
-        for (size_t q = 0; q < j && first; q++)
-            first = strcmp(h->s[q].fingerprint, h->s[j].fingerprint) != 0;
-        if (strcmp(h->s[j].fingerprint, h->s[i].fingerprint) == 0)
-            return k + 1;
-        k += first;
+    size_t *num = calloc(h->n + 1, sizeof(*num));
+    size_t *first = calloc(h->n + 1, sizeof(*first)); /* series index of each number's first */
+    *count = 0;
+    if (!num || !first) {
+        free(num);
+        free(first);
+        return NULL;
     }
-    return k + 1;
+    for (size_t i = 0; i < h->n; i++) {
+        size_t f = 0;
+        while (f < *count && strcmp(h->s[first[f]].fingerprint, h->s[i].fingerprint) != 0)
+            f++;
+        if (f == *count)
+            first[(*count)++] = i;
+        num[i] = f + 1;
+    }
+    free(first);
+    return num;
 }
 
 static void short_commit(char *buf, size_t size, const char *c)
@@ -519,28 +529,47 @@ static bool worse(const struct h2b_histset_series *s, const struct h2b_history_c
     return s->bigger ? cp->after < cp->before : cp->after > cp->before;
 }
 
+/* The fingerprints, numbered: "  N  text" lines (text) or a numbered markdown list (md). */
+static void fingerprint_list(const struct h2b_histset *h, const size_t *num, bool md,
+                             struct h2b_buf *out)
+{
+    size_t next = 1;
+    for (size_t i = 0; i < h->n; i++) {
+        if (num[i] != next)
+            continue;
+        next++;
+        h2b_buf_printf(out, md ? "%zu. " : "  %zu  ", num[i]);
+        if (md)
+            h2b_buf_md(out, h->s[i].fingerprint);
+        else
+            h2b_buf_term(out, h->s[i].fingerprint);
+        h2b_buf_puts(out, "\n");
+    }
+}
+
 void h2b_histset_render_text(const struct h2b_histset *h, const struct h2b_history_opts *o,
                              struct h2b_buf *out)
 {
+    size_t nfp = 0, *num = fp_numbers(h, &nfp);
+    if (!num) {
+        out->err = H2B_ERR_NOMEM;
+        return;
+    }
     h2b_buf_printf(out,
                    "%zu series; change points at p <= %g moving the median >= %g %%, %zu "
                    "runs a side at least\n\n",
                    h->n, o->p_value, 100 * o->min_change, o->min_points);
     h2b_buf_printf(out, "%-56s %3s %5s %5s %-10s %12s %12s %8s %9s %s\n", "series", "fp", "runs",
                    "index", "commit", "before", "after", "change", "p", "");
-    size_t *seen = calloc(h->n + 1, sizeof(*seen));
     for (size_t i = 0; i < h->n; i++) {
         const struct h2b_histset_series *s = &h->s[i];
         struct h2b_buf name;
         h2b_buf_init(&name);
         h2b_buf_term(&name, s->name);
         const char *nm = name.data ? name.data : "";
-        size_t fp = fp_index(h, i);
-        if (seen && fp <= h->n)
-            seen[fp] = i + 1;
         if (s->too_short || s->ncps == 0) {
-            h2b_buf_printf(out, "%-56s %3zu %5zu %5s %-10s %12s %12s %8s %9s %s\n", nm, fp, s->n,
-                           "-", "-", "-", "-", "-", "-",
+            h2b_buf_printf(out, "%-56s %3zu %5zu %5s %-10s %12s %12s %8s %9s %s\n", nm, num[i],
+                           s->n, "-", "-", "-", "-", "-", "-",
                            s->too_short ? "too short to test" : "no change");
         }
         for (size_t k = 0; k < s->ncps; k++) {
@@ -551,40 +580,36 @@ void h2b_histset_render_text(const struct h2b_histset *h, const struct h2b_histo
             short_commit(commit, sizeof(commit), s->p[cp->index].commit);
             h2b_buf_term(&c, commit);
             change_text(change, sizeof(change), cp);
-            h2b_buf_printf(out, "%-56s %3zu %5zu %5zu %-10s %12.6g %12.6g %8s %9.2g %s\n", nm, fp,
-                           s->n, cp->index, c.data ? c.data : "", cp->before, cp->after, change,
-                           cp->p, worse(s, cp) ? "worse" : "better");
+            h2b_buf_printf(out, "%-56s %3zu %5zu %5zu %-10s %12.6g %12.6g %8s %9.2g %s\n", nm,
+                           num[i], s->n, cp->index, c.data ? c.data : "", cp->before, cp->after,
+                           change, cp->p, worse(s, cp) ? "worse" : "better");
             h2b_buf_free(&c);
         }
         h2b_buf_free(&name);
     }
     h2b_buf_puts(out, "\nfingerprints:\n");
-    for (size_t f = 1; seen && f <= h->n; f++) {
-        if (!seen[f])
-            continue;
-        struct h2b_buf t;
-        h2b_buf_init(&t);
-        h2b_buf_term(&t, h->s[seen[f] - 1].fingerprint);
-        h2b_buf_printf(out, "  %zu  %s\n", f, t.data ? t.data : "");
-        h2b_buf_free(&t);
-    }
-    free(seen);
+    fingerprint_list(h, num, false, out);
+    free(num);
 }
 
 void h2b_histset_render_md(const struct h2b_histset *h, const struct h2b_history_opts *o,
                            struct h2b_buf *out)
 {
+    size_t nfp = 0, *num = fp_numbers(h, &nfp);
+    if (!num) {
+        out->err = H2B_ERR_NOMEM;
+        return;
+    }
     h2b_buf_printf(out, "%zu series; change points at p ≤ %g moving the median ≥ %g %%.\n\n", h->n,
                    o->p_value, 100 * o->min_change);
     h2b_buf_puts(out, "| Series | Fingerprint | Runs | Index | Commit | Before | After | Change | "
                       "p |\n|---|---:|---:|---:|---|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < h->n; i++) {
         const struct h2b_histset_series *s = &h->s[i];
-        size_t fp = fp_index(h, i);
         if (s->too_short || s->ncps == 0) {
             h2b_buf_puts(out, "| ");
             h2b_buf_md(out, s->name);
-            h2b_buf_printf(out, " | %zu | %zu | — | %s | | | | |\n", fp, s->n,
+            h2b_buf_printf(out, " | %zu | %zu | — | %s | | | | |\n", num[i], s->n,
                            s->too_short ? "too short to test" : "no change");
         }
         for (size_t k = 0; k < s->ncps; k++) {
@@ -594,23 +619,15 @@ void h2b_histset_render_md(const struct h2b_histset *h, const struct h2b_history
             change_text(change, sizeof(change), cp);
             h2b_buf_puts(out, "| ");
             h2b_buf_md(out, s->name);
-            h2b_buf_printf(out, " | %zu | %zu | %zu | ", fp, s->n, cp->index);
+            h2b_buf_printf(out, " | %zu | %zu | %zu | ", num[i], s->n, cp->index);
             h2b_buf_md_code(out, commit);
             h2b_buf_printf(out, " | %.6g | %.6g | %s %s | %.2g |\n", cp->before, cp->after, change,
                            worse(s, cp) ? "worse" : "better", cp->p);
         }
     }
     h2b_buf_puts(out, "\nFingerprints:\n\n");
-    for (size_t i = 0; i < h->n; i++) {
-        bool first = true;
-        for (size_t q = 0; q < i && first; q++)
-            first = strcmp(h->s[q].fingerprint, h->s[i].fingerprint) != 0;
-        if (!first)
-            continue;
-        h2b_buf_printf(out, "%zu. ", fp_index(h, i));
-        h2b_buf_md(out, h->s[i].fingerprint);
-        h2b_buf_puts(out, "\n");
-    }
+    fingerprint_list(h, num, true, out);
+    free(num);
 }
 
 static int set_new(json_t *o, const char *key, json_t *v)
@@ -709,11 +726,17 @@ struct appender {
     size_t added, skipped;
 };
 
-/* The identity of a line: series, fingerprint, commit, time (a run appended twice is the same). */
+/* Whether the store already holds this exact line (a run appended twice is the same lines). */
 static bool line_in(const struct appender *a, const char *encoded)
 {
-    (void)a;
-    return a->existing_len && strstr(a->existing, encoded) != NULL;
+    size_t n = strlen(encoded);
+    for (const char *p = a->existing; p && (p = strstr(p, encoded)) != NULL; p++) {
+        bool starts = p == a->existing || p[-1] == '\n';
+        bool ends = p[n] == '\n' || p[n] == '\0';
+        if (starts && ends)
+            return true;
+    }
+    return false;
 }
 
 static int append_each(void *arg, const struct h2b_results_hline *l)
@@ -775,7 +798,14 @@ int h2b_histset_append(const char *dir, const char *branch, const char *const *p
     size_t len = 0;
     struct h2b_buf out;
     h2b_buf_init(&out);
-    int rv = read_text(path, true, &text, &len, d);
+    /* two appends at once would each rewrite the file from what they read: one would be lost */
+    int lock = -1;
+    int rv = h2b_file_lock(path, &lock, d);
+    if (rv != H2B_OK) {
+        lock = -1;
+        goto done;
+    }
+    rv = read_text(path, true, &text, &len, d);
     if (rv != H2B_OK)
         goto done;
     h2b_buf_append(&out, text, len);
@@ -789,6 +819,8 @@ int h2b_histset_append(const char *dir, const char *branch, const char *const *p
     if (rv == H2B_OK && (rv = h2b_buf_error(&out)) == H2B_OK && a.added)
         rv = h2b_file_write_atomic(path, out.data, out.len, d);
 done:
+    if (lock >= 0)
+        h2b_file_unlock(path, lock);
     h2b_buf_free(&out);
     free(text);
     free(path);

@@ -45,6 +45,7 @@ struct h2b_histset_series {
 struct h2b_histset {
     struct h2b_histset_series *s;
     size_t n, cap;
+    size_t hint; /* where the next line's series is looked for first */
 };
 
 void h2b_histset_init(struct h2b_histset *h);
@@ -90,7 +91,8 @@ int h2b_histset_to_json(const struct h2b_histset *h, const struct h2b_history_op
 /* Appends the runs of the results files paths[0..n) to the store DIR/BRANCH.jsonl (created with
  * its directory when missing), atomically. *added counts new lines, *skipped the lines of runs
  * the store already held. branch: letters, digits, '.', '_', '-', not starting with '.'
- * (H2B_ERR_INVAL otherwise). Codes as h2b_histset_add_file, plus H2B_ERR_IO. */
+ * (H2B_ERR_INVAL otherwise). Codes as h2b_histset_add_file, plus H2B_ERR_IO and H2B_ERR_EXISTS
+ * (another append holds the store's lock, BRANCH.jsonl.lock). */
 int h2b_histset_append(const char *dir, const char *branch, const char *const *paths, size_t n,
                        size_t *added, size_t *skipped, struct h2b_diag *d);
 
