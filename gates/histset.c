@@ -478,7 +478,12 @@ int h2b_histset_detect(struct h2b_histset *h, const struct h2b_history_opts *o)
         int rv = values(s, &x);
         if (rv != H2B_OK)
             return rv;
-        rv = h2b_history_detect(x, s->n, o, &s->cps, &s->ncps);
+        /* the detector is quadratic in a segment's length: a longer history is read whole but
+         * tested over its last H2B_HISTSET_MAX_TESTED runs */
+        size_t from = s->n > H2B_HISTSET_MAX_TESTED ? s->n - H2B_HISTSET_MAX_TESTED : 0;
+        rv = h2b_history_detect(x + from, s->n - from, o, &s->cps, &s->ncps);
+        for (size_t k = 0; rv == H2B_OK && k < s->ncps; k++)
+            s->cps[k].index += from;
         free(x);
         s->too_short = rv == H2B_ERR_RANGE;
         if (rv != H2B_OK && rv != H2B_ERR_RANGE)

@@ -75,8 +75,12 @@ void h2b_histset_select(struct h2b_histset *h, const char *filter, const char *m
  * fingerprint, so the answer does not depend on the order of the inputs. */
 void h2b_histset_sort(struct h2b_histset *h);
 
-/* Runs the detector over each series (too short ones are marked). H2B_OK, INVAL (options) or
- * NOMEM. */
+/* The most runs of one series h2b_histset_detect tests: the last ones (the detector costs the
+ * square of a segment's length; 10,000 runs take about a second). */
+#define H2B_HISTSET_MAX_TESTED 10000
+
+/* Runs the detector over each series, its last H2B_HISTSET_MAX_TESTED runs at most (too short
+ * ones are marked). H2B_OK, INVAL (options) or NOMEM. */
 int h2b_histset_detect(struct h2b_histset *h, const struct h2b_history_opts *o);
 
 /* The three views of the detected set. text: one row per change point, a row per series
