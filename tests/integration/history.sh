@@ -95,6 +95,15 @@ expect_eq "corrupt line: still exit 0" "$?" 0
 expect_match "corrupt line: file:line:column" "$(cat "$TMP/s.err")" "main.jsonl:2:[0-9]+: not a JSON object"
 expect_match "corrupt line: the rest is read" "$(grep -F "$STEP" "$TMP/s.out")" " 16 +10 c100123456"
 expect_eq "store lines" "$lines" "$((16 * 16))"
+# lines that are JSON but not store lines: each located, the rest still read
+printf '%s\n' '{"series":"x - ns/op","fingerprint":"f","bigger":false,"commit":"c","created":"t","value":-3}' \
+    '{"series":"x - ns/op"}' '[1,2]' >>"$STORE/main.jsonl"
+"$H2BENCH" history "$STORE" --metric ns/op >/dev/null 2>"$TMP/s.err"
+expect_eq "bad lines: still exit 0" "$?" 0
+expect_match "negative value located" "$(cat "$TMP/s.err")" "main.jsonl:$((lines + 1)):[0-9]+: value: expected a non-negative"
+expect_match "missing field located" "$(cat "$TMP/s.err")" "main.jsonl:$((lines + 2)):1: fingerprint: missing required field"
+expect_match "not an object located" "$(cat "$TMP/s.err")" "main.jsonl:$((lines + 3)):1: expected an object"
+expect_match "bad lines counted" "$(cat "$TMP/s.err")" "4 corrupt store line\(s\) skipped"
 
 # The report's History: the change point in its table, marked on the chart at run 11.
 if "$H2BENCH" report "$RUNS"/run*.json -o "$TMP/report" >/dev/null 2>&1; then
