@@ -14,12 +14,14 @@
 # (a larger N on a second run), would be placed after them, so the runs are measured afresh when
 # N grows (delete WORK/runs).
 #
-# usage: scripts/bench/history-revisions.sh [N] [WORK]
-#   N     revisions, default 8 (HEAD and the N - 1 before it)
+# usage: scripts/bench/history-revisions.sh [N] [WORK] [REV]
+#   N     revisions, default 8 (REV and the N - 1 before it)
 #   WORK  default ${XDG_CACHE_HOME:-~/.cache}/h2bench/history-revisions
+#   REV   the newest revision, default HEAD
 set -euo pipefail
 N=${1:-8}
 WORK=${2:-${XDG_CACHE_HOME:-$HOME/.cache}/h2bench/history-revisions}
+REV=${3:-HEAD}
 ROOT=$(git rev-parse --show-toplevel)
 BIN=$ROOT/build/bin/h2bench
 [ -x "$BIN" ] || { echo "no $BIN: build this tree first" >&2; exit 2; }
@@ -29,7 +31,7 @@ STORE=$WORK/store
 rm -rf "$STORE"
 
 i=0
-for rev in $(git -C "$ROOT" rev-list --first-parent --reverse -n "$N" HEAD); do
+for rev in $(git -C "$ROOT" rev-list --first-parent --reverse -n "$N" "$REV"); do
     i=$((i + 1))
     short=${rev:0:12}
     src=$WORK/src-$short
