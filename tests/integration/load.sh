@@ -142,9 +142,21 @@ if [ "$ms" -lt 10000 ]; then ok; else fail "killed server: run took ${ms} ms"; f
 errored=$(field "$out" '^requests: .* ([0-9]+) errored.*')
 if [ "${errored:-0}" -gt 0 ]; then ok; else fail "killed server: no errors counted: $out"; fi
 
-# a stopped (SIGSTOP) server: requests time out, the connections give up, the run ends
+# a stopped (SIGSTOP) server: requests time out, the connections give up, the run ends. The
+# server is stopped once both connections have carried requests (the kernel's count of bytes
+# the server's sockets received), not after a fixed sleep: a client slow to start (TSan, a busy
+# machine) once met a server already stopped, whose connections never got SETTINGS, so nothing
+# timed out and nothing was tested.
 start_nghttpd "$TMP/www"
-( sleep 0.5; kill -STOP "$NGHTTPD_PID" ) &
+(
+    for _ in $(seq 200); do
+        got=$(ss -tniH state established "( sport = :$PORT )" |
+            grep -o 'bytes_received:[0-9]*' | awk -F: '$2 > 1000 {n++} END {print n + 0}')
+        [ "$got" -ge 2 ] && break
+        sleep 0.1
+    done
+    kill -STOP "$NGHTTPD_PID"
+) &
 start=$(date +%s%N)
 out=$(timeout 30 "$H2BENCH" load -n 100000000 -c 2 -m 4 --timeout 1s "http://127.0.0.1:$PORT/hello"); rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
