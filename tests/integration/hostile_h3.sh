@@ -13,8 +13,8 @@
 command -v gtlsclient >/dev/null || { fail "gtlsclient missing (make -f Makefile.ci deps)"; finish; exit; }
 
 # /echo streams whose client grants a 1-byte response window (issue 29 item 15b): each stream
-# fills its 256 KiB ring and keeps it, since nothing echoed is ever acknowledged. ngtcp2's
-# gtlsclient is that client (--max-stream-data-bidi-local=1), 4 of them with 100 POST /echo
+# fills its 256 KiB ring and keeps it nearly full, since the echo leaves a byte per window
+# update (the client renews its 1-byte window as it reads). ngtcp2's gtlsclient is that client (--max-stream-data-bidi-local=1), 4 of them with 100 POST /echo
 # streams of 1 MiB each: 64 MiB of rings if nothing refuses them (100 rings would be 25 MiB,
 # the 16 MiB connection window stops each connection at 64 of them).
 head -c 1048576 /dev/zero >"$TMP/1m"
