@@ -78,11 +78,23 @@ static void run_line(struct h2b_buf *o, const struct h2b_rdata_results *x, const
     }
 }
 
+/* What the results measured, for the title: the scenario's name; results that ran no scenario
+ * (`h2bench micro --json`, what `make gate` writes) have none and say what they hold instead. */
+static void subject(struct h2b_buf *o, const struct h2b_rdata_results *r)
+{
+    if (r->scenario_name)
+        txt(o, r->scenario_name);
+    else if (r->n_cells == 0)
+        h2b_buf_printf(o, "%zu micro benchmark%s", r->n_micro, r->n_micro == 1 ? "" : "s");
+    else
+        h2b_buf_printf(o, "%zu matrix cell%s", r->n_cells, r->n_cells == 1 ? "" : "s");
+}
+
 static void title(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
     h2b_buf_puts(o, "# h2bench performance report: ");
-    txt(o, r->scenario_name);
+    subject(o, r);
     h2b_buf_puts(o, "\n\nMeasured ");
     txt(o, r->created);
     h2b_buf_puts(o, " with ");
@@ -128,7 +140,12 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
     const struct h2b_rdata_results *r = rep->head;
     h2b_buf_puts(o, "\n## Method\n\n");
     h2b_buf_puts(o, "- **Scenario:** ");
-    code(o, r->scenario_name);
+    if (r->scenario_name)
+        code(o, r->scenario_name);
+    else if (r->n_cells == 0)
+        h2b_buf_puts(o, "none (`h2bench micro --json` runs no scenario file)");
+    else
+        h2b_buf_puts(o, "none recorded in the results file");
     if (r->scenario_file) {
         h2b_buf_puts(o, " from ");
         code(o, r->scenario_file);
