@@ -11,7 +11,7 @@
  */
 #include "core/buf.h"
 #include "gates/ceilings.h"
-#include "gates/compare.h"
+#include "gates/ab.h"
 #include "core/error.h"
 #include "gates/gate.h"
 #include "report/report_int.h"
@@ -798,17 +798,18 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
     run_line(o, base, " (");
     h2b_buf_puts(o, ") against head ");
     run_line(o, head, " (");
-    h2b_buf_printf(o, "). %s Same rows as `h2bench compare`.", h2b_compare_legend);
+    h2b_buf_puts(o, "). The verdict of `h2bench compare` on these two files, row for row: ");
+    h2b_ab_verdict_line(o, rep->compare, "");
     const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
     if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0) {
-        h2b_buf_puts(o, " **The two runs were measured on different CPUs (");
+        h2b_buf_puts(o, "\n**The two runs were measured on different CPUs (");
         txt(o, bcpu);
         h2b_buf_puts(o, " vs ");
         txt(o, hcpu);
-        h2b_buf_puts(o, "): timing ratios mix code and machine.**");
+        h2b_buf_puts(o, "): timing ratios mix code and machine.**\n");
     }
     h2b_buf_puts(o, "\n");
-    if (h2b_compare_render_tables(o, rep->compare) != H2B_OK && !o->err)
+    if (h2b_ab_rows_md(o, rep->compare) != H2B_OK && !o->err)
         o->err = H2B_ERR_NOMEM;
 }
 
