@@ -89,6 +89,8 @@ int h2b_cmd_compare(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("compare", "--md", md, H2B_FS_OUT_FILE) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
     struct h2b_ab_report *v = NULL;
     struct h2b_diag d = {0};
     int rv = h2b_ab_judge_files(argv[optind], argv[optind + 1], &ab, &v, &d);

@@ -74,6 +74,8 @@ int h2b_cmd_export(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("export", "--out", out, H2B_FS_OUT_FILE) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
     const char *path = argv[optind];
     json_t *doc = NULL;
     char *text = NULL;

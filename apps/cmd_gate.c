@@ -587,6 +587,12 @@ int h2b_cmd_gate(int argc, char **argv)
         }
         results[n_results++] = argv[optind];
     }
+    if (h2b_cmd_check_output("gate", "--md", md, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--junit", junit, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--json", json, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--write", write, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--baselines-md", baselines, H2B_FS_OUT_FILE))
+        return H2B_EXIT_USAGE;
 
     if (want_calibrate || calib_only) {
         if (!want_calibrate || want_propose || baselines || n_results || junit || write || date ||

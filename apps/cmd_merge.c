@@ -66,6 +66,8 @@ int h2b_cmd_merge(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("merge", "--json", out_path, H2B_FS_OUT_FILE) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
     json_t **docs = calloc(n, sizeof(*docs));
     char **texts = calloc(n, sizeof(*texts));
     struct h2b_json_src *srcs = calloc(n, sizeof(*srcs));

@@ -8,6 +8,7 @@
 #define H2B_COMMANDS_H
 
 #include "core/error.h" /* enum h2b_exit, h2b_exit_code() */
+#include "core/fs.h"    /* enum h2b_fs_output */
 
 #include <stdio.h>
 
@@ -35,5 +36,10 @@ int h2b_cmd_write_text(const char *path, const char *text);
  * word it stopped at, argv[optind - 1]): a message naming the command and arg, then usage to
  * stderr (output.c). Returns H2B_EXIT_USAGE. */
 int h2b_cmd_bad_option(const char *cmd, const char *arg, void (*usage)(FILE *));
+
+/* An output path checked before the work starts (core/fs.h h2b_fs_output_check): H2B_EXIT_OK
+ * (path NULL too), or "h2bench CMD: FLAG PATH: why" on stderr and H2B_EXIT_USAGE. */
+int h2b_cmd_check_output(const char *cmd, const char *flag, const char *path,
+                         enum h2b_fs_output kind);
 
 #endif

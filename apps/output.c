@@ -11,8 +11,12 @@
  * had printf'd when stdout was a pipe. The option error was written out in every command, in two
  * wordings ("unknown or incomplete option", "unknown option or missing value") for one case;
  * a helper in core/cli.c was rejected: libraries do not print (STYLE.md 17).
+ *
+ * Output paths are checked when the options are read, before the work (a load, a suite, a
+ * build): h2b_fs_output_check (core/fs.c) says what is wrong, this prints it as a usage error.
  */
 #include "commands.h"
+#include "core/fs.h"
 #include "core/json.h"
 
 #include <stdio.h>
@@ -33,5 +37,15 @@ int h2b_cmd_bad_option(const char *cmd, const char *arg, void (*usage)(FILE *))
 {
     fprintf(stderr, "h2bench %s: unknown or incomplete option '%s'\n\n", cmd, arg ? arg : "");
     usage(stderr);
+    return H2B_EXIT_USAGE;
+}
+
+int h2b_cmd_check_output(const char *cmd, const char *flag, const char *path,
+                         enum h2b_fs_output kind)
+{
+    struct h2b_diag d = {0};
+    if (!path || h2b_fs_output_check(path, kind, &d) == H2B_OK)
+        return H2B_EXIT_OK;
+    fprintf(stderr, "h2bench %s: %s %s: %s\n", cmd, flag, path, d.message);
     return H2B_EXIT_USAGE;
 }

@@ -12,6 +12,8 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/export.h"
+#include "core/fs.h"
+#include "core/json.h"
 #include "core/results.h"
 #include "micro/runner.h"
 #include "core/stats.h"
@@ -337,6 +339,13 @@ int h2b_micro_main(int argc, char **argv)
         for (size_t i = 0; i < selected; i++)
             printf("%s\n", run[i]->name);
         return 0;
+    }
+    if (o.json) { /* before any benchmark runs: a mistyped directory wastes no run */
+        struct h2b_diag d = {0};
+        if (h2b_fs_output_check(o.json, H2B_FS_OUT_FILE, &d) != H2B_OK) {
+            fprintf(stderr, "%s: --json %s: %s\n", prog, o.json, d.message);
+            return 2;
+        }
     }
     static char perf_dir[4096];
     if (o.cfg.perf_record) {

@@ -79,8 +79,9 @@ expect_eq "--json records the default --coalesce (100us)" \
 expect_eq "--json server metrics are null with a note" \
     "$(jq '.server_cpu_s == null and (.note | test("server_cpu_s"))' "$TMP/cell.json")" true
 "$H2BENCH" load -n 10 --json /nonexistent-dir/x.json "$URL/hello" >/dev/null 2>"$TMP/err"; rc=$?
-expect_eq "--json unwritable exit" "$rc" 3
-expect_match "--json unwritable message" "$(cat "$TMP/err")" 'cannot write /nonexistent-dir/x.json'
+expect_eq "--json unwritable exit (checked before the run)" "$rc" 2
+expect_match "--json unwritable message" "$(cat "$TMP/err")" \
+    '^h2bench load: --json /nonexistent-dir/x.json: directory /nonexistent-dir does not exist$'
 
 # Ctrl-C: partial results are printed and the JSON is written; the run stops at once
 "$H2BENCH" load -D 60 -c 2 -m 2 --json "$TMP/int.json" "$URL/hello" >"$TMP/out" 2>&1 &
