@@ -252,7 +252,7 @@ int h2b_cmd_ab(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("ab", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("ab", argv[optind - 1], longopts);
         }
         if (bad) {
             fprintf(stderr, "h2bench ab: %s, got '%s'\n", bad, optarg);

@@ -81,7 +81,7 @@ int h2b_cmd_compare(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("compare", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("compare", argv[optind - 1], longopts);
         }
     }
     if (argc - optind != 2) {

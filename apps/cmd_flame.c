@@ -103,10 +103,7 @@ int h2b_cmd_flame(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench flame: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("flame", argv[optind - 1], longopts);
         }
     }
     if (argc - optind != 1 || !out) {

@@ -577,7 +577,7 @@ int h2b_cmd_gate(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("gate", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("gate", argv[optind - 1], longopts);
         }
     }
     for (; optind < argc; optind++) {

@@ -53,10 +53,7 @@ int h2b_cmd_merge(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         } else {
-            fprintf(stderr, "h2bench merge: %s '%s'\n\n",
-                    c == ':' ? "option needs a value:" : "unknown option", argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("merge", argv[optind - 1], opts);
         }
     }
     size_t n = argc > optind ? (size_t)(argc - optind) : 0;

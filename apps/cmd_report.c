@@ -64,7 +64,7 @@ int h2b_cmd_report(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("report", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("report", argv[optind - 1], opts);
         }
     }
     if (optind >= argc || o.out_dir == NULL) {

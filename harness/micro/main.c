@@ -231,10 +231,18 @@ static int parse_options(int argc, char **argv, struct options *o)
         case O_HELP:
             usage(stdout, argv[0]);
             return 1;
-        default:
-            fprintf(stderr, "%s: unknown or incomplete option '%s'\n\n", argv[0], argv[optind - 1]);
-            usage(stderr, argv[0]);
+        default: { /* h2load's shape: the one line, a suggestion, where the options are */
+            bool needs_value;
+            const char *near = h2b_cli_suggest(argv[optind - 1], longopts, &needs_value);
+            if (needs_value)
+                fprintf(stderr, "%s: option '--%s' needs a value\n", argv[0], near);
+            else
+                fprintf(stderr, "%s: unknown option '%s'\n", argv[0], argv[optind - 1]);
+            if (near && !needs_value)
+                fprintf(stderr, "Did you mean --%s?\n", near);
+            fprintf(stderr, "Run '%s --help' for the options.\n", argv[0]);
             return H2B_ERR_INVAL;
+        }
         }
         if (bad) {
             fprintf(stderr, "%s: %s, got '%s'\n\n", argv[0], bad, optarg);

@@ -66,7 +66,7 @@ expect_eq "one file" "$?" 2
 for cmd in compare ab gate report; do
     "$H2BENCH" $cmd --bogus >/dev/null 2>"$TMP/err"
     expect_eq "$cmd --bogus exit" "$?" 2
-    expect_match "$cmd --bogus message" "$(head -1 "$TMP/err")" "^h2bench $cmd: unknown or incomplete option '--bogus'$"
+    expect_match "$cmd --bogus message" "$(head -1 "$TMP/err")" "^h2bench $cmd: unknown option '--bogus'$"
 done
 "$H2BENCH" compare --help >/dev/null
 expect_eq "--help" "$?" 0
