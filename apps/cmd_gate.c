@@ -592,7 +592,7 @@ int h2b_cmd_gate(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("gate", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("gate", argv[optind - 1], longopts);
         }
     }
     for (; optind < argc; optind++) {
@@ -602,6 +602,12 @@ int h2b_cmd_gate(int argc, char **argv)
         }
         results[n_results++] = argv[optind];
     }
+    if (h2b_cmd_check_output("gate", "--md", md, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--junit", junit, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--json", json, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--write", write, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--baselines-md", baselines, H2B_FS_OUT_FILE))
+        return H2B_EXIT_USAGE;
 
     if (want_calibrate || calib_only) {
         if (!want_calibrate || want_propose || baselines || n_results || junit || write || date ||

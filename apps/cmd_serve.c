@@ -261,10 +261,7 @@ int h2b_cmd_serve(int argc, char **argv)
                 return bad("engine", optarg, H2B_ERR_INVAL);
             break;
         default:
-            fprintf(stderr, "h2bench serve: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("serve", argv[optind - 1], options);
         }
         if (rc != H2B_OK)
             return bad(name, optarg, rc);
@@ -280,6 +277,9 @@ int h2b_cmd_serve(int argc, char **argv)
         fprintf(stderr, "h2bench serve: --cert and --key need --tls\n");
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_input("serve", "--cert", cfg.cert_file) ||
+        h2b_cmd_check_input("serve", "--key", cfg.key_file))
+        return H2B_EXIT_USAGE;
     if (cfg.pin && !threads_set)
         cfg.threads = CPU_COUNT(&cfg.cpus);
 #ifdef H2B_HAVE_H3
