@@ -136,9 +136,11 @@ int h2b_cmd_history(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("history", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("history", argv[optind - 1], longopts);
         }
     }
+    if (h2b_cmd_check_output("history", "--out", out, H2B_FS_OUT_FILE))
+        return H2B_EXIT_USAGE;
     if (store)
         return append(store, branch, argv + optind, (size_t)(argc - optind));
     if (json && md) {

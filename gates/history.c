@@ -27,7 +27,7 @@
  *
  * Written here: no packaged C library (Debian's or elsewhere) implements E-divisive; Otava and
  * the signal-processing-algorithms package it came from are Python. The t distribution is
- * compare.c's (h2b_compare_t_cdf), the one in the project. Rejected: the permutation test of the
+ * core/stats.c's (h2b_stats_t_cdf). Rejected: the permutation test of the
  * original E-divisive (random, so two runs over one input could disagree, and hundreds of
  * re-evaluations per candidate); a windowed step detector like Chromium's (it misses drift that
  * no single window shows as a step).
@@ -36,7 +36,6 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "core/stats.h"
-#include "gates/compare.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -96,8 +95,8 @@ static void judge(const double *x, size_t a, size_t t, size_t b, double *tmp,
 {
     size_t n1 = t - a, n2 = b - t;
     double m1, v1, m2, v2;
-    h2b_compare_mean_var(x + a, n1, &m1, &v1);
-    h2b_compare_mean_var(x + t, n2, &m2, &v2);
+    h2b_stats_mean_var(x + a, n1, &m1, &v1);
+    h2b_stats_mean_var(x + t, n2, &m2, &v2);
     double df = (double)(n1 + n2 - 2);
     double sp2 = ((double)(n1 - 1) * v1 + (double)(n2 - 1) * v2) / df;
     double se = sqrt(sp2 * (1 / (double)n1 + 1 / (double)n2));
@@ -105,7 +104,7 @@ static void judge(const double *x, size_t a, size_t t, size_t b, double *tmp,
     if (se == 0 || !isfinite(se))
         cp->p = m1 == m2 ? 1 : 0;
     else
-        cp->p = 2 * h2b_compare_t_cdf(-fabs(m2 - m1) / se, df);
+        cp->p = 2 * h2b_stats_t_cdf(-fabs(m2 - m1) / se, df);
     cp->before = h2b_stats_median_of(x + a, n1, tmp);
     cp->after = h2b_stats_median_of(x + t, n2, tmp);
     cp->change = cp->before != 0 ? cp->after / cp->before - 1 : NAN;
