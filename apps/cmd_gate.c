@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "gates/gate.h"
+#include "gates/histset.h"
 #include "h2b_version.h"
 #include "core/json.h"
 
@@ -34,7 +35,8 @@ static void usage(FILE *f)
             "       h2bench gate --propose (--results FILE... | --runs N) [--write FILE]\n"
             "       h2bench gate --ceilings FILE --baselines-md FILE\n"
             "       h2bench gate --calibrate N --ceilings FILE [--scenario FILE] [options]\n"
-            "       h2bench gate --calibrate N --ab [--base REV] [--ceilings FILE] [options]\n\n"
+            "       h2bench gate --calibrate N --ab [--base REV] [--ceilings FILE] [options]\n"
+            "       h2bench gate --history DIR [--min-change PCT] [--p-value P]\n\n"
             "Checks microbenchmark results (h2bench.result/1) against stored ceilings\n"
             "(h2bench.ceilings/1). Allocation ceilings are exact; p99 is checked as the best\n"
             "fork's p99 and a breach is re-measured before it fails (docs/gates.md).\n\n"
@@ -72,6 +74,10 @@ static void usage(FILE *f)
             "                       (default all that apply; A/A always runs)\n"
             "  --aa-trials M        with --calibrate: M unchanged trials (default N)\n"
             "  --json FILE          with --calibrate: write the rates as JSON\n"
+            "  --history DIR        fail when the newest run of the history store DIR\n"
+            "                       (h2bench history --append) opens a change point that moves a\n"
+            "                       series the wrong way by --min-change PCT or more (default\n"
+            "                       1) at --p-value P (default 0.0005); docs/history.md\n"
             "  -h, --help           this text\n\n"
             "Exit codes: 0 all gates pass, 1 a ceiling exceeded or a benchmark missing,\n"
             "2 usage or malformed input (file:line:column), 3 measurement invalid (sanitizer or\n"
@@ -82,6 +88,50 @@ static void usage(FILE *f)
 static void print_diag(void *arg, const struct h2b_diag *d)
 {
     h2b_diag_print(d, arg);
+}
+
+static void history_fail(void *arg, const struct h2b_histset_series *s,
+                         const struct h2b_history_cp *cp)
+{
+    struct h2b_buf *o = arg;
+    h2b_buf_puts(o, "FAIL  ");
+    h2b_buf_term(o, s->name);
+    h2b_buf_printf(o, ": a change point of %+.1f %% (median %.6g -> %.6g, p %.2g) opens at commit ",
+                   100 * cp->change, cp->before, cp->after, cp->p);
+    h2b_buf_term(o, s->p[cp->index].commit);
+    h2b_buf_printf(o, " (run %zu of %zu), the first of the new segment\n", cp->index + 1, s->n);
+}
+
+/* gate --history DIR: the newest run of the store against the change points it opens. */
+static int history_gate(const char *dir, const struct h2b_history_opts *o)
+{
+    struct h2b_histset h;
+    h2b_histset_init(&h);
+    struct h2b_diag d = {0};
+    size_t bad = 0, checked = 0, failed = 0;
+    int rv = h2b_histset_add_path(&h, dir, print_diag, stderr, &bad, &d);
+    if (rv != H2B_OK) {
+        h2b_diag_print(&d, stderr);
+        h2b_histset_free(&h);
+        return rv == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
+    }
+    h2b_histset_sort(&h);
+    struct h2b_buf out;
+    h2b_buf_init(&out);
+    rv = h2b_histset_gate(&h, o, history_fail, &out, &checked, &failed);
+    h2b_histset_free(&h);
+    if (rv != H2B_OK) {
+        h2b_buf_free(&out);
+        fprintf(stderr, "h2bench gate: --history: %s\n", h2b_strerror(rv));
+        return h2b_exit_code(rv);
+    }
+    fputs(out.data ? out.data : "", stdout);
+    printf("%s  history: %zu series of the newest run checked, %zu open a change point worse "
+           "than %g %%%s\n",
+           failed ? "FAIL" : "PASS", checked, failed, 100 * o->min_change,
+           bad ? " (corrupt store lines skipped: see above)" : "");
+    h2b_buf_free(&out);
+    return failed ? H2B_EXIT_FAIL : H2B_EXIT_OK;
 }
 
 /* The exit code of a loader's failure, its diagnostic (file:line:column) printed; d may be NULL
@@ -410,7 +460,10 @@ int h2b_cmd_gate(int argc, char **argv)
         O_CALLGRIND,
         O_INJECT,
         O_JSON,
-        O_AA_TRIALS
+        O_AA_TRIALS,
+        O_HISTORY,
+        O_MIN_CHANGE,
+        O_P_VALUE
     };
     static const struct option longopts[] = {
         {"ceilings", required_argument, NULL, O_CEILINGS},
@@ -441,6 +494,9 @@ int h2b_cmd_gate(int argc, char **argv)
         {"inject", required_argument, NULL, O_INJECT},
         {"json", required_argument, NULL, O_JSON},
         {"aa-trials", required_argument, NULL, O_AA_TRIALS},
+        {"history", required_argument, NULL, O_HISTORY},
+        {"min-change", required_argument, NULL, O_MIN_CHANGE},
+        {"p-value", required_argument, NULL, O_P_VALUE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *ceilings = NULL, *md = NULL, *junit = NULL, *write = NULL, *date = NULL;
@@ -455,6 +511,9 @@ int h2b_cmd_gate(int argc, char **argv)
     struct h2b_calib_options cal = {.confirm = 1};
     const char *json = NULL;
     bool want_calibrate = false, calib_only = false;
+    const char *history = NULL;
+    struct h2b_history_opts hopt;
+    h2b_history_opts_default(&hopt);
     int c;
 
     optind = 0;
@@ -588,6 +647,24 @@ int h2b_cmd_gate(int argc, char **argv)
             json = optarg;
             calib_only = true;
             break;
+        case O_HISTORY:
+            history = optarg;
+            break;
+        case O_MIN_CHANGE:
+            if (h2b_cli_parse_double(optarg, 0, 1000, &hopt.min_change) != H2B_OK) {
+                fprintf(stderr, "h2bench gate: --min-change wants a percentage >= 0, got '%s'\n",
+                        optarg);
+                return H2B_EXIT_USAGE;
+            }
+            hopt.min_change /= 100;
+            break;
+        case O_P_VALUE:
+            if (h2b_cli_parse_double(optarg, 1e-300, 0.999999, &hopt.p_value) != H2B_OK) {
+                fprintf(stderr, "h2bench gate: --p-value wants a number in (0, 1), got '%s'\n",
+                        optarg);
+                return H2B_EXIT_USAGE;
+            }
+            break;
         case 'h':
             usage(stdout);
             return H2B_EXIT_OK;
@@ -609,6 +686,13 @@ int h2b_cmd_gate(int argc, char **argv)
         h2b_cmd_check_output("gate", "--baselines-md", baselines, H2B_FS_OUT_FILE))
         return H2B_EXIT_USAGE;
 
+    if (history) {
+        if (ceilings || n_results || want_calibrate || calib_only || want_propose || baselines) {
+            fprintf(stderr, "h2bench gate: --history DIR takes only --min-change and --p-value\n");
+            return H2B_EXIT_USAGE;
+        }
+        return history_gate(history, &hopt);
+    }
     if (want_calibrate || calib_only) {
         if (!want_calibrate || want_propose || baselines || n_results || junit || write || date ||
             runs || (cal.scenario && cal.measure == H2B_CALIB_AB) ||

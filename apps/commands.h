@@ -19,6 +19,8 @@ int h2b_cmd_merge(int argc, char **argv);
 int h2b_cmd_serve(int argc, char **argv);
 int h2b_cmd_gate(int argc, char **argv);
 int h2b_cmd_compare(int argc, char **argv);
+/* h2bench history: change points over results, the history store (cmd_history.c). */
+int h2b_cmd_history(int argc, char **argv);
 int h2b_cmd_run(int argc, char **argv);
 int h2b_cmd_micro(int argc, char **argv);
 /* h2bench flame: flame graphs from folded stacks (cmd_flame.c). */

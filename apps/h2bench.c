@@ -22,6 +22,8 @@ static const struct command commands[] = {
     {"merge", "merge the load results of a distributed run into one, exactly", h2b_cmd_merge},
     {"serve", "run the reference HTTP/2 server", h2b_cmd_serve},
     {"gate", "check results against ceilings; propose ceilings", h2b_cmd_gate},
+    {"history", "change points over stored results (slow drift); the history store",
+     h2b_cmd_history},
     {"compare", "A/B two results files with confidence intervals", h2b_cmd_compare},
     {"run", "run a scenario file: matrix cells and micro suites, one results file", h2b_cmd_run},
     {"micro", "run component microbenchmarks (ns/op, p99, B/op, allocs/op)", h2b_cmd_micro},

@@ -114,6 +114,19 @@ double h2b__report_peak_rps(const struct h2b_rdata_results *r, const char *targe
     return peak;
 }
 
+double h2b__report_run_peak_rps(const struct h2b_rdata_results *r, const char *target)
+{
+    const char **targets = NULL;
+    struct h2b__cellkey *keys = NULL;
+    size_t nt = 0, nk = 0;
+    if (h2b__report_index(r, &targets, &nt, &keys, &nk) != H2B_OK)
+        return NAN;
+    double peak = h2b__report_peak_rps(r, target, keys, nk);
+    free(targets);
+    free(keys);
+    return peak;
+}
+
 struct h2b_hist *h2b__report_group_hist(const struct h2b_rdata_results *r, const char *target,
                                         struct h2b__cellkey k, size_t *repeats)
 {

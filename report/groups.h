@@ -51,4 +51,8 @@ double h2b__report_group_latency(const struct h2b_rdata_results *r, const char *
 double h2b__report_peak_rps(const struct h2b_rdata_results *r, const char *target,
                             const struct h2b__cellkey *keys, size_t n_keys);
 
+/* The best median req/s of target over r's own cell keys (a run of a history may have measured
+ * keys the head did not); NAN when no cell measured or on allocation failure. */
+double h2b__report_run_peak_rps(const struct h2b_rdata_results *r, const char *target);
+
 #endif

@@ -813,6 +813,66 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
         o->err = H2B_ERR_NOMEM;
 }
 
+size_t h2b__report_history_run(const struct h2b__report *rep, const struct h2b_histset_point *p)
+{
+    for (size_t r = 0; r < rep->n_runs; r++) {
+        const struct h2b_rdata_results *x = rep->runs[r];
+        if (x->created && x->git_commit && strcmp(x->created, p->created) == 0 &&
+            strcmp(x->git_commit, p->commit) == 0)
+            return r;
+    }
+    return rep->n_runs;
+}
+
+/* The change points (`h2bench history`) that open in the last H2B__HISTORY_LAST runs. */
+static void history_changes(const struct h2b__report *rep, struct h2b_buf *o)
+{
+    const struct h2b_histset *h = rep->hist;
+    if (!h)
+        return;
+    struct h2b_history_opts opt;
+    h2b_history_opts_default(&opt);
+    size_t first = rep->n_runs > H2B__HISTORY_LAST ? rep->n_runs - H2B__HISTORY_LAST : 0;
+    size_t testable = 0, rows = 0;
+    for (size_t i = 0; i < h->n; i++)
+        testable += !h->s[i].too_short;
+    h2b_buf_puts(o, "\n### Change points\n\n");
+    if (testable == 0) {
+        h2b_buf_printf(o,
+                       "Change points (`h2bench history`: E-divisive means, t-test p ≤ %g, a "
+                       "change of the median ≥ %g %%) need at least %zu runs of a series; these "
+                       "%zu are too few.\n",
+                       opt.p_value, 100 * opt.min_change, 2 * opt.min_points, rep->n_runs);
+        return;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        const struct h2b_histset_series *s = &h->s[i];
+        for (size_t k = 0; k < s->ncps; k++) {
+            const struct h2b_history_cp *cp = &s->cps[k];
+            size_t r = h2b__report_history_run(rep, &s->p[cp->index]);
+            if (r >= rep->n_runs || r < first)
+                continue;
+            if (rows++ == 0)
+                h2b_buf_puts(o, "| Series | Run | Commit | Before | After | Change | p |\n"
+                                "|---|---:|---|---:|---:|---:|---:|\n");
+            bool worse = s->bigger ? cp->after < cp->before : cp->after > cp->before;
+            h2b_buf_puts(o, "| ");
+            h2b_buf_md(o, s->name);
+            h2b_buf_printf(o, " | %zu | ", r + 1);
+            code(o, s->p[cp->index].commit);
+            h2b_buf_printf(o, " | %.6g | %.6g | %+.1f %% %s | %.2g |\n", cp->before, cp->after,
+                           100 * cp->change, worse ? "worse" : "better", cp->p);
+        }
+    }
+    if (rows == 0)
+        h2b_buf_printf(o, "No change point opens in the last %zu runs", rep->n_runs - first);
+    h2b_buf_printf(o,
+                   "%s(`h2bench history`: E-divisive means, t-test p ≤ %g, a change of the "
+                   "median ≥ %g %%, %zu runs a side; %zu of %zu series long enough to test).\n",
+                   rows ? "\n" : " ", opt.p_value, 100 * opt.min_change, opt.min_points, testable,
+                   h->n);
+}
+
 static void history(const struct h2b__report *rep, struct h2b_buf *o)
 {
     if (rep->n_runs < 2)
@@ -857,7 +917,7 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
         txt(o, rep->targets[t]);
         h2b_buf_puts(o, " peak req/s |");
         for (size_t r = 0; r < nr; r++) {
-            peak[r] = h2b__report_peak_rps(rep->runs[r], rep->targets[t], rep->keys, rep->n_keys);
+            peak[r] = h2b__report_run_peak_rps(rep->runs[r], rep->targets[t]);
             B(a);
             h2b_buf_printf(o, " %s |", isnan(peak[r]) ? "—" : h2b_fmt_rate(peak[r], a, 64));
         }
@@ -865,6 +925,7 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
         h2b_buf_printf(o, " %s |\n", h2b_fmt_ratio(peak[nr - 1], peak[0], z, 64));
     }
     h2b__report_chart(rep, o, H2B__CHART_HISTORY);
+    history_changes(rep, o);
 }
 
 /* A markdown table cell: '|' and line breaks escaped by the one markdown escaper. */

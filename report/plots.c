@@ -314,14 +314,41 @@ static void history_series(struct h2b_buf *data, struct h2b_buf *plot, size_t *b
     (*block)++;
 }
 
+/* The change points of micro benchmark name's ns/op series (rep->hist) as "run value commit"
+ * rows, at the run that opens each, relative to run 1 as its line is drawn. */
+static void history_marks(const struct h2b__report *rep, struct h2b_buf *marks, const char *name,
+                          const double *v, size_t nr)
+{
+    const struct h2b_histset *h = rep->hist;
+    char series[300];
+    snprintf(series, sizeof(series), "%s - ns/op", name);
+    for (size_t i = 0; h && i < h->n; i++) {
+        const struct h2b_histset_series *s = &h->s[i];
+        if (strcmp(s->name, series) != 0)
+            continue;
+        for (size_t k = 0; k < s->ncps; k++) {
+            const struct h2b_histset_point *p = &s->p[s->cps[k].index];
+            size_t r = h2b__report_history_run(rep, p);
+            if (r >= nr || !(v[r] > 0))
+                continue;
+            char label[16];
+            snprintf(label, sizeof(label), "%.7s", p->commit);
+            h2b_buf_printf(marks, "%zu %.6g ", r + 1, v[r] / v[0]);
+            h2b__report_dat_quoted(marks, label);
+            h2b_buf_puts(marks, "\n");
+        }
+    }
+}
+
 static int plot_history(struct h2b__report *rep, const char *dir)
 {
     if (rep->n_runs < 2)
         return H2B_OK;
-    struct h2b_buf data, plot, xtics;
+    struct h2b_buf data, plot, xtics, marks;
     h2b_buf_init(&data);
     h2b_buf_init(&plot);
     h2b_buf_init(&xtics);
+    h2b_buf_init(&marks);
     size_t block = 0;
     double v[H2B__MAX_RUNS];
     size_t nr = rep->n_runs < H2B__MAX_RUNS ? rep->n_runs : H2B__MAX_RUNS;
@@ -333,11 +360,13 @@ static int plot_history(struct h2b__report *rep, const char *dir)
         }
         char title[160];
         snprintf(title, sizeof(title), "%s ns/op", name);
+        if (v[0] > 0)
+            history_marks(rep, &marks, name, v, nr);
         history_series(&data, &plot, &block, title, v, nr);
     }
     for (size_t t = 0; t < rep->n_targets; t++) {
         for (size_t r = 0; r < nr; r++)
-            v[r] = h2b__report_peak_rps(rep->runs[r], rep->targets[t], rep->keys, rep->n_keys);
+            v[r] = h2b__report_run_peak_rps(rep->runs[r], rep->targets[t]);
         char title[160];
         snprintf(title, sizeof(title), "%s peak req/s", rep->targets[t]);
         history_series(&data, &plot, &block, title, v, nr);
@@ -345,6 +374,17 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     int rc = H2B_OK;
     if (block == 0)
         goto out;
+    if (marks.len) {
+        /* the change points, on their series' line, labelled with the first commit */
+        h2b_buf_puts(&data, "# change points: run, relative value, commit\n");
+        h2b_buf_append(&data, marks.data, marks.len);
+        h2b_buf_puts(&data, "\n\n");
+        h2b_buf_printf(&plot,
+                       ", 'history.dat' index %zu using 1:2:3 with labels point pt 6 ps 2.5 "
+                       "lc rgb \"#d62728\" offset 0,1.2 font \",9\" title \"change point (first "
+                       "commit)\"",
+                       block);
+    }
     for (size_t r = 0; r < rep->n_runs; r++) {
         char label[16];
         snprintf(label, sizeof(label), "%.10s", rep->runs[r]->created);
@@ -362,6 +402,7 @@ out:
     h2b_buf_free(&data);
     h2b_buf_free(&plot);
     h2b_buf_free(&xtics);
+    h2b_buf_free(&marks);
     return rc;
 }
 

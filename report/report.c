@@ -113,6 +113,26 @@ static int gate_head(struct h2b__report *rep, struct h2b_diag *diag)
     return rc;
 }
 
+/* The History's change points: the runs' series as `h2bench history` reads them, detected with
+ * its defaults. */
+static int history(struct h2b__report *rep, struct h2b_diag *diag)
+{
+    rep->hist = calloc(1, sizeof(*rep->hist));
+    if (!rep->hist)
+        return H2B_ERR_NOMEM;
+    h2b_histset_init(rep->hist);
+    int rc = H2B_OK;
+    for (size_t i = 0; i < rep->n_runs && rc == H2B_OK; i++)
+        rc = h2b_histset_add_file(rep->hist, rep->runs[i]->path, diag);
+    if (rc == H2B_OK) {
+        struct h2b_history_opts o;
+        h2b_history_opts_default(&o);
+        h2b_histset_sort(rep->hist);
+        rc = h2b_histset_detect(rep->hist, &o);
+    }
+    return rc;
+}
+
 static int load_all(struct h2b__report *rep, struct h2b_diag *diag)
 {
     const struct h2b_report_options *o = rep->opt;
@@ -140,6 +160,8 @@ static int load_all(struct h2b__report *rep, struct h2b_diag *diag)
         }
         rep->compare->command = "compare";
     }
+    if (rep->n_runs >= 2 && (rc = history(rep, diag)))
+        return rc;
     return h2b__report_index(rep->head, &rep->targets, &rep->n_targets, &rep->keys, &rep->n_keys);
 }
 
@@ -152,6 +174,9 @@ static void unload_all(struct h2b__report *rep)
     h2b_ceilings_del(rep->ceil);
     h2b_gate_report_del(rep->gate);
     h2b_ab_report_del(rep->compare);
+    if (rep->hist)
+        h2b_histset_free(rep->hist);
+    free(rep->hist);
     free(rep->targets);
     free(rep->keys);
 }

@@ -18,6 +18,7 @@
 #include "gates/ceilings.h"
 #include "gates/ab.h"
 #include "gates/gate.h"
+#include "gates/histset.h"
 
 struct h2b_chart_var;
 
@@ -25,7 +26,8 @@ struct h2b_chart_var;
 #include <stddef.h>
 
 #define H2B__REPORT_MAX_CHARTS 16
-#define H2B__MAX_RUNS 64 /* results files a history covers */
+#define H2B__MAX_RUNS 64     /* results files a history covers */
+#define H2B__HISTORY_LAST 20 /* the History's change-point table covers the last runs */
 
 enum h2b__chart_kind {
     H2B__CHART_MICRO,
@@ -50,7 +52,9 @@ struct h2b__report {
     struct h2b_ceilings *ceil;            /* --ceilings, or NULL */
     struct h2b_gate_report *gate;         /* the gate's verdict on head with --ceilings */
     struct h2b_ab_report *compare;        /* base against head with --compare */
-    const char **targets;                 /* head's targets in order of first appearance */
+    struct h2b_histset *hist; /* the runs' series and change points (gates/histset.h), NULL
+                                 with fewer than two runs */
+    const char **targets;     /* head's targets in order of first appearance */
     size_t n_targets;
     struct h2b__cellkey *keys; /* head's cells, sorted by connections then streams */
     size_t n_keys;
@@ -82,6 +86,9 @@ int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_k
                      const struct h2b_chart_var *vars, size_t nvars);
 void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind);
 void h2b__report_md_code(struct h2b_buf *o, const char *s);
+
+/* The run (0-based index into rep->runs) a point of rep->hist came from, or rep->n_runs. */
+size_t h2b__report_history_run(const struct h2b__report *rep, const struct h2b_histset_point *p);
 
 /* Renders REPORT.md into out. */
 int h2b__report_markdown(const struct h2b__report *rep, struct h2b_buf *out);

@@ -294,6 +294,20 @@ static const struct h2b_model_field tool_fields[] = {
 #undef T
 static const struct h2b_model tool_model = {"tool", sizeof(struct h2b_results_tool), tool_fields};
 
+#define T struct h2b_results_hline
+static const struct h2b_model_field hline_fields[] = {
+    F(T, series, STRING, REQ),
+    F(T, fingerprint, STRING, REQ),
+    F(T, bigger, BOOL, REQ),
+    F(T, commit, STRING, REQ),
+    F(T, created, STRING, REQ),
+    F(T, value, REAL, REQ),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_hline_model = {"history line", sizeof(struct h2b_results_hline),
+                                                  hline_fields};
+
 #define T struct h2b_results_scenario
 static const struct h2b_model_field scenario_fields[] = {
     F(T, name, STRING, 0),

@@ -272,6 +272,21 @@ struct h2b_results_doc {
     struct h2b_model_array matrix; /* of struct h2b_results_cell */
 };
 
+/* One line of the history store (`h2bench history --append`, docs/history.md): one run's value
+ * of one series, a JSON object per line. */
+struct h2b_results_hline {
+    struct h2b_model_base base;
+    char *series;      /* "<benchmark or cell> - <metric>", as the exports name it */
+    char *fingerprint; /* the machine and build it was measured on (values of different ones
+                          are never one series) */
+    int bigger;        /* higher is better (req/s, ops/s); otherwise lower is */
+    char *commit;      /* tool.git_commit of the run */
+    char *created;     /* when the run was measured (UTC, ISO 8601) */
+    double value;
+};
+
+extern const struct h2b_model h2b_results_hline_model;
+
 /* The tables, for the generic h2b_model_* functions (init, free, copy, array_push). */
 extern const struct h2b_model h2b_results_mpi_model, h2b_results_mpi_rank_model;
 

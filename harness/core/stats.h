@@ -1,6 +1,6 @@
 /*
- * stats.h - the order statistics every engine uses: median and friends; and the one interval
- * of a proportion (Wilson).
+ * stats.h - the order statistics every engine uses: median and friends; the one interval of a
+ * proportion (Wilson); the mean and variance, and Student's t distribution (history's test).
  *
  * One rule for empty input: NAN ("no value"), never 0, so an empty set cannot pass for a
  * measured zero. Pure functions on caller arrays; thread-safe; no allocation.
@@ -34,5 +34,12 @@ double h2b_stats_max(const double *v, size_t n);
  * quantile z (1.96 for 95 %). Writes [*lo, *hi], inside [0, 1]; both NAN when n == 0 or k > n.
  * Unlike the normal approximation it stays inside [0, 1] and is not [0, 0] for 0 of n. */
 void h2b_stats_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi);
+
+/* Mean and sample variance (n - 1; 0 for one sample) of v[0..n), n >= 1. */
+void h2b_stats_mean_var(const double *v, size_t n, double *mean, double *var);
+
+/* P(T <= t) for Student's t with df degrees of freedom (df > 0), by the regularised incomplete
+ * beta function (a continued fraction): 1e-12 or better for the p-values the gates use. */
+double h2b_stats_t_cdf(double t, double df);
 
 #endif

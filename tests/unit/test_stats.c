@@ -1,5 +1,6 @@
 /* test_stats.c - the Wilson score interval against values computed independently (the closed
- * form evaluated in double precision by another program), table-driven. */
+ * form evaluated in double precision by another program), table-driven; Student's t CDF against
+ * published table quantiles; the mean and sample variance. */
 #include "core/stats.h"
 #include "test.h"
 
@@ -43,5 +44,18 @@ int main(void)
     h2b_stats_wilson(5, 10, 2.576, &lo99, &hi99);
     h2b_stats_wilson(5, 10, 1.96, &lo, &hi);
     CHECK(lo99 < lo && hi99 > hi);
+    /* Student's t: the two-sided 95 % and 99.9 % table quantiles, and symmetry. */
+    CHECK(fabs(h2b_stats_t_cdf(2.228139, 10) - 0.975) < 1e-6);
+    CHECK(fabs(h2b_stats_t_cdf(-2.228139, 10) - 0.025) < 1e-6);
+    CHECK(fabs(h2b_stats_t_cdf(12.7062, 1) - 0.975) < 1e-5);
+    CHECK(fabs(h2b_stats_t_cdf(8.610302, 4) - 0.9995) < 1e-7);
+    CHECK(fabs(h2b_stats_t_cdf(3.290527, 1e6) - 0.9995) < 1e-6);
+    CHECK(h2b_stats_t_cdf(0, 7) == 0.5);
+    double mean, var;
+    const double v[] = {1, 2, 3, 4};
+    h2b_stats_mean_var(v, 4, &mean, &var);
+    CHECK(near(mean, 2.5) && near(var, 5.0 / 3));
+    h2b_stats_mean_var(v + 2, 1, &mean, &var);
+    CHECK(mean == 3 && var == 0);
     return test_report();
 }
