@@ -6,8 +6,11 @@
  * Poisson gaps are -ln(U) * mean with U uniform in (0, 1] from splitmix64: small, fast, seedable,
  * and good enough for inter-arrival times (this is not cryptography). The Poisson offset is kept
  * as a double; at 1e6 arrivals/s its 53-bit mantissa keeps ns resolution for over 100 days.
+ * A shaped schedule keeps its position in the shape's integral instead (an index, exact in a
+ * double up to 2^53 requests) and asks the shape for the time (shape.c).
  */
 #include "load/arrival.h"
+#include "load/shape.h"
 #include "core/error.h"
 
 #include <math.h>
@@ -50,10 +53,41 @@ int h2b_arrival_init(struct h2b_arrival *a, enum h2b_arrival_kind kind, double r
     return H2B_OK;
 }
 
+static uint64_t shaped_time(const struct h2b_arrival *a)
+{
+    uint64_t off = h2b_shape_time_of(a->shape, a->pos);
+    return off == UINT64_MAX ? UINT64_MAX : a->start_ns + off;
+}
+
+int h2b_arrival_init_shaped(struct h2b_arrival *a, enum h2b_arrival_kind kind,
+                            const struct h2b_shape *shape, double stride, double phase,
+                            uint64_t start_ns, uint64_t seed)
+{
+    if (!shape || !(stride >= 1) || !(phase >= 0) || !isfinite(stride) || !isfinite(phase))
+        return H2B_ERR_INVAL;
+    if (kind != H2B_ARRIVAL_CONSTANT && kind != H2B_ARRIVAL_POISSON)
+        return H2B_ERR_INVAL;
+    memset(a, 0, sizeof(*a));
+    a->kind = kind;
+    a->start_ns = start_ns;
+    a->shape = shape;
+    a->stride = stride;
+    a->rng = seed;
+    a->interval_ns = stride; /* exp_gap's mean, in requests of the integral */
+    a->pos = kind == H2B_ARRIVAL_POISSON ? exp_gap(a) : phase;
+    a->next_ns = shaped_time(a);
+    return H2B_OK;
+}
+
 uint64_t h2b_arrival_pop(struct h2b_arrival *a)
 {
     uint64_t t = a->next_ns;
     a->k++;
+    if (a->shape) {
+        a->pos += a->kind == H2B_ARRIVAL_CONSTANT ? a->stride : exp_gap(a);
+        a->next_ns = shaped_time(a);
+        return t;
+    }
     if (a->kind == H2B_ARRIVAL_CONSTANT)
         a->offset_ns = (double)a->k * a->interval_ns;
     else

@@ -77,6 +77,8 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->cpus_text);
     free(cfg->json_path);
     free(cfg->hdr_log_path);
+    free(cfg->shape_text);
+    h2b_shape_free(&cfg->shape);
     free(cfg->script_ns);
     free(cfg->script_path);
     free(cfg->base_unix);
@@ -197,6 +199,10 @@ void h2b_load_usage(FILE *f)
         "      --total-rps=R       open loop: R requests/s over all connections, latency measured\n"
         "                          from each request's intended send time (no coordinated\n"
         "                          omission); h2bench's old --rate\n"
+        "      --stages=LIST       open loop shaped: DUR:RATE,... ramps linearly from\n"
+        "                          --total-rps (or 0) to each RATE over its DUR; the run lasts\n"
+        "                          the stages (no -D), e.g. 10s:1000,30s:5000,10s:0\n"
+        "      --step=R+S/DUR      open loop staircase: R req/s, R+S after DUR, R+2S ... (-D)\n"
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
@@ -488,7 +494,9 @@ enum {
     OPT_NPN,
     OPT_QUIC,
     OPT_HDR_LOG,
-    OPT_LATENCY
+    OPT_LATENCY,
+    OPT_STAGES,
+    OPT_STEP
 };
 
 static const struct option long_options[] = {
@@ -542,6 +550,8 @@ static const struct option long_options[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"h3", no_argument, NULL, OPT_H3},
+    {"stages", required_argument, NULL, OPT_STAGES},
+    {"step", required_argument, NULL, OPT_STEP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -582,8 +592,49 @@ static int alpn_wire(struct h2b_load_config *cfg, const char *list, struct h2b_d
     return H2B_OK;
 }
 
+/* --stages or --step (cfg->shape_text) into cfg->shape, once every other option is known: the
+ * stages set the run's length, the staircase fills -D (and the warm-up); rate becomes the
+ * shape's mean. */
+static int build_shape(struct h2b_load_config *cfg, bool step, struct h2b_diag *err)
+{
+    const char *flag = step ? "--step" : "--stages";
+    int rv;
+    if (cfg->rps > 0 || cfg->nscript)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "%s shapes the open loop (--total-rps): not with --rps or "
+                              "--timing-script-file",
+                              flag);
+    if (step) {
+        double rate, inc;
+        uint64_t dur;
+        if (cfg->rate > 0)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--step gives its own start rate: drop --total-rps");
+        if (!cfg->duration_ns)
+            return h2b__load_errf(err, H2B_ERR_INVAL, "--step needs -D (how long the stairs go)");
+        if ((rv = h2b_shape_parse_step(cfg->shape_text, &rate, &inc, &dur, err)) != H2B_OK)
+            return rv;
+        rv = h2b_shape_steps(&cfg->shape, rate, inc, dur, cfg->warmup_ns + cfg->duration_ns);
+        if (rv == H2B_ERR_INVAL)
+            return h2b__load_errf(err, rv, "--step '%s': more than %d steps in -D", cfg->shape_text,
+                                  H2B_SHAPE_MAX_SEGMENTS);
+        if (rv != H2B_OK)
+            return h2b__load_errf(err, rv, "out of memory");
+    } else {
+        if (cfg->duration_ns || cfg->warmup_ns)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--stages sets the run's length: no -D or --warm-up-time");
+        if ((rv = h2b_shape_parse_stages(&cfg->shape, cfg->shape_text, cfg->rate, err)) != H2B_OK)
+            return rv;
+        cfg->duration_ns = cfg->shape.total_ns;
+    }
+    cfg->rate = cfg->shape.total / ((double)cfg->shape.total_ns / 1e9);
+    return H2B_OK;
+}
+
 int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, struct h2b_diag *err)
 {
+    bool shape_is_step = false;
     bool h1_clear = false; /* -p http/1.1 */
     bool input_file = false;
     uint64_t v;
@@ -691,6 +742,15 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
             cfg->rate = r;
             break;
         }
+        case OPT_STAGES:
+        case OPT_STEP:
+            if (cfg->shape_text)
+                return h2b__load_errf(err, H2B_ERR_INVAL,
+                                      "--stages and --step: give one shape, once");
+            if ((rv = set_string(&cfg->shape_text, a, err)) != H2B_OK)
+                return rv;
+            shape_is_step = c == OPT_STEP;
+            break;
         case OPT_ARRIVAL:
             if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
                 return bad_value(err, H2B_ERR_PARSE, "--arrival", a, "constant or poisson");
@@ -901,6 +961,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-t %u is more than -c %u: every thread needs a connection",
                               cfg->threads, cfg->connections);
+    if (cfg->shape_text && (rv = build_shape(cfg, shape_is_step, err)) != H2B_OK)
+        return rv;
     if (cfg->warmup_ns && !cfg->duration_ns)
         return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
@@ -909,7 +971,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
                               (unsigned long long)cfg->requests, cfg->connections);
     if (cfg->duration_ns)
         cfg->requests = 0; /* h2load: -n is ignored with -D */
-    if (cfg->rate > 0 && cfg->rate < cfg->threads)
+    if (cfg->rate > 0 && cfg->rate < cfg->threads && !cfg->shape.nseg)
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--total-rps %g is below -t %u: each thread needs at least 1 "
                               "request/s",

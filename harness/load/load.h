@@ -20,6 +20,7 @@
 #define H2B_LOAD_LOAD_H
 
 #include "load/arrival.h"
+#include "load/shape.h"
 #include "core/hist.h"
 #include "core/json.h"
 
@@ -120,6 +121,10 @@ struct h2b_load_config {
     uint8_t *alpn; /* --npn-list/--alpn-list in ALPN wire format; NULL: "h2" (or http/1.1) */
     size_t alpn_len;
     enum h2b_load_engine engine; /* --engine (HTTP/2 only) */
+    /* --stages / --step: the open-loop rate over time (nseg 0: none). Its origin is the run's
+     * start; with a shape, rate is its mean rate (what the report calls the target). */
+    struct h2b_shape shape;
+    char *shape_text; /* --stages or --step as given */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
