@@ -14,6 +14,7 @@
 #include "core/error.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 static uint64_t splitmix64(uint64_t *state)
@@ -35,18 +36,25 @@ static double exp_gap(struct h2b_arrival *a)
     return -log(uniform01(&a->rng)) * a->interval_ns;
 }
 
-int h2b_arrival_init(struct h2b_arrival *a, enum h2b_arrival_kind kind, double rate_per_s,
-                     uint64_t start_ns, uint64_t seed)
+/* The common start of both schedules; false (a untouched) for an unknown kind. */
+static bool start(struct h2b_arrival *a, enum h2b_arrival_kind kind, uint64_t start_ns,
+                  uint64_t seed)
 {
-    if (!(rate_per_s > 0) || !isfinite(rate_per_s))
-        return H2B_ERR_INVAL;
     if (kind != H2B_ARRIVAL_CONSTANT && kind != H2B_ARRIVAL_POISSON)
-        return H2B_ERR_INVAL;
+        return false;
     memset(a, 0, sizeof(*a));
     a->kind = kind;
     a->start_ns = start_ns;
-    a->interval_ns = 1e9 / rate_per_s;
     a->rng = seed;
+    return true;
+}
+
+int h2b_arrival_init(struct h2b_arrival *a, enum h2b_arrival_kind kind, double rate_per_s,
+                     uint64_t start_ns, uint64_t seed)
+{
+    if (!(rate_per_s > 0) || !isfinite(rate_per_s) || !start(a, kind, start_ns, seed))
+        return H2B_ERR_INVAL;
+    a->interval_ns = 1e9 / rate_per_s;
     if (kind == H2B_ARRIVAL_POISSON)
         a->offset_ns = exp_gap(a);
     a->next_ns = start_ns + (uint64_t)llround(a->offset_ns);
@@ -63,16 +71,11 @@ int h2b_arrival_init_shaped(struct h2b_arrival *a, enum h2b_arrival_kind kind,
                             const struct h2b_shape *shape, double stride, double phase,
                             uint64_t start_ns, uint64_t seed)
 {
-    if (!shape || !(stride >= 1) || !(phase >= 0) || !isfinite(stride) || !isfinite(phase))
+    if (!shape || !(stride >= 1) || !(phase >= 0) || !isfinite(stride) || !isfinite(phase) ||
+        !start(a, kind, start_ns, seed))
         return H2B_ERR_INVAL;
-    if (kind != H2B_ARRIVAL_CONSTANT && kind != H2B_ARRIVAL_POISSON)
-        return H2B_ERR_INVAL;
-    memset(a, 0, sizeof(*a));
-    a->kind = kind;
-    a->start_ns = start_ns;
     a->shape = shape;
     a->stride = stride;
-    a->rng = seed;
     a->interval_ns = stride; /* exp_gap's mean, in requests of the integral */
     a->pos = kind == H2B_ARRIVAL_POISSON ? exp_gap(a) : phase;
     a->next_ns = shaped_time(a);

@@ -14,6 +14,7 @@
 #include "core/json.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,18 +195,25 @@ void h2b_shape_free(struct h2b_shape *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* The segment holding t_ns (t_ns < total_ns). */
-static const struct h2b_shape_seg *seg_at(const struct h2b_shape *s, uint64_t t_ns)
+/* The last segment whose key (start_ns with by_time, else before) is <= x: keys never fall. */
+static size_t seg_find(const struct h2b_shape *s, double x, bool by_time)
 {
     size_t lo = 0, hi = s->nseg;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->seg[mid].start_ns <= t_ns)
+        double key = by_time ? (double)s->seg[mid].start_ns : s->seg[mid].before;
+        if (key <= x)
             lo = mid;
         else
             hi = mid;
     }
-    return &s->seg[lo];
+    return lo;
+}
+
+/* The segment holding t_ns (t_ns < total_ns). */
+static const struct h2b_shape_seg *seg_at(const struct h2b_shape *s, uint64_t t_ns)
+{
+    return &s->seg[seg_find(s, (double)t_ns, true)];
 }
 
 double h2b_shape_rate_at(const struct h2b_shape *s, uint64_t t_ns)
@@ -228,19 +236,9 @@ uint64_t h2b_shape_time_of(const struct h2b_shape *s, double n)
 {
     if (!(n < s->total) || s->nseg == 0)
         return UINT64_MAX;
-    /* the last segment whose start comes at or before n (segments of rate 0 take no request:
-     * the first one after them that does is found because its `before` equals theirs) */
-    size_t lo = 0, hi = s->nseg;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->seg[mid].before <= n)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    /* flat or falling-to-zero segments that hold no request move n to the next one */
-    while (lo + 1 < s->nseg && s->seg[lo + 1].before <= n)
-        lo++;
+    /* the last segment with `before` <= n: segments of rate 0 hold no request, so the one
+     * after them (same `before`) is the one that takes n */
+    size_t lo = seg_find(s, n, false);
     const struct h2b_shape_seg *g = &s->seg[lo];
     double len_s = (double)g->len_ns / 1e9;
     double m = n - g->before;
