@@ -68,6 +68,28 @@ static void print_diag(const char *what, const struct h2b_diag *d)
     h2b_diag_print(d, stderr);
 }
 
+/* Writes the text make builds from res to path (atomically); false: said why on stderr. */
+static bool write_text(const char *path,
+                       int (*make)(const struct h2b_load_result *, char **, size_t *),
+                       const struct h2b_load_result *res)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct h2b_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    int rv = make(res, &text, &len);
+    if (rv == H2B_OK)
+        rv = h2b_file_write_atomic(path, text, len, &diag);
+    else
+        snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
+    free(text);
+    if (rv != H2B_OK) {
+        fprintf(stderr, "h2bench load: cannot write %s: ", path);
+        h2b_diag_print(&diag, stderr);
+    }
+    return rv == H2B_OK;
+}
+
 int h2b_cmd_load(int argc, char **argv)
 {
     struct h2b_load_config cfg;
@@ -195,24 +217,12 @@ int h2b_cmd_load(int argc, char **argv)
                               : "latency from submission");
     }
     fflush(stdout);
-    if (cfg.hdr_log_path) {
-        char *text = NULL;
-        size_t len = 0;
-        struct h2b_diag diag;
-        memset(&diag, 0, sizeof(diag));
-        rv = h2b_load_hdr_log(&res, &text, &len);
-        if (rv == H2B_OK)
-            rv = h2b_file_write_atomic(cfg.hdr_log_path, text, len, &diag);
-        else
-            snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
-        free(text);
-        if (rv != H2B_OK) {
-            fprintf(stderr, "h2bench load: cannot write %s: ", cfg.hdr_log_path);
-            h2b_diag_print(&diag, stderr);
-            h2b_load_result_free(&res);
-            code = H2B_EXIT_RUNTIME;
-            goto out;
-        }
+    if ((cfg.hdr_log_path && !write_text(cfg.hdr_log_path, h2b_load_hdr_log, &res)) ||
+        (cfg.interval_json_path &&
+         !write_text(cfg.interval_json_path, h2b_load_intervals_ndjson, &res))) {
+        h2b_load_result_free(&res);
+        code = H2B_EXIT_RUNTIME;
+        goto out;
     }
     if (cfg.json_path) {
         json_t *doc = NULL;

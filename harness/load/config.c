@@ -78,6 +78,7 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->json_path);
     free(cfg->hdr_log_path);
     free(cfg->shape_text);
+    free(cfg->interval_json_path);
     h2b_shape_free(&cfg->shape);
     free(cfg->script_ns);
     free(cfg->script_path);
@@ -203,6 +204,9 @@ void h2b_load_usage(FILE *f)
         "                          --total-rps (or 0) to each RATE over its DUR; the run lasts\n"
         "                          the stages (no -D), e.g. 10s:1000,30s:5000,10s:0\n"
         "      --step=R+S/DUR      open loop staircase: R req/s, R+S after DUR, R+2S ... (-D)\n"
+        "      --interval=DUR      length of the per-interval results (default 1s)\n"
+        "      --interval-json=FILE  one JSON line per interval: offered and achieved rate,\n"
+        "                          errors, that interval's exact latency percentiles\n"
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
@@ -496,7 +500,9 @@ enum {
     OPT_HDR_LOG,
     OPT_LATENCY,
     OPT_STAGES,
-    OPT_STEP
+    OPT_STEP,
+    OPT_INTERVAL,
+    OPT_INTERVAL_JSON
 };
 
 static const struct option long_options[] = {
@@ -552,6 +558,8 @@ static const struct option long_options[] = {
     {"h3", no_argument, NULL, OPT_H3},
     {"stages", required_argument, NULL, OPT_STAGES},
     {"step", required_argument, NULL, OPT_STEP},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"interval-json", required_argument, NULL, OPT_INTERVAL_JSON},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -750,6 +758,15 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
             if ((rv = set_string(&cfg->shape_text, a, err)) != H2B_OK)
                 return rv;
             shape_is_step = c == OPT_STEP;
+            break;
+        case OPT_INTERVAL:
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, "--interval", a, "a duration >= 1ms");
+            cfg->interval_ns = v;
+            break;
+        case OPT_INTERVAL_JSON:
+            if ((rv = set_string(&cfg->interval_json_path, a, err)) != H2B_OK)
+                return rv;
             break;
         case OPT_ARRIVAL:
             if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
@@ -965,6 +982,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return rv;
     if (cfg->warmup_ns && !cfg->duration_ns)
         return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
+    if (!cfg->interval_ns && (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg))
+        cfg->interval_ns = H2B_NS_PER_SEC;
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-n %llu is less than -c %u: every connection needs a request",

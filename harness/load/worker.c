@@ -273,7 +273,10 @@ bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
     uint64_t t_intended = r->t_intended, t_sent = r->t_sent;
     uint16_t status = r->status;
     uint64_t now = w->now;
-    record_latency(w, now > t_intended ? now - t_intended : 0);
+    uint64_t latency = now > t_intended ? now - t_intended : 0;
+    record_latency(w, latency);
+    if (w->islot)
+        h2b__load_ival_note(w, latency, how == OUT_RESPONSE && status >= 200 && status < 400);
     if (t_sent)
         h2b_hist_record(st->service, now > t_sent ? now - t_sent : 0);
     report_progress(w);
@@ -1563,6 +1566,8 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__l
             t->timeouts(w);
         w->next_tick = w->now + w->tick_ns;
     }
+    if (w->islot && w->now >= w->i_end)
+        h2b__load_ival_roll(w); /* an interval with nothing ended in it is one all the same */
     if (sh->progress)
         h2b__load_snapshot(w);
     return true;
@@ -1798,6 +1803,8 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
             h2b_hist_new_default(&w->ival[1]) != H2B_OK)
             goto out_nomem;
     }
+    if (sh->i_len && h2b__load_ival_init(w) != H2B_OK)
+        goto out_nomem;
     /* -n is split as h2load splits it: per worker, then per connection, remainders first */
     for (uint32_t i = 0; i < nconns; i++) {
         struct h2b__load_conn *c = &w->conns[i];
@@ -1866,6 +1873,7 @@ void h2b__load_worker_free(struct h2b__load_worker *w)
     free(w->logbuf);
     h2b_hist_del(w->ival[0]);
     h2b_hist_del(w->ival[1]);
+    h2b__load_ival_free(w);
     h2b_load_stats_free(&w->stats);
     if (w->epfd >= 0)
         close(w->epfd);
