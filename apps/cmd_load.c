@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "load/load.h"
 #include "load/mpi_job.h"
+#include "load/slo.h"
 #include "core/version.h"
 
 #include <nghttp2/nghttp2.h>
@@ -171,6 +172,10 @@ int h2b_cmd_load(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    if (cfg.slo && cfg.slo->window_ns) {
+        cfg.on_interval = h2b_slo_on_interval;
+        cfg.on_interval_ctx = cfg.slo;
+    }
     struct h2b_load_result res;
     if (root) {
         printf("starting benchmark...\n");
@@ -206,7 +211,14 @@ int h2b_cmd_load(int argc, char **argv)
         for (int i = 0; i < job.size; i++)
             cfg.threads += job.ranks[i].threads;
     }
+    if (cfg.slo) {
+        struct h2b_slo_span run;
+        h2b_slo_run_span(&run, &cfg, &res);
+        h2b_slo_finish(cfg.slo, &run);
+    }
     h2b_load_report_text(stdout, &cfg, &res);
+    if (cfg.slo)
+        h2b_slo_report_text(stdout, cfg.slo);
     if (job.active)
         h2b_load_mpi_text(stdout, &job);
     if (cfg.latency_spectrum) {
@@ -251,6 +263,14 @@ int h2b_cmd_load(int argc, char **argv)
     } else if (res.s.conns_ok == 0) {
         fprintf(stderr, "h2bench load: no connection to %s could be made\n", cfg.uris[0].authority);
         code = H2B_EXIT_RUNTIME;
+    } else if (cfg.slo && cfg.slo->rc != H2B_OK) {
+        fprintf(stderr, "h2bench load: --slo: %s\n", h2b_strerror(cfg.slo->rc));
+        code = H2B_EXIT_RUNTIME;
+    } else if (cfg.slo && (cfg.slo->failed || cfg.slo->run_not_evaluable)) {
+        char why[256];
+        h2b_slo_first_breach(cfg.slo, why, sizeof(why));
+        fprintf(stderr, "h2bench load: %s\n", why);
+        code = H2B_EXIT_FAIL;
     } else if (res.interrupted) {
         code = H2B_EXIT_RUNTIME;
     } else if (cfg.fail_on_error && res.s.failed > 0) {

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "load/engine.h"
+#include "load/slo.h"
 #include "core/url.h"
 
 #include <ctype.h>
@@ -79,6 +80,10 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->hdr_log_path);
     free(cfg->shape_text);
     free(cfg->interval_json_path);
+    if (cfg->slo) {
+        h2b_slo_free(cfg->slo);
+        free(cfg->slo);
+    }
     h2b_shape_free(&cfg->shape);
     free(cfg->script_ns);
     free(cfg->script_path);
@@ -207,6 +212,12 @@ void h2b_load_usage(FILE *f)
         "      --interval=DUR      length of the per-interval results (default 1s)\n"
         "      --interval-json=FILE  one JSON line per interval: offered and achieved rate,\n"
         "                          errors, that interval's exact latency percentiles\n"
+        "      --slo=LIST          objectives, e.g. 'p99<5ms,p999<20ms,errors<0.1%%,\n"
+        "                          rps>0.98*offered' (pNN max mean: durations; errors: %% or\n"
+        "                          ratio; rps: req/s or K*offered): exit 1 on a breach\n"
+        "      --slo-window=DUR    also judge every window of DUR (whole intervals)\n"
+        "      --slo-abort         stop at the first breached window\n"
+        "      --slo-grace=DUR     no --slo-abort in the measurement's first DUR\n"
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
@@ -502,7 +513,11 @@ enum {
     OPT_STAGES,
     OPT_STEP,
     OPT_INTERVAL,
-    OPT_INTERVAL_JSON
+    OPT_INTERVAL_JSON,
+    OPT_SLO,
+    OPT_SLO_WINDOW,
+    OPT_SLO_ABORT,
+    OPT_SLO_GRACE
 };
 
 static const struct option long_options[] = {
@@ -560,6 +575,10 @@ static const struct option long_options[] = {
     {"step", required_argument, NULL, OPT_STEP},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"interval-json", required_argument, NULL, OPT_INTERVAL_JSON},
+    {"slo", required_argument, NULL, OPT_SLO},
+    {"slo-window", required_argument, NULL, OPT_SLO_WINDOW},
+    {"slo-abort", no_argument, NULL, OPT_SLO_ABORT},
+    {"slo-grace", required_argument, NULL, OPT_SLO_GRACE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -642,7 +661,9 @@ static int build_shape(struct h2b_load_config *cfg, bool step, struct h2b_diag *
 
 int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, struct h2b_diag *err)
 {
-    bool shape_is_step = false;
+    bool shape_is_step = false, slo_abort = false, slo_grace_given = false;
+    uint64_t slo_window = 0, slo_grace = 0;
+    struct h2b_slo *slo = cfg->slo;
     bool h1_clear = false; /* -p http/1.1 */
     bool input_file = false;
     uint64_t v;
@@ -767,6 +788,27 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         case OPT_INTERVAL_JSON:
             if ((rv = set_string(&cfg->interval_json_path, a, err)) != H2B_OK)
                 return rv;
+            break;
+        case OPT_SLO:
+            if (!slo && !(slo = calloc(1, sizeof(*slo))))
+                return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
+            cfg->slo = slo;
+            if ((rv = h2b_slo_parse(slo, a, err)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_SLO_WINDOW:
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, "--slo-window", a, "a duration >= 1ms");
+            slo_window = v;
+            break;
+        case OPT_SLO_ABORT:
+            slo_abort = true;
+            break;
+        case OPT_SLO_GRACE:
+            if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, "--slo-grace", a, "a duration");
+            slo_grace = v;
+            slo_grace_given = true;
             break;
         case OPT_ARRIVAL:
             if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
@@ -982,6 +1024,23 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return rv;
     if (cfg->warmup_ns && !cfg->duration_ns)
         return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
+    if (!cfg->slo && (slo_window || slo_abort || slo_grace_given))
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-window, --slo-abort and --slo-grace need --slo");
+    if (slo_abort && !slo_window)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-abort judges windows: give --slo-window too");
+    if (slo_window && !cfg->interval_ns)
+        cfg->interval_ns = slo_window < H2B_NS_PER_SEC ? slo_window : H2B_NS_PER_SEC;
+    if (slo_window && slo_window % cfg->interval_ns)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-window must be a whole number of --interval (%.3fs)",
+                              (double)cfg->interval_ns / 1e9);
+    if (cfg->slo) {
+        cfg->slo->window_ns = slo_window;
+        cfg->slo->abort = slo_abort;
+        cfg->slo->grace_ns = slo_grace;
+    }
     if (!cfg->interval_ns && (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg))
         cfg->interval_ns = H2B_NS_PER_SEC;
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)

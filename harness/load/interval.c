@@ -229,14 +229,7 @@ static int emit(struct h2b__load_iagg *a, uint64_t k, uint64_t span_ns)
     row->index = (double)k;
     row->start_s = (double)start / 1e9;
     row->end_s = (double)end / 1e9;
-    if (cfg->shape.nseg) {
-        uint64_t off = sh->i_origin - sh->t0; /* the shape starts with the run */
-        row->offered_per_s =
-            (h2b_shape_count(&cfg->shape, off + end) - h2b_shape_count(&cfg->shape, off + start)) /
-            len_s;
-    } else if (sh->rate_mode) {
-        row->offered_per_s = cfg->rate;
-    }
+    row->offered_per_s = h2b_load_offered(cfg, start, end) / len_s;
     row->achieved_per_s = (double)c->ended / len_s;
     row->ended = (double)c->ended;
     row->succeeded = (double)c->succeeded;
@@ -258,6 +251,16 @@ static int emit(struct h2b__load_iagg *a, uint64_t k, uint64_t span_ns)
     c->ended = c->succeeded = c->errors = c->coalesced = 0;
     h2b_hist_reset(c->latency);
     return H2B_OK;
+}
+
+double h2b_load_offered(const struct h2b_load_config *cfg, uint64_t from_ns, uint64_t to_ns)
+{
+    if (cfg->shape.nseg) /* the shape starts with the run, the measurement after the warm-up */
+        return h2b_shape_count(&cfg->shape, cfg->warmup_ns + to_ns) -
+               h2b_shape_count(&cfg->shape, cfg->warmup_ns + from_ns);
+    if (cfg->rate > 0)
+        return cfg->rate * (double)(to_ns - from_ns) / 1e9;
+    return NAN;
 }
 
 int h2b__load_iagg_poll(struct h2b__load_iagg *a, struct h2b__load_worker *w, bool final,

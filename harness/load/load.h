@@ -61,6 +61,7 @@ enum h2b_load_engine {
 };
 
 struct h2b_results_interval;
+struct h2b_slo;
 
 struct h2b_load_config {
     struct h2b_load_uri *uris; /* round-robin per connection; the first one's authority counts */
@@ -137,6 +138,7 @@ struct h2b_load_config {
     void (*on_interval)(void *ctx, const struct h2b_results_interval *row,
                         const struct h2b_hist *latency);
     void *on_interval_ctx;
+    struct h2b_slo *slo; /* --slo (with --slo-window, --slo-abort, --slo-grace); NULL: none */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
@@ -314,6 +316,11 @@ struct h2b_json_src;
 struct h2b_diag;
 int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t n, json_t **out,
                    struct h2b_diag *d);
+
+/* Requests the open-loop schedule of cfg intends in [from_ns, to_ns) of the measurement (after
+ * the warm-up): the shape's integral, or --total-rps times the length; NAN in the closed loop
+ * and for --rps and --timing-script-file (per-connection schedules). */
+double h2b_load_offered(const struct h2b_load_config *cfg, uint64_t from_ns, uint64_t to_ns);
 
 /* --interval-json: res's intervals as NDJSON, one compact JSON object per line (the interval
  * model of core/results.h), into a malloc'd *out of *outlen bytes. H2B_OK or H2B_ERR_NOMEM. */
