@@ -368,8 +368,10 @@ const struct h2b_model h2b_results_search_step_model = {
 #define T struct h2b_results_search
 static const struct h2b_model_field search_fields[] = {
     F(T, capacity_per_s, REAL, 0),
+    F(T, slo, STRING, 0),
     F(T, step_s, REAL, 0),
     F(T, warm_up_s, REAL, 0),
+    F(T, precision, REAL, 0),
     F(T, search_s, REAL, 0),
     SUB(T, last_pass, OBJECT, 0, h2b_results_search_step_model),
     SUB(T, first_fail, OBJECT, 0, h2b_results_search_step_model),
@@ -519,7 +521,6 @@ static const struct h2b_model_field load_fields[] = {
     F(T, env, JSON, 0),
     SUB(T, mpi, OBJECT, OMIT, h2b_results_mpi_model),
     SUB(T, slo, ARRAY, OMIT, h2b_results_slo_model),
-    SUB(T, search, OBJECT, OMIT, h2b_results_search_model),
     END,
 };
 #undef T

@@ -234,11 +234,13 @@ struct h2b_results_search_step {
     char *verdict; /* "pass", "fail" or "not_evaluable" */
 };
 
-/* What --find-max found: the last passing and the first failing step, and every step. */
+/* What --find-max found (its --json document): the last passing and the first failing step,
+ * and every step. */
 struct h2b_results_search {
     struct h2b_model_base base;
     double capacity_per_s; /* the last passing step's rate; null: even the first step failed */
-    double step_s, warm_up_s, search_s;
+    char *slo;             /* the objectives every step was judged on, as given */
+    double step_s, warm_up_s, precision, search_s; /* precision: (fail - pass) / pass at the end */
     struct h2b_results_search_step last_pass, first_fail;
     struct h2b_model_array steps; /* of struct h2b_results_search_step, in the order run */
 };

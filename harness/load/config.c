@@ -49,6 +49,11 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->rate_period_ns = 1000000000ULL;
     cfg->log_fd = -1;
     cfg->engine = H2B_LOAD_ENGINE_FAST;
+    cfg->find_max_step_ns = 5 * H2B_NS_PER_SEC;
+    cfg->find_max_warmup_ns = H2B_NS_PER_SEC;
+    cfg->find_max_start = 100;
+    cfg->find_max_precision = 0.02;
+    cfg->find_max_limit = 1e6;
 }
 
 void h2b_load_uri_free(struct h2b_load_uri *u)
@@ -80,6 +85,7 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->hdr_log_path);
     free(cfg->shape_text);
     free(cfg->interval_json_path);
+    free(cfg->slo_text);
     if (cfg->slo) {
         h2b_slo_free(cfg->slo);
         free(cfg->slo);
@@ -218,6 +224,15 @@ void h2b_load_usage(FILE *f)
         "      --slo-window=DUR    also judge every window of DUR (whole intervals)\n"
         "      --slo-abort         stop at the first breached window\n"
         "      --slo-grace=DUR     no --slo-abort in the measurement's first DUR\n"
+        "      --find-max          capacity search with --slo: the highest --total-rps whose\n"
+        "                          steps pass (doubling, then bisection); prints the last\n"
+        "                          passing and the first failing step and the search time\n"
+        "      --find-max-step=DUR   each step's judged hold (default 5s)\n"
+        "      --find-max-warm-up=DUR  each step's unjudged warm-up (default 1s)\n"
+        "      --find-max-start=R  the first step's rate (default 100 req/s)\n"
+        "      --find-max-precision=PCT  stop when the first failing rate is within PCT\n"
+        "                          of the last passing one (default 2)\n"
+        "      --find-max-limit=R  never try above R req/s (default 1e6)\n"
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
@@ -517,7 +532,13 @@ enum {
     OPT_SLO,
     OPT_SLO_WINDOW,
     OPT_SLO_ABORT,
-    OPT_SLO_GRACE
+    OPT_SLO_GRACE,
+    OPT_FIND_MAX,
+    OPT_FIND_MAX_STEP,
+    OPT_FIND_MAX_WARMUP,
+    OPT_FIND_MAX_START,
+    OPT_FIND_MAX_PRECISION,
+    OPT_FIND_MAX_LIMIT
 };
 
 static const struct option long_options[] = {
@@ -579,6 +600,12 @@ static const struct option long_options[] = {
     {"slo-window", required_argument, NULL, OPT_SLO_WINDOW},
     {"slo-abort", no_argument, NULL, OPT_SLO_ABORT},
     {"slo-grace", required_argument, NULL, OPT_SLO_GRACE},
+    {"find-max", no_argument, NULL, OPT_FIND_MAX},
+    {"find-max-step", required_argument, NULL, OPT_FIND_MAX_STEP},
+    {"find-max-warm-up", required_argument, NULL, OPT_FIND_MAX_WARMUP},
+    {"find-max-start", required_argument, NULL, OPT_FIND_MAX_START},
+    {"find-max-precision", required_argument, NULL, OPT_FIND_MAX_PRECISION},
+    {"find-max-limit", required_argument, NULL, OPT_FIND_MAX_LIMIT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -793,9 +820,36 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
             if (!slo && !(slo = calloc(1, sizeof(*slo))))
                 return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
             cfg->slo = slo;
+            if ((rv = set_string(&cfg->slo_text, a, err)) != H2B_OK)
+                return rv;
             if ((rv = h2b_slo_parse(slo, a, err)) != H2B_OK)
                 return rv;
             break;
+        case OPT_FIND_MAX:
+            cfg->find_max = true;
+            break;
+        case OPT_FIND_MAX_STEP:
+        case OPT_FIND_MAX_WARMUP:
+            if ((rv = h2b_cli_parse_duration_ns(a, c == OPT_FIND_MAX_STEP ? 100000000 : 0,
+                                                MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, argv[optind - 1], a,
+                                 c == OPT_FIND_MAX_STEP ? "a duration >= 100ms" : "a duration");
+            *(c == OPT_FIND_MAX_STEP ? &cfg->find_max_step_ns : &cfg->find_max_warmup_ns) = v;
+            break;
+        case OPT_FIND_MAX_START:
+        case OPT_FIND_MAX_LIMIT:
+        case OPT_FIND_MAX_PRECISION: {
+            double x;
+            bool prec = c == OPT_FIND_MAX_PRECISION;
+            if ((rv = h2b_cli_parse_double(a, prec ? 0.01 : 1, prec ? 100 : 1e9, &x)) != H2B_OK)
+                return bad_value(err, rv, argv[optind - 1], a,
+                                 prec ? "a percentage in 0.01..100" : "requests/s in 1..1e9");
+            if (prec)
+                cfg->find_max_precision = x / 100;
+            else
+                *(c == OPT_FIND_MAX_START ? &cfg->find_max_start : &cfg->find_max_limit) = x;
+            break;
+        }
         case OPT_SLO_WINDOW:
             if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
                 return bad_value(err, rv, "--slo-window", a, "a duration >= 1ms");
@@ -1024,6 +1078,16 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return rv;
     if (cfg->warmup_ns && !cfg->duration_ns)
         return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
+    if (cfg->find_max && (!cfg->slo || slo_window || cfg->rate > 0 || cfg->shape_text ||
+                          cfg->rps > 0 || cfg->nscript || cfg->duration_ns || cfg->warmup_ns))
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--find-max needs --slo and sets the rate and the length of each "
+                              "step itself: no --total-rps, --stages, --step, --rps, "
+                              "--timing-script-file, -D, --warm-up-time or --slo-window");
+    if (cfg->find_max && cfg->find_max_limit < cfg->find_max_start)
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--find-max-limit is below --find-max-start");
+    if (cfg->find_max)
+        cfg->duration_ns = cfg->find_max_step_ns; /* -n is not used: each step is timed */
     if (!cfg->slo && (slo_window || slo_abort || slo_grace_given))
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--slo-window, --slo-abort and --slo-grace need --slo");

@@ -139,6 +139,13 @@ struct h2b_load_config {
                         const struct h2b_hist *latency);
     void *on_interval_ctx;
     struct h2b_slo *slo; /* --slo (with --slo-window, --slo-abort, --slo-grace); NULL: none */
+    /* --find-max (search.c): steps of find_max_step_ns after a find_max_warmup_ns warm-up, from
+     * find_max_start req/s, until the failing rate is within find_max_precision (a ratio) of
+     * the passing one, at most find_max_limit req/s */
+    bool find_max;
+    uint64_t find_max_step_ns, find_max_warmup_ns;
+    double find_max_start, find_max_precision, find_max_limit;
+    char *slo_text; /* --slo as given */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
