@@ -250,8 +250,9 @@ void h2b_load_usage(FILE *f)
         "                          URIs; -m is clamped to the server's initial_max_streams_bidi\n"
         "  -h, --help              this text\n"
         "\n"
-        "Exit codes: 0 ok, 1 --fail-on-error and a request failed, 2 usage error,\n"
-        "3 runtime failure (no connection could be made, interrupted).\n");
+        "Exit codes: 0 ok, 1 --fail-on-error and a request failed, --slo breached or not\n"
+        "shown, or --find-max found no passing step, 2 usage error, 3 runtime failure (no\n"
+        "connection could be made, interrupted).\n");
 }
 
 int h2b__load_errf(struct h2b_diag *err, int code, const char *fmt, ...)
