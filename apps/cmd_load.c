@@ -251,13 +251,15 @@ int h2b_cmd_load(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    if (job.active && (cfg.find_max || cfg.shape.nseg || cfg.slo || cfg.interval_ns)) {
+    if (job.active && (cfg.find_max || cfg.shape.nseg || cfg.slo || cfg.interval_json_path)) {
         if (root)
-            fprintf(stderr, "h2bench load: --find-max, --stages, --step, --slo and the interval "
-                            "results are not available under MPI yet\n");
+            fprintf(stderr, "h2bench load: --find-max, --stages, --step, --slo and "
+                            "--interval-json are not available under MPI yet\n");
         code = H2B_EXIT_USAGE;
         goto out;
     }
+    if (job.active)
+        cfg.interval_ns = 0; /* --hdr-log: one latency histogram per run, merged over ranks */
     if (cfg.find_max) {
         code = find_max(&cfg);
         goto out;
