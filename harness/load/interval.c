@@ -283,12 +283,14 @@ int h2b__load_iagg_poll(struct h2b__load_iagg *a, struct h2b__load_worker *w, bo
         if (p < passed)
             passed = p;
     }
-    uint64_t span = UINT64_MAX; /* the measurement's length, known at -D's end or the run's */
-    if (sh->t_end)
-        span = sh->t_end - sh->i_origin;
-    else if (final)
-        span = t_stop > sh->i_origin ? t_stop - sh->i_origin : 0;
-    uint64_t limit = passed == UINT64_MAX ? a->seen : passed;
+    /* the measurement's length: -D's, or the run's when it ended (earlier, if stopped) */
+    uint64_t span = sh->t_end ? sh->t_end - sh->i_origin : UINT64_MAX;
+    if (final) {
+        uint64_t end = sh->t_end && sh->t_end < t_stop ? sh->t_end : t_stop;
+        span = end > sh->i_origin ? end - sh->i_origin : 0;
+    }
+    /* every worker finished: the last intervals wait for the final poll, which knows the end */
+    uint64_t limit = passed == UINT64_MAX ? a->base : passed;
     if (final) {
         uint64_t last = span ? (span - 1) / sh->i_len + 1 : 0;
         limit = last > a->seen ? last : a->seen;
