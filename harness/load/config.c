@@ -54,6 +54,7 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->find_max_start = 100;
     cfg->find_max_precision = 0.02;
     cfg->find_max_limit = 1e6;
+    cfg->find_max_retries = 1;
 }
 
 void h2b_load_uri_free(struct h2b_load_uri *u)
@@ -233,6 +234,8 @@ void h2b_load_usage(FILE *f)
         "      --find-max-precision=PCT  stop when the first failing rate is within PCT\n"
         "                          of the last passing one (default 2)\n"
         "      --find-max-limit=R  never try above R req/s (default 1e6)\n"
+        "      --find-max-retries=N  try a failing step N more times before it fails\n"
+        "                          (default 1: a stall can fail a step, never pass one)\n"
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
@@ -539,7 +542,8 @@ enum {
     OPT_FIND_MAX_WARMUP,
     OPT_FIND_MAX_START,
     OPT_FIND_MAX_PRECISION,
-    OPT_FIND_MAX_LIMIT
+    OPT_FIND_MAX_LIMIT,
+    OPT_FIND_MAX_RETRIES
 };
 
 static const struct option long_options[] = {
@@ -607,6 +611,7 @@ static const struct option long_options[] = {
     {"find-max-start", required_argument, NULL, OPT_FIND_MAX_START},
     {"find-max-precision", required_argument, NULL, OPT_FIND_MAX_PRECISION},
     {"find-max-limit", required_argument, NULL, OPT_FIND_MAX_LIMIT},
+    {"find-max-retries", required_argument, NULL, OPT_FIND_MAX_RETRIES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -836,6 +841,11 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
                 return bad_value(err, rv, argv[optind - 1], a,
                                  c == OPT_FIND_MAX_STEP ? "a duration >= 100ms" : "a duration");
             *(c == OPT_FIND_MAX_STEP ? &cfg->find_max_step_ns : &cfg->find_max_warmup_ns) = v;
+            break;
+        case OPT_FIND_MAX_RETRIES:
+            if ((rv = h2b_cli_parse_u64(a, 0, 10, &v)) != H2B_OK)
+                return bad_value(err, rv, "--find-max-retries", a, "0..10");
+            cfg->find_max_retries = (uint32_t)v;
             break;
         case OPT_FIND_MAX_START:
         case OPT_FIND_MAX_LIMIT:

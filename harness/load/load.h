@@ -145,7 +145,8 @@ struct h2b_load_config {
     bool find_max;
     uint64_t find_max_step_ns, find_max_warmup_ns;
     double find_max_start, find_max_precision, find_max_limit;
-    char *slo_text; /* --slo as given */
+    uint32_t find_max_retries; /* a failing step is tried again this many times (default 1) */
+    char *slo_text;            /* --slo as given */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything

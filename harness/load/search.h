@@ -4,9 +4,10 @@
  *
  * Each step is a whole load run at one --total-rps: a warm-up (not judged) then the step's hold,
  * judged on the run's own histogram against every objective (a step passes only if each one is
- * shown to pass: not evaluable is not a pass). The rate doubles from the start until a step
- * fails (or halves until one passes), then bisects until the failing rate is within precision
- * of the passing one.
+ * shown to pass: not evaluable is not a pass); a failing step is tried again
+ * (--find-max-retries, 1 by default) and fails only if every try does. The rate doubles from the
+ * start until a step fails (or halves until one passes), then bisects until the failing rate is
+ * within precision of the passing one.
  */
 #ifndef H2B_LOAD_SEARCH_H
 #define H2B_LOAD_SEARCH_H
