@@ -252,7 +252,7 @@ int h2b_cmd_ab(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("ab", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("ab", argv[optind - 1], longopts);
         }
         if (bad) {
             fprintf(stderr, "h2bench ab: %s, got '%s'\n", bad, optarg);
@@ -269,6 +269,10 @@ int h2b_cmd_ab(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("ab", "--md", md, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("ab", "--out", o.out_dir, H2B_FS_OUT_DIR) ||
+        h2b_cmd_check_output("ab", "--work", o.work_dir, H2B_FS_OUT_DIR))
+        return H2B_EXIT_USAGE;
     if (!forks_given && o.suite && strcmp(o.suite, "micro") != 0)
         o.forks = 5; /* a fork is a whole scenario run; its repeats add samples */
     o.base_env = base_env;

@@ -1,16 +1,19 @@
 /*
  * cmd_compare.c - `h2bench compare A.json B.json [--md FILE]`: A/B two results files.
  *
- * Thin: the comparison and its statistics live in the gate library (gates/compare.c: the
- * reading aid, every metric with a Welch interval) and gates/ab.c (the verdict). The verdict on
- * the micro benchmarks is the one `h2bench ab` gives (the same function on the same fields), so
- * `h2bench compare base.json head.json` on the files ab wrote exits as ab did: 1 when a time
- * interval lies wholly above 1 + threshold or an allocation/instruction count grew.
+ * Thin: the verdict is `h2bench ab`'s (gates/ab.c h2b_ab_judge_files: one statistic, the
+ * bootstrap interval of the head/base ratio of medians, and the exact counts), laid out by the
+ * one A/B table (gates/abtable.c), one verdict per row; the exit code follows it. So `h2bench
+ * compare base.json head.json` on the files ab wrote exits as ab did, and the report's "A/B
+ * against the base" shows the same rows.
+ *
+ * Rejected: a second table of Welch t intervals beside the verdict (what compare printed until
+ * issue 30): the two statistics disagreed on the same row ("same" in one, "faster" in the
+ * other) and only one of them set the exit code.
  */
 #include "gates/ab.h"
 #include "core/cli.h"
 #include "commands.h"
-#include "gates/compare.h"
 #include "core/error.h"
 #include "core/json.h"
 
@@ -21,87 +24,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: h2bench compare A.json B.json [--md FILE] [--threshold F]\n\n"
-            "Compares two results files (h2bench.result/1): every micro benchmark and matrix\n"
-            "cell present in both, with the ratio B/A, a 99.9%% confidence interval of B - A\n"
-            "from forks or repeats (Welch t; n/a with one sample) and whether the difference\n"
-            "is significant. Matrix cells match on target, client, connections and\n"
-            "streams_requested.\n\n"
-            "Then the verdict of h2bench ab on the micro benchmarks (B against base A): the\n"
-            "head/base ratio of the fork medians of ns/op and p99 with a bootstrap interval;\n"
-            "an interval wholly above 1 + threshold, or more allocations or instructions per\n"
-            "op, fails.\n\n"
-            "options:\n"
-            "  --md FILE         also write the comparison and the verdict as markdown\n"
-            "                    (- = stdout)\n"
-            "  --threshold F     fail above 1 + F (default 0.10)\n"
-            "  --confidence F    of the bootstrap interval (default 0.99)\n"
-            "  -h, --help        this text\n\n"
-            "Exit codes: 0 no regression, 1 a regression in the micro benchmarks (files without\n"
-            "any: in the matrix cells, p99, req/s and budgets), 2 usage or\n"
-            "malformed input (file:line:column), 3 a side cannot be judged (sanitizer or\n"
-            "non-Release build, a failed benchmark).\n");
-}
-
-static char *concat(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    char *s = malloc(la + 1 + lb + 1);
-    if (!s)
-        return NULL;
-    memcpy(s, a, la);
-    s[la] = '\n';
-    memcpy(s + la + 1, b, lb + 1);
-    return s;
-}
-
-/* The ab verdict on the micro entries of both files, or, when neither has any, on their
- * matrix cells (what `h2bench ab --suite SCENARIO` judged); *out stays NULL when neither has
- * either. */
-static int judge(const char *a, const char *b, const struct h2b_ab_options *opt,
-                 struct h2b_ab_report **out)
-{
-    struct h2b_gate_set *sa = NULL, *sb = NULL;
-    struct h2b_results_doc *da = NULL, *db = NULL;
-    struct h2b_diag d = {0};
-    int rv = h2b_gate_set_load(&a, 1, &sa, &d);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_load(&b, 1, &sb, &d);
-    if (rv == H2B_OK && (sa->count || sb->count)) {
-        rv = h2b_ab_judge(sa, sb, opt, out);
-    } else if (rv == H2B_OK) {
-        rv = h2b_results_doc_load(a, &da, NULL, &d);
-        if (rv == H2B_OK)
-            rv = h2b_results_doc_load(b, &db, NULL, &d);
-        if (rv == H2B_OK && (da->matrix.n || db->matrix.n))
-            rv = h2b_ab_judge_cells(da, a, db, b, opt, out);
-    }
-    if (rv != H2B_OK && d.message[0])
-        h2b_diag_print(&d, stderr);
-    h2b_results_doc_del(da);
-    h2b_results_doc_del(db);
-    h2b_gate_set_del(sa);
-    h2b_gate_set_del(sb);
-    return rv;
-}
-
-/* The comparison's markdown, then the verdict's (may be NULL), to md ("-" is stdout). */
-static int write_md(const char *md, const struct h2b_compare_report *r, const char *verdict_md)
-{
-    char *text = NULL, *both = NULL;
-    if (h2b_compare_render_md(r, &text) != H2B_OK)
-        return H2B_EXIT_RUNTIME;
-    if (verdict_md) {
-        both = concat(text, verdict_md);
-        free(text);
-        if (!both)
-            return H2B_EXIT_RUNTIME;
-        text = both;
-    }
-    int code = h2b_cmd_write_text(md, text);
-    free(text);
-    return code;
+    fprintf(f, "usage: h2bench compare A.json B.json [--md FILE] [--threshold F]\n\n"
+               "Compares two results files (h2bench.result/1: micro --json, run, load --json,\n"
+               "merge) and judges B (head) against A (base), one verdict per row, as h2bench ab\n"
+               "does: time rows (ns/op, p99, req/s) by the head/base ratio of the medians over\n"
+               "forks or repeats with a bootstrap interval; an interval wholly beyond\n"
+               "1 + threshold is slower (fails) or faster; exact counts (allocations, bytes,\n"
+               "instructions) fail when they grow. Matrix cells match on target,\n"
+               "connections x streams and their sweep axes.\n\n"
+               "options:\n"
+               "  --md FILE         also write the verdict as markdown (- = stdout)\n"
+               "  --threshold F     fail above 1 + F (default 0.10)\n"
+               "  --confidence F    of the bootstrap interval (default 0.99)\n"
+               "  -h, --help        this text\n\n"
+               "Exit codes: 0 no regression, 1 a regression, 2 usage or malformed input\n"
+               "(file:line:column), 3 a side cannot be judged (sanitizer or non-Release build,\n"
+               "a failed benchmark, nothing to compare).\n");
 }
 
 int h2b_cmd_compare(int argc, char **argv)
@@ -143,7 +81,7 @@ int h2b_cmd_compare(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("compare", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("compare", argv[optind - 1], longopts);
         }
     }
     if (argc - optind != 2) {
@@ -151,39 +89,50 @@ int h2b_cmd_compare(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
-    struct h2b_compare_report *r = NULL;
+    if (h2b_cmd_check_output("compare", "--md", md, H2B_FS_OUT_FILE) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
+    struct h2b_ab_report *v = NULL;
     struct h2b_diag d = {0};
-    int rv = h2b_compare_files(argv[optind], argv[optind + 1], &r, &d);
+    int rv = h2b_ab_judge_files(argv[optind], argv[optind + 1], &ab, &v, &d);
     if (rv != H2B_OK) {
         if (d.message[0])
             h2b_diag_print(&d, stderr);
         return h2b_exit_code(rv);
     }
-    char *text = NULL, *verdict = NULL, *verdict_md = NULL;
+    v->command = "compare";
+    char *table = NULL, *text = NULL, *text_md = NULL;
     int code = H2B_EXIT_RUNTIME;
-    struct h2b_ab_report *v = NULL;
-    if (judge(argv[optind], argv[optind + 1], &ab, &v) != H2B_OK)
+    if (h2b_ab_render_table(v, &table) != H2B_OK)
         goto out;
-    if (h2b_compare_render_text(r, &text) != H2B_OK)
+    /* the two files named first, escaped for where they land (core/buf.h) */
+    struct h2b_buf t = {0}, m = {0};
+    h2b_buf_puts(&t, "base (A): ");
+    h2b_buf_term(&t, argv[optind]);
+    h2b_buf_puts(&t, "\nhead (B): ");
+    h2b_buf_term(&t, argv[optind + 1]);
+    h2b_buf_printf(&t, "\n\n%s", table);
+    if (md) {
+        h2b_ab_verdict_line(&m, v, "## ");
+        h2b_buf_puts(&m, "\nBase (A) ");
+        h2b_buf_md_code(&m, argv[optind]);
+        h2b_buf_puts(&m, " against head (B) ");
+        h2b_buf_md_code(&m, argv[optind + 1]);
+        h2b_buf_puts(&m, ".\n\n");
+        if (h2b_ab_rows_md(&m, v) != H2B_OK && !m.err)
+            m.err = H2B_ERR_NOMEM;
+    }
+    if (h2b_buf_finish(&t, &text) != H2B_OK || (md && h2b_buf_finish(&m, &text_md) != H2B_OK)) {
+        h2b_buf_free(&m);
         goto out;
+    }
     fputs(text, stdout);
-    free(text);
-    text = NULL;
-    if (v &&
-        (h2b_ab_render_table(v, &verdict) != H2B_OK || h2b_ab_render_md(v, &verdict_md) != H2B_OK))
-        goto out;
-    if (verdict)
-        printf("\n%s", verdict);
-    else
-        printf("\nno micro benchmarks or matrix cells on either side: no verdict\n");
-    code = v ? v->exit_code : H2B_EXIT_OK;
-    if (md && write_md(md, r, verdict_md) != H2B_EXIT_OK)
+    code = v->exit_code;
+    if (md && h2b_cmd_write_text(md, text_md) != H2B_EXIT_OK)
         code = H2B_EXIT_RUNTIME;
 out:
+    free(table);
     free(text);
-    free(verdict);
-    free(verdict_md);
+    free(text_md);
     h2b_ab_report_del(v);
-    h2b_compare_report_del(r);
     return code;
 }

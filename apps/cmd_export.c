@@ -57,10 +57,7 @@ int h2b_cmd_export(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench export: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("export", argv[optind - 1], longopts);
         }
     }
     if (!format || (strcmp(format, "bmf") != 0 && strcmp(format, "gab") != 0 &&
@@ -74,6 +71,8 @@ int h2b_cmd_export(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("export", "--out", out, H2B_FS_OUT_FILE) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
     const char *path = argv[optind];
     json_t *doc = NULL;
     char *text = NULL;

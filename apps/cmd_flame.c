@@ -103,10 +103,7 @@ int h2b_cmd_flame(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench flame: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("flame", argv[optind - 1], longopts);
         }
     }
     if (argc - optind != 1 || !out) {
@@ -114,6 +111,9 @@ int h2b_cmd_flame(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("flame", "--out", out, H2B_FS_OUT_FILE) != H2B_EXIT_OK ||
+        h2b_cmd_check_output("flame", "--summary", summary, H2B_FS_OUT_FILE) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
     const char *path = argv[optind];
     struct h2b_diag d = {0};
     struct h2b_prof *b = NULL, *a = NULL;

@@ -64,7 +64,9 @@ static void usage(FILE *f)
             "                       measurement is h2bench micro (default), --scenario or --ab\n"
             "  --scenario FILE      with --calibrate: h2bench run FILE [--filter TERMS]\n"
             "  --ab                 with --calibrate: h2bench ab against --base (default HEAD)\n"
-            "  --base REV, --forks N, --work DIR   with --ab: as h2bench ab's\n"
+            "  --base REV, --forks N, --work DIR, --build CMD, --bench PATH\n"
+            "                       with --ab: as h2bench ab's (--build and --bench: your own\n"
+            "                       repository's build and micro-API benchmark executable)\n"
             "  --callgrind          with --calibrate: count instructions (instruction rows)\n"
             "  --inject LIST        with --calibrate: alloc,instr,slow[,slow25 with --ab]\n"
             "                       (default all that apply; A/A always runs)\n"
@@ -208,17 +210,18 @@ static int calibrate(const struct h2b_calib_options *cal, const char *md_path,
     char *text = NULL;
     o.progress = print_progress;
     o.progress_arg = stderr;
-    int rv = h2b_calib_run(&o, &r, &d);
-    if (rv != H2B_OK) {
+    int failed = h2b_calib_run(&o, &r, &d);
+    if (failed != H2B_OK) {
         if (!d.file[0])
             fputs("h2bench gate: --calibrate: ", stderr);
         if (d.message[0])
             h2b_diag_print(&d, stderr);
         else
-            fprintf(stderr, "%s\n", h2b_strerror(rv));
-        return h2b_exit_code(rv);
+            fprintf(stderr, "%s\n", h2b_strerror(failed));
+        if (!r) /* nothing measured; else the partial report is written, then the code */
+            return h2b_exit_code(failed);
     }
-    int code = H2B_EXIT_OK;
+    int rv = H2B_OK, code = H2B_EXIT_OK;
     if ((rv = h2b_calib_render_table(r, &text)) == H2B_OK)
         fputs(text, stdout);
     free(text);
@@ -242,7 +245,7 @@ static int calibrate(const struct h2b_calib_options *cal, const char *md_path,
         fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
         return H2B_EXIT_RUNTIME;
     }
-    return code;
+    return failed != H2B_OK ? h2b_exit_code(failed) : code;
 }
 
 static int baselines_md(const char *ceilings_path, const char *out_path)
@@ -402,6 +405,8 @@ int h2b_cmd_gate(int argc, char **argv)
         O_BASE,
         O_FORKS,
         O_WORK,
+        O_BUILD,
+        O_BENCH,
         O_CALLGRIND,
         O_INJECT,
         O_JSON,
@@ -430,6 +435,8 @@ int h2b_cmd_gate(int argc, char **argv)
         {"base", required_argument, NULL, O_BASE},
         {"forks", required_argument, NULL, O_FORKS},
         {"work", required_argument, NULL, O_WORK},
+        {"build", required_argument, NULL, O_BUILD},
+        {"bench", required_argument, NULL, O_BENCH},
         {"callgrind", no_argument, NULL, O_CALLGRIND},
         {"inject", required_argument, NULL, O_INJECT},
         {"json", required_argument, NULL, O_JSON},
@@ -560,6 +567,14 @@ int h2b_cmd_gate(int argc, char **argv)
             cal.work_dir = optarg;
             calib_only = true;
             break;
+        case O_BUILD:
+            cal.build_cmd = optarg;
+            calib_only = true;
+            break;
+        case O_BENCH:
+            cal.bench = optarg;
+            calib_only = true;
+            break;
         case O_CALLGRIND:
             cal.callgrind = true;
             calib_only = true;
@@ -577,7 +592,7 @@ int h2b_cmd_gate(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("gate", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("gate", argv[optind - 1], longopts);
         }
     }
     for (; optind < argc; optind++) {
@@ -587,15 +602,23 @@ int h2b_cmd_gate(int argc, char **argv)
         }
         results[n_results++] = argv[optind];
     }
+    if (h2b_cmd_check_output("gate", "--md", md, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--junit", junit, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--json", json, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--write", write, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--baselines-md", baselines, H2B_FS_OUT_FILE))
+        return H2B_EXIT_USAGE;
 
     if (want_calibrate || calib_only) {
         if (!want_calibrate || want_propose || baselines || n_results || junit || write || date ||
-            runs || (cal.scenario && cal.measure == H2B_CALIB_AB)) {
+            runs || (cal.scenario && cal.measure == H2B_CALIB_AB) ||
+            ((cal.build_cmd || cal.bench) && cal.measure != H2B_CALIB_AB)) {
             fprintf(stderr,
                     "h2bench gate: --scenario, --ab, --base, --forks, --work, "
                     "--callgrind, --inject, --aa-trials and --json go with --calibrate N, which "
                     "takes no results files, --propose, --junit or --baselines-md "
-                    "(and --scenario or --ab, not both)\n\n");
+                    "(and --scenario or --ab, not both; --build and --bench with --ab only)"
+                    "\n\n");
             usage(stderr);
             return H2B_EXIT_USAGE;
         }

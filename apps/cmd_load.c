@@ -220,10 +220,17 @@ int h2b_cmd_load(int argc, char **argv)
     if (rv != H2B_OK) {
         if (root) {
             print_diag("", &err);
-            fputc('\n', stderr);
-            h2b_load_usage(stderr);
+            fputs("Run 'h2bench load --help' for the options.\n", stderr);
         }
         code = h2b_exit_code(rv);
+        goto out;
+    }
+    /* --json checked before the run (a mistyped directory wastes no load), on every rank of an
+     * MPI job so that all of them stop; the root says why */
+    struct h2b_diag out_d = {0};
+    if (root ? h2b_cmd_check_output("load", "--json", cfg.json_path, H2B_FS_OUT_FILE) != 0
+             : cfg.json_path && h2b_fs_output_check(cfg.json_path, H2B_FS_OUT_FILE, &out_d)) {
+        code = H2B_EXIT_USAGE;
         goto out;
     }
     if (rank_json && !job.active) {
@@ -353,7 +360,9 @@ int h2b_cmd_load(int argc, char **argv)
                 job.failed_ranks, job.size);
         code = H2B_EXIT_RUNTIME;
     } else if (res.s.conns_ok == 0) {
-        fprintf(stderr, "h2bench load: no connection to %s could be made\n", cfg.uris[0].authority);
+        fprintf(stderr, "h2bench load: no connection to %s could be made%s%s\n",
+                cfg.uris[0].authority, res.s.conn_errno ? ": " : "",
+                res.s.conn_errno ? strerror(res.s.conn_errno) : "");
         code = H2B_EXIT_RUNTIME;
     } else if (cfg.slo && cfg.slo->rc != H2B_OK) {
         fprintf(stderr, "h2bench load: --slo: %s\n", h2b_strerror(cfg.slo->rc));

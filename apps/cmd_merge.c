@@ -53,10 +53,7 @@ int h2b_cmd_merge(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         } else {
-            fprintf(stderr, "h2bench merge: %s '%s'\n\n",
-                    c == ':' ? "option needs a value:" : "unknown option", argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("merge", argv[optind - 1], opts);
         }
     }
     size_t n = argc > optind ? (size_t)(argc - optind) : 0;
@@ -66,6 +63,8 @@ int h2b_cmd_merge(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("merge", "--json", out_path, H2B_FS_OUT_FILE) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
     json_t **docs = calloc(n, sizeof(*docs));
     char **texts = calloc(n, sizeof(*texts));
     struct h2b_json_src *srcs = calloc(n, sizeof(*srcs));

@@ -64,7 +64,7 @@ int h2b_cmd_report(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            return h2b_cmd_bad_option("report", argv[optind - 1], usage);
+            return h2b_cmd_bad_option("report", argv[optind - 1], opts);
         }
     }
     if (optind >= argc || o.out_dir == NULL) {
@@ -73,6 +73,8 @@ int h2b_cmd_report(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_output("report", "-o", o.out_dir, H2B_FS_OUT_DIR) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
     o.results = (const char *const *)(argv + optind);
     o.n_results = (size_t)(argc - optind);
 

@@ -106,9 +106,7 @@ int h2b_cmd_run(int argc, char **argv)
             usage(stdout);
             return H2B_EXIT_OK;
         default:
-            fprintf(stderr, "h2bench run: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("run", argv[optind - 1], longopts);
         }
     }
     if (argc - optind != 1) {
@@ -117,6 +115,8 @@ int h2b_cmd_run(int argc, char **argv)
         return H2B_EXIT_USAGE;
     }
     o.scenario = argv[optind];
+    if (h2b_cmd_check_output("run", "--out", o.out, H2B_FS_OUT_FILE_MKDIR) != H2B_EXIT_OK)
+        return H2B_EXIT_USAGE;
 
     char self[PATH_MAX];
     if (h2b_self_exe(self, sizeof(self)) != H2B_OK) {

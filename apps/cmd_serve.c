@@ -39,9 +39,11 @@ static void usage(FILE *f)
         "4096)\n"
         "  --echo-buffer SIZE      /echo bytes held per stream before it is reset\n"
         "                          (default 1M)\n"
-        "  --echo-conn-buffer SIZE /echo bytes held per connection (default 4M)\n"
-        "  --memory-budget SIZE    body and output buffers held server-wide; beyond it new\n"
-        "                          streams get REFUSED_STREAM (default 1G, 0: none)\n"
+        "  --echo-conn-buffer SIZE /echo bytes held per connection (default 4M; HTTP/3:\n"
+        "                          an /echo past it is answered 503)\n"
+        "  --memory-budget SIZE    body and output buffers held server-wide, HTTP/3's /echo\n"
+        "                          included; beyond it new streams get REFUSED_STREAM\n"
+        "                          (HTTP/3 /echo: 503) (default 1G, 0: none)\n"
         "  --max-connections-per-ip N  open connections per client address (default 0: no\n"
         "                          limit; loopback benchmarks open thousands from one)\n"
         "  --idle-timeout DUR      close connections idle this long, e.g. 30s (default 60s)\n"
@@ -259,10 +261,7 @@ int h2b_cmd_serve(int argc, char **argv)
                 return bad("engine", optarg, H2B_ERR_INVAL);
             break;
         default:
-            fprintf(stderr, "h2bench serve: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            usage(stderr);
-            return H2B_EXIT_USAGE;
+            return h2b_cmd_bad_option("serve", argv[optind - 1], options);
         }
         if (rc != H2B_OK)
             return bad(name, optarg, rc);
@@ -278,11 +277,16 @@ int h2b_cmd_serve(int argc, char **argv)
         fprintf(stderr, "h2bench serve: --cert and --key need --tls\n");
         return H2B_EXIT_USAGE;
     }
+    if (h2b_cmd_check_input("serve", "--cert", cfg.cert_file) ||
+        h2b_cmd_check_input("serve", "--key", cfg.key_file))
+        return H2B_EXIT_USAGE;
     if (cfg.pin && !threads_set)
         cfg.threads = CPU_COUNT(&cfg.cpus);
 #ifdef H2B_HAVE_H3
     struct h2b_h3_server *h3s = NULL;
+    _Atomic uint64_t mem_used = 0; /* one --memory-budget for TCP's workers and HTTP/3 */
     if (h3) {
+        cfg.conn.memory_used = &mem_used;
         struct h2b_h3_server_config hc;
         h2b_h3_server_config_defaults(&hc);
         hc.host = cfg.host;
@@ -293,6 +297,9 @@ int h2b_cmd_serve(int argc, char **argv)
         hc.max_streams = cfg.conn.max_streams;
         hc.idle_timeout_ns = cfg.conn.idle_timeout_ns;
         hc.max_body = cfg.conn.max_body;
+        hc.echo_conn_max = cfg.conn.echo_conn_max;
+        hc.memory_budget = cfg.conn.memory_budget;
+        hc.memory_used = &mem_used;
         hc.drain_ns = cfg.drain_ns;
         hc.retry = h3_retry;
         if (cfg.pin)

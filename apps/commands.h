@@ -8,6 +8,7 @@
 #define H2B_COMMANDS_H
 
 #include "core/error.h" /* enum h2b_exit, h2b_exit_code() */
+#include "core/fs.h"    /* enum h2b_fs_output */
 
 #include <stdio.h>
 
@@ -32,8 +33,19 @@ int h2b_cmd_export(int argc, char **argv);
 int h2b_cmd_write_text(const char *path, const char *text);
 
 /* The usage error for an option getopt_long returned as unknown or missing its value (arg: the
- * word it stopped at, argv[optind - 1]): a message naming the command and arg, then usage to
- * stderr (output.c). Returns H2B_EXIT_USAGE. */
-int h2b_cmd_bad_option(const char *cmd, const char *arg, void (*usage)(FILE *));
+ * word it stopped at, argv[optind - 1]; opts: the command's long options): "h2bench CMD:
+ * unknown option 'ARG'" (or "option '--X' needs a value"), "Did you mean --X?" when one is
+ * near, and a pointer to CMD --help, to stderr (output.c). Returns H2B_EXIT_USAGE. */
+struct option;
+int h2b_cmd_bad_option(const char *cmd, const char *arg, const struct option *opts);
+
+/* An output path checked before the work starts (core/fs.h h2b_fs_output_check): H2B_EXIT_OK
+ * (path NULL too), or "h2bench CMD: FLAG PATH: why" on stderr and H2B_EXIT_USAGE. */
+int h2b_cmd_check_output(const char *cmd, const char *flag, const char *path,
+                         enum h2b_fs_output kind);
+
+/* An input file a flag names (a certificate, a key) checked before the work starts: readable,
+ * H2B_EXIT_OK (path NULL too); else "h2bench CMD: FLAG PATH: why" and H2B_EXIT_USAGE. */
+int h2b_cmd_check_input(const char *cmd, const char *flag, const char *path);
 
 #endif

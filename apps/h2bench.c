@@ -64,6 +64,9 @@ int main(int argc, char **argv)
                 return c->run(2, args);
             }
         }
+        fprintf(stderr, "h2bench help: no command '%s'\nRun 'h2bench --help' for the commands.\n",
+                argv[2]);
+        return H2B_EXIT_USAGE;
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);

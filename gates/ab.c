@@ -14,11 +14,11 @@
  * change measured too loosely to exclude 1 + threshold is reported, not failed. Exact counts
  * fail on any increase, as in the gate.
  *
- * Rejected: Welch's t interval (compare.c's reading aid): it assumes normal fork means, and a
- * p99 over forks is skewed with occasional far outliers. Rejected: pairing fork i of the base
- * with fork i of the head (the ABBA rounds): pairing would cancel slow drift better, but files
- * do not record which forks ran side by side, and compare must reach the same verdict from the
- * files alone. The interleaving still makes drift hit both sides alike in expectation.
+ * Rejected: Welch's t interval (compare's second table until issue 30): it assumes normal fork
+ * means, and a p99 over forks is skewed with occasional far outliers. Rejected: pairing fork i of
+ * the base with fork i of the head (the ABBA rounds): pairing would cancel slow drift better, but
+ * files do not record which forks ran side by side, and compare must reach the same verdict from
+ * the files alone. The interleaving still makes drift hit both sides alike in expectation.
  */
 #include "gates/ab.h"
 #include "gates/abtable.h"
@@ -418,6 +418,17 @@ static int judge_bench(struct h2b_ab_report *r, const struct h2b_gate_set *base,
     return rv;
 }
 
+/* The end of every judge: *out = r on success, r freed on failure (rv returned). */
+static int hand_over(struct h2b_ab_report *r, int rv, struct h2b_ab_report **out)
+{
+    if (rv != H2B_OK) {
+        h2b_ab_report_del(r);
+        return rv;
+    }
+    *out = r;
+    return H2B_OK;
+}
+
 /* The counts by status, the failing rows first, and the exit code. */
 static void finish_report(struct h2b_ab_report *r)
 {
@@ -495,12 +506,7 @@ int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *hea
     finish_report(r);
 out:
     h2b_buf_free(&why);
-    if (rv != H2B_OK) {
-        h2b_ab_report_del(r);
-        return rv;
-    }
-    *out = r;
-    return H2B_OK;
+    return hand_over(r, rv, out);
 }
 
 /* ---------------------------------------------------------------- matrix cells */
@@ -525,9 +531,11 @@ static void cell_key(const struct h2b_results_cell *c, char *buf, size_t size)
         snprintf(buf + n, size - (size_t)n, " @%.15g/s", c->rate);
 }
 
+/* A measured cell: "status": "ok", or no status at all (load --json and merge write none; a
+ * cell that was not measured says "failed" or "skipped"). */
 static bool cell_ok(const struct h2b_results_cell *c)
 {
-    return c->status && strcmp(c->status, "ok") == 0;
+    return !c->status || strcmp(c->status, "ok") == 0;
 }
 
 /* The per-request budgets a cell carries, with their labels and what an increase is: a count
@@ -737,12 +745,81 @@ out:
     h2b_buf_free(&why);
     h2b_gate_set_del(sa);
     h2b_gate_set_del(sb);
-    if (rv != H2B_OK) {
-        h2b_ab_report_del(r);
-        return rv;
+    return hand_over(r, rv, out);
+}
+
+/* ---------------------------------------------------------------- both kinds */
+
+/* Moves from's rows into into (from is freed), and counts and sorts them again; an invalid side
+ * makes the whole invalid. H2B_OK or H2B_ERR_NOMEM (both freed). */
+static int merge_into(struct h2b_ab_report *into, struct h2b_ab_report *from)
+{
+    if (!into->invalid_reason && from->invalid_reason) {
+        into->invalid_reason = from->invalid_reason;
+        from->invalid_reason = NULL;
+        into->exit_code = from->exit_code;
     }
-    *out = r;
+    if (from->count) {
+        struct h2b_ab_row *rows = realloc(into->rows, (into->count + from->count) * sizeof(*rows));
+        if (!rows) {
+            h2b_ab_report_del(from);
+            return H2B_ERR_NOMEM;
+        }
+        memcpy(rows + into->count, from->rows, from->count * sizeof(*rows));
+        into->rows = rows;
+        into->count += from->count;
+        from->count = 0;
+    }
+    h2b_ab_report_del(from);
+    if (!into->invalid_reason) {
+        into->same = into->slower = into->faster = into->increased = 0;
+        into->decreased = into->not_judged = into->only = 0;
+        finish_report(into);
+    }
     return H2B_OK;
+}
+
+int h2b_ab_judge_files(const char *base_path, const char *head_path,
+                       const struct h2b_ab_options *opt, struct h2b_ab_report **out,
+                       struct h2b_diag *diag)
+{
+    struct h2b_gate_set *sa = NULL, *sb = NULL;
+    struct h2b_results_doc *da = NULL, *db = NULL;
+    struct h2b_ab_report *r = NULL, *cells = NULL;
+    int rv = h2b_gate_set_load(&base_path, 1, &sa, diag);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_load(&head_path, 1, &sb, diag);
+    if (rv == H2B_OK)
+        rv = h2b_results_doc_load(base_path, &da, NULL, diag);
+    if (rv == H2B_OK)
+        rv = h2b_results_doc_load(head_path, &db, NULL, diag);
+    if (rv != H2B_OK)
+        goto out;
+    bool micro = sa->count || sb->count, matrix = da->matrix.n || db->matrix.n;
+    if (micro)
+        rv = h2b_ab_judge(sa, sb, opt, &r);
+    if (rv == H2B_OK && matrix)
+        rv = h2b_ab_judge_cells(da, base_path, db, head_path, opt, r ? &cells : &r);
+    if (rv == H2B_OK && cells)
+        rv = merge_into(r, cells);
+    if (rv == H2B_OK && !r) {
+        r = calloc(1, sizeof(*r));
+        if (r)
+            r->invalid_reason = strdup("neither file holds micro benchmarks or matrix cells");
+        if (!r || !r->invalid_reason) {
+            rv = H2B_ERR_NOMEM;
+        } else {
+            r->threshold = opt->threshold;
+            r->confidence = opt->confidence;
+            r->exit_code = 3;
+        }
+    }
+out:
+    h2b_results_doc_del(da);
+    h2b_results_doc_del(db);
+    h2b_gate_set_del(sa);
+    h2b_gate_set_del(sb);
+    return hand_over(r, rv, out);
 }
 
 /* ---------------------------------------------------------------- rendering */
@@ -767,20 +844,20 @@ void h2b_ab_row_view(const struct h2b_ab_row *row, struct h2b_abtable_row *v)
     v->note = row->note;
 }
 
-static void verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, bool md)
+void h2b_ab_verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, const char *prefix)
 {
+    const char *cmd = r->command ? r->command : "ab";
     if (r->invalid_reason) {
-        h2b_buf_printf(b, "%sh2bench ab: %s: %s\n", md ? "## " : "",
+        h2b_buf_printf(b, "%sh2bench %s: %s: %s\n", prefix, cmd,
                        h2b_verdict_words(H2B_VERDICT_INVALID, true)->word, r->invalid_reason);
         return;
     }
     h2b_buf_printf(b,
-                   "%sh2bench ab: %s: %d slower, %d with more allocations or instructions, "
+                   "%sh2bench %s: %s: %d slower, %d with more allocations or instructions, "
                    "%d faster, %d fewer, %d same, %d not judged "
                    "(head/base, %.0f%% bootstrap interval, threshold %.0f%%)\n",
-                   md ? "## " : "",
-                   h2b_verdict_words(h2b_verdict_of_exit(r->exit_code), true)->word, r->slower,
-                   r->increased, r->faster, r->decreased, r->same, r->not_judged,
+                   prefix, cmd, h2b_verdict_words(h2b_verdict_of_exit(r->exit_code), true)->word,
+                   r->slower, r->increased, r->faster, r->decreased, r->same, r->not_judged,
                    r->confidence * 100, r->threshold * 100);
 }
 
@@ -803,23 +880,31 @@ int h2b_ab_render_table(const struct h2b_ab_report *r, char **out)
         h2b_abtable_text(&b, v, r->count);
         free(v);
     }
-    verdict_line(&b, r, false);
+    h2b_ab_verdict_line(&b, r, "");
     return h2b_buf_finish(&b, out);
+}
+
+int h2b_ab_rows_md(struct h2b_buf *b, const struct h2b_ab_report *r)
+{
+    if (r->invalid_reason)
+        return H2B_OK;
+    struct h2b_abtable_row *v = views(r);
+    if (!v)
+        return H2B_ERR_NOMEM;
+    h2b_abtable_md(b, v, r->count);
+    free(v);
+    return H2B_OK;
 }
 
 int h2b_ab_render_md(const struct h2b_ab_report *r, char **out)
 {
     struct h2b_buf b = {0};
-    verdict_line(&b, r, true);
-    if (!r->invalid_reason) {
-        struct h2b_abtable_row *v = views(r);
-        if (!v) {
-            h2b_buf_free(&b);
-            return H2B_ERR_NOMEM;
-        }
+    h2b_ab_verdict_line(&b, r, "## ");
+    if (!r->invalid_reason)
         h2b_buf_puts(&b, "\n");
-        h2b_abtable_md(&b, v, r->count);
-        free(v);
+    if (h2b_ab_rows_md(&b, r) != H2B_OK) {
+        h2b_buf_free(&b);
+        return H2B_ERR_NOMEM;
     }
     return h2b_buf_finish(&b, out);
 }

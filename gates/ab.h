@@ -86,6 +86,7 @@ struct h2b_ab_report {
     double threshold, confidence;
     char *invalid_reason; /* set when a side cannot be judged (sanitizers, non-Release) */
     int exit_code;        /* 0 pass, 1 a regression, 3 invalid */
+    const char *command;  /* the verdict line's name: "compare" or NULL ("ab") */
 };
 
 /* Judges head against base. Returns H2B_OK with *out (h2b_ab_report_del) or H2B_ERR_NOMEM /
@@ -105,6 +106,17 @@ int h2b_ab_judge_cells(const struct h2b_results_doc *base, const char *base_path
                        const struct h2b_results_doc *head, const char *head_path,
                        const struct h2b_ab_options *opt, struct h2b_ab_report **out);
 
+/* The verdict on two results files, whatever they hold (`h2bench compare A B`, the report's
+ * "A/B against the base"): their micro benchmarks (h2b_ab_judge) and their matrix cells
+ * (h2b_ab_judge_cells: run, load --json and merge output alike) in one report, each kind judged
+ * where either file has it. A side that cannot be judged makes the whole report invalid (exit
+ * 3); files with neither kind too. Malformed input: H2B_ERR_PARSE with diag at
+ * file:line:column; unreadable: H2B_ERR_NOTFOUND or H2B_ERR_IO; H2B_ERR_NOMEM, H2B_ERR_INVAL
+ * (options). *out untouched on failure. */
+int h2b_ab_judge_files(const char *base_path, const char *head_path,
+                       const struct h2b_ab_options *opt, struct h2b_ab_report **out,
+                       struct h2b_diag *diag);
+
 void h2b_ab_report_del(struct h2b_ab_report *r);
 
 /* A row as the one A/B table shows it (gates/abtable.h); v points into row. */
@@ -115,5 +127,12 @@ void h2b_ab_row_view(const struct h2b_ab_row *row, struct h2b_abtable_row *v);
  * pull-request comment. */
 int h2b_ab_render_table(const struct h2b_ab_report *r, char **out);
 int h2b_ab_render_md(const struct h2b_ab_report *r, char **out);
+
+/* Their parts, appended to b, for a document of its own around them (compare --md, the
+ * report's A/B section): the verdict line ("h2bench ab: PASS: ...", after prefix, e.g. "## ")
+ * and the markdown table of the rows (nothing when the report is invalid). h2b_ab_rows_md
+ * returns H2B_OK or H2B_ERR_NOMEM. */
+void h2b_ab_verdict_line(struct h2b_buf *b, const struct h2b_ab_report *r, const char *prefix);
+int h2b_ab_rows_md(struct h2b_buf *b, const struct h2b_ab_report *r);
 
 #endif

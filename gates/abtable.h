@@ -2,10 +2,11 @@
  * abtable.h - the one A/B table: rows of a head measured against a base, as a terminal table and
  * as markdown, for `h2bench ab`, `h2bench compare` and the report's "A/B against the base".
  *
- * Both engines fill the same view of a row (h2b_ab_row_view in ab.h, h2b_compare_row_view in
- * compare.h), so every A/B table has the same columns: status, benchmark, metric, base, head,
- * head/base, interval, note. The status is a verdict (core/verdict.h); numbers print through
- * core/fmt.h, as everywhere in the report. Not thread-safe per buffer; no allocation of its own.
+ * The verdict engine (gates/ab.c: ab, compare and the report alike) fills a view of each row
+ * (h2b_ab_row_view in ab.h), so every A/B table has the same columns: status, benchmark,
+ * metric, base, head, head/base, interval, note. The status is a verdict (core/verdict.h); numbers
+ * print through core/fmt.h, as everywhere in the report. Not thread-safe per buffer; no allocation
+ * of its own.
  */
 #ifndef H2B_GATES_ABTABLE_H
 #define H2B_GATES_ABTABLE_H

@@ -341,6 +341,8 @@ static int trial_ab(struct ctx *x, int kind, const char *unit, char *const *extr
         return H2B_ERR_NOMEM;
     int cpu = o->cpu ? (int)strtol(o->cpu, NULL, 10) : 0;
     struct h2b_ab_run_options ro = {.base = o->base ? o->base : "HEAD",
+                                    .build_cmd = o->build_cmd,
+                                    .bench = o->bench,
                                     .work_dir = o->work_dir,
                                     .out_dir = out_dir,
                                     .filter = unit ? filter : o->filter,
@@ -552,8 +554,9 @@ static int describe(struct ctx *x)
     else if (o->measure == H2B_CALIB_SCENARIO)
         h2b_buf_printf(&b, "h2bench run %s", o->scenario);
     else
-        h2b_buf_printf(&b, "h2bench ab --base %s --forks %u%s", o->base ? o->base : "HEAD",
-                       o->forks ? o->forks : 10, o->callgrind ? " --callgrind" : "");
+        h2b_buf_printf(&b, "h2bench ab --base %s --forks %u%s%s%s", o->base ? o->base : "HEAD",
+                       o->forks ? o->forks : 10, o->callgrind ? " --callgrind" : "",
+                       o->bench ? " --bench " : "", o->bench ? o->bench : "");
     if (o->filter)
         h2b_buf_printf(&b, " --filter '%s'", o->filter);
     return h2b_buf_finish(&b, &x->r->command);
@@ -634,9 +637,12 @@ int h2b_calib_run(const struct h2b_calib_options *opt, struct h2b_calib_report *
     unsigned mask = opt->inject ? opt->inject | 1u : ~0u;
     if (opt->measure != H2B_CALIB_AB && !opt->inject)
         mask &= ~(1u << H2B_CALIB_SLOW25);
+    bool measured = false; /* rv, if an error, came from a measurement */
     for (int k = 0; k < H2B_CALIB_NINJECT && rv == H2B_OK; k++) {
-        if (mask & (1u << k))
+        if (mask & (1u << k)) {
             rv = run_kind(&x, k);
+            measured = true;
+        }
     }
     if (rv == H2B_OK && r->count == 0) {
         snprintf(diag->message, sizeof(diag->message),
@@ -649,6 +655,14 @@ int h2b_calib_run(const struct h2b_calib_options *opt, struct h2b_calib_report *
     h2b_scenario_del(x.sc);
     h2b_cell_gates_del(x.g);
     h2b_ceilings_del(x.c);
+    if (rv != H2B_OK && measured && r->count > 0) {
+        /* a measurement failed after trials were tallied: hand back what they measured */
+        r->stopped = strdup(diag->message[0] ? diag->message : h2b_strerror(rv));
+        if (r->stopped) {
+            *out = r;
+            return rv;
+        }
+    }
     if (rv != H2B_OK) {
         h2b_calib_report_del(r);
         return rv;
@@ -671,6 +685,7 @@ void h2b_calib_report_del(struct h2b_calib_report *r)
     free(r->rows);
     free(r->command);
     free(r->ceilings);
+    free(r->stopped);
     free(r);
 }
 
@@ -777,6 +792,17 @@ static void render_header(struct h2b_buf *b, const struct h2b_calib_report *r, b
             h2b_buf_term(b, r->ceilings);
     }
     h2b_buf_puts(b, md ? ".\n" : "\n");
+    if (r->stopped) {
+        h2b_buf_puts(b, md ? "\n**Incomplete:** the calibration stopped when a measurement failed "
+                             "(the counts below are the trials that ran): "
+                           : "INCOMPLETE: the calibration stopped when a measurement failed "
+                             "(the counts below are the trials that ran): ");
+        if (md)
+            h2b_buf_md(b, r->stopped);
+        else
+            h2b_buf_term(b, r->stopped);
+        h2b_buf_puts(b, md ? "\n\n" : "\n");
+    }
     h2b_buf_puts(b, md ? "Each cell: red trials / trials, the rate, and its 95 % Wilson interval "
                          "in %. A/A counts a failing or invalid row (CI red for nothing); "
                          "an injection counts a failing row (the regression caught).\n"
@@ -906,6 +932,8 @@ int h2b_calib_render_json(const struct h2b_calib_report *r, char **out)
                 goto fail;
         }
     }
+    if (r->stopped && json_object_set_new(doc, "stopped", json_string(r->stopped)) != 0)
+        goto fail;
     json_object_set_new(doc, "kinds", kj);
     json_object_set_new(doc, "rows", rows);
     *out = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -59,6 +59,9 @@ struct h2b_calib_options {
     const char *base;         /* ab: the base revision (NULL: HEAD) */
     unsigned forks;           /* ab: invocations per side (0: 10) */
     const char *work_dir;     /* ab: its --work (NULL: its default cache) */
+    const char *build_cmd;    /* ab: its --build (NULL: h2bench's own CMake build) */
+    const char *bench;        /* ab: its --bench, the user's benchmark executable (NULL: h2bench
+                                 micro of each side's build) */
     h2b_progress_fn progress; /* "aa: trial 3 of 20" lines; may be NULL */
     void *progress_arg;
 };
@@ -89,6 +92,7 @@ struct h2b_calib_report {
     unsigned runs[H2B_CALIB_NINJECT];  /* measurements run for each kind */
     size_t count;
     struct h2b_calib_row *rows; /* in the order the gate first reported them */
+    char *stopped; /* why the calibration ended before its last trial, or NULL (complete) */
 };
 
 /* Runs the calibration. Returns H2B_OK with *out (h2b_calib_report_del), or:
@@ -98,7 +102,9 @@ struct h2b_calib_report {
  *   H2B_ERR_UNSUPPORTED  a measurement failed or its results cannot be gated (sanitizer or
  *                        non-Release build): diag says which
  *   H2B_ERR_SYS, H2B_ERR_NOMEM
- * *out untouched on failure. */
+ * A measurement that fails after some trials were tallied still hands back what they measured:
+ * *out holds the partial report, its `stopped` the diag's reason, beside the error code (hours
+ * of trials are not thrown away for the last one). Otherwise *out is untouched on failure. */
 int h2b_calib_run(const struct h2b_calib_options *opt, struct h2b_calib_report **out,
                   struct h2b_diag *diag);
 

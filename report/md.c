@@ -11,7 +11,7 @@
  */
 #include "core/buf.h"
 #include "gates/ceilings.h"
-#include "gates/compare.h"
+#include "gates/ab.h"
 #include "core/error.h"
 #include "gates/gate.h"
 #include "report/report_int.h"
@@ -78,11 +78,23 @@ static void run_line(struct h2b_buf *o, const struct h2b_rdata_results *x, const
     }
 }
 
+/* What the results measured, for the title: the scenario's name; results that ran no scenario
+ * (`h2bench micro --json`, what `make gate` writes) have none and say what they hold instead. */
+static void subject(struct h2b_buf *o, const struct h2b_rdata_results *r)
+{
+    if (r->scenario_name)
+        txt(o, r->scenario_name);
+    else if (r->n_cells == 0)
+        h2b_buf_printf(o, "%zu micro benchmark%s", r->n_micro, r->n_micro == 1 ? "" : "s");
+    else
+        h2b_buf_printf(o, "%zu matrix cell%s", r->n_cells, r->n_cells == 1 ? "" : "s");
+}
+
 static void title(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
     h2b_buf_puts(o, "# h2bench performance report: ");
-    txt(o, r->scenario_name);
+    subject(o, r);
     h2b_buf_puts(o, "\n\nMeasured ");
     txt(o, r->created);
     h2b_buf_puts(o, " with ");
@@ -128,7 +140,12 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
     const struct h2b_rdata_results *r = rep->head;
     h2b_buf_puts(o, "\n## Method\n\n");
     h2b_buf_puts(o, "- **Scenario:** ");
-    code(o, r->scenario_name);
+    if (r->scenario_name)
+        code(o, r->scenario_name);
+    else if (r->n_cells == 0)
+        h2b_buf_puts(o, "none (`h2bench micro --json` runs no scenario file)");
+    else
+        h2b_buf_puts(o, "none recorded in the results file");
     if (r->scenario_file) {
         h2b_buf_puts(o, " from ");
         code(o, r->scenario_file);
@@ -781,17 +798,18 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
     run_line(o, base, " (");
     h2b_buf_puts(o, ") against head ");
     run_line(o, head, " (");
-    h2b_buf_printf(o, "). %s Same rows as `h2bench compare`.", h2b_compare_legend);
+    h2b_buf_puts(o, "). The verdict of `h2bench compare` on these two files, row for row: ");
+    h2b_ab_verdict_line(o, rep->compare, "");
     const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
     if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0) {
-        h2b_buf_puts(o, " **The two runs were measured on different CPUs (");
+        h2b_buf_puts(o, "\n**The two runs were measured on different CPUs (");
         txt(o, bcpu);
         h2b_buf_puts(o, " vs ");
         txt(o, hcpu);
-        h2b_buf_puts(o, "): timing ratios mix code and machine.**");
+        h2b_buf_puts(o, "): timing ratios mix code and machine.**\n");
     }
     h2b_buf_puts(o, "\n");
-    if (h2b_compare_render_tables(o, rep->compare) != H2B_OK && !o->err)
+    if (h2b_ab_rows_md(o, rep->compare) != H2B_OK && !o->err)
         o->err = H2B_ERR_NOMEM;
 }
 

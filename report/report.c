@@ -132,11 +132,13 @@ static int load_all(struct h2b__report *rep, struct h2b_diag *diag)
         return rc;
     if (o->compare) {
         struct h2b_diag d = {0};
-        rc = h2b_compare_files(o->compare, o->results[o->n_results - 1], &rep->compare, &d);
+        const struct h2b_ab_options ab = {.threshold = 0.10, .confidence = 0.99};
+        rc = h2b_ab_judge_files(o->compare, o->results[o->n_results - 1], &ab, &rep->compare, &d);
         if (rc) {
             h2b_diag_pass(diag, &d, o->compare, rc);
             return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
         }
+        rep->compare->command = "compare";
     }
     return h2b__report_index(rep->head, &rep->targets, &rep->n_targets, &rep->keys, &rep->n_keys);
 }
@@ -149,7 +151,7 @@ static void unload_all(struct h2b__report *rep)
     h2b_rdata_results_del(rep->base);
     h2b_ceilings_del(rep->ceil);
     h2b_gate_report_del(rep->gate);
-    h2b_compare_report_del(rep->compare);
+    h2b_ab_report_del(rep->compare);
     free(rep->targets);
     free(rep->keys);
 }

@@ -2,7 +2,7 @@
  * report_int.h - internals shared by the report's source files (report.c orchestrates, md.c
  * writes the markdown, plots.c writes the chart data and scripts, profiles.c the Profiles
  * section, emit.c the chart primitives they share, groups.c the queries over a results file,
- * fmt.c the path helper; numbers are core/fmt.h's, the A/B tables gates/compare.h's, laid out
+ * fmt.c the path helper; numbers are core/fmt.h's, the A/B verdict gates/ab.h's, laid out
  * by gates/abtable.c). Calls run one way: report.c -> md.c, plots.c -> profiles.c -> emit.c,
  * groups.c, fmt.c; md.c -> profiles.c; nothing calls back up.
  */
@@ -16,7 +16,7 @@
 #include "core/fmt.h"
 
 #include "gates/ceilings.h"
-#include "gates/compare.h"
+#include "gates/ab.h"
 #include "gates/gate.h"
 
 struct h2b_chart_var;
@@ -49,7 +49,7 @@ struct h2b__report {
     struct h2b_rdata_results *base;       /* --compare, or NULL */
     struct h2b_ceilings *ceil;            /* --ceilings, or NULL */
     struct h2b_gate_report *gate;         /* the gate's verdict on head with --ceilings */
-    struct h2b_compare_report *compare;   /* base against head with --compare */
+    struct h2b_ab_report *compare;        /* base against head with --compare */
     const char **targets;                 /* head's targets in order of first appearance */
     size_t n_targets;
     struct h2b__cellkey *keys; /* head's cells, sorted by connections then streams */

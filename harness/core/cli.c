@@ -8,6 +8,7 @@
 #include "core/error.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <math.h>
@@ -137,4 +138,58 @@ int h2b_cli_parse_duration_ns(const char *text, uint64_t min_ns, uint64_t max_ns
         return H2B_OK;
     }
     return H2B_ERR_PARSE;
+}
+
+/* Optimal string alignment distance between a[0..na) and b[0..nb), capped: names are short
+ * (at most 63 bytes are compared), so the three rows live on the stack. */
+static size_t edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    enum { MAX = 64 };
+    size_t prev2[MAX], prev[MAX], cur[MAX];
+    na = na < MAX - 1 ? na : MAX - 1;
+    nb = nb < MAX - 1 ? nb : MAX - 1;
+    for (size_t j = 0; j <= nb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t d = prev[j] + 1;
+            d = cur[j - 1] + 1 < d ? cur[j - 1] + 1 : d;
+            d = prev[j - 1] + cost < d ? prev[j - 1] + cost : d;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d = prev2[j - 2] + 1 < d ? prev2[j - 2] + 1 : d;
+            cur[j] = d;
+        }
+        memcpy(prev2, prev, sizeof(prev));
+        memcpy(prev, cur, sizeof(cur));
+    }
+    return prev[nb];
+}
+
+const char *h2b_cli_suggest(const char *arg, const struct option *opts, bool *needs_value)
+{
+    *needs_value = false;
+    if (!arg || strncmp(arg, "--", 2) != 0 || !arg[2])
+        return NULL;
+    const char *word = arg + 2;
+    size_t n = strcspn(word, "=");
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (const struct option *o = opts; o && o->name; o++) {
+        size_t len = strlen(o->name);
+        if (len == n && memcmp(o->name, word, n) == 0) {
+            *needs_value = o->has_arg == required_argument && !word[n];
+            return o->name;
+        }
+        size_t d = edit_distance(word, n, o->name, len);
+        size_t limit = len / 3 > 1 ? len / 3 : 1;
+        if (n >= 2 && n < len && memcmp(o->name, word, n) == 0)
+            d = 1; /* an abbreviation getopt found ambiguous */
+        if (d <= limit && d < best_d) {
+            best = o->name;
+            best_d = d;
+        }
+    }
+    return best;
 }

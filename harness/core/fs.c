@@ -10,6 +10,7 @@
  */
 #include "core/fs.h"
 #include "core/error.h"
+#include "core/json.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -213,4 +214,74 @@ int h2b_fs_absolute(const char *path, char *buf, size_t size)
         return errno == ERANGE ? H2B_ERR_RANGE : H2B_ERR_SYS;
     int n = snprintf(buf, size, "%s/%s", cwd, path);
     return n < 0 || (size_t)n >= size ? H2B_ERR_RANGE : H2B_OK;
+}
+
+/* The directory part of path into buf ("." when it has no '/', "/" for a path right under it). */
+static void dir_part(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(buf, size, ".");
+        return;
+    }
+    size_t n = (size_t)(slash - path);
+    while (n > 0 && path[n - 1] == '/')
+        n--;
+    snprintf(buf, size, "%.*s", n ? (int)n : 1, n ? path : "/");
+}
+
+int h2b_fs_output_check(const char *path, enum h2b_fs_output kind, struct h2b_diag *diag)
+{
+    struct stat st;
+    char dir[PATH_MAX];
+    if (!path || !path[0]) {
+        h2b_diag_at(diag, NULL, 0, 0, "an empty path");
+        return H2B_ERR_INVAL;
+    }
+    if (kind != H2B_FS_OUT_DIR && strcmp(path, "-") == 0)
+        return H2B_OK;
+    if (strlen(path) >= sizeof(dir)) {
+        h2b_diag_at(diag, NULL, 0, 0, "path longer than %d bytes", PATH_MAX - 1);
+        return H2B_ERR_INVAL;
+    }
+    if (stat(path, &st) == 0) {
+        bool is_dir = S_ISDIR(st.st_mode);
+        if (kind == H2B_FS_OUT_DIR ? !is_dir : is_dir) {
+            h2b_diag_at(diag, NULL, 0, 0, "%s is %s", path,
+                        is_dir ? "a directory, not a file" : "a file, not a directory");
+            return H2B_ERR_INVAL;
+        }
+        if (kind == H2B_FS_OUT_DIR) {
+            snprintf(dir, sizeof(dir), "%s", path);
+            goto writable;
+        }
+    }
+    /* the nearest existing ancestor: the directory part itself for FILE */
+    dir_part(path, dir, sizeof(dir));
+    while (stat(dir, &st) != 0) {
+        /* a missing part is created (not for FILE); a part under a regular file (ENOTDIR) is
+         * walked past, so that the message names the file */
+        if ((errno != ENOENT && errno != ENOTDIR) || (errno == ENOENT && kind == H2B_FS_OUT_FILE)) {
+            if (errno == ENOENT)
+                h2b_diag_at(diag, NULL, 0, 0, "directory %s does not exist", dir);
+            else
+                h2b_diag_at(diag, NULL, 0, 0, "%s: %s", dir, strerror(errno));
+            return H2B_ERR_INVAL;
+        }
+        char up[PATH_MAX];
+        dir_part(dir, up, sizeof(up));
+        if (strcmp(up, dir) == 0)
+            break; /* "." or "/" missing: stat says why below */
+        snprintf(dir, sizeof(dir), "%s", up);
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        h2b_diag_at(diag, NULL, 0, 0, "%s is not a directory", dir);
+        return H2B_ERR_INVAL;
+    }
+writable:
+    if (access(dir, W_OK | X_OK) != 0) {
+        h2b_diag_at(diag, NULL, 0, 0, "directory %s is not writable: %s", dir, strerror(errno));
+        return H2B_ERR_INVAL;
+    }
+    return H2B_OK;
 }

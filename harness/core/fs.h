@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct h2b_diag;
+
 /* Creates dir and its missing parents with mode (minus the umask), like mkdir -p; an existing
  * directory is fine. Returns H2B_OK, H2B_ERR_RANGE (path too long) or H2B_ERR_IO (errno says
  * why; dir exists and is not a directory: ENOTDIR). */
@@ -18,6 +20,21 @@ int h2b_fs_mkdir_p(const char *dir, mode_t mode);
 
 /* Creates the directories leading to the file at path (everything before its last '/'). */
 int h2b_fs_mkdir_parent(const char *path, mode_t mode);
+
+/* What an output path is to be (h2b_fs_output_check). */
+enum h2b_fs_output {
+    H2B_FS_OUT_FILE,       /* a file in a directory that exists ("-": standard output) */
+    H2B_FS_OUT_FILE_MKDIR, /* a file; the directories leading to it are created */
+    H2B_FS_OUT_DIR,        /* a directory, created with its missing parents */
+};
+
+/* Whether path can take an output of the given kind, checked before a command does its work,
+ * so a run is not thrown away for a mistyped directory. FILE: the directory part exists and is a
+ * writable directory, and path is not a directory. FILE_MKDIR and DIR: the nearest existing
+ * ancestor is a writable directory, and no existing component is a file; a FILE_MKDIR path is
+ * not a directory, a DIR path is not a file. Returns H2B_OK or H2B_ERR_INVAL with diag's message
+ * naming the directory or file at fault (no file:line). Nothing is created. */
+int h2b_fs_output_check(const char *path, enum h2b_fs_output kind, struct h2b_diag *diag);
 
 /* Removes dir and everything below it. A missing dir is fine. Returns H2B_OK or H2B_ERR_IO
  * (errno of the first entry that could not be removed; the rest is still attempted). */

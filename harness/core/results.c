@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define F(type, key, kind, flags)                                                                  \
@@ -667,6 +669,45 @@ int h2b_results_validate(const json_t *doc, const struct h2b_json_src *src, stru
     return rv == H2B_OK ? H2B_OK : H2B_ERR_PARSE;
 }
 
+/* A load result (`h2bench load --json`, `h2bench merge`) as a results document of one matrix
+ * cell: its cell part as it is (the load document's first part is a matrix cell), its tool and
+ * env; no micro entries, no scenario. It records no time of its own: "created" is when the file
+ * was last written (its mtime, UTC), which for load --json is when the run ended. */
+static int doc_from_load(const json_t *doc, const struct h2b_json_src *src,
+                         struct h2b_results_doc *d, struct h2b_diag *diag)
+{
+    struct h2b_results_load l;
+    int rv = h2b_results_load_from_json(doc, src, &l, diag);
+    if (rv != H2B_OK)
+        return rv;
+    h2b_model_init(&h2b_results_doc_model, d);
+    void *cell = NULL;
+    char created[32] = "unknown";
+    struct stat st;
+    struct tm tm;
+    if (src->file && stat(src->file, &st) == 0 && gmtime_r(&st.st_mtime, &tm))
+        strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    rv = h2b_model_set_string(&d->schema, H2B_RESULTS_SCHEMA);
+    if (rv == H2B_OK)
+        rv = h2b_model_set_string(&d->created, created);
+    if (rv == H2B_OK)
+        rv = h2b_model_copy(&tool_model, &d->tool, &l.tool);
+    if (rv == H2B_OK && !(d->env = l.env ? json_deep_copy(l.env) : json_object()))
+        rv = H2B_ERR_NOMEM;
+    if (rv == H2B_OK)
+        rv = h2b_model_array_push(&h2b_results_cell_model, &d->matrix, &cell);
+    if (rv == H2B_OK) {
+        h2b_model_free(&h2b_results_cell_model, cell);
+        rv = h2b_model_copy(&h2b_results_cell_model, cell, &l.cell);
+        if (rv != H2B_OK)
+            h2b_model_init(&h2b_results_cell_model, cell); /* freed with d below */
+    }
+    h2b_results_load_free(&l);
+    if (rv != H2B_OK)
+        h2b_model_free(&h2b_results_doc_model, d);
+    return rv;
+}
+
 int h2b_results_doc_load(const char *path, struct h2b_results_doc **out, char **text_out,
                          struct h2b_diag *diag)
 {
@@ -677,8 +718,11 @@ int h2b_results_doc_load(const char *path, struct h2b_results_doc **out, char **
         return rv == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rv; /* unreadable input: the user's to fix */
     struct h2b_json_src src = {path, text};
     struct h2b_results_doc *d = malloc(sizeof(*d));
+    const char *schema = json_string_value(json_object_get(doc, "schema"));
     if (!d)
         rv = H2B_ERR_NOMEM;
+    else if (schema && strcmp(schema, H2B_RESULTS_LOAD_SCHEMA) == 0)
+        rv = doc_from_load(doc, &src, d, diag);
     else if ((rv = h2b_results_validate(doc, &src, diag)) == H2B_OK)
         rv =
             h2b_model_from_json(&h2b_results_doc_model, doc, &src, "", H2B_MODEL_CONTRACT, d, diag);

@@ -1019,8 +1019,15 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         case ':':
             return h2b__load_errf(err, H2B_ERR_INVAL, "option '%s' needs a value",
                                   argv[optind - 1]);
-        default:
+        default: {
+            bool needs_value;
+            const char *near = h2b_cli_suggest(argv[optind - 1], long_options, &needs_value);
+            if (near) /* "Did you mean", as h2load says it */
+                return h2b__load_errf(err, H2B_ERR_INVAL,
+                                      "unknown option '%s' (did you mean --%s?)", argv[optind - 1],
+                                      near);
             return h2b__load_errf(err, H2B_ERR_INVAL, "unknown option '%s'", argv[optind - 1]);
+        }
         }
     }
     /* As in h2load, -i and --timing-script-file replace the URIs of the command line. */

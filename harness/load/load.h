@@ -178,6 +178,7 @@ struct h2b_load_stats {
     uint64_t bytes_sent;           /* bytes written (before TLS encryption) */
     uint64_t conns_ok;             /* connections that reached HTTP/2 */
     uint64_t conns_failed;         /* connection attempts that failed */
+    int conn_errno;                /* why the first TCP connect failed (ECONNREFUSED...), or 0 */
     uint64_t reconnects;
     uint64_t conn_errors;      /* connections we ended with GOAWAY(code): the server broke HTTP/2 */
     uint64_t sched_lag_max_ns; /* --rate: worst lateness of a release behind its intended time */

@@ -72,6 +72,8 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
     ADD(tls_responses);
     ADD(conn_errors);
 #undef ADD
+    if (!dst->conn_errno)
+        dst->conn_errno = src->conn_errno;
     if (!dst->tls_version) {
         dst->tls_version = src->tls_version;
         dst->tls_cipher = src->tls_cipher;

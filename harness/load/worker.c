@@ -1609,8 +1609,10 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
     int one = 1;
     setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     int rv = connect(*fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
-    if (rv != 0 && errno != EINPROGRESS)
+    if (rv != 0 && errno != EINPROGRESS) {
+        w->stats.conn_errno = w->stats.conn_errno ? w->stats.conn_errno : errno;
         return -1;
+    }
     struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = ptr};
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, *fd, &ev) != 0)
         return -1;
@@ -1636,8 +1638,10 @@ int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t 
         *t_tcp = w->now;
         int err = 0;
         socklen_t len = sizeof(err);
-        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+            w->stats.conn_errno = w->stats.conn_errno ? w->stats.conn_errno : err ? err : errno;
             return -1;
+        }
         if (!w->sh->ssl_ctx)
             return 0;
         if (!(*ssl = h2b__load_tls_new(w->sh, fd, &w->stats)))

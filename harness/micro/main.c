@@ -12,6 +12,8 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/export.h"
+#include "core/fs.h"
+#include "core/json.h"
 #include "core/results.h"
 #include "micro/runner.h"
 #include "core/stats.h"
@@ -229,10 +231,18 @@ static int parse_options(int argc, char **argv, struct options *o)
         case O_HELP:
             usage(stdout, argv[0]);
             return 1;
-        default:
-            fprintf(stderr, "%s: unknown or incomplete option '%s'\n\n", argv[0], argv[optind - 1]);
-            usage(stderr, argv[0]);
+        default: { /* h2load's shape: the one line, a suggestion, where the options are */
+            bool needs_value;
+            const char *near = h2b_cli_suggest(argv[optind - 1], longopts, &needs_value);
+            if (needs_value)
+                fprintf(stderr, "%s: option '--%s' needs a value\n", argv[0], near);
+            else
+                fprintf(stderr, "%s: unknown option '%s'\n", argv[0], argv[optind - 1]);
+            if (near && !needs_value)
+                fprintf(stderr, "Did you mean --%s?\n", near);
+            fprintf(stderr, "Run '%s --help' for the options.\n", argv[0]);
             return H2B_ERR_INVAL;
+        }
         }
         if (bad) {
             fprintf(stderr, "%s: %s, got '%s'\n\n", argv[0], bad, optarg);
@@ -337,6 +347,13 @@ int h2b_micro_main(int argc, char **argv)
         for (size_t i = 0; i < selected; i++)
             printf("%s\n", run[i]->name);
         return 0;
+    }
+    if (o.json) { /* before any benchmark runs: a mistyped directory wastes no run */
+        struct h2b_diag d = {0};
+        if (h2b_fs_output_check(o.json, H2B_FS_OUT_FILE, &d) != H2B_OK) {
+            fprintf(stderr, "%s: --json %s: %s\n", prog, o.json, d.message);
+            return 2;
+        }
     }
     static char perf_dir[4096];
     if (o.cfg.perf_record) {

@@ -529,7 +529,7 @@ int h2b__prof_read_text(const char *path, char **out, size_t *len, struct h2b_di
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
-        return H2B_ERR_IO;
+        return H2B_ERR_NOTFOUND; /* an input the user named: exit 2, as for every command */
     }
     struct stat st;
     size_t hint = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;

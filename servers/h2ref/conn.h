@@ -79,7 +79,9 @@ struct h2b_conn_config {
     uint64_t echo_conn_max;        /* /echo bytes held for one connection (default 4 MiB) */
     uint64_t memory_budget;        /* bytes of body and output buffers held (default 1 GiB,
                                     * 0: no budget), counted in *memory_used */
-    _Atomic uint64_t *memory_used; /* shared by every ctx of a server; NULL: this ctx's own */
+    _Atomic uint64_t *memory_used; /* shared by every ctx of a server; NULL: this ctx's own (in
+                                    * h2b_server_config: a count shared with the HTTP/3
+                                    * listener's, NULL: the server's own) */
     int docroot_fd;                /* directory fd for static files, or -1 (not owned) */
     bool docroot_walk;             /* open files by the O_NOFOLLOW walk, not openat2 (tests) */
     struct h2b_files *files;       /* server-wide open docroot files (not owned); NULL: no

@@ -846,7 +846,7 @@ static int worker_init(struct server *srv, struct worker *w, int idx)
         return H2B_ERR_SYS;
     struct h2b_conn_config cc = srv->cfg.conn;
     cc.docroot_fd = srv->docroot_fd;
-    cc.memory_used = &srv->mem_used;
+    cc.memory_used = srv->cfg.conn.memory_used ? srv->cfg.conn.memory_used : &srv->mem_used;
     cc.files = &srv->files;
     cc.copy_bodies = srv->cfg.tls;
     int rc = h2b_conn_ctx_new(&w->ctx, &cc);

@@ -18,7 +18,13 @@
  * - Flow control: request bodies are credited back to the peer as soon as they are read, except
  *   on /echo, whose bytes are credited only when the peer acknowledges them in the response:
  *   each /echo stream holds at most stream_window bytes, and the window never grows
- *   (max_stream_window = initial window), so that bound is exact.
+ *   (max_stream_window = initial window), so that bound is exact. The ring is counted whole
+ *   when the /echo starts, against echo_conn_max and the server-wide memory budget (one count
+ *   with the HTTP/2 workers); past either the request is answered 503 and its body dropped.
+ *   Rejected: a ring allocated on first data and not counted (issue 29: 256 rings per
+ *   connection, 16 MiB per connection once the connection window filled, with no server-wide
+ *   bound); RESET_STREAM(H3_REQUEST_REJECTED) instead of 503 (equally allowed, but a 503 is
+ *   what the client's tools report plainly, and the body is read anyway).
  * - Bodies are never copied: /bytes/N points nghttp3 at a static pattern (byte i = i & 0xff),
  *   /echo at a per-stream ring that is freed with the stream.
  * - Garbage (not a QUIC header, unknown connection ID in a short header, bad token) is counted
@@ -96,13 +102,15 @@ enum counter {
     C_IDLE_CLOSED,
     C_CONN_ERRORS,
     C_SEND_DROPS,
+    C_GUARD_MEMORY,
     C_COUNT
 };
 
 static const char *const counter_names[C_COUNT] = {
-    "conns_open",    "conns_total", "handshakes", "streams_total", "requests",      "datagrams_in",
-    "datagrams_out", "bytes_in",    "bytes_out",  "retry_sent",    "token_invalid", "refused",
-    "garbage",       "unknown_cid", "vn_sent",    "idle_closed",   "conn_errors",   "send_drops",
+    "conns_open",    "conns_total",   "handshakes", "streams_total", "requests",
+    "datagrams_in",  "datagrams_out", "bytes_in",   "bytes_out",     "retry_sent",
+    "token_invalid", "refused",       "garbage",    "unknown_cid",   "vn_sent",
+    "idle_closed",   "conn_errors",   "send_drops", "guard_memory",
 };
 
 struct cidkey {
@@ -143,6 +151,7 @@ struct h3conn {
     struct h3conn *wnext;       /* touched this turn */
     struct h3stream *streams;
     uint32_t nstreams;
+    uint64_t echo_bytes; /* /echo rings this connection holds (cfg.echo_conn_max) */
     bool touched, dead, shut;
 };
 
@@ -163,7 +172,10 @@ struct h2b_h3_server {
     uint32_t nconns;
     struct h3conn *touched;
     struct h2b_heap delays; /* /delay streams by deadline (core/heap.h, as the HTTP/2 engines) */
-    bool blocked;           /* the socket said EAGAIN: wait for EPOLLOUT */
+    _Atomic uint64_t *used; /* /echo ring bytes held against cfg.memory_budget: the count shared
+                             * with the HTTP/2 workers, or &own_used */
+    _Atomic uint64_t own_used;
+    bool blocked; /* the socket said EAGAIN: wait for EPOLLOUT */
     bool draining;
     uint64_t drain_deadline;
     uint64_t now;
@@ -287,8 +299,41 @@ static bool is_upload(const struct h3stream *st)
     return h2b_method_upload(st->method);
 }
 
-/* Credits n consumed bytes back to the peer (stream and connection windows). */
 /* ---- streams ---- */
+
+/* Gives st its /echo ring (stream_window bytes), counted against the connection's echo_conn_max
+ * and the server-wide memory budget; false (no ring, nothing counted) past either or without
+ * memory. The whole ring is counted at once: the peer can fill it before the first byte is
+ * acknowledged, so a budget that counted only what is written would refuse late. The HTTP/2
+ * workers add to the shared count in 1 MiB steps (h2ref/wmem.h) and one ring is 256 KiB, so an
+ * atomic add per /echo stream costs as little here. */
+static bool ring_take(struct h3stream *st)
+{
+    struct h3conn *c = st->c;
+    struct h2b_h3_server *s = c->s;
+    uint64_t cap = s->cfg.stream_window;
+    if (c->echo_bytes + cap > s->cfg.echo_conn_max)
+        return false;
+    uint64_t was = atomic_fetch_add_explicit(s->used, cap, memory_order_relaxed);
+    if ((s->cfg.memory_budget && was + cap > s->cfg.memory_budget) || !(st->ring = malloc(cap))) {
+        atomic_fetch_sub_explicit(s->used, cap, memory_order_relaxed);
+        return false;
+    }
+    c->echo_bytes += cap;
+    return true;
+}
+
+static void ring_give(struct h3stream *st)
+{
+    if (!st->ring)
+        return;
+    struct h2b_h3_server *s = st->c->s;
+    uint64_t cap = s->cfg.stream_window;
+    free(st->ring);
+    st->ring = NULL;
+    st->c->echo_bytes -= cap;
+    atomic_fetch_sub_explicit(s->used, cap, memory_order_relaxed);
+}
 
 static void delay_unlink(struct h2b_h3_server *s, struct h3stream *st)
 {
@@ -320,7 +365,7 @@ static void stream_free(struct h3stream *st)
     if (st->next)
         st->next->prev = st->prev;
     c->nstreams--;
-    free(st->ring);
+    ring_give(st);
     free(st->heap);
     free(st);
 }
@@ -427,6 +472,9 @@ static void respond(struct h3stream *st)
             rq.route = st->route = H2B_ROUTE_HELLO; /* the delay is over */
             h2b_handle(&rq, st->text, &rs);
         }
+    } else if (rs.body == H2B_BODY_ECHO && !st->eof_in && !ring_take(st)) {
+        s->c[C_GUARD_MEMORY]++;
+        h2b_response_status(&rs, 503); /* over a memory budget: nothing echoed, body dropped */
     } else if (rs.body == H2B_BODY_STATS) {
         st->heap = malloc(STATS_CAP);
         int n = st->heap ? stats_json(s, st->heap, STATS_CAP) : H2B_ERR_NOMEM;
@@ -519,13 +567,11 @@ static int h_recv_data(nghttp3_conn *h, int64_t id, const uint8_t *data, size_t 
         return 0;
     }
     st->rx += n;
-    if (st->route != H2B_ROUTE_ECHO || !is_upload(st)) {
+    if (!st->ring) { /* not an /echo upload, or one refused its ring (503) */
         h2b_h3quic_consume(&c->b, id, n);
         return 0;
     }
     uint64_t cap = c->s->cfg.stream_window;
-    if (!st->ring && !(st->ring = malloc(cap)))
-        return NGHTTP3_ERR_CALLBACK_FAILURE;
     if (st->r_tail - st->r_acked + n > cap)
         return NGHTTP3_ERR_CALLBACK_FAILURE; /* cannot happen: the window is the ring */
     while (n > 0) {
@@ -1308,6 +1354,8 @@ void h2b_h3_server_config_defaults(struct h2b_h3_server_config *cfg)
     cfg->handshake_timeout_ns = 10 * H2B_NS_PER_SEC;
     cfg->max_body = 1ULL << 30;
     cfg->drain_ns = 3 * H2B_NS_PER_SEC;
+    cfg->echo_conn_max = 4u << 20;
+    cfg->memory_budget = 1ull << 30;
     cfg->retry = true;
     cfg->cpu = -1;
 }
@@ -1414,6 +1462,8 @@ int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_c
         return H2B_ERR_NOMEM;
     s->cfg = *cfg;
     s->fd = s->evfd = s->epfd = -1;
+    atomic_init(&s->own_used, 0);
+    s->used = cfg->memory_used ? cfg->memory_used : &s->own_used;
     size_t slots = 64;
     /* a connection is reachable by its first SCID, the client's DCID and the CIDs it issued
      * (ngtcp2 0.12 issues at most 7 more): 9 per connection, at most 3/4 full */

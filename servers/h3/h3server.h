@@ -11,6 +11,7 @@
 #ifndef H2B_H3_H3SERVER_H
 #define H2B_H3_H3SERVER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,7 +27,14 @@ struct h2b_h3_server_config {
     uint32_t max_connections;      /* QUIC connections at once; more are refused (4096) */
     uint32_t max_streams;          /* concurrent request streams per connection (256) */
     uint32_t stream_window;        /* request body receive window per stream, bytes (256 KiB);
-                                    * also the most an /echo stream buffers */
+                                    * also the most an /echo stream buffers (its ring) */
+    uint64_t echo_conn_max;        /* /echo ring bytes one connection may hold (4 MiB); an /echo
+                                    * whose ring would pass it is answered 503 */
+    uint64_t memory_budget;        /* /echo ring bytes the server may hold, counted in
+                                    * *memory_used (1 GiB, 0: no budget); past it, 503 */
+    _Atomic uint64_t *memory_used; /* the count, shared with the HTTP/2 workers' (h2ref's
+                                    * memory_used) so --memory-budget is one server-wide budget;
+                                    * NULL: the HTTP/3 server's own. Must outlive the server */
     uint32_t conn_window;          /* connection receive window, bytes (16 MiB) */
     uint64_t idle_timeout_ns;      /* QUIC max_idle_timeout (60 s) */
     uint64_t handshake_timeout_ns; /* connections not established by then are dropped (10 s) */

@@ -4,7 +4,9 @@
 # Revisions: v1 (the base), v2 (one more allocation per op), v3 (eight times the work), v4
 # (does not build). Checks the verdicts and exit codes, that `h2bench compare` on the files ab
 # wrote gives the same verdict, the bad-input exits (no such revision: 2; a base that does not
-# build: 3 with the build log's path), and that the user's work tree is left as it was.
+# build: 3 with the build log's path), and that the user's work tree is left as it was. Then
+# `gate --calibrate --ab --build --bench` on the same repository (exact rows only), and a
+# calibration whose injected trial fails part-way (v6): its partial report, exit 3.
 #
 # Timing verdicts here are side by side in one run (ab interleaves base and head on one CPU);
 # the only timing assertion is "8x the work is slower than 1.5x", with a 50 % threshold.
@@ -139,6 +141,54 @@ expect_match "the build log holds the compiler error" "$(cat "$log" 2>/dev/null)
 expect_eq "not a repository: exit" "$?" 2
 "$H2BENCH" ab --base v1 --suite nosuch >/dev/null 2>&1
 expect_eq "unknown suite: exit" "$?" 2
+
+# gate --calibrate --ab on the user's repository (--build, --bench): the work tree (v5, the same
+# code as v1) against v1. Only exact counts are asserted: A/A raises no false alarm on the
+# allocation rows and +1 allocation per op is caught in every trial; instructions are n/a
+# without --callgrind. (Timing rows are tallied, never asserted: their rates are what
+# calibration measures.)
+calib() {
+    (cd "$R" && "$H2BENCH" gate --calibrate 2 --ab --build "$BUILDCMD" --bench joinbench \
+        --work "$TMP/work" --forks 4 "$@")
+}
+row() { # row FILE GATE KIND FIELD
+    jq -r --arg g "$2" --arg k "$3" --arg f "$4" \
+        '.rows[] | select(.gate == $g) | .[$k][$f] // "-"' "$1"
+}
+calib --base v1 --inject alloc --json "$TMP/cal.json" --md "$TMP/cal.md" \
+    >"$TMP/cal.out" 2>"$TMP/cal.err"
+rc=$?
+expect_eq "calibrate --ab: exit" "$rc" 0
+[ "$rc" -eq 0 ] || cat "$TMP/cal.out" "$TMP/cal.err" >&2
+expect_eq "calibrate --ab: measurement" "$(jq -r .measurement "$TMP/cal.json")" ab
+expect_match "calibrate --ab: the command names the bench" "$(jq -r .command "$TMP/cal.json")" \
+    "--bench joinbench"
+expect_eq "calibrate --ab: A/A trials" "$(row "$TMP/cal.json" "joiner/join allocs/op" aa trials)" 2
+expect_eq "calibrate --ab: A/A false alarms" "$(row "$TMP/cal.json" "joiner/join allocs/op" aa red)" 0
+expect_eq "calibrate --ab: +1 alloc detected" "$(row "$TMP/cal.json" "joiner/join allocs/op" alloc red)" 2
+expect_eq "calibrate --ab: ns/op tallied" "$(row "$TMP/cal.json" "joiner/join ns/op" aa trials)" 2
+expect_eq "calibrate --ab: complete" "$(jq -r '.stopped // "complete"' "$TMP/cal.json")" complete
+expect_match "calibrate --ab: markdown row" "$(cat "$TMP/cal.md")" \
+    '^\| `joiner/join allocs/op` \| 0/2 0% \[0\.0, 65\.8\] \| 2/2 100% \[34\.2, 100\.0\] \|'
+(cd "$TMP" && "$H2BENCH" gate --calibrate 2 --bench x >/dev/null 2>"$TMP/calbad.err")
+expect_eq "calibrate: --bench without --ab exit" "$?" 2
+
+# A trial that fails part-way: v6's benchmark refuses to run with H2B_INJECT_SLOW set, so the
+# A/A trials run and the first injected one fails. The tallies so far are still printed and
+# written (marked incomplete), and the exit is 3.
+sed -i 's/^int main(int argc, char \*\*argv) { return h2b_micro_main(argc, argv); }$/int main(int argc, char **argv) { return getenv("H2B_INJECT_SLOW") ? 1 : h2b_micro_main(argc, argv); }/' \
+    "$R/joinbench.c"
+expect_eq "v6: main refuses the injection" "$(grep -c 'getenv("H2B_INJECT_SLOW")' "$R/joinbench.c")" 1
+git -C "$R" commit -qam v6 && git -C "$R" tag v6
+calib --base v6 --inject slow --json "$TMP/part.json" --md "$TMP/part.md" \
+    >"$TMP/part.out" 2>"$TMP/part.err"
+expect_eq "failed trial: exit" "$?" 3
+expect_match "failed trial: says which" "$(cat "$TMP/part.err")" "failed|fail"
+expect_match "failed trial: the table is printed, incomplete" "$(cat "$TMP/part.out")" "^INCOMPLETE: "
+expect_eq "failed trial: A/A tallied" "$(row "$TMP/part.json" "joiner/join allocs/op" aa trials)" 2
+expect_match "failed trial: json says why it stopped" "$(jq -r .stopped "$TMP/part.json")" "."
+expect_match "failed trial: markdown says incomplete" "$(cat "$TMP/part.md")" "^\*\*Incomplete:\*\*"
+git -C "$R" reset -q --hard v5
 
 # Nothing in the user's tree changed (status, ignored files, entries).
 after=$(git -C "$R" status --porcelain=v1 --ignored; ls -A "$R")

@@ -94,7 +94,7 @@ expect_match "results wrong type position" "$(cat "$TMP/err")" \
     'results-bad-forks\.json:87:9: micro\[2\]\.p99_ns_forks\[1\]: expected a non-negative number'
 expect_eq "results file missing" "$(gate --ceilings "$C" --results "$TMP/nope.json")" 2
 expect_eq "unknown flag" "$(gate --ceilings "$C" --frobnicate)" 2
-expect_match "usage on stderr" "$(cat "$TMP/err")" 'usage: h2bench gate'
+expect_match "pointer to --help on stderr" "$(cat "$TMP/err")" "Run 'h2bench gate --help'"
 expect_eq "no results" "$(gate --ceilings "$C")" 2
 expect_eq "--help" "$(gate --help)" 0
 

@@ -770,6 +770,215 @@ class Runner:
                        "RST_STREAM on the idle stream: %s, GOAWAY %s" % (rsts.get(5), goaway))
 
 
+    # ---- CPU seconds per MB of abusive input (issue 29, resource ceilings) ----
+
+    def server_cpu_ns(self):
+        """The server's CPU time in ns: /proc/PID/task/*/schedstat summed (time on the CPU,
+        ns resolution; /proc/PID/stat's utime+stime count 10 ms ticks, too coarse for runs of
+        a few MB)."""
+        pid = os.environ["H2B_SERVER_PID"]
+        total = 0
+        for tid in os.listdir("/proc/%s/task" % pid):
+            try:
+                with open("/proc/%s/task/%s/schedstat" % (pid, tid)) as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended meanwhile
+        return total
+
+    def pump(self, c, frames, nbytes):
+        """Sends frames (an iterator of (bytes, data_len, sid)) up to nbytes, reading the whole
+        time so the server's answers (ACKs, WINDOW_UPDATEs) never back up. DATA waits for flow
+        control credit (the server's SETTINGS and WINDOW_UPDATEs, counted from the start of
+        the connection: c must not have read any frame before), so a legitimate upload stays
+        legitimate. Returns (bytes sent, GOAWAY code or None, closed, synced): synced once the
+        server answered the PING sent after the frames (everything before it was handled)."""
+        import selectors
+        sock = c.sock
+        sock.setblocking(False)
+        sel = selectors.DefaultSelector()
+        sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
+        conn_win, iwin, swin = 65535, 65535, {}
+        sent, out, goaway, pending, synced, ping = 0, b"", None, None, False, False
+        deadline = time.monotonic() + 60
+        while not c.closed and time.monotonic() < deadline:
+            while len(out) < 65536 and sent + len(out) < nbytes:  # one send, many frames
+                if pending is None:
+                    pending = next(frames, None)
+                    if pending is None:
+                        nbytes = sent + len(out)
+                        break
+                data, dlen, sid = pending
+                if dlen and (dlen > conn_win or dlen > swin.get(sid, iwin)):
+                    break  # until the server grants credit
+                conn_win -= dlen
+                swin[sid] = swin.get(sid, iwin) - dlen
+                out, pending = out + data, None
+            if sent >= nbytes and not out and not ping:
+                out, ping = frame(PING, 0, 0, b"pumpsync"), True
+                nbytes += len(out)
+            if synced or goaway is not None:
+                break  # handled, or the server ended the connection (it drops what follows)
+            sel.modify(sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if out else 0))
+            for key, ev in sel.select(timeout=1):
+                if ev & selectors.EVENT_WRITE and out:
+                    try:
+                        n = sock.send(out[:262144])
+                    except BlockingIOError:
+                        n = 0
+                    except OSError:
+                        c.closed = True
+                        break
+                    out, sent = out[n:], sent + n
+                if ev & selectors.EVENT_READ:
+                    try:
+                        chunk = sock.recv(262144)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        chunk = b""
+                    if not chunk:
+                        c.closed = True
+                        break
+                    c.buf += chunk
+                    while len(c.buf) >= 9 and len(c.buf) >= 9 + int.from_bytes(c.buf[:3], "big"):
+                        n = int.from_bytes(c.buf[:3], "big")
+                        t, fl = c.buf[3], c.buf[4]
+                        sid = struct.unpack(">I", c.buf[5:9])[0] & 0x7FFFFFFF
+                        p, c.buf = c.buf[9 : 9 + n], c.buf[9 + n :]
+                        if t == GOAWAY and len(p) >= 8:
+                            goaway = struct.unpack(">I", p[4:8])[0]
+                        elif t == PING and fl & ACK and p == b"pumpsync":
+                            synced = True
+                        elif t == WINUP and len(p) == 4:
+                            inc = struct.unpack(">I", p)[0] & 0x7FFFFFFF
+                            if sid == 0:
+                                conn_win += inc
+                            else:
+                                swin[sid] = swin.get(sid, iwin) + inc
+                        elif t == SETTINGS and not fl & ACK:
+                            for k in range(0, len(p) - 5, 6):
+                                ident, val = struct.unpack(">HI", p[k : k + 6])
+                                if ident == 4:
+                                    for s in swin:
+                                        swin[s] += val - iwin
+                                    iwin = val
+                            out += frame(SETTINGS, ACK, 0)
+        sel.close()
+        sock.setblocking(True)
+        sock.settimeout(5)
+        return sent, goaway, c.closed, synced
+
+    def cpu_case(self, lead, frames, nbytes):
+        """One connection: the lead bytes (opening streams), then the frames up to nbytes in
+        all. Returns (server CPU ns from the connection's first frame until the server has
+        handled them, bytes sent, GOAWAY code, closed). Handled: a PING sent after them is
+        answered, or the connection ended (then the CPU is read once the server has settled:
+        it reads and drops what follows its GOAWAY)."""
+        c = self.conn(preface=False)
+        c.ack = True
+        t0 = self.server_cpu_ns()
+
+        def all_frames():
+            yield PREFACE + frame(SETTINGS, 0, 0) + lead, 0, 0
+            yield from frames
+        sent, goaway, closed, synced = self.pump(c, all_frames(), nbytes)
+        if not synced and not closed and goaway is None:
+            g, _, closed = c.outcome(timeout=30)
+            goaway = goaway if g is None else g
+        ended = closed or goaway is not None
+        c.abort()
+        if ended:  # the server's teardown counts too: wait until it has settled
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                a = self.server_cpu_ns()
+                time.sleep(0.1)
+                if self.server_cpu_ns() - a < 1000000:
+                    break
+        return self.server_cpu_ns() - t0, sent, goaway, ended
+
+    def cpu_per_mb(self):
+        """Resource ceilings (issue 29): server CPU time per MB of abusive input, both HTTP/2
+        engines. Needs --threads 1 and H2B_SERVER_PID. Each case sends CPU_MB MB (4) of one
+        frame type on one connection, as fast as the server reads: SETTINGS of 2730
+        INITIAL_WINDOW_SIZE entries (the issue's repro) and of 32, with 256 streams open;
+        PING; PRIORITY; RST_STREAM over 256 streams; empty DATA on an open upload; CONTINUATION
+        of one header field each. The reference is the same bytes of a legitimate upload, POST
+        /sink in 16 KiB DATA frames under flow control, measured in the same run before and
+        after the floods (the lower is kept, which makes the bound stricter).
+        Bound stated: each case costs the server at most K = 8 times the reference's CPU per MB
+        offered, and either all its bytes were handled (a PING after them answered) or the
+        server ended it with GOAWAY(ENHANCE_YOUR_CALM) (nghttp2's own CONTINUATION limit ends
+        the session with no GOAWAY: then /stats must count error_too_many_continuations).
+        Why 8: the guards cut every flood here within its first 64 to 128 KiB and the whole
+        case costs 0.1 to 1 x the reference; a per-byte amplification is far above it (the
+        per-entry stream walk that issue 29 item 4 removed: 174 x, not cut), and a small-frame
+        flood with no guard at all is about 9 x (PRIORITY with its charge removed); 8 leaves
+        the cut floods an 8-fold margin for the noise of a busy machine. CPU time (not wall
+        time), side by side in one run, so a slower or loaded machine moves both sides."""
+        mb = float(os.environ.get("CPU_MB", "4"))
+        nbytes = int(mb * 1048576)
+        k = 8.0
+        chunk = b"s" * 16384
+
+        def repeat(f, dlen=0, sid=0):
+            while True:
+                yield f, dlen, sid
+
+        def cycle(fn, n):
+            i = 0
+            while True:
+                yield fn(i % n), 0, 0
+                i += 1
+
+        def sink_upload():
+            while True:
+                yield frame(DATA, 0, 1, chunk), len(chunk), 1
+
+        post = frame(HEADERS, END_HEADERS, 1, request_block("/sink", "POST"))
+        posts = b"".join(frame(HEADERS, END_HEADERS, 2 * i + 1, request_block("/sink", "POST"))
+                         for i in range(256))
+        iws = b"".join(struct.pack(">HI", 4, v) for v in (0, 65535))
+        hfield = b"\x40" + hstr("x-a") + hstr("b")
+        cases = [
+            ("settings", posts, repeat(frame(SETTINGS, 0, 0, iws * 1365))),
+            ("settings32", posts, repeat(frame(SETTINGS, 0, 0, iws * 16))),
+            ("ping", b"", repeat(frame(PING, 0, 0, b"cpupings"))),
+            ("priority", post, cycle(lambda i: frame(PRIORITY, 0, 2 * i + 1,
+                                                      struct.pack(">IB", 0, 16)), 100)),
+            ("rst_stream", posts, cycle(lambda i: frame(RST, 0, 2 * i + 1,
+                                                         struct.pack(">I", 8)), 256)),
+            ("empty_data", post, repeat(frame(DATA, 0, 1))),
+            ("continuation", frame(HEADERS, 0, 1, request_block("/hello")),
+             repeat(frame(CONT, 0, 1, hfield))),
+        ]
+        refs = [self.cpu_case(post, sink_upload(), nbytes)]
+        results = []
+        for name, lead, frames in cases:
+            before = self.stats().get("error_too_many_continuations", 0)
+            r = self.cpu_case(lead, frames, nbytes)
+            results.append((name, r, self.stats().get("error_too_many_continuations", 0) > before))
+        refs.append(self.cpu_case(post, sink_upload(), nbytes))
+        ref_ok = all(sent >= nbytes and not closed for _, sent, _, closed in refs)
+        ref = min(ns for ns, _, _, _ in refs) / mb
+        self.check("cpu_per_mb/reference", ref_ok and ref > 0,
+                   "POST /sink of %g MB in 16 KiB DATA frames: %.0f ns of server CPU per MB "
+                   "(the lower of %s)" % (mb, ref, ", ".join(
+                       "%d ns for %d bytes" % (ns, sent) for ns, sent, _, _ in refs)))
+        for name, (ns, sent, goaway, closed), too_many in results:
+            # nghttp2 ends a connection at its 9th CONTINUATION with no GOAWAY (a fatal error
+            # of its session); /stats counts it as error_too_many_continuations
+            cut = closed and (goaway == ENHANCE_YOUR_CALM or goaway is None and too_many)
+            per = ns / mb
+            ok = ref > 0 and (cut or (sent >= nbytes and not closed)) and per <= k * ref
+            self.check("cpu_per_mb/" + name, ok,
+                       "%s; %d ns of server CPU: %.0f ns per MB offered, %.2f x the reference "
+                       "(bound %g x)" % ("cut after %d bytes with GOAWAY %s%s" % (
+                                             sent, goaway, " (too many CONTINUATIONs)"
+                                             if too_many else "")
+                                         if closed else "all %d bytes handled" % sent,
+                                         ns, per, per / ref if ref > 0 else 0, k))
+
 SCENARIOS = ["bad_preface", "invalid_frames", "bad_hpack", "rapid_reset", "ping_flood",
              "settings_flood", "continuation_flood", "empty_data", "header_list", "idle_client",
              "slow_client", "pinging_idle", "pinging_slow", "unknown_frames", "lower_stream_id", "head_stats",

@@ -27,7 +27,7 @@ expect_match "bad --forks message" "$(cat "$TMP/err")" 'forks wants'
 "$SELF" --help >"$TMP/help"; expect_eq "--help exit" "$?" 0
 expect_match "--help text" "$(cat "$TMP/help")" '--format FMT'
 "$H2BENCH" micro --bogus >/dev/null 2>"$TMP/err"; expect_eq "h2bench micro bad flag" "$?" 2
-expect_match "usage on stderr" "$(cat "$TMP/err")" 'usage:'
+expect_match "pointer to --help on stderr" "$(cat "$TMP/err")" "Run 'h2bench micro --help'"
 
 # --- --cpu pins the runner and, through inheritance, its forks ----------------------------------
 "$SELF" --filter alloc-none --cpu 0 --forks 1 "${FAST[@]}" --json "$TMP/cpu.json" >/dev/null 2>&1

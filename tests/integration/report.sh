@@ -194,5 +194,5 @@ expect_eq "no -o: exit" "$?" 2
 expect_eq "no results: exit" "$?" 2
 "$H2BENCH" report "$DATA/head.json" -o "$TMP/x" --bogus 2>"$TMP/stderr"
 expect_eq "unknown flag: exit" "$?" 2
-expect_match "unknown flag: usage" "$(cat "$TMP/stderr")" 'usage: h2bench report'
+expect_match "unknown flag: pointer to --help" "$(cat "$TMP/stderr")" "Run 'h2bench report --help'"
 finish

@@ -57,7 +57,7 @@ expect_eq "no scenario exit" "$?" 2
 expect_eq "--repeat 0 exit" "$?" 2
 "$H2BENCH" run "$SRC/scenarios/quick.json" --bogus >/dev/null 2>"$TMP/err"
 expect_eq "unknown flag exit" "$?" 2
-expect_match "unknown flag usage" "$(cat "$TMP/err")" 'usage: h2bench run'
+expect_match "unknown flag: pointer to --help" "$(cat "$TMP/err")" "Run 'h2bench run --help'"
 "$H2BENCH" run "$TMP/missing.json" --dry-run >/dev/null 2>"$TMP/err"
 expect_eq "missing file exit" "$?" 2
 expect_match "missing file message" "$(cat "$TMP/err")" 'missing\.json'

@@ -4,8 +4,43 @@
 #include "core/error.h"
 #include "test.h"
 
+#include <getopt.h>
+#include <stdbool.h>
+
+/* h2b_cli_suggest: the option meant by a word getopt_long refused. */
+static void test_suggest(void)
+{
+    static const struct option opts[] = {{"json", required_argument, NULL, 'j'},
+                                         {"threshold", required_argument, NULL, 't'},
+                                         {"format", required_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    static const struct {
+        const char *arg, *want;
+        bool needs_value;
+    } cases[] = {
+        {"--jsn", "json", false},      /* a letter missing */
+        {"--jsno", "json", false},     /* two swapped */
+        {"--fromat", "format", false}, /* two swapped */
+        {"--tresholds", "threshold", false},
+        {"--json", "json", true},      /* known: its value was missing */
+        {"--help", "help", false},     /* known, takes no value */
+        {"--bogus-flag", NULL, false}, /* nothing near */
+        {"--x", NULL, false},
+        {"-j", NULL, false}, /* short options get no suggestion */
+        {"--", NULL, false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        bool nv = !cases[i].needs_value;
+        const char *got = h2b_cli_suggest(cases[i].arg, opts, &nv);
+        CHECK_STR(got ? got : "(none)", cases[i].want ? cases[i].want : "(none)");
+        CHECK_EQ_INT(nv, cases[i].needs_value);
+    }
+}
+
 int main(void)
 {
+    test_suggest();
     static const struct {
         const char *text;
         int rv;

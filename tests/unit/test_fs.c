@@ -1,9 +1,11 @@
 /*
  * test_fs.c - h2b_find_program: a name looked up on $PATH (first match wins, directories and
  * non-executable files skipped, an empty entry is the current directory), a path taken as it
- * is, and the failures (not found, buffer too small); h2b_fs_mkdir_p; h2b_fd_read_all.
+ * is, and the failures (not found, buffer too small); h2b_fs_mkdir_p; h2b_fd_read_all;
+ * h2b_fs_output_check.
  */
 #include "core/error.h"
+#include "core/json.h"
 #include "core/fs.h"
 #include "test.h"
 
@@ -130,6 +132,51 @@ static void test_fd_read_all(void)
     CHECK_EQ_INT(buf == NULL, 1);
 }
 
+/* h2b_fs_output_check: what each kind of output accepts, and the message naming the culprit. */
+static void test_output_check(void)
+{
+    static const struct {
+        const char *rel; /* under root; "-" taken as is */
+        enum h2b_fs_output kind;
+        int rv;
+        const char *pre, *culprit, *post; /* the message: pre root/culprit post; or NULL */
+    } cases[] = {
+        {"-", H2B_FS_OUT_FILE, H2B_OK, NULL, NULL, NULL},
+        {"out.json", H2B_FS_OUT_FILE, H2B_OK, NULL, NULL, NULL},
+        {"oc/new.json", H2B_FS_OUT_FILE, H2B_ERR_INVAL, "directory ", "oc", " does not exist"},
+        {"oc/new.json", H2B_FS_OUT_FILE_MKDIR, H2B_OK, NULL, NULL, NULL},
+        {"oc/a/b", H2B_FS_OUT_DIR, H2B_OK, NULL, NULL, NULL},
+        {"ofile/x.json", H2B_FS_OUT_FILE, H2B_ERR_INVAL, "", "ofile", " is not a directory"},
+        {"ofile/a/x.json", H2B_FS_OUT_FILE_MKDIR, H2B_ERR_INVAL, "", "ofile",
+         " is not a directory"},
+        {"ofile", H2B_FS_OUT_DIR, H2B_ERR_INVAL, "", "ofile", " is a file, not a directory"},
+        {"odir", H2B_FS_OUT_FILE, H2B_ERR_INVAL, "", "odir", " is a directory, not a file"},
+        {"odir", H2B_FS_OUT_DIR, H2B_OK, NULL, NULL, NULL},
+    };
+    make_file("ofile", 0644);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/odir", root);
+    CHECK_EQ_INT(mkdir(dir, 0755), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[PATH_MAX], want[PATH_MAX + 64];
+        if (strcmp(cases[i].rel, "-") == 0)
+            snprintf(path, sizeof(path), "-");
+        else
+            snprintf(path, sizeof(path), "%s/%s", root, cases[i].rel);
+        struct h2b_diag d = {0};
+        CHECK_EQ_INT(h2b_fs_output_check(path, cases[i].kind, &d), cases[i].rv);
+        if (cases[i].culprit) {
+            snprintf(want, sizeof(want), "%s%s/%s%s", cases[i].pre, root, cases[i].culprit,
+                     cases[i].post);
+            CHECK_STR(d.message, want);
+        }
+    }
+    struct h2b_diag d = {0};
+    CHECK_EQ_INT(h2b_fs_output_check("", H2B_FS_OUT_FILE, &d), H2B_ERR_INVAL);
+    snprintf(dir, sizeof(dir), "%s/oc", root);
+    CHECK_EQ_INT(access(dir, F_OK) != 0, 1); /* nothing created */
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -139,6 +186,7 @@ int main(void)
     test_find_program();
     test_mkdir_p();
     test_fd_read_all();
+    test_output_check();
     h2b_fs_remove_tree(root);
     return test_report();
 }

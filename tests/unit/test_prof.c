@@ -131,7 +131,7 @@ static void test_bad_input(const char *dir)
     CHECK_EQ_INT(d.line, 2);
     CHECK(strstr(d.file, "bad.folded") != NULL);
     snprintf(path, sizeof(path), "%s/missing.folded", dir);
-    CHECK_EQ_INT(h2b_prof_read_folded(p, path, &d), H2B_ERR_IO);
+    CHECK_EQ_INT(h2b_prof_read_folded(p, path, &d), H2B_ERR_NOTFOUND);
     h2b_prof_del(p);
 }
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# load_results.sh - load results are first-class (issue 30 item 4): `compare` and `report` read
+# what `h2bench load --json` and `h2bench merge` write (the load document's matrix cell, through
+# the core results model), as they read run and micro results.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/load_lib.sh"
+command -v nghttpd >/dev/null || skip "nghttpd not installed"
+make_docroot
+start_nghttpd "$TMP/www"
+URL=http://127.0.0.1:$PORT/hello
+
+for i in 1 2 3; do
+    "$H2BENCH" load -n 2000 -c 2 -m 4 --json "$TMP/l$i.json" "$URL" >/dev/null 2>"$TMP/err"
+    expect_eq "load --json $i exit ($(head -c 200 "$TMP/err"))" "$?" 0
+done
+"$H2BENCH" merge --json "$TMP/m.json" "$TMP/l1.json" "$TMP/l2.json" >/dev/null 2>"$TMP/err"
+expect_eq "merge exit ($(head -c 200 "$TMP/err"))" "$?" 0
+
+"$H2BENCH" compare "$TMP/l1.json" "$TMP/l2.json" >"$TMP/out" 2>"$TMP/err"
+expect_eq "compare two load results: exit (one run a side: nothing judged)" "$?" 0
+out=$(cat "$TMP/out")
+expect_match "the cell's req/s row" "$out" \
+    "^n/a +http://127\\.0\\.0\\.1:$PORT/hello:2x4 h2c +req/s +[0-9,]+ +[0-9,]+ +[0-9.]+× +- +no interval: 1 base and 1 head samples"
+expect_match "the cell's p99 row" "$out" "^n/a +http://127\\.0\\.0\\.1:$PORT/hello:2x4 h2c +p99 "
+expect_match "closing line" "$(tail -n 1 "$TMP/out")" '^h2bench compare: PASS: '
+"$H2BENCH" compare "$TMP/m.json" "$TMP/l3.json" >"$TMP/out" 2>"$TMP/err"
+expect_eq "compare merge output with a load result: exit ($(head -c 200 "$TMP/err"))" "$?" 0
+expect_match "merge output is read" "$(cat "$TMP/out")" '^h2bench compare: PASS: '
+
+"$H2BENCH" report "$TMP/l2.json" --compare "$TMP/l1.json" -o "$TMP/r" >/dev/null 2>"$TMP/err"
+expect_eq "report on load results: exit ($(head -c 200 "$TMP/err"))" "$?" 0
+md=$(cat "$TMP/r/REPORT.md" 2>/dev/null)
+expect_eq "report title" "$(printf '%s\n' "$md" | head -n 1)" "# h2bench performance report: 1 matrix cell"
+expect_match "measured when the file was written" "$md" '^Measured [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z with h2bench '
+expect_match "the A/B section judges the cell" "$md" "^\\| n/a \\| http://127\\.0\\.0\\.1:$PORT/hello:2x4 h2c \\| req/s \\|"
+"$H2BENCH" report "$TMP/m.json" -o "$TMP/rm" >/dev/null 2>"$TMP/err"
+expect_eq "report on merge output: exit ($(head -c 200 "$TMP/err"))" "$?" 0
+
+# a load document that breaks the model is still an input error naming file:line:column
+sed 's/"requests": [0-9]*/"requests": "many"/' "$TMP/l1.json" >"$TMP/bad.json"
+"$H2BENCH" compare "$TMP/bad.json" "$TMP/l2.json" >/dev/null 2>"$TMP/err"
+expect_eq "malformed load result exit" "$?" 2
+expect_match "malformed load result position" "$(cat "$TMP/err")" 'bad\.json:[0-9]+:[0-9]+: requests'
+finish
