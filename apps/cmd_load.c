@@ -225,13 +225,20 @@ int h2b_cmd_load(int argc, char **argv)
         code = h2b_exit_code(rv);
         goto out;
     }
-    /* --json checked before the run (a mistyped directory wastes no load), on every rank of an
-     * MPI job so that all of them stop; the root says why */
-    struct h2b_diag out_d = {0};
-    if (root ? h2b_cmd_check_output("load", "--json", cfg.json_path, H2B_FS_OUT_FILE) != 0
-             : cfg.json_path && h2b_fs_output_check(cfg.json_path, H2B_FS_OUT_FILE, &out_d)) {
-        code = H2B_EXIT_USAGE;
-        goto out;
+    /* the output files checked before the run (a mistyped directory wastes no load), on every
+     * rank of an MPI job so that all of them stop; the root says why */
+    const struct {
+        const char *flag, *path;
+    } outs[] = {{"--json", cfg.json_path},
+                {"--interval-json", cfg.interval_json_path},
+                {"--hdr-log", cfg.hdr_log_path}};
+    for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+        struct h2b_diag out_d = {0};
+        if (root ? h2b_cmd_check_output("load", outs[i].flag, outs[i].path, H2B_FS_OUT_FILE) != 0
+                 : outs[i].path && h2b_fs_output_check(outs[i].path, H2B_FS_OUT_FILE, &out_d)) {
+            code = H2B_EXIT_USAGE;
+            goto out;
+        }
     }
     if (rank_json && !job.active) {
         fprintf(stderr, "h2bench load: --mpi-rank-json needs --mpi (or mpirun)\n");
