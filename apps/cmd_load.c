@@ -9,11 +9,15 @@
 #include "core/json.h"
 #include "load/load.h"
 #include "load/mpi_job.h"
+#include "load/search.h"
+#include "load/slo.h"
+#include "core/results.h"
 #include "core/version.h"
 
 #include <nghttp2/nghttp2.h>
 #include <openssl/crypto.h>
 
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +70,104 @@ static void print_diag(const char *what, const struct h2b_diag *d)
 {
     fprintf(stderr, "h2bench load: %s", what);
     h2b_diag_print(d, stderr);
+}
+
+/* Writes the text make builds from res to path (atomically); false: said why on stderr. */
+static bool write_text(const char *path,
+                       int (*make)(const struct h2b_load_result *, char **, size_t *),
+                       const struct h2b_load_result *res)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct h2b_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    int rv = make(res, &text, &len);
+    if (rv == H2B_OK)
+        rv = h2b_file_write_atomic(path, text, len, &diag);
+    else
+        snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
+    free(text);
+    if (rv != H2B_OK) {
+        fprintf(stderr, "h2bench load: cannot write %s: ", path);
+        h2b_diag_print(&diag, stderr);
+    }
+    return rv == H2B_OK;
+}
+
+static void latency_text(char *buf, size_t n, const struct h2b_results_search_step *st)
+{
+    const struct h2b_results_latency *l = &st->latency_ns;
+    if (!l->base.present)
+        snprintf(buf, n, "no request ended");
+    else
+        snprintf(buf, n, "p50 %.3fms p90 %.3fms p99 %.3fms p99.9 %.3fms max %.3fms", l->p50 / 1e6,
+                 l->p90 / 1e6, l->p99 / 1e6, l->p999 / 1e6, l->max / 1e6);
+}
+
+static void print_step(void *ctx, size_t i, const struct h2b_results_search_step *st)
+{
+    (void)ctx;
+    char lat[160];
+    latency_text(lat, sizeof(lat), st);
+    printf("step %zu: %.1f req/s offered, %.1f achieved, %.0f errors: %s (%s)\n", i + 1,
+           st->rate_per_s, st->achieved_per_s, st->errors, st->verdict, lat);
+    fflush(stdout);
+}
+
+/* --find-max: the search, its lines, its --json; the exit code. */
+static int find_max(struct h2b_load_config *cfg)
+{
+    struct h2b_results_search out;
+    struct h2b_diag err = {0};
+    printf("searching the highest rate at which '%s' holds: steps of %.1fs after a %.1fs "
+           "warm-up, from %.1f req/s\n",
+           cfg->slo_text, (double)cfg->find_max_step_ns / 1e9,
+           (double)cfg->find_max_warmup_ns / 1e9, cfg->find_max_start);
+    fflush(stdout);
+    int rv = h2b_load_find_max(cfg, print_step, NULL, &out, &err);
+    int code = H2B_EXIT_OK;
+    char lat[160];
+    if (rv != H2B_OK && rv != H2B_ERR_INTERRUPTED) {
+        fprintf(stderr, "h2bench load: ");
+        h2b_diag_print(&err, stderr);
+        code = H2B_EXIT_RUNTIME;
+    } else if (isnan(out.capacity_per_s)) {
+        latency_text(lat, sizeof(lat), &out.first_fail);
+        printf("capacity: none: the lowest step, %.1f req/s, fails (%s)\n",
+               out.first_fail.rate_per_s, lat);
+        code = H2B_EXIT_FAIL;
+    } else {
+        latency_text(lat, sizeof(lat), &out.last_pass);
+        printf("capacity: %.1f req/s at '%s'\n  last pass:  %.1f req/s (%s)\n", out.capacity_per_s,
+               cfg->slo_text, out.last_pass.rate_per_s, lat);
+        if (out.first_fail.base.present) {
+            latency_text(lat, sizeof(lat), &out.first_fail);
+            printf("  first fail: %.1f req/s (%s)\n", out.first_fail.rate_per_s, lat);
+        } else {
+            printf("  first fail: none up to --find-max-limit %.1f req/s\n", cfg->find_max_limit);
+        }
+    }
+    printf("search: %zu steps in %.1fs%s\n", out.steps.n, out.search_s,
+           rv == H2B_ERR_INTERRUPTED ? " (interrupted)" : "");
+    if (rv == H2B_ERR_INTERRUPTED)
+        code = H2B_EXIT_RUNTIME;
+    json_t *doc = NULL;
+    struct h2b_diag diag = {0};
+    if (cfg->json_path && code != H2B_EXIT_RUNTIME) {
+        int w = h2b_model_to_json(&h2b_results_search_model, &out, &doc);
+        if (w == H2B_OK)
+            w = h2b_json_write_atomic(cfg->json_path, doc, &diag);
+        else
+            snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(w));
+        if (w != H2B_OK) {
+            fprintf(stderr, "h2bench load: cannot write %s: ", cfg->json_path);
+            h2b_diag_print(&diag, stderr);
+            code = H2B_EXIT_RUNTIME;
+        }
+    }
+    json_decref(doc);
+    h2b_model_free(&h2b_results_search_model, &out);
+    return code;
 }
 
 int h2b_cmd_load(int argc, char **argv)
@@ -123,13 +225,20 @@ int h2b_cmd_load(int argc, char **argv)
         code = h2b_exit_code(rv);
         goto out;
     }
-    /* --json checked before the run (a mistyped directory wastes no load), on every rank of an
-     * MPI job so that all of them stop; the root says why */
-    struct h2b_diag out_d = {0};
-    if (root ? h2b_cmd_check_output("load", "--json", cfg.json_path, H2B_FS_OUT_FILE) != 0
-             : cfg.json_path && h2b_fs_output_check(cfg.json_path, H2B_FS_OUT_FILE, &out_d)) {
-        code = H2B_EXIT_USAGE;
-        goto out;
+    /* the output files checked before the run (a mistyped directory wastes no load), on every
+     * rank of an MPI job so that all of them stop; the root says why */
+    const struct {
+        const char *flag, *path;
+    } outs[] = {{"--json", cfg.json_path},
+                {"--interval-json", cfg.interval_json_path},
+                {"--hdr-log", cfg.hdr_log_path}};
+    for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+        struct h2b_diag out_d = {0};
+        if (root ? h2b_cmd_check_output("load", outs[i].flag, outs[i].path, H2B_FS_OUT_FILE) != 0
+                 : outs[i].path && h2b_fs_output_check(outs[i].path, H2B_FS_OUT_FILE, &out_d)) {
+            code = H2B_EXIT_USAGE;
+            goto out;
+        }
     }
     if (rank_json && !job.active) {
         fprintf(stderr, "h2bench load: --mpi-rank-json needs --mpi (or mpirun)\n");
@@ -156,6 +265,23 @@ int h2b_cmd_load(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    if (job.active && (cfg.find_max || cfg.shape.nseg || cfg.slo || cfg.interval_json_path)) {
+        if (root)
+            fprintf(stderr, "h2bench load: --find-max, --stages, --step, --slo and "
+                            "--interval-json are not available under MPI yet\n");
+        code = H2B_EXIT_USAGE;
+        goto out;
+    }
+    if (job.active)
+        cfg.interval_ns = 0; /* --hdr-log: one latency histogram per run, merged over ranks */
+    if (cfg.find_max) {
+        code = find_max(&cfg);
+        goto out;
+    }
+    if (cfg.slo && cfg.slo->window_ns) {
+        cfg.on_interval = h2b_slo_on_interval;
+        cfg.on_interval_ctx = cfg.slo;
+    }
     struct h2b_load_result res;
     if (root) {
         printf("starting benchmark...\n");
@@ -191,7 +317,14 @@ int h2b_cmd_load(int argc, char **argv)
         for (int i = 0; i < job.size; i++)
             cfg.threads += job.ranks[i].threads;
     }
+    if (cfg.slo) {
+        struct h2b_slo_span run;
+        h2b_slo_run_span(&run, &cfg, &res);
+        h2b_slo_finish(cfg.slo, &run);
+    }
     h2b_load_report_text(stdout, &cfg, &res);
+    if (cfg.slo)
+        h2b_slo_report_text(stdout, cfg.slo);
     if (job.active)
         h2b_load_mpi_text(stdout, &job);
     if (cfg.latency_spectrum) {
@@ -202,24 +335,12 @@ int h2b_cmd_load(int argc, char **argv)
                               : "latency from submission");
     }
     fflush(stdout);
-    if (cfg.hdr_log_path) {
-        char *text = NULL;
-        size_t len = 0;
-        struct h2b_diag diag;
-        memset(&diag, 0, sizeof(diag));
-        rv = h2b_load_hdr_log(&res, &text, &len);
-        if (rv == H2B_OK)
-            rv = h2b_file_write_atomic(cfg.hdr_log_path, text, len, &diag);
-        else
-            snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
-        free(text);
-        if (rv != H2B_OK) {
-            fprintf(stderr, "h2bench load: cannot write %s: ", cfg.hdr_log_path);
-            h2b_diag_print(&diag, stderr);
-            h2b_load_result_free(&res);
-            code = H2B_EXIT_RUNTIME;
-            goto out;
-        }
+    if ((cfg.hdr_log_path && !write_text(cfg.hdr_log_path, h2b_load_hdr_log, &res)) ||
+        (cfg.interval_json_path &&
+         !write_text(cfg.interval_json_path, h2b_load_intervals_ndjson, &res))) {
+        h2b_load_result_free(&res);
+        code = H2B_EXIT_RUNTIME;
+        goto out;
     }
     if (cfg.json_path) {
         json_t *doc = NULL;
@@ -250,6 +371,14 @@ int h2b_cmd_load(int argc, char **argv)
                 cfg.uris[0].authority, res.s.conn_errno ? ": " : "",
                 res.s.conn_errno ? strerror(res.s.conn_errno) : "");
         code = H2B_EXIT_RUNTIME;
+    } else if (cfg.slo && cfg.slo->rc != H2B_OK) {
+        fprintf(stderr, "h2bench load: --slo: %s\n", h2b_strerror(cfg.slo->rc));
+        code = H2B_EXIT_RUNTIME;
+    } else if (cfg.slo && (cfg.slo->failed || cfg.slo->run_not_evaluable)) {
+        char why[256];
+        h2b_slo_first_breach(cfg.slo, why, sizeof(why));
+        fprintf(stderr, "h2bench load: %s\n", why);
+        code = H2B_EXIT_FAIL;
     } else if (res.interrupted) {
         code = H2B_EXIT_RUNTIME;
     } else if (cfg.fail_on_error && res.s.failed > 0) {

@@ -337,6 +337,67 @@ static const struct h2b_model_field open_loop_fields[] = {
 static const struct h2b_model open_loop_model = {"open_loop", sizeof(struct h2b_results_open_loop),
                                                  open_loop_fields};
 
+#define T struct h2b_results_interval
+static const struct h2b_model_field interval_fields[] = {
+    F(T, index, COUNT, 0),
+    F(T, start_s, REAL, 0),
+    F(T, end_s, REAL, 0),
+    F(T, offered_per_s, REAL, 0),
+    F(T, achieved_per_s, REAL, 0),
+    F(T, ended, COUNT, 0),
+    F(T, succeeded, COUNT, 0),
+    F(T, errors, COUNT, 0),
+    SUB(T, latency_ns, OBJECT, 0, h2b_results_latency_model),
+    F(T, latency_histogram, STRING, OMIT),
+    F(T, coalesced, COUNT, OMIT),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_interval_model = {
+    "interval", sizeof(struct h2b_results_interval), interval_fields};
+
+#define T struct h2b_results_slo
+static const struct h2b_model_field slo_fields[] = {
+    F(T, objective, STRING, 0), F(T, start_s, REAL, 0),
+    F(T, end_s, REAL, 0),       F(T, verdict, STRING, 0),
+    F(T, value, REAL, 0),       F(T, limit, REAL, 0),
+    F(T, reason, STRING, OMIT), END,
+};
+#undef T
+const struct h2b_model h2b_results_slo_model = {"slo verdict", sizeof(struct h2b_results_slo),
+                                                slo_fields};
+
+#define T struct h2b_results_search_step
+static const struct h2b_model_field search_step_fields[] = {
+    F(T, rate_per_s, REAL, 0),
+    F(T, achieved_per_s, REAL, 0),
+    F(T, ended, COUNT, 0),
+    F(T, errors, COUNT, 0),
+    SUB(T, latency_ns, OBJECT, 0, h2b_results_latency_model),
+    F(T, verdict, STRING, 0),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_search_step_model = {
+    "search step", sizeof(struct h2b_results_search_step), search_step_fields};
+
+#define T struct h2b_results_search
+static const struct h2b_model_field search_fields[] = {
+    F(T, capacity_per_s, REAL, 0),
+    F(T, slo, STRING, 0),
+    F(T, step_s, REAL, 0),
+    F(T, warm_up_s, REAL, 0),
+    F(T, precision, REAL, 0),
+    F(T, search_s, REAL, 0),
+    SUB(T, last_pass, OBJECT, 0, h2b_results_search_step_model),
+    SUB(T, first_fail, OBJECT, 0, h2b_results_search_step_model),
+    SUB(T, steps, ARRAY, 0, h2b_results_search_step_model),
+    END,
+};
+#undef T
+const struct h2b_model h2b_results_search_model = {"search", sizeof(struct h2b_results_search),
+                                                   search_fields};
+
 #define T struct h2b_results_histograms
 static const struct h2b_model_field histograms_fields[] = {
     F(T, latency, STRING, OMIT), F(T, service, STRING, OMIT),       F(T, ttfb, STRING, OMIT),
@@ -475,6 +536,7 @@ static const struct h2b_model_field load_fields[] = {
     SUB(T, tool, OBJECT, 0, tool_model),
     F(T, env, JSON, 0),
     SUB(T, mpi, OBJECT, OMIT, h2b_results_mpi_model),
+    SUB(T, slo, ARRAY, OMIT, h2b_results_slo_model),
     END,
 };
 #undef T

@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+struct h2b_shape;
+
 enum h2b_arrival_kind { H2B_ARRIVAL_CONSTANT = 0, H2B_ARRIVAL_POISSON = 1 };
 
 struct h2b_arrival {
@@ -24,12 +26,26 @@ struct h2b_arrival {
     double offset_ns;   /* poisson: offset of next_ns from start_ns */
     uint64_t rng;       /* splitmix64 state */
     uint64_t next_ns;   /* intended time of the next arrival */
+    /* shaped (h2b_arrival_init_shaped): the arrivals' positions in the shape's integral */
+    const struct h2b_shape *shape; /* NULL: a constant rate */
+    double pos;                    /* the next arrival's index in the whole run's stream */
+    double stride;                 /* workers sharing the shape: this one takes every stride-th */
 };
 
 /* Starts a schedule of rate_per_s arrivals per second (> 0) from start_ns. seed only matters for
  * H2B_ARRIVAL_POISSON. Returns H2B_OK or H2B_ERR_INVAL (bad rate or kind; *a untouched). */
 int h2b_arrival_init(struct h2b_arrival *a, enum h2b_arrival_kind kind, double rate_per_s,
                      uint64_t start_ns, uint64_t seed);
+
+/* Starts a schedule that follows shape (borrowed; it must outlive the schedule) from start_ns:
+ * this worker takes the arrivals phase, phase + stride, phase + 2 stride, ... of the run's stream
+ * (constant), or a Poisson process of 1/stride of the shape's rate (poisson: gaps of mean stride
+ * in the integral's units, a time change of a unit-rate process). An arrival's time is
+ * start_ns + h2b_shape_time_of(position); past the shape's end it is UINT64_MAX. Returns H2B_OK
+ * or H2B_ERR_INVAL (stride < 1, phase < 0, bad kind; *a untouched). */
+int h2b_arrival_init_shaped(struct h2b_arrival *a, enum h2b_arrival_kind kind,
+                            const struct h2b_shape *shape, double stride, double phase,
+                            uint64_t start_ns, uint64_t seed);
 
 /* Intended time of the next arrival, without consuming it. */
 static inline uint64_t h2b_arrival_peek(const struct h2b_arrival *a)

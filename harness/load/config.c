@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "load/engine.h"
+#include "load/slo.h"
 #include "core/url.h"
 
 #include <ctype.h>
@@ -48,6 +49,12 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->rate_period_ns = 1000000000ULL;
     cfg->log_fd = -1;
     cfg->engine = H2B_LOAD_ENGINE_FAST;
+    cfg->find_max_step_ns = 5 * H2B_NS_PER_SEC;
+    cfg->find_max_warmup_ns = H2B_NS_PER_SEC;
+    cfg->find_max_start = 100;
+    cfg->find_max_precision = 0.02;
+    cfg->find_max_limit = 1e6;
+    cfg->find_max_retries = 1;
 }
 
 void h2b_load_uri_free(struct h2b_load_uri *u)
@@ -77,6 +84,14 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->cpus_text);
     free(cfg->json_path);
     free(cfg->hdr_log_path);
+    free(cfg->shape_text);
+    free(cfg->interval_json_path);
+    free(cfg->slo_text);
+    if (cfg->slo) {
+        h2b_slo_free(cfg->slo);
+        free(cfg->slo);
+    }
+    h2b_shape_free(&cfg->shape);
     free(cfg->script_ns);
     free(cfg->script_path);
     free(cfg->base_unix);
@@ -197,6 +212,30 @@ void h2b_load_usage(FILE *f)
         "      --total-rps=R       open loop: R requests/s over all connections, latency measured\n"
         "                          from each request's intended send time (no coordinated\n"
         "                          omission); h2bench's old --rate\n"
+        "      --stages=LIST       open loop shaped: DUR:RATE,... ramps linearly from\n"
+        "                          --total-rps (or 0) to each RATE over its DUR; the run lasts\n"
+        "                          the stages (no -D), e.g. 10s:1000,30s:5000,10s:0\n"
+        "      --step=R+S/DUR      open loop staircase: R req/s, R+S after DUR, R+2S ... (-D)\n"
+        "      --interval=DUR      length of the per-interval results (default 1s)\n"
+        "      --interval-json=FILE  one JSON line per interval: offered and achieved rate,\n"
+        "                          errors, that interval's exact latency percentiles\n"
+        "      --slo=LIST          objectives, e.g. 'p99<5ms,p999<20ms,errors<0.1%%,\n"
+        "                          rps>0.98*offered' (pNN max mean: durations; errors: %% or\n"
+        "                          ratio; rps: req/s or K*offered): exit 1 on a breach\n"
+        "      --slo-window=DUR    also judge every window of DUR (whole intervals)\n"
+        "      --slo-abort         stop at the first breached window\n"
+        "      --slo-grace=DUR     no --slo-abort in the measurement's first DUR\n"
+        "      --find-max          capacity search with --slo: the highest --total-rps whose\n"
+        "                          steps pass (doubling, then bisection); prints the last\n"
+        "                          passing and the first failing step and the search time\n"
+        "      --find-max-step=DUR   each step's judged hold (default 5s)\n"
+        "      --find-max-warm-up=DUR  each step's unjudged warm-up (default 1s)\n"
+        "      --find-max-start=R  the first step's rate (default 100 req/s)\n"
+        "      --find-max-precision=PCT  stop when the first failing rate is within PCT\n"
+        "                          of the last passing one (default 2)\n"
+        "      --find-max-limit=R  never try above R req/s (default 1e6)\n"
+        "      --find-max-retries=N  try a failing step N more times before it fails\n"
+        "                          (default 1: a stall can fail a step, never pass one)\n"
         "      --arrival=KIND      constant (default) or poisson\n"
         "      --seed=N            seed of the poisson schedule (default 1)\n"
         "      --timeout=DUR       per-request timeout, 0 = none (default 30s)\n"
@@ -214,8 +253,9 @@ void h2b_load_usage(FILE *f)
         "                          URIs; -m is clamped to the server's initial_max_streams_bidi\n"
         "  -h, --help              this text\n"
         "\n"
-        "Exit codes: 0 ok, 1 --fail-on-error and a request failed, 2 usage error,\n"
-        "3 runtime failure (no connection could be made, interrupted).\n");
+        "Exit codes: 0 ok, 1 --fail-on-error and a request failed, --slo breached or not\n"
+        "shown, or --find-max found no passing step, 2 usage error, 3 runtime failure (no\n"
+        "connection could be made, interrupted).\n");
 }
 
 int h2b__load_errf(struct h2b_diag *err, int code, const char *fmt, ...)
@@ -488,7 +528,22 @@ enum {
     OPT_NPN,
     OPT_QUIC,
     OPT_HDR_LOG,
-    OPT_LATENCY
+    OPT_LATENCY,
+    OPT_STAGES,
+    OPT_STEP,
+    OPT_INTERVAL,
+    OPT_INTERVAL_JSON,
+    OPT_SLO,
+    OPT_SLO_WINDOW,
+    OPT_SLO_ABORT,
+    OPT_SLO_GRACE,
+    OPT_FIND_MAX,
+    OPT_FIND_MAX_STEP,
+    OPT_FIND_MAX_WARMUP,
+    OPT_FIND_MAX_START,
+    OPT_FIND_MAX_PRECISION,
+    OPT_FIND_MAX_LIMIT,
+    OPT_FIND_MAX_RETRIES
 };
 
 static const struct option long_options[] = {
@@ -542,6 +597,21 @@ static const struct option long_options[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"h3", no_argument, NULL, OPT_H3},
+    {"stages", required_argument, NULL, OPT_STAGES},
+    {"step", required_argument, NULL, OPT_STEP},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"interval-json", required_argument, NULL, OPT_INTERVAL_JSON},
+    {"slo", required_argument, NULL, OPT_SLO},
+    {"slo-window", required_argument, NULL, OPT_SLO_WINDOW},
+    {"slo-abort", no_argument, NULL, OPT_SLO_ABORT},
+    {"slo-grace", required_argument, NULL, OPT_SLO_GRACE},
+    {"find-max", no_argument, NULL, OPT_FIND_MAX},
+    {"find-max-step", required_argument, NULL, OPT_FIND_MAX_STEP},
+    {"find-max-warm-up", required_argument, NULL, OPT_FIND_MAX_WARMUP},
+    {"find-max-start", required_argument, NULL, OPT_FIND_MAX_START},
+    {"find-max-precision", required_argument, NULL, OPT_FIND_MAX_PRECISION},
+    {"find-max-limit", required_argument, NULL, OPT_FIND_MAX_LIMIT},
+    {"find-max-retries", required_argument, NULL, OPT_FIND_MAX_RETRIES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -582,8 +652,51 @@ static int alpn_wire(struct h2b_load_config *cfg, const char *list, struct h2b_d
     return H2B_OK;
 }
 
+/* --stages or --step (cfg->shape_text) into cfg->shape, once every other option is known: the
+ * stages set the run's length, the staircase fills -D (and the warm-up); rate becomes the
+ * shape's mean. */
+static int build_shape(struct h2b_load_config *cfg, bool step, struct h2b_diag *err)
+{
+    const char *flag = step ? "--step" : "--stages";
+    int rv;
+    if (cfg->rps > 0 || cfg->nscript)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "%s shapes the open loop (--total-rps): not with --rps or "
+                              "--timing-script-file",
+                              flag);
+    if (step) {
+        double rate, inc;
+        uint64_t dur;
+        if (cfg->rate > 0)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--step gives its own start rate: drop --total-rps");
+        if (!cfg->duration_ns)
+            return h2b__load_errf(err, H2B_ERR_INVAL, "--step needs -D (how long the stairs go)");
+        if ((rv = h2b_shape_parse_step(cfg->shape_text, &rate, &inc, &dur, err)) != H2B_OK)
+            return rv;
+        rv = h2b_shape_steps(&cfg->shape, rate, inc, dur, cfg->warmup_ns + cfg->duration_ns);
+        if (rv == H2B_ERR_INVAL)
+            return h2b__load_errf(err, rv, "--step '%s': more than %d steps in -D", cfg->shape_text,
+                                  H2B_SHAPE_MAX_SEGMENTS);
+        if (rv != H2B_OK)
+            return h2b__load_errf(err, rv, "out of memory");
+    } else {
+        if (cfg->duration_ns || cfg->warmup_ns)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--stages sets the run's length: no -D or --warm-up-time");
+        if ((rv = h2b_shape_parse_stages(&cfg->shape, cfg->shape_text, cfg->rate, err)) != H2B_OK)
+            return rv;
+        cfg->duration_ns = cfg->shape.total_ns;
+    }
+    cfg->rate = cfg->shape.total / ((double)cfg->shape.total_ns / 1e9);
+    return H2B_OK;
+}
+
 int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, struct h2b_diag *err)
 {
+    bool shape_is_step = false, slo_abort = false, slo_grace_given = false;
+    uint64_t slo_window = 0, slo_grace = 0;
+    struct h2b_slo *slo = cfg->slo;
     bool h1_clear = false; /* -p http/1.1 */
     bool input_file = false;
     uint64_t v;
@@ -691,6 +804,77 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
             cfg->rate = r;
             break;
         }
+        case OPT_STAGES:
+        case OPT_STEP:
+            if (cfg->shape_text)
+                return h2b__load_errf(err, H2B_ERR_INVAL,
+                                      "--stages and --step: give one shape, once");
+            if ((rv = set_string(&cfg->shape_text, a, err)) != H2B_OK)
+                return rv;
+            shape_is_step = c == OPT_STEP;
+            break;
+        case OPT_INTERVAL:
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, "--interval", a, "a duration >= 1ms");
+            cfg->interval_ns = v;
+            break;
+        case OPT_INTERVAL_JSON:
+            if ((rv = set_string(&cfg->interval_json_path, a, err)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_SLO:
+            if (!slo && !(slo = calloc(1, sizeof(*slo))))
+                return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
+            cfg->slo = slo;
+            if ((rv = set_string(&cfg->slo_text, a, err)) != H2B_OK)
+                return rv;
+            if ((rv = h2b_slo_parse(slo, a, err)) != H2B_OK)
+                return rv;
+            break;
+        case OPT_FIND_MAX:
+            cfg->find_max = true;
+            break;
+        case OPT_FIND_MAX_STEP:
+        case OPT_FIND_MAX_WARMUP:
+            if ((rv = h2b_cli_parse_duration_ns(a, c == OPT_FIND_MAX_STEP ? 100000000 : 0,
+                                                MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, argv[optind - 1], a,
+                                 c == OPT_FIND_MAX_STEP ? "a duration >= 100ms" : "a duration");
+            *(c == OPT_FIND_MAX_STEP ? &cfg->find_max_step_ns : &cfg->find_max_warmup_ns) = v;
+            break;
+        case OPT_FIND_MAX_RETRIES:
+            if ((rv = h2b_cli_parse_u64(a, 0, 10, &v)) != H2B_OK)
+                return bad_value(err, rv, "--find-max-retries", a, "0..10");
+            cfg->find_max_retries = (uint32_t)v;
+            break;
+        case OPT_FIND_MAX_START:
+        case OPT_FIND_MAX_LIMIT:
+        case OPT_FIND_MAX_PRECISION: {
+            double x;
+            bool prec = c == OPT_FIND_MAX_PRECISION;
+            if ((rv = h2b_cli_parse_double(a, prec ? 0.01 : 1, prec ? 100 : 1e9, &x)) != H2B_OK)
+                return bad_value(err, rv, argv[optind - 1], a,
+                                 prec ? "a percentage in 0.01..100" : "requests/s in 1..1e9");
+            if (prec)
+                cfg->find_max_precision = x / 100;
+            else
+                *(c == OPT_FIND_MAX_START ? &cfg->find_max_start : &cfg->find_max_limit) = x;
+            break;
+        }
+        case OPT_SLO_WINDOW:
+            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, "--slo-window", a, "a duration >= 1ms");
+            slo_window = v;
+            break;
+        case OPT_SLO_ABORT:
+            slo_abort = true;
+            break;
+        case OPT_SLO_GRACE:
+            if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
+                return bad_value(err, rv, "--slo-grace", a, "a duration");
+            slo_grace = v;
+            slo_grace_given = true;
+            break;
         case OPT_ARRIVAL:
             if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
                 return bad_value(err, H2B_ERR_PARSE, "--arrival", a, "constant or poisson");
@@ -908,15 +1092,46 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-t %u is more than -c %u: every thread needs a connection",
                               cfg->threads, cfg->connections);
+    if (cfg->shape_text && (rv = build_shape(cfg, shape_is_step, err)) != H2B_OK)
+        return rv;
     if (cfg->warmup_ns && !cfg->duration_ns)
         return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
+    if (cfg->find_max && (!cfg->slo || slo_window || cfg->rate > 0 || cfg->shape_text ||
+                          cfg->rps > 0 || cfg->nscript || cfg->duration_ns || cfg->warmup_ns))
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--find-max needs --slo and sets the rate and the length of each "
+                              "step itself: no --total-rps, --stages, --step, --rps, "
+                              "--timing-script-file, -D, --warm-up-time or --slo-window");
+    if (cfg->find_max && cfg->find_max_limit < cfg->find_max_start)
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--find-max-limit is below --find-max-start");
+    if (cfg->find_max)
+        cfg->duration_ns = cfg->find_max_step_ns; /* -n is not used: each step is timed */
+    if (!cfg->slo && (slo_window || slo_abort || slo_grace_given))
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-window, --slo-abort and --slo-grace need --slo");
+    if (slo_abort && !slo_window)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-abort judges windows: give --slo-window too");
+    if (slo_window && !cfg->interval_ns)
+        cfg->interval_ns = slo_window < H2B_NS_PER_SEC ? slo_window : H2B_NS_PER_SEC;
+    if (slo_window && slo_window % cfg->interval_ns)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-window must be a whole number of --interval (%.3fs)",
+                              (double)cfg->interval_ns / 1e9);
+    if (cfg->slo) {
+        cfg->slo->window_ns = slo_window;
+        cfg->slo->abort = slo_abort;
+        cfg->slo->grace_ns = slo_grace;
+    }
+    if (!cfg->interval_ns && (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg))
+        cfg->interval_ns = H2B_NS_PER_SEC;
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-n %llu is less than -c %u: every connection needs a request",
                               (unsigned long long)cfg->requests, cfg->connections);
     if (cfg->duration_ns)
         cfg->requests = 0; /* h2load: -n is ignored with -D */
-    if (cfg->rate > 0 && cfg->rate < cfg->threads)
+    if (cfg->rate > 0 && cfg->rate < cfg->threads && !cfg->shape.nseg)
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--total-rps %g is below -t %u: each thread needs at least 1 "
                               "request/s",

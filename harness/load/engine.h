@@ -43,9 +43,21 @@ struct h2b__load_shared {
     bool progress;    /* keep interval histograms for the progress line */
     atomic_int *stop; /* set by h2b_load_stop() */
     bool h1;          /* HTTP/1.1 (--h1, -p http/1.1, or the server chose it from --npn-list) */
+    /* per-interval results (interval.c): interval k is [i_origin + k i_len, + i_len); i_len 0:
+     * off; i_last: the last interval's index (-D), UINT64_MAX: open-ended (count mode) */
+    uint64_t i_origin, i_len, i_last;
 };
 
 struct h2b__load_conn;
+
+/* One interval's counts and latencies as one worker saw them (interval.c). Between its
+ * publication (ipub) and its consumption (icon) it belongs to the aggregator, else to the
+ * worker. */
+struct h2b__load_islot {
+    uint64_t first, last; /* interval indexes it covers (first < last: the ring was full) */
+    uint64_t ended, succeeded, errors;
+    struct h2b_hist *latency;
+};
 
 /* Published on request by the progress line (see worker.c: snapshot). */
 struct h2b__load_snapshot {
@@ -105,8 +117,16 @@ struct h2b__load_worker {
     uint32_t nap_backoff; /* the last skip (doubles while naps find nothing) */
     uint64_t nap_ns;      /* --coalesce: the current nap (adapts up to coalesce_ns) */
     uint32_t busy_conns;  /* connections with requests in flight (HTTP/2 engines) */
-    void *h3;             /* --h3: the HTTP/3 engine's state (h3load.c) */
-    void *h1;             /* HTTP/1.1: the h1 engine's state (h1load.c) */
+    /* per-interval hand-off (interval.c): the worker fills islot[iseq % nislot] and publishes
+     * it at the interval's end (ipub = iseq, release); the aggregator merges the published
+     * ones and hands them back (icon); ipassed: every interval before it is published */
+    struct h2b__load_islot *islot; /* NULL: intervals off */
+    uint32_t nislot;
+    uint64_t iseq;
+    uint64_t i_end; /* when the interval being filled ends (absolute ns) */
+    _Atomic uint64_t ipub, icon, ipassed;
+    void *h3; /* --h3: the HTTP/3 engine's state (h3load.c) */
+    void *h1; /* HTTP/1.1: the h1 engine's state (h1load.c) */
 };
 
 /* How a request ended (every engine counts them the same way). */
@@ -373,6 +393,41 @@ static inline ssize_t h2b__load_tcp_send(int fd, SSL *ssl, const uint8_t *buf, s
 enum h2b__load_next { H2B__LOAD_RECONNECT, H2B__LOAD_FINISHED, H2B__LOAD_DEAD };
 enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, struct h2b__load_life *l,
                                      bool reached);
+
+/* Per-interval results (interval.c). _init sets up w's ring (sh->i_len > 0); _free accepts a
+ * worker without one. H2B_OK or H2B_ERR_NOMEM. */
+int h2b__load_ival_init(struct h2b__load_worker *w);
+void h2b__load_ival_free(struct h2b__load_worker *w);
+
+/* The interval being filled has ended (w->now >= w->i_end): publish it, start the next. */
+void h2b__load_ival_roll(struct h2b__load_worker *w);
+
+/* One measured request ended at w->now with latency ns; ok: 2xx/3xx. */
+static inline void h2b__load_ival_note(struct h2b__load_worker *w, uint64_t ns, bool ok)
+{
+    if (w->now >= w->i_end)
+        h2b__load_ival_roll(w);
+    struct h2b__load_islot *s = &w->islot[w->iseq % w->nislot];
+    s->ended++;
+    if (ok)
+        s->succeeded++;
+    else
+        s->errors++;
+    h2b_hist_record(s->latency, ns);
+}
+
+/* The aggregator (interval.c), on the thread that runs the load: merges the workers' published
+ * intervals bin for bin and emits each interval once every worker is past it. */
+struct h2b__load_iagg;
+int h2b__load_iagg_new(struct h2b__load_iagg **out, const struct h2b__load_shared *sh,
+                       uint32_t nworkers);
+void h2b__load_iagg_del(struct h2b__load_iagg *a);
+/* Collects what the workers published and emits the intervals they all passed. final: every
+ * worker has finished (joined) and t_stop is the run's end: everything left is emitted. */
+int h2b__load_iagg_poll(struct h2b__load_iagg *a, struct h2b__load_worker *w, bool final,
+                        uint64_t t_stop);
+/* Hands the emitted rows to res (res->intervals); a is left empty. */
+void h2b__load_iagg_take(struct h2b__load_iagg *a, struct h2b_load_result *res);
 
 /* Answers a pending progress snapshot request (call once per loop turn). */
 void h2b__load_snapshot(struct h2b__load_worker *w);

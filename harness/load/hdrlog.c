@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/hist.h"
 #include "load/load.h"
+#include "core/results.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -204,9 +205,28 @@ int h2b_load_hdr_log(const struct h2b_load_result *res, char **out, size_t *outl
                    {"connect", s->connect},
                    {"tls_handshake", s->tls}};
     double length = (double)res->measure_ns / 1e9;
+    /* with per-interval results, latency gets one histogram per interval (empty ones left out:
+     * a reader adds the lines of a tag, and an absent line is an empty interval) */
+    for (size_t i = 0; i < res->nintervals && !t.rc; i++) {
+        const struct h2b_results_interval *r = &res->intervals[i];
+        struct h2b_hist *h = NULL;
+        char *b64 = NULL;
+        if (!(r->ended > 0) || !r->latency_histogram)
+            continue;
+        int rv = h2b_hist_decode(r->latency_histogram, &h);
+        if (rv == H2B_OK)
+            rv = h2b_load_hdr_encode(h, &b64);
+        if (rv == H2B_OK)
+            addf(&t, "Tag=latency,%.3f,%.3f,%.6f,%s\n", r->start_s, r->end_s - r->start_s,
+                 (double)h->max / 1e6, b64);
+        else
+            t.rc = rv == H2B_ERR_NOMEM ? rv : H2B_ERR_UNSUPPORTED;
+        free(b64);
+        h2b_hist_del(h);
+    }
     for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]) && !t.rc; i++) {
         const struct h2b_hist *h = metrics[i].h;
-        if (!h || h->total == 0)
+        if (!h || h->total == 0 || (i == 0 && res->nintervals))
             continue;
         char *b64;
         int rv = h2b_load_hdr_encode(h, &b64);

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/cpu.h"
 #include "load/engine.h"
+#include "core/results.h"
 #include "core/error.h"
 #ifdef H2B_HAVE_H3
 #include "load/h1load.h"
@@ -374,6 +375,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
 {
     struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag, .info = info};
     struct h2b__load_worker *w = NULL;
+    struct h2b__load_iagg *iagg = NULL;
     uint32_t nw = cfg->threads, started = 0;
     char content_length[32];
     int rv;
@@ -445,6 +447,15 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     uint64_t start_wall_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
     sh.t_measure = cfg->duration_ns ? sh.t0 + cfg->warmup_ns : 0;
     sh.t_end = cfg->duration_ns ? sh.t0 + cfg->warmup_ns + cfg->duration_ns : 0;
+    if (cfg->interval_ns) {
+        sh.i_len = cfg->interval_ns;
+        sh.i_origin = sh.t_measure ? sh.t_measure : sh.t0;
+        sh.i_last = sh.t_end ? (sh.t_end - sh.i_origin - 1) / sh.i_len : UINT64_MAX;
+        if ((rv = h2b__load_iagg_new(&iagg, &sh, nw)) != H2B_OK) {
+            rv = h2b__load_errf(err, rv, "out of memory");
+            goto out;
+        }
+    }
     uint32_t first = 0;
     for (uint32_t i = 0; i < nw; i++) {
         uint32_t nc = cfg->connections / nw + (i < cfg->connections % nw ? 1 : 0);
@@ -492,24 +503,27 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (hook && rv == H2B_OK) {
+    if ((hook || iagg) && rv == H2B_OK) {
         struct progress p = {.hook = hook, .ctx = ctx, .last = calloc(nw, sizeof(*p.last))};
-        if (p.last && h2b_hist_new_default(&p.interval) == H2B_OK) {
-            uint64_t next = sh.t0 + H2B_NS_PER_SEC;
-            while (!all_finished(w, nw)) {
-                h2b_clock_sleep_ns(20 * H2B_NS_PER_MS);
-                if (h2b_clock_now_ns() >= next && !all_finished(w, nw)) {
-                    progress_tick(&p, w, nw, &sh);
-                    next += H2B_NS_PER_SEC;
-                }
+        if (hook && (!p.last || h2b_hist_new_default(&p.interval) != H2B_OK))
+            p.hook = NULL; /* no progress lines, the run goes on */
+        uint64_t next = sh.t0 + H2B_NS_PER_SEC;
+        while (!all_finished(w, nw)) {
+            h2b_clock_sleep_ns(20 * H2B_NS_PER_MS);
+            if (iagg && h2b__load_iagg_poll(iagg, w, false, 0) != H2B_OK)
+                atomic_store(&stop_flag, 1); /* out of memory: end the run, say so below */
+            if (p.hook && h2b_clock_now_ns() >= next && !all_finished(w, nw)) {
+                progress_tick(&p, w, nw, &sh);
+                next += H2B_NS_PER_SEC;
             }
-            h2b_hist_del(p.interval);
         }
+        h2b_hist_del(p.interval);
         free(p.last);
     }
     for (uint32_t i = 0; i < started; i++)
         pthread_join(w[i].thread, NULL);
     uint64_t t_end = h2b_clock_now_ns();
+    int irv = iagg && rv == H2B_OK ? h2b__load_iagg_poll(iagg, w, true, t_end) : H2B_OK;
     uint64_t ul = 0, uh = 0;
     h2b_clock_rusage_ns(&ul, &uh, NULL);
     res->cpu_user_ns = ul - rl;
@@ -552,12 +566,17 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
                  : sh.h1   ? "h1"
                  : sh.fast ? "fast"
                            : "nghttp2");
+        if (rv == H2B_OK && irv != H2B_OK)
+            rv = h2b__load_errf(err, irv, "out of memory for the interval results");
+        if (rv == H2B_OK && iagg)
+            h2b__load_iagg_take(iagg, res);
         if (rv != H2B_OK)
             h2b_load_result_free(res);
     }
     for (uint32_t i = 0; i < nw; i++)
         worker_free(&w[i]);
 out:
+    h2b__load_iagg_del(iagg);
     free(w);
     shared_free(&sh);
     return rv;
@@ -569,4 +588,9 @@ void h2b_load_result_free(struct h2b_load_result *res)
     free(res->conn_rps);
     res->conn_rps = NULL;
     res->nconn_rps = 0;
+    for (size_t i = 0; i < res->nintervals; i++)
+        h2b_model_free(&h2b_results_interval_model, &res->intervals[i]);
+    free(res->intervals);
+    res->intervals = NULL;
+    res->nintervals = 0;
 }

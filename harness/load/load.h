@@ -20,6 +20,7 @@
 #define H2B_LOAD_LOAD_H
 
 #include "load/arrival.h"
+#include "load/shape.h"
 #include "core/hist.h"
 #include "core/json.h"
 
@@ -58,6 +59,9 @@ enum h2b_load_engine {
     H2B_LOAD_ENGINE_FAST = 0,   /* h2fast.c: our framing, nghttp2's HPACK */
     H2B_LOAD_ENGINE_NGHTTP2 = 1 /* one nghttp2_session per connection */
 };
+
+struct h2b_results_interval;
+struct h2b_slo;
 
 struct h2b_load_config {
     struct h2b_load_uri *uris; /* round-robin per connection; the first one's authority counts */
@@ -120,6 +124,29 @@ struct h2b_load_config {
     uint8_t *alpn; /* --npn-list/--alpn-list in ALPN wire format; NULL: "h2" (or http/1.1) */
     size_t alpn_len;
     enum h2b_load_engine engine; /* --engine (HTTP/2 only) */
+    /* --stages / --step: the open-loop rate over time (nseg 0: none). Its origin is the run's
+     * start; with a shape, rate is its mean rate (what the report calls the target). */
+    struct h2b_shape shape;
+    char *shape_text; /* --stages or --step as given */
+    /* per-interval results: on when interval_ns > 0 (--interval, default 1 s when
+     * --interval-json, --hdr-log, --stages/--step or --slo-window asks for them) */
+    uint64_t interval_ns;
+    char *interval_json_path; /* --interval-json: NDJSON, one line per interval */
+    /* Called on the thread that runs the load as each interval completes, with the interval's
+     * merged latency histogram (borrowed for the call). Set by the caller, not parsed; NULL:
+     * none. It may call h2b_load_stop(). */
+    void (*on_interval)(void *ctx, const struct h2b_results_interval *row,
+                        const struct h2b_hist *latency);
+    void *on_interval_ctx;
+    struct h2b_slo *slo; /* --slo (with --slo-window, --slo-abort, --slo-grace); NULL: none */
+    /* --find-max (search.c): steps of find_max_step_ns after a find_max_warmup_ns warm-up, from
+     * find_max_start req/s, until the failing rate is within find_max_precision (a ratio) of
+     * the passing one, at most find_max_limit req/s */
+    bool find_max;
+    uint64_t find_max_step_ns, find_max_warmup_ns;
+    double find_max_start, find_max_precision, find_max_limit;
+    uint32_t find_max_retries; /* a failing step is tried again this many times (default 1) */
+    char *slo_text;            /* --slo as given */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
@@ -182,9 +209,11 @@ struct h2b_load_result {
     uint64_t measure_ns;    /* the divisor of the rates: -D duration, else wall_ns */
     uint64_t cpu_user_ns;   /* client process CPU during the run */
     uint64_t cpu_sys_ns;
-    bool interrupted; /* h2b_load_stop() ended the run early */
-    char alpn[32];    /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */
-    char engine[16];  /* "fast", "nghttp2" (HTTP/2), "h1", "h3" */
+    bool interrupted;                       /* h2b_load_stop() ended the run early */
+    struct h2b_results_interval *intervals; /* cfg->interval_ns > 0: every interval, in order */
+    size_t nintervals;
+    char alpn[32];   /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */
+    char engine[16]; /* "fast", "nghttp2" (HTTP/2), "h1", "h3" */
 };
 
 /* Sets the defaults h2load has (-n 1 -c 1 -m 1 -t 1 -w 30 -W 30 -f 16K, header tables 4K) plus ours
@@ -274,7 +303,8 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
 int h2b_load_hdr_encode(const struct h2b_hist *h, char **out);
 
 /* --hdr-log: an HdrHistogram interval log (format 1.3) with one Tag= line per non-empty
- * histogram of res (latency, service, ttfb, connect, tls_handshake) spanning the measurement.
+ * histogram of res (latency, service, ttfb, connect, tls_handshake) spanning the measurement;
+ * with per-interval results (res->intervals), latency has one line per non-empty interval.
  * *out is malloc'd, *outlen its length. H2B_OK, H2B_ERR_NOMEM, H2B_ERR_UNSUPPORTED. */
 int h2b_load_hdr_log(const struct h2b_load_result *res, char **out, size_t *outlen);
 
@@ -295,6 +325,15 @@ struct h2b_json_src;
 struct h2b_diag;
 int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t n, json_t **out,
                    struct h2b_diag *d);
+
+/* Requests the open-loop schedule of cfg intends in [from_ns, to_ns) of the measurement (after
+ * the warm-up): the shape's integral, or --total-rps times the length; NAN in the closed loop
+ * and for --rps and --timing-script-file (per-connection schedules). */
+double h2b_load_offered(const struct h2b_load_config *cfg, uint64_t from_ns, uint64_t to_ns);
+
+/* --interval-json: res's intervals as NDJSON, one compact JSON object per line (the interval
+ * model of core/results.h), into a malloc'd *out of *outlen bytes. H2B_OK or H2B_ERR_NOMEM. */
+int h2b_load_intervals_ndjson(const struct h2b_load_result *res, char **out, size_t *outlen);
 
 /* Stats helpers shared by the engine, the report and the tests. */
 int h2b_load_stats_init(struct h2b_load_stats *s);

@@ -12,6 +12,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "load/load.h"
+#include "load/slo.h"
 #include "core/results.h"
 #include "core/version.h"
 
@@ -452,6 +453,13 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
         l.open_loop.seed = (double)cfg->seed;
         l.open_loop.achieved_per_s = secs > 0 ? (double)s->started / secs : 0.0;
         l.open_loop.max_release_lag_ns = (double)s->sched_lag_max_ns;
+    }
+    for (size_t i = 0; cfg->slo && i < cfg->slo->verdicts.n && !bad; i++) {
+        void *e;
+        bad |= h2b_model_array_push(&h2b_results_slo_model, &l.slo, &e) != H2B_OK ||
+               h2b_model_copy(&h2b_results_slo_model, e,
+                              h2b_model_array_at(&h2b_results_slo_model, &cfg->slo->verdicts, i)) !=
+                   H2B_OK;
     }
     bad |= config_of(&l.config, cfg) != H2B_OK;
     l.tool.base.present = true;

@@ -273,7 +273,10 @@ bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
     uint64_t t_intended = r->t_intended, t_sent = r->t_sent;
     uint16_t status = r->status;
     uint64_t now = w->now;
-    record_latency(w, now > t_intended ? now - t_intended : 0);
+    uint64_t latency = now > t_intended ? now - t_intended : 0;
+    record_latency(w, latency);
+    if (w->islot)
+        h2b__load_ival_note(w, latency, how == OUT_RESPONSE && status >= 200 && status < 400);
     if (t_sent)
         h2b_hist_record(st->service, now > t_sent ? now - t_sent : 0);
     report_progress(w);
@@ -1385,9 +1388,15 @@ void h2b__load_release(struct h2b__load_worker *w, const struct h2b__load_rate *
             if (r->phase(w, i) < H2B__LOAD_READY)
                 return;
         const struct h2b_load_config *cfg = sh->cfg;
-        uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
-        h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start,
-                         cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL);
+        uint64_t seed = cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL;
+        if (cfg->shape.nseg) {
+            /* one stream for the run, from its start: worker i takes arrivals i, i + t, ... */
+            h2b_arrival_init_shaped(&w->sched, cfg->arrival, &cfg->shape, cfg->threads, w->id,
+                                    sh->t0, seed);
+        } else {
+            uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
+            h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start, seed);
+        }
         w->sched_started = true;
     }
     while (w->sched_left > 0 && !w->all_busy && h2b_arrival_peek(&w->sched) <= w->now) {
@@ -1557,6 +1566,8 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns, const struct h2b__l
             t->timeouts(w);
         w->next_tick = w->now + w->tick_ns;
     }
+    if (w->islot && w->now >= w->i_end)
+        h2b__load_ival_roll(w); /* an interval with nothing ended in it is one all the same */
     if (sh->progress)
         h2b__load_snapshot(w);
     return true;
@@ -1796,6 +1807,8 @@ int h2b__load_worker_init(struct h2b__load_worker *w, int id, const struct h2b__
             h2b_hist_new_default(&w->ival[1]) != H2B_OK)
             goto out_nomem;
     }
+    if (sh->i_len && h2b__load_ival_init(w) != H2B_OK)
+        goto out_nomem;
     /* -n is split as h2load splits it: per worker, then per connection, remainders first */
     for (uint32_t i = 0; i < nconns; i++) {
         struct h2b__load_conn *c = &w->conns[i];
@@ -1864,6 +1877,7 @@ void h2b__load_worker_free(struct h2b__load_worker *w)
     free(w->logbuf);
     h2b_hist_del(w->ival[0]);
     h2b_hist_del(w->ival[1]);
+    h2b__load_ival_free(w);
     h2b_load_stats_free(&w->stats);
     if (w->epfd >= 0)
         close(w->epfd);

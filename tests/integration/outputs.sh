@@ -73,6 +73,9 @@ check_out() { # WHAT EXPECTED-DIR CMD...
 }
 # load: exits before connecting (port 1 refuses: without the check, a runtime error)
 check_out "load --json" "$miss" load -n 10 --json "$miss/x.json" http://127.0.0.1:1/
+check_out "load --interval-json" "$miss" load -n 10 --interval-json "$miss/i.ndjson" \
+    http://127.0.0.1:1/
+check_out "load --hdr-log" "$miss" load -n 10 --hdr-log "$miss/h.hlog" http://127.0.0.1:1/
 check_out "micro --json" "$miss" micro --filter 'hpack' --json "$miss/m.json"
 check_out "compare --md" "$miss" compare "$A" "$B" --md "$miss/c.md"
 check_out "export --out" "$miss" export --format bmf "$A" --out "$miss/e.json"

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# load_shapes.sh - `h2bench load --stages/--step` against `h2bench serve`: each interval's
+# achieved count against the shape's integral (the table is printed), the run's total exactly
+# the integral, a 1 s server stall mid-ramp in that interval's p99 from intended send times, and
+# bad shapes refused with exit 2 naming the field and its column.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+start_serve shapes --threads 1 || { finish; exit 1; }
+URL=$SERVE_URL
+
+# A 3-stage ramp: 0 -> 400 req/s over 2 s, up to 800 over 2 s, down to 200 over 2 s. The shape
+# intends 400 + 1200 + 1000 = 2600 requests. A request counts in the interval it ended in, so the
+# one intended just before a boundary may end after it: an interval may differ from the
+# integral by 2 % plus what the shape intends during that interval's slowest request (its max
+# latency, measured in the same run), never more.
+"$H2BENCH" load --stages 2s:400,2s:800,2s:200 -c 4 -m 16 -t 2 --no-progress \
+    --interval-json "$TMP/iv.ndjson" --json "$TMP/stages.json" "$URL/hello" >"$TMP/stages.out"
+expect_eq "stages: exit" "$?" 0
+expect_eq "stages: 6 intervals of 1 s" "$(wc -l <"$TMP/iv.ndjson")" 6
+expect_eq "stages: every intended request was sent" "$(jq .started "$TMP/stages.json")" 2600
+expect_eq "stages: the intervals hold every request" "$(jq -s 'map(.ended) | add' "$TMP/iv.ndjson")" 2600
+expect_eq "stages: no error" "$(jq -s 'map(.errors) | add' "$TMP/iv.ndjson")" 0
+python3 - "$TMP/iv.ndjson" >"$TMP/table" <<'PY'
+import json, sys
+# the shape's integral per second: ramps 0->400, 400->800, 800->200 over 2 s each
+def rate(t):
+    for a, b, r0, r1 in ((0, 2, 0, 400), (2, 4, 400, 800), (4, 6, 800, 200)):
+        if a <= t < b:
+            return r0 + (r1 - r0) * (t - a) / (b - a)
+    return 0
+def integral(a, b, n=20000):
+    h = (b - a) / n
+    return sum(rate(a + (i + 0.5) * h) for i in range(n)) * h
+print("interval  shape  achieved  offered/s  diff   allowed  p99(ms)")
+bad = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    want = integral(r["start_s"], r["end_s"])
+    lat = r["latency_ns"] or {}
+    slack = 0.02 * want + max(rate(r["start_s"]), rate(r["end_s"] - 1e-9)) * lat.get("max", 0) / 1e9 + 2
+    diff = r["ended"] - want
+    ok = abs(diff) <= slack and abs(r["offered_per_s"] * (r["end_s"] - r["start_s"]) - want) < 0.01
+    bad += not ok
+    print(f'{r["start_s"]:3.0f}-{r["end_s"]:<3.0f}  {want:6.1f}  {r["ended"]:8d}  '
+          f'{r["offered_per_s"]:9.1f}  {diff:+5.0f}  {slack:7.1f}  {lat.get("p99", 0) / 1e6:7.2f}'
+          f'{"" if ok else "  <- off the shape"}')
+sys.exit(1 if bad else 0)
+PY
+rc=$?
+cat "$TMP/table"
+expect_eq "stages: every interval on the shape (table above)" "$rc" 0
+
+# A 1 s stall mid-ramp: the server stops 1.5 s into 0 -> 600 req/s over 3 s. Latency from the
+# intended send time charges the stall to every request it delayed, so the interval the
+# stall ends in has a p99 near a second, and the first interval, before it, does not.
+"$H2BENCH" load --stages 3s:600 -c 2 -m 64 --no-progress --interval-json "$TMP/stall.ndjson" \
+    "$URL/hello" >"$TMP/stall.out" &
+lp=$!
+( sleep 1.5; kill -STOP "$SERVE_PID"; sleep 1; kill -CONT "$SERVE_PID" ) &
+sp=$!
+wait "$lp"
+expect_eq "stall: exit" "$?" 0
+wait "$sp"
+worst=$(jq -s 'map(.latency_ns.p99 // 0) | max' "$TMP/stall.ndjson")
+first=$(jq -s '.[0].latency_ns.p99' "$TMP/stall.ndjson")
+echo "stall: p99 per interval (ms): $(jq -s -c 'map((.latency_ns.p99 // 0) / 1e6 | floor)' "$TMP/stall.ndjson")"
+if [ "$worst" -ge 500000000 ]; then ok; else fail "stall: worst interval p99 $worst ns < 500 ms"; fi
+if [ "$first" -lt 500000000 ]; then ok; else fail "stall: the first interval (before it) has p99 $first ns"; fi
+
+# --step: 100 req/s, +100 every second, for 3 s: 100 + 200 + 300 requests
+"$H2BENCH" load --step 100+100/1s -D 3 -c 2 -m 8 --no-progress --json "$TMP/step.json" \
+    "$URL/hello" >/dev/null
+expect_eq "step: exit" "$?" 0
+expect_eq "step: the staircase's requests" "$(jq .started "$TMP/step.json")" 600
+
+# bad shapes: exit 2, the flag, the column and the field named
+bad() { # WHAT EXPECTED-REGEX ARGS...
+    local what=$1 re=$2
+    shift 2
+    "$H2BENCH" load "$@" "$URL/hello" >/dev/null 2>"$TMP/bad.err"
+    expect_eq "$what: exit" "$?" 2
+    expect_match "$what: message" "$(head -1 "$TMP/bad.err")" "$re"
+}
+bad "negative rate" "^h2bench load: --stages:1:12: stage 2: rate '-3'" --stages 10s:100,5s:-3
+bad "zero duration" "^h2bench load: --stages:1:9: stage 2: duration '0s'" --stages 10s:100,0s:5
+bad "garbage" "^h2bench load: --stages:1:1: stage 1: expected DUR:RATE" --stages fast
+bad "step field" "^h2bench load: --step:1:5: STEP 'x'" --step 100+x/1s -D 2
+bad "step without -D" "--step needs -D" --step 100+10/1s
+bad "stages with -D" "no -D" --stages 1s:10 -D 2
+finish
