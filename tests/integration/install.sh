@@ -12,6 +12,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/install_lib.sh"
 
+# In a sanitizer build this test would build the whole project a second time with the same
+# sanitizers (minutes of CI) to check what does not depend on them: the install's layout,
+# relocation, pkg-config and find_package are the same in every build, and the release suite
+# checks them; the code the installed binary runs is the code build-asan's runs in every other
+# test.
+san=$("$H2BENCH" --version | sed -n 's/.*sanitizers \([a-z,;]*\).*/\1/p' | tr ';' ',')
+[ -z "$san" ] || skip "sanitizer build ($san): the release suite checks the install"
+
 # cache_value NAME: NAME's value in the CMake cache of the build under test.
 cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$BIN/../CMakeCache.txt"; }
 

@@ -71,8 +71,11 @@ expect_eq "open-loop job exits 0" "$?" 0
 expect_eq "rate split per rank" "$(jq -c '[.mpi.per_rank[].rate]' "$TMP/rate.json")" '[200,200]'
 expect_eq "job target rate" "$(jq .open_loop.target_per_s "$TMP/rate.json")" 400
 offered=$(jq '(.started + .unsent) / .duration_s' "$TMP/rate.json")
-expect_eq "offered total within 1 % of 400 req/s ($offered)" \
-    "$(jq -n "$offered | (. >= 396 and . <= 404)")" true
+# A rank's schedule starts once its connections are up, so the arrivals of that setup time are
+# not offered: 24 ms of the 2 s (394 req/s) under ASan on a busy machine. The check is that the
+# merge adds both ranks' offered load (one rank's would be 200), within 5 %, never above.
+expect_eq "offered total within 5 % below 400 req/s ($offered)" \
+    "$(jq -n "$offered | (. >= 380 and . <= 404)")" true
 
 # --progress: one line per interval for the whole job, printed by rank 0 alone (--tag-output
 # names the rank of every line). At 400 req/s for 5 s each rank ends about 1000 requests, the job
