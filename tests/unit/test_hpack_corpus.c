@@ -468,7 +468,7 @@ int main(void)
         CHECK(d != NULL);
         if (!d)
             continue;
-        char *names[64];
+        char *names[64] = {0};
         size_t n = 0;
         struct dirent *e;
         while ((e = readdir(d)) && n < 64)
