@@ -1235,10 +1235,20 @@ bool h2b_conn_done(const struct h2b_conn *c)
 void h2b_conn_input_closed(struct h2b_conn *c)
 {
     c->input_closed = true;
-    if (c->h1)
+    if (c->h1) {
         h2b_h1_input_closed(c->h1);
-    else if (c->h2f)
+    } else if (c->h2f) {
         h2b_h2s_input_closed(c->h2f);
+    } else if (c->sess && !c->fatal && !c->sniffing) {
+        /* A request whose END_STREAM has not arrived can never complete now: reset its stream
+         * (CANCEL) so that the connection ends once the complete ones are answered, not at the
+         * slow-client timeout (h2frame.c does the same). nghttp2 closes the stream, and our
+         * on_stream_close releases it, once the RST_STREAM is sent. */
+        for (struct stream *st = c->streams; st; st = st->anext)
+            if (!st->eof_in)
+                nghttp2_submit_rst_stream(c->sess, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+        h2b_conn_mark_dirty(c);
+    }
 }
 
 bool h2b_conn_fatal(const struct h2b_conn *c)

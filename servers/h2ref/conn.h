@@ -170,8 +170,9 @@ void h2b_conn_sent(struct h2b_conn *c, size_t n);
 bool h2b_conn_done(const struct h2b_conn *c);
 
 /* The peer closed its side (read() returned 0): the responses to the requests already read
- * still go out, then h2b_conn_done() turns true. HTTP/2: a request left incomplete is cut by
- * the slow-client timeout; HTTP/1.1 (h1.h's h2b_h1_input_closed): it ends the connection. */
+ * still go out, then h2b_conn_done() turns true. HTTP/2: a stream whose request is incomplete
+ * is reset (CANCEL), it can never complete; HTTP/1.1 (h1.h's h2b_h1_input_closed): an
+ * incomplete request ends the connection. */
 void h2b_conn_input_closed(struct h2b_conn *c);
 
 /* True when the connection failed or was cut off without a GOAWAY the peer could read (no point

@@ -406,8 +406,8 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
     h2b_wmem_stream_put(&h->ctx->wm, st);
 }
 
-/* Resets stream id with code (st: its stream, released). */
-static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t code)
+/* Resets stream id with code (st: its stream, released); true once the frame is in the output. */
+static bool rst_frame(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t code)
 {
     uint8_t f[13];
     h2b_h2wire_hd_put(f, 4, H2B_F_RST, 0, id);
@@ -415,10 +415,17 @@ static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t cod
     h2b_sidwin_mark_reset(&h->sids, id);
     if (st)
         stream_release(h, st);
-    if (ctl(h, f, sizeof f)) {
-        h2b_stats_add(h->ctx->stats, H2B_STAT_RST_SENT, 1);
-        charge(h, 1); /* resets the peer provokes ("MadeYouReset") spend its flood budget */
-    }
+    if (!ctl(h, f, sizeof f))
+        return false;
+    h2b_stats_add(h->ctx->stats, H2B_STAT_RST_SENT, 1);
+    return true;
+}
+
+/* As rst_frame, for a reset the peer provoked: those ("MadeYouReset") spend its flood budget. */
+static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t code)
+{
+    if (rst_frame(h, id, st, code))
+        charge(h, 1);
 }
 
 /* ---- routes (handlers.c) ---- */
@@ -1773,6 +1780,20 @@ bool h2b_h2s_fatal(const struct h2b_h2s *h)
 void h2b_h2s_input_closed(struct h2b_h2s *h)
 {
     h->input_closed = true;
+    /* A request whose END_STREAM has not arrived can never complete now: its stream is reset
+     * (CANCEL; released at once if its response is already out), so the connection ends once
+     * the complete requests are answered, not at the slow-client timeout. Not a flood charge:
+     * the peer's FIN ends its input only once. */
+    struct fstream *next;
+    for (struct fstream *st = h->streams; st && !h->fatal; st = next) {
+        next = st->anext;
+        if (st->eof_in)
+            continue;
+        if (st->done_out)
+            stream_release(h, st);
+        else
+            rst_frame(h, st->id, st, H2B_E_CANCEL);
+    }
 }
 
 void h2b_h2s_shutdown(struct h2b_h2s *h)

@@ -19,7 +19,7 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, PRIORITY, RST, SETTINGS, PUSH, PING, GOAWAY, WINUP, CONT = range(10)
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
 NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR, STREAM_CLOSED, FRAME_SIZE_ERROR = 0, 1, 2, 5, 6
-REFUSED_STREAM = 7
+REFUSED_STREAM, CANCEL = 7, 8
 COMPRESSION_ERROR, ENHANCE_YOUR_CALM = 9, 11
 
 
@@ -437,6 +437,38 @@ class Runner:
                    body == b"Hello, World!",
                    "150 request+FIN clients: %d answered, %d closed by the server, %d sockets in "
                    "CLOSE-WAIT; fresh client: %r" % (answered, closed, waits, body))
+
+    def fin_incomplete(self):
+        """Run with --slow-timeout and --idle-timeout far above the 20 s this waits: a client
+        sends a complete request (/delay/200), an incomplete one (POST /sink, no END_STREAM)
+        and its FIN. The incomplete stream can never complete: it is reset (CANCEL), the
+        complete one answered, and the server closes the connection then, not at its slow-client
+        timeout (before the fix it held the connection until that timeout)."""
+        c = self.conn(preface=False)
+        c.ack = True
+        c.send(PREFACE + frame(SETTINGS, 0, 0) + frame(SETTINGS, ACK, 0) +
+               frame(HEADERS, END_HEADERS, 1, request_block("/sink", "POST")) +
+               frame(DATA, 0, 1, b"part of a body") +
+               frame(HEADERS, END_STREAM | END_HEADERS, 3, request_block("/delay/200")))
+        c.ack = False  # our ACK went with the preface: after the FIN a send would fail (EPIPE)
+        t0 = time.monotonic()
+        try:
+            c.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        reset = answered = False
+        for t, fl, sid, p in c.frames(20):
+            if t == RST and sid == 1 and p == struct.pack(">I", CANCEL):
+                reset = True
+            if t in (DATA, HEADERS) and sid == 3 and fl & END_STREAM:
+                answered = True
+        took = time.monotonic() - t0
+        closed = c.closed
+        c.close()
+        self.check("fin_incomplete", reset and answered and closed,
+                   "request + incomplete request + FIN: stream 1 reset CANCEL %s, stream 3 "
+                   "answered %s, closed by the server %s after %.2f s" %
+                   (reset, answered, closed, took))
 
     def max_connections_per_ip(self):
         """Needs --max-connections-per-ip 3 (issue 13 defect 9): a fourth connection from this
@@ -996,7 +1028,8 @@ def main():
         except Exception as e:  # a crash of the client is a failure, not a pass
             r.check(n, False, "exception %r" % e)
         if n not in ("guards_counted", "max_connections", "delay_order", "close_wait",
-                     "max_connections_per_ip", "echo_flood", "ping_crowd", "drain_sigterm"):
+                     "fin_incomplete", "max_connections_per_ip", "echo_flood", "ping_crowd",
+                     "drain_sigterm"):
             r.control(n)
     return 1 if r.failed else 0
 

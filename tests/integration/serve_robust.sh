@@ -37,6 +37,15 @@ expect_eq "close wait" "$rc" 0
 stop_serve "$SERVE_PID"; rc=$?
 expect_eq "closewait server exit" "$rc" 0
 
+# Request, incomplete request and FIN: the incomplete stream is reset and the connection closed
+# once the other is answered, long before the slow-client timeout (which held it before).
+start_serve finhold --threads 1 --slow-timeout 120s --idle-timeout 120s || { finish; exit; }
+$RAW 127.0.0.1 "$(url_port "$SERVE_URL")" fin_incomplete >"$TMP/finhold.out" 2>&1; rc=$?
+cat "$TMP/finhold.out"
+expect_eq "incomplete request and FIN" "$rc" 0
+stop_serve "$SERVE_PID"; rc=$?
+expect_eq "finhold server exit" "$rc" 0
+
 start_serve perip --threads 2 --max-connections-per-ip 3 || { finish; exit; }
 $RAW 127.0.0.1 "$(url_port "$SERVE_URL")" max_connections_per_ip >"$TMP/perip.out" 2>&1; rc=$?
 cat "$TMP/perip.out"
