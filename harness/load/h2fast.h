@@ -119,14 +119,20 @@ struct h2b_h2f {
     int32_t hdr_sid; /* header block in progress (CONTINUATION expected when hdr_cont) */
     bool hdr_cont, hdr_end_stream;
     uint32_t hdr_slot;
+    /* the last response header block that left the decoder's table as it was, and its fields:
+     * the same bytes again are answered from here without the decoder (h2fast.c); NULL: off */
+    struct h2b_h2f_rblock *rblock;
+    uint64_t rblock_hits; /* response blocks answered from it, cumulative */
 };
 
 /* Once per connection struct. reqs[0..nreqs-1] are the requests submit can send (nreqs > 0);
- * mem serves libnghttp2's HPACK allocations (NULL: malloc). */
+ * mem serves libnghttp2's HPACK allocations (NULL: malloc). The decoded-response cache is on;
+ * h2b_h2f_rblock_off turns it off (tests compare the two). */
 int h2b_h2f_init(struct h2b_h2f *f, const struct h2b_h2f_cb *cb, void *u, nghttp2_mem *mem,
                  const struct h2b_h2f_req *reqs, uint32_t nreqs, const uint8_t *body,
                  size_t body_len);
 void h2b_h2f_free(struct h2b_h2f *f);
+void h2b_h2f_rblock_off(struct h2b_h2f *f);
 
 /* Per connect: forgets every stream and the reader, writes the preface, our SETTINGS and the
  * connection window's WINDOW_UPDATE. H2B_OK or H2B_ERR_NOMEM. */
