@@ -71,7 +71,8 @@ static size_t frame(uint8_t *out, uint8_t type, uint8_t flags, uint32_t sid, con
     out[6] = (uint8_t)(sid >> 16);
     out[7] = (uint8_t)(sid >> 8);
     out[8] = (uint8_t)sid;
-    memcpy(out + 9, p, n);
+    if (n)
+        memcpy(out + 9, p, n);
     return 9 + n;
 }
 
