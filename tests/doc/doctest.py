@@ -12,7 +12,8 @@ the build tree) and links to the source tree's scenarios/, gates/, tests/ and sc
 `build/bin/h2bench` and the repository paths resolve as in the docs and every output file lands
 in the temporary directory. `build/bin/h2bench serve ... --port N ... &` is not run as shown: the
 runner starts `h2bench serve --port 0` with the other arguments, reads the port from its
-`listening on` line, and writes that port wherever the rest of the file says N; the servers live
+`listening on` line, and writes that port wherever the rest of the file's commands say N (as a
+whole word: `:N`, `--port N`, `HOST N`); the servers live
 until the end of the file and are stopped (SIGTERM, then SIGKILL) by the runner. Any other
 command ending in `&` is an error in the doc. Each command has 120 s.
 
@@ -115,8 +116,7 @@ class Runner:
 
     def subst(self, text):
         for shown, real in self.ports.items():
-            text = re.sub(r"(?<=:)%s\b" % shown, str(real), text)
-            text = re.sub(r"(--port )%s\b" % shown, r"\g<1>%d" % real, text)
+            text = re.sub(r"(?<![\w.])%s(?![\w.])" % shown, str(real), text)
         return text
 
     def start_server(self, ex, cmd, line, shown):
