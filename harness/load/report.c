@@ -131,6 +131,10 @@ static void percentiles(FILE *f, const char *label, const struct h2b_hist *h, co
 {
     static const double ps[] = {50, 90, 99, 99.9, 99.99};
     static const char *const names[] = {"p50", "p90", "p99", "p99.9", "p99.99"};
+    if (h->total == 0) { /* no request ended: no percentile, never a "0us" */
+        fprintf(f, "%s: n/a (0 requests, %s)\n", label, what);
+        return;
+    }
     fprintf(f, "%s:", label);
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
         char b[64];

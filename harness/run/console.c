@@ -160,7 +160,8 @@ void h2b__run_print_header(const struct run *r)
 static void print_cells_plan(const struct run *r)
 {
     FILE *f = r->o->report;
-    fprintf(f, "%s: %zu cells (%zu targets)\n", r->s->name, r->ncells, r->s->ntargets);
+    fprintf(f, "%s: %zu cell%s (%zu target%s)\n", r->s->name, r->ncells, r->ncells == 1 ? "" : "s",
+            r->s->ntargets, r->s->ntargets == 1 ? "" : "s");
     for (size_t t = 0; t < r->s->ntargets; t++)
         fprintf(f, "  target %-9s max streams %u (%s)\n", r->s->targets[t].name, r->server_max[t],
                 r->server_max_probed[t] ? "probed" : "configured, not probed in a dry run");
