@@ -101,8 +101,8 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
                      m == H2B_METRIC_BYTES_PER_OP ? "byte" : "allocation", tool);
             hi = floor(hi) + 1;
         } else {
-            snprintf(why, sizeof(why), "%s: exact, %.15g in %s%zu run%s%s; %s", date, hi,
-                     n == 1 ? "" : "each of ", n, n == 1 ? "" : "s", partial, tool);
+            snprintf(why, sizeof(why), "%s: exact, %.15g in each of %zu runs%s; %s", date, hi, n,
+                     partial, tool);
         }
         rv = h2b_ceilings_set(b, m, hi, why);
         if (rv != H2B_OK)
@@ -146,10 +146,10 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
                      date, src, n, lowest, hi, tool);
         else
             snprintf(why, sizeof(why),
-                     "%s: exact, %s counts %.15g in %s%zu run%s (deterministic for one "
+                     "%s: exact, %s counts %.15g in each of %zu runs (deterministic for one "
                      "binary and its libraries, so no tolerance: any increase fails; another "
                      "build is reported not applicable); %s",
-                     date, src, hi, n == 1 ? "" : "each of ", n, n == 1 ? "" : "s", tool);
+                     date, src, hi, n, tool);
         rv = h2b_ceilings_set(b, H2B_METRIC_INSTRUCTIONS_PER_OP, hi, why);
         if (rv != H2B_OK)
             return rv;
