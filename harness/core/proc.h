@@ -82,8 +82,9 @@ bool h2b_proc_exited(struct h2b_proc *p, int *status);
  * Returns H2B_OK (exited in time), H2B_ERR_TIMEOUT (had to be killed) or H2B_ERR_SYS. */
 int h2b_proc_wait(struct h2b_proc *p, uint64_t timeout_ns, int *status);
 
-/* CPU time (user + system, ns) of the child: from /proc/PID/stat while it runs (clock-tick
- * resolution, 10 ms at USER_HZ 100), from its rusage once reaped (which then also includes
+/* CPU time (user + system, ns) of the child: from its CPU-time clock while it runs (ns
+ * resolution; /proc/PID/stat's clock ticks where the clock cannot be read), from its rusage
+ * once reaped (which then also includes
  * descendants it waited for). Returns H2B_OK or H2B_ERR_SYS. */
 int h2b_proc_cpu_ns(struct h2b_proc *p, uint64_t *cpu_ns);
 

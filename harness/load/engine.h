@@ -173,6 +173,10 @@ void h2b__load_life_init(struct h2b__load_life *l, const struct h2b__load_worker
 /* A connect starts (t_connect; the first one starts the active time). */
 void h2b__load_life_connect(struct h2b__load_life *l, const struct h2b__load_worker *w);
 
+/* h2load's "Application protocol: PROTO" line on the info stream, once, by worker 0 at its first
+ * connection that is up (every engine: h2, h2c, http/1.1, h3). */
+void h2b__load_report_app(struct h2b__load_worker *w, const char *proto);
+
 /* The URI of the connection's next request (they rotate from its index). */
 static inline uint32_t h2b__load_next_uri(struct h2b__load_life *l,
                                           const struct h2b_load_config *cfg)

@@ -391,6 +391,7 @@ static void ready(struct h1c *c)
     w->stats.conns_ok++;
     w->stats.streams_effective = 1;
     w->stats.server_max_streams = 1;
+    h2b__load_report_app(w, "http/1.1");
     set_events(c, EPOLLIN);
     fill(c);
 }

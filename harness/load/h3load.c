@@ -332,6 +332,7 @@ static int q_handshake_completed(ngtcp2_conn *q, void *ud)
         w->stats.streams_effective = m;
     h2b_hist_record(w->stats.connect, w->now - c->life.t_connect);
     w->stats.conns_ok++;
+    h2b__load_report_app(w, "h3");
     c->life.responses = 0;
     c->state = S_READY;
     c->life.last_read = w->now;

@@ -131,6 +131,10 @@ static void percentiles(FILE *f, const char *label, const struct h2b_hist *h, co
 {
     static const double ps[] = {50, 90, 99, 99.9, 99.99};
     static const char *const names[] = {"p50", "p90", "p99", "p99.9", "p99.99"};
+    if (h->total == 0) { /* no request ended: no percentile, never a "0us" */
+        fprintf(f, "%s: n/a (0 requests, %s)\n", label, what);
+        return;
+    }
     fprintf(f, "%s:", label);
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
         char b[64];
@@ -207,8 +211,10 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
             " unfinished at the end\n",
             s->resets, s->timeouts, s->protocol_errors,
             s->errored - s->resets - s->timeouts - s->protocol_errors, s->not_sent, s->unfinished);
-    char server_max[48];
-    if (s->conns_ok == 0)
+    char server_max[64];
+    if (strcmp(res->alpn, "http/1.1") == 0) /* no SETTINGS in HTTP/1.1 */
+        snprintf(server_max, sizeof(server_max), "HTTP/1.1: one request at a time per connection");
+    else if (s->conns_ok == 0)
         snprintf(server_max, sizeof(server_max), "none: no SETTINGS received");
     else if (s->server_max_streams == UINT32_MAX)
         snprintf(server_max, sizeof(server_max), "not advertised, unlimited");
@@ -216,10 +222,11 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
         snprintf(server_max, sizeof(server_max), "%u", s->server_max_streams);
     fprintf(f,
             "connections: %u, %" PRIu64 " up, %" PRIu64 " failed, %" PRIu64
-            " reconnects; streams per connection: requested %u, effective %u (server "
-            "SETTINGS_MAX_CONCURRENT_STREAMS %s); %s\n",
+            " reconnects; streams per connection: requested %u, effective %u (%s%s); %s\n",
             cfg->connections, s->conns_ok, s->conns_failed, s->reconnects, cfg->streams,
-            s->streams_effective, server_max, res->alpn);
+            s->streams_effective,
+            strcmp(res->alpn, "http/1.1") == 0 ? "" : "server SETTINGS_MAX_CONCURRENT_STREAMS ",
+            server_max, res->alpn);
     if (strcmp(res->engine, "fast") == 0 || strcmp(res->engine, "nghttp2") == 0)
         fprintf(f, "engine: %s; %" PRIu64 " connection(s) ended for HTTP/2 protocol errors\n",
                 res->engine, s->conn_errors);

@@ -188,15 +188,17 @@ static void report_tls(struct h2b__load_worker *w, SSL *ssl)
     EVP_PKEY_free(key);
 }
 
+void h2b__load_report_app(struct h2b__load_worker *w, const char *proto)
+{
+    if (!w->sh->info || w->id != 0 || w->app_reported)
+        return;
+    w->app_reported = true;
+    info_line(w, "Application protocol: %s\n", proto);
+}
+
 static void report_ready(struct h2b__load_worker *w)
 {
-    const struct h2b__load_shared *sh = w->sh;
-    if (!sh->info)
-        return;
-    if (w->id == 0 && !w->app_reported) {
-        w->app_reported = true;
-        info_line(w, "Application protocol: %s\n", sh->ssl_ctx ? "h2" : "h2c");
-    }
+    h2b__load_report_app(w, w->sh->ssl_ctx ? "h2" : "h2c");
 }
 
 /* -D phase changes, checked once per loop turn */

@@ -391,9 +391,11 @@ int h2b_micro_main(int argc, char **argv)
     char perf_reason[H2B_MICRO_REASON_MAX] = "";
     bool perf = h2b_env_perf_counters(perf_reason, sizeof perf_reason);
     FILE *table = o.format == FORMAT_TABLE ? stdout : stderr;
-    fprintf(table, "# %zu benchmarks, %u fork%s, warm-up %.0f ms, %.0f ms per pass, %u epochs%s\n",
-            selected, o.cfg.forks, o.cfg.forks == 1 ? "" : "s", (double)o.cfg.warmup_ns / 1e6,
-            (double)o.cfg.time_ns / 1e6, o.cfg.epochs, o.cfg.callgrind ? ", callgrind" : "");
+    fprintf(table,
+            "# %zu benchmark%s, %u fork%s, warm-up %.0f ms, %.0f ms per pass, %u epoch%s%s\n",
+            selected, selected == 1 ? "" : "s", o.cfg.forks, o.cfg.forks == 1 ? "" : "s",
+            (double)o.cfg.warmup_ns / 1e6, (double)o.cfg.time_ns / 1e6, o.cfg.epochs,
+            o.cfg.epochs == 1 ? "" : "s", o.cfg.callgrind ? ", callgrind" : "");
     if (!perf && !o.cfg.callgrind)
         fprintf(table, "# instructions/op: %s\n", perf_reason);
     h2b__micro_print_table_header(table);

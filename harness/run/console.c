@@ -160,7 +160,8 @@ void h2b__run_print_header(const struct run *r)
 static void print_cells_plan(const struct run *r)
 {
     FILE *f = r->o->report;
-    fprintf(f, "%s: %zu cells (%zu targets)\n", r->s->name, r->ncells, r->s->ntargets);
+    fprintf(f, "%s: %zu cell%s (%zu target%s)\n", r->s->name, r->ncells, r->ncells == 1 ? "" : "s",
+            r->s->ntargets, r->s->ntargets == 1 ? "" : "s");
     for (size_t t = 0; t < r->s->ntargets; t++)
         fprintf(f, "  target %-9s max streams %u (%s)\n", r->s->targets[t].name, r->server_max[t],
                 r->server_max_probed[t] ? "probed" : "configured, not probed in a dry run");
@@ -241,27 +242,38 @@ static double point_median(const struct run *r, const json_t *doc, const struct 
     return nv ? h2b_stats_median(vals, nv) : 0;
 }
 
-/* One row per matrix point, one column per target and its ratio to the first target. */
+/* One row per matrix point, one column per target that ran (a target --filter left out has
+ * none) and each later one's ratio to the first: "nghttpd/h2ref 0.97x" reads "nghttpd does 0.97
+ * times what h2ref does", the orientation of the report's tables and of compare's head/base
+ * (above 1 means more of the metric than the reference, the first target). */
 static void print_summary(const struct run *r, const json_t *doc, enum metric metric,
                           const char *what)
 {
     FILE *f = r->o->report;
-    size_t nt = r->s->ntargets < 16 ? r->s->ntargets : 16;
+    /* Only the cells that ran (an interrupted run has fewer entries than cells). */
+    size_t ran = h2b_results_cell_count(doc) < r->ncells ? h2b_results_cell_count(doc) : r->ncells;
+    size_t tg[16], nt = 0;
+    for (size_t t = 0; t < r->s->ntargets && nt < 16; t++) {
+        bool has = false;
+        for (size_t i = 0; i < ran && !has; i++)
+            has = r->cells[i].target == t;
+        if (has)
+            tg[nt++] = t;
+    }
     if (!f || nt == 0)
         return;
     bool axis = proto_axis(r);
     fprintf(f, "\n%s, median over repeats:\n%s%-6s %-9s", what, axis ? "proto   " : "", "conns",
             "streams");
     for (size_t t = 0; t < nt; t++)
-        fprintf(f, " %12s", r->s->targets[t].name);
+        fprintf(f, " %12s", r->s->targets[tg[t]].name);
     for (size_t t = 1; t < nt; t++) {
         char ratio[64];
-        snprintf(ratio, sizeof(ratio), "%s/%s", r->s->targets[0].name, r->s->targets[t].name);
+        snprintf(ratio, sizeof(ratio), "%s/%s", r->s->targets[tg[t]].name,
+                 r->s->targets[tg[0]].name);
         fprintf(f, " %15s", ratio);
     }
     fprintf(f, "\n");
-    /* Only the cells that ran (an interrupted run has fewer entries than cells). */
-    size_t ran = h2b_results_cell_count(doc) < r->ncells ? h2b_results_cell_count(doc) : r->ncells;
     for (size_t i = 0; i < ran; i++) {
         const struct h2b_cell *c = &r->cells[i];
         bool first = true;
@@ -271,7 +283,7 @@ static void print_summary(const struct run *r, const json_t *doc, enum metric me
             continue;
         double v[16];
         for (size_t t = 0; t < nt; t++)
-            v[t] = point_median(r, doc, c, t, metric);
+            v[t] = point_median(r, doc, c, tg[t], metric);
         char cs[32];
         snprintf(cs, sizeof(cs), "%u/%u", c->streams_requested, c->streams_effective);
         if (axis) {
@@ -290,7 +302,7 @@ static void print_summary(const struct run *r, const json_t *doc, enum metric me
         }
         for (size_t t = 1; t < nt; t++) {
             if (v[0] > 0 && v[t] > 0)
-                fprintf(f, " %14.2fx", v[0] / v[t]);
+                fprintf(f, " %14.2fx", v[t] / v[0]);
             else
                 fprintf(f, " %15s", "-");
         }

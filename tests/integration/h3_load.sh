@@ -35,6 +35,7 @@ expect_eq "h2bench serve --h3: -n 1000 -c 10 -m 10 exit" "$?" 0
 check_run "serve --h3" "$TMP/a.json" 1000
 expect_eq "serve --h3: 10 streams per connection" "$(jq -r .streams_effective "$TMP/a.json")" 10
 expect_match "text names h3" "$(cat "$TMP/a.out")" "; h3$"
+expect_match "Application protocol line (as h2load's)" "$(cat "$TMP/a.out")" "^Application protocol: h3$"
 expect_match "text: 1000 succeeded" "$(cat "$TMP/a.out")" "1000 succeeded, 0 failed"
 
 $L -n 200 -c 2 -m 100 --json "$TMP/m.json" "$URL/bytes/1000" >/dev/null 2>&1

@@ -14,6 +14,16 @@ URL=$SERVE_URL
 out=$("$H2BENCH" load --h1 -n 2000 -c 10 "$URL/hello" 2>&1)
 ok_run "--h1 hello" 2000 "$out"
 expect_match "--h1 protocol" "$out" "; http/1.1"
+# h2load's "Application protocol:" line, at the same place (after the spawning line), and no
+# SETTINGS figure: HTTP/1.1 has none.
+expect_eq "--h1 Application protocol line" "$(printf '%s\n' "$out" | grep -A1 '^spawning thread' | tail -1)" \
+    "Application protocol: http/1.1"
+if command -v h2load >/dev/null; then
+    expect_eq "h2load --h1 prints the same line" "$(h2load --h1 -n 10 -c 1 "$URL/hello" 2>&1 |
+        grep -A1 '^spawning thread' | tail -1)" "Application protocol: http/1.1"
+fi
+expect_eq "--h1: no SETTINGS_MAX_CONCURRENT_STREAMS" "$(printf '%s\n' "$out" | grep -c SETTINGS)" 0
+expect_match "--h1: streams line" "$out" 'effective 1 \(HTTP/1.1: one request at a time per connection\); http/1.1'
 out=$("$H2BENCH" load -p http/1.1 -n 100 -c 2 "$URL/bytes/100000" 2>&1)
 ok_run "-p http/1.1 bytes" 100 "$out"
 expect_match "bytes counted" "$out" "\(10000000\) data"
