@@ -592,14 +592,16 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
 /* The encoder's table entry for a content-type, K_COUNT for one it does not index. */
 static unsigned ct_kind(const struct h2b_response *rs)
 {
-    /* By content, not length alone: a docroot file's type may share a length (image/jpeg). */
-    if (rs->ct_len == 10 && memcmp(rs->ct, "text/plain", 10) == 0)
-        return K_CT_TEXT;
-    if (rs->ct_len == 24 && memcmp(rs->ct, "application/octet-stream", 24) == 0)
-        return K_CT_OCTET;
-    if (rs->ct_len == 16 && memcmp(rs->ct, "application/json", 16) == 0)
-        return K_CT_JSON;
-    return K_COUNT;
+    switch (rs->ct_len) {
+    case 10:
+        return K_CT_TEXT; /* text/plain */
+    case 24:
+        return K_CT_OCTET; /* application/octet-stream */
+    case 16:
+        return K_CT_JSON; /* application/json */
+    default:
+        return K_COUNT;
+    }
 }
 
 /* What writing a frame of a response did: no room (try again later), nothing to send now

@@ -40,7 +40,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -64,51 +63,6 @@ static const char notfound_body[] = "Not Found\n";
 static const char ct_text[] = "text/plain";
 static const char ct_octet[] = "application/octet-stream";
 static const char ct_json[] = "application/json";
-
-/* A docroot file's content-type by its name's extension (ASCII case ignored), as web servers'
- * default tables give them; any other file is application/octet-stream (index 0). */
-static const struct {
-    const char *ext, *ct;
-} file_types[] = {
-    {"", ct_octet},
-    {"txt", "text/plain; charset=utf-8"},
-    {"html", "text/html; charset=utf-8"},
-    {"htm", "text/html; charset=utf-8"},
-    {"css", "text/css"},
-    {"js", "text/javascript"},
-    {"mjs", "text/javascript"},
-    {"json", ct_json},
-    {"xml", "application/xml"},
-    {"svg", "image/svg+xml"},
-    {"png", "image/png"},
-    {"jpg", "image/jpeg"},
-    {"jpeg", "image/jpeg"},
-    {"gif", "image/gif"},
-    {"webp", "image/webp"},
-    {"ico", "image/x-icon"},
-    {"wasm", "application/wasm"},
-    {"pdf", "application/pdf"},
-    {"woff", "font/woff"},
-    {"woff2", "font/woff2"},
-    {"md", "text/markdown; charset=utf-8"},
-    {"csv", "text/csv; charset=utf-8"},
-};
-
-static uint8_t file_type(const char *p, size_t n)
-{
-    const char *q = memchr(p, '?', n);
-    n = q ? (size_t)(q - p) : n;
-    size_t dot = n;
-    while (dot > 0 && p[dot - 1] != '.' && p[dot - 1] != '/')
-        dot--;
-    if (dot == 0 || p[dot - 1] != '.')
-        return 0;
-    size_t el = n - dot;
-    for (uint8_t i = 1; i < sizeof file_types / sizeof file_types[0]; i++)
-        if (strlen(file_types[i].ext) == el && strncasecmp(p + dot, file_types[i].ext, el) == 0)
-            return i;
-    return 0;
-}
 
 /* ---- the route table ---- */
 
@@ -280,8 +234,8 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
     case H2B_ROUTE_FILE:
         rs->body = H2B_BODY_FILE;
         rs->len = rq->file_len;
-        rs->ct = file_types[rq->file_type].ct;
-        rs->ct_len = strlen(rs->ct);
+        rs->ct = ct_octet;
+        rs->ct_len = sizeof ct_octet - 1;
         break;
     case H2B_ROUTE_BAD:
         rs->status = 400;
@@ -506,7 +460,6 @@ bool h2b__docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t f
         if (f >= 0) {
             *fd = f;
             rq->route = H2B_ROUTE_FILE;
-            rq->file_type = file_type(p, fpath_len);
             (*conn_open)++;
         } else {
             files_release(cfg->files);

@@ -68,7 +68,6 @@ struct h2b_request {
     uint64_t arg;      /* /bytes N, /status code, /delay ms */
     uint64_t rx;       /* request body bytes received */
     uint64_t file_len; /* H2B_ROUTE_FILE: the file's size */
-    uint8_t file_type; /* H2B_ROUTE_FILE: its content-type, by the name's extension */
 };
 
 /* What to answer. Headers, in this order: :status, server (h2b_server_name), date,

@@ -81,30 +81,6 @@ for e in nghttp2 fast; do
 done
 expect_eq "server /stats: requests and statuses equal" "$(cat "$TMP/stats-nghttp2")" "$(cat "$TMP/stats-fast")"
 expect_match "server /stats: counted" "$(cat "$TMP/stats-fast")" '^\[4000,'
-# Docroot files get the content-type of their extension (issue 30: .txt was
-# application/octet-stream), the same on both engines; each URL twice on one connection, so the
-# fast engine's header table meets a type it does not index (image/jpeg, the length of text/plain).
-for f in a.txt b.html c.css d.js e.json f.svg g.png h.jpg i.JPEG j.bin noext; do
-    echo x >"$TMP/www/$f"
-done
-types=('a.txt=text/plain; charset=utf-8' 'b.html=text/html; charset=utf-8' 'c.css=text/css'
-    'd.js=text/javascript' 'e.json=application/json' 'f.svg=image/svg+xml' 'g.png=image/png'
-    'h.jpg=image/jpeg' 'i.JPEG=image/jpeg' 'j.bin=application/octet-stream'
-    'noext=application/octet-stream')
-for e in nghttp2 fast; do
-    u="URL_$e"
-    for t in "${types[@]}"; do
-        f=${t%%=*}
-        expect_eq "$e: content-type of $f" "$(curl -s --http2-prior-knowledge -o /dev/null \
-            -w '%{content_type}' "${!u}/$f?q=1")" "${t#*=}"
-    done
-    # All of them on one connection (nghttp; image/jpeg and octet-stream twice each).
-    urls=()
-    for t in "${types[@]}"; do urls+=("${!u}/${t%%=*}"); done
-    got=$(nghttp -v "${urls[@]}" 2>&1 | grep -o 'content-type: .*' | sed 's/content-type: //')
-    want=$(for t in "${types[@]}"; do echo "${t#*=}"; done)
-    expect_eq "$e: one connection, every type" "$(sort <<<"$got")" "$(sort <<<"$want")"
-done
 stop_serve "$PID_nghttp2" >/dev/null
 stop_serve "$PID_fast" >/dev/null
 
