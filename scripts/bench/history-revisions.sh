@@ -86,36 +86,18 @@ counts() {
 }
 
 # differ A B: some cell's instructions per request differ by more than 0.3 % (or a cell is
-# missing on one side)
+# missing, or null, on one side only); compares the two revisions' counts lines
 differ() {
-    python3 - "$WORK/runs/${REVS[$1]:0:12}.json" "$WORK/runs/${REVS[$2]:0:12}.json" <<'PY'
-import json, sys
-def cells(p):
-    out = {}
-    def walk(o):
-        if isinstance(o, dict):
-            b = o.get("budgets")
-            if isinstance(b, dict) and "connections" in o:
-                v = b.get("instructions_per_request")
-                out["%sx%s" % (o["connections"], o.get("streams_requested"))] = v
-            for x in o.values():
-                walk(x)
-        elif isinstance(o, list):
-            for x in o:
-                walk(x)
-    walk(json.load(open(p)))
-    return out
-a, b = cells(sys.argv[1]), cells(sys.argv[2])
-for k in set(a) | set(b):
-    x, y = a.get(k), b.get(k)
-    if not isinstance(x, (int, float)) or not isinstance(y, (int, float)) or x <= 0:
-        if x != y:
-            sys.exit(0)
-        continue
-    if abs(y - x) / x > 0.003:
-        sys.exit(0)
-sys.exit(1)
-PY
+    awk 'NR == FNR { a[$1] = $2; next }
+        { seen[$1] = 1
+          if (!($1 in a) || a[$1] == "null" || $2 == "null" || a[$1] + 0 <= 0) {
+              if (a[$1] != $2) d = 1
+              next
+          }
+          x = a[$1] + 0
+          if (($2 - x) / x > 0.003 || (x - $2) / x > 0.003) d = 1 }
+        END { for (k in a) if (!(k in seen)) d = 1
+              exit !d }' <(counts "$1") <(counts "$2")
 }
 
 # bisect A B: both measured; measures between them until every change is on adjacent revisions
