@@ -47,7 +47,8 @@ LINKS = ("scenarios", "gates", "tests", "scripts")
 _MASKS = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d[-:]\d\d[-:]\d\d(?:\.\d+)?Z?"), "<DATE>"),
     (re.compile(r"\d{8}T\d{6}Z"), "<DATE>"),
-    (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}\b"), "<HASH>"),  # all digits: a number
+    # all digits: a number; "-dirty" is how a build from a tree with local changes says so
+    (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}(?:-dirty)?\b"), "<HASH>"),
     (re.compile(r"\d+(?:\.\d+)?(?:ns|us|µs|ms|s|min|KB|MB|GB|B|KiB|MiB|GiB)\b"), "<Q>"),
     (re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"), "<N>"),
 ]
