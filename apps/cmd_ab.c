@@ -25,7 +25,7 @@ static void usage(FILE *f)
     fprintf(
         f, "usage: h2bench ab --base REV [--head REV|worktree] [--suite micro|SCENARIO]\n"
            "                  [options]\n\n"
-           "Builds REV in its own git worktree and build directory, runs the base's and the\n"
+           "Builds REV in its own checkout and build directory, runs the base's and the\n"
            "head's micro benchmarks (or a scenario's matrix cells) interleaved on the same CPUs\n"
            "(A B B A ...), and reports per benchmark the head/base ratio of ns/op and p99 (per\n"
            "cell: p99 and req/s) with a bootstrap confidence interval. Fails when an interval\n"
@@ -59,7 +59,7 @@ static void usage(FILE *f)
            "  --base-env N=V     set N=V for the base's benchmarks (repeatable)\n"
            "  --head-env N=V     set N=V for the head's benchmarks, e.g. an injected\n"
            "                     regression (H2B_INJECT_SLOW=NAME; repeatable)\n"
-           "  --work DIR         worktrees and builds (default ~/.cache/h2bench/ab; reused)\n"
+           "  --work DIR         checkouts and builds (default ~/.cache/h2bench/ab; reused)\n"
            "  --out DIR          base.json, head.json, ab.md, runs/ (default WORK/last)\n"
            "  --md FILE          also write the verdict as markdown (- = stdout)\n"
            "  -h, --help         this text\n\n"

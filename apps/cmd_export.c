@@ -1,6 +1,6 @@
 /*
- * cmd_export.c - `h2bench export --format bmf|gab|gab-bigger FILE`: a results file (micro, run)
- * or an `h2bench load --json` document in a tracker's format, on standard output or into
+ * cmd_export.c - `h2bench export --format bmf|gab|gab-bigger|gbench FILE`: a results file (micro,
+ * run) or an `h2bench load --json` document in a tracker's format, on standard output or into
  * --out FILE (written atomically).
  *
  * Thin: the conversion is core/export.c, the same one `h2bench micro --format` uses.
@@ -25,10 +25,13 @@ static void usage(FILE *f)
                "  gab         github-action-benchmark customSmallerIsBetter (latencies, B/op,\n"
                "              allocs/op, instructions, per-request budgets)\n"
                "  gab-bigger  github-action-benchmark customBiggerIsBetter (req/s, ops/s)\n"
+               "  gbench      Google Benchmark JSON (its compare.py): per benchmark ns/op per\n"
+               "              fork, per cell ns/request (1/req/s) per repeat, each with a /p99\n"
+               "              family and mean/median/stddev rows\n"
                "Repeats of a matrix cell become one series: their median, with min and max as\n"
                "BMF's bounds. Null metrics (not measured) are left out.\n\n"
                "options:\n"
-               "  --format FMT   bmf, gab or gab-bigger\n"
+               "  --format FMT   bmf, gab, gab-bigger or gbench\n"
                "  --out OUT      write to OUT instead of standard output\n"
                "  -h, --help     this text\n\n"
                "Exit codes: 0 written, 2 usage or malformed input (file:line:column), 3 the\n"
@@ -61,8 +64,8 @@ int h2b_cmd_export(int argc, char **argv)
         }
     }
     if (!format || (strcmp(format, "bmf") != 0 && strcmp(format, "gab") != 0 &&
-                    strcmp(format, "gab-bigger") != 0)) {
-        fprintf(stderr, "h2bench export: --format wants bmf, gab or gab-bigger%s%s\n",
+                    strcmp(format, "gab-bigger") != 0 && strcmp(format, "gbench") != 0)) {
+        fprintf(stderr, "h2bench export: --format wants bmf, gab, gab-bigger or gbench%s%s\n",
                 format ? ", got " : "", format ? format : "");
         return H2B_EXIT_USAGE;
     }
@@ -97,8 +100,12 @@ int h2b_cmd_export(int argc, char **argv)
         goto out;
     }
     json_t *x = NULL;
-    rv = strcmp(format, "bmf") == 0 ? h2b_export_bmf(doc, &x)
-                                    : h2b_export_gab(doc, strcmp(format, "gab-bigger") == 0, &x);
+    if (strcmp(format, "bmf") == 0)
+        rv = h2b_export_bmf(doc, &x);
+    else if (strcmp(format, "gbench") == 0)
+        rv = h2b_export_gbench(doc, &x);
+    else
+        rv = h2b_export_gab(doc, strcmp(format, "gab-bigger") == 0, &x);
     if (rv != H2B_OK) {
         fprintf(stderr, "h2bench export: %s: %s\n", path,
                 rv == H2B_ERR_INVAL ? "no micro entries, matrix cells or load numbers"

@@ -2,7 +2,10 @@
  * cmd_load.c - `h2bench load`: parse the options, run the engine, print and write the results.
  *
  * Ctrl-C (SIGINT) or SIGTERM stops the run through h2b_load_stop(); the partial results are still
- * printed and written.
+ * printed and written. A -D run that ended before its deadline (every connection closed or
+ * failed: the server died) is a failed measurement too: a warning on stderr, exit 3, and
+ * "ended_early" in --json. h2load ends such a run silently with exit 0; a rate over a shorter
+ * span than asked for is not the measurement the user asked for.
  */
 #include "commands.h"
 #include "core/error.h"
@@ -362,6 +365,10 @@ int h2b_cmd_load(int argc, char **argv)
             goto out;
         }
     }
+    if (res.ended_early && res.s.conns_ok > 0) /* none: said below */
+        fprintf(
+            stderr, "h2bench load: warning: run ended after %.2f s of the %.2f s asked for: %s\n",
+            (double)res.measure_ns / 1e9, (double)cfg.duration_ns / 1e9, res.ended_early_reason);
     if (job.active && job.failed_ranks > 0) {
         fprintf(stderr, "h2bench load: %u of %d ranks failed (see the per-rank lines)\n",
                 job.failed_ranks, job.size);
@@ -379,7 +386,7 @@ int h2b_cmd_load(int argc, char **argv)
         h2b_slo_first_breach(cfg.slo, why, sizeof(why));
         fprintf(stderr, "h2bench load: %s\n", why);
         code = H2B_EXIT_FAIL;
-    } else if (res.interrupted) {
+    } else if (res.interrupted || res.ended_early) {
         code = H2B_EXIT_RUNTIME;
     } else if (cfg.fail_on_error && res.s.failed > 0) {
         fprintf(stderr, "h2bench load: %llu of %llu requests failed (--fail-on-error)\n",

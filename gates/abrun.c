@@ -2,10 +2,11 @@
  * abrun.c - `h2bench ab`: base and head built apart, measured interleaved, judged (abrun.h).
  *
  * Approach. Revisions are resolved with git rev-parse (a name that is not a commit is a usage
- * error naming it); each revision is checked out with `git worktree add --detach` into the work
- * directory and built there by the build command, so the user's work tree, index and build
- * directory are never touched. A successful build is remembered (the `built` stamp holds the
- * build command), so repeated A/B runs against the same base pay for its build once. The head
+ * error naming it); each revision is checked out, detached, in a clone of its own in the work
+ * directory (`git clone --shared --no-checkout`, then `git checkout --detach`) and built there by
+ * the build command, so the user's work tree, index, build directory and worktree list are never
+ * touched. A successful build is remembered (the `built` stamp holds the build command), so
+ * repeated A/B runs against the same base pay for its build once. The head
  * is, by default, the work tree as it is: built out of tree into its own build directory.
  *
  * Measurement. Each side's benchmark executable is invoked `forks` times with --forks 1, in
@@ -17,10 +18,21 @@
  * verdict is h2b_ab_judge on those two files, so `h2bench compare base.json head.json` gives the
  * same verdict and exit code.
  *
- * Rejected: `git archive | tar` instead of a worktree (no trace in .git/worktrees, but no
- * submodules, no .gitattributes filters, and no cheap reuse); running both sides' forks inside
- * one runner process (impossible: they are different executables, and an executable measures
- * itself); building the head in place (it would change the user's build directory).
+ * Why a shared clone. `git worktree add` (what ab did first) registers the checkout in the
+ * user's .git/worktrees: `git worktree list` shows it after every run, and an interrupted or
+ * cleaned-up work directory leaves a stale entry behind. A `--shared` clone borrows the
+ * repository's objects through objects/info/alternates and copies no history, yet nothing is
+ * written into the user's repository; the checkout is still a git repository, so a build that
+ * asks git for its commit (h2bench's own version stamp does) gets the right one. Rejected as
+ * well: `git archive | tar` (no .git, so a build asking git for its commit would find a parent
+ * directory's repository or none; export-ignore and export-subst rewrite the tree) and
+ * `git --work-tree=DIR checkout` (it rewrites the user's index). A shared clone depends on the
+ * user's objects: if they are pruned, the cached checkout's files are still whole, only git in
+ * it fails, and removing --work's directory starts afresh.
+ *
+ * Also rejected: running both sides' forks inside one runner process (impossible: they are
+ * different executables, and an executable measures itself); building the head in place (it
+ * would change the user's build directory).
  */
 #include "gates/abrun.h"
 #include "core/error.h"
@@ -265,29 +277,53 @@ static int prepare_dirs(struct side *s, const char *work, const char *top, struc
     return H2B_OK;
 }
 
-/* A detached worktree of s->commit at s->src (reused when it is already that commit). */
+/* A detached checkout of s->commit at s->src, in a clone of its own (reused when it is already
+ * that commit). The clone is made in src.partial and renamed to src once checked out, so an
+ * interrupted checkout (Ctrl-C, SIGTERM, a full disk) leaves no src that looks finished; the
+ * next run removes the partial one. A src that is a linked worktree (what earlier versions made
+ * with `git worktree add`) is unregistered from the user's repository and made again. */
 static int checkout(struct side *s, const char *top, struct h2b_diag *d)
 {
-    char have[64] = "";
+    char have[64] = "", gitpath[PATH_MAX], partial[PATH_MAX], log[PATH_MAX];
     struct stat st;
-    if (stat(s->src, &st) == 0) {
-        char *argv[] = {"git", "-C", s->src, "rev-parse", "HEAD", NULL};
-        if (run_capture(argv, NULL, have, sizeof(have)) == 0 && strcmp(have, s->commit) == 0)
-            return H2B_OK;
-        return fail(d, H2B_ERR_EXISTS,
-                    "%s exists and is not a checkout of %s: remove it or use another --work",
-                    s->src, s->commit);
-    }
-    char log[PATH_MAX];
-    if (!join(log, sizeof(log), s->dir, "worktree.log"))
+    if (!join(gitpath, sizeof(gitpath), s->src, ".git") ||
+        !join(partial, sizeof(partial), s->dir, "src.partial") ||
+        !join(log, sizeof(log), s->dir, "checkout.log"))
         return fail(d, H2B_ERR_RANGE, "path too long");
-    /* "--": a --work path that starts with '-' is a path, not an option */
-    char *argv[] = {"git",      "-C", (char *)top, "worktree", "add", "--force",
-                    "--detach", "--", s->src,      s->commit,  NULL};
-    int rv = run_logged(argv, NULL, NULL, log, GIT_TIMEOUT_NS);
+    if (stat(s->src, &st) == 0) {
+        if (lstat(gitpath, &st) == 0 && S_ISREG(st.st_mode)) {
+            /* a linked worktree: `git worktree remove` drops both the registration and src */
+            char *rm[] = {"git",     "-C", (char *)top, "worktree", "remove",
+                          "--force", "--", s->src,      NULL};
+            if (run_logged(rm, NULL, NULL, log, GIT_TIMEOUT_NS) != 0)
+                return fail(d, H2B_ERR_EXISTS,
+                            "%s is a git worktree of an older h2bench ab and `git worktree remove` "
+                            "failed: see %s",
+                            s->src, log);
+        } else {
+            char *argv[] = {"git", "-C", s->src, "rev-parse", "HEAD", NULL};
+            if (run_capture(argv, NULL, have, sizeof(have)) == 0 && strcmp(have, s->commit) == 0)
+                return H2B_OK;
+            return fail(d, H2B_ERR_EXISTS,
+                        "%s exists and is not a checkout of %s: remove it or use another --work",
+                        s->src, s->commit);
+        }
+    }
+    if (h2b_fs_remove_tree(partial) != H2B_OK)
+        return fail(d, H2B_ERR_IO, "cannot remove %s: %s", partial, strerror(errno));
+    /* --shared: the clone borrows the repository's objects (objects/info/alternates), so it
+     * copies no history; "--": a --work path that starts with '-' is a path, not an option */
+    char *clone[] = {"git", "clone",     "--quiet", "--shared", "--no-checkout", "--no-hardlinks",
+                     "--",  (char *)top, partial,   NULL};
+    char *co[] = {"git", "-C", partial, "checkout", "--quiet", "--detach", s->commit, NULL};
+    int rv = run_logged(clone, NULL, NULL, log, GIT_TIMEOUT_NS);
+    if (rv == 0)
+        rv = run_logged(co, NULL, NULL, log, GIT_TIMEOUT_NS);
     if (rv != 0)
-        return fail(d, H2B_ERR_UNSUPPORTED, "git worktree add of %s %s failed: see %s", s->label,
+        return fail(d, H2B_ERR_UNSUPPORTED, "git checkout of %s %s failed: see %s", s->label,
                     s->commit, log);
+    if (rename(partial, s->src) != 0)
+        return fail(d, H2B_ERR_IO, "cannot rename %s to %s: %s", partial, s->src, strerror(errno));
     return H2B_OK;
 }
 

@@ -1,10 +1,11 @@
 /*
- * abrun.h - `h2bench ab`: build a base revision in its own git worktree and build directory,
+ * abrun.h - `h2bench ab`: build a base revision in its own checkout and build directory,
  * run the base's and the head's benchmarks interleaved on the same CPUs, and judge (ab.h).
  *
  * Layout of the work directory (default $XDG_CACHE_HOME/h2bench/ab, else ~/.cache/h2bench/ab):
  *
- *   <work>/<commit>/src         git worktree of the revision (detached)
+ *   <work>/<commit>/src         checkout of the revision (detached, in a `git clone --shared`:
+ *                               nothing is registered in the user's repository)
  *   <work>/<commit>/build       its build directory ($H2B_AB_BUILD)
  *   <work>/<commit>/build.log   the build's output; <work>/<commit>/built: the build command
  *                               of the last successful build (a second run reuses it)

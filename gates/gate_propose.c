@@ -82,6 +82,9 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
     }
     char why[512];
     const char *partial = n < count ? " (absent from some runs)" : "";
+    /* the why lines read in the singular for one run: "in 1 run", not "in each of 1 runs" */
+    const bool one = n == 1;
+    const char *runs_s = one ? "" : "s", *each_of = one ? "" : "each of ";
     bool flagged = false; /* the runner saw forks or repeats disagree */
     for (size_t i = 0; i < n; i++)
         flagged = flagged || obs[i]->alloc_nondeterministic;
@@ -95,14 +98,14 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
              * decimals. The next whole unit above the largest value still fails one more byte or
              * allocation per op, and never fails on the wobble. */
             snprintf(why, sizeof(why),
-                     "%s: NOT deterministic (the runner flags it): %.10g to %.10g in %zu runs%s; "
+                     "%s: NOT deterministic (the runner flags it): %.10g to %.10g in %zu run%s%s; "
                      "ceiling rounded up to the next whole %s, so one more per op still fails; %s",
-                     date, lowest, hi, n, partial,
+                     date, lowest, hi, n, runs_s, partial,
                      m == H2B_METRIC_BYTES_PER_OP ? "byte" : "allocation", tool);
             hi = floor(hi) + 1;
         } else {
-            snprintf(why, sizeof(why), "%s: exact, %.15g in each of %zu runs%s; %s", date, hi, n,
-                     partial, tool);
+            snprintf(why, sizeof(why), "%s: exact, %.15g in %s%zu run%s%s; %s", date, hi, each_of,
+                     n, runs_s, partial, tool);
         }
         rv = h2b_ceilings_set(b, m, hi, why);
         if (rv != H2B_OK)
@@ -115,9 +118,9 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
     }
     if (fewest < H2B_GATE_MIN_P99_SAMPLES) {
         snprintf(why, sizeof(why),
-                 "p99 not gated: %.0f samples per fork in the sparsest of %zu runs, a p99 needs "
+                 "p99 not gated: %.0f samples per fork in %s%zu run%s, a p99 needs "
                  "%d (100 above it); at this operation's length its tail is scheduler noise",
-                 fewest, n, H2B_GATE_MIN_P99_SAMPLES);
+                 fewest, one ? "" : "the sparsest of ", n, runs_s, H2B_GATE_MIN_P99_SAMPLES);
         if (!(b->baseline.note = strdup(why)))
             return H2B_ERR_NOMEM;
     } else if (all_have(obs, n, H2B_METRIC_P99_NS)) {
@@ -128,8 +131,9 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
             best_run = v < best_run ? v : best_run;
         }
         snprintf(why, sizeof(why),
-                 "%s: worst of %zu runs' best-fork p99 (%.0f..%.0f ns) + %.0f%% headroom%s; %s",
-                 date, n, best_run, worst, opt->headroom * 100.0, partial, tool);
+                 "%s: %s%zu run%s best-fork p99 (%.0f..%.0f ns) + %.0f%% headroom%s; %s", date,
+                 one ? "the " : "worst of ", n, one ? "'s" : "s'", best_run, worst,
+                 opt->headroom * 100.0, partial, tool);
         rv = h2b_ceilings_set(b, H2B_METRIC_P99_NS, ceil(worst * (1.0 + opt->headroom)), why);
         if (rv != H2B_OK)
             return rv;
@@ -146,10 +150,10 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
                      date, src, n, lowest, hi, tool);
         else
             snprintf(why, sizeof(why),
-                     "%s: exact, %s counts %.15g in each of %zu runs (deterministic for one "
+                     "%s: exact, %s counts %.15g in %s%zu run%s (deterministic for one "
                      "binary and its libraries, so no tolerance: any increase fails; another "
                      "build is reported not applicable); %s",
-                     date, src, hi, n, tool);
+                     date, src, hi, each_of, n, runs_s, tool);
         rv = h2b_ceilings_set(b, H2B_METRIC_INSTRUCTIONS_PER_OP, hi, why);
         if (rv != H2B_OK)
             return rv;

@@ -76,6 +76,10 @@ int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_k
 
 void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind)
 {
+    if (rep->summary) {
+        h2b__report_mermaid(rep, o, kind); /* no PNG beside a step summary */
+        return;
+    }
     if (!rep->charts_rendered)
         return;
     for (size_t i = 0; i < rep->n_charts; i++) {

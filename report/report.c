@@ -261,6 +261,14 @@ int h2b_report_write(const struct h2b_report_options *opt, char **markdown, stru
     if ((rc = commit(tmp, opt->out_dir, diag)))
         goto out_remove;
     if (markdown) {
+        /* the --summary copy: the same markdown with the charts drawn inline (summary.c) */
+        h2b_buf_free(&md);
+        h2b_buf_init(&md);
+        rep.summary = true;
+        if ((rc = h2b__report_markdown(&rep, &md))) {
+            h2b_diag_at(diag, NULL, 0, 0, "rendering the summary: %s", h2b_strerror(rc));
+            goto out_remove;
+        }
         *markdown = h2b_buf_take(&md);
         if (*markdown == NULL) {
             h2b_diag_at(diag, NULL, 0, 0, "out of memory");

@@ -24,7 +24,9 @@ struct h2b_report_options {
 };
 
 /* Writes out_dir/REPORT.md, the charts (NAME.png, NAME.svg) and their sources (NAME.gp,
- * NAME.dat). When markdown is not NULL it receives a malloc'd copy of REPORT.md (caller frees).
+ * NAME.dat). When markdown is not NULL it receives a malloc'd summary (caller frees): REPORT.md
+ * with the component suite and req/s charts as Mermaid xychart-beta blocks instead of PNG links,
+ * the other charts named, for a page with no files beside it (a CI step summary).
  * Without gnuplot the report is written without charts and says so.
  * Returns H2B_OK; H2B_ERR_PARSE (malformed input; diag at file:line:column),
  * H2B_ERR_NOTFOUND (an input cannot be read), H2B_ERR_IO (the output cannot be written),

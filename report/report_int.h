@@ -2,9 +2,9 @@
  * report_int.h - internals shared by the report's source files (report.c orchestrates, md.c
  * writes the markdown, plots.c writes the chart data and scripts, profiles.c the Profiles
  * section, emit.c the chart primitives they share, groups.c the queries over a results file,
- * fmt.c the path helper; numbers are core/fmt.h's, the A/B verdict gates/ab.h's, laid out
- * by gates/abtable.c). Calls run one way: report.c -> md.c, plots.c -> profiles.c -> emit.c,
- * groups.c, fmt.c; md.c -> profiles.c; nothing calls back up.
+ * fmt.c the path helper, summary.c the --summary's Mermaid charts; numbers are core/fmt.h's, the
+ * A/B verdict gates/ab.h's, laid out by gates/abtable.c). Calls run one way: report.c -> md.c,
+ * plots.c -> profiles.c -> emit.c, groups.c, fmt.c; md.c -> profiles.c; nothing calls back up.
  */
 #ifndef H2B_REPORT_REPORT_INT_H
 #define H2B_REPORT_REPORT_INT_H
@@ -61,6 +61,7 @@ struct h2b__report {
     struct h2b__chart charts[H2B__REPORT_MAX_CHARTS];
     size_t n_charts;
     bool charts_rendered; /* false: gnuplot missing, charts_note says why */
+    bool summary;         /* rendering the --summary copy: charts as Mermaid blocks (summary.c) */
     char charts_note[512];
     /* profiles.c */
     bool profile_diff;         /* the A/B differential flame graph was drawn */
@@ -85,6 +86,10 @@ int h2b__report_emit(struct h2b__report *rep, const char *dir, enum h2b__chart_k
                      const char *name, const char *tmpl, const char *title, struct h2b_buf *data,
                      const struct h2b_chart_var *vars, size_t nvars);
 void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2b__chart_kind kind);
+/* The --summary form of a chart (summary.c): a Mermaid xychart-beta block drawn from the
+ * results, or the name of its PNG where Mermaid cannot draw it. */
+void h2b__report_mermaid(const struct h2b__report *rep, struct h2b_buf *o,
+                         enum h2b__chart_kind kind);
 void h2b__report_md_code(struct h2b_buf *o, const char *s);
 
 /* The run (0-based index into rep->runs) a point of rep->hist came from, or rep->n_runs. */

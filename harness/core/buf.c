@@ -187,6 +187,32 @@ void h2b_buf_term(struct h2b_buf *b, const char *s)
         h2b_buf_append(b, ctl_byte(*s) ? "?" : s, 1);
 }
 
+void h2b_buf_mermaid(struct h2b_buf *b, const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    bool cut = n > max;
+    if (cut) {
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--; /* not inside a UTF-8 sequence */
+    }
+    h2b_buf_puts(b, "\"");
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        const char *out = &s[i];
+        if (c == '"' || c == '`')
+            out = "'";
+        else if (c == '[' || c == '{')
+            out = "(";
+        else if (c == ']' || c == '}')
+            out = ")";
+        else if (ctl_byte(c) || strchr("<>#&;\\", c))
+            out = "?";
+        h2b_buf_append(b, out, 1);
+    }
+    h2b_buf_puts(b, cut ? "...\"" : "\"");
+}
+
 void h2b_buf_pad(struct h2b_buf *b, size_t n)
 {
     static const char spaces[] = "                                ";

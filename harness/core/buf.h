@@ -53,6 +53,15 @@ void h2b_buf_md_code(struct h2b_buf *b, const char *s);
  * table's line; one byte for one byte, so widths are unchanged. */
 void h2b_buf_term(struct h2b_buf *b, const char *s);
 
+/* h2b_buf_mermaid: s as one double-quoted Mermaid string (a chart title or an axis label of an
+ * xychart-beta block in a markdown ```mermaid fence), at most max bytes of s (cut on a UTF-8
+ * character boundary, "..." added). Mermaid's lexer takes everything up to the next '"', and
+ * the renderer reads entities (#quot;, &lt;) and HTML: so '"' and '`' become '\'', '[' '{' '('
+ * and ']' '}' ')' stay brackets as '(' and ')', and < > # & ; \ and every control byte (line
+ * breaks included: one would end the statement) become '?'; other bytes, UTF-8 included, pass.
+ * Nothing in s can end the string, the statement or the fence, or start markup. */
+void h2b_buf_mermaid(struct h2b_buf *b, const char *s, size_t max);
+
 /* Appends n spaces (text table padding). */
 void h2b_buf_pad(struct h2b_buf *b, size_t n);
 

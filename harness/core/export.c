@@ -1,5 +1,6 @@
 /*
- * export.c - BMF and github-action-benchmark exports of h2bench documents (see export.h).
+ * export.c - BMF, github-action-benchmark and Google Benchmark JSON exports of h2bench
+ * documents (see export.h).
  *
  * Approach: one pass over a document builds a list of series (a benchmark or a matrix cell key)
  * each holding named metrics with a value and optional bounds; the two writers only format that
@@ -9,9 +10,15 @@
  *
  * Input goes through the results model (results.h): no results key is spelt here.
  *
- * Rejected: exporting from the runner's in-memory structs (micro's gbench export does that,
- * because it needs every fork); a file-based exporter serves micro, run and load alike, and a
- * results file written yesterday can be exported today.
+ * Google Benchmark JSON (h2b_export_gbench) is built from the same list: its rows need the
+ * values behind the median (a row per fork or repeat, so compare.py's U test has samples), so
+ * a series keeps its micro forks and a metric its repeats. A cell's time is ns per request
+ * (1e9 / req/s): Google Benchmark compares times, and a slower server is a longer time.
+ *
+ * Rejected: exporting from the runner's in-memory structs (`micro --format gbench` does that,
+ * because it has each fork's CPU time and iterations, which results files do not keep); a
+ * file-based exporter serves micro, run and load alike, and a results file written yesterday
+ * can be exported today.
  */
 #include "core/export.h"
 #include "core/error.h"
@@ -19,6 +26,7 @@
 #include "core/stats.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +52,9 @@ struct series {
     struct metric m[MAX_METRICS];
     size_t nm;
     char extra[128];
+    bool cell;                                          /* a matrix cell (else a micro benchmark) */
+    double fork_ns[MAX_REPEATS], fork_p99[MAX_REPEATS]; /* micro: per fork, for gbench's rows */
+    size_t n_fork_ns, n_fork_p99;
 };
 
 struct list {
@@ -138,6 +149,10 @@ static int add_micro(struct list *l, const struct h2b_results_micro *e)
         add(s, "throughput", "ops/s", "ops/s", BIGGER, 1e9 / e->ns_per_op);
     if (!isnan(e->forks))
         snprintf(s->extra, sizeof(s->extra), "forks: %.0f", e->forks);
+    for (size_t i = 0; i < e->fork_ns_per_op.n && s->n_fork_ns < MAX_REPEATS; i++)
+        s->fork_ns[s->n_fork_ns++] = e->fork_ns_per_op.v[i];
+    for (size_t i = 0; i < e->fork_p99_ns.n && s->n_fork_p99 < MAX_REPEATS; i++)
+        s->fork_p99[s->n_fork_p99++] = e->fork_p99_ns.v[i];
     return H2B_OK;
 }
 
@@ -149,6 +164,7 @@ static int add_cell(struct list *l, const struct h2b_results_cell *c)
     struct series *s = series_get(l, name);
     if (!s)
         return H2B_ERR_NOMEM;
+    s->cell = true;
     add(s, "throughput", "req/s", "req/s", BIGGER, c->req_per_s);
     add(s, "p50-latency", "p50", "ns", SMALLER, c->latency_ns.p50);
     add(s, "p99-latency", "p99", "ns", SMALLER, c->latency_ns.p99);
@@ -301,5 +317,162 @@ int h2b_export_gab(const json_t *doc, bool bigger, json_t **out)
         return rv;
     }
     *out = arr;
+    return H2B_OK;
+}
+
+/* ---- Google Benchmark JSON ---------------------------------------------------------------- */
+
+static const struct metric *metric_find(const struct series *s, const char *slug)
+{
+    for (size_t i = 0; i < s->nm; i++) {
+        if (strcmp(s->m[i].slug, slug) == 0)
+            return &s->m[i];
+    }
+    return NULL;
+}
+
+/* The fields every row of a family has. */
+static json_t *gb_row(const char *name, const char *run_name, size_t family, const char *run_type,
+                      size_t reps, double ns)
+{
+    return json_pack("{s:s, s:I, s:i, s:s, s:s, s:I, s:i, s:i, s:f, s:f, s:s}", "name", name,
+                     "family_index", (json_int_t)family, "per_family_instance_index", 0, "run_name",
+                     run_name, "run_type", run_type, "repetitions", (json_int_t)reps, "threads", 1,
+                     "iterations", 1, "real_time", ns, "cpu_time", ns, "time_unit", "ns");
+}
+
+/* Mean, median and sample standard deviation of v[0..n), n >= 1, into out[0..3). */
+static void aggregates(const double *v, size_t n, double out[3])
+{
+    double tmp[MAX_REPEATS], var;
+    h2b_stats_mean_var(v, n, &out[0], &var);
+    out[1] = h2b_stats_median_of(v, n, tmp);
+    out[2] = sqrt(var);
+}
+
+/* One benchmark family as Google Benchmark writes repetitions: a row per value (fork or
+ * repeat), then, with two or more, its mean, median and stddev rows. rate, when not NULL,
+ * gives each row an items_per_second counter (rate[i] for row i; the aggregates get its
+ * aggregate). Extra counters (B/op ...) go on every row. */
+static int gb_family(json_t *list, const char *name, size_t family, const double *ns,
+                     const double *rate, size_t n, const json_t *counters)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *row = gb_row(name, name, family, "iteration", n, ns[i]);
+        if (!row || json_object_set_new(row, "repetition_index", json_integer((json_int_t)i)) ||
+            (rate && json_object_set_new(row, "items_per_second", json_real(rate[i]))) ||
+            (counters && json_object_update(row, (json_t *)counters)) ||
+            json_array_append_new(list, row)) {
+            json_decref(row);
+            return H2B_ERR_NOMEM;
+        }
+    }
+    if (n < 2)
+        return H2B_OK;
+    const char *agg[] = {"mean", "median", "stddev"};
+    double t[3], r[3] = {NAN, NAN, NAN};
+    aggregates(ns, n, t);
+    if (rate)
+        aggregates(rate, n, r);
+    for (int k = 0; k < 3; k++) {
+        char aname[NAME_MAX_LEN + 16];
+        snprintf(aname, sizeof(aname), "%s_%s", name, agg[k]);
+        json_t *row = gb_row(aname, name, family, "aggregate", n, t[k]);
+        if (!row || json_object_set_new(row, "aggregate_name", json_string(agg[k])) ||
+            json_object_set_new(row, "aggregate_unit", json_string("time")) ||
+            (rate && json_object_set_new(row, "items_per_second", json_real(r[k]))) ||
+            json_array_append_new(list, row)) {
+            json_decref(row);
+            return H2B_ERR_NOMEM;
+        }
+    }
+    return H2B_OK;
+}
+
+/* A micro benchmark: NAME (ns/op per fork) and NAME/p99 (p99 ns per fork), the exact counts as
+ * counters on NAME's rows. */
+static int gb_micro(json_t *list, const struct series *s, size_t *family)
+{
+    const struct metric *lat = metric_find(s, "latency"), *p99 = metric_find(s, "p99-latency");
+    json_t *counters = json_object();
+    if (!counters)
+        return H2B_ERR_NOMEM;
+#define MKEY(member) H2B_MODEL_KEY(h2b_results_micro_model, struct h2b_results_micro, member)
+    const char *counted[][2] = {{"bytes-per-op", MKEY(bytes_per_op)},
+                                {"allocs-per-op", MKEY(allocs_per_op)},
+                                {"instructions", MKEY(instructions_per_op)}};
+#undef MKEY
+    int rv = H2B_OK;
+    for (size_t i = 0; i < 3 && rv == H2B_OK; i++) {
+        const struct metric *m = metric_find(s, counted[i][0]);
+        if (m && m->n > 0 && json_object_set_new(counters, counted[i][1], json_real(m->v[0])))
+            rv = H2B_ERR_NOMEM;
+    }
+    if (rv == H2B_OK && lat && lat->n > 0)
+        rv = s->n_fork_ns
+                 ? gb_family(list, s->name, (*family)++, s->fork_ns, NULL, s->n_fork_ns, counters)
+                 : gb_family(list, s->name, (*family)++, lat->v, NULL, 1, counters);
+    if (rv == H2B_OK && p99 && p99->n > 0) {
+        char name[NAME_MAX_LEN + 8];
+        snprintf(name, sizeof(name), "%s/p99", s->name);
+        rv = s->n_fork_p99
+                 ? gb_family(list, name, (*family)++, s->fork_p99, NULL, s->n_fork_p99, NULL)
+                 : gb_family(list, name, (*family)++, p99->v, NULL, 1, NULL);
+    }
+    json_decref(counters);
+    return rv;
+}
+
+/* A matrix cell: NAME (ns per request = 1 / req/s, one row per repeat, items_per_second the
+ * req/s) and NAME/p99 (p99 latency per repeat). */
+static int gb_cell(json_t *list, const struct series *s, size_t *family)
+{
+    const struct metric *rps = metric_find(s, "throughput"), *p99 = metric_find(s, "p99-latency");
+    int rv = H2B_OK;
+    if (rps && rps->n > 0) {
+        double ns[MAX_REPEATS], rate[MAX_REPEATS];
+        size_t n = 0;
+        for (size_t i = 0; i < rps->n; i++) {
+            if (rps->v[i] > 0) {
+                rate[n] = rps->v[i];
+                ns[n++] = 1e9 / rps->v[i];
+            }
+        }
+        if (n > 0)
+            rv = gb_family(list, s->name, (*family)++, ns, rate, n, NULL);
+    }
+    if (rv == H2B_OK && p99 && p99->n > 0) {
+        char name[NAME_MAX_LEN + 8];
+        snprintf(name, sizeof(name), "%s/p99", s->name);
+        rv = gb_family(list, name, (*family)++, p99->v, NULL, p99->n, NULL);
+    }
+    return rv;
+}
+
+int h2b_export_gbench(const json_t *doc, json_t **out)
+{
+    struct list l = {0};
+    int rv = collect(doc, &l);
+    json_t *root = NULL, *list = NULL;
+    if (rv == H2B_OK) {
+        const json_t *created = json_object_get(doc, "created");
+        root = json_pack("{s:{s:s, s:s, s:s, s:i, s:i, s:[], s:[], s:s, s:i}}", "context", "date",
+                         json_is_string(created) ? json_string_value(created) : "", "host_name", "",
+                         "executable", "h2bench export", "num_cpus", 0, "mhz_per_cpu", 0, "caches",
+                         "load_avg", "library_build_type", "release", "json_schema_version", 1);
+        list = json_array();
+        if (!root || !list || json_object_set(root, "benchmarks", list))
+            rv = H2B_ERR_NOMEM;
+    }
+    size_t family = 0;
+    for (size_t i = 0; i < l.n && rv == H2B_OK; i++)
+        rv = l.s[i].cell ? gb_cell(list, &l.s[i], &family) : gb_micro(list, &l.s[i], &family);
+    json_decref(list);
+    free(l.s);
+    if (rv != H2B_OK) {
+        json_decref(root);
+        return rv;
+    }
+    *out = root;
     return H2B_OK;
 }

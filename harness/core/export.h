@@ -1,5 +1,6 @@
 /*
- * export.h - results in the formats of the trackers people already use.
+ * export.h - results in the formats of the trackers people already use, and in Google
+ * Benchmark's JSON (h2b_export_gbench, for its compare.py).
  *
  *   BMF  (Bencher Metric Format, `bencher run --adapter json`):
  *        {"<benchmark>": {"<measure slug>": {"value": v, "lower_value": lo, "upper_value": hi}}}
@@ -32,5 +33,15 @@ int h2b_export_bmf(const json_t *doc, json_t **out);
 /* The GAB array for doc: the smaller-is-better metrics, or with bigger the bigger-is-better ones
  * (throughput). Codes as h2b_export_bmf. */
 int h2b_export_gab(const json_t *doc, bool bigger, json_t **out);
+
+/* Google Benchmark JSON for doc ({"context": {...}, "benchmarks": [rows]}), as Google
+ * Benchmark writes repetitions, for its compare.py: per micro benchmark a family NAME (ns/op,
+ * one iteration row per fork, or one row when the file has no per-fork values; B/op, allocs/op
+ * and instructions/op as counters) and NAME/p99 (p99 ns per fork); per matrix cell (or load
+ * result) a family NAME (ns per request = 1e9 / req/s, one row per repeat, items_per_second
+ * the req/s) and NAME/p99 (p99 latency ns per repeat); with two or more rows, the family's
+ * mean, median and stddev aggregate rows follow. cpu_time is real_time (results files keep no
+ * per-fork CPU time); iterations is 1. Codes as h2b_export_bmf. */
+int h2b_export_gbench(const json_t *doc, json_t **out);
 
 #endif

@@ -515,6 +515,8 @@ static const struct h2b_model_field load_fields[] = {
     F(T, unfinished, COUNT, 0),
     F(T, unsent, COUNT, 0),
     F(T, interrupted, BOOL, 0),
+    F(T, ended_early, BOOL, 0),
+    F(T, ended_early_reason, STRING, 0),
     F(T, status_codes, JSON, 0),
     SUB(T, traffic, OBJECT, 0, traffic_model),
     SUB(T, service_ns, OBJECT, 0, h2b_results_latency_model),

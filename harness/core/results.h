@@ -256,7 +256,9 @@ struct h2b_results_load {
     double goodput_per_s, wall_s, started, done, timeouts, resets, protocol_errors, not_sent;
     double unfinished, unsent;
     int interrupted;
-    json_t *status_codes; /* {"200": N, ..., "other": N} */
+    int ended_early;          /* -D: the run ended before its deadline (every connection over) */
+    char *ended_early_reason; /* why, one line; null when it did not */
+    json_t *status_codes;     /* {"200": N, ..., "other": N} */
     struct h2b_results_traffic {
         struct h2b_model_base base;
         double total, headers, headers_decompressed, data, sent;

@@ -255,7 +255,8 @@ void h2b_load_usage(FILE *f)
         "\n"
         "Exit codes: 0 ok, 1 --fail-on-error and a request failed, --slo breached or not\n"
         "shown, or --find-max found no passing step, 2 usage error, 3 runtime failure (no\n"
-        "connection could be made, interrupted).\n");
+        "connection could be made, interrupted, -D run ended early: every connection\n"
+        "closed or failed).\n");
 }
 
 int h2b__load_errf(struct h2b_diag *err, int code, const char *fmt, ...)

@@ -19,6 +19,7 @@
 #include "load/h3load.h"
 #endif
 
+#include <inttypes.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -556,6 +557,15 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
             res->measure_ns = t_end > sh.t_measure ? t_end - sh.t_measure : 1;
         else
             res->measure_ns = cfg->duration_ns;
+        /* -D: workers end before the deadline only when none of their connections is left
+         * (a server that died or closed them all); h2load too stops then, but says nothing */
+        if (cfg->duration_ns && !res->interrupted && t_end < sh.t_end && rv == H2B_OK) {
+            res->ended_early = true;
+            snprintf(res->ended_early_reason, sizeof(res->ended_early_reason),
+                     "every connection closed or failed (%" PRIu64 " connected, %" PRIu64
+                     " connection attempts failed)",
+                     res->s.conns_ok, res->s.conns_failed);
+        }
         snprintf(res->alpn, sizeof(res->alpn), "%s",
                  cfg->h3      ? "h3"
                  : sh.h1      ? "http/1.1"

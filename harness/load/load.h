@@ -209,7 +209,11 @@ struct h2b_load_result {
     uint64_t measure_ns;    /* the divisor of the rates: -D duration, else wall_ns */
     uint64_t cpu_user_ns;   /* client process CPU during the run */
     uint64_t cpu_sys_ns;
-    bool interrupted;                       /* h2b_load_stop() ended the run early */
+    bool interrupted; /* h2b_load_stop() ended the run early */
+    /* -D: the run ended before its deadline without a stop (every connection closed or failed);
+     * ended_early_reason says so in one line ("" when it did not) */
+    bool ended_early;
+    char ended_early_reason[160];
     struct h2b_results_interval *intervals; /* cfg->interval_ns > 0: every interval, in order */
     size_t nintervals;
     char alpn[32];   /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */

@@ -179,6 +179,7 @@ static void add_part(struct h2b_results_load *m, const struct h2b_results_load *
     m->unfinished = add(m->unfinished, p->unfinished);
     m->unsent = add(m->unsent, p->unsent);
     m->interrupted = m->interrupted == 1 || p->interrupted == 1;
+    m->ended_early = m->ended_early == 1 || p->ended_early == 1;
     m->traffic.total = add(m->traffic.total, p->traffic.total);
     m->traffic.headers = add(m->traffic.headers, p->traffic.headers);
     m->traffic.headers_decompressed =
@@ -245,6 +246,8 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
         if (rv == H2B_OK && i > 0) {
             add_part(&m, &p);
             rv = add_codes(&m.status_codes, p.status_codes, &srcs[i], d);
+            if (rv == H2B_OK && p.ended_early == 1 && !m.ended_early_reason && p.ended_early_reason)
+                rv = h2b_model_set_string(&m.ended_early_reason, p.ended_early_reason);
             if (rv == H2B_OK)
                 rv = merge_engine(&m, &p, &mixed);
         }

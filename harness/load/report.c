@@ -434,6 +434,9 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     l.unfinished = (double)s->unfinished;
     l.unsent = (double)s->unsent;
     l.interrupted = res->interrupted;
+    l.ended_early = res->ended_early;
+    if (res->ended_early)
+        bad |= h2b_model_set_string(&l.ended_early_reason, res->ended_early_reason);
     l.traffic.base.present = true;
     l.traffic.total = (double)s->bytes_total;
     l.traffic.headers = (double)s->bytes_headers;

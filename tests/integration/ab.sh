@@ -90,6 +90,7 @@ git -C "$R" commit -qam v4 && git -C "$R" tag v4
 write_joiner 1 0 ""
 git -C "$R" commit -qam v5 && git -C "$R" tag v5
 before=$(git -C "$R" status --porcelain=v1 --ignored; ls -A "$R")
+worktrees_before=$(git -C "$R" worktree list | wc -l)
 
 BUILDCMD="cmake -S \"\$H2B_AB_SRC\" -B \"\$H2B_AB_BUILD\" -DCMAKE_BUILD_TYPE=Release \
 -DCMAKE_PREFIX_PATH=$TMP/prefix && cmake --build \"\$H2B_AB_BUILD\""
@@ -193,4 +194,7 @@ git -C "$R" reset -q --hard v5
 # Nothing in the user's tree changed (status, ignored files, entries).
 after=$(git -C "$R" status --porcelain=v1 --ignored; ls -A "$R")
 expect_eq "work tree unchanged" "$after" "$before"
+# ab checks revisions out in clones of their own: no worktree registered in the repository
+expect_eq "no worktree registered" "$(git -C "$R" worktree list | wc -l)" "$worktrees_before"
+expect_eq "no .git/worktrees" "$(ls -A "$R/.git/worktrees" 2>/dev/null | wc -l)" 0
 finish

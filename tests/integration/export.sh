@@ -3,7 +3,8 @@
 # compare.py (Debian libbenchmark-tools, with python3-scipy), which must parse both outputs and
 # report the injected slowdown (H2B_INJECT_SLOW_PERCENT=200: three times the time); aggregate rows; BMF and
 # github-action-benchmark exports of micro results, of run results (repeats folded into one
-# series) and of an `h2bench load --json` document; bad input.
+# series) and of an `h2bench load --json` document; `export --format gbench` of saved run, load
+# and merge results, read by compare.py; bad input.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 B=hpack/encode-typical-response
@@ -87,11 +88,62 @@ expect_match "run gab-bigger req/s" "$(j "$TMP/r.gabb" '.[].name')" "$key - req/
 "$H2BENCH" export --format gab "$R" >"$TMP/r.gab"
 expect_match "run gab p99" "$(j "$TMP/r.gab" '.[].name')" "$key - p99"
 
+# gbench from saved run results (micro entries and repeated cells): Google Benchmark rows
+# that compare.py reads; forks and repeats are its repetitions.
+have_cmp() { [ -f "$CMP" ] && "$PY" -c 'import scipy' 2>/dev/null; }
+"$H2BENCH" export --format gbench "$R" >"$TMP/r.gb"
+expect_eq "run gbench exit" "$?" 0
+"$H2BENCH" export --format gbench "$SRC/tests/data/report/head.json" --out "$TMP/h.gb"
+expect_eq "run gbench (head) exit" "$?" 0
+expect_eq "run gbench: a cell's repeats are rows" \
+    "$(jq --arg k "$key" '[.benchmarks[] | select(.name == $k and .run_type == "iteration")] | length' "$TMP/r.gb")" \
+    "$(jq --arg t "$(jq -r '.matrix[0].target' "$R")" --argjson c "$(jq '.matrix[0].connections' "$R")" \
+        --argjson s "$(jq '.matrix[0].streams_requested' "$R")" \
+        '[.matrix[] | select(.target == $t and .connections == $c and .streams_requested == $s and .client == "h2bench")] | length' "$R")"
+expect_eq "run gbench: ns per request is 1e9 / req/s" \
+    "$(jq --arg k "$key" '[.benchmarks[] | select(.name == $k and .run_type == "iteration") | (.real_time * .items_per_second / 1e9 * 1000 | round)] | unique' "$TMP/r.gb" | tr -d ' \n')" \
+    "[1000]"
+expect_eq "run gbench: micro aggregates" \
+    "$(jq -r '[.benchmarks[] | select(.run_name == "h2/stream-lifecycle" and .run_type == "aggregate") | .aggregate_name] | join(" ")' "$TMP/r.gb")" \
+    "mean median stddev"
+if have_cmp; then
+    "$PY" "$CMP" --no-color benchmarks "$TMP/r.gb" "$TMP/h.gb" >"$TMP/rcmp.out" 2>&1
+    expect_eq "compare.py on saved results: exit" "$?" 0
+    expect_match "compare.py: a micro benchmark" "$(cat "$TMP/rcmp.out")" "^h2/stream-lifecycle_median "
+    expect_match "compare.py: a cell" "$(cat "$TMP/rcmp.out")" "^h2ref h2bench c=1 s=1_median "
+    expect_match "compare.py: U test over the repeats" "$(cat "$TMP/rcmp.out")" "U Test, Repetitions: 3 vs 3"
+fi
+
 # A load document, with the server of this test.
 start_serve h2ref --threads 1 || { finish; exit 1; }
 "$H2BENCH" load -n 300 -c 2 -m 4 --json "$TMP/load.json" "$SERVE_URL/" >/dev/null 2>&1
 expect_eq "load exit" "$?" 0
+"$H2BENCH" load -n 300 -c 2 -m 4 --json "$TMP/load2.json" "$SERVE_URL/" >/dev/null 2>&1
+expect_eq "load exit (2)" "$?" 0
 stop_serve "$SERVE_PID" >/dev/null 2>&1
+# gbench from load --json and from a merge of two: compare.py reads them
+"$H2BENCH" export --format gbench "$TMP/load.json" >"$TMP/l.gb"
+expect_eq "load gbench exit" "$?" 0
+"$H2BENCH" export --format gbench "$TMP/load2.json" >"$TMP/l2.gb"
+expect_eq "load gbench rows: req/s and p99" \
+    "$(jq -r '[.benchmarks[].name | sub(".* c=2 s=4"; "")] | join(",")' "$TMP/l.gb")" ",/p99"
+expect_eq "load gbench: items_per_second is req/s" "$(jq '.benchmarks[0].items_per_second' "$TMP/l.gb")" \
+    "$(jq '.req_per_s' "$TMP/load.json")"
+# (a merge of the two runs is one job of 4 connections: its cell is c=4, so it is compared
+# with another merge)
+"$H2BENCH" merge "$TMP/load.json" "$TMP/load2.json" --json "$TMP/merged.json" >/dev/null 2>&1
+"$H2BENCH" merge "$TMP/load2.json" "$TMP/load.json" --json "$TMP/merged2.json" >/dev/null 2>&1
+"$H2BENCH" export --format gbench "$TMP/merged.json" >"$TMP/m.gb"
+expect_eq "merged gbench exit" "$?" 0
+"$H2BENCH" export --format gbench "$TMP/merged2.json" >"$TMP/m2.gb"
+if have_cmp; then
+    "$PY" "$CMP" --no-color benchmarks "$TMP/l.gb" "$TMP/l2.gb" >"$TMP/lcmp.out" 2>&1
+    expect_eq "compare.py on two load results: exit" "$?" 0
+    expect_match "compare.py: the load cell" "$(cat "$TMP/lcmp.out")" "c=2 s=4 "
+    "$PY" "$CMP" --no-color benchmarks "$TMP/m.gb" "$TMP/m2.gb" >"$TMP/mcmp.out" 2>&1
+    expect_eq "compare.py on merged results: exit" "$?" 0
+    expect_match "compare.py: the merged cell's p99" "$(cat "$TMP/mcmp.out")" "c=4 s=4/p99 "
+fi
 "$H2BENCH" export --format bmf "$TMP/load.json" >"$TMP/l.bmf"
 expect_eq "load bmf exit" "$?" 0
 expect_eq "load bmf measures" "$(jq -r '.[] | keys | join(" ")' "$TMP/l.bmf")" "p50-latency p99-latency throughput"

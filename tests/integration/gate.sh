@@ -184,6 +184,9 @@ expect_eq "bad fingerprint: exit 2" "$(gate --ceilings "$TMP/fpbad.json" --resul
 expect_match "bad fingerprint: located" "$(cat "$TMP/err")" 'fpbad.json:[0-9]+:[0-9]+: fingerprint.cpu_model: expected a non-empty string'
 # a proposal records where it was measured
 expect_eq "propose records the fingerprint" "$(gate --propose --results "$D/results-pass.json")" 0
+# one run's why lines read in the singular: "in 1 run", never "each of 1 runs"
+expect_match "one run: exact count in 1 run" "$(cat "$TMP/out")" '"why": "[^"]*: exact, [0-9.e+-]+ in 1 run; '
+expect_eq "one run: no '1 runs'" "$(grep -cE '\b1 runs' "$TMP/out")" 0
 expect_eq "proposal fingerprint" "$(sed -n '/"fingerprint"/,/}/p' "$TMP/out" | tr -d ' \n')" \
     '"fingerprint":{"cpu_model":"fixtureCPU","cpus":2,"kernel":"6.1.0","compiler":"GNU12.2.0","build_type":"Release","nghttp2":"1.52.0"},'
 

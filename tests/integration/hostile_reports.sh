@@ -46,6 +46,24 @@ cat "$TMP/ab.chk"
 expect_eq "compare/ab markdown holds" "$rc" 0
 expect_eq "compare's terminal table: no control bytes" "$(tr -d '\n' <"$TMP/cmp.txt" | tr -d '\040-\176\200-\377' | wc -c)" 0
 
+# report --summary (issue 30): the charts are Mermaid blocks, and a target or benchmark name
+# that would end a Mermaid string, statement or the ``` fence ends none of them.
+MM_TARGET=$'nghttpd"] [x`\n```\n%%{init: {}}%%<b>#quot;'
+jq --arg t "$MM_TARGET" '.matrix |= map(if .target == "nghttpd" then .target = $t else . end)' \
+    "$TMP/head.json" >"$TMP/mm.json"
+"$H2BENCH" report "$TMP/mm.json" -o "$TMP/mm" --gnuplot /nonexistent --summary \
+    >"$TMP/summary.md" 2>"$TMP/summary.err"
+expect_eq "summary written" "$?" 0
+python3 "$(dirname "$0")/mermaidcheck.py" "$TMP/summary.md" 3 >"$TMP/mm.chk"; rc=$?
+cat "$TMP/mm.chk"
+expect_eq "summary: Mermaid blocks well formed" "$rc" 0
+expect_eq "summary: hostile target's chart title" \
+    "$(grep -cF "    title \"nghttpd') (x'?'''?%%(init: ())%%?b??quot?: req/s" "$TMP/summary.md")" 1
+expect_eq "summary: no PNG link" "$(grep -c '\.png)' "$TMP/summary.md")" 0
+$CHECK "$TMP/summary.md" "$SHOWN" >"$TMP/summary.chk"; rc=$?
+cat "$TMP/summary.chk"
+expect_eq "summary markdown holds" "$rc" 0
+
 # h2bench merge (item 8): status-code keys must be three digits (or "other"), counts
 # non-negative integers, and a merged count past 2^63-1 is an input error: exit 2, nothing
 # written. A clean merge still adds the counts.

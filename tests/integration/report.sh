@@ -88,12 +88,23 @@ expect_eq "relative -o: exit" "$?" 0
 expect_eq "relative -o: charts rendered" "$(grep -c 'Charts not rendered' "$TMP/rel/out/REPORT.md")" 0
 expect_eq "relative -o: PNGs" "$(ls "$TMP/rel/out" | grep -c '\.png$')" 4
 
-# 2. --summary prints exactly REPORT.md.
+# 2. --summary prints REPORT.md with its charts drawn inline for a step summary: Mermaid
+# xychart-beta blocks (the suite, one req/s chart per target) where REPORT.md links PNGs.
 "$H2BENCH" report "${RUNS[@]}" "${FULL[@]}" -o "$TMP/sum" --summary >"$TMP/summary.md" 2>/dev/null
 rc=$?
 expect_eq "--summary exit" "$rc" 0
-expect_eq "--summary is REPORT.md" "$(cmp -s "$TMP/summary.md" "$TMP/sum/REPORT.md" && echo same)" \
-    same
+expect_eq "--summary: REPORT.md's sections" "$(grep '^#' "$TMP/summary.md")" \
+    "$(grep '^#' "$TMP/sum/REPORT.md")"
+expect_eq "--summary: REPORT.md outside the charts" \
+    "$(grep -v -e '^```' -e '^xychart' -e '^    ' -e 'png' -e '^$' "$TMP/summary.md")" \
+    "$(grep -v -e 'png' -e '^$' "$TMP/sum/REPORT.md")"
+expect_eq "--summary: no PNG link" "$(grep -c '](.*\.png)' "$TMP/summary.md")" 0
+expect_eq "REPORT.md keeps its PNG links" "$(grep -c '](.*\.png)' "$TMP/sum/REPORT.md" | grep -c '^[1-9]')" 1
+python3 "$(dirname "$0")/mermaidcheck.py" "$TMP/summary.md" 2 >"$TMP/summary.chk"
+expect_eq "--summary: Mermaid blocks well formed" "$?" 0
+cat "$TMP/summary.chk"
+expect_match "--summary: the suite's chart" "$(cat "$TMP/summary.md")" \
+    '^    title "Component suite: ns/op per benchmark'
 
 # 3. Without gnuplot (named by H2B_GNUPLOT, then absent from PATH): written, without charts.
 check_no_gnuplot() {

@@ -1,7 +1,8 @@
 /*
  * test_buf.c - the escapers of core/buf.h, one per consumer, against hostile names (issue 29
  * item 6): what each turns a name into, table-driven, and the properties that make it safe
- * (nothing ends a code span or a table cell, no raw HTML or control byte passes).
+ * (nothing ends a code span or a table cell, no raw HTML or control byte passes); and the
+ * Mermaid string of the report's --summary charts.
  */
 #include "core/buf.h"
 #include "test.h"
@@ -59,6 +60,30 @@ int main(void)
         free(md);
         free(code);
         free(term);
+    }
+    /* Mermaid strings: nothing ends the string, the statement or the ``` fence */
+    static const struct {
+        const char *in;
+        size_t max;
+        const char *out;
+    } mm[] = {
+        {"h2ref", 40, "\"h2ref\""},
+        {"a\"b] [c`d", 40, "\"a'b) (c'd\""},
+        {"```\nmermaid\r\n%%{init: {}}%%", 40, "\"'''?mermaid??%%(init: ())%%\""},
+        {"<script>&lt;#quot;;\\", 40, "\"?script??lt??quot???\""},
+        {"abcdef", 3, "\"abc...\""},
+        {"ab\xc2\xb5s", 3, "\"ab...\""}, /* µ is not cut in half */
+        {"", 40, "\"\""},
+    };
+    for (size_t i = 0; i < sizeof mm / sizeof mm[0]; i++) {
+        struct h2b_buf m = {0};
+        h2b_buf_mermaid(&m, mm[i].in, mm[i].max);
+        CHECK_STR(h2b_buf_str(&m), mm[i].out);
+        const char *q = h2b_buf_str(&m);
+        size_t len = strlen(q);
+        CHECK(len >= 2 && q[0] == '"' && q[len - 1] == '"' && !memchr(q + 1, '"', len - 2));
+        CHECK(!strchr(q, '`') && !strchr(q, '\n') && !strchr(q, '\r') && !strchr(q, '<'));
+        h2b_buf_free(&m);
     }
     struct h2b_buf b = {0};
     h2b_buf_pad(&b, 70);
