@@ -5,6 +5,27 @@
  * count array, no per-bucket pointers, so recording is a clz, a shift and an increment, and a
  * merge is one loop of additions.
  *
+ * Percentiles are HdrHistogram's getValueAtPercentile, as its Java original and
+ * hdr-histogram-js 3 (the reference of tests/integration/hist_hdr.sh) compute it; the code is
+ * ours, the rule theirs:
+ *   - the rank is ceil(fp - ulp(fp)), at least 1, where fp = (p / 100.0) x N in doubles, in that
+ *     order of operations. The product overshoots an exact integer by an ulp (99.9 / 100 x
+ *     20,000 is 19,980.000000000004) and a plain ceil would report the bin after the one that
+ *     reaches the rank. ulp(fp) is 2^(ilogb(fp) - 52); hdr-histogram-js takes
+ *     2^(floor(log2(fp)) - 52), which differs only for fp within a few ulps below a power of
+ *     two, where both ceil to that power of two, so the rank is the same;
+ *   - the walk: the first bin, in index order, whose cumulative count reaches the rank;
+ *   - the value: that bin's highest equivalent value (p = 0: its lowest), not bounded by the
+ *     exact min and max. A percentile in the max's bin is therefore up to one bin width (< 1/S
+ *     relative) above the exact max that h->max and the JSON's `max` keep, as in HdrHistogram.
+ *   HdrHistogram_C (hdr_value_at_percentile) rounds the rank to nearest instead, (int64_t)(fp +
+ *   0.5): it can report one bin lower (p50 of 3 values: rank 2 here, 2 there; p10 of 12: rank 2
+ *   here, 1 there). We follow Java and JS, whose readers decode `--hdr-log`.
+ * Equality holds bin for bin because the layout is HdrHistogram's for lowest discernible value 1
+ * (see harness/load/hdrlog.c): the same counts in the same bins give the same rank, bin and value.
+ * A histogram with lowest > 1 (none of h2bench's latency histograms) clamps smaller values up to
+ * lowest instead of tracking them; its percentiles follow the same rule over its own bins.
+ *
  * Encoding: HdrHistogram's V2 log format (zig-zag LEB128 with negative zero runs, deflated) was
  * the model; we keep the zig-zag run-length idea but drop zlib and add an FNV-1a checksum so a
  * truncated or edited histogram in a results file is rejected instead of decoded into nonsense.
@@ -142,13 +163,12 @@ uint64_t h2b_hist_percentile(const struct h2b_hist *h, double p)
 {
     if (h->total == 0)
         return 0;
-    if (p < 0)
+    if (!(p > 0)) /* negative or NaN: the lowest percentile */
         p = 0;
     if (p > 100)
         p = 100;
-    /* The rank is HdrHistogram's: p x N rounded up, less one ulp first, because the product
-     * overshoots an exact integer by an ulp (99.9 / 100 x 20000 is 19980.000000000004) and a
-     * plain ceil then reports the bin after the one that reaches it. */
+    /* The rank (see the design comment): p / 100 x N in floating point, less one ulp, rounded
+     * up, at least 1. */
     double fp = p / 100.0 * (double)h->total;
     double ulp = fp > 0 ? ldexp(1.0, ilogb(fp) - 52) : 0;
     uint64_t rank = (uint64_t)ceil(fp - ulp);
@@ -162,14 +182,10 @@ uint64_t h2b_hist_percentile(const struct h2b_hist *h, double p)
         if (seen >= rank) {
             uint64_t lo, hi;
             bin_range(h, i, &lo, &hi);
-            if (hi > h->max)
-                hi = h->max;
-            if (hi < h->min)
-                hi = h->min;
-            return hi;
+            return p == 0 ? lo : hi;
         }
     }
-    return h->max;
+    return h2b_hist_highest_equivalent(h, h->max); /* not reached: the counts sum to total */
 }
 
 static double bin_mid(const struct h2b_hist *h, size_t idx)

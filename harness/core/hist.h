@@ -62,8 +62,10 @@ int h2b_hist_merge(struct h2b_hist *dst, const struct h2b_hist *src);
 /* True when a and b have the same lowest, highest and sub_bits. */
 bool h2b_hist_same_config(const struct h2b_hist *a, const struct h2b_hist *b);
 
-/* Value at percentile p (0..100): the highest value equivalent to the bin holding the
- * ceil(p/100 * total)-th smallest value, bounded by the exact min and max. 0 if empty. */
+/* Value at percentile p (0..100), HdrHistogram's getValueAtPercentile (Java, JS): the highest
+ * value equivalent to the bin holding the rank-th smallest value, rank = ceil(p/100 * total less
+ * one ulp), at least 1; for p = 0 the lowest value of that bin. Not bounded by the exact min and
+ * max (a percentile in the max's bin is that bin's top). 0 if empty. */
 uint64_t h2b_hist_percentile(const struct h2b_hist *h, double p);
 
 /* Mean and standard deviation (population) from bin midpoints; 0 if empty. */

@@ -10,6 +10,18 @@
  * figures (the default, 7, is 2: at most 0.78% relative error). The V2 payload is zig-zag
  * LEB128 counts with runs of zeros as negative run lengths, up to the last non-zero bin.
  *
+ * Percentiles: HdrHistogram sizes its sub-buckets from significant figures d as 2^ceil(log2(2 x
+ * 10^d)) (d = 2: 256, i.e. S = 128 half sub-buckets, our sub_bits 7); wrk2 and h2load use d = 3
+ * (sub_bits 10), a finer layout than h2bench's default. Other sub_bits have no HdrHistogram
+ * equivalent and are not exported (H2B_ERR_UNSUPPORTED). Because an exported histogram is
+ * HdrHistogram's bin for bin, a reader of the log (decodeFromCompressedBase64, then
+ * getValueAtPercentile) walks the same counts to the same bin with the same rank rule as
+ * h2b_hist_percentile (core/hist.c) and reports the same value, the bin's highest equivalent
+ * value: p50 ... p99.99 in the JSON, the text block and `--latency` equal it exactly
+ * (tests/integration/hist_hdr.sh). The max is the exception: h2bench keeps the exact max (and
+ * writes it as Interval_Max); HdrHistogram's is the top of the max's bin. The spectrum's values
+ * are bin tops too, as HdrHistogram's percentile iteration gives them.
+ *
  * Rejected: vendoring HdrHistogram_c for its log writer (a second histogram type in the engine,
  * and a copy of another project's code); re-binning into a 3-significant-figure histogram (it
  * would invent precision the data do not have). Base64 is OpenSSL's EVP_EncodeBlock, deflate is
@@ -262,15 +274,14 @@ static int spectrum_bin(uint64_t value, uint64_t count, void *arg)
 {
     struct spectrum *sp = arg;
     const struct h2b_hist *h = sp->h;
-    uint64_t v = value < h->max ? value : h->max;
     sp->cum += count;
     while (sp->cum == h->total || 100.0 * (double)sp->cum / (double)h->total >= sp->level) {
         if (sp->cum == h->total) {
-            fprintf(sp->f, "%12.3f %12.6f %12" PRIu64 " %12.2f\n", (double)v / 1e6, 1.0, sp->cum,
-                    INFINITY);
+            fprintf(sp->f, "%12.3f %12.6f %12" PRIu64 " %12.2f\n", (double)value / 1e6, 1.0,
+                    sp->cum, INFINITY);
             return 1;
         }
-        fprintf(sp->f, "%12.3f %12.6f %12" PRIu64 " %12.2f\n", (double)v / 1e6, sp->level / 100,
+        fprintf(sp->f, "%12.3f %12.6f %12" PRIu64 " %12.2f\n", (double)value / 1e6, sp->level / 100,
                 sp->cum, 1.0 / (1.0 - sp->level / 100));
         double halvings = floor(log2(100.0 / (100.0 - sp->level))) + 1;
         sp->level += 100.0 / (5 * pow(2, halvings));

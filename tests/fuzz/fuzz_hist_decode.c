@@ -32,7 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t prev = 0;
     for (double p = 0; p <= 100; p += 12.5) {
         uint64_t v = h2b_hist_percentile(h, p);
-        if (v < prev || (h->total && (v < h->min || v > h->max)))
+        /* HdrHistogram's values: bin edges, within the bins of the exact min and max */
+        if (v < prev || (h->total && (v < h2b_hist_lowest_equivalent(h, h->min) ||
+                                      v > h2b_hist_highest_equivalent(h, h->max))))
             abort();
         prev = v;
     }

@@ -1,6 +1,6 @@
 // decode_hdr.js LOG [VALUE...] - decodes every "Tag=NAME,start,length,max,HIST..." line of an
 // HdrHistogram interval log with HdrHistogram's JavaScript port (hdr-histogram-js) and prints
-// one JSON object: per tag the total count, min, max, p50/p90/p99/p99.9 and, for each VALUE
+// one JSON object: per tag the total count, min, max, p50/p90/p95/p99/p99.9/p99.99 and, for each VALUE
 // given, the histogram's highest equivalent value (the value as the histogram can know it).
 // decode_hdr.js --sum LOG... - the same per tag for the histograms of all the logs added
 // together (HdrHistogram's own add), the reference for `h2bench merge`.
@@ -31,8 +31,10 @@ for (const [tag, h] of Object.entries(hists)) {
     max: h.maxValue,
     p50: h.getValueAtPercentile(50),
     p90: h.getValueAtPercentile(90),
+    p95: h.getValueAtPercentile(95),
     p99: h.getValueAtPercentile(99),
     p999: h.getValueAtPercentile(99.9),
+    p9999: h.getValueAtPercentile(99.99),
     interval_max_ms: maxima[tag],
     highest_equivalent: values.map((v) => h.highestEquivalentValue(Number(v))),
   };

@@ -77,7 +77,8 @@ static void check_distribution(const char *name, uint64_t (*gen)(void), size_t n
     CHECK_EQ_U64(h->total, n);
     CHECK_EQ_U64(h->min, v[0]);
     CHECK_EQ_U64(h->max, v[n - 1]);
-    CHECK_EQ_U64(h2b_hist_percentile(h, 100), v[n - 1]);
+    CHECK_EQ_U64(h2b_hist_percentile(h, 100), h2b_hist_highest_equivalent(h, v[n - 1]));
+    CHECK_EQ_U64(h2b_hist_percentile(h, 0), h2b_hist_lowest_equivalent(h, v[0]));
     CHECK(fabs(h2b_hist_mean(h) - mean) / mean <= 0.01);
     double sd = sqrt(sumsq / (double)n);
     CHECK(fabs(h2b_hist_stddev(h) - sd) / sd <= 0.01);
@@ -164,7 +165,8 @@ static void check_config_and_clamp(void)
 
 /* p x N exactly on a bin edge: the percentile is the bin that reaches the rank, as
  * HdrHistogram's getValueAtPercentile gives it, not the next one (99.9 % of 20,000 is 19,980,
- * which a plain ceil of the floating-point product makes 19,981). */
+ * which a plain ceil of the floating-point product makes 19,981), and its value is that bin's
+ * top (p0: its bottom), never bounded by the exact min or max. */
 static void check_rank_on_edge(void)
 {
     struct h2b_hist *h = NULL;
@@ -172,12 +174,14 @@ static void check_rank_on_edge(void)
     h2b_hist_record_n(h, 1000, 19980);
     h2b_hist_record_n(h, 900000, 20);
     CHECK_EQ_U64(h2b_hist_percentile(h, 99.9), h2b_hist_highest_equivalent(h, 1000));
-    CHECK_EQ_U64(h2b_hist_percentile(h, 99.91), 900000); /* clamped to the exact max */
+    /* the top of the max's bin, as HdrHistogram reports it, not the exact max */
+    CHECK_EQ_U64(h2b_hist_percentile(h, 99.91), h2b_hist_highest_equivalent(h, 900000));
+    CHECK(h2b_hist_percentile(h, 99.91) > h->max);
     h2b_hist_reset(h);
     h2b_hist_record_n(h, 500, 99);
     h2b_hist_record_n(h, 70000, 1);
     CHECK_EQ_U64(h2b_hist_percentile(h, 99), h2b_hist_highest_equivalent(h, 500));
-    CHECK_EQ_U64(h2b_hist_percentile(h, 0), h2b_hist_highest_equivalent(h, 500));
+    CHECK_EQ_U64(h2b_hist_percentile(h, 0), h2b_hist_lowest_equivalent(h, 500)); /* p0: bottom */
     h2b_hist_del(h);
 }
 
