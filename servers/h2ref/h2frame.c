@@ -589,19 +589,17 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
     q_push(h, st);
 }
 
-/* The encoder's table entry for a content-type, K_COUNT for one it does not index. */
+/* The encoder's table entry for a content-type, K_COUNT for one it does not index: by the
+ * handler's enum h2b_ct, not the string (a docroot type can be as long as an indexed one). */
 static unsigned ct_kind(const struct h2b_response *rs)
 {
-    switch (rs->ct_len) {
-    case 10:
-        return K_CT_TEXT; /* text/plain */
-    case 24:
-        return K_CT_OCTET; /* application/octet-stream */
-    case 16:
-        return K_CT_JSON; /* application/json */
-    default:
-        return K_COUNT;
-    }
+    static const uint8_t kind[] = {
+        [H2B_CT_OTHER] = K_COUNT,
+        [H2B_CT_TEXT] = K_CT_TEXT,
+        [H2B_CT_OCTET] = K_CT_OCTET,
+        [H2B_CT_JSON] = K_CT_JSON,
+    };
+    return kind[rs->ct_id];
 }
 
 /* What writing a frame of a response did: no room (try again later), nothing to send now

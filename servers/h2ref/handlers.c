@@ -64,6 +64,60 @@ static const char ct_text[] = "text/plain";
 static const char ct_octet[] = "application/octet-stream";
 static const char ct_json[] = "application/json";
 
+/* A docroot file's content-type by its extension (case-insensitive), the common web types;
+ * anything else is application/octet-stream. Index 0 is the default. id tells the three types
+ * the routes send (enum h2b_ct) from the rest, which share their lengths (image/jpeg and
+ * text/plain, application/wasm and application/json): an engine indexes by id, never by the
+ * string or its length. */
+#define FT(ext, ct, id)                                                                            \
+    {                                                                                              \
+        ext, ct, sizeof ct - 1, id                                                                 \
+    }
+static const struct {
+    const char *ext, *ct;
+    uint8_t ct_len, id;
+} file_types[] = {
+    FT("", ct_octet, H2B_CT_OCTET),
+    FT("txt", ct_text, H2B_CT_TEXT),
+    FT("html", "text/html", H2B_CT_OTHER),
+    FT("htm", "text/html", H2B_CT_OTHER),
+    FT("css", "text/css", H2B_CT_OTHER),
+    FT("js", "text/javascript", H2B_CT_OTHER),
+    FT("mjs", "text/javascript", H2B_CT_OTHER),
+    FT("json", ct_json, H2B_CT_JSON),
+    FT("xml", "application/xml", H2B_CT_OTHER),
+    FT("svg", "image/svg+xml", H2B_CT_OTHER),
+    FT("png", "image/png", H2B_CT_OTHER),
+    FT("jpg", "image/jpeg", H2B_CT_OTHER),
+    FT("jpeg", "image/jpeg", H2B_CT_OTHER),
+    FT("gif", "image/gif", H2B_CT_OTHER),
+    FT("webp", "image/webp", H2B_CT_OTHER),
+    FT("ico", "image/x-icon", H2B_CT_OTHER),
+    FT("wasm", "application/wasm", H2B_CT_OTHER),
+    FT("pdf", "application/pdf", H2B_CT_OTHER),
+    FT("csv", "text/csv", H2B_CT_OTHER),
+    FT("md", "text/markdown", H2B_CT_OTHER),
+};
+#undef FT
+
+static uint8_t file_type_of(const char *path, size_t n)
+{
+    size_t dot = n;
+    while (dot > 0 && path[dot - 1] != '.' && path[dot - 1] != '/')
+        dot--;
+    if (dot == 0 || path[dot - 1] != '.' || n - dot > 4)
+        return 0;
+    for (uint8_t i = 1; i < sizeof file_types / sizeof file_types[0]; i++) {
+        const char *e = file_types[i].ext;
+        size_t k = 0;
+        while (dot + k < n && e[k] && (path[dot + k] | 0x20) == e[k])
+            k++;
+        if (dot + k == n && !e[k])
+            return i;
+    }
+    return 0;
+}
+
 /* ---- the route table ---- */
 
 static bool prefix(const uint8_t *p, size_t n, const char *lit)
@@ -166,6 +220,7 @@ static void empty_response(struct h2b_response *rs, unsigned status)
     rs->status = status;
     rs->body = H2B_BODY_NONE;
     rs->has_cl = true;
+    rs->ct_id = H2B_CT_TEXT;
     rs->ct = ct_text;
     rs->ct_len = sizeof ct_text - 1;
     rs->mem = NULL;
@@ -195,6 +250,7 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
     case H2B_ROUTE_BYTES:
         rs->body = H2B_BODY_PATTERN;
         rs->len = rq->arg;
+        rs->ct_id = H2B_CT_OCTET;
         rs->ct = ct_octet;
         rs->ct_len = sizeof ct_octet - 1;
         break;
@@ -215,6 +271,7 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
             break;
         }
         rs->body = H2B_BODY_ECHO;
+        rs->ct_id = H2B_CT_OCTET;
         rs->ct = ct_octet;
         rs->ct_len = sizeof ct_octet - 1;
         rs->has_cl = false;
@@ -228,14 +285,17 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
         break;
     case H2B_ROUTE_STATS:
         rs->body = H2B_BODY_STATS;
+        rs->ct_id = H2B_CT_JSON;
         rs->ct = ct_json;
         rs->ct_len = sizeof ct_json - 1;
         break;
     case H2B_ROUTE_FILE:
         rs->body = H2B_BODY_FILE;
         rs->len = rq->file_len;
-        rs->ct = ct_octet;
-        rs->ct_len = sizeof ct_octet - 1;
+        /* file_type_of's index: always in the table */
+        rs->ct_id = file_types[rq->file_type].id;
+        rs->ct = file_types[rq->file_type].ct;
+        rs->ct_len = file_types[rq->file_type].ct_len;
         break;
     case H2B_ROUTE_BAD:
         rs->status = 400;
@@ -460,6 +520,7 @@ bool h2b__docroot_take(struct h2b_request *rq, int *fd, char **fpath, uint16_t f
         if (f >= 0) {
             *fd = f;
             rq->route = H2B_ROUTE_FILE;
+            rq->file_type = file_type_of(p, fpath_len);
             (*conn_open)++;
         } else {
             files_release(cfg->files);

@@ -65,6 +65,7 @@ enum h2b_body {
 struct h2b_request {
     uint8_t route;     /* enum h2b_route, from h2b_route_parse() */
     uint8_t method;    /* enum h2b_method, from h2b_method_parse() */
+    uint8_t file_type; /* H2B_ROUTE_FILE: its content-type, by extension (handlers.c) */
     uint64_t arg;      /* /bytes N, /status code, /delay ms */
     uint64_t rx;       /* request body bytes received */
     uint64_t file_len; /* H2B_ROUTE_FILE: the file's size */
@@ -72,11 +73,16 @@ struct h2b_request {
 
 /* What to answer. Headers, in this order: :status, server (h2b_server_name), date,
  * content-type, then content-length: len when has_cl. */
+/* Which of the three content-types the routes send ct is, so an engine can index them (the own
+ * engine's encoder table) without comparing strings; OTHER for any other (docroot files). */
+enum h2b_ct { H2B_CT_OTHER, H2B_CT_TEXT, H2B_CT_OCTET, H2B_CT_JSON };
+
 struct h2b_response {
     unsigned status;   /* 200..599 */
     uint8_t body;      /* enum h2b_body */
     bool headers_only; /* HEAD: the headers as for GET (content-length included), no body */
     bool has_cl;
+    uint8_t ct_id;  /* enum h2b_ct: ct's identity */
     const char *ct; /* content-type, static, ct_len bytes */
     size_t ct_len;
     const uint8_t *mem; /* H2B_BODY_MEM */

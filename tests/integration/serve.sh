@@ -36,6 +36,20 @@ expect_eq "/bytes/0 empty" "$($C "$URL/bytes/0" | wc -c)" "0"
 $C "$URL/sub/file.bin" -o "$TMP/got.bin"
 expect_eq "docroot file" "$(cmp -s "$TMP/got.bin" "$TMP/docroot/sub/file.bin" && echo same)" same
 expect_eq "docroot no traversal" "$($C -o /dev/null -w '%{http_code}' "$URL/../etc/passwd")" "404"
+# content-type by extension (was application/octet-stream for every file); a type as long as
+# an indexed one (image/jpeg beside text/plain) must not be sent as the indexed one
+for f in a.txt b.HTML c.json d.jpg e.wasm f.unknown g; do echo x >"$TMP/docroot/$f"; done
+# (one nghttp, one connection, so the encoder's table is shared by the responses; curl 7.88
+# cannot reuse a prior-knowledge h2c connection; responses in stream order = the URIs' order)
+names=(a.txt c.json d.jpg e.wasm b.HTML f.unknown g)
+want="text/plain application/json image/jpeg application/wasm text/html"
+want="$want application/octet-stream application/octet-stream"
+args=()
+for f in "${names[@]}"; do args+=("$URL/$f"); done
+got=$(timeout 20 nghttp -v "${args[@]}" 2>&1 |
+    sed -n 's/.*recv (stream_id=\([0-9]*\)) content-type: \(.*\)$/\1 \2/p' | sort -n |
+    cut -d' ' -f2 | tr '\n' ' ' | sed 's/ $//')
+expect_eq "docroot content-types by extension, one connection" "$got" "$want"
 # Issue 13 defect 1: an absolute path ("//etc/hostname"), encoded dot segments and symlinks
 # leading out of the docroot all stay 404 (the reproduction was curl on //etc/hostname).
 ln -s /etc/hostname "$TMP/docroot/out"
