@@ -325,6 +325,8 @@ int h2b_cmd_load(int argc, char **argv)
         h2b_slo_run_span(&run, &cfg, &res);
         h2b_slo_finish(cfg.slo, &run);
     }
+    if (job.active && res.alpn[0]) /* the ranks' workers print no info lines */
+        printf("Application protocol: %s\n", res.alpn);
     h2b_load_report_text(stdout, &cfg, &res);
     if (cfg.slo)
         h2b_slo_report_text(stdout, cfg.slo);

@@ -148,6 +148,7 @@ struct wire {
     uint32_t enc_len[NHIST]; /* bytes of each encoding, NUL included */
     char host[64];
     char alpn[32];
+    char engine[16]; /* "fast", "nghttp2", "h1", "h3": the job's `engine:` line */
 };
 
 /* This rank's share, kept for the run and the report. */
@@ -315,6 +316,7 @@ static void wire_fill(struct wire *w, const struct h2b_load_result *res, int rc,
     w->nconn_rps = res->nconn_rps;
     w->interrupted = res->interrupted;
     snprintf(w->alpn, sizeof(w->alpn), "%s", res->alpn);
+    snprintf(w->engine, sizeof(w->engine), "%s", res->engine);
     const struct h2b_hist *h[NHIST] = {res->s.latency, res->s.service, res->s.ttfb, res->s.connect,
                                        res->s.tls};
     w->has_stats = 1;
@@ -624,7 +626,11 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
         if (x->measure_ns > measure_max)
             measure_max = x->measure_ns;
         if (!res->alpn[0])
-            snprintf(res->alpn, sizeof(res->alpn), "%s", x->alpn);
+            snprintf(res->alpn, sizeof(res->alpn), "%.*s", (int)strnlen(x->alpn, sizeof(x->alpn)),
+                     x->alpn);
+        if (!res->engine[0])
+            snprintf(res->engine, sizeof(res->engine), "%.*s",
+                     (int)strnlen(x->engine, sizeof(x->engine)), x->engine);
     }
     if (rv == H2B_OK && rps_total) {
         res->conn_rps = rps;

@@ -27,6 +27,10 @@ out=$(cat "$TMP/job.out")
 expect_match "one text block, from rank 0" "$(grep -c '^finished in' "$TMP/job.out")" '^1$'
 expect_match "the split is printed" "$out" '^mpi: 2 ranks; each rank: 10 of 20 connections, 1 thread .*10000 of 20000 requests'
 expect_match "h2load's requests line counts the job" "$out" '^requests: 20000 total, 20000 started, 20000 done, 20000 succeeded'
+# the lines a single-process run prints, once for the job
+expect_eq "one Application protocol line" "$(grep -c '^Application protocol: h2c$' "$TMP/job.out")" 1
+expect_eq "one engine line" "$(grep -c '^engine: fast; 0 connection(s) ended' "$TMP/job.out")" 1
+expect_eq "JSON: the engine" "$(jq -r .engine "$TMP/job.json")" fast
 expect_eq "JSON: 20000 succeeded" "$(jq .succeeded "$TMP/job.json")" 20000
 expect_eq "JSON: 2 ranks" "$(jq .mpi.ranks "$TMP/job.json")" 2
 expect_eq "JSON: 10 connections each" "$(jq -c '[.mpi.per_rank[].connections]' "$TMP/job.json")" '[10,10]'
