@@ -6,6 +6,7 @@
 #include "report/report.h"
 
 #include <getopt.h>
+#include <string.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,13 @@ int h2b_cmd_report(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'o':
+        case 'o': { /* "r/" is "r": no "r//REPORT.md" in what is printed and linked */
+            size_t n = strlen(optarg);
+            while (n > 1 && optarg[n - 1] == '/')
+                optarg[--n] = '\0';
             o.out_dir = optarg;
             break;
+        }
         case 'c':
             o.ceilings = optarg;
             break;

@@ -87,6 +87,10 @@ else ok; fi
 expect_eq "relative -o: exit" "$?" 0
 expect_eq "relative -o: charts rendered" "$(grep -c 'Charts not rendered' "$TMP/rel/out/REPORT.md")" 0
 expect_eq "relative -o: PNGs" "$(ls "$TMP/rel/out" | grep -c '\.png$')" 4
+# trailing slashes name the same directory, and the path printed has none doubled
+(cd "$TMP" && "$H2BENCH" report "$DATA/head.json" -o slash/out// 2>"$TMP/stderr")
+expect_eq "-o DIR//: exit" "$?" 0
+expect_eq "-o DIR//: the path printed" "$(cat "$TMP/stderr")" "h2bench report: wrote slash/out/REPORT.md"
 
 # 2. --summary prints REPORT.md with its charts drawn inline for a step summary: Mermaid
 # xychart-beta blocks (the suite, one req/s chart per target) where REPORT.md links PNGs.
