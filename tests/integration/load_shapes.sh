@@ -17,8 +17,17 @@ URL=$SERVE_URL
     --interval-json "$TMP/iv.ndjson" --json "$TMP/stages.json" "$URL/hello" >"$TMP/stages.out"
 expect_eq "stages: exit" "$?" 0
 expect_eq "stages: 6 intervals of 1 s" "$(wc -l <"$TMP/iv.ndjson")" 6
-expect_eq "stages: every intended request was sent" "$(jq .started "$TMP/stages.json")" 2600
-expect_eq "stages: the intervals hold every request" "$(jq -s 'map(.ended) | add' "$TMP/iv.ndjson")" 2600
+# Every intended request is accounted for: sent, or counted as the backlog at the end (a worker
+# that wakes after the end does not send what was due just before it; it says so in unsent).
+# That backlog is at most what the last stage intends during the run's worst release lag, + 1
+# (measured in the same run; one request was left so in a CI run with the other tests beside).
+expect_eq "stages: every intended request was sent or counted unsent" \
+    "$(jq '.started + .unsent' "$TMP/stages.json")" 2600
+expect_eq "stages: the backlog at the end is within the release lag" \
+    "$(jq '.unsent <= (200 * .open_loop.max_release_lag_ns / 1e9 | ceil) + 1' "$TMP/stages.json")" true
+expect_eq "stages: the intervals hold every request that ended" \
+    "$(jq -s 'map(.ended) | add' "$TMP/iv.ndjson")" \
+    "$(jq '.started - .unfinished' "$TMP/stages.json")"
 expect_eq "stages: no error" "$(jq -s 'map(.errors) | add' "$TMP/iv.ndjson")" 0
 python3 - "$TMP/iv.ndjson" >"$TMP/table" <<'PY'
 import json, sys
