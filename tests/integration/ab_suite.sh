@@ -3,7 +3,7 @@
 # throwaway git repository holding a small h2c server (a copy of budget_server.c plus a
 # work() call per request) built by a plain cc command. The scenario's command target is run
 # from the base tree's build and from the head tree's build, interleaved A B B A.
-# Revisions: v1 (the base), v2 (one more allocation per request), v3 (twice the work per
+# Revisions: v1 (the base), v2 (one more allocation per request), v3 (four times the work per
 # request), v4 (does not build), v5 (the same code as v1).
 # Checks: v5 passes (no false alarm), v2 fails on allocs/req (exact), v3 fails on req/s
 # (interval wholly below 1 / 1.1) with its p99 row reported, `h2bench compare` on the files ab wrote agrees, bad
@@ -26,9 +26,14 @@ cp "$SRC/tests/integration/budget_server.c" "$R/server.c"
 sed -i -e 's/^static int on_frame_recv(/void work(void);\n&/' \
     -e 's/^\(    *\)for (unsigned i = 0; i < knob_allocs; i++) {/\1work();\n&/' "$R/server.c"
 expect_eq "work() inserted once" "$(grep -c '^ *work();' "$R/server.c")" 1
-# work.c: ROUNDS x 400000 multiply-adds per request (about 0.75 ms per round on this machine,
+# work.c: ROUNDS x 400000 multiply-adds per request (about 0.4 ms per round on this machine,
 # so the work, not the loopback round trip, is most of a request); EXTRA adds one allocation
 # per request.
+# v3 does four times v1's work, not twice: the other vCPU's activity alone (a compile at idle
+# priority, as in .ci/run) slows this loop by 37 % on a VM whose vCPUs share cores. Measured at
+# 2 rounds against 4: 1,232 req/s quiet and 769 loaded, against 650 and 441. When that load
+# comes and goes between forks, twice the work can read as 650 / 769 = 0.85x, inside the
+# threshold (a clean-clone CI run saw [0.464, 1.003]). At 4x the ratio is about 0.28.
 write_work() {
     cat >"$R/work.c" <<EOF
 #include <stdlib.h>
@@ -70,15 +75,15 @@ EOF
 git -C "$R" init -q
 git -C "$R" config user.email t@example.com
 git -C "$R" config user.name test
-write_work 2 0 ""
+write_work 1 0 ""
 git -C "$R" add -A && git -C "$R" commit -qm v1 && git -C "$R" tag v1
-write_work 2 1 ""
+write_work 1 1 ""
 git -C "$R" commit -qam v2 && git -C "$R" tag v2
 write_work 4 0 ""
 git -C "$R" commit -qam v3 && git -C "$R" tag v3
-write_work 2 0 "this does not compile;"
+write_work 1 0 "this does not compile;"
 git -C "$R" commit -qam v4 && git -C "$R" tag v4
-write_work 2 0 ""
+write_work 1 0 ""
 git -C "$R" commit -qam v5 && git -C "$R" tag v5
 before=$(git -C "$R" status --porcelain=v1 --ignored; ls -A "$R")
 
@@ -112,18 +117,18 @@ expect_match "one more allocation: row" "$(cat "$TMP/alloc.out")" "MORE +srv:1x1
 "$H2BENCH" compare "$TMP/alloc/base.json" "$TMP/alloc/head.json" >"$TMP/c2.out" 2>&1
 expect_eq "compare agrees (allocation)" "$?" 1
 
-# v3: twice the work per request: p99 up, req/s down, both beyond 25 %.
+# v3: four times the work per request: req/s down well beyond the 10 % threshold.
 ab --base v1 --head v3 --out "$TMP/slow" >"$TMP/slow.out" 2>"$TMP/slow.err"
 rc=$?
-expect_eq "2x work: exit" "$rc" 1
+expect_eq "4x work: exit" "$rc" 1
 [ "$rc" -eq 1 ] || cat "$TMP/slow.out" "$TMP/slow.err" >&2
-expect_match "2x work: req/s row" "$(cat "$TMP/slow.out")" "SLOWER +srv:1x1 +req/s "
+expect_match "4x work: req/s row" "$(cat "$TMP/slow.out")" "SLOWER +srv:1x1 +req/s "
 # p99 is judged and shown with its interval; on a shared machine a request's tail is mostly
 # scheduler preemption (both sides suffer it), so neither its verdict nor even the direction of
 # its median is asserted: only that the row is there.
-expect_match "2x work: p99 row judged" "$(cat "$TMP/slow.out")" "(SLOWER|same) +srv:1x1 +p99 "
+expect_match "4x work: p99 row judged" "$(cat "$TMP/slow.out")" "(SLOWER|same) +srv:1x1 +p99 "
 "$H2BENCH" compare "$TMP/slow/base.json" "$TMP/slow/head.json" >"$TMP/c3.out" 2>&1
-expect_eq "compare agrees (2x work)" "$?" 1
+expect_eq "compare agrees (4x work)" "$?" 1
 
 # Bad input.
 ab --base v1 --suite "$TMP/nosuch.json" >"$TMP/bad1.out" 2>&1
