@@ -1,6 +1,6 @@
 /*
- * fs.c - mkdir -p, remove-tree, the executable's own path, PATH search and a bounded read of a
- * whole descriptor (fs.h).
+ * fs.c - mkdir -p, remove-tree, the executable's own path, PATH search, a bounded read of a
+ * whole descriptor or file, and a file's last line (fs.h).
  *
  * Approach: mkdir -p walks the path once, creating each prefix and accepting EEXIST; remove-tree
  * is nftw(FTW_DEPTH | FTW_PHYS) so children go before their directory and symbolic links are
@@ -13,9 +13,11 @@
 #include "core/json.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,4 +286,54 @@ writable:
         return H2B_ERR_INVAL;
     }
     return H2B_OK;
+}
+
+int h2b_fs_read_file(const char *path, size_t max, char **out, size_t *len, struct h2b_diag *diag)
+{
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer. Once
+     * open, reads block again; a FIFO nobody writes to then reads as empty (EOF). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
+        return H2B_ERR_NOTFOUND;
+    }
+    int rv = H2B_ERR_IO;
+    struct stat st;
+    int fl;
+    if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
+    } else if (S_ISDIR(st.st_mode)) {
+        h2b_diag_at(diag, path, 0, 0, "is a directory, expected a file");
+    } else {
+        size_t hint = S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max ? (size_t)st.st_size : 0;
+        /* To EOF: the file may be shorter or longer than stat said, never longer than max. */
+        rv = h2b_fd_read_all(fd, max, hint, out, len);
+        if (rv == H2B_ERR_RANGE)
+            h2b_diag_at(diag, path, 0, 0, "larger than %zu bytes", max);
+        else if (rv == H2B_ERR_NOMEM)
+            h2b_diag_at(diag, path, 0, 0, "out of memory");
+        else if (rv != H2B_OK)
+            h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
+    }
+    close(fd);
+    return rv;
+}
+
+void h2b_fs_last_line(const char *path, char *buf, size_t size)
+{
+    char *text;
+    size_t len;
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    if (h2b_fs_read_file(path, 16u << 20, &text, &len, NULL) != H2B_OK)
+        return;
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+        text[--len] = '\0';
+    size_t start = len;
+    while (start > 0 && text[start - 1] != '\n')
+        start--;
+    snprintf(buf, size, "%s", text + start);
+    free(text);
 }

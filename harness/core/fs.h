@@ -13,6 +13,8 @@
 
 struct h2b_diag;
 
+struct h2b_diag;
+
 /* Creates dir and its missing parents with mode (minus the umask), like mkdir -p; an existing
  * directory is fine. Returns H2B_OK, H2B_ERR_RANGE (path too long) or H2B_ERR_IO (errno says
  * why; dir exists and is not a directory: ENOTDIR). */
@@ -60,6 +62,21 @@ int h2b_find_program(const char *name, char *buf, size_t size);
  * H2B_ERR_RANGE (more than max bytes), H2B_ERR_NOMEM, or H2B_ERR_IO (errno says why); *out is
  * untouched on failure. */
 int h2b_fd_read_all(int fd, size_t max, size_t hint, char **out, size_t *len);
+
+/* Reads the file at path into a new NUL-terminated buffer (*out, malloc'd; *len bytes before the
+ * NUL), at most max bytes. Opening never waits: a FIFO with no writer reads as empty, and a
+ * directory is refused. On failure diag (may be NULL) names path and says why ("cannot open:
+ * REASON", "is a directory, expected a file", "larger than N bytes", "out of memory", "cannot
+ * read: REASON"), and *out is untouched. Returns H2B_OK, H2B_ERR_NOTFOUND (cannot open it:
+ * missing, or not permitted), H2B_ERR_IO (a directory, or stat or read failed), H2B_ERR_RANGE
+ * (over max) or
+ * H2B_ERR_NOMEM. The one whole-file reader: JSON documents, profiles, stores and logs. */
+int h2b_fs_read_file(const char *path, size_t max, char **out, size_t *len, struct h2b_diag *diag);
+
+/* The last non-empty line of the file at path into buf (truncated to size - 1 bytes), trailing
+ * newlines, carriage returns and spaces removed; "" when the file cannot be read or holds no
+ * line. Reads at most 16 MiB (a log's tail is what a reason quotes). */
+void h2b_fs_last_line(const char *path, char *buf, size_t size);
 
 /* The directory of the running executable into buf (h2b_self_exe without its last
  * component). Same codes. */

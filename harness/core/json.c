@@ -14,8 +14,8 @@
  * should put the cursor.
  */
 #include "core/json.h"
-#include "core/fs.h"
 #include "core/error.h"
+#include "core/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -312,50 +312,6 @@ void h2b_diag_set(struct h2b_diag *d, const char *file, const char *text, const 
 
 /* ---- loading ----------------------------------------------------------------------------- */
 
-/* Reads the whole file into a NUL-terminated buffer. */
-static int read_file(const char *path, char **out, size_t *len, struct h2b_diag *diag)
-{
-    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer. Once
-     * open, reads block again; a FIFO nobody writes to then reads as empty (EOF). */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
-        return H2B_ERR_IO;
-    }
-    int rv = H2B_ERR_IO;
-    char *buf = NULL;
-    struct stat st;
-    int fl;
-    if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-        h2b_diag_at(diag, path, 0, 0, "cannot stat: %s", strerror(errno));
-        goto out_close;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        h2b_diag_at(diag, path, 0, 0, "is a directory, expected a JSON file");
-        goto out_close;
-    }
-    if ((uint64_t)st.st_size > H2B_JSON_MAX_FILE) {
-        h2b_diag_at(diag, path, 0, 0, "file too large (%lld bytes, limit %u)",
-                    (long long)st.st_size, H2B_JSON_MAX_FILE);
-        rv = H2B_ERR_RANGE;
-        goto out_close;
-    }
-    /* To EOF: the file may be shorter than stat said, never longer than the limit. */
-    rv = h2b_fd_read_all(fd, H2B_JSON_MAX_FILE, (size_t)st.st_size, &buf, len);
-    if (rv == H2B_ERR_RANGE)
-        h2b_diag_at(diag, path, 0, 0, "file too large (limit %u)", H2B_JSON_MAX_FILE);
-    else if (rv == H2B_ERR_NOMEM)
-        h2b_diag_at(diag, path, 0, 0, "out of memory");
-    else if (rv != H2B_OK)
-        h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
-    if (rv == H2B_OK)
-        *out = buf;
-out_close:
-    close(fd);
-    return rv;
-}
-
 /* Where jansson's error starts: its position is the byte after the offending token. */
 static void syntax_error_position(const char *text, const json_error_t *e, int *line, int *column)
 {
@@ -375,9 +331,9 @@ int h2b_json_load(const char *path, json_t **out, char **text_out, struct h2b_di
 {
     char *text;
     size_t len;
-    int rv = read_file(path, &text, &len, diag);
+    int rv = h2b_fs_read_file(path, H2B_JSON_MAX_FILE, &text, &len, diag);
     if (rv != H2B_OK)
-        return rv;
+        return rv == H2B_ERR_NOTFOUND ? H2B_ERR_IO : rv; /* json.h: cannot open is IO */
     json_error_t err;
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
     if (doc == NULL) {
