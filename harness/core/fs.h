@@ -1,6 +1,6 @@
 /*
- * fs.h - the filesystem helpers every engine needs once: mkdir -p, remove a tree, and the path
- * of this executable.
+ * fs.h - the filesystem helpers every engine needs once: mkdir -p, remove a tree, the path of
+ * this executable, the one bounded whole-file reader, atomic writes and output locks.
  *
  * No shell: trees are removed with nftw(3) bottom-up without following symbolic links, so a
  * link inside a run directory removes the link, never what it points at.
@@ -8,10 +8,10 @@
 #ifndef H2B_CORE_FS_H
 #define H2B_CORE_FS_H
 
+#include "core/diag.h"
+
 #include <stddef.h>
 #include <sys/types.h>
-
-struct h2b_diag;
 
 struct h2b_diag;
 
@@ -81,5 +81,23 @@ void h2b_fs_last_line(const char *path, char *buf, size_t size);
 /* The directory of the running executable into buf (h2b_self_exe without its last
  * component). Same codes. */
 int h2b_self_dir(char *buf, size_t size);
+
+/* Writes len bytes of data to path atomically: a temporary file in the same directory (mode
+ * 0644), fsync, rename over path, fsync of the directory. On any failure path is unchanged and
+ * no temporary is left behind. Returns H2B_OK, H2B_ERR_INVAL, H2B_ERR_NOMEM or H2B_ERR_IO (diag
+ * says which step failed and why). Every output a command writes goes through it.
+ * Only a regular file (or a new name) is replaced that way. "-" is stdout; an existing
+ * device, FIFO or socket (also through a symlink) is opened and written in place, never
+ * replaced (a FIFO waits for its reader, as a shell redirection does). */
+int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag);
+
+/* Takes an exclusive lock that names path (flock on "path.lock", created if needed) so that
+ * two processes never write the same output. Sets *fd_out; release it with h2b_file_unlock.
+ * Returns H2B_OK, H2B_ERR_EXISTS when another process holds it (diag says so), H2B_ERR_IO or
+ * H2B_ERR_INVAL. The lock dies with the process. */
+int h2b_file_lock(const char *path, int *fd_out, struct h2b_diag *diag);
+
+/* Removes path's lock file and releases the lock taken by h2b_file_lock. Accepts fd -1. */
+void h2b_file_unlock(const char *path, int fd);
 
 #endif
