@@ -413,22 +413,8 @@ static void respond(struct ngconn *c, struct stream *st)
             return;
         h2b_response_status(&rs, 503);
     } else if (rs.body == H2B_BODY_STATS) {
-        struct h2b_chunk *ch = h2b_wmem_chunk_get(&ctx->wm);
-        int n = !ch ? H2B_ERR_NOMEM
-                : ctx->env->stats_fn
-                    ? ctx->env->stats_fn(ctx->env->stats_arg, (char *)ch->data, H2B_CHUNK_SIZE)
-                    : h2b_stats_json(ctx->stats, h2b_alloc_counting_available(), (char *)ch->data,
-                                     H2B_CHUNK_SIZE);
-        if (n >= 0) {
-            ch->len = (size_t)n;
-            st->hold.chunks.head = st->hold.chunks.tail = ch;
-            st->hold.chunks.bytes = (uint64_t)n;
-            rs.len = (uint64_t)n;
-        } else {
-            if (ch)
-                h2b_wmem_chunk_put(&ctx->wm, ch);
-            h2b_response_status(&rs, ch ? 500 : 503);
-        }
+        h2b_wmem_stats_body(&ctx->wm, &st->hold.chunks, &rs, ctx->env->stats_fn,
+                            ctx->env->stats_arg, ctx->stats);
     }
     st->body = rs.headers_only ? H2B_BODY_NONE : rs.body;
     st->mem = rs.mem;

@@ -21,6 +21,7 @@
 #ifndef H2B_H2REF_WMEM_H
 #define H2B_H2REF_WMEM_H
 
+#include "core/alloc.h"
 #include "core/check.h"
 #include "core/pool.h"
 #include "h2ref/handlers.h"
@@ -305,6 +306,31 @@ static inline void h2b_wmem_stream_release(struct h2b_wmem *m, void *st, struct 
     ch->nstreams--;
     h2b_stats_sub(stats, H2B_STAT_STREAMS_OPEN, 1);
     h2b_wmem_stream_put(m, st);
+}
+
+/* The /stats response body into q, one chunk: fn(arg) renders it (the server-wide JSON), or,
+ * without fn, this worker's stats. Sets rs's length, or its status to 500 (rendering failed)
+ * or 503 (no memory for the chunk). Out of line: /stats is rare. */
+static __attribute__((noinline, unused)) void
+h2b_wmem_stats_body(struct h2b_wmem *m, struct h2b_chunks *q, struct h2b_response *rs,
+                    h2b_conn_stats_fn fn, void *arg, const struct h2b_stats *stats)
+{
+    struct h2b_chunk *ch = h2b_wmem_chunk_get(m);
+    int n = !ch  ? H2B_ERR_NOMEM
+            : fn ? fn(arg, (char *)ch->data, H2B_CHUNK_SIZE)
+                 : h2b_stats_json(stats, h2b_alloc_counting_available(), (char *)ch->data,
+                                  H2B_CHUNK_SIZE);
+    if (n >= 0) {
+        H2B_ASSERT((size_t)n <= H2B_CHUNK_SIZE);
+        ch->len = (size_t)n;
+        q->head = q->tail = ch;
+        q->bytes = (uint64_t)n;
+        rs->len = (uint64_t)n;
+    } else {
+        if (ch)
+            h2b_wmem_chunk_put(m, ch);
+        h2b_response_status(rs, ch ? 500 : 503);
+    }
 }
 
 #endif
