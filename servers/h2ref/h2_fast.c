@@ -27,12 +27,9 @@
  *   reset are ignored (5.4.2), those on streams otherwise closed answered with STREAM_CLOSED.
  *   Streams live in one list per connection with a last-hit cache: a GET workload never looks
  *   one up (a new request's HEADERS has a new id), and the list is bounded by max_streams.
- * - Request checks that nghttp2's HTTP messaging did (RFC 9113 8.2-8.3): lowercase field names
- *   of token characters, values without NUL/CR/LF or outer whitespace, pseudo-headers known,
- *   unique, before regular fields and absent from trailers, :method/:scheme/:path present and
- *   :path absolute (or "*" for OPTIONS), no connection-specific fields, TE only "trailers",
- *   content-length consistent with the DATA received; a malformed request is RST_STREAM
- *   PROTOCOL_ERROR. The header list is bounded by max_header_list (ENHANCE_YOUR_CALM).
+ * - Request checks that nghttp2's HTTP messaging did (RFC 9113 8.2-8.3), field by field as the
+ *   decoder emits them (h2_reqcheck.h); a malformed request is RST_STREAM PROTOCOL_ERROR. The
+ *   header list is bounded by max_header_list (ENHANCE_YOUR_CALM).
  * - Responses: what handlers.c answers (the routes of every engine). Header blocks are
  *   encoded by h2_hpack.h with a mirror of our own insertions into the peer's table: server,
  *   the content-types and the date are one byte each after the first response.
@@ -69,6 +66,7 @@
 #include "h2ref/ctimer.h"
 #include "h2ref/guard.h"
 #include "h2ref/h2_hpack.h"
+#include "h2ref/h2_reqcheck.h"
 #include "h2ref/outbuf.h"
 #include "h2ref/wmem.h"
 #include "core/pool.h"
@@ -93,8 +91,6 @@ static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /* what the header block being decoded is */
 enum block { HB_NONE, HB_REQUEST, HB_TRAILERS, HB_DISCARD };
-/* pseudo-header bits */
-enum { P_METHOD = 1, P_SCHEME = 2, P_PATH = 4, P_AUTHORITY = 8 };
 
 struct fstream {
     struct fstream *anext, *aprev; /* the connection's streams; free list (anext) */
@@ -102,12 +98,10 @@ struct fstream {
     struct fconn *conn;
     struct h2b_heap_node dnode; /* /delay: in ctx->delays */
     uint32_t id;
-    struct h2b_request req; /* route, method, arg, body bytes received (rx) */
-    struct h2b_response rs; /* once responded */
-    uint8_t body;           /* enum h2b_body: what is left to send (NONE for HEAD) */
-    bool connect, options;  /* :method CONNECT, OPTIONS (the checks of hb_done) */
-    uint8_t pseudo;         /* P_* seen */
-    bool regular;           /* a regular field seen */
+    struct h2b_request req;    /* route, method, arg, body bytes received (rx) */
+    struct h2b_response rs;    /* once responded */
+    uint8_t body;              /* enum h2b_body: what is left to send (NONE for HEAD) */
+    struct h2b_h2_reqcheck rc; /* the request checks so far (h2_reqcheck.h) */
     bool malformed;
     bool oversize;
     bool eof_in;    /* request END_STREAM seen */
@@ -118,13 +112,10 @@ struct fstream {
     bool blocked;  /* waits for send window */
     bool delayed;
     bool dropped; /* echo reset for memory */
-    bool has_clen;
-    bool star; /* :path is "*" */
     uint32_t hdr_bytes;
     int64_t swin;          /* send window */
     uint32_t rused;        /* received bytes not yet credited back */
     uint32_t consumed;     /* of those, consumed (credit due) */
-    uint64_t clen;         /* request content-length */
     uint64_t len, off;     /* response body length and bytes sent */
     struct h2b_shold hold; /* echo chunks or /stats JSON, docroot path and file (wmem.h) */
     char text[H2B_TEXT_MAX];
@@ -626,86 +617,6 @@ static void retime(struct fconn *h)
 
 /* ---- request header fields ---- */
 
-static bool token_char(uint8_t c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-        return true;
-    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static bool valid_value(const uint8_t *v, size_t n)
-{
-    if (n > 0 && (v[0] == ' ' || v[0] == '\t' || v[n - 1] == ' ' || v[n - 1] == '\t'))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == 0 || v[i] == '\r' || v[i] == '\n')
-            return false;
-    return true;
-}
-
-/* Checks and applies one request field; false when it makes the request malformed. */
-static bool apply_field(struct fconn *h, struct fstream *st, const uint8_t *name, size_t nlen,
-                        const uint8_t *value, size_t vlen)
-{
-    if (nlen == 0 || !valid_value(value, vlen))
-        return false;
-    if (name[0] == ':') {
-        unsigned bit = h2b_lit_eq(name, nlen, ":method")      ? P_METHOD
-                       : h2b_lit_eq(name, nlen, ":scheme")    ? P_SCHEME
-                       : h2b_lit_eq(name, nlen, ":path")      ? P_PATH
-                       : h2b_lit_eq(name, nlen, ":authority") ? P_AUTHORITY
-                                                              : 0;
-        if (h->hb != HB_REQUEST || st->regular || bit == 0 || (st->pseudo & bit)) {
-            return false;
-        }
-        st->pseudo |= (uint8_t)bit;
-        if (bit == P_METHOD) {
-            if (vlen == 0) {
-                return false;
-            }
-            for (size_t i = 0; i < vlen; i++)
-                if (!token_char(value[i]) && !(value[i] >= 'A' && value[i] <= 'Z')) {
-                    return false;
-                }
-            st->req.method = (uint8_t)h2b_method_parse(value, vlen);
-            st->connect = h2b_lit_eq(value, vlen, "CONNECT");
-            st->options = h2b_lit_eq(value, vlen, "OPTIONS");
-        } else if (bit == P_PATH) {
-            if (vlen == 0 || !(value[0] == '/' || (vlen == 1 && value[0] == '*'))) {
-                return false;
-            }
-            if (value[0] == '/') {
-                h2b_route_path(&st->req, &st->hold.fpath, &st->hold.fpath_len, value, vlen,
-                               &h->ctx->cfg, &h->ctx->wm.paths);
-            } else {
-                st->star = true;
-                st->req.route = H2B_ROUTE_NOTFOUND;
-            }
-        }
-        return true;
-    }
-    st->regular = true;
-    for (size_t i = 0; i < nlen; i++)
-        if (!token_char(name[i])) { /* uppercase included */
-            return false;
-        }
-    if (h2b_lit_eq(name, nlen, "connection") || h2b_lit_eq(name, nlen, "keep-alive") ||
-        h2b_lit_eq(name, nlen, "proxy-connection") || h2b_lit_eq(name, nlen, "transfer-encoding") ||
-        h2b_lit_eq(name, nlen, "upgrade") ||
-        (h2b_lit_eq(name, nlen, "te") && !h2b_lit_eq(value, vlen, "trailers"))) {
-        return false;
-    } else if (h2b_lit_eq(name, nlen, "content-length")) {
-        uint64_t v;
-        if (h->hb != HB_REQUEST || !h2b_parse_digits(value, vlen, UINT64_MAX / 2, &v) ||
-            (st->has_clen && st->clen != v)) {
-            return false;
-        }
-        st->has_clen = true;
-        st->clen = v;
-    }
-    return true;
-}
-
 /* One decoded field. As with nghttp2's HTTP messaging, a malformed field ends the request's
  * field processing and is not counted against the header list budget (tests/unit/
  * test_hpack_corpus.c predicts the budget that way). */
@@ -715,7 +626,9 @@ static void on_field(struct fconn *h, const uint8_t *name, size_t nlen, const ui
     struct fstream *st = h->hb_st;
     if (!st || st->oversize || st->malformed)
         return;
-    if (!apply_field(h, st, name, nlen, value, vlen)) {
+    if (!h2b_h2_reqcheck_field(&st->rc, h->hb == HB_REQUEST, &st->req, &st->hold.fpath,
+                               &st->hold.fpath_len, &h->ctx->cfg, &h->ctx->wm.paths, name, nlen,
+                               value, vlen)) {
         st->malformed = true;
         return;
     }
@@ -773,7 +686,7 @@ static bool hb_feed(struct fconn *h, const uint8_t *p, size_t n, bool final)
 static void request_end(struct fconn *h, struct fstream *st)
 {
     st->eof_in = true;
-    if (st->has_clen && st->req.rx != st->clen) {
+    if (!h2b_h2_reqcheck_body(&st->rc, st->req.rx, true)) {
         rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
     }
@@ -811,14 +724,11 @@ static void hb_done(struct fconn *h)
         return;
     }
     if (kind == HB_REQUEST) {
-        bool connect = st->connect;
-        unsigned need = connect ? (P_METHOD | P_AUTHORITY) : (P_METHOD | P_SCHEME | P_PATH);
-        if ((st->pseudo & need) != need || (connect && (st->pseudo & (P_SCHEME | P_PATH))) ||
-            (st->star && !st->options)) {
+        if (!h2b_h2_reqcheck_head(&st->rc)) {
             rst(h, id, st, H2B_E_PROTOCOL);
             return;
         }
-        if (connect)
+        if (st->rc.connect)
             st->req.route = H2B_ROUTE_NOTFOUND;
     }
     if (end) {
@@ -1295,7 +1205,7 @@ static void frame_body(struct fconn *h, const uint8_t *p, size_t n)
         return;
     }
     st->req.rx += n;
-    if (st->has_clen && st->req.rx > st->clen) {
+    if (!h2b_h2_reqcheck_body(&st->rc, st->req.rx, false)) {
         consume(h, NULL, (uint32_t)n);
         rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
