@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """name-deps.py - which files of a library use which others' names, and whether they circle.
 
-Usage: python3 scripts/name-deps.py OBJECT.o...
-       python3 scripts/name-deps.py build/servers/h2ref/CMakeFiles/h2b_server.dir/*.o
+Usage: python3 scripts/name-deps.py OBJECT.o... | LIBRARY.a
+       python3 scripts/name-deps.py build/servers/h2ref/libh2b_server.a
+
+A static library stands for the objects it holds now (a build directory may keep the object of
+a file that no longer exists beside them; the archive has only the current ones).
 
 Reads each object file's symbol table with nm: the names it defines (functions, data) and the
 names it uses without defining. A file uses another when one of its undefined names is defined
@@ -14,6 +17,7 @@ nothing and are not counted: they are the headers' names, not a file's.
 import os
 import subprocess
 import sys
+import tempfile
 
 
 def symbols(path):
@@ -35,8 +39,16 @@ def main(argv):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     files = {}
-    for p in argv[1:]:
-        files[name_of(p)] = symbols(p)
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in argv[1:]:
+            if not p.endswith(".a"):
+                files[name_of(p)] = symbols(p)
+                continue
+            members = subprocess.run(["ar", "t", p], capture_output=True, text=True,
+                                     check=True).stdout.split()
+            subprocess.run(["ar", "x", os.path.abspath(p)], cwd=tmp, check=True)
+            for m in members:
+                files[name_of(m)] = symbols(os.path.join(tmp, m))
     owner = {}
     for f, (defined, _) in files.items():
         for s in defined:
