@@ -1,160 +1,71 @@
 /*
- * conn.c - one server-side HTTP/2 connection over libnghttp2, driven without sockets.
+ * conn.c - the reference server's connection core: what a connection is whatever protocol it
+ * speaks, driven without sockets.
  *
- * Approach:
- * - Input goes straight into nghttp2_session_mem_recv; nghttp2 consumes all of it, so there is
- *   no per-connection read buffer. Callbacks decide the route while headers are decoded (no
- *   copies of names or values; the route table and the responses are handlers.c's, shared
- *   with the other engines) and queue finished requests on a ready list; responses are
- *   submitted after mem_recv returns, so a request reset in the same batch costs no work.
- * - Output: nghttp2_session_mem_send frames are copied into one pooled 64 KiB buffer; large
- *   static bodies (the /bytes pattern) are referenced by iovec instead of copied
- *   (NGHTTP2_DATA_FLAG_NO_COPY + send_data_callback), so a flush is one writev of up to 512 KiB.
- *   A connection holds a buffer only while it has unsent bytes.
- * - Flow control is manual (no_auto_window_update): /echo consumes request bytes only when they
- *   leave as response DATA, so its memory is bounded by the stream window.
- * - Guards nghttp2 1.52 lacks: a header list budget, an idle and a slow-client timeout, a flood
- *   budget (token bucket charged for empty DATA, PRIORITY, PING, SETTINGS, tiny WINDOW_UPDATE,
- *   unknown frames, frames on closed streams, resets and invalid frames) and an outbound
- *   queue cap. Frame headers are walked ahead of nghttp2 (scan_input), because nghttp2 drops
- *   some frames without any callback; the same walk answers frames on closed streams and
- *   lower new stream ids, which nghttp2 ignores once closed streams are not retained.
- * - Timers: one min-heap of connection deadlines (idle or slow-client) and one of /delay
- *   responses (harness/core/heap.h), O(log n) whatever order deadlines come in (a sorted list
- *   scanned from its tail made decreasing /delay deadlines quadratic). A deadline that moves
- *   later stays in the heap at its old key until it comes up, so progress costs no heap work.
- *   Only application progress (requests, request bodies, response frames) moves a deadline.
- *   The connection timer's policy and the free lists with the memory budget are h2frame.c's
- *   too (ctimer.h, wmem.h), as are the flood budget and stream-id window (guard.h).
- * Rejected: a send_callback writing per frame (one syscall per frame); per-connection arenas
- * (connections live for millions of requests and nghttp2 frees objects one by one).
+ * A struct h2b_conn is the caller's handle (h2b_conn_user), its place in the thread's dirty
+ * queue, and one protocol engine (engine.h) with that engine's connection: HTTP/2 with our own
+ * framing (h2_fast.c, the default), HTTP/2 over libnghttp2 (h2_nghttp2.c) or HTTP/1.1 (h1.c).
+ * Every entry point of conn.h is one call through the engine's table; the core adds only what
+ * holds for every protocol: the count of connections and input bytes, the h2c/HTTP/1.1
+ * detection (the first four bytes choose the engine) and the state of a connection whose
+ * protocol is not known yet.
+ *
+ * struct h2b_conn_ctx is per thread: the configuration, counters, the Date header (one
+ * strftime a second, for every engine), nghttp2's size-class pool (counted for /stats), the
+ * /stats hook, and one context of each engine the configuration can run (the HTTP/2 engine it
+ * names, and HTTP/1.1), lent an struct h2b_engine_env.
+ *
+ * Rejected: a struct per protocol held by the core with an if-chain per entry point (what
+ * this replaced: three engines' names in one file, and conn.c, h1.c and the own framing using
+ * each other's names in a circle); engines calling back into conn.c to mark a connection
+ * dirty (engine.h's inline queue keeps the names flowing one way).
  */
 #include "h2ref/conn.h"
 
 #include "core/alloc.h"
+#include "core/check.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/pool.h"
+#include "h2ref/engine.h"
 #include "h2ref/h1.h"
-#include "h2ref/h2frame.h"
-#include "h2ref/handlers.h"
-#include "core/heap.h"
-#include "core/pool_nghttp2.h"
-#include "h2ref/ctimer.h"
-#include "h2ref/guard.h"
-#include "core/h2wire.h"
-#include "h2ref/outbuf.h"
-#include "h2ref/wmem.h"
+#include "h2ref/h2_fast.h"
+#include "h2ref/h2_nghttp2.h"
 
-#include <nghttp2/nghttp2.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#define OUT_MIN_ROOM 1024
-#define DATA_MAX 16384 /* nghttp2 never sends larger DATA payloads without a length callback */
-#define REF_MIN 1024   /* smaller static payloads are copied: cheaper than an iovec */
-
-enum list { L_NONE, L_READY, L_DELAY };
-
-struct stream {
-    struct stream *next, *prev;   /* ready or delay list; free list (next) */
-    struct stream *anext, *aprev; /* all streams of the connection */
-    struct h2b_conn *conn;
-    int32_t id;
-    uint8_t list;
-    uint8_t body;   /* enum h2b_body: where the response's DATA comes from */
-    bool eof_in;    /* request END_STREAM seen */
-    bool responded; /* response submitted */
-    bool deferred;  /* data provider returned NGHTTP2_ERR_DEFERRED */
-    bool dropped;   /* reset for memory: further request DATA is discarded */
-    uint32_t hdr_bytes;
-    struct h2b_request req;     /* route, method, argument, body bytes (handlers.h) */
-    struct h2b_heap_node dnode; /* /delay: in ctx->delays, keyed by the deadline (ns) */
-    uint64_t len, off;          /* response body length and bytes sent */
-    const uint8_t *mem;
-    struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON (wmem.h) */
-    char *fpath;              /* docroot :path kept until the request completes (handlers.h) */
-    uint16_t fpath_len;
-    int fd;
-    char status_str[4];
-    char cl[24];
-    char text[H2B_TEXT_MAX]; /* small bodies (/sink's count) */
-};
+/* The first four bytes of the HTTP/2 client preface (RFC 9113 3.4): no HTTP/1.1 method. */
+static const uint8_t magic[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+#define SNIFF_LEN 4
 
 struct h2b_conn {
-    /* What every engine uses. A connection of the own-framing engine (h2frame.c), and an
-     * HTTP/1.1 one detected on it, is allocated only up to `sess` (CONN_HEAD bytes): the rest
-     * is the nghttp2 engine's, ~0.45 KiB an idle connection would carry unused. */
+    struct h2b_dirty dq; /* first: engines hold a pointer to it (engine.h) */
     struct h2b_conn_ctx *ctx;
     void *user;
-    struct h2b_h1 *h1;      /* HTTP/1.1 (h1.c): set once the first bytes were not the preface */
-    struct h2b_h2s *h2f;    /* the own-framing engine (h2frame.c) in place of sess */
-    struct h2b_conn *dnext; /* dirty list */
-    bool dirty;
-    bool head_only;    /* allocated up to `sess` only */
-    bool fatal;        /* unusable: close now */
-    bool input_closed; /* the peer half-closed: no more input will come */
-    bool sniffing;     /* H2B_PROTO_DETECT: nothing fed or sent until the protocol is known */
-    uint8_t sniffed;   /* preface bytes matched (and held) so far */
-    /* ---- the nghttp2 engine's, from here on ---- */
-    nghttp2_session *sess;
-    struct stream *ready_head, *ready_tail;
-    struct stream *streams; /* every open stream, released on h2b_conn_del */
-    /* the stream whose request headers are being decoded: on_header and on_frame_recv skip
-     * nghttp2's stream map for it (a header block arrives in one piece, CONTINUATIONs next) */
-    struct stream *hdr_st;
-    struct h2b_ctimer tm; /* idle and slow-client timer, in ctx->timers (ctimer.h) */
-    /* output */
-    struct h2b_outbuf out; /* outbuf.h */
-    bool hold; /* an iovec references nghttp2's frame buffer: no mem_send until it is sent */
-    /* state */
-    bool terminated; /* GOAWAY queued, input is discarded */
-    bool got_frame;  /* the client preface and a first frame arrived */
-    bool calm;       /* flood budget spent */
-    bool goaway_sent;
-    bool frame_open; /* a frame's header arrived, its payload has not all arrived */
-    /* input framing, tracked ahead of nghttp2 (see scan_input) */
-    uint8_t fh[9];
-    uint8_t fh_have;
-    uint8_t preface_left;
-    uint32_t pay_left;
-    struct h2b_sidwin sids; /* client stream ids: opened, reset (guard.h) */
-    uint32_t nstreams, ndelayed;
-    uint32_t files_open;    /* docroot files its streams hold (handlers.h's budgets) */
-    uint64_t echo_bytes;    /* /echo bytes held by all streams */
-    struct h2b_flood flood; /* guard.h */
+    const struct h2b_engine *eng; /* the protocol's engine ... */
+    void *e;                      /* ... and its connection */
+    bool fatal;                   /* failed before an engine took over (detection) */
+    bool input_closed;            /* the peer half-closed: no more input will come */
+    bool sniffing;   /* H2B_PROTO_DETECT: nothing fed or sent until the protocol is known */
+    uint8_t sniffed; /* preface bytes matched (and held) so far */
 };
-
-#define CONN_HEAD offsetof(struct h2b_conn, sess)
 
 struct h2b_conn_ctx {
     struct h2b_conn_config cfg;
-    bool inject_slow; /* an injected regression (handlers.c, h2b_inject_wanted()) */
-    nghttp2_session_callbacks *cbs;
-    nghttp2_option *opt;
     struct h2b_stats stats;
-    struct h2b_wmem wm;     /* free lists and the memory budget (wmem.h) */
-    struct h2b_heap timers; /* every live connection's idle or slow-client deadline */
-    struct h2b_heap delays; /* /delay streams by deadline */
-    struct h2b_conn *dirty;
-    uint64_t now;
+    struct h2b_engine_env env; /* lent to the engines' contexts */
     time_t date_sec;
     char date[32];
-    size_t date_len;
-    h2b_conn_stats_fn stats_fn;
-    void *stats_arg;
+    struct h2b_pool pool;        /* nghttp2's size classes, counted in stats.nghttp2_allocs */
+    const struct h2b_engine *h2; /* the HTTP/2 engine cfg.engine names */
+    void *h2ctx;
+    void *h1ctx; /* h2b_h1_engine's */
     int nconns;
-    nghttp2_mem mem;         /* nghttp2's allocator: pool */
-    struct h2b_pool pool;    /* size classes, counted in stats.nghttp2_allocs */
-    struct h2b_h1_ctx *h1;   /* HTTP/1.1 connections' timers and buffers */
-    struct h2b_h2s_ctx *h2f; /* the own-framing engine's timers and free lists */
 };
-
-_Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
 
 void h2b_conn_config_defaults(struct h2b_conn_config *cfg)
 {
@@ -178,60 +89,6 @@ void h2b_conn_config_defaults(struct h2b_conn_config *cfg)
     cfg->docroot_fd = -1;
 }
 
-/* ---- memory: streams, chunks and output buffers from the worker's free lists, counted in the
- * server's memory budget (wmem.h); nghttp2's own small blocks (5 allocations per request:
- * stream, outbound items, the nv copy) from the ctx's size-class pool through ctx->mem, each
- * call counted for /stats ---- */
-
-static struct stream *stream_get(struct h2b_conn_ctx *ctx)
-{
-    struct stream *st = h2b_wmem_stream_get(&ctx->wm, offsetof(struct stream, status_str));
-    if (st)
-        st->fd = -1;
-    return st;
-}
-
-/* ---- timers and dirty list ---- */
-
-static bool conn_busy(const struct h2b_conn *c)
-{
-    return !c->got_frame || c->nstreams > 0 || h2b_outbuf_pending(&c->out) || c->terminated ||
-           c->frame_open;
-}
-
-/* The connection's timer (ctimer.h): busy while no preface has come, a stream is open, output
- * is unsent, a GOAWAY is queued or a frame is half read. */
-static void conn_retime(struct h2b_conn *c)
-{
-    struct h2b_conn_ctx *ctx = c->ctx;
-    h2b_ctimer_retime(&c->tm, &ctx->timers, ctx->now, c->fatal, conn_busy(c), &ctx->cfg);
-}
-
-void h2b_conn_mark_dirty(struct h2b_conn *c)
-{
-    if (c->dirty)
-        return;
-    c->dirty = true;
-    c->dnext = c->ctx->dirty;
-    c->ctx->dirty = c;
-}
-
-bool h2b_conn_ctx_has_dirty(const struct h2b_conn_ctx *ctx)
-{
-    return ctx->dirty != NULL;
-}
-
-struct h2b_conn *h2b_conn_ctx_pop_dirty(struct h2b_conn_ctx *ctx)
-{
-    struct h2b_conn *c = ctx->dirty;
-    if (c) {
-        ctx->dirty = c->dnext;
-        c->dnext = NULL;
-        c->dirty = false;
-    }
-    return c;
-}
-
 static void update_date(struct h2b_conn_ctx *ctx)
 {
     time_t t = time(NULL);
@@ -240,531 +97,9 @@ static void update_date(struct h2b_conn_ctx *ctx)
     struct tm tm;
     gmtime_r(&t, &tm);
     /* Always 29 characters, so header values that still point here stay the same length. */
-    ctx->date_len = strftime(ctx->date, sizeof ctx->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    size_t n = strftime(ctx->date, sizeof ctx->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    H2B_ASSERT(n == 29);
     ctx->date_sec = t;
-}
-
-/* ---- flood budget ---- */
-
-static void charge(struct h2b_conn *c, double n)
-{
-    const struct h2b_conn_config *cfg = &c->ctx->cfg;
-    if (h2b_flood_charge(&c->flood, n, c->ctx->now, cfg->flood_rate, cfg->flood_burst))
-        c->calm = true;
-}
-
-/* ---- output ---- */
-
-static bool out_ensure(struct h2b_conn *c)
-{
-    return c->out.buf || h2b_wmem_out_attach(&c->ctx->wm, &c->out);
-}
-
-static size_t out_room(const struct h2b_conn *c)
-{
-    return c->out.buf ? H2B_OUTBUF_SIZE - c->out.len : H2B_OUTBUF_SIZE;
-}
-
-/* Copies n bytes to the buffer (the caller checked the room). */
-static void out_copy(struct h2b_conn *c, const void *p, size_t n)
-{
-    memcpy(h2b_outbuf_append(&c->out, n), p, n);
-}
-
-static void out_reset(struct h2b_conn *c)
-{
-    c->hold = false;
-    h2b_wmem_out_detach(&c->ctx->wm, &c->out);
-}
-
-static void fail(struct h2b_conn *c, enum h2b_stat why)
-{
-    if (!c->fatal)
-        h2b_stats_add(&c->ctx->stats, why, 1);
-    c->fatal = true;
-    if (!c->head_only)
-        h2b_heap_remove(&c->ctx->timers, &c->tm.node);
-}
-
-static void fill(struct h2b_conn *c)
-{
-    while (!c->hold && !c->fatal) {
-        if (c->out.niov > H2B_OUT_IOV_MAX - 3 || c->out.pending >= H2B_OUT_PENDING_MAX ||
-            out_room(c) < OUT_MIN_ROOM)
-            break;
-        const uint8_t *p;
-        ssize_t n = nghttp2_session_mem_send(c->sess, &p);
-        if (n < 0) {
-            fail(c, H2B_STAT_ERR_PROTOCOL);
-            return;
-        }
-        if (n == 0)
-            break;
-        if (!out_ensure(c)) {
-            fail(c, H2B_STAT_ERR_PROTOCOL);
-            return;
-        }
-        if ((size_t)n <= out_room(c)) {
-            out_copy(c, p, (size_t)n);
-        } else {
-            h2b_outbuf_ref(&c->out, p,
-                           (size_t)n); /* valid until the next mem_send: hold until sent */
-            c->hold = true;
-        }
-    }
-    if (!h2b_outbuf_pending(&c->out) && c->out.buf)
-        out_reset(c);
-}
-
-int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
-{
-    static const struct iovec none;
-    if (c->h1)
-        return h2b_h1_output(c->h1, iov);
-    *iov = &none;
-    if (c->sniffing && !c->fatal)
-        return 0; /* an HTTP/1.1 client must not see our SETTINGS */
-    if (c->fatal)
-        return H2B_ERR_PROTO;
-    if (c->h2f)
-        return h2b_h2s_output(c->h2f, iov);
-    fill(c);
-    if (c->fatal)
-        return H2B_ERR_PROTO;
-    return h2b_outbuf_iov(&c->out, iov);
-}
-
-void h2b_conn_sent(struct h2b_conn *c, size_t n)
-{
-    if (c->h1) {
-        h2b_h1_sent(c->h1, n);
-        return;
-    }
-    if (c->h2f) {
-        h2b_h2s_sent(c->h2f, n);
-        return;
-    }
-    if (n == 0)
-        return;
-    h2b_stats_add(&c->ctx->stats, H2B_STAT_BYTES_OUT, n);
-    if (h2b_outbuf_sent(&c->out, n))
-        out_reset(c);
-    conn_retime(c);
-}
-
-/* ---- requests: the ready list, body sources, responses (what to answer: handlers.c) ---- */
-
-static void ready_unlink(struct h2b_conn *c, struct stream *st)
-{
-    if (st->list == L_READY) {
-        if (st->prev)
-            st->prev->next = st->next;
-        else
-            c->ready_head = st->next;
-        if (st->next)
-            st->next->prev = st->prev;
-        else
-            c->ready_tail = st->prev;
-    } else if (st->list == L_DELAY) {
-        h2b_heap_remove(&c->ctx->delays, &st->dnode);
-        c->ndelayed--;
-    }
-    st->next = st->prev = NULL;
-    st->list = L_NONE;
-}
-
-static void ready_push(struct h2b_conn *c, struct stream *st)
-{
-    if (st->list != L_NONE || st->responded)
-        return;
-    st->list = L_READY;
-    st->next = NULL;
-    st->prev = c->ready_tail;
-    if (c->ready_tail)
-        c->ready_tail->next = st;
-    else
-        c->ready_head = st;
-    c->ready_tail = st;
-}
-
-/* Queues st until its /delay deadline; false when there is no memory for it. */
-static bool delay_insert(struct h2b_conn *c, struct stream *st, uint64_t deadline)
-{
-    if (h2b_heap_push(&c->ctx->delays, &st->dnode, deadline) != H2B_OK)
-        return false;
-    st->list = L_DELAY;
-    c->ndelayed++;
-    return true;
-}
-
-static bool is_upload(const struct stream *st)
-{
-    return h2b_method_upload(st->req.method);
-}
-
-static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t length,
-                         uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-    (void)sess, (void)id, (void)buf, (void)ud;
-    struct stream *st = src->ptr;
-    if (st->req.route == H2B_ROUTE_ECHO) {
-        if (st->chunks.bytes == 0) {
-            if (st->eof_in) {
-                *flags |= NGHTTP2_DATA_FLAG_EOF;
-                return 0;
-            }
-            st->deferred = true;
-            return NGHTTP2_ERR_DEFERRED;
-        }
-        size_t n = st->chunks.bytes < length ? (size_t)st->chunks.bytes : length;
-        *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-        if (st->eof_in && n == st->chunks.bytes)
-            *flags |= NGHTTP2_DATA_FLAG_EOF;
-        return (ssize_t)n;
-    }
-    uint64_t rem = st->len - st->off;
-    size_t n = rem < length ? (size_t)rem : length;
-    *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-    if (n == rem)
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
-    return (ssize_t)n;
-}
-
-static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t *framehd,
-                     size_t length, nghttp2_data_source *src, void *ud)
-{
-    struct h2b_conn *c = ud;
-    struct stream *st = src->ptr;
-    if (frame->data.padlen > 0)
-        return NGHTTP2_ERR_CALLBACK_FAILURE; /* we never ask for padding */
-    bool ref = !c->ctx->cfg.copy_bodies && length >= REF_MIN &&
-               (st->body == H2B_BODY_PATTERN || st->body == H2B_BODY_MEM);
-    size_t copy = 9 + (ref ? 0 : length);
-    if (c->out.niov > H2B_OUT_IOV_MAX - 2 || out_room(c) < copy ||
-        (c->out.pending > 0 && c->out.pending + 9 + length > H2B_OUT_PENDING_MAX))
-        return NGHTTP2_ERR_WOULDBLOCK;
-    if (!out_ensure(c))
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    out_copy(c, framehd, 9);
-    switch (st->body) {
-    case H2B_BODY_MEM:
-        if (ref)
-            h2b_outbuf_ref(&c->out, st->mem + st->off, length);
-        else
-            out_copy(c, st->mem + st->off, length);
-        break;
-    case H2B_BODY_PATTERN:
-        if (ref)
-            h2b_outbuf_ref(&c->out, h2b_pattern_at(st->off), length);
-        else
-            out_copy(c, h2b_pattern_at(st->off), length);
-        break;
-    case H2B_BODY_ECHO: /* the last chunk stays: the request body may go on into it */
-        h2b_wmem_chunks_take(&c->ctx->wm, &st->chunks, &c->out, length, true);
-        c->echo_bytes -= length;
-        nghttp2_session_consume(sess, st->id, length);
-        break;
-    case H2B_BODY_STATS:
-        h2b_wmem_chunks_take(&c->ctx->wm, &st->chunks, &c->out, length, false);
-        break;
-    case H2B_BODY_FILE: {
-        ssize_t r = pread(st->fd, c->out.buf + c->out.len, length, (off_t)st->off);
-        if (r != (ssize_t)length)
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-        h2b_outbuf_append(&c->out, length); /* the bytes pread wrote in place, after the header */
-        break;
-    }
-    default:
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    st->off += length;
-    return 0;
-}
-
-#define NV(n, v, vl)                                                                               \
-    {                                                                                              \
-        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vl),                                       \
-            NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE                           \
-    }
-
-/* Submits the response for st: what to answer comes from handlers.c; the body source, the
- * /delay timer and the /stats buffer are this engine's. */
-static void respond(struct h2b_conn *c, struct stream *st)
-{
-    struct h2b_conn_ctx *ctx = c->ctx;
-    if (ctx->inject_slow)
-        h2b_inject_respond();
-    struct h2b_response rs;
-    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &c->files_open, &ctx->cfg,
-                         &ctx->wm.paths))
-        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_FILES, 1);
-    h2b_handle(&st->req, st->text, &rs);
-    if (rs.body == H2B_BODY_DELAY) {
-        if (delay_insert(c, st, ctx->now + st->req.arg * H2B_NS_PER_MS))
-            return;
-        h2b_response_status(&rs, 503);
-    } else if (rs.body == H2B_BODY_STATS) {
-        struct h2b_chunk *ch = h2b_wmem_chunk_get(&ctx->wm);
-        int n = !ch             ? H2B_ERR_NOMEM
-                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, H2B_CHUNK_SIZE)
-                                : h2b_stats_json(&ctx->stats, h2b_alloc_counting_available(),
-                                                 (char *)ch->data, H2B_CHUNK_SIZE);
-        if (n >= 0) {
-            ch->len = (size_t)n;
-            st->chunks.head = st->chunks.tail = ch;
-            st->chunks.bytes = (uint64_t)n;
-            rs.len = (uint64_t)n;
-        } else {
-            if (ch)
-                h2b_wmem_chunk_put(&ctx->wm, ch);
-            h2b_response_status(&rs, ch ? 500 : 503);
-        }
-    }
-    st->body = rs.headers_only ? H2B_BODY_NONE : rs.body;
-    st->mem = rs.mem;
-    st->len = rs.len;
-    st->off = 0;
-    h2b_status_digits(st->status_str, rs.status);
-    nghttp2_nv nva[5] = {
-        NV(":status", st->status_str, 3),     NV("server", h2b_server_name, H2B_SERVER_NAME_LEN),
-        NV("date", ctx->date, ctx->date_len), NV("content-type", rs.ct, rs.ct_len),
-        NV("content-length", st->cl, 0),
-    };
-    size_t nnv = 4;
-    if (rs.has_cl) {
-        nva[4].valuelen = h2b_fmt_u64(st->cl, st->len);
-        nnv = 5;
-    }
-    nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_body};
-    bool body = st->body != H2B_BODY_NONE &&
-                (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
-    st->responded = true;
-    if (nghttp2_submit_response(c->sess, st->id, nva, nnv, body ? &prd : NULL) != 0)
-        return;
-    h2b_stats_add(&ctx->stats, H2B_STAT_REQUESTS, 1);
-    h2b_stats_status(&ctx->stats, rs.status);
-}
-
-static void dispatch(struct h2b_conn *c)
-{
-    struct stream *st;
-    while ((st = c->ready_head) != NULL) {
-        ready_unlink(c, st);
-        respond(c, st);
-    }
-}
-
-/* ---- nghttp2 callbacks ---- */
-
-static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *frame, void *ud)
-{
-    struct h2b_conn *c = ud;
-    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
-        return 0;
-    if (h2b_wmem_over(&c->ctx->wm)) { /* no work started: the client may retry it (RFC 9113 8.7) */
-        h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
-        nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
-                                  NGHTTP2_REFUSED_STREAM);
-        return 0;
-    }
-    struct stream *st = stream_get(c->ctx);
-    if (!st)
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    st->conn = c;
-    st->id = frame->hd.stream_id;
-    st->anext = c->streams;
-    if (c->streams)
-        c->streams->aprev = st;
-    c->streams = st;
-    nghttp2_session_set_stream_user_data(sess, st->id, st);
-    c->hdr_st = st;
-    c->nstreams++;
-    h2b_stats_add(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
-    h2b_stats_add(&c->ctx->stats, H2B_STAT_STREAMS_TOTAL, 1);
-    return 0;
-}
-
-/* The stream of a HEADERS frame: the one being decoded, else nghttp2's map. */
-static struct stream *headers_stream(nghttp2_session *sess, struct h2b_conn *c, int32_t id)
-{
-    if (c->hdr_st && c->hdr_st->id == id)
-        return c->hdr_st;
-    return nghttp2_session_get_stream_user_data(sess, id);
-}
-
-static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const uint8_t *name,
-                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
-{
-    (void)flags;
-    struct h2b_conn *c = ud;
-    if (frame->hd.type != NGHTTP2_HEADERS)
-        return 0;
-    struct stream *st = headers_stream(sess, c, frame->hd.stream_id);
-    if (!st)
-        return 0;
-    st->hdr_bytes += (uint32_t)(namelen + valuelen + 32);
-    if (st->hdr_bytes > c->ctx->cfg.max_header_list) {
-        h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_HEADERS, 1);
-        charge(c, 10);
-        nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_ENHANCE_YOUR_CALM);
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    }
-    if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || namelen == 0 || name[0] != ':')
-        return 0;
-    if (h2b_lit_eq(name, namelen, ":method")) {
-        st->req.method = (uint8_t)h2b_method_parse(value, valuelen);
-    } else if (h2b_lit_eq(name, namelen, ":path") && st->req.route == H2B_ROUTE_NONE) {
-        h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, valuelen, &c->ctx->cfg,
-                       &c->ctx->wm.paths);
-    }
-    return 0;
-}
-
-static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void *ud)
-{
-    struct h2b_conn *c = ud;
-    c->got_frame = true;
-    switch (frame->hd.type) {
-    case NGHTTP2_HEADERS:
-    case NGHTTP2_DATA: {
-        struct stream *st = frame->hd.type == NGHTTP2_HEADERS
-                                ? headers_stream(sess, c, frame->hd.stream_id)
-                                : nghttp2_session_get_stream_user_data(sess, frame->hd.stream_id);
-        if (!st)
-            break;
-        c->tm.progress = true; /* a request or its body: application progress */
-        bool end = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
-        if (end)
-            st->eof_in = true;
-        if (st->req.route == H2B_ROUTE_ECHO && is_upload(st)) {
-            if (!st->responded)
-                ready_push(c, st); /* stream the echo from the first byte */
-            else if (end && st->deferred) {
-                st->deferred = false;
-                nghttp2_session_resume_data(sess, st->id);
-            }
-        } else if (end) {
-            ready_push(c, st);
-        }
-        break;
-    }
-    case NGHTTP2_WINDOW_UPDATE:
-        if (frame->window_update.window_size_increment < 1024)
-            charge(c, 1);
-        break;
-    case NGHTTP2_RST_STREAM:
-        h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_RECV, 1);
-        charge(c, 1);
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static int on_invalid_frame(nghttp2_session *sess, const nghttp2_frame *frame, int err, void *ud)
-{
-    (void)sess, (void)frame, (void)err;
-    charge(ud, 10);
-    return 0;
-}
-
-static void consume(nghttp2_session *sess, int32_t id, size_t len)
-{
-    if (nghttp2_session_consume(sess, id, len) != 0)
-        nghttp2_session_consume_connection(sess, len);
-}
-
-static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const uint8_t *data,
-                         size_t len, void *ud)
-{
-    (void)flags;
-    struct h2b_conn *c = ud;
-    c->tm.progress = true;
-    struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
-    if (!st || st->req.route != H2B_ROUTE_ECHO || !is_upload(st)) {
-        if (st)
-            st->req.rx += len;
-        consume(sess, id, len);
-        return 0;
-    }
-    st->req.rx += len;
-    if (st->dropped) {
-        consume(sess, id, len);
-        return 0;
-    }
-    const struct h2b_conn_config *cfg = &c->ctx->cfg;
-    if (st->chunks.bytes + len > cfg->echo_stream_max || c->echo_bytes + len > cfg->echo_conn_max ||
-        h2b_wmem_over(&c->ctx->wm)) {
-        /* A client that sends and does not read: its echo is cut, not buffered without end. */
-        h2b_stats_add(&c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
-        st->dropped = true;
-        nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, id, NGHTTP2_ENHANCE_YOUR_CALM);
-        consume(sess, id, len);
-        return 0;
-    }
-    size_t k = h2b_wmem_chunks_append(&c->ctx->wm, &st->chunks, data, len);
-    c->echo_bytes += k;
-    if (k < len)
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    if (st->deferred) {
-        st->deferred = false;
-        nghttp2_session_resume_data(sess, id);
-    }
-    return 0;
-}
-
-static void stream_release(struct h2b_conn *c, struct stream *st)
-{
-    ready_unlink(c, st);
-    if (c->hdr_st == st)
-        c->hdr_st = NULL;
-    if (st->req.route == H2B_ROUTE_ECHO)
-        c->echo_bytes -= st->chunks.bytes;
-    if (st->aprev)
-        st->aprev->anext = st->anext;
-    else
-        c->streams = st->anext;
-    if (st->anext)
-        st->anext->aprev = st->aprev;
-    h2b_wmem_chunks_free(&c->ctx->wm, &st->chunks);
-    h2b_docroot_close(&st->fd, &st->fpath, &c->files_open, &c->ctx->cfg, &c->ctx->wm.paths);
-    c->nstreams--;
-    h2b_stats_sub(&c->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
-    h2b_wmem_stream_put(&c->ctx->wm, st);
-}
-
-/* Always returns 0: a fatal error here leaks (CVE-2023-35945, unfixed in Debian's 1.52). */
-static int on_stream_close(nghttp2_session *sess, int32_t id, uint32_t error_code, void *ud)
-{
-    (void)error_code;
-    struct h2b_conn *c = ud;
-    struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
-    if (!st)
-        return 0;
-    if (st->req.route == H2B_ROUTE_ECHO && st->chunks.bytes > 0)
-        nghttp2_session_consume_connection(sess, (size_t)st->chunks.bytes);
-    /* No set_stream_user_data(NULL) (one more map lookup): with closed streams not retained,
-     * nghttp2 destroys the stream right after this callback and calls none for it again. */
-    stream_release(c, st);
-    return 0;
-}
-
-static int on_frame_send(nghttp2_session *sess, const nghttp2_frame *frame, void *ud)
-{
-    (void)sess;
-    struct h2b_conn *c = ud;
-    if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
-        c->tm.progress = true; /* a response frame left: application progress */
-    } else if (frame->hd.type == NGHTTP2_RST_STREAM) {
-        h2b_sidwin_mark_reset(&c->sids, (uint32_t)frame->hd.stream_id);
-        h2b_stats_add(&c->ctx->stats, H2B_STAT_RST_SENT, 1);
-        charge(c, 1); /* resets the peer provokes ("MadeYouReset") spend its flood budget */
-    } else if (frame->hd.type == NGHTTP2_GOAWAY) {
-        h2b_stats_add(&c->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
-        c->goaway_sent = true;
-    }
-    return 0;
 }
 
 /* ---- context ---- */
@@ -778,44 +113,22 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     if (!ctx)
         return H2B_ERR_NOMEM;
     ctx->cfg = *cfg;
-    ctx->inject_slow = h2b_inject_wanted();
-    if (nghttp2_session_callbacks_new(&ctx->cbs) != 0)
-        goto out_free;
-    nghttp2_session_callbacks *cb = ctx->cbs;
-    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
-    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
-    nghttp2_session_callbacks_set_send_data_callback(cb, send_data);
-    if (nghttp2_option_new(&ctx->opt) != 0)
-        goto out_cbs;
-    nghttp2_option_set_no_closed_streams(ctx->opt, 1);
-    nghttp2_option_set_no_auto_window_update(ctx->opt, 1);
-    /* Debian's 1.52 already defaults stream_reset_rate_limit to 1000 + 33/s and
-     * max_continuations to 8 (backports of 1.57 and 1.61); the flood budget covers the rest. */
-    h2b_wmem_init(&ctx->wm, sizeof(struct stream), cfg->memory_budget, cfg->memory_used);
     h2b_pool_init(&ctx->pool);
     h2b_pool_count_into(&ctx->pool, &ctx->stats.v[H2B_STAT_NGHTTP2_ALLOCS]);
-    ctx->mem = h2b_pool_nghttp2_mem(&ctx->pool);
-    ctx->now = h2b_clock_now_ns();
     update_date(ctx);
-    if (h2b_h1_ctx_new(&ctx->h1, cfg, &ctx->stats, ctx->date) != H2B_OK)
-        goto out_opt;
-    if (cfg->engine == H2B_ENGINE_FAST &&
-        h2b_h2s_ctx_new(&ctx->h2f, cfg, &ctx->stats, ctx->date, &ctx->mem) != H2B_OK) {
-        h2b_h1_ctx_del(ctx->h1);
-        goto out_opt;
-    }
+    ctx->env = (struct h2b_engine_env){
+        .cfg = &ctx->cfg, .stats = &ctx->stats, .date = ctx->date, .pool = &ctx->pool};
+    ctx->h2 = cfg->engine == H2B_ENGINE_FAST ? &h2b_h2_fast_engine : &h2b_h2_nghttp2_engine;
+    if (h2b_h1_engine.ctx_new(&ctx->h1ctx, &ctx->env) != H2B_OK)
+        goto out_free;
+    if (ctx->h2->ctx_new(&ctx->h2ctx, &ctx->env) != H2B_OK)
+        goto out_h1;
     *out = ctx;
     return H2B_OK;
-out_opt:
-    nghttp2_option_del(ctx->opt);
-out_cbs:
-    nghttp2_session_callbacks_del(ctx->cbs);
+out_h1:
+    h2b_h1_engine.ctx_del(ctx->h1ctx);
 out_free:
+    h2b_pool_free(&ctx->pool);
     free(ctx);
     return H2B_ERR_NOMEM;
 }
@@ -824,24 +137,17 @@ void h2b_conn_ctx_del(struct h2b_conn_ctx *ctx)
 {
     if (!ctx)
         return;
-    h2b_wmem_free(&ctx->wm);
+    H2B_ASSERT(ctx->nconns == 0);
+    h2b_h1_engine.ctx_del(ctx->h1ctx);
+    ctx->h2->ctx_del(ctx->h2ctx);
     h2b_pool_free(&ctx->pool);
-    h2b_heap_free(&ctx->timers);
-    h2b_heap_free(&ctx->delays);
-    h2b_h1_ctx_del(ctx->h1);
-    h2b_h2s_ctx_del(ctx->h2f);
-    nghttp2_option_del(ctx->opt);
-    nghttp2_session_callbacks_del(ctx->cbs);
     free(ctx);
 }
 
 void h2b_conn_ctx_set_stats_fn(struct h2b_conn_ctx *ctx, h2b_conn_stats_fn fn, void *arg)
 {
-    ctx->stats_fn = fn;
-    ctx->stats_arg = arg;
-    h2b_h1_ctx_set_stats_fn(ctx->h1, fn, arg);
-    if (ctx->h2f)
-        h2b_h2s_ctx_set_stats_fn(ctx->h2f, fn, arg);
+    ctx->env.stats_fn = fn;
+    ctx->env.stats_arg = arg;
 }
 
 const struct h2b_stats *h2b_conn_ctx_stats(const struct h2b_conn_ctx *ctx)
@@ -856,119 +162,63 @@ void h2b_conn_ctx_count(struct h2b_conn_ctx *ctx, enum h2b_stat which)
 
 void h2b_conn_ctx_tick(struct h2b_conn_ctx *ctx, uint64_t now_ns)
 {
-    ctx->now = now_ns;
     update_date(ctx);
     struct h2b_alloc_stats as;
     h2b_alloc_read(&as);
     __atomic_store_n(&ctx->stats.v[H2B_STAT_THREAD_ALLOCS], as.allocs, __ATOMIC_RELAXED);
-    struct h2b_heap_node *top;
-    while ((top = h2b_heap_top(&ctx->delays)) != NULL && top->key <= now_ns) {
-        struct stream *st = (struct stream *)(void *)((char *)top - offsetof(struct stream, dnode));
-        struct h2b_conn *c = st->conn;
-        ready_unlink(c, st);
-        st->req.route = H2B_ROUTE_HELLO;
-        respond(c, st);
-        c->tm.progress = true;
-        conn_retime(c);
-        h2b_conn_mark_dirty(c);
-    }
-    while ((top = h2b_heap_top(&ctx->timers)) != NULL && top->key <= now_ns) {
-        struct h2b_conn *c =
-            (struct h2b_conn *)(void *)((char *)top - offsetof(struct h2b_conn, tm.node));
-        conn_retime(c);
-        switch (h2b_ctimer_due(&c->tm, &ctx->timers, now_ns, &ctx->cfg, &ctx->stats,
-                               c->ndelayed > 0, c->got_frame, c->terminated)) {
-        case H2B_CTIMER_EARLY:
-            continue;
-        case H2B_CTIMER_IDLE:
-            nghttp2_session_terminate_session(c->sess, NGHTTP2_NO_ERROR);
-            c->terminated = true;
-            conn_retime(c); /* now busy: a peer that never reads the GOAWAY is cut off later */
-            break;
-        case H2B_CTIMER_WAIT: /* waiting on us, not on the peer */
-            conn_retime(c);
-            break;
-        case H2B_CTIMER_CUT:
-            c->fatal = true;
-            break;
-        case H2B_CTIMER_SLOW:
-            nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
-            c->terminated = true;
-            break;
-        }
-        h2b_ctimer_settle(&c->tm, &ctx->timers, &ctx->cfg);
-        h2b_conn_mark_dirty(c);
-    }
-    h2b_h1_ctx_tick(ctx->h1, now_ns);
-    if (ctx->h2f)
-        h2b_h2s_ctx_tick(ctx->h2f, now_ns);
+    ctx->h2->tick(ctx->h2ctx, now_ns);
+    h2b_h1_engine.tick(ctx->h1ctx, now_ns);
 }
 
 uint64_t h2b_conn_ctx_next_deadline(const struct h2b_conn_ctx *ctx)
 {
-    uint64_t d = h2b_ctimer_next(&ctx->timers, &ctx->delays);
-    uint64_t d1 = h2b_h1_ctx_next_deadline(ctx->h1);
-    uint64_t d2 = ctx->h2f ? h2b_h2s_ctx_next_deadline(ctx->h2f) : UINT64_MAX;
-    if (d1 < d)
-        d = d1;
-    return d2 < d ? d2 : d;
+    uint64_t d = ctx->h2->next_deadline(ctx->h2ctx);
+    uint64_t d1 = h2b_h1_engine.next_deadline(ctx->h1ctx);
+    return d1 < d ? d1 : d;
+}
+
+/* ---- dirty queue (engine.h's h2b_engine_mark_dirty puts connections in) ---- */
+
+void h2b_conn_mark_dirty(struct h2b_conn *c)
+{
+    h2b_engine_mark_dirty(&c->ctx->env, &c->dq);
+}
+
+bool h2b_conn_ctx_has_dirty(const struct h2b_conn_ctx *ctx)
+{
+    return ctx->env.dirty != NULL;
+}
+
+struct h2b_conn *h2b_conn_ctx_pop_dirty(struct h2b_conn_ctx *ctx)
+{
+    struct h2b_dirty *d = ctx->env.dirty;
+    if (!d)
+        return NULL;
+    ctx->env.dirty = d->next;
+    d->next = NULL;
+    d->on = false;
+    return (struct h2b_conn *)(void *)d; /* dq is the first member */
 }
 
 /* ---- connection ---- */
 
 int h2b_conn_new(struct h2b_conn **out, struct h2b_conn_ctx *ctx, void *user)
 {
-    bool fast = ctx->cfg.engine == H2B_ENGINE_FAST;
-    struct h2b_conn *c = calloc(1, fast ? CONN_HEAD : sizeof *c);
+    struct h2b_conn *c = calloc(1, sizeof *c);
     if (!c)
         return H2B_ERR_NOMEM;
     c->ctx = ctx;
     c->user = user;
-    if (fast) { /* h2frame.c keeps its own timer, flood budget and output */
-        c->head_only = true;
-        if (h2b_h2s_new(&c->h2f, ctx->h2f, c) != H2B_OK)
-            goto out_free;
-        ctx->nconns++;
-        h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_OPEN, 1);
-        h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_TOTAL, 1);
-        *out = c;
-        return H2B_OK;
+    c->eng = ctx->h2;
+    if (c->eng->conn_new(&c->e, ctx->h2ctx, &c->dq) != H2B_OK) {
+        free(c);
+        return H2B_ERR_NOMEM;
     }
-    h2b_flood_init(&c->flood, ctx->cfg.flood_burst, ctx->now);
-    h2b_ctimer_init(&c->tm, ctx->now);
-    c->preface_left = (uint8_t)(sizeof NGHTTP2_CLIENT_MAGIC - 1);
-    if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
-        goto out_free;
-    if (nghttp2_session_server_new3(&c->sess, ctx->cbs, c, ctx->opt, &ctx->mem) != 0)
-        goto out_free;
-    const struct h2b_conn_config *cfg = &ctx->cfg;
-    nghttp2_settings_entry iv[5];
-    size_t n = 0;
-    iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, cfg->max_streams};
-    iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, cfg->window};
-    iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, cfg->max_header_list};
-    if (cfg->frame_size != 16384)
-        iv[n++] = (nghttp2_settings_entry){NGHTTP2_SETTINGS_MAX_FRAME_SIZE, cfg->frame_size};
-    if (cfg->header_table_size != 4096)
-        iv[n++] =
-            (nghttp2_settings_entry){NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, cfg->header_table_size};
-    if (nghttp2_submit_settings(c->sess, NGHTTP2_FLAG_NONE, iv, n) != 0)
-        goto out_sess;
-    if (cfg->conn_window > 65535 &&
-        nghttp2_session_set_local_window_size(c->sess, NGHTTP2_FLAG_NONE, 0,
-                                              (int32_t)cfg->conn_window) != 0)
-        goto out_sess;
     ctx->nconns++;
     h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_OPEN, 1);
     h2b_stats_add(&ctx->stats, H2B_STAT_CONNS_TOTAL, 1);
-    conn_retime(c);
     *out = c;
     return H2B_OK;
-out_sess:
-    nghttp2_session_del(c->sess);
-out_free:
-    free(c);
-    return H2B_ERR_NOMEM;
 }
 
 void h2b_conn_del(struct h2b_conn *c)
@@ -976,22 +226,14 @@ void h2b_conn_del(struct h2b_conn *c)
     if (!c)
         return;
     struct h2b_conn_ctx *ctx = c->ctx;
-    if (c->dirty) {
-        struct h2b_conn **pp = &ctx->dirty;
-        while (*pp != c)
-            pp = &(*pp)->dnext;
-        *pp = c->dnext;
+    if (c->dq.on) {
+        struct h2b_dirty **pp = &ctx->env.dirty;
+        while (*pp != &c->dq)
+            pp = &(*pp)->next;
+        *pp = c->dq.next;
     }
-    h2b_h1_del(c->h1);
-    h2b_h2s_del(c->h2f);
-    if (!c->head_only) {
-        h2b_heap_remove(&ctx->timers, &c->tm.node);
-        /* nghttp2_session_del calls no stream-close callbacks: release our streams here. */
-        while (c->streams)
-            stream_release(c, c->streams);
-        nghttp2_session_del(c->sess);
-        out_reset(c);
-    }
+    c->eng->del(c->e);
+    H2B_ASSERT(ctx->nconns > 0);
     ctx->nconns--;
     h2b_stats_sub(&ctx->stats, H2B_STAT_CONNS_OPEN, 1);
     free(c);
@@ -1002,146 +244,18 @@ void *h2b_conn_user(const struct h2b_conn *c)
     return c->user;
 }
 
-/* Feeds n bytes to nghttp2; false (the connection failed) on a fatal error. */
-static bool feed(struct h2b_conn *c, const uint8_t *p, size_t n)
-{
-    if (n == 0 || c->terminated)
-        return true;
-    ssize_t rv = nghttp2_session_mem_recv(c->sess, p, n);
-    if (rv >= 0)
-        return true;
-    enum h2b_stat why = H2B_STAT_ERR_PROTOCOL;
-    if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC)
-        why = H2B_STAT_ERR_PREFACE;
-    else if (rv == NGHTTP2_ERR_FLOODED)
-        why = H2B_STAT_ERR_FLOODED;
-    else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
-        why = H2B_STAT_ERR_CONTINUATION;
-    fail(c, why);
-    return false;
-}
+/* ---- protocol detection ---- */
 
-/* Checks one frame header before nghttp2 sees the frame (nghttp2 has processed every frame
- * before it). Charges the flood budget for every frame kind a client can send without limit,
- * including those nghttp2 drops without a callback (unknown types, DATA on closed streams),
- * and answers what nghttp2 1.52 silently ignores without closed-stream retention:
- * - a HEADERS whose id is below the highest one and was never opened: PROTOCOL_ERROR
- *   (RFC 9113 5.1.1);
- * - a HEADERS or DATA on a stream the client closed, or that completed: STREAM_CLOSED (5.1),
- *   a connection error for HEADERS, a stream error for DATA. Frames on streams we reset are
- *   ignored, as 5.4.2 asks (the peer may not have seen the reset yet).
- * Returns the error code to end the connection with, or 0. */
-static uint32_t check_frame(struct h2b_conn *c, const uint8_t *fh)
-{
-    struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(fh);
-    uint32_t len = hd.len, id = hd.id;
-    uint8_t type = hd.type, flags = hd.flags;
-    switch (type) {
-    case NGHTTP2_DATA:
-        if (len == 0 && !(flags & NGHTTP2_FLAG_END_STREAM))
-            charge(c, 1);
-        break;
-    case NGHTTP2_HEADERS:
-    case NGHTTP2_RST_STREAM:
-    case NGHTTP2_WINDOW_UPDATE:
-    case NGHTTP2_GOAWAY:
-        break;
-    case NGHTTP2_SETTINGS:
-        if (!(flags & NGHTTP2_FLAG_ACK))
-            charge(c, h2b_settings_cost(len));
-        break;
-    case NGHTTP2_CONTINUATION:
-        if (len == 0)
-            charge(c, 1);
-        break;
-    default: /* PRIORITY, PING (ACKs too: none is ever due), PUSH_PROMISE, unknown types */
-        charge(c, 1);
-        break;
-    }
-    if ((type != NGHTTP2_DATA && type != NGHTTP2_HEADERS) || !(id & 1))
-        return 0;
-    if (id > c->sids.max_id) {
-        if (type == NGHTTP2_HEADERS)
-            h2b_sidwin_open(&c->sids, id);
-        return 0; /* DATA on an idle stream: nghttp2's PROTOCOL_ERROR */
-    }
-    if (nghttp2_session_find_stream(c->sess, (int32_t)id) != NULL)
-        return 0; /* open or half-closed: nghttp2 knows what to do */
-    charge(c, 1);
-    if (h2b_sidwin_was_reset(&c->sids, id))
-        return 0;
-    if (type == NGHTTP2_HEADERS)
-        return h2b_sidwin_skipped(&c->sids, id) ? NGHTTP2_PROTOCOL_ERROR : NGHTTP2_STREAM_CLOSED;
-    nghttp2_submit_rst_stream(c->sess, NGHTTP2_FLAG_NONE, (int32_t)id, NGHTTP2_STREAM_CLOSED);
-    h2b_sidwin_mark_reset(&c->sids, id); /* one reset per stream, however many frames follow */
-    return 0;
-}
-
-/* Walks the input's frame headers ahead of nghttp2 and feeds it in pieces, so that each frame
- * header is checked (check_frame) with nghttp2's state just before that frame. Frames whose
- * check cannot depend on stream state are not split off. Returns false on a fatal error. */
-static bool scan_input(struct h2b_conn *c, const uint8_t *data, size_t len)
-{
-    size_t i = 0, fed = 0;
-    if (c->preface_left) {
-        size_t k = len < c->preface_left ? len : c->preface_left;
-        c->preface_left = (uint8_t)(c->preface_left - k);
-        i = k;
-    }
-    while (i < len) {
-        if (c->pay_left) {
-            size_t k = len - i < c->pay_left ? len - i : c->pay_left;
-            c->pay_left -= (uint32_t)k;
-            i += k;
-            continue;
-        }
-        size_t start = i; /* where this chunk's part of the frame header begins */
-        while (c->fh_have < 9 && i < len)
-            c->fh[c->fh_have++] = data[i++];
-        if (c->fh_have < 9)
-            break;
-        c->fh_have = 0;
-        struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(c->fh);
-        c->pay_left = hd.len;
-        uint8_t type = hd.type;
-        uint32_t id = hd.id;
-        /* Only a frame on a stream id already used needs nghttp2's state (a new request's
-         * HEADERS does not), so the common batch of new requests is fed in one call. */
-        if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (id & 1) && id <= c->sids.max_id) {
-            if (!feed(c, data + fed, start - fed))
-                return false;
-            fed = start;
-        }
-        uint32_t err = check_frame(c, c->fh);
-        if (c->calm && !c->terminated)
-            break; /* h2b_conn_recv ends it; nothing more is read */
-        if (err) {
-            nghttp2_session_terminate_session(c->sess, err);
-            c->terminated = true;
-            break;
-        }
-    }
-    c->frame_open = c->fh_have > 0 || c->pay_left > 0;
-    if (c->calm || c->terminated)
-        return feed(c, data + fed, 0);
-    return feed(c, data + fed, len - fed);
-}
-
-/* ---- protocol detection (HTTP/1.1 lives in h1.c) ---- */
-
-/* Hands the connection to HTTP/1.1: the nghttp2 session and the h2 timer go. */
+/* Hands the connection to HTTP/1.1: the HTTP/2 engine's connection goes. */
 static int become_h1(struct h2b_conn *c)
 {
-    if (h2b_h1_new(&c->h1, c->ctx->h1, c) != H2B_OK)
+    void *e;
+    if (h2b_h1_engine.conn_new(&e, c->ctx->h1ctx, &c->dq) != H2B_OK)
         return H2B_ERR_NOMEM;
     c->sniffing = false;
-    if (!c->head_only) {
-        h2b_heap_remove(&c->ctx->timers, &c->tm.node);
-        nghttp2_session_del(c->sess);
-        c->sess = NULL;
-    }
-    h2b_h2s_del(c->h2f);
-    c->h2f = NULL;
+    c->eng->del(c->e);
+    c->eng = &h2b_h1_engine;
+    c->e = e;
     return H2B_OK;
 }
 
@@ -1153,126 +267,83 @@ int h2b_conn_set_proto(struct h2b_conn *c, enum h2b_conn_proto proto)
 
 /* The first bytes decide: "PRI " (the preface's first four) is HTTP/2, anything else that
  * differs from the preface within them is HTTP/1.1 (no HTTP/1.1 method is "PRI"). Matched
- * bytes are held (they are the preface's) and replayed to whichever side takes over. */
+ * bytes are held (they are the preface's) and replayed to whichever engine takes over. */
 static int sniff(struct h2b_conn *c, const uint8_t *data, size_t len)
 {
-    static const char magic[] = NGHTTP2_CLIENT_MAGIC;
     uint8_t held = c->sniffed;
     size_t i = 0;
     bool h1 = false;
-    while (i < len && c->sniffed < 4) {
-        if (data[i] != (uint8_t)magic[c->sniffed]) {
+    while (i < len && c->sniffed < SNIFF_LEN) {
+        if (data[i] != magic[c->sniffed]) {
             h1 = true;
             break;
         }
         c->sniffed++;
         i++;
     }
-    if (!h1 && c->sniffed < 4)
+    if (!h1 && c->sniffed < SNIFF_LEN)
         return H2B_OK; /* all matched so far: wait for more */
-    if (h1) {
-        if (become_h1(c) != H2B_OK) {
-            fail(c, H2B_STAT_ERR_PROTOCOL);
-            return H2B_ERR_PROTO;
-        }
-        int rv = held ? h2b_h1_recv(c->h1, (const uint8_t *)magic, held) : H2B_OK;
-        return rv == H2B_OK ? h2b_h1_recv(c->h1, data, len) : rv;
+    if (h1 && become_h1(c) != H2B_OK) {
+        h2b_stats_add(&c->ctx->stats, H2B_STAT_ERR_PROTOCOL, 1);
+        c->fatal = true;
+        return H2B_ERR_PROTO;
     }
     c->sniffing = false;
-    h2b_stats_sub(&c->ctx->stats, H2B_STAT_BYTES_IN, held + len); /* counted again below */
-    int rv = held ? h2b_conn_recv(c, (const uint8_t *)magic, held) : H2B_OK;
-    return rv == H2B_OK ? h2b_conn_recv(c, data, len) : rv;
+    int rv = held ? c->eng->recv(c->e, magic, held) : H2B_OK;
+    return rv == H2B_OK ? c->eng->recv(c->e, data, len) : rv;
 }
 
 int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len)
 {
-    struct h2b_conn_ctx *ctx = c->ctx;
-    h2b_stats_add(&ctx->stats, H2B_STAT_BYTES_IN, len);
+    h2b_stats_add(&c->ctx->stats, H2B_STAT_BYTES_IN, len);
     if (c->fatal)
         return H2B_ERR_PROTO;
-    if (c->h1)
-        return h2b_h1_recv(c->h1, data, len);
     if (c->sniffing)
         return sniff(c, data, len);
-    if (c->h2f)
-        return h2b_h2s_recv(c->h2f, data, len);
-    if (c->terminated)
-        return H2B_OK;
-    if (!scan_input(c, data, len))
-        return H2B_ERR_PROTO;
-    dispatch(c);
-    if (c->calm) {
-        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_FLOOD, 1);
-        nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
-        c->terminated = true;
-    } else if (nghttp2_session_get_outbound_queue_size(c->sess) > ctx->cfg.max_outbound_queue) {
-        h2b_stats_add(&ctx->stats, H2B_STAT_GUARD_OUTQ, 1);
-        nghttp2_session_terminate_session(c->sess, NGHTTP2_ENHANCE_YOUR_CALM);
-        c->terminated = true;
-    } else if (!nghttp2_session_want_read(c->sess)) {
-        c->terminated = true; /* nghttp2 queued a GOAWAY for a protocol error */
+    return c->eng->recv(c->e, data, len);
+}
+
+int h2b_conn_output(struct h2b_conn *c, const struct iovec **iov)
+{
+    static const struct iovec none;
+    if (c->sniffing || c->fatal) {
+        *iov = &none;
+        /* a client whose protocol is not known yet must not see our SETTINGS */
+        return c->fatal ? H2B_ERR_PROTO : 0;
     }
-    conn_retime(c);
-    return H2B_OK;
+    return c->eng->output(c->e, iov);
+}
+
+void h2b_conn_sent(struct h2b_conn *c, size_t n)
+{
+    c->eng->sent(c->e, n);
 }
 
 bool h2b_conn_done(const struct h2b_conn *c)
 {
-    if (c->h1)
-        return h2b_h1_done(c->h1);
     if (c->fatal || c->sniffing)
         return c->fatal || c->input_closed; /* a FIN within the first four bytes: nothing to say */
-    if (c->h2f)
-        return h2b_h2s_done(c->h2f);
-    if (c->fatal)
-        return true;
-    if (h2b_outbuf_pending(&c->out) || nghttp2_session_want_write(c->sess))
-        return false;
-    /* After the peer's FIN nothing more can arrive: done once every stream is answered. */
-    return c->input_closed ? c->nstreams == 0 : !nghttp2_session_want_read(c->sess);
+    return c->eng->done(c->e);
 }
 
 void h2b_conn_input_closed(struct h2b_conn *c)
 {
     c->input_closed = true;
-    if (c->h1) {
-        h2b_h1_input_closed(c->h1);
-    } else if (c->h2f) {
-        h2b_h2s_input_closed(c->h2f);
-    } else if (c->sess && !c->fatal && !c->sniffing) {
-        /* A request whose END_STREAM has not arrived can never complete now: reset its stream
-         * (CANCEL) so that the connection ends once the complete ones are answered, not at the
-         * slow-client timeout (h2frame.c does the same). nghttp2 closes the stream, and our
-         * on_stream_close releases it, once the RST_STREAM is sent. */
-        for (struct stream *st = c->streams; st; st = st->anext)
-            if (!st->eof_in)
-                nghttp2_submit_rst_stream(c->sess, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
-        h2b_conn_mark_dirty(c);
-    }
+    if (!c->fatal && !c->sniffing)
+        c->eng->input_closed(c->e);
 }
 
 bool h2b_conn_fatal(const struct h2b_conn *c)
 {
-    if (c->h1)
-        return h2b_h1_fatal(c->h1);
-    return c->fatal || (c->h2f && h2b_h2s_fatal(c->h2f));
+    return c->fatal || c->eng->fatal(c->e);
 }
 
 void h2b_conn_shutdown(struct h2b_conn *c)
 {
-    if (c->h1) {
-        h2b_h1_shutdown(c->h1);
-        return;
-    }
     if (c->sniffing)
         c->fatal = true; /* nothing was said yet: just close */
-    if (c->h2f && !c->fatal) {
-        h2b_h2s_shutdown(c->h2f);
-        return;
-    }
-    if (!c->fatal && !c->terminated)
-        nghttp2_submit_goaway(c->sess, NGHTTP2_FLAG_NONE,
-                              nghttp2_session_get_last_proc_stream_id(c->sess), NGHTTP2_NO_ERROR,
-                              NULL, 0);
-    h2b_conn_mark_dirty(c);
+    if (c->fatal)
+        h2b_conn_mark_dirty(c);
+    else
+        c->eng->shutdown(c->e);
 }

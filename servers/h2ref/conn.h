@@ -1,24 +1,28 @@
 /*
- * conn.h - the reference server's HTTP/2 connection, without sockets.
+ * conn.h - the reference server's connection core: one client connection, whatever protocol it
+ * speaks, without sockets.
  *
- * A struct h2b_conn is one server-side HTTP/2 session (libnghttp2) plus everything the server
- * does with it: requests (routed and answered by handlers.h), flow-controlled bodies, guards
- * and timeouts. It never touches a file descriptor of the network: the caller feeds it
- * received bytes and collects the bytes it wants to send. The epoll server (server.h) is one
- * caller; the microbenchmark suite (route-and-respond) and the fuzz targets are others, driving
- * the real callbacks in memory.
+ * A struct h2b_conn is one server-side connection: HTTP/2 (our own framing by default, or a
+ * libnghttp2 session: enum h2b_conn_engine) or HTTP/1.1, with everything the server does on it:
+ * requests (routed and answered by handlers.h), flow-controlled bodies, guards and timeouts.
+ * Each protocol is an engine behind one interface (engine.h: h2_fast.c, h2_nghttp2.c, h1.c);
+ * this API is the same whichever runs. It never touches a file descriptor of the network: the
+ * caller feeds it received bytes and collects the bytes it wants to send. The epoll server
+ * (server.h) is one caller; the microbenchmark suite (route-and-respond) and the fuzz targets
+ * are others, driving the real engines in memory.
  *
  * Objects and threads
- *   struct h2b_conn_ctx is per thread: configuration, nghttp2 callbacks, free lists (streams,
- *   body chunks, output buffers), timer lists, counters and the cached Date header. Every
- *   h2b_conn belongs to one ctx and must only be used on the thread that uses the ctx. Nothing
- *   here locks. The only cross-thread access is reading a ctx's counters (h2b_conn_ctx_stats).
+ *   struct h2b_conn_ctx is per thread: configuration, the engines' contexts (free lists of
+ *   streams, body chunks and output buffers, timer heaps), counters and the cached Date header.
+ *   Every h2b_conn belongs to one ctx and must only be used on the thread that uses the ctx.
+ *   Nothing here locks. The only cross-thread access is reading a ctx's counters
+ *   (h2b_conn_ctx_stats).
  *
  * Driving a connection
- *   1. h2b_conn_new(): the server preface (SETTINGS) is queued at once.
- *   2. h2b_conn_recv(data, len) for every chunk received. It runs nghttp2_session_mem_recv,
- *      whose callbacks route requests, and submits the responses that became ready.
- *   3. h2b_conn_output() gathers pending frames into iovecs (one syscall's worth); write them,
+ *   1. h2b_conn_new(): HTTP/2's server preface (SETTINGS) is queued at once.
+ *   2. h2b_conn_recv(data, len) for every chunk received. The engine parses it, routes the
+ *      requests and queues the responses that became ready.
+ *   3. h2b_conn_output() gathers pending output into iovecs (one syscall's worth); write them,
  *      then report how many bytes went out with h2b_conn_sent(). Repeat until it returns 0.
  *   4. h2b_conn_done() says when the connection has nothing left to do (close it then), and
  *      h2b_conn_fatal() whether it ended abnormally (close without lingering).
@@ -29,10 +33,11 @@
  *
  * Memory: no allocation per request in this code. Streams, echo chunks and output buffers come
  * from per-ctx free lists (built with H2B_SANITIZED, the free lists are bypassed so that the
- * sanitizer sees every free). nghttp2 allocates through the ctx's nghttp2_mem: 32-byte size
- * classes up to 4 KiB (harness/core/pool.h), every call counted in the stats (nghttp2_allocs),
- * the memory held until the ctx is deleted. Each tick also copies the ticking thread's
- * interposer count (h2bench::alloc, when linked and armed) into worker_allocs; a thread should
+ * sanitizer sees every free). libnghttp2 (the session of the nghttp2 engine, the HPACK decoder
+ * of the own framing) allocates through the ctx's nghttp2_mem: 32-byte size classes up to
+ * 4 KiB (harness/core/pool.h), every call counted in the stats (nghttp2_allocs), the memory
+ * held until the ctx is deleted. Each tick also copies the ticking thread's interposer count
+ * (h2bench::alloc, when linked and armed) into worker_allocs; a thread should
  * h2b_alloc_reset() before it creates its connections.
  */
 #ifndef H2B_H2REF_CONN_H
@@ -49,8 +54,8 @@
 struct h2b_conn;
 struct h2b_conn_ctx;
 
-/* Which HTTP/2 engine a connection runs: libnghttp2's session (conn.c) or our own framing
- * (h2frame.c, libnghttp2 only for HPACK decoding). Both serve the same routes. */
+/* Which HTTP/2 engine a connection runs: libnghttp2's session (h2_nghttp2.c) or our own
+ * framing (h2_fast.c, libnghttp2 only for HPACK decoding). Both serve the same routes. */
 enum h2b_conn_engine { H2B_ENGINE_NGHTTP2, H2B_ENGINE_FAST };
 
 /* Protocol configuration; sizes in bytes, times in ns. Fill with h2b_conn_config_defaults(). */
@@ -150,7 +155,7 @@ void h2b_conn_del(struct h2b_conn *c);
 void *h2b_conn_user(const struct h2b_conn *c);
 
 /* Feeds len received bytes (data is only read during the call). Returns H2B_OK, or
- * H2B_ERR_PROTO when the session failed fatally (bad preface, flood, callback failure): the
+ * H2B_ERR_PROTO when the connection failed fatally (bad preface, flood, callback failure): the
  * caller should close the connection at once. After a graceful termination (GOAWAY queued) the
  * input is counted and discarded. */
 int h2b_conn_recv(struct h2b_conn *c, const uint8_t *data, size_t len);

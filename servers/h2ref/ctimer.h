@@ -1,6 +1,6 @@
 /*
  * ctimer.h - an HTTP/2 connection's idle and slow-client timer, one copy for both engines
- * (conn.c over nghttp2, h2frame.c with its own framing).
+ * (h2_nghttp2.c, h2_fast.c).
  *
  * Policy: an idle connection (preface and a first frame in, no stream open, nothing unsent, no
  * GOAWAY queued, no frame half read) is due idle_timeout_ns after its last application

@@ -1,6 +1,6 @@
 /*
  * guard.h - the two HTTP/2 engines' per-connection guards, one copy: the flood budget and the
- * window of recent client stream ids (conn.c over nghttp2, h2frame.c with its own framing).
+ * window of recent client stream ids (h2_nghttp2.c, h2_fast.c).
  *
  * Flood budget: a token bucket. Each suspicious frame (empty DATA, PRIORITY, PING, SETTINGS,
  * tiny WINDOW_UPDATE, unknown types, frames on closed streams, resets) is charged; tokens
@@ -58,7 +58,7 @@ static inline bool h2b_flood_charge(struct h2b_flood *f, double n, uint64_t now,
 }
 
 /* SETTINGS: at most this many entries in one frame, more is ENHANCE_YOUR_CALM (nghttp2's
- * default max_settings; conn.c's session has it, h2frame.c checks it); each entry costs a
+ * default max_settings; h2_nghttp2.c's session has it, h2_fast.c checks it); each entry costs a
  * token, so a flood of full frames is cut as soon as one of many empty ones would be. */
 #define H2B_SETTINGS_MAX_ENTRIES 32
 

@@ -1,6 +1,6 @@
 /*
  * h1.c - the reference server's HTTP/1.1 side: keep-alive, one request at a time (pipelined
- * requests wait their turn in order), the same routes as HTTP/2 (conn.c): /, /hello, /bytes/N,
+ * requests wait their turn in order), the same routes as HTTP/2 (handlers.c): /, /hello, /bytes/N,
  * /echo, /sink, /status/N, /delay/N, /stats.
  *
  * Approach:
@@ -23,7 +23,7 @@
  *   idle keep-alive (idle_timeout, closed quietly), a head must complete within slow_timeout of
  *   its first byte (no extension for trickled bytes: slowloris), a body or unsent output must
  *   progress within slow_timeout, and a /delay response is due. Deadlines that move later are
- *   corrected lazily when they come up, as in conn.c.
+ *   corrected lazily when they come up, as in the HTTP/2 engines.
  * - The peer's FIN (h2b_h1_input_closed): with no request in progress the connection is done at
  *   once; the requests already read are answered first. Without it a client that closes without
  *   "Connection: close" left a CLOSE-WAIT socket holding a --max-connections slot for the idle
@@ -35,6 +35,8 @@
  */
 #include "h2ref/h1.h"
 
+#include "core/check.h"
+
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/h1parse.h"
@@ -42,6 +44,7 @@
 #include "core/heap.h"
 #include "h2ref/ctimer.h"
 #include "core/pool.h"
+#include "h2ref/engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,21 +62,20 @@ _Static_assert(PAT_IOV <= H2B_PATTERN_STEP, "an iovec's pattern run is in the ar
 
 enum state { S_HEAD, S_BODY, S_DELAY };
 
-struct h2b_h1_ctx {
+struct h1ctx {
     struct h2b_conn_config cfg;
     struct h2b_stats *stats;
     const char *date;
-    h2b_conn_stats_fn stats_fn;
-    void *stats_arg;
+    struct h2b_engine_env *env; /* the core's, borrowed */
     struct h2b_heap timers;
     uint64_t now;
     struct h2b_freelist bufs; /* input and output buffers (harness/core/pool.h) */
     struct h2b_h1_limits lim;
 };
 
-struct h2b_h1 {
-    struct h2b_h1_ctx *ctx;
-    struct h2b_conn *owner;
+struct h1conn {
+    struct h1ctx *ctx;
+    struct h2b_dirty *owner; /* the core's connection, in the dirty queue */
     struct h2b_heap_node tnode;
     /* input waiting to be processed */
     uint8_t *ibuf;
@@ -109,29 +111,30 @@ struct h2b_h1 {
 
 /* ---- buffers ---- */
 
-static uint8_t *buf_get(struct h2b_h1_ctx *ctx)
+static uint8_t *buf_get(struct h1ctx *ctx)
 {
     bool fresh;
     return h2b_freelist_get(&ctx->bufs, &fresh);
 }
 
-static void buf_put(struct h2b_h1_ctx *ctx, uint8_t *p)
+static void buf_put(struct h1ctx *ctx, uint8_t *p)
 {
     h2b_freelist_put(&ctx->bufs, p);
 }
 
 /* ---- context ---- */
 
-int h2b_h1_ctx_new(struct h2b_h1_ctx **out, const struct h2b_conn_config *cfg,
-                   struct h2b_stats *stats, const char *date)
+static int h1_ctx_new(void **out, struct h2b_engine_env *env)
 {
-    struct h2b_h1_ctx *ctx = calloc(1, sizeof *ctx);
+    const struct h2b_conn_config *cfg = env->cfg;
+    struct h1ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return H2B_ERR_NOMEM;
     h2b_freelist_init(&ctx->bufs, BUF_SIZE, KEEP_BUFS);
     ctx->cfg = *cfg;
-    ctx->stats = stats;
-    ctx->date = date;
+    ctx->env = env;
+    ctx->stats = env->stats;
+    ctx->date = env->date;
     ctx->now = h2b_clock_now_ns();
     h2b_heap_init(&ctx->timers);
     ctx->lim.max_line = MAX_LINE;
@@ -142,8 +145,9 @@ int h2b_h1_ctx_new(struct h2b_h1_ctx **out, const struct h2b_conn_config *cfg,
     return H2B_OK;
 }
 
-void h2b_h1_ctx_del(struct h2b_h1_ctx *ctx)
+static void h1_ctx_del(void *ectx)
 {
+    struct h1ctx *ctx = ectx;
     if (!ctx)
         return;
     h2b_freelist_free(&ctx->bufs);
@@ -151,26 +155,20 @@ void h2b_h1_ctx_del(struct h2b_h1_ctx *ctx)
     free(ctx);
 }
 
-void h2b_h1_ctx_set_stats_fn(struct h2b_h1_ctx *ctx, h2b_conn_stats_fn fn, void *arg)
-{
-    ctx->stats_fn = fn;
-    ctx->stats_arg = arg;
-}
-
 /* ---- output ---- */
 
-static size_t out_room(const struct h2b_h1 *h)
+static size_t out_room(const struct h1conn *h)
 {
     return h->obuf ? BUF_SIZE - h->olen : BUF_SIZE;
 }
 
-static bool out_pending(const struct h2b_h1 *h)
+static bool out_pending(const struct h1conn *h)
 {
     return h->olen > h->ooff || h->pat_left > 0;
 }
 
 /* Appends n bytes (the caller checked the room); false without memory. */
-static bool out_put(struct h2b_h1 *h, const void *p, size_t n)
+static bool out_put(struct h1conn *h, const void *p, size_t n)
 {
     if (!h->obuf) {
         h->obuf = buf_get(h->ctx);
@@ -239,7 +237,7 @@ static const char *reason(unsigned status)
 
 /* Queues a response head. clen < 0: chunked (echo of a chunked request) or, for 204/304, no
  * length at all. */
-static bool put_head(struct h2b_h1 *h, unsigned status, const char *ct, int64_t clen)
+static bool put_head(struct h1conn *h, unsigned status, const char *ct, int64_t clen)
 {
     char b[512];
     size_t n = put_str(b, "HTTP/1.1 ");
@@ -270,12 +268,12 @@ static bool put_head(struct h2b_h1 *h, unsigned status, const char *ct, int64_t 
 
 /* ---- timers ---- */
 
-static bool busy(const struct h2b_h1 *h)
+static bool busy(const struct h1conn *h)
 {
     return h->state != S_HEAD || h->ilen > 0 || out_pending(h) || h->closing;
 }
 
-static uint64_t deadline(const struct h2b_h1 *h)
+static uint64_t deadline(const struct h1conn *h)
 {
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
     if (h->state == S_DELAY)
@@ -287,7 +285,7 @@ static uint64_t deadline(const struct h2b_h1 *h)
     return h->last + cfg->idle_timeout_ns;
 }
 
-static void retime(struct h2b_h1 *h)
+static void retime(struct h1conn *h)
 {
     struct h2b_heap *t = &h->ctx->timers;
     if (h->fatal) {
@@ -297,7 +295,7 @@ static void retime(struct h2b_h1 *h)
     h2b_ctimer_arm(t, &h->tnode, deadline(h)); /* room reserved in h2b_h1_new */
 }
 
-static void fail(struct h2b_h1 *h, enum h2b_stat why)
+static void fail(struct h1conn *h, enum h2b_stat why)
 {
     if (!h->fatal)
         h2b_stats_add(h->ctx->stats, why, 1);
@@ -307,7 +305,7 @@ static void fail(struct h2b_h1 *h, enum h2b_stat why)
 
 /* ---- requests ---- */
 
-static void next_request(struct h2b_h1 *h)
+static void next_request(struct h1conn *h)
 {
     h->state = S_HEAD;
     if (h->close_after || h->shut)
@@ -315,7 +313,7 @@ static void next_request(struct h2b_h1 *h)
 }
 
 /* Queues a complete response with a small body from memory. */
-static void respond_mem(struct h2b_h1 *h, unsigned status, const char *ct, const void *body,
+static void respond_mem(struct h1conn *h, unsigned status, const char *ct, const void *body,
                         size_t n)
 {
     if (!put_head(h, status, ct, (int64_t)n) || (!h->head_req && n > 0 && !out_put(h, body, n)))
@@ -324,9 +322,9 @@ static void respond_mem(struct h2b_h1 *h, unsigned status, const char *ct, const
 
 /* Renders /stats (status and content-type from rs) behind the head; false when the
  * connection failed before an answer was queued. */
-static bool respond_stats(struct h2b_h1 *h, const struct h2b_response *rs)
+static bool respond_stats(struct h1conn *h, const struct h2b_response *rs)
 {
-    struct h2b_h1_ctx *ctx = h->ctx;
+    struct h1ctx *ctx = h->ctx;
     if (!h->obuf && !out_put(h, "", 0)) {
         fail(h, H2B_STAT_ERR_PROTOCOL);
         return false;
@@ -335,8 +333,8 @@ static bool respond_stats(struct h2b_h1 *h, const struct h2b_response *rs)
      * behind the head */
     char *dst = (char *)h->obuf + h->olen + 512;
     size_t cap = BUF_SIZE - h->olen - 512;
-    int n = ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, dst, cap)
-                          : h2b_stats_json(ctx->stats, false, dst, cap);
+    int n = ctx->env->stats_fn ? ctx->env->stats_fn(ctx->env->stats_arg, dst, cap)
+                               : h2b_stats_json(ctx->stats, false, dst, cap);
     if (n < 0) {
         respond_mem(h, 500, "text/plain", NULL, 0);
         return true;
@@ -354,9 +352,9 @@ static bool respond_stats(struct h2b_h1 *h, const struct h2b_response *rs)
 }
 
 /* The response of a request whose body (if any) has all arrived; echo's is already out. */
-static void respond(struct h2b_h1 *h)
+static void respond(struct h1conn *h)
 {
-    struct h2b_h1_ctx *ctx = h->ctx;
+    struct h1ctx *ctx = h->ctx;
     struct h2b_request rq = {.route = h->route, .method = h->method, .arg = h->arg, .rx = h->rx};
     struct h2b_response rs;
     char text[H2B_TEXT_MAX];
@@ -400,7 +398,7 @@ static void respond(struct h2b_h1 *h)
 }
 
 /* Answers a rejected head and ends the connection once the answer is out. */
-static void reject(struct h2b_h1 *h, int err)
+static void reject(struct h1conn *h, int err)
 {
     h->close_after = true;
     h->head_req = false;
@@ -411,7 +409,7 @@ static void reject(struct h2b_h1 *h, int err)
 }
 
 /* A head parsed: set up the request. */
-static void begin(struct h2b_h1 *h, const struct h2b_h1_head *hd)
+static void begin(struct h1conn *h, const struct h2b_h1_head *hd)
 {
     h->method = (uint8_t)h2b_method_parse(hd->method.p, hd->method.n);
     h->head_req = h->method == H2B_METHOD_HEAD;
@@ -447,7 +445,7 @@ static void begin(struct h2b_h1 *h, const struct h2b_h1_head *hd)
 }
 
 /* Body bytes p[0..n) of the request; echo copies them out (the caller bounded n by the room). */
-static void body_bytes(struct h2b_h1 *h, const uint8_t *p, size_t n)
+static void body_bytes(struct h1conn *h, const uint8_t *p, size_t n)
 {
     h->rx += n;
     if (h->route != H2B_ROUTE_ECHO || !h->upload || n == 0)
@@ -465,7 +463,7 @@ static void body_bytes(struct h2b_h1 *h, const uint8_t *p, size_t n)
 }
 
 /* How many body bytes may be taken now (echo: what fits in the output). */
-static size_t body_room(const struct h2b_h1 *h)
+static size_t body_room(const struct h1conn *h)
 {
     if (h->route != H2B_ROUTE_ECHO || !h->upload)
         return SIZE_MAX;
@@ -474,7 +472,7 @@ static size_t body_room(const struct h2b_h1 *h)
 }
 
 /* Processes input p[0..n); returns the bytes consumed (the rest must wait). */
-static size_t take(struct h2b_h1 *h, const uint8_t *p, size_t n)
+static size_t take(struct h1conn *h, const uint8_t *p, size_t n)
 {
     size_t used = 0;
     while (used < n && !h->fatal && !h->closing) {
@@ -541,7 +539,7 @@ static size_t take(struct h2b_h1 *h, const uint8_t *p, size_t n)
 }
 
 /* Runs take() over the buffered input and keeps what is left. */
-static void drain_ibuf(struct h2b_h1 *h)
+static void drain_ibuf(struct h1conn *h)
 {
     if (h->ilen == 0)
         return;
@@ -557,7 +555,7 @@ static void drain_ibuf(struct h2b_h1 *h)
 }
 
 /* Keeps p[0..n) in the input buffer; false when it does not fit. */
-static bool keep(struct h2b_h1 *h, const uint8_t *p, size_t n)
+static bool keep(struct h1conn *h, const uint8_t *p, size_t n)
 {
     if (n == 0)
         return true;
@@ -576,8 +574,9 @@ static bool keep(struct h2b_h1 *h, const uint8_t *p, size_t n)
     return true;
 }
 
-int h2b_h1_recv(struct h2b_h1 *h, const uint8_t *data, size_t len)
+static int h1_recv(void *e, const uint8_t *data, size_t len)
 {
+    struct h1conn *h = e;
     if (h->fatal)
         return H2B_ERR_PROTO;
     while (len > 0 && !h->closing && !h->fatal) {
@@ -612,8 +611,9 @@ int h2b_h1_recv(struct h2b_h1 *h, const uint8_t *data, size_t len)
 
 /* ---- output to the caller ---- */
 
-int h2b_h1_output(struct h2b_h1 *h, const struct iovec **iov)
+static int h1_output(void *e, const struct iovec **iov)
 {
+    struct h1conn *h = e;
     if (h->fatal)
         return H2B_ERR_PROTO;
     bool copy = h->ctx->cfg.copy_bodies;
@@ -654,8 +654,9 @@ int h2b_h1_output(struct h2b_h1 *h, const struct iovec **iov)
     return n;
 }
 
-void h2b_h1_sent(struct h2b_h1 *h, size_t n)
+static void h1_sent(void *e, size_t n)
 {
+    struct h1conn *h = e;
     if (n == 0)
         return;
     h2b_stats_add(h->ctx->stats, H2B_STAT_BYTES_OUT, n);
@@ -675,7 +676,7 @@ void h2b_h1_sent(struct h2b_h1 *h, size_t n)
     /* room again: requests waiting in the input may proceed */
     if (h->ilen > 0 && !h->fatal && !h->closing) {
         drain_ibuf(h);
-        h2b_conn_mark_dirty(h->owner);
+        h2b_engine_mark_dirty(h->ctx->env, h->owner);
     }
     retime(h);
 }
@@ -683,43 +684,48 @@ void h2b_h1_sent(struct h2b_h1 *h, size_t n)
 /* After the peer's FIN: input is consumed as soon as output room allows (take() on receipt,
  * drain_ibuf() in h2b_h1_sent), so once the output is out whatever is left can never become a
  * response, except a /delay waiting for its timer. */
-static bool eof_idle(const struct h2b_h1 *h)
+static bool eof_idle(const struct h1conn *h)
 {
     return h->input_closed && h->state != S_DELAY;
 }
 
-bool h2b_h1_done(const struct h2b_h1 *h)
+static bool h1_done(const void *e)
 {
+    const struct h1conn *h = e;
     return h->fatal || ((h->closing || eof_idle(h)) && !out_pending(h));
 }
 
-void h2b_h1_input_closed(struct h2b_h1 *h)
+static void h1_input_closed(void *e)
 {
+    struct h1conn *h = e;
     h->input_closed = true;
-    h2b_conn_mark_dirty(h->owner);
+    h2b_engine_mark_dirty(h->ctx->env, h->owner);
 }
 
-bool h2b_h1_fatal(const struct h2b_h1 *h)
+static bool h1_fatal(const void *e)
 {
+    const struct h1conn *h = e;
     return h->fatal;
 }
 
-void h2b_h1_shutdown(struct h2b_h1 *h)
+static void h1_shutdown(void *e)
 {
+    struct h1conn *h = e;
     h->shut = true;
     if (h->state == S_HEAD && h->ilen == 0)
         h->closing = true;
-    h2b_conn_mark_dirty(h->owner);
+    h2b_engine_mark_dirty(h->ctx->env, h->owner);
 }
 
 /* ---- timers ---- */
 
-void h2b_h1_ctx_tick(struct h2b_h1_ctx *ctx, uint64_t now_ns)
+static void h1_tick(void *ectx, uint64_t now_ns)
 {
+    struct h1ctx *ctx = ectx;
     ctx->now = now_ns;
     struct h2b_heap_node *top;
     while ((top = h2b_heap_top(&ctx->timers)) != NULL && top->key <= now_ns) {
-        struct h2b_h1 *h = (struct h2b_h1 *)(void *)((char *)top - offsetof(struct h2b_h1, tnode));
+        struct h1conn *h = (struct h1conn *)(void *)((char *)top - offsetof(struct h1conn, tnode));
         uint64_t d = deadline(h);
         if (d > now_ns) {
             h2b_heap_rekey(&ctx->timers, top, d);
@@ -740,21 +746,23 @@ void h2b_h1_ctx_tick(struct h2b_h1_ctx *ctx, uint64_t now_ns)
         }
         if (h2b_heap_contains(top))
             h2b_heap_rekey(&ctx->timers, top, deadline(h));
-        h2b_conn_mark_dirty(h->owner);
+        h2b_engine_mark_dirty(h->ctx->env, h->owner);
     }
 }
 
-uint64_t h2b_h1_ctx_next_deadline(const struct h2b_h1_ctx *ctx)
+static uint64_t h1_next_deadline(const void *ectx)
 {
+    const struct h1ctx *ctx = ectx;
     const struct h2b_heap_node *top = h2b_heap_top(&ctx->timers);
     return top ? top->key : UINT64_MAX;
 }
 
 /* ---- connection ---- */
 
-int h2b_h1_new(struct h2b_h1 **out, struct h2b_h1_ctx *ctx, struct h2b_conn *owner)
+static int h1_conn_new(void **out, void *ectx, struct h2b_dirty *owner)
 {
-    struct h2b_h1 *h = calloc(1, sizeof *h);
+    struct h1ctx *ctx = ectx;
+    struct h1conn *h = calloc(1, sizeof *h);
     if (!h)
         return H2B_ERR_NOMEM;
     if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK) {
@@ -769,8 +777,9 @@ int h2b_h1_new(struct h2b_h1 **out, struct h2b_h1_ctx *ctx, struct h2b_conn *own
     return H2B_OK;
 }
 
-void h2b_h1_del(struct h2b_h1 *h)
+static void h1_del(void *e)
 {
+    struct h1conn *h = e;
     if (!h)
         return;
     h2b_heap_remove(&h->ctx->timers, &h->tnode);
@@ -780,3 +789,20 @@ void h2b_h1_del(struct h2b_h1 *h)
         buf_put(h->ctx, h->ibuf);
     free(h);
 }
+
+const struct h2b_engine h2b_h1_engine = {
+    .name = "http/1.1",
+    .ctx_new = h1_ctx_new,
+    .ctx_del = h1_ctx_del,
+    .tick = h1_tick,
+    .next_deadline = h1_next_deadline,
+    .conn_new = h1_conn_new,
+    .del = h1_del,
+    .recv = h1_recv,
+    .output = h1_output,
+    .sent = h1_sent,
+    .done = h1_done,
+    .fatal = h1_fatal,
+    .input_closed = h1_input_closed,
+    .shutdown = h1_shutdown,
+};

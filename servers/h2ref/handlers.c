@@ -1,6 +1,7 @@
 /*
  * handlers.c - the reference server's route table, its responses and its static files, shared
- * by every engine (HTTP/2 over nghttp2 in conn.c, HTTP/1.1 in h1.c, HTTP/3, own-framing HTTP/2).
+ * by every engine (own-framing HTTP/2 in h2_fast.c, HTTP/2 over nghttp2 in h2_nghttp2.c, HTTP/1.1
+ * in h1.c, HTTP/3).
  *
  * Approach:
  * - A request is three small facts an engine collects while decoding: the route (parsed from

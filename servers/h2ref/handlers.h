@@ -4,8 +4,8 @@
  * The routes: / and /hello, /bytes/N, /sink, /echo, /status/N, /delay/MS, /stats, and files
  * under --docroot. This module knows the one route table and what each route responds with
  * (status, content-type, content-length, where the body comes from); it knows nothing of a
- * protocol. An engine (conn.c over nghttp2, h1.c for HTTP/1.1, the HTTP/3 server, an
- * own-framing HTTP/2 engine) parses its frames, fills a struct h2b_request while the request
+ * protocol. An engine (h2_fast.c and h2_nghttp2.c for HTTP/2, h1.c for HTTP/1.1,
+ * the HTTP/3 server) parses its frames, fills a struct h2b_request while the request
  * arrives, asks h2b_handle() what to answer, and produces the body from the source named there
  * (a static buffer, the pattern, the request body for /echo, the stats it renders, a file).
  *

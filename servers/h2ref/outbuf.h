@@ -1,6 +1,6 @@
 /*
- * outbuf.h - the output of an HTTP/2 connection, one copy for both engines (conn.c over
- * nghttp2, h2frame.c with its own framing): a pooled block of bytes and an iovec array, written
+ * outbuf.h - the output of an HTTP/2 connection, one copy for both engines (h2_nghttp2.c and
+ * h2_fast.c): a pooled block of bytes and an iovec array, written
  * out with one writev (or SSL_write per entry) per flush.
  *
  * The block (H2B_OUTBUF_ALLOC bytes from the engine's free list) holds H2B_OUTBUF_SIZE bytes of
@@ -15,6 +15,8 @@
  */
 #ifndef H2B_H2REF_OUTBUF_H
 #define H2B_H2REF_OUTBUF_H
+
+#include "core/check.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -75,6 +77,7 @@ static inline uint8_t *h2b_outbuf_append(struct h2b_outbuf *o, size_t n)
 /* Queues n bytes at p that stay valid until they are sent (the caller checked an entry). */
 static inline void h2b_outbuf_ref(struct h2b_outbuf *o, const void *p, size_t n)
 {
+    H2B_ASSERT(o->niov < H2B_OUT_IOV_MAX);
     o->iov[o->niov++] = (struct iovec){.iov_base = (void *)p, .iov_len = n};
     o->pending += n;
 }
@@ -92,6 +95,7 @@ static inline int h2b_outbuf_iov(const struct h2b_outbuf *o, const struct iovec 
  * the block then). */
 static inline bool h2b_outbuf_sent(struct h2b_outbuf *o, size_t n)
 {
+    H2B_ASSERT(n <= o->pending); /* the caller wrote no more than it was given */
     o->pending -= n;
     while (n > 0 && o->ifirst < o->niov) {
         struct iovec *v = &o->iov[o->ifirst];

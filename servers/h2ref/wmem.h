@@ -1,6 +1,6 @@
 /*
- * wmem.h - a worker's memory for the two HTTP/2 engines, one copy (conn.c over nghttp2,
- * h2frame.c with its own framing): the server-wide memory budget count and the free lists of
+ * wmem.h - a worker's memory for the two HTTP/2 engines, one copy (h2_nghttp2.c,
+ * h2_fast.c): the server-wide memory budget count and the free lists of
  * streams, body chunks and output buffers (harness/core/pool.h's h2b_freelist, bypassed under
  * sanitizers).
  *
@@ -13,7 +13,7 @@
  *
  * Static inline: stream, chunk and buffer get/put run for every request or response, and each
  * engine embeds the struct in its per-thread context. One owner thread; only the shared counter
- * is touched by others (relaxed atomics). Rejected: an atomic add per buffer (h2frame.c's old
+ * is touched by others (relaxed atomics). Rejected: an atomic add per buffer (h2_fast.c's old
  * way: exact, but every worker's malloc of a buffer wrote the shared line); a separate list
  * header per engine (the logic is the same; only the stream type differs, so streams are
  * blocks of a size given at init and the engine clears its own fields).
@@ -21,9 +21,12 @@
 #ifndef H2B_H2REF_WMEM_H
 #define H2B_H2REF_WMEM_H
 
+#include "core/alloc.h"
+#include "core/check.h"
 #include "core/pool.h"
 #include "h2ref/handlers.h"
 #include "h2ref/outbuf.h"
+#include "h2ref/stats.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -229,6 +232,7 @@ static inline size_t h2b_wmem_chunks_append(struct h2b_wmem *m, struct h2b_chunk
 static inline void h2b_wmem_chunks_take(struct h2b_wmem *m, struct h2b_chunks *q,
                                         struct h2b_outbuf *o, size_t n, bool keep_tail)
 {
+    H2B_ASSERT(n <= q->bytes);
     q->bytes -= n;
     while (n > 0) {
         struct h2b_chunk *ch = q->head;
@@ -265,6 +269,68 @@ static inline void h2b_wmem_chunks_free(struct h2b_wmem *m, struct h2b_chunks *q
 {
     if (q->head)
         h2b_wmem_chunks_free_all(m, q);
+}
+
+/* What one stream holds until it ends, whatever the HTTP/2 engine: its echo chunks or /stats
+ * JSON, and a docroot path and file (handlers.h). Cleared with the stream (zero is "nothing",
+ * except fd, which the engine sets to -1). */
+struct h2b_shold {
+    struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON */
+    char *fpath;              /* docroot :path kept until the request completes (handlers.h) */
+    uint16_t fpath_len;
+    int fd;
+};
+
+/* What a connection's streams hold together. */
+struct h2b_chold {
+    uint32_t nstreams;   /* open streams */
+    uint32_t files_open; /* docroot files its streams hold (handlers.h's budgets) */
+    uint64_t echo_bytes; /* /echo bytes held by all its streams */
+};
+
+/* The end of a stream, for both HTTP/2 engines (the engine has unlinked st from its lists
+ * first): its chunks (counted out of echo_bytes when echo), its file and path, its place in the
+ * open count, and st itself back to m's free list. */
+static inline void h2b_wmem_stream_release(struct h2b_wmem *m, void *st, struct h2b_shold *sh,
+                                           struct h2b_chold *ch, bool echo,
+                                           const struct h2b_conn_config *cfg,
+                                           struct h2b_stats *stats)
+{
+    if (echo) {
+        H2B_ASSERT(ch->echo_bytes >= sh->chunks.bytes);
+        ch->echo_bytes -= sh->chunks.bytes;
+    }
+    h2b_wmem_chunks_free(m, &sh->chunks);
+    h2b_docroot_close(&sh->fd, &sh->fpath, &ch->files_open, cfg, &m->paths);
+    H2B_ASSERT(ch->nstreams > 0);
+    ch->nstreams--;
+    h2b_stats_sub(stats, H2B_STAT_STREAMS_OPEN, 1);
+    h2b_wmem_stream_put(m, st);
+}
+
+/* The /stats response body into q, one chunk: fn(arg) renders it (the server-wide JSON), or,
+ * without fn, this worker's stats. Sets rs's length, or its status to 500 (rendering failed)
+ * or 503 (no memory for the chunk). Out of line: /stats is rare. */
+static __attribute__((noinline, unused)) void
+h2b_wmem_stats_body(struct h2b_wmem *m, struct h2b_chunks *q, struct h2b_response *rs,
+                    h2b_conn_stats_fn fn, void *arg, const struct h2b_stats *stats)
+{
+    struct h2b_chunk *ch = h2b_wmem_chunk_get(m);
+    int n = !ch  ? H2B_ERR_NOMEM
+            : fn ? fn(arg, (char *)ch->data, H2B_CHUNK_SIZE)
+                 : h2b_stats_json(stats, h2b_alloc_counting_available(), (char *)ch->data,
+                                  H2B_CHUNK_SIZE);
+    if (n >= 0) {
+        H2B_ASSERT((size_t)n <= H2B_CHUNK_SIZE);
+        ch->len = (size_t)n;
+        q->head = q->tail = ch;
+        q->bytes = (uint64_t)n;
+        rs->len = (uint64_t)n;
+    } else {
+        if (ch)
+            h2b_wmem_chunk_put(m, ch);
+        h2b_response_status(rs, ch ? 500 : 503);
+    }
 }
 
 #endif

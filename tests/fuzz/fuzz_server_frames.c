@@ -6,10 +6,10 @@
  *
  * One source, three targets (tests/fuzz/CMakeLists.txt), told apart by H2B_FUZZ_ENGINE:
  * server_frames (unset: the server's default engine), server_fast (H2B_ENGINE_FAST, the
- * own-framing engine servers/h2ref/h2frame.c) and server_nghttp2 (H2B_ENGINE_NGHTTP2, conn.c's
- * callbacks over an nghttp2_session). The last two seed with server_frames' inputs plus uploads,
- * trailers, padding and window changes. Rejected: a source per engine (they differed in one
- * line).
+ * own-framing engine servers/h2ref/h2_fast.c) and server_nghttp2 (H2B_ENGINE_NGHTTP2,
+ * h2_nghttp2.c's callbacks over an nghttp2_session). The last two seed with server_frames' inputs
+ * plus uploads, trailers, padding and window changes. Rejected: a source per engine (they differed
+ * in one line).
  */
 #include "fuzz_server.h"
 

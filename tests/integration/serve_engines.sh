@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # serve_engines.sh - the differential test of `h2bench serve`'s two HTTP/2 engines (issue 17):
-# --engine nghttp2 (an nghttp2_session per connection, conn.c) and --engine fast (our own
-# framing, h2frame.c) run side by side with the same options; `h2bench load` sends each the same
+# --engine nghttp2 (an nghttp2_session per connection, h2_nghttp2.c) and --engine fast (our own
+# framing, h2_fast.c) run side by side with the same options; `h2bench load` sends each the same
 # load. Requests, successes, failures, errors, status codes and DATA bytes must be equal (the
 # compressed response headers differ by design: the engines encode them differently). Cases:
 # many small responses; 64 KiB files over a 16 KiB stream window (WINDOW_UPDATE both ways);

@@ -1,5 +1,5 @@
 /*
- * h2frame.c - the reference server's own-framing HTTP/2 engine (`h2bench serve --engine fast`):
+ * h2_fast.c - the reference server's own-framing HTTP/2 engine (`h2bench serve --engine fast`):
  * our frame reader and writer, stream state machine and flow control; libnghttp2 only for
  * HPACK decoding (nghttp2_hd_inflate_hd2).
  *
@@ -27,33 +27,26 @@
  *   reset are ignored (5.4.2), those on streams otherwise closed answered with STREAM_CLOSED.
  *   Streams live in one list per connection with a last-hit cache: a GET workload never looks
  *   one up (a new request's HEADERS has a new id), and the list is bounded by max_streams.
- * - Request checks that nghttp2's HTTP messaging did (RFC 9113 8.2-8.3): lowercase field names
- *   of token characters, values without NUL/CR/LF or outer whitespace, pseudo-headers known,
- *   unique, before regular fields and absent from trailers, :method/:scheme/:path present and
- *   :path absolute (or "*" for OPTIONS), no connection-specific fields, TE only "trailers",
- *   content-length consistent with the DATA received; a malformed request is RST_STREAM
- *   PROTOCOL_ERROR. The header list is bounded by max_header_list (ENHANCE_YOUR_CALM).
+ * - Request checks that nghttp2's HTTP messaging did (RFC 9113 8.2-8.3), field by field as the
+ *   decoder emits them (h2_reqcheck.h); a malformed request is RST_STREAM PROTOCOL_ERROR. The
+ *   header list is bounded by max_header_list (ENHANCE_YOUR_CALM).
  * - Responses: what handlers.c answers (the routes of every engine). Header blocks are
- *   encoded here with a table mirror of our own insertions only: server, the content-type
- *   values and the date go into the peer's dynamic table once (the date again once a second),
- *   after that they are one byte each; :status is static-indexed, content-length a literal.
- *   When the table would need an eviction, the block starts with size updates 0 and max (the
- *   table empties), so the mirror never tracks evictions. A peer's SETTINGS_HEADER_TABLE_SIZE
- *   change is signalled the same way at the next block.
+ *   encoded by h2_hpack.h with a mirror of our own insertions into the peer's table: server,
+ *   the content-types and the date are one byte each after the first response.
  * - Output: one pooled 64 KiB buffer per connection while it has unsent bytes; large static
  *   bodies referenced by iovec (copied with copy_bodies, for TLS); files pread into the
  *   buffer. Control frames (ACKs, RST_STREAM, WINDOW_UPDATE, GOAWAY) are written as they arise
  *   into a reserve at the buffer's end that responses never use; a peer that makes us answer
  *   without reading is cut off when the reserve is full (guard_outq). Responses are written
- *   by h2b_h2s_output from a round-robin queue of streams with something to send.
- * - Guards as in conn.c, from the same code: the flood budget (the same charges) and stream-id
- *   window (guard.h), idle and slow-client timeouts (ctimer.h), echo buffer caps and the memory
- *   budget (wmem.h).
+ *   by fast_output from a round-robin queue of streams with something to send.
+ * - Guards as in h2_nghttp2.c, from the same code: the flood budget (the same charges) and
+ * stream-id window (guard.h), idle and slow-client timeouts (ctimer.h), echo buffer caps and the
+ * memory budget (wmem.h).
  * - Memory: per connection this struct, the HPACK decoder from the first header block on (its
  *   table holds what the client indexed) and, while output is unsent, the output buffer (our
  *   SETTINGS wait for the first output, so an accepted connection holds no buffer); streams
  *   and echo chunks come from per-ctx free lists (bypassed under sanitizers). Nothing is
- *   allocated per request here: the decoder's buffers for literal fields come from conn.c's
+ *   allocated per request here: the decoder's buffers for literal fields come from the core's
  *   size-class pool (its nghttp2_mem). docs/serve.md has the byte count.
  * Rejected: nghttp2_session with fewer callbacks (the session's own costs are the measured
  * problem); nghttp2_hd_deflate for responses (a deflater per connection is ~2 KiB and a deflate
@@ -61,9 +54,10 @@
  * hash of stream ids (an idle connection would carry the table; the list is short); RFC 7540
  * priorities (deprecated by RFC 9113, responses here are small); server push.
  */
-#include "h2ref/h2frame.h"
+#include "h2ref/h2_fast.h"
 
 #include "core/alloc.h"
+#include "core/check.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/h2wire.h"
@@ -71,9 +65,13 @@
 #include "core/heap.h"
 #include "h2ref/ctimer.h"
 #include "h2ref/guard.h"
+#include "h2ref/h2_hpack.h"
+#include "h2ref/h2_reqcheck.h"
 #include "h2ref/outbuf.h"
 #include "h2ref/wmem.h"
 #include "core/pool.h"
+#include "core/pool_nghttp2.h"
+#include "h2ref/engine.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdatomic.h>
@@ -87,31 +85,23 @@
 #define REF_MIN 1024
 #define MAX_CONTINUATIONS 8
 #define MAX_WIN 0x7fffffffLL
-#define HPACK_MAX 4096 /* our encoder never uses a larger table */
-#define HPACK_SLACK 256
 
 static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 #define PREFACE_LEN 24
 
 /* what the header block being decoded is */
 enum block { HB_NONE, HB_REQUEST, HB_TRAILERS, HB_DISCARD };
-/* pseudo-header bits */
-enum { P_METHOD = 1, P_SCHEME = 2, P_PATH = 4, P_AUTHORITY = 8 };
-/* fields our encoder puts in the peer's dynamic table */
-enum { K_SERVER, K_CT_TEXT, K_CT_OCTET, K_CT_JSON, K_DATE, K_COUNT };
 
 struct fstream {
     struct fstream *anext, *aprev; /* the connection's streams; free list (anext) */
     struct fstream *qnext;         /* send queue */
-    struct h2b_h2s *conn;
+    struct fconn *conn;
     struct h2b_heap_node dnode; /* /delay: in ctx->delays */
     uint32_t id;
-    struct h2b_request req; /* route, method, arg, body bytes received (rx) */
-    struct h2b_response rs; /* once responded */
-    uint8_t body;           /* enum h2b_body: what is left to send (NONE for HEAD) */
-    bool connect, options;  /* :method CONNECT, OPTIONS (the checks of hb_done) */
-    uint8_t pseudo;         /* P_* seen */
-    bool regular;           /* a regular field seen */
+    struct h2b_request req;    /* route, method, arg, body bytes received (rx) */
+    struct h2b_response rs;    /* once responded */
+    uint8_t body;              /* enum h2b_body: what is left to send (NONE for HEAD) */
+    struct h2b_h2_reqcheck rc; /* the request checks so far (h2_reqcheck.h) */
     bool malformed;
     bool oversize;
     bool eof_in;    /* request END_STREAM seen */
@@ -122,31 +112,24 @@ struct fstream {
     bool blocked;  /* waits for send window */
     bool delayed;
     bool dropped; /* echo reset for memory */
-    bool has_clen;
-    bool star; /* :path is "*" */
     uint32_t hdr_bytes;
-    int64_t swin;             /* send window */
-    uint32_t rused;           /* received bytes not yet credited back */
-    uint32_t consumed;        /* of those, consumed (credit due) */
-    uint64_t clen;            /* request content-length */
-    uint64_t len, off;        /* response body length and bytes sent */
-    struct h2b_chunks chunks; /* echo: received, not yet sent; /stats: the JSON (wmem.h) */
-    char *fpath;              /* docroot :path kept until the request completes (handlers.h) */
-    uint16_t fpath_len;
-    int fd;
+    int64_t swin;          /* send window */
+    uint32_t rused;        /* received bytes not yet credited back */
+    uint32_t consumed;     /* of those, consumed (credit due) */
+    uint64_t len, off;     /* response body length and bytes sent */
+    struct h2b_shold hold; /* echo chunks or /stats JSON, docroot path and file (wmem.h) */
     char text[H2B_TEXT_MAX];
 };
 
-struct h2b_h2s_ctx {
+struct fctx {
     struct h2b_conn_config cfg;
-    struct h2b_stats *stats;
-    const char *date;
-    nghttp2_mem *mem; /* the HPACK decoders' allocator (conn.c's pool) */
+    struct h2b_engine_env *env; /* the core's, borrowed */
+    struct h2b_stats *stats;    /* env->stats */
+    const char *date;           /* env->date */
+    nghttp2_mem mem;            /* the HPACK decoders' allocator (the env's pool) */
     char date_seen[32];
     uint32_t date_gen;
     bool inject_slow;
-    h2b_conn_stats_fn stats_fn;
-    void *stats_arg;
     struct h2b_heap timers, delays;
     uint64_t now;
     uint8_t preface[9 + 5 * 6 + 13]; /* SETTINGS and the connection WINDOW_UPDATE */
@@ -154,9 +137,9 @@ struct h2b_h2s_ctx {
     struct h2b_wmem wm; /* free lists and the memory budget (wmem.h) */
 };
 
-struct h2b_h2s {
-    struct h2b_h2s_ctx *ctx;
-    struct h2b_conn *owner;
+struct fconn {
+    struct fctx *ctx;
+    struct h2b_dirty *owner; /* the core's connection, in the dirty queue */
     nghttp2_hd_inflater *inf;
     struct fstream *streams, *last_st;
     struct fstream *q_head, *q_tail;
@@ -191,14 +174,10 @@ struct h2b_h2s {
     uint32_t conn_consumed;
     /* client stream ids */
     struct h2b_sidwin sids; /* opened, reset (guard.h) */
-    uint32_t nstreams, ndelayed;
-    uint32_t files_open; /* docroot files its streams hold (handlers.h's budgets) */
-    uint64_t echo_bytes;
+    uint32_t ndelayed;
+    struct h2b_chold held;  /* open streams, their files and echo bytes (wmem.h) */
     struct h2b_flood flood; /* guard.h */
-    /* our HPACK encoder's view of the peer's dynamic table (see the top comment) */
-    uint32_t hp_max, hp_used, hp_ins, hp_date_gen;
-    uint32_t hp_seq[K_COUNT]; /* insertion number of each field, 0: not in the table */
-    bool hp_update;           /* a size update is due at the next block */
+    struct h2b_h2_hpack hp; /* our HPACK encoder's view of the peer's table (h2_hpack.h) */
 };
 
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
@@ -206,25 +185,25 @@ _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in t
 /* ---- memory: streams, chunks and output buffers from the worker's free lists, counted in the
  * server's memory budget (wmem.h) ---- */
 
-static struct fstream *stream_get(struct h2b_h2s_ctx *ctx)
+static struct fstream *stream_get(struct fctx *ctx)
 {
     struct fstream *st = h2b_wmem_stream_get(&ctx->wm, offsetof(struct fstream, text));
     if (st)
-        st->fd = -1;
+        st->hold.fd = -1;
     return st;
 }
 
 /* ---- output ---- */
 
 /* Our SETTINGS, first in the first buffer a connection takes. */
-static __attribute__((noinline, cold)) void out_preface(struct h2b_h2s *h)
+static __attribute__((noinline, cold)) void out_preface(struct fconn *h)
 {
     h->preface_due = false;
     memcpy(h2b_outbuf_append(&h->out, h->ctx->preface_len), h->ctx->preface, h->ctx->preface_len);
 }
 
 /* The output buffer, taken when the first byte is written. */
-static bool out_ensure(struct h2b_h2s *h)
+static bool out_ensure(struct fconn *h)
 {
     if (!h->out.buf) {
         if (!h2b_wmem_out_attach(&h->ctx->wm, &h->out))
@@ -235,19 +214,19 @@ static bool out_ensure(struct h2b_h2s *h)
     return true;
 }
 
-static void out_reset(struct h2b_h2s *h)
+static void out_reset(struct fconn *h)
 {
     h2b_wmem_out_detach(&h->ctx->wm, &h->out);
 }
 
 /* Room for responses (the control reserve excluded). */
-static size_t resp_room(const struct h2b_h2s *h)
+static size_t resp_room(const struct fconn *h)
 {
     size_t used = h->out.buf ? h->out.len : 0;
     return used >= H2B_OUTBUF_SIZE - CTL_RESERVE ? 0 : H2B_OUTBUF_SIZE - CTL_RESERVE - used;
 }
 
-static void fail(struct h2b_h2s *h, enum h2b_stat why)
+static void fail(struct fconn *h, enum h2b_stat why)
 {
     if (!h->fatal)
         h2b_stats_add(h->ctx->stats, why, 1);
@@ -257,7 +236,7 @@ static void fail(struct h2b_h2s *h, enum h2b_stat why)
 
 /* Writes a control frame (any room, the reserve included); a peer that keeps us answering
  * without reading fills it and is cut off. Returns false then. */
-static bool ctl(struct h2b_h2s *h, const uint8_t *p, size_t n)
+static bool ctl(struct fconn *h, const uint8_t *p, size_t n)
 {
     if (h->fatal)
         return false;
@@ -273,9 +252,9 @@ static bool ctl(struct h2b_h2s *h, const uint8_t *p, size_t n)
     return true;
 }
 
-/* ---- flood budget (the charges of conn.c) ---- */
+/* ---- flood budget (the charges of h2_nghttp2.c) ---- */
 
-static void charge(struct h2b_h2s *h, double n)
+static void charge(struct fconn *h, double n)
 {
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
     if (h2b_flood_charge(&h->flood, n, h->ctx->now, cfg->flood_rate, cfg->flood_burst))
@@ -285,7 +264,7 @@ static void charge(struct h2b_h2s *h, double n)
 /* ---- connection-level frames ---- */
 
 /* Ends the connection with GOAWAY(code); further input is discarded. */
-static void conn_error(struct h2b_h2s *h, uint32_t code)
+static void conn_error(struct fconn *h, uint32_t code)
 {
     if (h->terminated || h->fatal)
         return;
@@ -298,7 +277,7 @@ static void conn_error(struct h2b_h2s *h, uint32_t code)
         h2b_stats_add(h->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
 }
 
-static void window_update(struct h2b_h2s *h, uint32_t id, uint32_t inc)
+static void window_update(struct fconn *h, uint32_t id, uint32_t inc)
 {
     uint8_t f[13];
     h2b_h2wire_hd_put(f, 4, H2B_F_WINUP, 0, id);
@@ -308,10 +287,11 @@ static void window_update(struct h2b_h2s *h, uint32_t id, uint32_t inc)
 
 /* n received bytes of stream st (NULL: a stream gone) are done with: credit them back when
  * half a window is due. */
-static void consume(struct h2b_h2s *h, struct fstream *st, uint32_t n)
+static void consume(struct fconn *h, struct fstream *st, uint32_t n)
 {
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
     h->conn_consumed += n;
+    H2B_ASSERT(h->conn_consumed <= h->conn_rused); /* only what was received is credited */
     if (h->conn_consumed >= cfg->conn_window / 2 && !h->terminated) {
         window_update(h, 0, h->conn_consumed);
         h->conn_rused -= h->conn_consumed;
@@ -319,6 +299,7 @@ static void consume(struct h2b_h2s *h, struct fstream *st, uint32_t n)
     }
     if (st && !st->eof_in) {
         st->consumed += n;
+        H2B_ASSERT(st->consumed <= st->rused);
         if (st->consumed >= cfg->window / 2 && !h->terminated) {
             window_update(h, st->id, st->consumed);
             st->rused -= st->consumed;
@@ -334,7 +315,7 @@ static bool is_echo_upload(const struct fstream *st)
     return st->req.route == H2B_ROUTE_ECHO && h2b_method_upload(st->req.method);
 }
 
-static struct fstream *find(struct h2b_h2s *h, uint32_t id)
+static struct fstream *find(struct fconn *h, uint32_t id)
 {
     if (h->last_st && h->last_st->id == id)
         return h->last_st;
@@ -344,7 +325,7 @@ static struct fstream *find(struct h2b_h2s *h, uint32_t id)
     return NULL;
 }
 
-static void q_push(struct h2b_h2s *h, struct fstream *st)
+static void q_push(struct fconn *h, struct fstream *st)
 {
     if (st->queued || st->done_out || st->delayed || !st->responded)
         return;
@@ -358,12 +339,13 @@ static void q_push(struct h2b_h2s *h, struct fstream *st)
     h->q_tail = st;
 }
 
-static void q_unlink(struct h2b_h2s *h, struct fstream *st)
+static void q_unlink(struct fconn *h, struct fstream *st)
 {
     if (!st->queued)
         return;
     struct fstream **pp = &h->q_head, *prev = NULL;
     while (*pp != st) {
+        H2B_ASSERT(*pp != NULL); /* a queued stream is in the queue */
         prev = *pp;
         pp = &(*pp)->qnext;
     }
@@ -373,11 +355,12 @@ static void q_unlink(struct h2b_h2s *h, struct fstream *st)
     st->queued = false;
 }
 
-static void stream_release(struct h2b_h2s *h, struct fstream *st)
+static void stream_release(struct fconn *h, struct fstream *st)
 {
     q_unlink(h, st);
     if (st->delayed) {
         h2b_heap_remove(&h->ctx->delays, &st->dnode);
+        H2B_ASSERT(h->ndelayed > 0);
         h->ndelayed--;
     }
     if (h->last_st == st)
@@ -388,26 +371,21 @@ static void stream_release(struct h2b_h2s *h, struct fstream *st)
         h->hb_st = NULL;
         h->hb = HB_DISCARD;
     }
-    if (st->body == H2B_BODY_ECHO || is_echo_upload(st)) {
-        h->echo_bytes -= st->chunks.bytes;
-        if (st->chunks.bytes > 0)
-            consume(h, NULL, (uint32_t)st->chunks.bytes);
-    }
+    bool echo = st->body == H2B_BODY_ECHO || is_echo_upload(st);
+    if (echo && st->hold.chunks.bytes > 0)
+        consume(h, NULL, (uint32_t)st->hold.chunks.bytes);
     if (st->aprev)
         st->aprev->anext = st->anext;
     else
         h->streams = st->anext;
     if (st->anext)
         st->anext->aprev = st->aprev;
-    h2b_wmem_chunks_free(&h->ctx->wm, &st->chunks);
-    h2b_docroot_close(&st->fd, &st->fpath, &h->files_open, &h->ctx->cfg, &h->ctx->wm.paths);
-    h->nstreams--;
-    h2b_stats_sub(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
-    h2b_wmem_stream_put(&h->ctx->wm, st);
+    h2b_wmem_stream_release(&h->ctx->wm, st, &st->hold, &h->held, echo, &h->ctx->cfg,
+                            h->ctx->stats);
 }
 
 /* Resets stream id with code (st: its stream, released); true once the frame is in the output. */
-static bool rst_frame(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t code)
+static bool rst_frame(struct fconn *h, uint32_t id, struct fstream *st, uint32_t code)
 {
     uint8_t f[13];
     h2b_h2wire_hd_put(f, 4, H2B_F_RST, 0, id);
@@ -422,137 +400,26 @@ static bool rst_frame(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32
 }
 
 /* As rst_frame, for a reset the peer provoked: those ("MadeYouReset") spend its flood budget. */
-static void rst(struct h2b_h2s *h, uint32_t id, struct fstream *st, uint32_t code)
+static void rst(struct fconn *h, uint32_t id, struct fstream *st, uint32_t code)
 {
     if (rst_frame(h, id, st, code))
         charge(h, 1);
-}
-
-/* ---- routes (handlers.c) ---- */
-
-/* ---- response header blocks ---- */
-
-/* HPACK integer with an n-bit prefix; first holds the pattern bits. Returns bytes written. */
-static size_t hp_int(uint8_t *p, uint8_t first, unsigned nbits, uint32_t v)
-{
-    uint32_t max = (1u << nbits) - 1;
-    if (v < max) {
-        p[0] = (uint8_t)(first | v);
-        return 1;
-    }
-    size_t n = 0;
-    p[n++] = (uint8_t)(first | max);
-    v -= max;
-    while (v >= 128) {
-        p[n++] = (uint8_t)(v % 128 + 128);
-        v /= 128;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-static size_t hp_str(uint8_t *p, const char *s, size_t n)
-{
-    size_t k = hp_int(p, 0, 7, (uint32_t)n);
-    memcpy(p + k, s, n);
-    return k + n;
-}
-
-/* One field of the fixed set: indexed if our earlier insertion is still there (and, for the
- * date, current), else inserted when it fits, else a literal without indexing. name_idx is its
- * static-table name index, nlen the name's length. */
-static size_t hp_field(struct h2b_h2s *h, uint8_t *p, unsigned kind, unsigned name_idx, size_t nlen,
-                       const char *v, size_t vlen)
-{
-    uint32_t gen = h->ctx->date_gen;
-    if (h->hp_seq[kind] && (kind != K_DATE || h->hp_date_gen == gen))
-        return hp_int(p, 0x80, 7, 62 + h->hp_ins - h->hp_seq[kind]);
-    uint32_t size = (uint32_t)(nlen + vlen + 32);
-    if (h->hp_used + size <= h->hp_max) {
-        h->hp_used += size;
-        h->hp_seq[kind] = ++h->hp_ins;
-        if (kind == K_DATE)
-            h->hp_date_gen = gen;
-        size_t k = hp_int(p, 0x40, 6, name_idx);
-        return k + hp_str(p + k, v, vlen);
-    }
-    size_t k = hp_int(p, 0x00, 4, name_idx);
-    return k + hp_str(p + k, v, vlen);
-}
-
-/* Encodes the response header block into p (HEAD_ROOM - 9 bytes suffice). */
-static size_t hp_response(struct h2b_h2s *h, uint8_t *p, unsigned status, unsigned ct_kind,
-                          const char *ct, size_t ct_len, const char *cl, size_t cl_len)
-{
-    size_t n = 0;
-    if (h->hp_update || (h->hp_max >= 2 * HPACK_SLACK && h->hp_used > h->hp_max - HPACK_SLACK)) {
-        /* empty the table (size 0), then allow our size again */
-        n += hp_int(p + n, 0x20, 5, 0);
-        if (h->hp_max > 0)
-            n += hp_int(p + n, 0x20, 5, h->hp_max);
-        h->hp_update = false;
-        h->hp_used = h->hp_ins = 0;
-        memset(h->hp_seq, 0, sizeof h->hp_seq);
-    }
-    switch (status) {
-    case 200:
-        p[n++] = 0x88;
-        break;
-    case 204:
-        p[n++] = 0x89;
-        break;
-    case 206:
-        p[n++] = 0x8a;
-        break;
-    case 304:
-        p[n++] = 0x8b;
-        break;
-    case 400:
-        p[n++] = 0x8c;
-        break;
-    case 404:
-        p[n++] = 0x8d;
-        break;
-    case 500:
-        p[n++] = 0x8e;
-        break;
-    default: {
-        char s[3] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
-                     (char)('0' + status % 10)};
-        p[n++] = 0x08; /* literal without indexing, name :status (8) */
-        n += hp_str(p + n, s, 3);
-        break;
-    }
-    }
-    n += hp_field(h, p + n, K_SERVER, 54, 6, h2b_server_name, H2B_SERVER_NAME_LEN);
-    n += hp_field(h, p + n, K_DATE, 33, 4, h->ctx->date, 29);
-    if (ct_kind < K_COUNT) {
-        n += hp_field(h, p + n, ct_kind, 31, 12, ct, ct_len);
-    } else {
-        n += hp_int(p + n, 0x00, 4, 31); /* content-type, literal without indexing */
-        n += hp_str(p + n, ct, ct_len);
-    }
-    if (cl) {
-        n += hp_int(p + n, 0x00, 4, 28); /* content-length, literal without indexing */
-        n += hp_str(p + n, cl, cl_len);
-    }
-    return n;
 }
 
 /* ---- responses ---- */
 
 /* Chooses the response for st (handlers.c) and queues it: the status and headers go out as
  * HEADERS when the send queue reaches it. */
-static void respond(struct h2b_h2s *h, struct fstream *st)
+static void respond(struct fconn *h, struct fstream *st)
 {
-    struct h2b_h2s_ctx *ctx = h->ctx;
+    struct fctx *ctx = h->ctx;
     if (st->responded)
         return;
     if (ctx->inject_slow)
         h2b_inject_respond();
     struct h2b_response *rs = &st->rs;
-    if (h2b_docroot_take(&st->req, &st->fd, &st->fpath, st->fpath_len, &h->files_open, &ctx->cfg,
-                         &ctx->wm.paths))
+    if (h2b_docroot_take(&st->req, &st->hold.fd, &st->hold.fpath, st->hold.fpath_len,
+                         &h->held.files_open, &ctx->cfg, &ctx->wm.paths))
         h2b_stats_add(ctx->stats, H2B_STAT_GUARD_FILES, 1);
     h2b_handle(&st->req, st->text, rs);
     if (rs->body == H2B_BODY_DELAY) {
@@ -564,21 +431,8 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
         }
         h2b_response_status(rs, 503);
     } else if (rs->body == H2B_BODY_STATS) {
-        struct h2b_chunk *ch = h2b_wmem_chunk_get(&ctx->wm);
-        int n = !ch             ? H2B_ERR_NOMEM
-                : ctx->stats_fn ? ctx->stats_fn(ctx->stats_arg, (char *)ch->data, H2B_CHUNK_SIZE)
-                                : h2b_stats_json(ctx->stats, h2b_alloc_counting_available(),
-                                                 (char *)ch->data, H2B_CHUNK_SIZE);
-        if (n >= 0) {
-            ch->len = (size_t)n;
-            st->chunks.head = st->chunks.tail = ch;
-            st->chunks.bytes = (uint64_t)n;
-            rs->len = (uint64_t)n;
-        } else {
-            if (ch)
-                h2b_wmem_chunk_put(&ctx->wm, ch);
-            h2b_response_status(rs, ch ? 500 : 503);
-        }
+        h2b_wmem_stats_body(&ctx->wm, &st->hold.chunks, rs, ctx->env->stats_fn, ctx->env->stats_arg,
+                            ctx->stats);
     }
     st->body = rs->headers_only ? H2B_BODY_NONE : rs->body;
     st->len = rs->len;
@@ -589,15 +443,15 @@ static void respond(struct h2b_h2s *h, struct fstream *st)
     q_push(h, st);
 }
 
-/* The encoder's table entry for a content-type, K_COUNT for one it does not index: by the
+/* The encoder's table entry for a content-type, H2B_HPACK_K_COUNT for one it does not index: by the
  * handler's enum h2b_ct, not the string (a docroot type can be as long as an indexed one). */
 static unsigned ct_kind(const struct h2b_response *rs)
 {
     static const uint8_t kind[] = {
-        [H2B_CT_OTHER] = K_COUNT,
-        [H2B_CT_TEXT] = K_CT_TEXT,
-        [H2B_CT_OCTET] = K_CT_OCTET,
-        [H2B_CT_JSON] = K_CT_JSON,
+        [H2B_CT_OTHER] = H2B_HPACK_K_COUNT,
+        [H2B_CT_TEXT] = H2B_HPACK_K_CT_TEXT,
+        [H2B_CT_OCTET] = H2B_HPACK_K_CT_OCTET,
+        [H2B_CT_JSON] = H2B_HPACK_K_CT_JSON,
     };
     return kind[rs->ct_id];
 }
@@ -608,7 +462,7 @@ static unsigned ct_kind(const struct h2b_response *rs)
 enum { W_ROOM = -1, W_IDLE = 0, W_MORE = 1, W_DONE = 2 };
 
 /* The response is out (END_STREAM queued): the stream closes once the request is complete. */
-static void out_done(struct h2b_h2s *h, struct fstream *st)
+static void out_done(struct fconn *h, struct fstream *st)
 {
     st->done_out = true;
     h->tm.progress = true;
@@ -617,7 +471,7 @@ static void out_done(struct h2b_h2s *h, struct fstream *st)
 }
 
 /* Writes the HEADERS frame of st's response. */
-static int write_headers(struct h2b_h2s *h, struct fstream *st)
+static int write_headers(struct fconn *h, struct fstream *st)
 {
     if (resp_room(h) < HEAD_ROOM || h->out.niov >= H2B_OUT_IOV_MAX - 2)
         return W_ROOM;
@@ -631,8 +485,9 @@ static int write_headers(struct h2b_h2s *h, struct fstream *st)
     bool body = st->body != H2B_BODY_NONE &&
                 (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
     uint8_t *f = h->out.buf + h->out.len;
-    size_t n = hp_response(h, f + 9, rs->status, ct_kind(rs), rs->ct, rs->ct_len,
-                           rs->has_cl ? cl : NULL, cl_len);
+    size_t n =
+        h2b_h2_hpack_response(&h->hp, f + 9, rs->status, ct_kind(rs), rs->ct, rs->ct_len,
+                              rs->has_cl ? cl : NULL, cl_len, h->ctx->date, h->ctx->date_gen);
     h2b_h2wire_hd_put(f, (uint32_t)n, H2B_F_HEADERS,
                       (uint8_t)(H2B_FL_END_HEADERS | (body ? 0 : H2B_FL_END_STREAM)), st->id);
     h2b_outbuf_append(&h->out, 9 + n);
@@ -646,10 +501,10 @@ static int write_headers(struct h2b_h2s *h, struct fstream *st)
 }
 
 /* Writes one DATA frame of st's body. */
-static int write_data(struct h2b_h2s *h, struct fstream *st)
+static int write_data(struct fconn *h, struct fstream *st)
 {
     bool echo = st->body == H2B_BODY_ECHO;
-    uint64_t avail = echo || st->body == H2B_BODY_STATS ? st->chunks.bytes : st->len - st->off;
+    uint64_t avail = echo || st->body == H2B_BODY_STATS ? st->hold.chunks.bytes : st->len - st->off;
     bool eof_possible = !echo || st->eof_in;
     if (avail == 0 && !eof_possible)
         return W_IDLE; /* the echo waits for input */
@@ -674,7 +529,7 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
     }
     bool end = n == avail && eof_possible;
     if (st->body == H2B_BODY_FILE && n > 0 &&
-        pread(st->fd, h->out.buf + h->out.len + 9, n, (off_t)st->off) != (ssize_t)n) {
+        pread(st->hold.fd, h->out.buf + h->out.len + 9, n, (off_t)st->off) != (ssize_t)n) {
         rst(h, st->id, st, H2B_E_INTERNAL); /* the file shrank or failed: the stream cannot go on */
         return W_DONE;
     }
@@ -696,9 +551,10 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
     case H2B_BODY_ECHO:
     case H2B_BODY_STATS:
         /* an echo keeps its last chunk: the request body may go on into it */
-        h2b_wmem_chunks_take(&h->ctx->wm, &st->chunks, &h->out, n, echo);
+        h2b_wmem_chunks_take(&h->ctx->wm, &st->hold.chunks, &h->out, n, echo);
         if (echo) { /* after the frame: the credit may write a WINDOW_UPDATE */
-            h->echo_bytes -= n;
+            H2B_ASSERT(h->held.echo_bytes >= n);
+            h->held.echo_bytes -= n;
             consume(h, st, (uint32_t)n);
         }
         break;
@@ -712,6 +568,7 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
     st->off += n;
     h->conn_swin -= (int64_t)n;
     st->swin -= (int64_t)n;
+    H2B_ASSERT(h->conn_swin >= 0 && st->swin >= 0); /* n was cut to the smaller window */
     h->tm.progress = true;
     if (end) {
         out_done(h, st);
@@ -721,7 +578,7 @@ static int write_data(struct h2b_h2s *h, struct fstream *st)
 }
 
 /* Writes queued responses while there is room: round robin, one frame per stream a turn. */
-static void fill(struct h2b_h2s *h)
+static void fill(struct fconn *h)
 {
     while (h->q_head && !h->fatal) {
         struct fstream *st = h->q_head;
@@ -745,111 +602,33 @@ static void fill(struct h2b_h2s *h)
 
 /* ---- timers ---- */
 
-static bool busy(const struct h2b_h2s *h)
+static bool busy(const struct fconn *h)
 {
-    return !h->got_frame || h->nstreams > 0 || h2b_outbuf_pending(&h->out) || h->terminated ||
+    return !h->got_frame || h->held.nstreams > 0 || h2b_outbuf_pending(&h->out) || h->terminated ||
            h->in_frame || h->hb != HB_NONE;
 }
 
 /* The connection's timer (ctimer.h). */
-static void retime(struct h2b_h2s *h)
+static void retime(struct fconn *h)
 {
-    struct h2b_h2s_ctx *ctx = h->ctx;
+    struct fctx *ctx = h->ctx;
     h2b_ctimer_retime(&h->tm, &ctx->timers, ctx->now, h->fatal, busy(h), &ctx->cfg);
 }
 
 /* ---- request header fields ---- */
 
-static bool token_char(uint8_t c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-        return true;
-    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static bool valid_value(const uint8_t *v, size_t n)
-{
-    if (n > 0 && (v[0] == ' ' || v[0] == '\t' || v[n - 1] == ' ' || v[n - 1] == '\t'))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == 0 || v[i] == '\r' || v[i] == '\n')
-            return false;
-    return true;
-}
-
-/* Checks and applies one request field; false when it makes the request malformed. */
-static bool apply_field(struct h2b_h2s *h, struct fstream *st, const uint8_t *name, size_t nlen,
-                        const uint8_t *value, size_t vlen)
-{
-    if (nlen == 0 || !valid_value(value, vlen))
-        return false;
-    if (name[0] == ':') {
-        unsigned bit = h2b_lit_eq(name, nlen, ":method")      ? P_METHOD
-                       : h2b_lit_eq(name, nlen, ":scheme")    ? P_SCHEME
-                       : h2b_lit_eq(name, nlen, ":path")      ? P_PATH
-                       : h2b_lit_eq(name, nlen, ":authority") ? P_AUTHORITY
-                                                              : 0;
-        if (h->hb != HB_REQUEST || st->regular || bit == 0 || (st->pseudo & bit)) {
-            return false;
-        }
-        st->pseudo |= (uint8_t)bit;
-        if (bit == P_METHOD) {
-            if (vlen == 0) {
-                return false;
-            }
-            for (size_t i = 0; i < vlen; i++)
-                if (!token_char(value[i]) && !(value[i] >= 'A' && value[i] <= 'Z')) {
-                    return false;
-                }
-            st->req.method = (uint8_t)h2b_method_parse(value, vlen);
-            st->connect = h2b_lit_eq(value, vlen, "CONNECT");
-            st->options = h2b_lit_eq(value, vlen, "OPTIONS");
-        } else if (bit == P_PATH) {
-            if (vlen == 0 || !(value[0] == '/' || (vlen == 1 && value[0] == '*'))) {
-                return false;
-            }
-            if (value[0] == '/') {
-                h2b_route_path(&st->req, &st->fpath, &st->fpath_len, value, vlen, &h->ctx->cfg,
-                               &h->ctx->wm.paths);
-            } else {
-                st->star = true;
-                st->req.route = H2B_ROUTE_NOTFOUND;
-            }
-        }
-        return true;
-    }
-    st->regular = true;
-    for (size_t i = 0; i < nlen; i++)
-        if (!token_char(name[i])) { /* uppercase included */
-            return false;
-        }
-    if (h2b_lit_eq(name, nlen, "connection") || h2b_lit_eq(name, nlen, "keep-alive") ||
-        h2b_lit_eq(name, nlen, "proxy-connection") || h2b_lit_eq(name, nlen, "transfer-encoding") ||
-        h2b_lit_eq(name, nlen, "upgrade") ||
-        (h2b_lit_eq(name, nlen, "te") && !h2b_lit_eq(value, vlen, "trailers"))) {
-        return false;
-    } else if (h2b_lit_eq(name, nlen, "content-length")) {
-        uint64_t v;
-        if (h->hb != HB_REQUEST || !h2b_parse_digits(value, vlen, UINT64_MAX / 2, &v) ||
-            (st->has_clen && st->clen != v)) {
-            return false;
-        }
-        st->has_clen = true;
-        st->clen = v;
-    }
-    return true;
-}
-
 /* One decoded field. As with nghttp2's HTTP messaging, a malformed field ends the request's
  * field processing and is not counted against the header list budget (tests/unit/
  * test_hpack_corpus.c predicts the budget that way). */
-static void on_field(struct h2b_h2s *h, const uint8_t *name, size_t nlen, const uint8_t *value,
+static void on_field(struct fconn *h, const uint8_t *name, size_t nlen, const uint8_t *value,
                      size_t vlen)
 {
     struct fstream *st = h->hb_st;
     if (!st || st->oversize || st->malformed)
         return;
-    if (!apply_field(h, st, name, nlen, value, vlen)) {
+    if (!h2b_h2_reqcheck_field(&st->rc, h->hb == HB_REQUEST, &st->req, &st->hold.fpath,
+                               &st->hold.fpath_len, &h->ctx->cfg, &h->ctx->wm.paths, name, nlen,
+                               value, vlen)) {
         st->malformed = true;
         return;
     }
@@ -863,9 +642,9 @@ static void on_field(struct h2b_h2s *h, const uint8_t *name, size_t nlen, const 
 
 /* The HPACK decoder, made for the first header block (~1.3 KiB from the pool that a
  * connection which never sends a request does not hold). */
-static __attribute__((noinline, cold)) bool inf_make(struct h2b_h2s *h)
+static __attribute__((noinline, cold)) bool inf_make(struct fconn *h)
 {
-    if (nghttp2_hd_inflate_new2(&h->inf, h->ctx->mem) != 0) {
+    if (nghttp2_hd_inflate_new2(&h->inf, &h->ctx->mem) != 0) {
         h->inf = NULL;
         fail(h, H2B_STAT_ERR_PROTOCOL);
         return false;
@@ -877,7 +656,7 @@ static __attribute__((noinline, cold)) bool inf_make(struct h2b_h2s *h)
 
 /* Feeds header block bytes to the decoder; final: the block ends here. False on a fatal
  * decoding error (the connection is ended with COMPRESSION_ERROR). */
-static bool hb_feed(struct h2b_h2s *h, const uint8_t *p, size_t n, bool final)
+static bool hb_feed(struct fconn *h, const uint8_t *p, size_t n, bool final)
 {
     static const uint8_t none[1];
     if (!p)
@@ -904,10 +683,10 @@ static bool hb_feed(struct h2b_h2s *h, const uint8_t *p, size_t n, bool final)
 }
 
 /* The request is complete (END_STREAM): check the body length, answer it. */
-static void request_end(struct h2b_h2s *h, struct fstream *st)
+static void request_end(struct fconn *h, struct fstream *st)
 {
     st->eof_in = true;
-    if (st->has_clen && st->req.rx != st->clen) {
+    if (!h2b_h2_reqcheck_body(&st->rc, st->req.rx, true)) {
         rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
     }
@@ -922,7 +701,7 @@ static void request_end(struct h2b_h2s *h, struct fstream *st)
 }
 
 /* The header block ended (END_HEADERS). */
-static void hb_done(struct h2b_h2s *h)
+static void hb_done(struct fconn *h)
 {
     uint8_t kind = h->hb;
     struct fstream *st = h->hb_st;
@@ -945,14 +724,11 @@ static void hb_done(struct h2b_h2s *h)
         return;
     }
     if (kind == HB_REQUEST) {
-        bool connect = st->connect;
-        unsigned need = connect ? (P_METHOD | P_AUTHORITY) : (P_METHOD | P_SCHEME | P_PATH);
-        if ((st->pseudo & need) != need || (connect && (st->pseudo & (P_SCHEME | P_PATH))) ||
-            (st->star && !st->options)) {
+        if (!h2b_h2_reqcheck_head(&st->rc)) {
             rst(h, id, st, H2B_E_PROTOCOL);
             return;
         }
-        if (connect)
+        if (st->rc.connect)
             st->req.route = H2B_ROUTE_NOTFOUND;
     }
     if (end) {
@@ -964,15 +740,11 @@ static void hb_done(struct h2b_h2s *h)
 
 /* ---- frames ---- */
 
-static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
+static void apply_setting(struct fconn *h, uint16_t id, uint32_t v)
 {
     switch (id) {
     case 1: { /* HEADER_TABLE_SIZE */
-        uint32_t m = v < HPACK_MAX ? v : HPACK_MAX;
-        if (m != h->hp_max) {
-            h->hp_max = m;
-            h->hp_update = true;
-        }
+        h2b_h2_hpack_set_max(&h->hp, v);
         break;
     }
     case 2: /* ENABLE_PUSH */
@@ -1002,7 +774,7 @@ static void apply_setting(struct h2b_h2s *h, uint16_t id, uint32_t v)
 /* A PRIORITY frame's stream error (code): RST_STREAM, except on a stream never opened, where
  * RST_STREAM is not allowed (RFC 9113 5.1, and nghttp2 as a client ends the connection on one):
  * the error is the connection's then. */
-static void prio_error(struct h2b_h2s *h, uint32_t id, uint32_t code)
+static void prio_error(struct fconn *h, uint32_t id, uint32_t code)
 {
     if (id > h->sids.max_id || !(id & 1))
         conn_error(h, code);
@@ -1013,7 +785,7 @@ static void prio_error(struct h2b_h2s *h, uint32_t id, uint32_t code)
 /* A SETTINGS frame's INITIAL_WINDOW_SIZE (the last of the frame, RFC 9113 6.5.3 processes them
  * in order, so only the last one's value stays): one walk over the streams per frame, not per
  * entry, so the work per byte received stays bounded whatever the number of entries. */
-static void apply_iwin(struct h2b_h2s *h)
+static void apply_iwin(struct fconn *h)
 {
     h->iwin_due = false;
     int64_t delta = (int64_t)h->iwin_new - h->peer_iwin;
@@ -1031,152 +803,140 @@ static void apply_iwin(struct h2b_h2s *h)
     }
 }
 
-/* A new frame header is complete in h->fh. Sets up the payload phases. */
-static void frame_begin(struct h2b_h2s *h)
+/* A HEADERS frame opens stream id (above every id seen): a new request, or refused. */
+static void open_stream(struct fconn *h, uint32_t id)
 {
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(h->fh);
-    uint32_t len = hd.len, id = hd.id;
-    uint8_t type = hd.type, flags = hd.flags;
-    h->ftype = type;
-    h->fflags = flags;
-    h->fid = id;
-    h->flen = h->left = len;
-    h->body_left = 0;
-    h->pb_have = h->pb_need = 0;
-    h->fst = NULL;
-    h->in_frame = true;
-    if (h->hb != HB_NONE && (type != H2B_F_CONT || id != h->hb_id)) {
-        conn_error(h, H2B_E_PROTOCOL); /* a header block must not be interleaved (RFC 9113 6.10) */
+    struct fstream *st;
+    h2b_sidwin_open(&h->sids, id);
+    h->hb = HB_DISCARD;
+    if (h->held.nstreams >= cfg->max_streams) {
+        h->hb_err = H2B_E_REFUSED;
+    } else if (h2b_wmem_over(&h->ctx->wm)) {
+        h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
+        h->hb_err = H2B_E_REFUSED; /* no work started: the client may retry (8.7) */
+    } else if ((st = stream_get(h->ctx)) == NULL) {
+        h->hb_err = H2B_E_REFUSED;
+    } else {
+        st->conn = h;
+        st->id = id;
+        st->swin = h->peer_iwin;
+        st->anext = h->streams;
+        if (h->streams)
+            h->streams->aprev = st;
+        h->streams = st;
+        h->held.nstreams++;
+        h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
+        h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_TOTAL, 1);
+        h->hb = HB_REQUEST;
+        h->hb_st = st;
+    }
+}
+
+/* frame_begin for DATA. */
+static void begin_data(struct fconn *h, uint32_t id, uint32_t len, uint8_t flags)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    if (id == 0) {
+        conn_error(h, H2B_E_PROTOCOL);
         return;
     }
-    if (len > cfg->frame_size) {
+    if (len == 0 && !(flags & H2B_FL_END_STREAM))
+        charge(h, 1);
+    struct fstream *st = find(h, id);
+    if (!st && (id > h->sids.max_id || !(id & 1))) {
+        conn_error(h, H2B_E_PROTOCOL); /* DATA on an idle stream */
+        return;
+    }
+    if ((uint64_t)h->conn_rused + len > cfg->conn_window) {
+        conn_error(h, H2B_E_FLOW);
+        return;
+    }
+    h->conn_rused += len;
+    if (!st || st->eof_in) {
+        /* closed or half-closed (remote): the bytes count, then are dropped */
+        consume(h, NULL, len);
+        charge(h, 1);
+        if (st)
+            rst(h, id, st, H2B_E_STREAM_CLOSED);
+        else if (!h2b_sidwin_was_reset(&h->sids, id))
+            rst(h, id, NULL, H2B_E_STREAM_CLOSED); /* one reset: later frames are ignored */
+        h->body_left = 0;
+        return;
+    }
+    uint32_t limit = h->settings_acked || cfg->window >= 65535 ? cfg->window : 65535;
+    if ((uint64_t)st->rused + len > limit) {
+        consume(h, NULL, len);
+        rst(h, id, st, H2B_E_FLOW);
+        return;
+    }
+    st->rused += len;
+    h->fst = st;
+    if (flags & H2B_FL_PADDED)
+        h->pb_need = 1;
+    else
+        h->body_left = len;
+    h->tm.progress = true;
+}
+
+/* frame_begin for HEADERS: a new request, trailers, or a block decoded only to be ignored. */
+static void begin_headers(struct fconn *h, uint32_t id, uint32_t len, uint8_t flags)
+{
+    if (id == 0 || !(id & 1)) {
+        conn_error(h, H2B_E_PROTOCOL);
+        return;
+    }
+    h->pb_need = (uint8_t)((flags & H2B_FL_PADDED ? 1 : 0) + (flags & H2B_FL_PRIO ? 5 : 0));
+    if (len < h->pb_need) {
         conn_error(h, H2B_E_FRAME_SIZE);
         return;
     }
-    if (!h->got_settings && (type != H2B_F_SETTINGS || (flags & H2B_FL_ACK))) {
-        conn_error(h, H2B_E_PROTOCOL); /* the preface's SETTINGS comes first (3.4) */
+    if (!h->inf && !inf_make(h))
         return;
-    }
-    h->got_frame = true;
-    switch (type) {
-    case H2B_F_DATA: {
-        if (id == 0) {
-            conn_error(h, H2B_E_PROTOCOL);
+    h->hb_end_stream = flags & H2B_FL_END_STREAM;
+    h->hb_err = 0;
+    h->hb_bytes = 0;
+    h->hb_conts = 0;
+    h->hb_id = id;
+    h->hb_st = NULL;
+    struct fstream *st = find(h, id);
+    if (st) {
+        if (st->eof_in) {
+            conn_error(h, H2B_E_STREAM_CLOSED); /* half-closed (remote) */
             return;
         }
-        if (len == 0 && !(flags & H2B_FL_END_STREAM))
-            charge(h, 1);
-        struct fstream *st = find(h, id);
-        if (!st && (id > h->sids.max_id || !(id & 1))) {
-            conn_error(h, H2B_E_PROTOCOL); /* DATA on an idle stream */
-            return;
-        }
-        if ((uint64_t)h->conn_rused + len > cfg->conn_window) {
-            conn_error(h, H2B_E_FLOW);
-            return;
-        }
-        h->conn_rused += len;
-        if (!st || st->eof_in) {
-            /* closed or half-closed (remote): the bytes count, then are dropped */
-            consume(h, NULL, len);
-            charge(h, 1);
-            if (st)
-                rst(h, id, st, H2B_E_STREAM_CLOSED);
-            else if (!h2b_sidwin_was_reset(&h->sids, id))
-                rst(h, id, NULL, H2B_E_STREAM_CLOSED); /* one reset: later frames are ignored */
-            h->body_left = 0;
-            return;
-        }
-        uint32_t limit = h->settings_acked || cfg->window >= 65535 ? cfg->window : 65535;
-        if ((uint64_t)st->rused + len > limit) {
-            consume(h, NULL, len);
-            rst(h, id, st, H2B_E_FLOW);
-            return;
-        }
-        st->rused += len;
-        h->fst = st;
-        if (flags & H2B_FL_PADDED)
-            h->pb_need = 1;
-        else
-            h->body_left = len;
-        h->tm.progress = true;
-        return;
-    }
-    case H2B_F_HEADERS: {
-        if (id == 0 || !(id & 1)) {
-            conn_error(h, H2B_E_PROTOCOL);
-            return;
-        }
-        h->pb_need = (uint8_t)((flags & H2B_FL_PADDED ? 1 : 0) + (flags & H2B_FL_PRIO ? 5 : 0));
-        if (len < h->pb_need) {
-            conn_error(h, H2B_E_FRAME_SIZE);
-            return;
-        }
-        if (!h->inf && !inf_make(h))
-            return;
-        h->hb_end_stream = flags & H2B_FL_END_STREAM;
-        h->hb_err = 0;
-        h->hb_bytes = 0;
-        h->hb_conts = 0;
-        h->hb_id = id;
-        h->hb_st = NULL;
-        struct fstream *st = find(h, id);
-        if (st) {
-            if (st->eof_in) {
-                conn_error(h, H2B_E_STREAM_CLOSED); /* half-closed (remote) */
-                return;
-            }
-            h->hb = HB_TRAILERS;
-            h->hb_st = st;
-            if (!h->hb_end_stream)
-                h->hb_err = H2B_E_PROTOCOL; /* trailers must end the stream (8.1) */
-        } else if (id <= h->sids.max_id) {
-            charge(h, 1);
-            if (h2b_sidwin_was_reset(&h->sids, id)) {
-                h->hb = HB_DISCARD; /* a stream we reset: decoded and ignored (5.4.2) */
-            } else {
-                conn_error(h,
-                           h2b_sidwin_skipped(&h->sids, id) ? H2B_E_PROTOCOL : H2B_E_STREAM_CLOSED);
-                return;
-            }
-        } else if (h->shut || h->peer_goaway) {
-            /* After a GOAWAY either way: recorded as opened, so its later DATA, RST_STREAM or
-             * WINDOW_UPDATE find a stream we reset, not an idle one (a connection error that
-             * would lose the streams in flight), and refused: the client may retry it on a new
-             * connection (RFC 9113 6.8), as nghttp2 does. */
-            h2b_sidwin_open(&h->sids, id);
-            h->hb = HB_DISCARD;
-            h->hb_err = H2B_E_REFUSED;
+        h->hb = HB_TRAILERS;
+        h->hb_st = st;
+        if (!h->hb_end_stream)
+            h->hb_err = H2B_E_PROTOCOL; /* trailers must end the stream (8.1) */
+    } else if (id <= h->sids.max_id) {
+        charge(h, 1);
+        if (h2b_sidwin_was_reset(&h->sids, id)) {
+            h->hb = HB_DISCARD; /* a stream we reset: decoded and ignored (5.4.2) */
         } else {
-            h2b_sidwin_open(&h->sids, id);
-            h->hb = HB_DISCARD;
-            if (h->nstreams >= cfg->max_streams) {
-                h->hb_err = H2B_E_REFUSED;
-            } else if (h2b_wmem_over(&h->ctx->wm)) {
-                h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
-                h->hb_err = H2B_E_REFUSED; /* no work started: the client may retry (8.7) */
-            } else if ((st = stream_get(h->ctx)) == NULL) {
-                h->hb_err = H2B_E_REFUSED;
-            } else {
-                st->conn = h;
-                st->id = id;
-                st->swin = h->peer_iwin;
-                st->anext = h->streams;
-                if (h->streams)
-                    h->streams->aprev = st;
-                h->streams = st;
-                h->nstreams++;
-                h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
-                h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_TOTAL, 1);
-                h->hb = HB_REQUEST;
-                h->hb_st = st;
-            }
+            conn_error(h, h2b_sidwin_skipped(&h->sids, id) ? H2B_E_PROTOCOL : H2B_E_STREAM_CLOSED);
+            return;
         }
-        if (!h->pb_need)
-            h->body_left = len;
-        return;
+    } else if (h->shut || h->peer_goaway) {
+        /* After a GOAWAY either way: recorded as opened, so its later DATA, RST_STREAM or
+         * WINDOW_UPDATE find a stream we reset, not an idle one (a connection error that
+         * would lose the streams in flight), and refused: the client may retry it on a new
+         * connection (RFC 9113 6.8), as nghttp2 does. */
+        h2b_sidwin_open(&h->sids, id);
+        h->hb = HB_DISCARD;
+        h->hb_err = H2B_E_REFUSED;
+    } else {
+        open_stream(h, id);
     }
+    if (!h->pb_need)
+        h->body_left = len;
+}
+
+/* frame_begin for the frames other than DATA and HEADERS: checks of the header alone, and the
+ * fixed prefix to collect (pb_need). */
+static void begin_other(struct fconn *h, uint8_t type, uint32_t id, uint32_t len, uint8_t flags)
+{
+    switch (type) {
     case H2B_F_CONT:
         if (h->hb == HB_NONE) {
             conn_error(h, H2B_E_PROTOCOL);
@@ -1281,8 +1041,44 @@ static void frame_begin(struct h2b_h2s *h)
     }
 }
 
+/* A new frame header is complete in h->fh. Sets up the payload phases. */
+static void frame_begin(struct fconn *h)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    struct h2b_h2wire_hd hd = h2b_h2wire_hd_get(h->fh);
+    uint32_t len = hd.len, id = hd.id;
+    uint8_t type = hd.type, flags = hd.flags;
+    h->ftype = type;
+    h->fflags = flags;
+    h->fid = id;
+    h->flen = h->left = len;
+    h->body_left = 0;
+    h->pb_have = h->pb_need = 0;
+    h->fst = NULL;
+    h->in_frame = true;
+    if (h->hb != HB_NONE && (type != H2B_F_CONT || id != h->hb_id)) {
+        conn_error(h, H2B_E_PROTOCOL); /* a header block must not be interleaved (RFC 9113 6.10) */
+        return;
+    }
+    if (len > cfg->frame_size) {
+        conn_error(h, H2B_E_FRAME_SIZE);
+        return;
+    }
+    if (!h->got_settings && (type != H2B_F_SETTINGS || (flags & H2B_FL_ACK))) {
+        conn_error(h, H2B_E_PROTOCOL); /* the preface's SETTINGS comes first (3.4) */
+        return;
+    }
+    h->got_frame = true;
+    if (type == H2B_F_DATA)
+        begin_data(h, id, len, flags);
+    else if (type == H2B_F_HEADERS)
+        begin_headers(h, id, len, flags);
+    else
+        begin_other(h, type, id, len, flags);
+}
+
 /* The fixed prefix h->pb (pb_need bytes) of the current frame is complete. */
-static void frame_prefix(struct h2b_h2s *h)
+static void frame_prefix(struct fconn *h)
 {
     uint8_t *p = h->pb;
     uint32_t id = h->fid;
@@ -1389,7 +1185,7 @@ static void frame_prefix(struct h2b_h2s *h)
 }
 
 /* n payload bytes of the current frame (after its prefix, before its padding). */
-static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
+static void frame_body(struct fconn *h, const uint8_t *p, size_t n)
 {
     if (h->ftype == H2B_F_HEADERS || h->ftype == H2B_F_CONT) {
         h->hb_bytes += (uint32_t)n;
@@ -1409,7 +1205,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
         return;
     }
     st->req.rx += n;
-    if (st->has_clen && st->req.rx > st->clen) {
+    if (!h2b_h2_reqcheck_body(&st->rc, st->req.rx, false)) {
         consume(h, NULL, (uint32_t)n);
         rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
@@ -1419,16 +1215,16 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
         return;
     }
     const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    if (st->chunks.bytes + n > cfg->echo_stream_max || h->echo_bytes + n > cfg->echo_conn_max ||
-        h2b_wmem_over(&h->ctx->wm)) {
+    if (st->hold.chunks.bytes + n > cfg->echo_stream_max ||
+        h->held.echo_bytes + n > cfg->echo_conn_max || h2b_wmem_over(&h->ctx->wm)) {
         /* a client that sends and does not read: its echo is cut, not buffered without end */
         h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
         consume(h, NULL, (uint32_t)n);
         rst(h, st->id, st, H2B_E_CALM);
         return;
     }
-    size_t k = h2b_wmem_chunks_append(&h->ctx->wm, &st->chunks, p, n);
-    h->echo_bytes += k;
+    size_t k = h2b_wmem_chunks_append(&h->ctx->wm, &st->hold.chunks, p, n);
+    h->held.echo_bytes += k;
     if (k < n) {
         consume(h, NULL, (uint32_t)(n - k));
         rst(h, st->id, st, H2B_E_INTERNAL);
@@ -1439,7 +1235,7 @@ static void frame_body(struct h2b_h2s *h, const uint8_t *p, size_t n)
 }
 
 /* The current frame's payload is all read. */
-static void frame_end(struct h2b_h2s *h)
+static void frame_end(struct fconn *h)
 {
     h->in_frame = false;
     switch (h->ftype) {
@@ -1474,7 +1270,7 @@ static void frame_end(struct h2b_h2s *h)
 }
 
 /* Reads frames from data; stops at a connection error. */
-static void parse(struct h2b_h2s *h, const uint8_t *data, size_t len)
+static void parse(struct fconn *h, const uint8_t *data, size_t len)
 {
     size_t i = 0;
     while (h->preface_have < PREFACE_LEN && i < len) {
@@ -1540,7 +1336,7 @@ static void parse(struct h2b_h2s *h, const uint8_t *data, size_t len)
 
 /* ---- context ---- */
 
-/* The server preface every connection sends first: SETTINGS as conn.c sends them, then the
+/* The server preface every connection sends first: SETTINGS as h2_nghttp2.c sends them, then the
  * connection window. p has room for 9 + 5 * 6 + 13 bytes; returns the length. */
 static size_t build_preface(uint8_t *p, const struct h2b_conn_config *cfg)
 {
@@ -1572,17 +1368,18 @@ static size_t build_preface(uint8_t *p, const struct h2b_conn_config *cfg)
 
 /* ---- context ---- */
 
-int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
-                    struct h2b_stats *stats, const char *date, nghttp2_mem *mem)
+static int fast_ctx_new(void **out, struct h2b_engine_env *env)
 {
-    struct h2b_h2s_ctx *ctx = calloc(1, sizeof *ctx);
+    struct fctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return H2B_ERR_NOMEM;
+    const struct h2b_conn_config *cfg = env->cfg;
     ctx->cfg = *cfg;
-    ctx->stats = stats;
-    ctx->date = date;
-    ctx->mem = mem;
-    memcpy(ctx->date_seen, date, 29);
+    ctx->env = env;
+    ctx->stats = env->stats;
+    ctx->date = env->date;
+    ctx->mem = h2b_pool_nghttp2_mem(env->pool);
+    memcpy(ctx->date_seen, ctx->date, 29);
     ctx->date_gen = 1;
     ctx->inject_slow = h2b_inject_wanted();
     ctx->now = h2b_clock_now_ns();
@@ -1594,8 +1391,9 @@ int h2b_h2s_ctx_new(struct h2b_h2s_ctx **out, const struct h2b_conn_config *cfg,
     return H2B_OK;
 }
 
-void h2b_h2s_ctx_del(struct h2b_h2s_ctx *ctx)
+static void fast_ctx_del(void *ectx)
 {
+    struct fctx *ctx = ectx;
     if (!ctx)
         return;
     h2b_wmem_free(&ctx->wm);
@@ -1604,14 +1402,9 @@ void h2b_h2s_ctx_del(struct h2b_h2s_ctx *ctx)
     free(ctx);
 }
 
-void h2b_h2s_ctx_set_stats_fn(struct h2b_h2s_ctx *ctx, h2b_conn_stats_fn fn, void *arg)
+static void fast_tick(void *ectx, uint64_t now_ns)
 {
-    ctx->stats_fn = fn;
-    ctx->stats_arg = arg;
-}
-
-void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
-{
+    struct fctx *ctx = ectx;
     ctx->now = now_ns;
     if (memcmp(ctx->date_seen, ctx->date, 29) != 0) {
         memcpy(ctx->date_seen, ctx->date, 29);
@@ -1621,7 +1414,7 @@ void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
     while ((top = h2b_heap_top(&ctx->delays)) != NULL && top->key <= now_ns) {
         struct fstream *st =
             (struct fstream *)(void *)((char *)top - offsetof(struct fstream, dnode));
-        struct h2b_h2s *h = st->conn;
+        struct fconn *h = st->conn;
         h2b_heap_remove(&ctx->delays, top);
         st->delayed = false;
         h->ndelayed--;
@@ -1630,11 +1423,10 @@ void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
         respond(h, st);
         h->tm.progress = true;
         retime(h);
-        h2b_conn_mark_dirty(h->owner);
+        h2b_engine_mark_dirty(h->ctx->env, h->owner);
     }
     while ((top = h2b_heap_top(&ctx->timers)) != NULL && top->key <= now_ns) {
-        struct h2b_h2s *h =
-            (struct h2b_h2s *)(void *)((char *)top - offsetof(struct h2b_h2s, tm.node));
+        struct fconn *h = (struct fconn *)(void *)((char *)top - offsetof(struct fconn, tm.node));
         retime(h);
         switch (h2b_ctimer_due(&h->tm, &ctx->timers, now_ns, &ctx->cfg, ctx->stats, h->ndelayed > 0,
                                h->got_frame, h->terminated)) {
@@ -1655,21 +1447,23 @@ void h2b_h2s_ctx_tick(struct h2b_h2s_ctx *ctx, uint64_t now_ns)
             break;
         }
         h2b_ctimer_settle(&h->tm, &ctx->timers, &ctx->cfg);
-        h2b_conn_mark_dirty(h->owner);
+        h2b_engine_mark_dirty(h->ctx->env, h->owner);
     }
 }
 
-uint64_t h2b_h2s_ctx_next_deadline(const struct h2b_h2s_ctx *ctx)
+static uint64_t fast_next_deadline(const void *ectx)
 {
+    const struct fctx *ctx = ectx;
     return h2b_ctimer_next(&ctx->timers, &ctx->delays);
 }
 
 /* ---- connection ---- */
 
-int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *owner)
+static int fast_conn_new(void **out, void *ectx, struct h2b_dirty *owner)
 {
+    struct fctx *ctx = ectx;
     const struct h2b_conn_config *cfg = &ctx->cfg;
-    struct h2b_h2s *h = calloc(1, sizeof *h);
+    struct fconn *h = calloc(1, sizeof *h);
     if (!h)
         return H2B_ERR_NOMEM;
     h->ctx = ctx;
@@ -1678,7 +1472,7 @@ int h2b_h2s_new(struct h2b_h2s **out, struct h2b_h2s_ctx *ctx, struct h2b_conn *
     h2b_ctimer_init(&h->tm, ctx->now);
     h->conn_swin = 65535;
     h->peer_iwin = 65535;
-    h->hp_max = HPACK_MAX;
+    h2b_h2_hpack_init(&h->hp);
     if (h2b_heap_reserve(&ctx->timers, 1) != H2B_OK)
         goto out_free;
     h->preface_due = true;
@@ -1690,8 +1484,9 @@ out_free:
     return H2B_ERR_NOMEM;
 }
 
-void h2b_h2s_del(struct h2b_h2s *h)
+static void fast_del(void *e)
 {
+    struct fconn *h = e;
     if (!h)
         return;
     h2b_heap_remove(&h->ctx->timers, &h->tm.node);
@@ -1703,12 +1498,13 @@ void h2b_h2s_del(struct h2b_h2s *h)
     free(h);
 }
 
-int h2b_h2s_recv(struct h2b_h2s *h, const uint8_t *data, size_t len)
+static int fast_recv(void *e, const uint8_t *data, size_t len)
 {
+    struct fconn *h = e;
     if (h->fatal)
         return H2B_ERR_PROTO;
     if (h->terminated)
-        return H2B_OK; /* counted by conn.c, discarded */
+        return H2B_OK; /* counted by the core (conn.c), discarded */
     parse(h, data, len);
     if (h->fatal)
         return H2B_ERR_PROTO;
@@ -1722,8 +1518,9 @@ int h2b_h2s_recv(struct h2b_h2s *h, const uint8_t *data, size_t len)
     return H2B_OK;
 }
 
-int h2b_h2s_output(struct h2b_h2s *h, const struct iovec **iov)
+static int fast_output(void *e, const struct iovec **iov)
 {
+    struct fconn *h = e;
     static const struct iovec none;
     *iov = &none;
     if (h->fatal)
@@ -1747,8 +1544,9 @@ int h2b_h2s_output(struct h2b_h2s *h, const struct iovec **iov)
     return h2b_outbuf_iov(&h->out, iov);
 }
 
-void h2b_h2s_sent(struct h2b_h2s *h, size_t n)
+static void fast_sent(void *e, size_t n)
 {
+    struct fconn *h = e;
     if (n == 0)
         return;
     h2b_stats_add(h->ctx->stats, H2B_STAT_BYTES_OUT, n);
@@ -1757,8 +1555,9 @@ void h2b_h2s_sent(struct h2b_h2s *h, size_t n)
     retime(h);
 }
 
-bool h2b_h2s_done(const struct h2b_h2s *h)
+static bool fast_done(const void *e)
 {
+    const struct fconn *h = e;
     if (h->fatal)
         return true;
     if (h2b_outbuf_pending(&h->out) || (!h->terminated && h->q_head))
@@ -1766,17 +1565,19 @@ bool h2b_h2s_done(const struct h2b_h2s *h)
     if (h->terminated)
         return true;
     if (h->input_closed || h->peer_goaway || h->shut)
-        return h->nstreams == 0 && !h->preface_due;
+        return h->held.nstreams == 0 && !h->preface_due;
     return false;
 }
 
-bool h2b_h2s_fatal(const struct h2b_h2s *h)
+static bool fast_fatal(const void *e)
 {
+    const struct fconn *h = e;
     return h->fatal;
 }
 
-void h2b_h2s_input_closed(struct h2b_h2s *h)
+static void fast_input_closed(void *e)
 {
+    struct fconn *h = e;
     h->input_closed = true;
     /* A request whose END_STREAM has not arrived can never complete now: its stream is reset
      * (CANCEL; released at once if its response is already out), so the connection ends once
@@ -1794,8 +1595,9 @@ void h2b_h2s_input_closed(struct h2b_h2s *h)
     }
 }
 
-void h2b_h2s_shutdown(struct h2b_h2s *h)
+static void fast_shutdown(void *e)
 {
+    struct fconn *h = e;
     if (!h->fatal && !h->terminated && !h->shut) {
         uint8_t f[17];
         h2b_h2wire_hd_put(f, 8, H2B_F_GOAWAY, 0, 0);
@@ -1805,5 +1607,22 @@ void h2b_h2s_shutdown(struct h2b_h2s *h)
         if (ctl(h, f, sizeof f))
             h2b_stats_add(h->ctx->stats, H2B_STAT_GOAWAY_SENT, 1);
     }
-    h2b_conn_mark_dirty(h->owner);
+    h2b_engine_mark_dirty(h->ctx->env, h->owner);
 }
+
+const struct h2b_engine h2b_h2_fast_engine = {
+    .name = "fast",
+    .ctx_new = fast_ctx_new,
+    .ctx_del = fast_ctx_del,
+    .tick = fast_tick,
+    .next_deadline = fast_next_deadline,
+    .conn_new = fast_conn_new,
+    .del = fast_del,
+    .recv = fast_recv,
+    .output = fast_output,
+    .sent = fast_sent,
+    .done = fast_done,
+    .fatal = fast_fatal,
+    .input_closed = fast_input_closed,
+    .shutdown = fast_shutdown,
+};
