@@ -1,6 +1,6 @@
 /*
  * h2wire.h - HTTP/2 wire constants and the 9-byte frame header (RFC 9113 section 4.1), for the
- * engines that do their own framing: the server's (servers/h2ref/h2frame.c) and the load
+ * engines that do their own framing: the server's (servers/h2ref/h2_fast.c) and the load
  * client's (harness/load/h2fast.c).
  *
  * Approach: frame types, flags and error codes as enums, big-endian field access and the frame
