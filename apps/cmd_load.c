@@ -268,20 +268,26 @@ int h2b_cmd_load(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    if (job.active && (cfg.find_max || cfg.shape.nseg || cfg.slo || cfg.interval_json_path)) {
+    /* Under MPI the ranks exchange their intervals once, after the run (no MPI call near the
+     * request loop), so rank 0 judges windows only then: nothing can stop the job live. */
+    if (job.active && (cfg.find_max || (cfg.slo && cfg.slo->abort))) {
         if (root)
-            fprintf(stderr, "h2bench load: --find-max, --stages, --step, --slo and "
-                            "--interval-json are not available under MPI yet\n");
+            fprintf(stderr,
+                    "h2bench load: %s is not available under MPI: the ranks merge their intervals "
+                    "after the run, so %s\n",
+                    cfg.find_max ? "--find-max" : "--slo-abort",
+                    cfg.find_max ? "no rank can learn a step's verdict before the next step; run "
+                                   "--find-max on one host"
+                                 : "no window is judged while the job runs; --slo and "
+                                   "--slo-window judge the merged windows at the end");
         code = H2B_EXIT_USAGE;
         goto out;
     }
-    if (job.active)
-        cfg.interval_ns = 0; /* --hdr-log: one latency histogram per run, merged over ranks */
     if (cfg.find_max) {
         code = find_max(&cfg);
         goto out;
     }
-    if (cfg.slo && cfg.slo->window_ns) {
+    if (cfg.slo && cfg.slo->window_ns && !job.active) {
         cfg.on_interval = h2b_slo_on_interval;
         cfg.on_interval_ctx = cfg.slo;
     }
@@ -316,10 +322,13 @@ int h2b_cmd_load(int argc, char **argv)
         cfg.requests = total.requests;
         cfg.rate = total.rate;
         cfg.seed = total.seed;
+        cfg.job_workers = cfg.job_worker_base = 0; /* a shape's offered requests: the job's */
         cfg.threads = 0;
         for (int i = 0; i < job.size; i++)
             cfg.threads += job.ranks[i].threads;
     }
+    if (cfg.slo && job.active) /* the job's windows, from the ranks' merged intervals */
+        h2b_slo_replay(cfg.slo, res.intervals, res.nintervals);
     if (cfg.slo) {
         struct h2b_slo_span run;
         h2b_slo_run_span(&run, &cfg, &res);
