@@ -311,6 +311,8 @@ static void at_line(struct h2b_diag *d, const char *file, int line)
     snprintf(d->file, sizeof(d->file), "%s", file);
 }
 
+#define IKEY(m) H2B_MODEL_KEY(h2b_results_interval_model, struct h2b_results_interval, m)
+
 static int parse_row(const char *file, const char *text, size_t len, int line,
                      struct h2b_results_interval *row, double prev, struct h2b_diag *d)
 {
@@ -330,15 +332,15 @@ static int parse_row(const char *file, const char *text, size_t len, int line,
     if (rv == H2B_OK) {
         double i = row->index;
         if (!(i >= 0) || i != floor(i) || !(i > prev) || i > 1e15)
-            key = "index",
+            key = IKEY(index),
             why = "expected an interval index above the previous line's (a non-negative integer)";
         else if (!row->latency_histogram)
-            key = "latency_histogram",
+            key = IKEY(latency_histogram),
             why = "missing (an exact merge needs every interval's latency histogram)";
         else if (!(row->end_s >= row->start_s))
-            key = "end_s", why = "expected end_s >= start_s";
+            key = IKEY(end_s), why = "expected end_s >= start_s";
         else if (!(row->ended >= 0) || !(row->succeeded >= 0) || !(row->errors >= 0))
-            key = "ended", why = "expected non-negative counts";
+            key = IKEY(ended), why = "expected non-negative counts";
     }
     if (key) {
         h2b_diag_set(d, file, copy, key, "%s", why);
