@@ -136,6 +136,7 @@ struct wire {
     uint32_t size;
     struct h2b_load_stats s; /* histogram pointers zeroed: they travel as encodings */
     uint64_t wall_ns, measure_ns, cpu_user_ns, cpu_sys_ns;
+    uint64_t start_wall_ns; /* its measurement's start, CLOCK_REALTIME (--hdr-log's StartTime) */
     int64_t start_rt_ns; /* actual start, CLOCK_REALTIME */
     int64_t end_rt_ns;
     int64_t skew_ns;
@@ -327,6 +328,7 @@ static void wire_fill(struct wire *w, const struct h2b_load_result *res, int rc,
     w->s.latency = w->s.service = w->s.ttfb = w->s.connect = w->s.tls = NULL;
     w->wall_ns = res->wall_ns;
     w->measure_ns = res->measure_ns;
+    w->start_wall_ns = res->start_wall_ns;
     w->cpu_user_ns = res->cpu_user_ns;
     w->cpu_sys_ns = res->cpu_sys_ns;
     w->nconn_rps = res->nconn_rps;
@@ -737,6 +739,8 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
             res->interrupted = true;
         if (x->measure_ns > measure_max)
             measure_max = x->measure_ns;
+        if (!res->start_wall_ns || x->start_wall_ns < res->start_wall_ns)
+            res->start_wall_ns = x->start_wall_ns; /* the job's: the earliest rank's */
         if (!res->alpn[0])
             snprintf(res->alpn, sizeof(res->alpn), "%.*s", (int)strnlen(x->alpn, sizeof(x->alpn)),
                      x->alpn);

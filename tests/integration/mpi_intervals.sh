@@ -18,6 +18,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 start_serve mpiiv --threads 1 || { finish; exit 1; }
 URL=$SERVE_URL/hello
 
+t_before=$(date +%s)
 # A 3-stage ramp for the job: 0 -> 400 req/s over 1 s, up to 800 over 1 s, down to 200 over 1 s
 # (1300 requests), over 4 connections and 2 threads: one connection pair and one worker per rank.
 "${MPIRUN[@]}" "$H2BENCH" load --stages 1s:400,1s:800,1s:200 -c 4 -m 16 -t 2 --no-progress \
@@ -61,6 +62,10 @@ expect_eq "every interval of the job on the shape (table above)" "$rc" 0
 
 # --hdr-log: one latency histogram per interval, the merged ones.
 expect_eq "hdr log: one latency line per interval" "$(grep -c '^Tag=latency,' "$TMP/job.hlog")" 3
+t_after=$(date +%s)
+st=$(sed -n 's/^#\[StartTime: \([0-9.]*\) .*/\1/p' "$TMP/job.hlog")
+expect_eq "hdr log: StartTime is the job's start ($t_before <= ${st:-none} <= $t_after)" \
+    "$(jq -n "${st:-0} >= $t_before and ${st:-0} <= $t_after")" true
 
 # --slo: judged by rank 0 on the merged windows and the run.
 expect_eq "slo: 3 windows and the run, 2 objectives each" "$(jq '.slo | length' "$TMP/job.json")" 8
