@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static double add(double a, double b)
@@ -489,6 +490,15 @@ int h2b_load_intervals_read(const char *path, struct h2b_results_interval **rows
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         h2b_diag_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+        return H2B_ERR_PARSE;
+    }
+    struct stat st;
+    const char *why = fstat(fd, &st) != 0   ? "cannot stat"
+                      : S_ISDIR(st.st_mode) ? "is a directory, expected an NDJSON file"
+                                            : NULL;
+    if (why) {
+        h2b_diag_at(d, path, 0, 0, "%s", why);
+        close(fd);
         return H2B_ERR_PARSE;
     }
     char *text = NULL;
