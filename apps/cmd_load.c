@@ -37,7 +37,10 @@ static const char mpi_usage[] =
     "      --mpi               run as one job over the ranks of mpirun (implied when mpirun\n"
     "                          started this process): -c, -n, -t and --rate are job totals,\n"
     "                          split exactly; rank 0 prints and writes the merged result\n"
-    "      --mpi-rank-json=P   also write each rank's own result to P.rankN.json\n";
+    "      --mpi-rank-json=P   also write each rank's own result to P.rankN.json (and, with\n"
+    "                          intervals on, its intervals to P.rankN.intervals.ndjson)\n"
+    "  Shapes, --interval-json, --hdr-log and --slo work on the job (the ranks' intervals\n"
+    "  merged on rank 0 after the run); --slo-abort and --find-max are refused\n";
 
 /* Takes `--mpi` and `--mpi-rank-json=P` / `--mpi-rank-json P` out of argv (they are the CLI's,
  * not the engine's). Returns false on a missing value. */
