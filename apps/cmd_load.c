@@ -9,6 +9,7 @@
  */
 #include "commands.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/json.h"
 #include "load/load.h"
 #include "load/mpi_job.h"

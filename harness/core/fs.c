@@ -1,6 +1,6 @@
 /*
- * fs.c - mkdir -p, remove-tree, the executable's own path, PATH search and a bounded read of a
- * whole descriptor (fs.h).
+ * fs.c - mkdir -p, remove-tree, the executable's own path, PATH search, a bounded read of a
+ * whole descriptor or file, a file's last line, atomic writes and output locks (fs.h).
  *
  * Approach: mkdir -p walks the path once, creating each prefix and accepting EEXIST; remove-tree
  * is nftw(FTW_DEPTH | FTW_PHYS) so children go before their directory and symbolic links are
@@ -13,12 +13,15 @@
 #include "core/json.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -284,4 +287,204 @@ writable:
         return H2B_ERR_INVAL;
     }
     return H2B_OK;
+}
+
+int h2b_fs_read_file(const char *path, size_t max, char **out, size_t *len, struct h2b_diag *diag)
+{
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer. Once
+     * open, reads block again; a FIFO nobody writes to then reads as empty (EOF). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
+        return H2B_ERR_NOTFOUND;
+    }
+    int rv = H2B_ERR_IO;
+    struct stat st;
+    int fl;
+    if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
+    } else if (S_ISDIR(st.st_mode)) {
+        h2b_diag_at(diag, path, 0, 0, "is a directory, expected a file");
+    } else {
+        size_t hint = S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max ? (size_t)st.st_size : 0;
+        /* To EOF: the file may be shorter or longer than stat said, never longer than max. */
+        rv = h2b_fd_read_all(fd, max, hint, out, len);
+        if (rv == H2B_ERR_RANGE)
+            h2b_diag_at(diag, path, 0, 0, "larger than %zu bytes", max);
+        else if (rv == H2B_ERR_NOMEM)
+            h2b_diag_at(diag, path, 0, 0, "out of memory");
+        else if (rv != H2B_OK)
+            h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
+    }
+    close(fd);
+    return rv;
+}
+
+void h2b_fs_last_line(const char *path, char *buf, size_t size)
+{
+    char *text;
+    size_t len;
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    if (h2b_fs_read_file(path, 16u << 20, &text, &len, NULL) != H2B_OK)
+        return;
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+        text[--len] = '\0';
+    size_t start = len;
+    while (start > 0 && text[start - 1] != '\n')
+        start--;
+    snprintf(buf, size, "%s", text + start);
+    free(text);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes to something that is not a regular file (stdout for "-", a device, a FIFO, a
+ * socket) in place: renaming over it would replace /dev/null with a regular file. */
+static int write_direct(const char *path, const char *data, size_t len, struct h2b_diag *diag)
+{
+    bool out = strcmp(path, "-") == 0;
+    int fd = out ? STDOUT_FILENO : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
+        return H2B_ERR_IO;
+    }
+    int rv = write_all(fd, data, len) == 0 ? H2B_OK : H2B_ERR_IO;
+    if (rv != H2B_OK)
+        h2b_diag_at(diag, path, 0, 0, "cannot write: %s", strerror(errno));
+    if (!out && close(fd) != 0 && rv == H2B_OK) {
+        h2b_diag_at(diag, path, 0, 0, "cannot close: %s", strerror(errno));
+        rv = H2B_ERR_IO;
+    }
+    return rv;
+}
+
+int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag)
+{
+    if (path == NULL || data == NULL) {
+        h2b_diag_at(diag, path, 0, 0, "nothing to write");
+        return H2B_ERR_INVAL;
+    }
+    struct stat sb;
+    if (strcmp(path, "-") == 0 ||
+        (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)))
+        return write_direct(path, data, len, diag);
+    /* The temporary lives in the target's directory so that rename() is atomic. */
+    char dir[PATH_MAX], tmp[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash == path)
+        snprintf(dir, sizeof(dir), "/");
+    else if (slash)
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof(dir), ".");
+    int rv = H2B_ERR_IO;
+    int n = snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.XXXXXX", dir, base);
+    if (base[0] == '\0' || n < 0 || (size_t)n >= sizeof(tmp)) {
+        h2b_diag_at(diag, path, 0, 0, "not a file name");
+        return H2B_ERR_INVAL;
+    }
+    const char *step = "create a temporary file";
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        goto out_fail;
+    step = "write";
+    if (fchmod(fd, 0644) != 0 || write_all(fd, data, len) != 0)
+        goto out_unlink;
+    step = "fsync";
+    if (fsync(fd) != 0)
+        goto out_unlink;
+    step = "close";
+    int closed = close(fd);
+    fd = -1;
+    if (closed != 0)
+        goto out_unlink;
+    step = "rename the temporary file";
+    if (rename(tmp, path) != 0)
+        goto out_unlink;
+    /* Make the rename itself durable; failure here leaves a complete file, so it is not an
+     * error worth reporting. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return H2B_OK;
+
+out_unlink:;
+    int saved = errno;
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    errno = saved;
+out_fail:
+    h2b_diag_at(diag, path, 0, 0, "cannot %s: %s", step, strerror(errno));
+    return rv;
+}
+
+int h2b_file_lock(const char *path, int *fd_out, struct h2b_diag *diag)
+{
+    char lock[PATH_MAX];
+    int n = snprintf(lock, sizeof(lock), "%s.lock", path);
+    if (n < 0 || (size_t)n >= sizeof(lock)) {
+        h2b_diag_at(diag, path, 0, 0, "not a file name");
+        return H2B_ERR_INVAL;
+    }
+    /* The holder unlinks the lock file when it is done; a locker that opened the old file just
+     * before that holds a lock on nothing, so it checks that the path still names its file. */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+            h2b_diag_at(diag, lock, 0, 0, "cannot create the lock file: %s", strerror(errno));
+            return H2B_ERR_IO;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK) {
+                h2b_diag_at(diag, path, 0, 0,
+                            "another h2bench is writing this file (it holds %s); use another "
+                            "--out or wait for it",
+                            lock);
+                return H2B_ERR_EXISTS;
+            }
+            h2b_diag_at(diag, lock, 0, 0, "cannot lock: %s", strerror(e));
+            return H2B_ERR_IO;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(lock, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            *fd_out = fd;
+            return H2B_OK;
+        }
+        close(fd);
+    }
+    h2b_diag_at(diag, lock, 0, 0, "cannot lock: the lock file keeps changing");
+    return H2B_ERR_IO;
+}
+
+void h2b_file_unlock(const char *path, int fd)
+{
+    if (fd < 0)
+        return;
+    char lock[PATH_MAX];
+    int n = snprintf(lock, sizeof(lock), "%s.lock", path);
+    if (n > 0 && (size_t)n < sizeof(lock))
+        unlink(lock); /* while still locked: nobody can hold the name we remove */
+    close(fd);
 }

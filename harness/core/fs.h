@@ -1,12 +1,14 @@
 /*
- * fs.h - the filesystem helpers every engine needs once: mkdir -p, remove a tree, and the path
- * of this executable.
+ * fs.h - the filesystem helpers every engine needs once: mkdir -p, remove a tree, the path of
+ * this executable, the one bounded whole-file reader, atomic writes and output locks.
  *
  * No shell: trees are removed with nftw(3) bottom-up without following symbolic links, so a
  * link inside a run directory removes the link, never what it points at.
  */
 #ifndef H2B_CORE_FS_H
 #define H2B_CORE_FS_H
+
+#include "core/diag.h"
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -61,8 +63,41 @@ int h2b_find_program(const char *name, char *buf, size_t size);
  * untouched on failure. */
 int h2b_fd_read_all(int fd, size_t max, size_t hint, char **out, size_t *len);
 
+/* Reads the file at path into a new NUL-terminated buffer (*out, malloc'd; *len bytes before the
+ * NUL), at most max bytes. Opening never waits: a FIFO with no writer reads as empty, and a
+ * directory is refused. On failure diag (may be NULL) names path and says why ("cannot open:
+ * REASON", "is a directory, expected a file", "larger than N bytes", "out of memory", "cannot
+ * read: REASON"), and *out is untouched. Returns H2B_OK, H2B_ERR_NOTFOUND (cannot open it:
+ * missing, or not permitted), H2B_ERR_IO (a directory, or stat or read failed), H2B_ERR_RANGE
+ * (over max) or
+ * H2B_ERR_NOMEM. The one whole-file reader: JSON documents, profiles, stores and logs. */
+int h2b_fs_read_file(const char *path, size_t max, char **out, size_t *len, struct h2b_diag *diag);
+
+/* The last non-empty line of the file at path into buf (truncated to size - 1 bytes), trailing
+ * newlines, carriage returns and spaces removed; "" when the file cannot be read or holds no
+ * line. Reads at most 16 MiB (a log's tail is what a reason quotes). */
+void h2b_fs_last_line(const char *path, char *buf, size_t size);
+
 /* The directory of the running executable into buf (h2b_self_exe without its last
  * component). Same codes. */
 int h2b_self_dir(char *buf, size_t size);
+
+/* Writes len bytes of data to path atomically: a temporary file in the same directory (mode
+ * 0644), fsync, rename over path, fsync of the directory. On any failure path is unchanged and
+ * no temporary is left behind. Returns H2B_OK, H2B_ERR_INVAL, H2B_ERR_NOMEM or H2B_ERR_IO (diag
+ * says which step failed and why). Every output a command writes goes through it.
+ * Only a regular file (or a new name) is replaced that way. "-" is stdout; an existing
+ * device, FIFO or socket (also through a symlink) is opened and written in place, never
+ * replaced (a FIFO waits for its reader, as a shell redirection does). */
+int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag);
+
+/* Takes an exclusive lock that names path (flock on "path.lock", created if needed) so that
+ * two processes never write the same output. Sets *fd_out; release it with h2b_file_unlock.
+ * Returns H2B_OK, H2B_ERR_EXISTS when another process holds it (diag says so), H2B_ERR_IO or
+ * H2B_ERR_INVAL. The lock dies with the process. */
+int h2b_file_lock(const char *path, int *fd_out, struct h2b_diag *diag);
+
+/* Removes path's lock file and releases the lock taken by h2b_file_lock. Accepts fd -1. */
+void h2b_file_unlock(const char *path, int fd);
 
 #endif

@@ -14,74 +14,17 @@
  * should put the cursor.
  */
 #include "core/json.h"
-#include "core/fs.h"
 #include "core/error.h"
+#include "core/fs.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define PATH_MAX_LEN 512
 #define SCAN_MAX_DEPTH 2048 /* jansson's own nesting limit */
-
-/* ---- diagnostics ------------------------------------------------------------------------- */
-
-static void copy_str(char *dst, size_t size, const char *src)
-{
-    snprintf(dst, size, "%s", src ? src : "");
-}
-
-__attribute__((format(printf, 6, 0))) static void diag_vat(struct h2b_diag *d, const char *file,
-                                                           int line, int column, const char *prefix,
-                                                           const char *fmt, va_list ap)
-{
-    if (d == NULL)
-        return;
-    copy_str(d->file, sizeof(d->file), file);
-    d->line = line;
-    d->column = column;
-    size_t n = 0;
-    if (prefix && prefix[0]) {
-        int w = snprintf(d->message, sizeof(d->message), "%s: ", prefix);
-        n = w < 0 ? 0 : ((size_t)w < sizeof(d->message) ? (size_t)w : sizeof(d->message) - 1);
-    }
-    vsnprintf(d->message + n, sizeof(d->message) - n, fmt, ap);
-}
-
-void h2b_diag_at(struct h2b_diag *d, const char *file, int line, int column, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vat(d, file, line, column, NULL, fmt, ap);
-    va_end(ap);
-}
-
-void h2b_diag_pass(struct h2b_diag *out, const struct h2b_diag *in, const char *file, int rc)
-{
-    if (out != in)
-        *out = *in;
-    if (!out->file[0] && file)
-        snprintf(out->file, sizeof(out->file), "%s", file);
-    if (!out->message[0])
-        snprintf(out->message, sizeof(out->message), "%s", h2b_strerror(rc));
-}
-
-void h2b_diag_print(const struct h2b_diag *d, FILE *f)
-{
-    if (d->file[0] && d->line > 0)
-        fprintf(f, "%s:%d:%d: %s\n", d->file, d->line, d->column, d->message);
-    else if (d->file[0])
-        fprintf(f, "%s: %s\n", d->file, d->message);
-    else
-        fprintf(f, "%s\n", d->message);
-}
 
 /* Line and column (1-based, characters) of byte offset in text. */
 static void offset_position(const char *text, size_t offset, int *line, int *column)
@@ -293,7 +236,7 @@ void h2b_diag_set(struct h2b_diag *d, const char *file, const char *text, const 
     int line = 0, column = 0;
     if (text) {
         char where[PATH_MAX_LEN];
-        copy_str(where, sizeof(where), path);
+        snprintf(where, sizeof(where), "%s", path ? path : "");
         for (;;) {
             int rv = h2b_json_locate(text, where, &line, &column);
             if (rv == H2B_OK)
@@ -306,55 +249,11 @@ void h2b_diag_set(struct h2b_diag *d, const char *file, const char *text, const 
     }
     va_list ap;
     va_start(ap, fmt);
-    diag_vat(d, file, line, column, path, fmt, ap);
+    h2b_diag_vat(d, file, line, column, path, fmt, ap);
     va_end(ap);
 }
 
 /* ---- loading ----------------------------------------------------------------------------- */
-
-/* Reads the whole file into a NUL-terminated buffer. */
-static int read_file(const char *path, char **out, size_t *len, struct h2b_diag *diag)
-{
-    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer. Once
-     * open, reads block again; a FIFO nobody writes to then reads as empty (EOF). */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
-        return H2B_ERR_IO;
-    }
-    int rv = H2B_ERR_IO;
-    char *buf = NULL;
-    struct stat st;
-    int fl;
-    if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-        h2b_diag_at(diag, path, 0, 0, "cannot stat: %s", strerror(errno));
-        goto out_close;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        h2b_diag_at(diag, path, 0, 0, "is a directory, expected a JSON file");
-        goto out_close;
-    }
-    if ((uint64_t)st.st_size > H2B_JSON_MAX_FILE) {
-        h2b_diag_at(diag, path, 0, 0, "file too large (%lld bytes, limit %u)",
-                    (long long)st.st_size, H2B_JSON_MAX_FILE);
-        rv = H2B_ERR_RANGE;
-        goto out_close;
-    }
-    /* To EOF: the file may be shorter than stat said, never longer than the limit. */
-    rv = h2b_fd_read_all(fd, H2B_JSON_MAX_FILE, (size_t)st.st_size, &buf, len);
-    if (rv == H2B_ERR_RANGE)
-        h2b_diag_at(diag, path, 0, 0, "file too large (limit %u)", H2B_JSON_MAX_FILE);
-    else if (rv == H2B_ERR_NOMEM)
-        h2b_diag_at(diag, path, 0, 0, "out of memory");
-    else if (rv != H2B_OK)
-        h2b_diag_at(diag, path, 0, 0, "cannot read: %s", strerror(errno));
-    if (rv == H2B_OK)
-        *out = buf;
-out_close:
-    close(fd);
-    return rv;
-}
 
 /* Where jansson's error starts: its position is the byte after the offending token. */
 static void syntax_error_position(const char *text, const json_error_t *e, int *line, int *column)
@@ -375,9 +274,9 @@ int h2b_json_load(const char *path, json_t **out, char **text_out, struct h2b_di
 {
     char *text;
     size_t len;
-    int rv = read_file(path, &text, &len, diag);
+    int rv = h2b_fs_read_file(path, H2B_JSON_MAX_FILE, &text, &len, diag);
     if (rv != H2B_OK)
-        return rv;
+        return rv == H2B_ERR_NOTFOUND ? H2B_ERR_IO : rv; /* json.h: cannot open is IO */
     json_error_t err;
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
     if (doc == NULL) {
@@ -395,21 +294,7 @@ int h2b_json_load(const char *path, json_t **out, char **text_out, struct h2b_di
     return H2B_OK;
 }
 
-/* ---- atomic writing ---------------------------------------------------------------------- */
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
+/* ---- writing ----------------------------------------------------------------------------- */
 
 int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *diag)
 {
@@ -434,142 +319,6 @@ int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *
     int rv = h2b_file_write_atomic(path, text, len + 1, diag);
     free(text);
     return rv;
-}
-
-/* Writes to something that is not a regular file (stdout for "-", a device, a FIFO, a
- * socket) in place: renaming over it would replace /dev/null with a regular file. */
-static int write_direct(const char *path, const char *data, size_t len, struct h2b_diag *diag)
-{
-    bool out = strcmp(path, "-") == 0;
-    int fd = out ? STDOUT_FILENO : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
-        return H2B_ERR_IO;
-    }
-    int rv = write_all(fd, data, len) == 0 ? H2B_OK : H2B_ERR_IO;
-    if (rv != H2B_OK)
-        h2b_diag_at(diag, path, 0, 0, "cannot write: %s", strerror(errno));
-    if (!out && close(fd) != 0 && rv == H2B_OK) {
-        h2b_diag_at(diag, path, 0, 0, "cannot close: %s", strerror(errno));
-        rv = H2B_ERR_IO;
-    }
-    return rv;
-}
-
-int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag)
-{
-    if (path == NULL || data == NULL) {
-        h2b_diag_at(diag, path, 0, 0, "nothing to write");
-        return H2B_ERR_INVAL;
-    }
-    struct stat sb;
-    if (strcmp(path, "-") == 0 ||
-        (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)))
-        return write_direct(path, data, len, diag);
-    /* The temporary lives in the target's directory so that rename() is atomic. */
-    char dir[PATH_MAX], tmp[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (slash == path)
-        copy_str(dir, sizeof(dir), "/");
-    else if (slash)
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-    else
-        copy_str(dir, sizeof(dir), ".");
-    int rv = H2B_ERR_IO;
-    int n = snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.XXXXXX", dir, base);
-    if (base[0] == '\0' || n < 0 || (size_t)n >= sizeof(tmp)) {
-        h2b_diag_at(diag, path, 0, 0, "not a file name");
-        return H2B_ERR_INVAL;
-    }
-    const char *step = "create a temporary file";
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        goto out_fail;
-    step = "write";
-    if (fchmod(fd, 0644) != 0 || write_all(fd, data, len) != 0)
-        goto out_unlink;
-    step = "fsync";
-    if (fsync(fd) != 0)
-        goto out_unlink;
-    step = "close";
-    int closed = close(fd);
-    fd = -1;
-    if (closed != 0)
-        goto out_unlink;
-    step = "rename the temporary file";
-    if (rename(tmp, path) != 0)
-        goto out_unlink;
-    /* Make the rename itself durable; failure here leaves a complete file, so it is not an
-     * error worth reporting. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    return H2B_OK;
-
-out_unlink:;
-    int saved = errno;
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    errno = saved;
-out_fail:
-    h2b_diag_at(diag, path, 0, 0, "cannot %s: %s", step, strerror(errno));
-    return rv;
-}
-
-int h2b_file_lock(const char *path, int *fd_out, struct h2b_diag *diag)
-{
-    char lock[PATH_MAX];
-    int n = snprintf(lock, sizeof(lock), "%s.lock", path);
-    if (n < 0 || (size_t)n >= sizeof(lock)) {
-        h2b_diag_at(diag, path, 0, 0, "not a file name");
-        return H2B_ERR_INVAL;
-    }
-    /* The holder unlinks the lock file when it is done; a locker that opened the old file just
-     * before that holds a lock on nothing, so it checks that the path still names its file. */
-    for (int attempt = 0; attempt < 8; attempt++) {
-        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0) {
-            h2b_diag_at(diag, lock, 0, 0, "cannot create the lock file: %s", strerror(errno));
-            return H2B_ERR_IO;
-        }
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            int e = errno;
-            close(fd);
-            if (e == EWOULDBLOCK) {
-                h2b_diag_at(diag, path, 0, 0,
-                            "another h2bench is writing this file (it holds %s); use another "
-                            "--out or wait for it",
-                            lock);
-                return H2B_ERR_EXISTS;
-            }
-            h2b_diag_at(diag, lock, 0, 0, "cannot lock: %s", strerror(e));
-            return H2B_ERR_IO;
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) == 0 && stat(lock, &b) == 0 && a.st_dev == b.st_dev &&
-            a.st_ino == b.st_ino) {
-            *fd_out = fd;
-            return H2B_OK;
-        }
-        close(fd);
-    }
-    h2b_diag_at(diag, lock, 0, 0, "cannot lock: the lock file keeps changing");
-    return H2B_ERR_IO;
-}
-
-void h2b_file_unlock(const char *path, int fd)
-{
-    if (fd < 0)
-        return;
-    char lock[PATH_MAX];
-    int n = snprintf(lock, sizeof(lock), "%s.lock", path);
-    if (n > 0 && (size_t)n < sizeof(lock))
-        unlink(lock); /* while still locked: nobody can hold the name we remove */
-    close(fd);
 }
 
 /* ---- paths and typed checks -------------------------------------------------------------- */

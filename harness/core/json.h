@@ -8,10 +8,13 @@
  * ("targets[0].name", "matrix.connections[2]", "" for the root). Keys in paths may not contain
  * '.', '[' or ']'.
  *
- * Writers use h2b_json_write_atomic: a reader never sees a half-written file.
+ * Writers use h2b_json_write_atomic: a reader never sees a half-written file (fs.h's
+ * h2b_file_write_atomic under it). The diagnostics type is diag.h's.
  */
 #ifndef H2B_CORE_JSON_H
 #define H2B_CORE_JSON_H
+
+#include "core/diag.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -19,17 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* A diagnostic: where (line and column 1-based; 0 when unknown) and what. */
-struct h2b_diag {
-    char file[512];
-    int line, column;
-    char message[512];
-};
-
-/* Where a library hands each problem it finds when it reports every one, not only the first
- * (a ceilings file's): the CLI prints them, a library caller keeps the first. May be NULL. */
-typedef void (*h2b_diag_fn)(void *arg, const struct h2b_diag *d);
 
 /* Where a document came from, for locating paths in diagnostics. Both may be NULL (a document
  * built in memory): diagnostics then name the path without a line. Borrowed. */
@@ -60,40 +52,12 @@ int h2b_json_locate(const char *text, const char *path, int *line, int *column);
 void h2b_diag_set(struct h2b_diag *d, const char *file, const char *text, const char *path,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* Fills d with an explicit position (line 0: none). */
-void h2b_diag_at(struct h2b_diag *d, const char *file, int line, int column, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* Passes a callee's diagnostic on as *out: in's position and message, with file where in names
- * none and the words of rc (h2b_strerror) where it has no message. in and out may be the same. */
-void h2b_diag_pass(struct h2b_diag *out, const struct h2b_diag *in, const char *file, int rc);
-
-/* Writes "file:line:column: message\n" ("file: message" without a line, "message" without a
- * file) to f. */
-void h2b_diag_print(const struct h2b_diag *d, FILE *f);
-
 /* Writes doc to path atomically: a temporary file in the same directory, fsync, rename over
  * path, fsync of the directory (a path that is not a regular file: see h2b_file_write_atomic).
  * Indent 2, keys in insertion order, reals with 15 significant digits, trailing newline, mode 0644.
  * On any failure path is unchanged and no temporary is left behind. Returns H2B_OK, H2B_ERR_INVAL,
  * H2B_ERR_NOMEM or H2B_ERR_IO (diag says which step failed and why). */
 int h2b_json_write_atomic(const char *path, const json_t *doc, struct h2b_diag *diag);
-
-/* Writes len bytes of data to path atomically, exactly as h2b_json_write_atomic does (same
- * guarantees and codes); for the text outputs (markdown, JUnit XML) written beside JSON.
- * Only a regular file (or a new name) is replaced that way. "-" is stdout; an existing
- * device, FIFO or socket (also through a symlink) is opened and written in place, never
- * replaced (a FIFO waits for its reader, as a shell redirection does). */
-int h2b_file_write_atomic(const char *path, const char *data, size_t len, struct h2b_diag *diag);
-
-/* Takes an exclusive lock that names path (flock on "path.lock", created if needed) so that
- * two processes never write the same output. Sets *fd_out; release it with h2b_file_unlock.
- * Returns H2B_OK, H2B_ERR_EXISTS when another process holds it (diag says so), H2B_ERR_IO or
- * H2B_ERR_INVAL. The lock dies with the process. */
-int h2b_file_lock(const char *path, int *fd_out, struct h2b_diag *diag);
-
-/* Removes path's lock file and releases the lock taken by h2b_file_lock. Accepts fd -1. */
-void h2b_file_unlock(const char *path, int fd);
 
 /* Path building: parent + "." + key, or parent + "[index]" (parent "" or NULL: the root).
  * Truncates safely to size. */

@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/fs.h"
 
 #include <math.h>
 #include <stdio.h>

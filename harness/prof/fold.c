@@ -524,31 +524,11 @@ out:
     return rc;
 }
 
-int h2b__prof_read_text(const char *path, char **out, size_t *len, struct h2b_diag *diag)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        h2b_diag_at(diag, path, 0, 0, "cannot open: %s", strerror(errno));
-        return H2B_ERR_NOTFOUND; /* an input the user named: exit 2, as for every command */
-    }
-    struct stat st;
-    size_t hint = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
-    int rc = h2b_fd_read_all(fd, H2B_PROF_MAX_TEXT, hint, out, len);
-    if (rc == H2B_ERR_RANGE)
-        h2b_diag_at(diag, path, 0, 0, "larger than %u MiB", H2B_PROF_MAX_TEXT >> 20);
-    else if (rc == H2B_ERR_NOMEM)
-        h2b_diag_at(diag, path, 0, 0, "out of memory");
-    else if (rc != H2B_OK)
-        h2b_diag_at(diag, path, 0, 0, "read error: %s", strerror(errno));
-    close(fd);
-    return rc;
-}
-
 int h2b_prof_read_script(struct h2b_prof *p, const char *path, struct h2b_diag *diag)
 {
     char *text;
     size_t len;
-    int rc = h2b__prof_read_text(path, &text, &len, diag);
+    int rc = h2b_fs_read_file(path, H2B_PROF_MAX_TEXT, &text, &len, diag);
     if (rc)
         return rc;
     rc = h2b_prof_parse_script(p, text, len, path, diag);
@@ -620,7 +600,7 @@ int h2b_prof_read_folded(struct h2b_prof *p, const char *path, struct h2b_diag *
 {
     char *text;
     size_t len;
-    int rc = h2b__prof_read_text(path, &text, &len, diag);
+    int rc = h2b_fs_read_file(path, H2B_PROF_MAX_TEXT, &text, &len, diag);
     if (rc)
         return rc;
     if (memchr(text, '\0', len)) {

@@ -43,9 +43,4 @@ struct h2b_prof {
 /* The id of frame (name, dso) in p, or -1 if p has no such frame. */
 long h2b__prof_find_frame(const struct h2b_prof *p, const char *name, const char *dso);
 
-/* Reads the whole file at path (at most H2B_PROF_MAX_TEXT bytes) into *out (malloc'd,
- * NUL-terminated), its length in *len. Returns H2B_OK, H2B_ERR_IO, H2B_ERR_RANGE, H2B_ERR_NOMEM
- * (diag says why). */
-int h2b__prof_read_text(const char *path, char **out, size_t *len, struct h2b_diag *diag);
-
 #endif

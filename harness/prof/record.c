@@ -23,6 +23,7 @@
 #include "prof/prof_int.h"
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/proc.h"
 
 #include <errno.h>
@@ -108,21 +109,6 @@ static int run_tool(char *const argv[], const char *out_path, const char *err_pa
     rc = h2b_proc_wait(p, timeout_ns, status);
     h2b_proc_del(p);
     return rc;
-}
-
-/* The last non-empty line of a file, for reasons. */
-static void last_line(const char *path, char *buf, size_t size)
-{
-    char *text;
-    size_t len;
-    buf[0] = '\0';
-    if (h2b__prof_read_text(path, &text, &len, NULL))
-        return;
-    while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
-        text[--len] = '\0';
-    char *nl = strrchr(text, '\n');
-    snprintf(buf, size, "%s", nl ? nl + 1 : text);
-    free(text);
 }
 
 bool h2b_prof_available(const char *perf, struct h2b_diag *diag)
@@ -212,7 +198,7 @@ int h2b_prof_rec_stop(struct h2b_prof_rec *rec, const char *own_exe, struct h2b_
     h2b_proc_del(rec->perf);
     rec->perf = NULL;
     if (stat(rec->data, &st) != 0 || st.st_size == 0) {
-        last_line(rec->err, tail, sizeof(tail));
+        h2b_fs_last_line(rec->err, tail, sizeof(tail));
         h2b_diag_at(diag, NULL, 0, 0, "perf record wrote no data%s%s%s",
                     rc == H2B_ERR_TIMEOUT ? " (killed: it did not stop)" : "", tail[0] ? ": " : "",
                     tail);
@@ -229,14 +215,14 @@ int h2b_prof_rec_stop(struct h2b_prof_rec *rec, const char *own_exe, struct h2b_
                     NULL};
     rc = run_tool(argv, rec->text, rec->err, SCRIPT_WAIT_NS, &status);
     if (rc || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        last_line(rec->err, tail, sizeof(tail));
+        h2b_fs_last_line(rec->err, tail, sizeof(tail));
         h2b_diag_at(diag, NULL, 0, 0, "perf script failed%s%s", tail[0] ? ": " : "", tail);
         rc = H2B_ERR_UNSUPPORTED;
         goto out;
     }
     char *text;
     size_t len;
-    if ((rc = h2b__prof_read_text(rec->text, &text, &len, diag)))
+    if ((rc = h2b_fs_read_file(rec->text, H2B_PROF_MAX_TEXT, &text, &len, diag)))
         goto out;
     struct h2b_prof *p = NULL;
     if ((rc = h2b_prof_new(&p, own_exe)) == H2B_OK &&

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/json.h"
 #include "run/scenario.h"
 
 #include <limits.h>
@@ -285,31 +286,6 @@ int h2b_peers_expand(const char *tmpl, const struct h2b_peer_vars *vars, const c
     return H2B_OK;
 }
 
-int h2b__run_read_text(const char *path, char **out)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return H2B_ERR_IO;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    int rc = m ? H2B_OK : H2B_ERR_NOMEM;
-    char chunk[4096];
-    size_t n;
-    while (rc == H2B_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        fwrite(chunk, 1, n, m);
-    if (ferror(f))
-        rc = H2B_ERR_IO;
-    fclose(f);
-    if (m && fclose(m) != 0)
-        rc = H2B_ERR_NOMEM;
-    if (rc)
-        free(buf);
-    else
-        *out = buf;
-    return rc;
-}
-
 int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
                       const struct h2b_peer_variant *variant, const struct h2b_peer_vars *vars,
                       char ***argv, struct h2b_diag *d)
@@ -323,7 +299,8 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
         char *tmpl = NULL, *text = NULL;
         snprintf(tmpl_path, sizeof(tmpl_path), "%s/%s", p->dir, config);
         snprintf(config_path, sizeof(config_path), "%s/%s.conf", vars->dir, peer->name);
-        if ((rc = h2b__run_read_text(tmpl_path, &tmpl))) {
+        size_t tlen;
+        if ((rc = h2b_fs_read_file(tmpl_path, H2B_JSON_MAX_FILE, &tmpl, &tlen, NULL))) {
             h2b_diag_at(d, NULL, 0, 0, "cannot read %s", tmpl_path);
             return rc;
         }
@@ -355,20 +332,4 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
     }
     *argv = v;
     return H2B_OK;
-}
-
-void h2b__run_last_line(const char *path, char *buf, size_t size)
-{
-    char *text = NULL;
-    buf[0] = '\0';
-    if (h2b__run_read_text(path, &text) != H2B_OK)
-        return;
-    size_t len = strlen(text);
-    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-        text[--len] = '\0';
-    size_t start = len;
-    while (start > 0 && text[start - 1] != '\n')
-        start--;
-    snprintf(buf, size, "%s", text + start);
-    free(text);
 }

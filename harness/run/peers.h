@@ -80,11 +80,4 @@ int h2b_peers_prepare(const struct h2b_peers *p, const struct h2b_peer *peer,
                       const struct h2b_peer_variant *variant, const struct h2b_peer_vars *vars,
                       char ***argv, struct h2b_diag *d);
 
-/* Internal to h2bench::run: reads a whole file into a malloc'd NUL-terminated string.
- * Returns H2B_OK, H2B_ERR_IO or H2B_ERR_NOMEM; *out untouched on failure. */
-int h2b__run_read_text(const char *path, char **out);
-
-/* Internal: the last non-empty line of a log file into buf ("" if none), for failure reasons. */
-void h2b__run_last_line(const char *path, char *buf, size_t size);
-
 #endif

@@ -27,6 +27,8 @@
 #include "core/cpu.h"
 #include "core/env.h"
 #include "core/error.h"
+#include "core/fs.h"
+#include "core/json.h"
 #include "run/expand.h"
 #include "run/peers.h"
 #include "run/probe.h"
@@ -147,7 +149,8 @@ static void client_program(const struct run *r, char *buf, size_t size)
 static char *read_text(const char *path)
 {
     char *text = NULL;
-    return h2b__run_read_text(path, &text) == H2B_OK ? text : NULL;
+    size_t len;
+    return h2b_fs_read_file(path, H2B_JSON_MAX_FILE, &text, &len, NULL) == H2B_OK ? text : NULL;
 }
 
 static int parse_output(const struct run *r, const char *out_path, const char *json_path,
@@ -209,10 +212,12 @@ static bool perf_detach(struct h2b_proc *p, const char *out_path, uint64_t *coun
 static void failure_tail(const struct run *r, const char *err_path, char *tail, size_t size)
 {
     char *text = NULL;
-    if (r->s->client.mpi.np && h2b__run_read_text(err_path, &text) == H2B_OK)
+    size_t len;
+    if (r->s->client.mpi.np &&
+        h2b_fs_read_file(err_path, H2B_JSON_MAX_FILE, &text, &len, NULL) == H2B_OK)
         h2b_client_mpirun_message(text, tail, size);
     else
-        h2b__run_last_line(err_path, tail, size);
+        h2b_fs_last_line(err_path, tail, size);
     free(text);
 }
 

@@ -341,12 +341,12 @@ static void quote_log(const struct h2b_target *t, struct h2b_diag *diag)
         return;
     char *msg = diag->message;
     size_t size = sizeof(diag->message);
-    h2b__run_last_line(t->log, last, sizeof(last));
+    h2b_fs_last_line(t->log, last, sizeof(last));
     size_t len = strlen(msg);
     if (last[0] && len + 4 < size)
         h2b_reason(msg + len, size - len, " (%s: %s)", t->err_log[0] ? "stdout" : "log", last);
     if (t->err_log[0]) {
-        h2b__run_last_line(t->err_log, last, sizeof(last));
+        h2b_fs_last_line(t->err_log, last, sizeof(last));
         len = strlen(msg);
         if (last[0] && len + 4 < size)
             h2b_reason(msg + len, size - len, " (stderr: %s)", last);

@@ -2,7 +2,8 @@
  * test_fs.c - h2b_find_program: a name looked up on $PATH (first match wins, directories and
  * non-executable files skipped, an empty entry is the current directory), a path taken as it
  * is, and the failures (not found, buffer too small); h2b_fs_mkdir_p; h2b_fd_read_all;
- * h2b_fs_output_check.
+ * h2b_fs_read_file (missing, a directory, over the bound, a FIFO with no writer) and
+ * h2b_fs_last_line; h2b_fs_output_check.
  */
 #include "core/error.h"
 #include "core/json.h"
@@ -132,6 +133,77 @@ static void test_fd_read_all(void)
     CHECK_EQ_INT(buf == NULL, 1);
 }
 
+/* write_text REL TEXT: a file under root holding text. */
+static void write_text(const char *rel, const char *text, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", root, rel);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* h2b_fs_read_file: the text, the codes, and diag's messages naming the path. */
+static void test_read_file(void)
+{
+    char path[PATH_MAX], *text = NULL;
+    size_t len = 0;
+    struct h2b_diag d = {0};
+    write_text("ten", "0123456789", path, sizeof(path));
+    CHECK_EQ_INT(h2b_fs_read_file(path, 10, &text, &len, &d), H2B_OK);
+    CHECK_STR(text, "0123456789");
+    CHECK_EQ_INT(len == 10, 1);
+    free(text);
+    text = NULL;
+    CHECK_EQ_INT(h2b_fs_read_file(path, 9, &text, &len, &d), H2B_ERR_RANGE);
+    CHECK(text == NULL);
+    CHECK(strstr(d.message, "larger than 9 bytes") != NULL);
+    CHECK(strstr(d.file, "/ten") != NULL);
+
+    snprintf(path, sizeof(path), "%s/nosuch", root);
+    CHECK_EQ_INT(h2b_fs_read_file(path, 100, &text, &len, &d), H2B_ERR_NOTFOUND);
+    CHECK(strstr(d.message, "cannot open: No such file or directory") != NULL);
+    CHECK(text == NULL);
+    CHECK_EQ_INT(h2b_fs_read_file(root, 100, &text, &len, &d), H2B_ERR_IO);
+    CHECK(strstr(d.message, "is a directory") != NULL);
+    CHECK(text == NULL);
+
+    /* a FIFO nobody writes to: empty at once, no wait for a writer */
+    snprintf(path, sizeof(path), "%s/fifo", root);
+    CHECK_EQ_INT(mkfifo(path, 0600), 0);
+    CHECK_EQ_INT(h2b_fs_read_file(path, 100, &text, &len, NULL), H2B_OK);
+    CHECK_EQ_INT(len == 0, 1);
+    free(text);
+}
+
+/* h2b_fs_last_line: the last non-empty line, trailing newlines, CRs and spaces off. */
+static void test_last_line(void)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"first\nsecond\n", "second"},
+        {"first\r\nsecond  \r\n\n\n", "second"},
+        {"only", "only"},
+        {"", ""},
+        {"\n\n", ""},
+    };
+    char path[PATH_MAX], line[64];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_text("log", cases[i].text, path, sizeof(path));
+        h2b_fs_last_line(path, line, sizeof(line));
+        CHECK_STR(line, cases[i].want);
+    }
+    write_text("log", "a\n0123456789abcdef\n", path, sizeof(path));
+    h2b_fs_last_line(path, line, 5);
+    CHECK_STR(line, "0123");
+    snprintf(path, sizeof(path), "%s/nosuch", root);
+    h2b_fs_last_line(path, line, sizeof(line));
+    CHECK_STR(line, "");
+}
+
 /* h2b_fs_output_check: what each kind of output accepts, and the message naming the culprit. */
 static void test_output_check(void)
 {
@@ -186,6 +258,8 @@ int main(void)
     test_find_program();
     test_mkdir_p();
     test_fd_read_all();
+    test_read_file();
+    test_last_line();
     test_output_check();
     h2b_fs_remove_tree(root);
     return test_report();

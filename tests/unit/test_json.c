@@ -4,6 +4,7 @@
  * leave nothing behind).
  */
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/json.h"
 #include "test.h"
 
