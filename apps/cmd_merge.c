@@ -4,6 +4,7 @@
  */
 #include "commands.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/json.h"
 #include "load/load.h"
 #include "core/results.h"

@@ -37,6 +37,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "load/engine.h"
 #include "core/json.h"
 #include "core/results.h"
@@ -137,7 +138,7 @@ struct wire {
     struct h2b_load_stats s; /* histogram pointers zeroed: they travel as encodings */
     uint64_t wall_ns, measure_ns, cpu_user_ns, cpu_sys_ns;
     uint64_t start_wall_ns; /* its measurement's start, CLOCK_REALTIME (--hdr-log's StartTime) */
-    int64_t start_rt_ns; /* actual start, CLOCK_REALTIME */
+    int64_t start_rt_ns;    /* actual start, CLOCK_REALTIME */
     int64_t end_rt_ns;
     int64_t skew_ns;
     uint64_t nconn_rps;
