@@ -38,7 +38,10 @@ static const char mpi_usage[] =
     "      --mpi               run as one job over the ranks of mpirun (implied when mpirun\n"
     "                          started this process): -c, -n, -t and --rate are job totals,\n"
     "                          split exactly; rank 0 prints and writes the merged result\n"
-    "      --mpi-rank-json=P   also write each rank's own result to P.rankN.json\n";
+    "      --mpi-rank-json=P   also write each rank's own result to P.rankN.json (and, with\n"
+    "                          intervals on, its intervals to P.rankN.intervals.ndjson)\n"
+    "  Shapes, --interval-json, --hdr-log and --slo work on the job (the ranks' intervals\n"
+    "  merged on rank 0 after the run); --slo-abort and --find-max are refused\n";
 
 /* Takes `--mpi` and `--mpi-rank-json=P` / `--mpi-rank-json P` out of argv (they are the CLI's,
  * not the engine's). Returns false on a missing value. */
@@ -269,20 +272,26 @@ int h2b_cmd_load(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    if (job.active && (cfg.find_max || cfg.shape.nseg || cfg.slo || cfg.interval_json_path)) {
+    /* Under MPI the ranks exchange their intervals once, after the run (no MPI call near the
+     * request loop), so rank 0 judges windows only then: nothing can stop the job live. */
+    if (job.active && (cfg.find_max || (cfg.slo && cfg.slo->abort))) {
         if (root)
-            fprintf(stderr, "h2bench load: --find-max, --stages, --step, --slo and "
-                            "--interval-json are not available under MPI yet\n");
+            fprintf(stderr,
+                    "h2bench load: %s is not available under MPI: the ranks merge their intervals "
+                    "after the run, so %s\n",
+                    cfg.find_max ? "--find-max" : "--slo-abort",
+                    cfg.find_max ? "no rank can learn a step's verdict before the next step; run "
+                                   "--find-max on one host"
+                                 : "no window is judged while the job runs; --slo and "
+                                   "--slo-window judge the merged windows at the end");
         code = H2B_EXIT_USAGE;
         goto out;
     }
-    if (job.active)
-        cfg.interval_ns = 0; /* --hdr-log: one latency histogram per run, merged over ranks */
     if (cfg.find_max) {
         code = find_max(&cfg);
         goto out;
     }
-    if (cfg.slo && cfg.slo->window_ns) {
+    if (cfg.slo && cfg.slo->window_ns && !job.active) {
         cfg.on_interval = h2b_slo_on_interval;
         cfg.on_interval_ctx = cfg.slo;
     }
@@ -317,10 +326,13 @@ int h2b_cmd_load(int argc, char **argv)
         cfg.requests = total.requests;
         cfg.rate = total.rate;
         cfg.seed = total.seed;
+        cfg.job_workers = cfg.job_worker_base = 0; /* a shape's offered requests: the job's */
         cfg.threads = 0;
         for (int i = 0; i < job.size; i++)
             cfg.threads += job.ranks[i].threads;
     }
+    if (cfg.slo && job.active) /* the job's windows, from the ranks' merged intervals */
+        h2b_slo_replay(cfg.slo, res.intervals, res.nintervals);
     if (cfg.slo) {
         struct h2b_slo_span run;
         h2b_slo_run_span(&run, &cfg, &res);

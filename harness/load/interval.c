@@ -255,9 +255,12 @@ static int emit(struct h2b__load_iagg *a, uint64_t k, uint64_t span_ns)
 
 double h2b_load_offered(const struct h2b_load_config *cfg, uint64_t from_ns, uint64_t to_ns)
 {
-    if (cfg->shape.nseg) /* the shape starts with the run, the measurement after the warm-up */
-        return h2b_shape_count(&cfg->shape, cfg->warmup_ns + to_ns) -
-               h2b_shape_count(&cfg->shape, cfg->warmup_ns + from_ns);
+    if (cfg->shape.nseg) { /* the shape starts with the run, the measurement after the warm-up */
+        double n = h2b_shape_count(&cfg->shape, cfg->warmup_ns + to_ns) -
+                   h2b_shape_count(&cfg->shape, cfg->warmup_ns + from_ns);
+        /* one rank of an MPI job: its workers' share of the job's stream */
+        return cfg->job_workers ? n * cfg->threads / cfg->job_workers : n;
+    }
     if (cfg->rate > 0)
         return cfg->rate * (double)(to_ns - from_ns) / 1e9;
     return NAN;

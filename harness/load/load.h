@@ -124,6 +124,11 @@ struct h2b_load_config {
     uint8_t *alpn; /* --npn-list/--alpn-list in ALPN wire format; NULL: "h2" (or http/1.1) */
     size_t alpn_len;
     enum h2b_load_engine engine; /* --engine (HTTP/2 only) */
+    /* One rank of an MPI job (mpi_job.c sets them; 0: this process is the whole job): the
+     * job's workers and this rank's first worker's place among them. A shape's arrival stream
+     * is the job's, dealt to every worker of every rank in turn (worker w takes arrivals
+     * job_worker_base + w, + job_workers, ...), so the ranks together follow the shape. */
+    uint32_t job_workers, job_worker_base;
     /* --stages / --step: the open-loop rate over time (nseg 0: none). Its origin is the run's
      * start; with a shape, rate is its mean rate (what the report calls the target). */
     struct h2b_shape shape;
@@ -338,6 +343,28 @@ double h2b_load_offered(const struct h2b_load_config *cfg, uint64_t from_ns, uin
 /* --interval-json: res's intervals as NDJSON, one compact JSON object per line (the interval
  * model of core/results.h), into a malloc'd *out of *outlen bytes. H2B_OK or H2B_ERR_NOMEM. */
 int h2b_load_intervals_ndjson(const struct h2b_load_result *res, char **out, size_t *outlen);
+
+/* Parses --interval-json NDJSON text of file (one interval a line, indexes increasing, each
+ * with its latency_histogram) into a malloc'd *rows (free with h2b_load_intervals_free).
+ * H2B_OK, H2B_ERR_PARSE (d: file:line:column and what was expected) or H2B_ERR_NOMEM. */
+int h2b_load_intervals_parse(const char *file, const char *text, size_t len,
+                             struct h2b_results_interval **rows, size_t *nrows, struct h2b_diag *d);
+
+/* The per-interval results of n parts that ran side by side (the ranks of an MPI job, or
+ * --interval-json files of runs started together) merged interval by interval into *out: rows
+ * of one index add their counts and offered requests, span the widest, and read their
+ * percentiles from the histograms merged bin for bin. files name the parts in diagnostics.
+ * H2B_OK, H2B_ERR_PARSE (a histogram that does not decode or merge) or H2B_ERR_NOMEM. */
+int h2b_load_intervals_merge(struct h2b_results_interval *const *parts, const size_t *nparts,
+                             const char *const *files, size_t n, struct h2b_results_interval **out,
+                             size_t *nout, struct h2b_diag *d);
+
+/* h2b_load_intervals_parse of the file at path (at most H2B_JSON_MAX_FILE bytes); a file that
+ * cannot be read is H2B_ERR_PARSE too, with d naming it. */
+int h2b_load_intervals_read(const char *path, struct h2b_results_interval **rows, size_t *nrows,
+                            struct h2b_diag *d);
+
+void h2b_load_intervals_free(struct h2b_results_interval *rows, size_t n);
 
 /* Stats helpers shared by the engine, the report and the tests. */
 int h2b_load_stats_init(struct h2b_load_stats *s);

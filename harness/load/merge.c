@@ -15,15 +15,21 @@
  * results file only summarises).
  */
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/hist.h"
+#include "core/json.h"
 #include "load/load.h"
 #include "core/results.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static double add(double a, double b)
 {
@@ -280,5 +286,231 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
         h2b_hist_del(acc[k]);
     h2b_results_load_free(&m);
     h2b_results_load_free(&p);
+    return rv;
+}
+
+/* Per-interval results of the parts (--interval-json NDJSON, one file or one rank each), merged
+ * interval by interval: the rows of one index are the same span of the run in every part, since
+ * the parts start together (an MPI job's agreed instant). Counts add, the span is the widest,
+ * offered requests add (each part's offered_per_s times its own length), and the percentiles
+ * come from the histograms merged bin for bin, exactly as `h2bench merge` merges whole runs. */
+
+void h2b_load_intervals_free(struct h2b_results_interval *rows, size_t n)
+{
+    for (size_t i = 0; rows && i < n; i++)
+        h2b_model_free(&h2b_results_interval_model, &rows[i]);
+    free(rows);
+}
+
+/* Line `line` (1-based) of file, as a diagnostic relative to the line's own text moved there. */
+static void at_line(struct h2b_diag *d, const char *file, int line)
+{
+    if (d->line > 0)
+        d->line += line - 1;
+    else
+        d->line = line, d->column = 1;
+    snprintf(d->file, sizeof(d->file), "%s", file);
+}
+
+#define IKEY(m) H2B_MODEL_KEY(h2b_results_interval_model, struct h2b_results_interval, m)
+
+static int parse_row(const char *file, const char *text, size_t len, int line,
+                     struct h2b_results_interval *row, double prev, struct h2b_diag *d)
+{
+    json_error_t je;
+    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!v) {
+        h2b_diag_at(d, file, line, je.column > 0 ? je.column : 1, "not JSON: %s", je.text);
+        return H2B_ERR_PARSE;
+    }
+    char *copy = strndup(text, len); /* the model locates paths in NUL-terminated text */
+    struct h2b_json_src src = {file, copy};
+    int rv = copy ? h2b_model_from_json(&h2b_results_interval_model, v, &src, "", 0, row, d)
+                  : H2B_ERR_NOMEM;
+    if (rv == H2B_ERR_PARSE)
+        at_line(d, file, line);
+    const char *key = NULL, *why = NULL;
+    if (rv == H2B_OK) {
+        double i = row->index;
+        if (!(i >= 0) || i != floor(i) || !(i > prev) || i > 1e15)
+            key = IKEY(index),
+            why = "expected an interval index above the previous line's (a non-negative integer)";
+        else if (!row->latency_histogram)
+            key = IKEY(latency_histogram),
+            why = "missing (an exact merge needs every interval's latency histogram)";
+        else if (!(row->end_s >= row->start_s))
+            key = IKEY(end_s), why = "expected end_s >= start_s";
+        else if (!(row->ended >= 0) || !(row->succeeded >= 0) || !(row->errors >= 0))
+            key = IKEY(ended), why = "expected non-negative counts";
+    }
+    if (key) {
+        h2b_diag_set(d, file, copy, key, "%s", why);
+        at_line(d, file, line);
+        rv = H2B_ERR_PARSE;
+    }
+    if (rv != H2B_OK)
+        h2b_model_free(&h2b_results_interval_model, row);
+    free(copy);
+    json_decref(v);
+    return rv;
+}
+
+int h2b_load_intervals_parse(const char *file, const char *text, size_t len,
+                             struct h2b_results_interval **rows, size_t *nrows, struct h2b_diag *d)
+{
+    struct h2b_results_interval *v = NULL;
+    size_t n = 0, cap = 0;
+    int rv = H2B_OK, line = 0;
+    double prev = -1;
+    for (size_t off = 0; off < len && rv == H2B_OK;) {
+        const char *nl = memchr(text + off, '\n', len - off);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        line++;
+        size_t a = off, b = end;
+        while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r'))
+            a++;
+        off = end + 1;
+        if (a == b)
+            continue; /* a blank line (the file's last newline) */
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 64;
+            struct h2b_results_interval *r =
+                c < SIZE_MAX / sizeof(*r) ? realloc(v, c * sizeof(*r)) : NULL;
+            if (!r) {
+                rv = H2B_ERR_NOMEM;
+                h2b_diag_at(d, NULL, 0, 0, "out of memory");
+                break;
+            }
+            v = r, cap = c;
+        }
+        h2b_model_init(&h2b_results_interval_model, &v[n]);
+        rv = parse_row(file, text + a, b - a, line, &v[n], prev, d);
+        if (rv == H2B_OK)
+            prev = v[n++].index;
+    }
+    if (rv == H2B_OK && n == 0) {
+        h2b_diag_at(d, file, line ? line : 1, 1,
+                    "expected per-interval results (`h2bench load --interval-json`), found none");
+        rv = H2B_ERR_PARSE;
+    }
+    if (rv != H2B_OK) {
+        h2b_load_intervals_free(v, n);
+        return rv;
+    }
+    *rows = v;
+    *nrows = n;
+    return H2B_OK;
+}
+
+/* Adds part row p into the merged row m (already holding the same index), with acc the merged
+ * histogram. */
+static int add_row(struct h2b_results_interval *m, struct h2b_hist *acc,
+                   const struct h2b_results_interval *p, const char *file, struct h2b_diag *d)
+{
+    struct h2b_hist *h = NULL;
+    if (h2b_hist_decode(p->latency_histogram, &h) != H2B_OK) {
+        h2b_diag_at(d, file, 0, 0,
+                    "interval %.0f: latency_histogram is not a valid h2bench histogram encoding",
+                    p->index);
+        return H2B_ERR_PARSE;
+    }
+    int rv = h2b_hist_merge(acc, h);
+    h2b_hist_del(h);
+    if (rv != H2B_OK) {
+        h2b_diag_at(d, file, 0, 0, "interval %.0f: histogram configured unlike the first part's",
+                    p->index);
+        return H2B_ERR_PARSE;
+    }
+    double len = p->end_s - p->start_s;
+    if (!isnan(p->offered_per_s) && len > 0)
+        m->offered_per_s = add(m->offered_per_s, p->offered_per_s * len);
+    m->start_s = min_of(m->start_s, p->start_s);
+    m->end_s = max_of(m->end_s, p->end_s);
+    m->ended = add(m->ended, p->ended);
+    m->succeeded = add(m->succeeded, p->succeeded);
+    m->errors = add(m->errors, p->errors);
+    if (!isnan(p->coalesced) && p->coalesced > 0)
+        m->coalesced = add(m->coalesced, p->coalesced);
+    return H2B_OK;
+}
+
+int h2b_load_intervals_merge(struct h2b_results_interval *const *parts, const size_t *nparts,
+                             const char *const *files, size_t n, struct h2b_results_interval **out,
+                             size_t *nout, struct h2b_diag *d)
+{
+    size_t *at = calloc(n ? n : 1, sizeof(*at));
+    size_t cap = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        cap += nparts[i];
+    struct h2b_results_interval *rows = calloc(cap ? cap : 1, sizeof(*rows));
+    struct h2b_hist *acc = NULL;
+    int rv = at && rows && h2b_hist_new_default(&acc) == H2B_OK ? H2B_OK : H2B_ERR_NOMEM;
+    while (rv == H2B_OK) {
+        double next = INFINITY; /* the lowest index not merged yet */
+        for (size_t i = 0; i < n; i++)
+            if (at[i] < nparts[i] && parts[i][at[i]].index < next)
+                next = parts[i][at[i]].index;
+        if (isinf(next))
+            break;
+        struct h2b_results_interval *m = &rows[k++];
+        h2b_model_init(&h2b_results_interval_model, m);
+        m->base.present = true;
+        m->index = next;
+        h2b_hist_reset(acc);
+        for (size_t i = 0; i < n && rv == H2B_OK; i++)
+            if (at[i] < nparts[i] && parts[i][at[i]].index == next)
+                rv = add_row(m, acc, &parts[i][at[i]++], files[i], d);
+        if (rv != H2B_OK)
+            break;
+        double len = m->end_s - m->start_s;
+        m->offered_per_s = len > 0 ? m->offered_per_s / len : NAN;
+        m->achieved_per_s = len > 0 ? m->ended / len : NAN;
+        h2b_load_latency_of(&m->latency_ns, acc);
+        char *enc = NULL;
+        rv = h2b_hist_encode(acc, &enc) == H2B_OK ? h2b_model_set_string(&m->latency_histogram, enc)
+                                                  : H2B_ERR_NOMEM;
+        free(enc);
+    }
+    if (rv == H2B_ERR_NOMEM)
+        h2b_diag_at(d, NULL, 0, 0, "out of memory");
+    h2b_hist_del(acc);
+    free(at);
+    if (rv != H2B_OK) {
+        h2b_load_intervals_free(rows, k);
+        return rv;
+    }
+    *out = rows;
+    *nout = k;
+    return H2B_OK;
+}
+
+int h2b_load_intervals_read(const char *path, struct h2b_results_interval **rows, size_t *nrows,
+                            struct h2b_diag *d)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        h2b_diag_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+        return H2B_ERR_PARSE;
+    }
+    struct stat st;
+    const char *why = fstat(fd, &st) != 0   ? "cannot stat"
+                      : S_ISDIR(st.st_mode) ? "is a directory, expected an NDJSON file"
+                                            : NULL;
+    if (why) {
+        h2b_diag_at(d, path, 0, 0, "%s", why);
+        close(fd);
+        return H2B_ERR_PARSE;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    int rv = h2b_fd_read_all(fd, H2B_JSON_MAX_FILE, 0, &text, &len);
+    close(fd);
+    if (rv != H2B_OK) {
+        h2b_diag_at(d, path, 0, 0, "cannot read: %s",
+                    rv == H2B_ERR_RANGE ? "file too large" : h2b_strerror(rv));
+        return rv == H2B_ERR_NOMEM ? rv : H2B_ERR_PARSE;
+    }
+    rv = h2b_load_intervals_parse(path, text, len, rows, nrows, d);
+    free(text);
     return rv;
 }

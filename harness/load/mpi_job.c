@@ -37,6 +37,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "load/engine.h"
 #include "core/json.h"
 #include "core/results.h"
@@ -44,6 +45,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -135,7 +137,8 @@ struct wire {
     uint32_t size;
     struct h2b_load_stats s; /* histogram pointers zeroed: they travel as encodings */
     uint64_t wall_ns, measure_ns, cpu_user_ns, cpu_sys_ns;
-    int64_t start_rt_ns; /* actual start, CLOCK_REALTIME */
+    uint64_t start_wall_ns; /* its measurement's start, CLOCK_REALTIME (--hdr-log's StartTime) */
+    int64_t start_rt_ns;    /* actual start, CLOCK_REALTIME */
     int64_t end_rt_ns;
     int64_t skew_ns;
     uint64_t nconn_rps;
@@ -205,7 +208,7 @@ int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg
         mine.threads = mine.connections;
     mine.requests = cfg->duration_ns ? cfg->requests : share(cfg->requests, r, n);
     mine.rate = cfg->rate > 0 ? cfg->rate / n : 0;
-    if (cfg->rate > 0 && mine.rate < mine.threads)
+    if (cfg->rate > 0 && mine.rate < mine.threads && !cfg->shape.nseg)
         return h2b__load_errf(
             err, H2B_ERR_INVAL,
             "--total-rps %g over %d ranks gives %g requests/s per rank, below its %u "
@@ -232,6 +235,18 @@ int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg
         if (cfg->log_fd < 0)
             return h2b__load_errf(err, H2B_ERR_INVAL, "--log-file: cannot open %s: %s", path,
                                   strerror(errno));
+    }
+    if (cfg->shape.nseg) { /* the job's arrival stream, dealt over every rank's workers */
+        uint32_t base = 0, all = 0;
+        for (int i = 0; i < n; i++) {
+            uint32_t c = (uint32_t)share(cfg->connections, i, n);
+            uint32_t t = mine.threads_raised ? 1 : (uint32_t)share(cfg->threads, i, n);
+            t = t > c ? c : t;
+            base += i < r ? t : 0;
+            all += t;
+        }
+        cfg->job_workers = all;
+        cfg->job_worker_base = base;
     }
     cfg->connections = mine.connections;
     cfg->threads = mine.threads;
@@ -273,7 +288,10 @@ void h2b_load_mpi_split_text(const struct h2b_load_mpi_job *job,
     if (off < len && r[0])
         off += (size_t)snprintf(buf + off, len - off, ", %s of %" PRIu64 " requests", r,
                                 total->requests);
-    if (off < len && total->rate > 0)
+    if (off < len && total->shape.nseg)
+        snprintf(buf + off, len - off, ", its workers' share of the arrivals of the shape %s",
+                 total->shape_text ? total->shape_text : "");
+    else if (off < len && total->rate > 0)
         snprintf(buf + off, len - off, ", %.3f of %.3f req/s", total->rate / n, total->rate);
 }
 
@@ -311,6 +329,7 @@ static void wire_fill(struct wire *w, const struct h2b_load_result *res, int rc,
     w->s.latency = w->s.service = w->s.ttfb = w->s.connect = w->s.tls = NULL;
     w->wall_ns = res->wall_ns;
     w->measure_ns = res->measure_ns;
+    w->start_wall_ns = res->start_wall_ns;
     w->cpu_user_ns = res->cpu_user_ns;
     w->cpu_sys_ns = res->cpu_sys_ns;
     w->nconn_rps = res->nconn_rps;
@@ -456,6 +475,94 @@ static int write_rank_json(const char *prefix, int rank, const struct h2b_load_c
     return rv;
 }
 
+/* This rank's intervals as NDJSON (--interval-json's lines) in *text, written also to
+ * PREFIX.rankN.intervals.ndjson with rank_json_prefix (the input of an offline `h2bench merge
+ * --interval-json`). *text stays NULL when the run has none or failed. */
+static int rank_intervals(const char *prefix, int rank, const struct h2b_load_result *res,
+                          char **text, size_t *len, struct h2b_diag *err)
+{
+    *text = NULL;
+    *len = 0;
+    if (h2b_load_intervals_ndjson(res, text, len) != H2B_OK || *len > INT_MAX / 2) {
+        free(*text);
+        *text = NULL, *len = 0;
+        return h2b__load_errf(err, H2B_ERR_NOMEM, "intervals: out of memory");
+    }
+    if (!prefix)
+        return H2B_OK;
+    char path[4096];
+    struct h2b_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    if ((size_t)snprintf(path, sizeof(path), "%s.rank%d.intervals.ndjson", prefix, rank) >=
+        sizeof(path))
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--mpi-rank-json: path too long");
+    int rv = h2b_file_write_atomic(path, *text, *len, &diag);
+    if (rv != H2B_OK)
+        h2b__load_errf(err, rv, "cannot write %s: %s", path,
+                       diag.message[0] ? diag.message : h2b_strerror(rv));
+    return rv;
+}
+
+/* Every rank's intervals to rank 0, merged there interval by interval into res (rank 0's
+ * result) with the same merge `h2bench merge --interval-json` runs offline. Collective; the
+ * exchange is once, after the run: no MPI call while requests are in flight. */
+static int gather_intervals(const struct h2b_load_mpi_job *job, const char *text, size_t len,
+                            struct h2b_load_result *res, struct h2b_diag *err)
+{
+    int n = job->size, my_len = (int)len;
+    int *lens = NULL, *displs = NULL;
+    char *all = NULL;
+    if (job->rank == 0) {
+        lens = calloc((size_t)n, sizeof(*lens));
+        displs = calloc((size_t)n, sizeof(*displs));
+        if (!lens || !displs)
+            MPI_Abort(MPI_COMM_WORLD, 3); /* rank 0 must receive to complete the collective */
+    }
+    MPI_Gather(&my_len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    size_t total = 0;
+    if (job->rank == 0) {
+        for (int i = 0; i < n; i++) {
+            displs[i] = (int)total;
+            total += (size_t)lens[i];
+        }
+        if (total > INT_MAX || !(all = malloc(total ? total : 1)))
+            MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    MPI_Gatherv(text, my_len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (job->rank != 0)
+        return H2B_OK;
+    struct h2b_results_interval **parts = calloc((size_t)n, sizeof(*parts));
+    size_t *nparts = calloc((size_t)n, sizeof(*nparts));
+    char(*names)[32] = calloc((size_t)n, sizeof(*names));
+    const char **files = calloc((size_t)n, sizeof(*files));
+    int rv = parts && nparts && names && files ? H2B_OK : H2B_ERR_NOMEM;
+    struct h2b_diag d;
+    memset(&d, 0, sizeof(d));
+    for (int i = 0; i < n && rv == H2B_OK; i++) {
+        snprintf(names[i], sizeof(names[i]), "rank %d's intervals", i);
+        files[i] = names[i];
+        if (lens[i] > 0)
+            rv = h2b_load_intervals_parse(names[i], all + displs[i], (size_t)lens[i], &parts[i],
+                                          &nparts[i], &d);
+    }
+    if (rv == H2B_OK)
+        rv = h2b_load_intervals_merge(parts, nparts, files, (size_t)n, &res->intervals,
+                                      &res->nintervals, &d);
+    if (rv != H2B_OK)
+        h2b__load_errf(err, rv, "merging the ranks' intervals: %s%s%s", d.file,
+                       d.file[0] ? ": " : "", d.message);
+    for (int i = 0; parts && nparts && i < n; i++)
+        h2b_load_intervals_free(parts[i], nparts[i]);
+    free(parts);
+    free(nparts);
+    free(names);
+    free(files);
+    free(all);
+    free(lens);
+    free(displs);
+    return rv;
+}
+
 int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
                      FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
                      struct h2b_diag *err)
@@ -504,6 +611,10 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
     int local_rv = H2B_OK;
     if (rc == H2B_OK && rank_json_prefix)
         local_rv = write_rank_json(rank_json_prefix, job->rank, cfg, &mine_res, err);
+    char *iv_text = NULL;
+    size_t iv_len = 0;
+    if (rc == H2B_OK && cfg->interval_ns && local_rv == H2B_OK)
+        local_rv = rank_intervals(rank_json_prefix, job->rank, &mine_res, &iv_text, &iv_len, err);
 
     struct wire w;
     char *enc[NHIST] = {NULL};
@@ -569,11 +680,15 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
         h2b_load_result_free(&mine_res);
 
     memset(res, 0, sizeof(*res));
+    int iv_rv = H2B_OK;
+    if (cfg->interval_ns) /* the same on every rank: the same options */
+        iv_rv = gather_intervals(job, iv_text, iv_len, res, err);
+    free(iv_text);
     if (job->rank != 0)
         return rc != H2B_OK ? rc : local_rv;
 
     /* Rank 0: the one result. */
-    int rv = h2b_load_stats_init(&res->s);
+    int rv = iv_rv != H2B_OK ? iv_rv : h2b_load_stats_init(&res->s);
     job->ranks = calloc((size_t)n, sizeof(*job->ranks));
     if (rv == H2B_OK && !job->ranks)
         rv = H2B_ERR_NOMEM;
@@ -625,6 +740,8 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
             res->interrupted = true;
         if (x->measure_ns > measure_max)
             measure_max = x->measure_ns;
+        if (!res->start_wall_ns || x->start_wall_ns < res->start_wall_ns)
+            res->start_wall_ns = x->start_wall_ns; /* the job's: the earliest rank's */
         if (!res->alpn[0])
             snprintf(res->alpn, sizeof(res->alpn), "%.*s", (int)strnlen(x->alpn, sizeof(x->alpn)),
                      x->alpn);

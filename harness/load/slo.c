@@ -331,6 +331,20 @@ void h2b_slo_on_interval(void *ctx, const struct h2b_results_interval *row,
         window_close(s);
 }
 
+void h2b_slo_replay(struct h2b_slo *s, const struct h2b_results_interval *rows, size_t n)
+{
+    for (size_t i = 0; i < n && s->rc == H2B_OK; i++) {
+        struct h2b_hist *h = NULL;
+        if (!rows[i].latency_histogram ||
+            h2b_hist_decode(rows[i].latency_histogram, &h) != H2B_OK) {
+            s->rc = H2B_ERR_PARSE; /* our own encoding: only memory can make it fail */
+            break;
+        }
+        h2b_slo_on_interval(s, &rows[i], h);
+        h2b_hist_del(h);
+    }
+}
+
 void h2b_slo_run_span(struct h2b_slo_span *sp, const struct h2b_load_config *cfg,
                       const struct h2b_load_result *res)
 {

@@ -84,6 +84,11 @@ bool h2b_slo_judge(struct h2b_slo *s, const struct h2b_slo_span *span, bool run)
 void h2b_slo_on_interval(void *ctx, const struct h2b_results_interval *row,
                          const struct h2b_hist *latency);
 
+/* The windows judged after the run from its merged intervals (an MPI job's rank 0: the ranks'
+ * intervals merged exactly), as the interval hook would have judged them live; never aborts
+ * (the run is over). A row whose histogram does not decode sets s->rc. */
+void h2b_slo_replay(struct h2b_slo *s, const struct h2b_results_interval *rows, size_t n);
+
 /* The whole run's span of res (run with cfg): its histogram, counts and offered requests. */
 struct h2b_load_config;
 struct h2b_load_result;

@@ -1392,9 +1392,11 @@ void h2b__load_release(struct h2b__load_worker *w, const struct h2b__load_rate *
         const struct h2b_load_config *cfg = sh->cfg;
         uint64_t seed = cfg->seed + (uint64_t)w->id * 0x9e3779b97f4a7c15ULL;
         if (cfg->shape.nseg) {
-            /* one stream for the run, from its start: worker i takes arrivals i, i + t, ... */
-            h2b_arrival_init_shaped(&w->sched, cfg->arrival, &cfg->shape, cfg->threads, w->id,
-                                    sh->t0, seed);
+            /* one stream for the run, from its start: worker i takes arrivals i, i + t, ...
+             * (under MPI the job's stream, over every rank's workers) */
+            double stride = cfg->job_workers ? cfg->job_workers : cfg->threads;
+            h2b_arrival_init_shaped(&w->sched, cfg->arrival, &cfg->shape, stride,
+                                    (double)cfg->job_worker_base + w->id, sh->t0, seed);
         } else {
             uint64_t start = w->now + (uint64_t)((double)w->id * 1e9 / cfg->rate);
             h2b_arrival_init(&w->sched, cfg->arrival, cfg->rate / cfg->threads, start, seed);

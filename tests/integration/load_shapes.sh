@@ -29,32 +29,7 @@ expect_eq "stages: the intervals hold every request that ended" \
     "$(jq -s 'map(.ended) | add' "$TMP/iv.ndjson")" \
     "$(jq '.started - .unfinished' "$TMP/stages.json")"
 expect_eq "stages: no error" "$(jq -s 'map(.errors) | add' "$TMP/iv.ndjson")" 0
-python3 - "$TMP/iv.ndjson" >"$TMP/table" <<'PY'
-import json, sys
-# the shape's integral per second: ramps 0->400, 400->800, 800->200 over 2 s each
-def rate(t):
-    for a, b, r0, r1 in ((0, 2, 0, 400), (2, 4, 400, 800), (4, 6, 800, 200)):
-        if a <= t < b:
-            return r0 + (r1 - r0) * (t - a) / (b - a)
-    return 0
-def integral(a, b, n=20000):
-    h = (b - a) / n
-    return sum(rate(a + (i + 0.5) * h) for i in range(n)) * h
-print("interval  shape  achieved  offered/s  diff   allowed  p99(ms)")
-bad = 0
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    want = integral(r["start_s"], r["end_s"])
-    lat = r["latency_ns"] or {}
-    slack = 0.02 * want + max(rate(r["start_s"]), rate(r["end_s"] - 1e-9)) * lat.get("max", 0) / 1e9 + 2
-    diff = r["ended"] - want
-    ok = abs(diff) <= slack and abs(r["offered_per_s"] * (r["end_s"] - r["start_s"]) - want) < 0.01
-    bad += not ok
-    print(f'{r["start_s"]:3.0f}-{r["end_s"]:<3.0f}  {want:6.1f}  {r["ended"]:8d}  '
-          f'{r["offered_per_s"]:9.1f}  {diff:+5.0f}  {slack:7.1f}  {lat.get("p99", 0) / 1e6:7.2f}'
-          f'{"" if ok else "  <- off the shape"}')
-sys.exit(1 if bad else 0)
-PY
+python3 "$(dirname "$0")/shape_table.py" 2s:400,2s:800,2s:200 "$TMP/iv.ndjson" >"$TMP/table"
 rc=$?
 cat "$TMP/table"
 expect_eq "stages: every interval on the shape (table above)" "$rc" 0
