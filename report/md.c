@@ -699,10 +699,10 @@ static double group_median(const struct h2b__report *rep, size_t t, struct h2b__
  * same bytes per request over raw TCP). Left out when the results have no floor. */
 static void floor_table(const struct h2b__report *rep, struct h2b_buf *o)
 {
-    bool any = false;
-    for (size_t f = 0; f < rep->n_targets && !any; f++)
-        any = is_floor(rep, f);
-    if (!any)
+    size_t floors = 0;
+    for (size_t f = 0; f < rep->n_targets; f++)
+        floors += is_floor(rep, f);
+    if (!floors)
         return;
     h2b_buf_puts(o, "\n### Against the kernel's floor\n\nThe floor is `h2bench floor-serve`: one "
                     "thread answering each request-sized read with one response-sized write over "
@@ -729,7 +729,7 @@ static void floor_table(const struct h2b__report *rep, struct h2b_buf *o)
                 B(b);
                 h2b_buf_puts(o, "| ");
                 txt(o, rep->targets[t]);
-                if (rep->n_targets > 2) {
+                if (floors > 1) {
                     h2b_buf_puts(o, " (floor: ");
                     txt(o, rep->targets[f]);
                     h2b_buf_puts(o, ")");
