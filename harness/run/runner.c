@@ -228,7 +228,6 @@ static void failure_tail(const struct run *r, const char *err_path, char *tail, 
     free(text);
 }
 
-/* One run of the client for cell i; duration_s > 0 overrides the matrix's (timed mode). */
 /* The floor is one request in flight per connection: a c x m cell with m > 1 has no floor (a
  * raw exchange cannot multiplex), so it is skipped with the reason, never run as c x 1. */
 static bool floor_skips(const struct run *r, const struct h2b_cell *c, struct cell_result *res)
@@ -241,6 +240,7 @@ static bool floor_skips(const struct run *r, const struct h2b_cell *c, struct ce
     return true;
 }
 
+/* One run of the client for cell i; duration_s > 0 overrides the matrix's (timed mode). */
 static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_result *res)
 {
     const struct h2b_cell *c = &r->cells[i];
