@@ -17,6 +17,8 @@ int h2b_cmd_load(int argc, char **argv);
 int h2b_cmd_merge(int argc, char **argv);
 /* h2bench serve: the reference HTTP/2 server (cmd_serve.c). */
 int h2b_cmd_serve(int argc, char **argv);
+/* h2bench floor-serve: the kernel's floor, a raw-TCP request/response server (cmd_floor.c). */
+int h2b_cmd_floor(int argc, char **argv);
 int h2b_cmd_gate(int argc, char **argv);
 int h2b_cmd_compare(int argc, char **argv);
 /* h2bench history: change points over results, the history store (cmd_history.c). */

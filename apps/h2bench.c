@@ -21,6 +21,8 @@ static const struct command commands[] = {
     {"load", "generate HTTP/2 load (h2load-compatible, open-loop --total-rps)", h2b_cmd_load},
     {"merge", "merge the load results of a distributed run into one, exactly", h2b_cmd_merge},
     {"serve", "run the reference HTTP/2 server", h2b_cmd_serve},
+    {"floor-serve", "run the kernel's floor: raw TCP, N request bytes in, M response bytes out",
+     h2b_cmd_floor},
     {"gate", "check results against ceilings; propose ceilings", h2b_cmd_gate},
     {"history", "change points over stored results (slow drift); the history store",
      h2b_cmd_history},

@@ -676,6 +676,74 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
     free(lp);
 }
 
+/* Whether the report's target t is a kernel's floor (its cells say "target_type": "floor"). */
+static bool is_floor(const struct h2b__report *rep, size_t t)
+{
+    for (size_t i = 0; i < rep->head->n_cells; i++)
+        if (rep->head->cells[i].floor && strcmp(rep->head->cells[i].target, rep->targets[t]) == 0)
+            return true;
+    return false;
+}
+
+/* The median of a group, NAN when it has no measured repeat. */
+static double group_median(const struct h2b__report *rep, size_t t, struct h2b__cellkey k,
+                           enum h2b__group_metric what)
+{
+    double v[MAX_REPEATS];
+    size_t n = h2b__report_group(rep->head, rep->targets[t], k, what, v, MAX_REPEATS);
+    return n ? h2b_stats_median(v, n) : NAN;
+}
+
+/* "Against the kernel's floor": every server's req/s and server CPU per request at each c x 1
+ * cell as a fraction of a floor target's in the same cell (the same connections driven with the
+ * same bytes per request over raw TCP). Left out when the results have no floor. */
+static void floor_table(const struct h2b__report *rep, struct h2b_buf *o)
+{
+    size_t floors = 0;
+    for (size_t f = 0; f < rep->n_targets; f++)
+        floors += is_floor(rep, f);
+    if (!floors)
+        return;
+    h2b_buf_puts(o, "\n### Against the kernel's floor\n\nThe floor is `h2bench floor-serve`: one "
+                    "thread answering each request-sized read with one response-sized write over "
+                    "raw TCP, driven by `h2bench load --raw` with the bytes an HTTP/2 request and "
+                    "its response take, at the same connections, one request in flight each. "
+                    "req/s ÷ floor near 1 means the server adds little to the kernel's work; "
+                    "CPU/request ÷ floor is the server's CPU per request as a multiple of what the "
+                    "kernel's TCP work alone costs.\n\n"
+                    "| Target | Cell | req/s ÷ floor | server CPU/request ÷ floor |\n"
+                    "|---|---:|---:|---:|\n");
+    for (size_t f = 0; f < rep->n_targets; f++) {
+        if (!is_floor(rep, f))
+            continue;
+        for (size_t k = 0; k < rep->n_keys; k++) {
+            struct h2b__cellkey key = rep->keys[k];
+            double rps = group_median(rep, f, key, H2B__GROUP_RPS);
+            if (key.streams != 1 || isnan(rps))
+                continue;
+            double cpu = group_median(rep, f, key, H2B__GROUP_SERVER_NS_PER_REQ);
+            for (size_t t = 0; t < rep->n_targets; t++) {
+                if (is_floor(rep, t))
+                    continue;
+                B(a);
+                B(b);
+                h2b_buf_puts(o, "| ");
+                txt(o, rep->targets[t]);
+                if (floors > 1) {
+                    h2b_buf_puts(o, " (floor: ");
+                    txt(o, rep->targets[f]);
+                    h2b_buf_puts(o, ")");
+                }
+                h2b_buf_printf(
+                    o, " | %ld×1 | %s | %s |\n", key.connections,
+                    h2b_fmt_ratio(group_median(rep, t, key, H2B__GROUP_RPS), rps, a, 64),
+                    h2b_fmt_ratio(group_median(rep, t, key, H2B__GROUP_SERVER_NS_PER_REQ), cpu, b,
+                                  64));
+            }
+        }
+    }
+}
+
 static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
@@ -784,6 +852,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
     }
     h2b__report_chart(rep, o, H2B__CHART_LATENCY);
     resources(rep, o);
+    floor_table(rep, o);
 
     failures_and_notes(r, o);
 }

@@ -73,6 +73,7 @@ static int load_cell(const struct h2b_results_cell *e, const struct h2b_json_src
         m->target = m->target_label;
     }
     m->skipped = h2b_results_cell_skipped(e);
+    m->floor = e->target_type && strcmp(e->target_type, "floor") == 0;
     m->client = e->client;
     m->connections = (long)e->connections;
     m->streams_requested = (long)e->streams_requested;

@@ -41,6 +41,7 @@ struct h2b_rdata_cell {
     const char *target;    /* the target, or target_label when the results have a protocol axis */
     char target_label[96]; /* "h2ref/h1+tls": protocols side by side, one column each */
     bool skipped;          /* "status": "skipped" (the target cannot serve it); failed too */
+    bool floor;            /* "target_type": "floor": the kernel's floor, not a server */
     const char *client;    /* NULL when absent */
     long connections;
     long streams_requested;

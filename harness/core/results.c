@@ -244,6 +244,7 @@ const struct h2b_model h2b_results_fork_model = {"fork", sizeof(struct h2b_resul
 #define T struct h2b_results_cell
 static const struct h2b_model_field cell_fields[] = {
     F(T, target, STRING, REQ),
+    F(T, target_type, STRING, OMIT),
     F(T, client, STRING, REQ),
     F(T, protocol, STRING, OMIT),
     F(T, tls, BOOL, OMIT),

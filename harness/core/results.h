@@ -146,9 +146,10 @@ extern const struct h2b_model h2b_results_fork_model;
 struct h2b_results_cell {
     struct h2b_model_base base;
     char *target, *client;
-    char *protocol; /* matrix.protocol: "h1", "h2" or "h3" (a load document: its own "protocol",
-                       "h2c", "h2", "http/1.1" or "h3", which shares the key) */
-    int tls;        /* matrix.tls: the cell ran over TLS (null: not a runner cell) */
+    char *target_type; /* "floor": the kernel's floor (h2bench floor-serve); absent otherwise */
+    char *protocol;    /* matrix.protocol: "h1", "h2" or "h3" (a load document: its own "protocol",
+                          "h2c", "h2", "http/1.1" or "h3", which shares the key) */
+    int tls;           /* matrix.tls: the cell ran over TLS (null: not a runner cell) */
     double connections, streams_requested, streams_effective, server_max_streams;
     char *server_max_streams_source; /* "probe" or "configured" */
     double frame_size, window_bits;

@@ -196,6 +196,9 @@ void h2b_load_usage(FILE *f)
         "      --ktls              kernel TLS where OpenSSL and the kernel have it\n"
         "  -v, --verbose           every frame sent and received, on stderr\n"
         "      --version           version and exit\n"
+        "      --raw=REQ:RESP      no HTTP: per request write REQ bytes, read RESP bytes (one\n"
+        "                          in flight per connection; http:// only), for the kernel's\n"
+        "                          floor (h2bench floor-serve); a whole response counts as 200\n"
         "      --h1                HTTP/1.1 (keep-alive, one request in flight per connection;\n"
         "                          -m is not a pipelining depth here), ALPN http/1.1 over TLS\n"
         "  -p, --no-tls-proto=PROTO  protocol for http://: h2c (default) or http/1.1\n"
@@ -525,6 +528,7 @@ enum {
     OPT_GROUPS,
     OPT_KTLS,
     OPT_H1,
+    OPT_RAW,
     OPT_ENGINE,
     OPT_NPN,
     OPT_QUIC,
@@ -579,6 +583,7 @@ static const struct option long_options[] = {
     {"groups", required_argument, NULL, OPT_GROUPS},
     {"ktls", no_argument, NULL, OPT_KTLS},
     {"h1", no_argument, NULL, OPT_H1},
+    {"raw", required_argument, NULL, OPT_RAW},
     {"engine", required_argument, NULL, OPT_ENGINE},
     {"no-tls-proto", required_argument, NULL, 'p'},
     {"npn-list", required_argument, NULL, OPT_NPN},
@@ -625,6 +630,44 @@ static int bad_value(struct h2b_diag *err, int rv, const char *opt, const char *
 }
 
 /* --npn-list "h2,http/1.1" as ALPN wire format (length-prefixed names). */
+/* --raw REQ:RESP: two byte counts, each 1..H2B_LOAD_RAW_MAX. */
+static int parse_raw(const char *a, struct h2b_load_config *cfg, struct h2b_diag *err)
+{
+    char req[24], resp[24];
+    const char *colon = strchr(a, ':');
+    size_t n = colon ? (size_t)(colon - a) : 0;
+    uint64_t q = 0, r = 0;
+    if (!colon || n >= sizeof req || strlen(colon + 1) >= sizeof resp)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--raw '%s': expected REQ:RESP, two byte counts (e.g. 20:40)", a);
+    memcpy(req, a, n);
+    req[n] = '\0';
+    snprintf(resp, sizeof resp, "%s", colon + 1);
+    if (h2b_cli_parse_u64(req, 1, H2B_LOAD_RAW_MAX, &q) != H2B_OK ||
+        h2b_cli_parse_u64(resp, 1, H2B_LOAD_RAW_MAX, &r) != H2B_OK)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--raw '%s': REQ and RESP must be byte counts 1..%u", a,
+                              H2B_LOAD_RAW_MAX);
+    cfg->raw_request = (uint32_t)q;
+    cfg->raw_response = (uint32_t)r;
+    return H2B_OK;
+}
+
+/* --raw speaks no HTTP and no TLS: the options that only mean something for HTTP are refused. */
+static int check_raw(const struct h2b_load_config *cfg, struct h2b_diag *err)
+{
+    if (!cfg->raw_request)
+        return H2B_OK;
+    if (cfg->h1 || cfg->h3 || cfg->uris[0].tls)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--raw is plain TCP: not with --h1, --h3 or an https:// URI");
+    if (cfg->conn_rate || cfg->rps > 0 || cfg->nscript || cfg->log_path)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--raw: -r, --rps, --timing-script-file and --log-file are "
+                              "h2-engine features the raw engine does not have");
+    return H2B_OK;
+}
+
 static int alpn_wire(struct h2b_load_config *cfg, const char *list, struct h2b_diag *err)
 {
     size_t n = strlen(list);
@@ -990,6 +1033,10 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         case OPT_H1:
             cfg->h1 = true;
             break;
+        case OPT_RAW:
+            if ((rv = parse_raw(a, cfg, err)) != H2B_OK)
+                return rv;
+            break;
         case OPT_ENGINE:
             if (strcmp(a, "fast") == 0)
                 cfg->engine = H2B_LOAD_ENGINE_FAST;
@@ -1050,6 +1097,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         cfg->h1 = true; /* h2load: -p applies to http:// only */
     if (cfg->h1 && cfg->h3)
         return h2b__load_errf(err, H2B_ERR_INVAL, "--h1 and --h3: pick one protocol");
+    if ((rv = check_raw(cfg, err)) != H2B_OK)
+        return rv;
     if (cfg->h1 && (cfg->conn_rate || cfg->rps > 0 || cfg->nscript || cfg->log_path))
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--h1: -r, --rps, --timing-script-file and --log-file are h2-engine "

@@ -125,8 +125,9 @@ struct h2b__load_worker {
     uint64_t iseq;
     uint64_t i_end; /* when the interval being filled ends (absolute ns) */
     _Atomic uint64_t ipub, icon, ipassed;
-    void *h3; /* --h3: the HTTP/3 engine's state (h3load.c) */
-    void *h1; /* HTTP/1.1: the h1 engine's state (h1load.c) */
+    void *h3;  /* --h3: the HTTP/3 engine's state (h3load.c) */
+    void *h1;  /* HTTP/1.1: the h1 engine's state (h1load.c) */
+    void *raw; /* --raw: the raw TCP engine's state (rawload.c) */
 };
 
 /* How a request ended (every engine counts them the same way). */

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #ifdef H2B_HAVE_H3
 #include "load/h1load.h"
+#include "load/rawload.h"
 #include "load/h3load.h"
 #endif
 
@@ -325,6 +326,7 @@ static void print_tick(void *ctx, struct h2b_load_progress_tick *t)
 static void worker_free(struct h2b__load_worker *w)
 {
     h2b__h1_worker_free(w);
+    h2b__raw_worker_free(w);
 #ifdef H2B_HAVE_H3
     h2b__h3_worker_free(w);
 #endif
@@ -466,6 +468,11 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
             h2b__h1_worker_free(&w[i]);
             h2b__load_worker_free(&w[i]);
         }
+        if (rv == H2B_OK && cfg->raw_request &&
+            (rv = h2b__raw_worker_init(&w[i], first, nr)) != H2B_OK) {
+            h2b__raw_worker_free(&w[i]);
+            h2b__load_worker_free(&w[i]);
+        }
 #ifdef H2B_HAVE_H3
         if (rv == H2B_OK && cfg->h3 && (rv = h2b__h3_worker_init(&w[i], first, nr)) != H2B_OK) {
             h2b__h3_worker_free(&w[i]);
@@ -492,7 +499,9 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     pthread_sigmask(SIG_BLOCK, &block, &old);
     rv = H2B_OK;
     for (; started < nw; started++) {
-        void *(*body)(void *) = sh.h1 ? h2b__h1_worker_main : h2b__load_worker_main;
+        void *(*body)(void *) = cfg->raw_request ? h2b__raw_worker_main
+                                : sh.h1          ? h2b__h1_worker_main
+                                                 : h2b__load_worker_main;
 #ifdef H2B_HAVE_H3
         if (cfg->h3)
             body = h2b__h3_worker_main;
@@ -567,15 +576,17 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
                      res->s.conns_ok, res->s.conns_failed);
         }
         snprintf(res->alpn, sizeof(res->alpn), "%s",
-                 cfg->h3      ? "h3"
-                 : sh.h1      ? "http/1.1"
-                 : sh.ssl_ctx ? "h2"
-                              : "h2c");
+                 cfg->h3            ? "h3"
+                 : cfg->raw_request ? "tcp"
+                 : sh.h1            ? "http/1.1"
+                 : sh.ssl_ctx       ? "h2"
+                                    : "h2c");
         snprintf(res->engine, sizeof(res->engine), "%s",
-                 cfg->h3   ? "h3"
-                 : sh.h1   ? "h1"
-                 : sh.fast ? "fast"
-                           : "nghttp2");
+                 cfg->h3            ? "h3"
+                 : cfg->raw_request ? "raw"
+                 : sh.h1            ? "h1"
+                 : sh.fast          ? "fast"
+                                    : "nghttp2");
         if (rv == H2B_OK && irv != H2B_OK)
             rv = h2b__load_errf(err, irv, "out of memory for the interval results");
         if (rv == H2B_OK && iagg)

@@ -120,7 +120,10 @@ struct h2b_load_config {
     enum h2b_load_progress progress; /* --progress / --no-progress */
     bool help;                       /* --help was given */
     bool h3;                         /* --h3: HTTP/3 over QUIC (h3load.c) */
-    bool h1;       /* --h1 (or -p http/1.1 on http://): HTTP/1.1 (h1load.c), ALPN http/1.1 */
+    bool h1; /* --h1 (or -p http/1.1 on http://): HTTP/1.1 (h1load.c), ALPN http/1.1 */
+    /* --raw REQ:RESP (rawload.c): REQ bytes out, RESP bytes back per request, no HTTP; 0: off */
+    uint32_t raw_request, raw_response;
+#define H2B_LOAD_RAW_MAX (1U << 20) /* the largest --raw REQ or RESP */
     uint8_t *alpn; /* --npn-list/--alpn-list in ALPN wire format; NULL: "h2" (or http/1.1) */
     size_t alpn_len;
     enum h2b_load_engine engine; /* --engine (HTTP/2 only) */

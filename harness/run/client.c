@@ -363,6 +363,9 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         add(&b, "--h1");
     else if (cell->protocol == H2B_PROTO_H3)
         add(&b, "--h3");
+    const struct h2b_target_spec *t = cell->target < s->ntargets ? &s->targets[cell->target] : NULL;
+    if (t && t->kind == H2B_TARGET_FLOOR)
+        add(&b, "--raw=%u:%u", t->floor_request, t->floor_response); /* no HTTP: raw TCP */
     add(&b, "-c");
     add(&b, "%u", cell->connections);
     add(&b, "-m");

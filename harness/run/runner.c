@@ -84,6 +84,13 @@ bool h2b__run_client_serves(const struct run *r, const struct h2b_cell *c, struc
         h2b_diag_at(diag, NULL, 0, 0, "h2load 1.52 (Debian 12) speaks no HTTP/3");
         return false;
     }
+    if (r->s->client.kind == H2B_CLIENT_H2LOAD && c->target < r->s->ntargets &&
+        r->s->targets[c->target].kind == H2B_TARGET_FLOOR) {
+        h2b_diag_at(diag, NULL, 0, 0,
+                    "the floor is driven by h2bench load --raw; h2load has no "
+                    "raw TCP mode");
+        return false;
+    }
     return true;
 }
 
@@ -221,6 +228,18 @@ static void failure_tail(const struct run *r, const char *err_path, char *tail, 
     free(text);
 }
 
+/* The floor is one request in flight per connection: a c x m cell with m > 1 has no floor (a
+ * raw exchange cannot multiplex), so it is skipped with the reason, never run as c x 1. */
+static bool floor_skips(const struct run *r, const struct h2b_cell *c, struct cell_result *res)
+{
+    if (r->s->targets[c->target].kind != H2B_TARGET_FLOOR || c->streams_requested <= 1)
+        return false;
+    res->skipped = true;
+    say(res->reason, sizeof(res->reason),
+        "the floor is defined at c x 1 only (one raw request in flight per connection)");
+    return true;
+}
+
 /* One run of the client for cell i; duration_s > 0 overrides the matrix's (timed mode). */
 static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_result *res)
 {
@@ -236,6 +255,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         say(res->reason, sizeof(res->reason), "%s", r->skip_why[inst_of(c)]);
         return;
     }
+    if (floor_skips(r, c, res))
+        return;
     if (!t) {
         say(res->reason, sizeof(res->reason), "%s", r->target_why[inst_of(c)]);
         return;
@@ -425,6 +446,8 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     int bad = 0;
     h2b_results_cell_init(o);
     bad |= h2b_model_set_string(&o->target, r->s->targets[c->target].name);
+    if (r->s->targets[c->target].kind == H2B_TARGET_FLOOR)
+        bad |= h2b_model_set_string(&o->target_type, "floor");
     bad |= h2b_model_set_string(&o->client,
                                 r->s->client.kind == H2B_CLIENT_H2LOAD ? "h2load" : "h2bench");
     bad |= h2b_model_set_string(&o->protocol, h2b_protocol_name(c->protocol));
@@ -562,6 +585,8 @@ static void start_targets(struct run *r)
         }
         if (proto == H2B_PROTO_H1)
             continue;
+        if (spec->kind == H2B_TARGET_FLOOR)
+            continue; /* no SETTINGS: configured_max's one raw request per connection */
         uint32_t max;
         rc = h2b_probe_max_streams(h2b_target_url(r->targets[k]), PROBE_TIMEOUT_NS, &max, &why);
         if (rc) {
@@ -590,6 +615,8 @@ static uint32_t configured_max(const struct run *r, const struct h2b_target_spec
     }
     if (spec->kind == H2B_TARGET_BUNDLED)
         return H2B_TARGET_BUNDLED_MAX_STREAMS;
+    if (spec->kind == H2B_TARGET_FLOOR)
+        return 1;
     return 0;
 }
 

@@ -414,14 +414,56 @@ static int parse_command(struct ctx *c, const json_t *v, const char *path,
     return H2B_OK;
 }
 
+/* request_bytes and response_bytes (floor targets only), and what a floor target does not
+ * take: it is one thread of h2bench floor-serve speaking no HTTP, so no threads, max_streams or
+ * args. */
+static int parse_floor(struct ctx *c, const json_t *v, const char *path, struct h2b_target_spec *t)
+{
+    char child[PATH_LEN];
+    int rc;
+    bool is_floor = t->kind == H2B_TARGET_FLOOR;
+    static const char *const only[] = {"request_bytes", "response_bytes", NULL};
+    static const char *const never[] = {"threads", "max_streams", "args", NULL};
+    for (const char *const *k = is_floor ? never : only; *k; k++) {
+        if (json_object_get(v, *k)) {
+            h2b_json_path_key(child, sizeof(child), path, *k);
+            return is_floor ? fail(c, child,
+                                   "a target of type \"floor\" takes no \"%s\" (it is one "
+                                   "thread of h2bench floor-serve, no HTTP)",
+                                   *k)
+                            : fail(c, child, "only a target of type \"floor\" takes \"%s\"", *k);
+        }
+    }
+    if (!is_floor)
+        return H2B_OK;
+    if ((rc = get_u32(c, v, "request_bytes", path, 1, H2B_FLOOR_BYTES_MAX,
+                      H2B_FLOOR_DEFAULT_REQUEST, &t->floor_request)) ||
+        (rc = get_u32(c, v, "response_bytes", path, 1, H2B_FLOOR_BYTES_MAX,
+                      H2B_FLOOR_DEFAULT_RESPONSE, &t->floor_response)))
+        return rc;
+    return H2B_OK;
+}
+
 static int parse_target(struct ctx *c, const json_t *v, const char *path,
                         const char *const *known_peers, struct h2b_target_spec *t)
 {
-    static const char *const keys[] = {"name",        "type",      "peer",
-                                       "url",         "cpus",      "threads",
-                                       "max_streams", "args",      "ready_timeout_s",
-                                       "command",     "env",       "cwd",
-                                       "stop_signal", "protocols", NULL};
+    static const char *const keys[] = {"name",
+                                       "type",
+                                       "peer",
+                                       "url",
+                                       "cpus",
+                                       "threads",
+                                       "max_streams",
+                                       "args",
+                                       "ready_timeout_s",
+                                       "command",
+                                       "env",
+                                       "cwd",
+                                       "stop_signal",
+                                       "protocols",
+                                       "request_bytes",
+                                       "response_bytes",
+                                       NULL};
     char child[PATH_LEN];
     char *type = NULL;
     int rc;
@@ -441,8 +483,11 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         t->kind = H2B_TARGET_URL;
     else if (strcmp(type, "command") == 0)
         t->kind = H2B_TARGET_COMMAND;
+    else if (strcmp(type, "floor") == 0)
+        t->kind = H2B_TARGET_FLOOR;
     else
-        rc = fail(c, child, "expected \"bundled\", \"peer\", \"url\" or \"command\", got \"%s\"",
+        rc = fail(c, child,
+                  "expected \"bundled\", \"peer\", \"url\", \"command\" or \"floor\", got \"%s\"",
                   type);
     free(type);
     if (rc)
@@ -455,7 +500,7 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
         (rc = get_u32(c, v, "max_streams", path, 1, INT32_MAX, 0, &t->max_streams)) ||
         (rc = get_strv(c, v, "args", path, &t->args, &t->nargs)) ||
         (rc = get_seconds(c, v, "ready_timeout_s", path, 0.1, 600, 10, &t->ready_timeout_s)) ||
-        (rc = parse_command(c, v, path, t)))
+        (rc = parse_command(c, v, path, t)) || (rc = parse_floor(c, v, path, t)))
         return rc;
     h2b_json_path_key(child, sizeof(child), path, "protocols");
     if (json_object_get(v, "protocols")) {
@@ -529,6 +574,7 @@ static int parse_targets(struct ctx *c, const json_t *doc, const char *const *kn
         /* The name defaults to what the target is, so a plain list of peers needs no names. */
         const char *def = t->kind == H2B_TARGET_BUNDLED ? "h2ref"
                           : t->kind == H2B_TARGET_PEER  ? t->peer
+                          : t->kind == H2B_TARGET_FLOOR ? "floor"
                                                         : "url";
         if ((rc = get_string(c, tv, "name", item, def, &t->name)))
             return rc;

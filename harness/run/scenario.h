@@ -23,8 +23,17 @@ enum h2b_target_kind {
     H2B_TARGET_BUNDLED, /* h2bench serve, started by the runner */
     H2B_TARGET_PEER,    /* nghttpd, h2o or nginx from servers/peers/, started by the runner */
     H2B_TARGET_URL,     /* already running somewhere; only probed */
-    H2B_TARGET_COMMAND  /* the user's own server: a command line with the peers' placeholders */
+    H2B_TARGET_COMMAND, /* the user's own server: a command line with the peers' placeholders */
+    H2B_TARGET_FLOOR    /* the kernel's floor (h2bench floor-serve), driven by load --raw */
 };
+
+/* The floor target's default sizes: the bytes h2bench load (the fast engine) writes for one
+ * GET /hello once its HPACK table is warm (a 9-byte frame header and an 11-byte header block)
+ * and the bytes h2ref answers it with (HEADERS 18 + DATA 22), measured from traffic.sent and
+ * traffic.total of h2bench load -c 1 -m 1 against h2bench serve (docs/scenarios.md). */
+#define H2B_FLOOR_DEFAULT_REQUEST 20
+#define H2B_FLOOR_DEFAULT_RESPONSE 40
+#define H2B_FLOOR_BYTES_MAX (1U << 20) /* request_bytes, response_bytes: floor-serve's limit */
 
 enum h2b_client_kind { H2B_CLIENT_H2BENCH, H2B_CLIENT_H2LOAD };
 
@@ -61,6 +70,9 @@ struct h2b_target_spec {
     unsigned protocols; /* command and url targets: "protocols" as a mask of (1u << protocol);
                            default h2 only. Bundled and peer targets: 0 (the runner knows). */
     bool name_given;    /* the document named the target (command targets must) */
+    /* H2B_TARGET_FLOOR: bytes of one request and of its response (request_bytes,
+     * response_bytes); 0 for the other kinds */
+    uint32_t floor_request, floor_response;
 };
 
 struct h2b_client_spec {

@@ -241,6 +241,13 @@ bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peer
             return false;
         }
         return true;
+    case H2B_TARGET_FLOOR:
+        if (protocol != H2B_PROTO_H2 || tls) {
+            h2b_diag_at(diag, NULL, 0, 0,
+                        "the floor stands beside cleartext h2 cells only (its sizes are h2c's)");
+            return false;
+        }
+        return true;
     }
     return false;
 }
@@ -353,6 +360,31 @@ static void quote_log(const struct h2b_target *t, struct h2b_diag *diag)
     }
 }
 
+/* The floor's command line: h2bench floor-serve on an ephemeral loopback port, with the
+ * target's request and response sizes (scenario.h H2B_TARGET_FLOOR). */
+static int floor_argv(const struct h2b_target_spec *spec, const struct h2b_target_env *env,
+                      char ***out)
+{
+    char req[16], resp[16];
+    snprintf(req, sizeof(req), "%u", spec->floor_request);
+    snprintf(resp, sizeof(resp), "%u", spec->floor_response);
+    const char *fixed[] = {env->self, "floor-serve",     "--host", LOOPBACK,           "--port",
+                           "0",       "--request-bytes", req,      "--response-bytes", resp,
+                           NULL};
+    size_t n = sizeof(fixed) / sizeof(fixed[0]);
+    char **argv = calloc(n, sizeof(*argv));
+    if (!argv)
+        return H2B_ERR_NOMEM;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (!(argv[i] = strdup(fixed[i]))) {
+            free_argv(argv);
+            return H2B_ERR_NOMEM;
+        }
+    }
+    *out = argv;
+    return H2B_OK;
+}
+
 /* Waits for "listening on http://HOST:PORT" on the bundled server's stdout. */
 static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, struct h2b_diag *diag)
 {
@@ -374,7 +406,8 @@ static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, struct h2b
             continue;
         }
         if (rc < 0) {
-            h2b_diag_at(diag, NULL, 0, 0, "h2bench serve exited before it was ready");
+            h2b_diag_at(diag, NULL, 0, 0, "h2bench %s exited before it was ready",
+                        t->spec->kind == H2B_TARGET_FLOOR ? "floor-serve" : "serve");
             return H2B_ERR_CLOSED;
         }
         if (strncmp(line, prefix, strlen(prefix)) == 0) {
@@ -411,6 +444,7 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
         return H2B_OK;
     }
     rc = spec->kind == H2B_TARGET_BUNDLED   ? bundled_argv(spec, env, &argv)
+         : spec->kind == H2B_TARGET_FLOOR   ? floor_argv(spec, env, &argv)
          : spec->kind == H2B_TARGET_COMMAND ? command_argv(t, env, &argv, &cwd, diag)
                                             : peer_argv(t, env, &argv, diag);
     if (rc == H2B_OK) {
@@ -460,10 +494,13 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
                     rc == H2B_ERR_SYS ? ": " : "", rc == H2B_ERR_SYS ? strerror(e) : "");
         goto fail;
     }
-    if (spec->kind == H2B_TARGET_BUNDLED) {
+    if (spec->kind == H2B_TARGET_BUNDLED || spec->kind == H2B_TARGET_FLOOR) {
         if ((rc = read_ready_line(t, timeout, diag)))
             goto fail_stop;
-        /* h2bench serve answers as soon as it prints; probing anyway costs one request. */
+        /* h2bench serve answers as soon as it prints; probing anyway costs one request. The
+         * floor speaks no HTTP: its line is all there is to wait for. */
+        if (spec->kind == H2B_TARGET_FLOOR)
+            goto started;
     }
     /* Probe in slices and look at the process between them: a server that exits at once is
      * reported at once, not after the whole readiness deadline. */
@@ -490,6 +527,7 @@ int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec
             goto fail_stop;
         }
     }
+started:
     free_argv(argv);
     free(full);
     free(envp);

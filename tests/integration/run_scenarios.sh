@@ -21,13 +21,15 @@ for f in "$DATA"/malformed/*.json; do
 done
 
 # The shipped scenarios are valid; matrix.json expands to 12 cells per target with effective
-# streams 40 at (100, 100) and 4 at (1000, 10) and (1000, 100).
+# streams 40 at (100, 100) and 4 at (1000, 10) and (1000, 100); its floor target has 12 cells of
+# effective 1 (the run skips those with more than one requested stream).
 for s in quick matrix h2load-matrix bulk ci budgets protocols protocols-bulk; do
     "$H2BENCH" run "$SRC/scenarios/$s.json" --dry-run >"$TMP/$s.plan" 2>"$TMP/err"
     expect_eq "scenarios/$s.json dry run exit" "$?" 0
 done
 plan=$(cat "$TMP/matrix.plan")
-expect_match "matrix: 36 cells" "$plan" '^matrix: 36 cells \(3 targets\)'
+expect_match "matrix: 48 cells" "$plan" '^matrix: 48 cells \(4 targets\)'
+expect_eq "matrix: cells of floor" "$(grep -cE "^ +[0-9]+ +floor +[0-9]+ +[0-9]+ +1 +1 " "$TMP/matrix.plan")" 12
 for t in h2ref nghttpd h2o; do
     n=$(grep -cE "^ +[0-9]+ +$t " "$TMP/matrix.plan")
     expect_eq "matrix: cells of $t" "$n" 12
@@ -36,16 +38,16 @@ for t in h2ref nghttpd h2o; do
     expect_match "$t (1000,100) -> 4" "$plan" "^ +[0-9]+ +$t +1000 +100 +4 "
     expect_match "$t (10,100) -> 100" "$plan" "^ +[0-9]+ +$t +10 +100 +100 "
 done
-# Alternate order: the first point runs h2ref nghttpd h2o, the second the reverse.
-order=$(grep -E '^ +[0-9]+ ' "$TMP/matrix.plan" | head -6 | awk '{print $2}' | tr '\n' ' ')
-expect_eq "alternate order" "$order" "h2ref nghttpd h2o h2o nghttpd h2ref "
+# Alternate order: the first point runs h2ref nghttpd h2o floor, the second the reverse.
+order=$(grep -E '^ +[0-9]+ ' "$TMP/matrix.plan" | head -8 | awk '{print $2}' | tr '\n' ' ')
+expect_eq "alternate order" "$order" "h2ref nghttpd h2o floor floor h2o nghttpd h2ref "
 expect_match "ci: micro suite planned" "$(cat "$TMP/ci.plan")" "^micro: h2bench micro --profile ci --filter '\\.' --cpu 0"
 bulk=$(grep -cE '^ +[0-9]+ +(h2ref|nghttpd|h2o) ' "$TMP/bulk.plan")
 expect_eq "bulk: 2 x 1 x 3 frame sizes x 2 windows x 3 targets" "$bulk" 36
 
 # --filter and --repeat shape the plan.
 out=$("$H2BENCH" run "$SRC/scenarios/matrix.json" --dry-run --filter '1000x*,h2o:1x1' --repeat 2)
-expect_match "filter+repeat: 20 cells" "$out" '^matrix: 20 cells'
+expect_match "filter+repeat: 26 cells" "$out" '^matrix: 26 cells'
 "$H2BENCH" run "$SRC/scenarios/matrix.json" --dry-run --filter 'apache:1x1' >/dev/null 2>"$TMP/err"
 expect_eq "unknown filter target exit" "$?" 2
 expect_match "unknown filter target message" "$(cat "$TMP/err")" "no target named 'apache'"
