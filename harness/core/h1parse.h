@@ -38,7 +38,9 @@ struct h2b_h1_span {
 
 struct h2b_h1_head {
     struct h2b_h1_span method; /* requests */
-    struct h2b_h1_span target; /* requests: origin-form (an absolute-form's path) or "*" */
+    struct h2b_h1_span target; /* requests: origin-form (an absolute-form's path) or "*";
+                                  points into buf, except the static "/" of an
+                                  absolute-form target with no path */
     unsigned status;           /* responses: 100..999 */
     unsigned minor;            /* HTTP/1.<minor>: 0 or 1 */
     int64_t content_length;    /* -1: none */
