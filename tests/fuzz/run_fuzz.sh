@@ -6,8 +6,8 @@
 # CPU time, not wall time: the budget is the fuzzer's own user+system time, read from
 # /proc/PID/stat every 0.2 s, and the fuzzer is stopped with SIGINT when it has used it (libFuzzer
 # then prints its stats and exits 72). So the smoke does the same work on a quiet machine as on
-# a busy one, and .ci/run can run it at idle priority beside the ASan suite, in that suite's idle
-# CPU time, without fuzzing less. Wall time is bounded too, at 30 times the budget.
+# a busy one, where a wall-time budget fuzzes less the busier the machine is. Wall time is
+# bounded too, at 30 times the budget.
 set -euo pipefail
 fuzzer=$1 seconds=$2 work=$3 seeds=$4
 mkdir -p "$work/corpus"
