@@ -44,7 +44,10 @@ static nghttp2_nv make_nv(const char *name, const char *value)
 }
 
 /* Request headers per URI: the pseudo-headers and user-agent, then -H (a -H with the name of one
- * of those replaces it; "host" replaces :authority, as in h2load). */
+ * of those replaces it; "host" replaces :authority, as in h2load). The pseudo-headers go in
+ * h2load's order (:path, :scheme, :authority, :method), so that with the same user-agent the
+ * header blocks are h2load's byte for byte, first request and later ones (the dynamic table's
+ * entries are inserted in the same order): tests/integration/load_neutral.sh. */
 static int build_nva(struct h2b__load_shared *sh, char *content_length)
 {
     const struct h2b_load_config *cfg = sh->cfg;
@@ -58,10 +61,10 @@ static int build_nva(struct h2b__load_shared *sh, char *content_length)
         if (!nv)
             return H2B_ERR_NOMEM;
         size_t n = 0;
-        nv[n++] = make_nv(":method", cfg->body ? "POST" : "GET");
+        nv[n++] = make_nv(":path", uri->path);
         nv[n++] = make_nv(":scheme", cfg->uris[0].scheme);
         nv[n++] = make_nv(":authority", cfg->uris[0].authority);
-        nv[n++] = make_nv(":path", uri->path);
+        nv[n++] = make_nv(":method", cfg->body ? "POST" : "GET");
         nv[n++] = make_nv("user-agent", "h2bench/" H2B_LOAD_VERSION);
         if (cfg->body)
             nv[n++] = make_nv("content-length", content_length);

@@ -38,6 +38,10 @@ Usage: fakepeer.py MODE [UNIX_SOCKET_PATH]
   goaway  waits for 4 requests in flight, sends GOAWAY with the second lowest id as
           last-stream-id, answers the 2 lowest and ignores the rest (the client must fail them:
           REFUSED_STREAM)
+  capture answers every request with 200 and no body, and prints each request's header block
+          (the HEADERS and CONTINUATION fragments joined) as "block CONN N HEX": CONN counts
+          the connections from 1 in accept order, N the blocks on that connection from 1
+          (tests/integration/load_neutral.sh compares clients' wire bytes)
 Prints "listening on http://127.0.0.1:PORT" (ephemeral port) and serves until killed; with a
 second argument PATH it listens on that UNIX socket instead ("listening on unix:PATH").
 """
@@ -55,7 +59,7 @@ CONTINUATION, WINDOW_UPDATE = 9, 8
 PADDED, PRIORITY_FLAG = 0x8, 0x20
 MODES = ("silent", "noread", "reset", "zerostreams", "zerowindow", "push", "endless", "short",
          "badstatus", "split", "splitnc", "shrink", "tablesize", "goaway", "pingflood", "trailer",
-         "trailerstatus", "pseudo", "upper", "connhdr")
+         "trailerstatus", "pseudo", "upper", "connhdr", "capture")
 REFUSED_STREAM, CANCEL = 7, 8
 
 
@@ -164,8 +168,29 @@ def endless_writer(conn):
         conn.stop.wait(0.001)
 
 
-def serve(mode, sock):
+PRINT_LOCK = threading.Lock()
+
+
+def capture(conn, sid, flags, payload, block):
+    """capture mode: collects a request's header block and answers 200 once it is whole."""
+    if flags & PADDED:
+        payload = payload[1:len(payload) - payload[0]]
+    if flags & PRIORITY_FLAG:
+        payload = payload[5:]
+    block += payload
+    if not flags & END_HEADERS:
+        return block
+    conn.blocks = getattr(conn, "blocks", 0) + 1
+    with PRINT_LOCK:
+        print("block %d %d %s" % (conn.number, conn.blocks, block.hex()), flush=True)
+    conn.send(frame(HEADERS, END_HEADERS | END_STREAM, sid, STATUS_200))
+    return b""
+
+
+def serve(mode, sock, number=0):
     conn = Conn(sock, bytewise=mode.startswith("split"))
+    conn.number = number
+    pending_block = b""  # capture: a header block awaiting its CONTINUATION
     send = conn.send
     body = {}  # shrink: request body bytes per stream
     pending = []  # goaway: streams in flight
@@ -205,6 +230,9 @@ def serve(mode, sock):
                 if flags & END_STREAM:
                     send(frame(HEADERS, END_HEADERS, sid, STATUS_200 + literal(28, b"2")) +
                          frame(DATA, END_STREAM, sid, b"ok"))
+            elif mode == "capture" and ftype in (HEADERS, CONTINUATION):
+                pending_block = capture(conn, sid, flags if ftype == HEADERS else flags & END_HEADERS,
+                                        payload, pending_block)
             elif ftype != HEADERS:
                 continue
             elif mode.startswith("split"):
@@ -272,9 +300,11 @@ def main():
         lsock.bind(("127.0.0.1", 0))
         lsock.listen(128)
         print("listening on http://127.0.0.1:%d" % lsock.getsockname()[1], flush=True)
+    accepted = 0
     while True:
         conn, _ = lsock.accept()
-        threading.Thread(target=serve, args=(mode, conn), daemon=True).start()
+        accepted += 1
+        threading.Thread(target=serve, args=(mode, conn, accepted), daemon=True).start()
 
 
 if __name__ == "__main__":

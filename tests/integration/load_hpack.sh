@@ -32,8 +32,8 @@ for line in open(log, errors="replace"):
     if m:
         got = fields.pop((m[1], m[3]), [])
         path = dict(got).get(":path", "?")
-        want = [(":method", "GET"), (":scheme", "http"), (":authority", "127.0.0.1:" + port),
-                (":path", path), ("user-agent", agent)]
+        want = [(":path", path), (":scheme", "http"), (":authority", "127.0.0.1:" + port),
+                (":method", "GET"), ("user-agent", agent)]  # h2load's order
         out.append("%s %s %s %s %s" % (m[1], m[3], m[2], path, "ok" if got == want else "bad:%r" % got))
 print("\n".join(out))
 EOF
