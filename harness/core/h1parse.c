@@ -17,17 +17,9 @@
  * (allowed by RFC 9110 but never needed by our clients; refusing is the conservative choice).
  */
 #include "core/h1parse.h"
+#include "core/token.h"
 
 #include <string.h>
-
-static const char tchar_extra[] = "!#$%&'*+-.^_`|~";
-
-static bool is_tchar(uint8_t ch)
-{
-    if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))
-        return true;
-    return ch != 0 && memchr(tchar_extra, ch, sizeof tchar_extra - 1) != NULL;
-}
 
 static uint8_t lower(uint8_t ch)
 {
@@ -144,7 +136,7 @@ static int parse_fields(const uint8_t *buf, size_t len, bool request, struct h2b
         if (ln == 0)
             break; /* the empty line: end of the head */
         size_t c = 0;
-        while (c < ln && is_tchar(line[c]))
+        while (c < ln && h2b_token_char(line[c]))
             c++;
         if (c == 0 || c == ln || line[c] != ':')
             return H2B_H1_BAD; /* also obs-fold (a line starting with SP/HTAB) */
@@ -281,7 +273,7 @@ int h2b_h1_parse_request(const uint8_t *buf, size_t len, const struct h2b_h1_lim
         return H2B_H1_BAD;
     /* request-line = method SP request-target SP HTTP-version */
     size_t i = 0;
-    while (i < line && is_tchar(buf[i]))
+    while (i < line && h2b_token_char(buf[i]))
         i++;
     if (i == 0 || i == line || buf[i] != ' ')
         return H2B_H1_BAD;

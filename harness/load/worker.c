@@ -29,6 +29,7 @@
  */
 #include "core/clock.h"
 #include "core/cpu.h"
+#include "core/token.h"
 #include "load/engine.h"
 #include "core/error.h"
 
@@ -481,11 +482,7 @@ static bool field_ok(struct slot *s, const uint8_t *name, size_t namelen)
     if (namelen == 0)
         return false;
     for (size_t i = name[0] == ':' ? 1 : 0; i < namelen; i++) {
-        uint8_t ch = name[i];
-        /* '-' is in nearly every name: tested before the other token symbols' strchr */
-        bool tchar = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
-                     (ch > 0x20 && ch < 0x7f && strchr("!#$%&'*+.^_`|~", ch));
-        if (!tchar)
+        if (!h2b_token_lower(name[i]))
             return false; /* uppercase, separators, controls */
     }
     if (name[0] == ':') {

@@ -20,6 +20,7 @@
 #define H2B_H2REF_H2_REQCHECK_H
 
 #include "core/pool.h"
+#include "core/token.h"
 #include "h2ref/handlers.h"
 
 #include <stdbool.h>
@@ -39,13 +40,6 @@ struct h2b_h2_reqcheck {
     bool has_clen;
     uint64_t clen; /* content-length */
 };
-
-static inline bool h2b_h2_reqcheck_token(uint8_t c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-        return true;
-    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
 
 static inline bool h2b_h2_reqcheck_value(const uint8_t *v, size_t n)
 {
@@ -76,7 +70,7 @@ static inline bool h2b_h2_reqcheck_pseudo(struct h2b_h2_reqcheck *rc, bool reque
         if (vlen == 0)
             return false;
         for (size_t i = 0; i < vlen; i++)
-            if (!h2b_h2_reqcheck_token(value[i]) && !(value[i] >= 'A' && value[i] <= 'Z'))
+            if (!h2b_token_char(value[i]))
                 return false;
         req->method = (uint8_t)h2b_method_parse(value, vlen);
         rc->connect = h2b_lit_eq(value, vlen, "CONNECT");
@@ -111,7 +105,7 @@ static inline bool h2b_h2_reqcheck_field(struct h2b_h2_reqcheck *rc, bool reques
                                       value, vlen);
     rc->regular = true;
     for (size_t i = 0; i < nlen; i++)
-        if (!h2b_h2_reqcheck_token(name[i])) /* uppercase included */
+        if (!h2b_token_lower(name[i])) /* uppercase is refused */
             return false;
     if (h2b_lit_eq(name, nlen, "connection") || h2b_lit_eq(name, nlen, "keep-alive") ||
         h2b_lit_eq(name, nlen, "proxy-connection") || h2b_lit_eq(name, nlen, "transfer-encoding") ||
