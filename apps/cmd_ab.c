@@ -2,9 +2,10 @@
  * cmd_ab.c - `h2bench ab --base REV`: judge the head against a base measured in the same job.
  *
  * Thin: parses options and calls the gate library (gates/abrun.c builds and runs, gates/ab.c
- * judges). Exit codes: 0 no regression, 1 a regression (time interval wholly above
- * 1 + threshold, or more allocations or instructions), 2 usage (a revision that does not exist),
- * 3 runtime (a revision that does not build, a benchmark that fails).
+ * judges): ab_parse(argv) -> struct ab_opts, ab_run(opts) -> the exit code. Exit codes: 0 no
+ * regression, 1 a regression (time interval wholly above 1 + threshold, or more allocations or
+ * instructions), 2 usage (a revision that does not exist), 3 runtime (a revision that does not
+ * build, a benchmark that fails).
  */
 #include "gates/ab.h"
 #include "gates/abrun.h"
@@ -98,162 +99,171 @@ static int write_md(const char *md, const struct h2b_ab_report *r)
     return code;
 }
 
-int h2b_cmd_ab(int argc, char **argv)
+enum {
+    O_BASE = 256,
+    O_HEAD,
+    O_SUITE,
+    O_REPO,
+    O_BUILD,
+    O_BENCH,
+    O_FILTER,
+    O_FORKS,
+    O_WARMUP,
+    O_TIME,
+    O_EPOCHS,
+    O_CPU,
+    O_CALLGRIND,
+    O_THRESHOLD,
+    O_CONFIDENCE,
+    O_BASE_ENV,
+    O_HEAD_ENV,
+    O_WORK,
+    O_OUT,
+    O_MD
+};
+static const struct option longopts[] = {
+    {"base", required_argument, NULL, O_BASE},
+    {"head", required_argument, NULL, O_HEAD},
+    {"suite", required_argument, NULL, O_SUITE},
+    {"repo", required_argument, NULL, O_REPO},
+    {"build", required_argument, NULL, O_BUILD},
+    {"bench", required_argument, NULL, O_BENCH},
+    {"filter", required_argument, NULL, O_FILTER},
+    {"forks", required_argument, NULL, O_FORKS},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"time", required_argument, NULL, O_TIME},
+    {"epochs", required_argument, NULL, O_EPOCHS},
+    {"cpu", required_argument, NULL, O_CPU},
+    {"callgrind", no_argument, NULL, O_CALLGRIND},
+    {"threshold", required_argument, NULL, O_THRESHOLD},
+    {"confidence", required_argument, NULL, O_CONFIDENCE},
+    {"base-env", required_argument, NULL, O_BASE_ENV},
+    {"head-env", required_argument, NULL, O_HEAD_ENV},
+    {"work", required_argument, NULL, O_WORK},
+    {"out", required_argument, NULL, O_OUT},
+    {"md", required_argument, NULL, O_MD},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+/* What the command line asks for: the runner's options, the judge's, and the outputs. */
+struct ab_opts {
+    struct h2b_ab_run_options run;
+    struct h2b_ab_options judge;
+    char *base_env[MAX_ENV + 1], *head_env[MAX_ENV + 1];
+    size_t n_base_env, n_head_env;
+    const char *md;
+    bool forks_given;
+};
+
+/* Applies option c to o. Returns NULL, or what arg should have been. */
+static const char *ab_option(struct ab_opts *a, int c, char *arg)
 {
-    enum {
-        O_BASE = 256,
-        O_HEAD,
-        O_SUITE,
-        O_REPO,
-        O_BUILD,
-        O_BENCH,
-        O_FILTER,
-        O_FORKS,
-        O_WARMUP,
-        O_TIME,
-        O_EPOCHS,
-        O_CPU,
-        O_CALLGRIND,
-        O_THRESHOLD,
-        O_CONFIDENCE,
-        O_BASE_ENV,
-        O_HEAD_ENV,
-        O_WORK,
-        O_OUT,
-        O_MD
-    };
-    static const struct option longopts[] = {
-        {"base", required_argument, NULL, O_BASE},
-        {"head", required_argument, NULL, O_HEAD},
-        {"suite", required_argument, NULL, O_SUITE},
-        {"repo", required_argument, NULL, O_REPO},
-        {"build", required_argument, NULL, O_BUILD},
-        {"bench", required_argument, NULL, O_BENCH},
-        {"filter", required_argument, NULL, O_FILTER},
-        {"forks", required_argument, NULL, O_FORKS},
-        {"warmup", required_argument, NULL, O_WARMUP},
-        {"time", required_argument, NULL, O_TIME},
-        {"epochs", required_argument, NULL, O_EPOCHS},
-        {"cpu", required_argument, NULL, O_CPU},
-        {"callgrind", no_argument, NULL, O_CALLGRIND},
-        {"threshold", required_argument, NULL, O_THRESHOLD},
-        {"confidence", required_argument, NULL, O_CONFIDENCE},
-        {"base-env", required_argument, NULL, O_BASE_ENV},
-        {"head-env", required_argument, NULL, O_HEAD_ENV},
-        {"work", required_argument, NULL, O_WORK},
-        {"out", required_argument, NULL, O_OUT},
-        {"md", required_argument, NULL, O_MD},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct h2b_ab_run_options o = {.forks = 10,
-                                   .warmup = "20ms",
-                                   .time = "50ms",
-                                   .epochs = "5",
-                                   .cpu = 0,
-                                   .progress = on_progress};
-    struct h2b_ab_options j = {.threshold = 0.10, .confidence = 0.99};
-    char *base_env[MAX_ENV + 1] = {NULL}, *head_env[MAX_ENV + 1] = {NULL};
-    size_t n_base_env = 0, n_head_env = 0;
-    const char *md = NULL;
-    bool forks_given = false;
+    struct h2b_ab_run_options *o = &a->run;
     uint64_t v;
+    switch (c) {
+    case O_BASE:
+        o->base = arg;
+        return NULL;
+    case O_HEAD:
+        o->head = arg;
+        return NULL;
+    case O_SUITE:
+        o->suite = arg;
+        return arg[0] ? NULL : "--suite wants micro or a scenario file";
+    case O_REPO:
+        o->repo = arg;
+        return NULL;
+    case O_BUILD:
+        o->build_cmd = arg;
+        return NULL;
+    case O_BENCH:
+        o->bench = arg;
+        return NULL;
+    case O_FILTER:
+        o->filter = arg;
+        return NULL;
+    case O_FORKS:
+        a->forks_given = true;
+        if (h2b_cli_parse_u64(arg, 2, 1000, &v) != H2B_OK)
+            return "--forks wants 2..1000";
+        o->forks = (unsigned)v;
+        return NULL;
+    case O_WARMUP:
+        o->warmup = arg;
+        return h2b_cli_parse_duration_ns(arg, 0, 600000000000ull, &v) != H2B_OK
+                   ? "--warmup wants a duration like 20ms"
+                   : NULL;
+    case O_TIME:
+        o->time = arg;
+        return h2b_cli_parse_duration_ns(arg, 1000, 600000000000ull, &v) != H2B_OK
+                   ? "--time wants a duration like 50ms"
+                   : NULL;
+    case O_EPOCHS:
+        o->epochs = arg;
+        return h2b_cli_parse_u64(arg, 1, 64, &v) != H2B_OK ? "--epochs wants 1..64" : NULL;
+    case O_CPU:
+        if (strcmp(arg, "none") == 0)
+            o->cpu = -1;
+        else if (h2b_cli_parse_u64(arg, 0, 1023, &v) != H2B_OK)
+            return "--cpu wants a CPU number or none";
+        else
+            o->cpu = (int)v;
+        return NULL;
+    case O_CALLGRIND:
+        o->callgrind = true;
+        return NULL;
+    case O_THRESHOLD:
+        return h2b_cli_parse_double(arg, 0, 10, &a->judge.threshold) != H2B_OK
+                   ? "--threshold wants a fraction in [0, 10], e.g. 0.10"
+                   : NULL;
+    case O_CONFIDENCE:
+        return h2b_cli_parse_double(arg, 0.5, 0.9999, &a->judge.confidence) != H2B_OK
+                   ? "--confidence wants a fraction in [0.5, 0.9999], e.g. 0.99"
+                   : NULL;
+    case O_BASE_ENV:
+    case O_HEAD_ENV:
+        if (!valid_env(arg))
+            return "--base-env/--head-env want NAME=VALUE";
+        if ((c == O_BASE_ENV ? a->n_base_env : a->n_head_env) >= MAX_ENV)
+            return "too many --base-env/--head-env (at most 32 each)";
+        if (c == O_BASE_ENV)
+            a->base_env[a->n_base_env++] = arg;
+        else
+            a->head_env[a->n_head_env++] = arg;
+        return NULL;
+    case O_WORK:
+        o->work_dir = arg;
+        return NULL;
+    case O_OUT:
+        o->out_dir = arg;
+        return NULL;
+    default: /* O_MD */
+        a->md = arg;
+        return NULL;
+    }
+}
+
+/* Parses argv into a. Returns -1 to go on and run, or the exit code (help, bad input). */
+static int ab_parse(int argc, char **argv, struct ab_opts *a)
+{
+    *a = (struct ab_opts){.run = {.forks = 10,
+                                  .warmup = "20ms",
+                                  .time = "50ms",
+                                  .epochs = "5",
+                                  .cpu = 0,
+                                  .progress = on_progress},
+                          .judge = {.threshold = 0.10, .confidence = 0.99}};
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        const char *bad = NULL;
-        switch (c) {
-        case O_BASE:
-            o.base = optarg;
-            break;
-        case O_HEAD:
-            o.head = optarg;
-            break;
-        case O_SUITE:
-            if (!optarg[0])
-                bad = "--suite wants micro or a scenario file";
-            o.suite = optarg;
-            break;
-        case O_REPO:
-            o.repo = optarg;
-            break;
-        case O_BUILD:
-            o.build_cmd = optarg;
-            break;
-        case O_BENCH:
-            o.bench = optarg;
-            break;
-        case O_FILTER:
-            o.filter = optarg;
-            break;
-        case O_FORKS:
-            if (h2b_cli_parse_u64(optarg, 2, 1000, &v) != H2B_OK)
-                bad = "--forks wants 2..1000";
-            else
-                o.forks = (unsigned)v;
-            forks_given = true;
-            break;
-        case O_WARMUP:
-            if (h2b_cli_parse_duration_ns(optarg, 0, 600000000000ull, &v) != H2B_OK)
-                bad = "--warmup wants a duration like 20ms";
-            o.warmup = optarg;
-            break;
-        case O_TIME:
-            if (h2b_cli_parse_duration_ns(optarg, 1000, 600000000000ull, &v) != H2B_OK)
-                bad = "--time wants a duration like 50ms";
-            o.time = optarg;
-            break;
-        case O_EPOCHS:
-            if (h2b_cli_parse_u64(optarg, 1, 64, &v) != H2B_OK)
-                bad = "--epochs wants 1..64";
-            o.epochs = optarg;
-            break;
-        case O_CPU:
-            if (strcmp(optarg, "none") == 0)
-                o.cpu = -1;
-            else if (h2b_cli_parse_u64(optarg, 0, 1023, &v) != H2B_OK)
-                bad = "--cpu wants a CPU number or none";
-            else
-                o.cpu = (int)v;
-            break;
-        case O_CALLGRIND:
-            o.callgrind = true;
-            break;
-        case O_THRESHOLD:
-            if (h2b_cli_parse_double(optarg, 0, 10, &j.threshold) != H2B_OK)
-                bad = "--threshold wants a fraction in [0, 10], e.g. 0.10";
-            break;
-        case O_CONFIDENCE:
-            if (h2b_cli_parse_double(optarg, 0.5, 0.9999, &j.confidence) != H2B_OK)
-                bad = "--confidence wants a fraction in [0.5, 0.9999], e.g. 0.99";
-            break;
-        case O_BASE_ENV:
-        case O_HEAD_ENV:
-            if (!valid_env(optarg))
-                bad = "--base-env/--head-env want NAME=VALUE";
-            else if ((c == O_BASE_ENV ? n_base_env : n_head_env) >= MAX_ENV)
-                bad = "too many --base-env/--head-env (at most 32 each)";
-            else if (c == O_BASE_ENV)
-                base_env[n_base_env++] = optarg;
-            else
-                head_env[n_head_env++] = optarg;
-            break;
-        case O_WORK:
-            o.work_dir = optarg;
-            break;
-        case O_OUT:
-            o.out_dir = optarg;
-            break;
-        case O_MD:
-            md = optarg;
-            break;
-        case 'h':
+        if (c == 'h') {
             usage(stdout);
             return H2B_EXIT_OK;
-        default:
-            return h2b_cmd_bad_option("ab", argv[optind - 1], longopts);
         }
+        if (c < O_BASE || c > O_MD)
+            return h2b_cmd_bad_option("ab", argv[optind - 1], longopts);
+        const char *bad = ab_option(a, c, optarg);
         if (bad) {
             fprintf(stderr, "h2bench ab: %s, got '%s'\n", bad, optarg);
             return H2B_EXIT_USAGE;
@@ -264,22 +274,29 @@ int h2b_cmd_ab(int argc, char **argv)
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
-    if (!o.base) {
+    struct h2b_ab_run_options *o = &a->run;
+    if (!o->base) {
         fprintf(stderr, "h2bench ab: --base REV is required\n\n");
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
-    if (h2b_cmd_check_output("ab", "--md", md, H2B_FS_OUT_FILE) ||
-        h2b_cmd_check_output("ab", "--out", o.out_dir, H2B_FS_OUT_DIR) ||
-        h2b_cmd_check_output("ab", "--work", o.work_dir, H2B_FS_OUT_DIR))
+    if (h2b_cmd_check_output("ab", "--md", a->md, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("ab", "--out", o->out_dir, H2B_FS_OUT_DIR) ||
+        h2b_cmd_check_output("ab", "--work", o->work_dir, H2B_FS_OUT_DIR))
         return H2B_EXIT_USAGE;
-    if (!forks_given && o.suite && strcmp(o.suite, "micro") != 0)
-        o.forks = 5; /* a fork is a whole scenario run; its repeats add samples */
-    o.base_env = base_env;
-    o.head_env = head_env;
+    if (!a->forks_given && o->suite && strcmp(o->suite, "micro") != 0)
+        o->forks = 5; /* a fork is a whole scenario run; its repeats add samples */
+    o->base_env = a->base_env;
+    o->head_env = a->head_env;
+    return -1;
+}
+
+/* Runs both sides, judges them and prints the verdict. Returns the exit code. */
+static int ab_run(struct ab_opts *a)
+{
     struct h2b_ab_report *r = NULL;
     struct h2b_diag d = {0};
-    int rv = h2b_ab_run(&o, &j, &r, &d);
+    int rv = h2b_ab_run(&a->run, &a->judge, &r, &d);
     if (rv != H2B_OK) {
         fputs("h2bench ab: ", stderr);
         if (d.message[0])
@@ -295,8 +312,15 @@ int h2b_cmd_ab(int argc, char **argv)
     else
         code = H2B_EXIT_RUNTIME;
     free(text);
-    if (md && write_md(md, r) != H2B_EXIT_OK)
+    if (a->md && write_md(a->md, r) != H2B_EXIT_OK)
         code = H2B_EXIT_RUNTIME;
     h2b_ab_report_del(r);
     return code;
+}
+
+int h2b_cmd_ab(int argc, char **argv)
+{
+    struct ab_opts a;
+    int ec = ab_parse(argc, argv, &a);
+    return ec >= 0 ? ec : ab_run(&a);
 }

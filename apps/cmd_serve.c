@@ -1,5 +1,8 @@
 /*
  * cmd_serve.c - `h2bench serve`: parse options, run the reference server (servers/h2ref).
+ *
+ * The shape of every command: serve_parse(argv) -> struct serve_opts (one option at a time in
+ * serve_option, then the checks between options), serve_run(opts) -> the exit code.
  */
 #include "core/cli.h"
 #include "commands.h"
@@ -145,183 +148,218 @@ static int size32(const char *val, uint64_t min, uint64_t max, uint32_t *out)
     return rc;
 }
 
-int h2b_cmd_serve(int argc, char **argv)
-{
+/* What the command line asks for: the server's configuration and the HTTP/3 listener beside it. */
+struct serve_opts {
     struct h2b_server_config cfg;
-    h2b_server_config_defaults(&cfg);
-    cfg.ready = stdout;
-    bool threads_set = false;
-    bool h3 = false, h3_retry = true;
-    uint64_t v;
+    bool threads_set;
+    bool h3, h3_retry;
+};
+
+/* Applies one option to o. Returns H2B_OK, a parse error for arg, or 1 for --help. */
+static int serve_option(struct serve_opts *o, int opt, const char *arg)
+{
+    struct h2b_server_config *cfg = &o->cfg;
+    uint64_t v = 0;
     int rc = H2B_OK;
+    switch (opt) {
+    case O_HOST:
+        cfg->host = arg;
+        break;
+    case O_PORT:
+        rc = h2b_cli_parse_u64(arg, 0, 65535, &v);
+        cfg->port = (uint16_t)v;
+        break;
+    case O_THREADS:
+        rc = h2b_cli_parse_u64(arg, 1, 1024, &v);
+        cfg->threads = (int)v;
+        o->threads_set = true;
+        break;
+    case O_CPUS:
+        rc = h2b_cpu_parse_list(arg, &cfg->cpus);
+        if (rc == H2B_OK && CPU_COUNT(&cfg->cpus) == 0)
+            rc = H2B_ERR_RANGE;
+        cfg->pin = true;
+        break;
+    case O_MAX_STREAMS:
+        rc = h2b_cli_parse_u64(arg, 1, 0x7fffffff, &v);
+        cfg->conn.max_streams = (uint32_t)v;
+        break;
+    case O_WINDOW:
+        rc = size32(arg, 1, 0x7fffffff, &cfg->conn.window);
+        break;
+    case O_CONN_WINDOW:
+        rc = size32(arg, 65535, 0x7fffffff, &cfg->conn.conn_window);
+        break;
+    case O_FRAME_SIZE:
+        rc = size32(arg, 16384, 16777215, &cfg->conn.frame_size);
+        break;
+    case O_HTS:
+        rc = size32(arg, 0, 0x7fffffff, &cfg->conn.header_table_size);
+        break;
+    case O_MAX_HDR:
+        rc = size32(arg, 1024, 0x7fffffff, &cfg->conn.max_header_list);
+        break;
+    case O_MAX_CONNS:
+        rc = h2b_cli_parse_u64(arg, 1, 1000000, &v);
+        cfg->max_connections = (uint32_t)v;
+        break;
+    case O_MAX_FILES:
+        rc = h2b_cli_parse_u64(arg, 1, 1000000, &v);
+        cfg->max_open_files = (uint32_t)v;
+        break;
+    case O_ECHO_BUF:
+        rc = h2b_cli_parse_size(arg, 16384, 1ull << 40, &cfg->conn.echo_stream_max);
+        break;
+    case O_ECHO_CONN_BUF:
+        rc = h2b_cli_parse_size(arg, 16384, 1ull << 40, &cfg->conn.echo_conn_max);
+        break;
+    case O_MEM_BUDGET:
+        rc = h2b_cli_parse_size(arg, 0, 1ull << 50, &cfg->conn.memory_budget);
+        break;
+    case O_MAX_CONNS_IP:
+        rc = h2b_cli_parse_u64(arg, 0, 1000000, &v);
+        cfg->max_connections_per_ip = (uint32_t)v;
+        break;
+    case O_IDLE:
+        rc = h2b_cli_parse_duration_ns(arg, 1000000, 86400ull * 1000000000, &v);
+        cfg->conn.idle_timeout_ns = v;
+        break;
+    case O_SLOW:
+        rc = h2b_cli_parse_duration_ns(arg, 1000000, 86400ull * 1000000000, &v);
+        cfg->conn.slow_timeout_ns = v;
+        break;
+    case O_DRAIN:
+        rc = h2b_cli_parse_duration_ns(arg, 0, 3600ull * 1000000000, &v);
+        cfg->drain_ns = v;
+        break;
+    case O_DOCROOT:
+        cfg->docroot = arg;
+        break;
+    case O_TLS:
+        cfg->tls = true;
+        break;
+    case O_CERT:
+        cfg->cert_file = arg;
+        break;
+    case O_KEY:
+        cfg->key_file = arg;
+        break;
+    case O_H3:
+        o->h3 = true;
+        break;
+    case O_H3_NO_RETRY:
+        o->h3_retry = false;
+        break;
+    case O_ENGINE:
+        if (strcmp(arg, "nghttp2") == 0)
+            cfg->conn.engine = H2B_ENGINE_NGHTTP2;
+        else if (strcmp(arg, "fast") == 0)
+            cfg->conn.engine = H2B_ENGINE_FAST;
+        else
+            rc = H2B_ERR_INVAL;
+        break;
+    default: /* 'h', O_HELP */
+        return 1;
+    }
+    return rc;
+}
+
+/* Parses argv into o. Returns -1 to go on and serve, or the exit code (help, bad input). */
+static int serve_parse(int argc, char **argv, struct serve_opts *o)
+{
+    h2b_server_config_defaults(&o->cfg);
+    o->cfg.ready = stdout;
+    o->threads_set = o->h3 = false;
+    o->h3_retry = true;
     int opt;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        const char *name = opt >= O_HOST && opt <= O_HELP ? options[opt - O_HOST].name : "";
-        switch (opt) {
-        case O_HOST:
-            cfg.host = optarg;
-            break;
-        case O_PORT:
-            rc = h2b_cli_parse_u64(optarg, 0, 65535, &v);
-            cfg.port = (uint16_t)v;
-            break;
-        case O_THREADS:
-            rc = h2b_cli_parse_u64(optarg, 1, 1024, &v);
-            cfg.threads = (int)v;
-            threads_set = true;
-            break;
-        case O_CPUS:
-            rc = h2b_cpu_parse_list(optarg, &cfg.cpus);
-            if (rc == H2B_OK && CPU_COUNT(&cfg.cpus) == 0)
-                rc = H2B_ERR_RANGE;
-            cfg.pin = true;
-            break;
-        case O_MAX_STREAMS:
-            rc = h2b_cli_parse_u64(optarg, 1, 0x7fffffff, &v);
-            cfg.conn.max_streams = (uint32_t)v;
-            break;
-        case O_WINDOW:
-            rc = size32(optarg, 1, 0x7fffffff, &cfg.conn.window);
-            break;
-        case O_CONN_WINDOW:
-            rc = size32(optarg, 65535, 0x7fffffff, &cfg.conn.conn_window);
-            break;
-        case O_FRAME_SIZE:
-            rc = size32(optarg, 16384, 16777215, &cfg.conn.frame_size);
-            break;
-        case O_HTS:
-            rc = size32(optarg, 0, 0x7fffffff, &cfg.conn.header_table_size);
-            break;
-        case O_MAX_HDR:
-            rc = size32(optarg, 1024, 0x7fffffff, &cfg.conn.max_header_list);
-            break;
-        case O_MAX_CONNS:
-            rc = h2b_cli_parse_u64(optarg, 1, 1000000, &v);
-            cfg.max_connections = (uint32_t)v;
-            break;
-        case O_MAX_FILES:
-            rc = h2b_cli_parse_u64(optarg, 1, 1000000, &v);
-            cfg.max_open_files = (uint32_t)v;
-            break;
-        case O_ECHO_BUF:
-            rc = h2b_cli_parse_size(optarg, 16384, 1ull << 40, &cfg.conn.echo_stream_max);
-            break;
-        case O_ECHO_CONN_BUF:
-            rc = h2b_cli_parse_size(optarg, 16384, 1ull << 40, &cfg.conn.echo_conn_max);
-            break;
-        case O_MEM_BUDGET:
-            rc = h2b_cli_parse_size(optarg, 0, 1ull << 50, &cfg.conn.memory_budget);
-            break;
-        case O_MAX_CONNS_IP:
-            rc = h2b_cli_parse_u64(optarg, 0, 1000000, &v);
-            cfg.max_connections_per_ip = (uint32_t)v;
-            break;
-        case O_IDLE:
-            rc = h2b_cli_parse_duration_ns(optarg, 1000000, 86400ull * 1000000000, &v);
-            cfg.conn.idle_timeout_ns = v;
-            break;
-        case O_SLOW:
-            rc = h2b_cli_parse_duration_ns(optarg, 1000000, 86400ull * 1000000000, &v);
-            cfg.conn.slow_timeout_ns = v;
-            break;
-        case O_DRAIN:
-            rc = h2b_cli_parse_duration_ns(optarg, 0, 3600ull * 1000000000, &v);
-            cfg.drain_ns = v;
-            break;
-        case O_DOCROOT:
-            cfg.docroot = optarg;
-            break;
-        case O_TLS:
-            cfg.tls = true;
-            break;
-        case O_CERT:
-            cfg.cert_file = optarg;
-            break;
-        case O_KEY:
-            cfg.key_file = optarg;
-            break;
-        case 'h':
-        case O_HELP:
+        if (opt != 'h' && (opt < O_HOST || opt > O_ENGINE))
+            return h2b_cmd_bad_option("serve", argv[optind - 1], options);
+        int rc = serve_option(o, opt, optarg);
+        if (rc == 1) {
             usage(stdout);
             return H2B_EXIT_OK;
-        case O_H3:
-            h3 = true;
-            break;
-        case O_H3_NO_RETRY:
-            h3_retry = false;
-            break;
-        case O_ENGINE:
-            if (strcmp(optarg, "nghttp2") == 0)
-                cfg.conn.engine = H2B_ENGINE_NGHTTP2;
-            else if (strcmp(optarg, "fast") == 0)
-                cfg.conn.engine = H2B_ENGINE_FAST;
-            else
-                return bad("engine", optarg, H2B_ERR_INVAL);
-            break;
-        default:
-            return h2b_cmd_bad_option("serve", argv[optind - 1], options);
         }
         if (rc != H2B_OK)
-            return bad(name, optarg, rc);
+            return bad(options[opt - O_HOST].name, optarg, rc);
     }
     if (optind < argc) {
         fprintf(stderr, "h2bench serve: unexpected argument '%s'\n\n", argv[optind]);
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
-    if (h3)
-        cfg.tls = true;
-    if ((cfg.cert_file || cfg.key_file) && !cfg.tls) {
+    struct h2b_server_config *cfg = &o->cfg;
+    if (o->h3)
+        cfg->tls = true;
+    if ((cfg->cert_file || cfg->key_file) && !cfg->tls) {
         fprintf(stderr, "h2bench serve: --cert and --key need --tls\n");
         return H2B_EXIT_USAGE;
     }
-    if (h2b_cmd_check_input("serve", "--cert", cfg.cert_file) ||
-        h2b_cmd_check_input("serve", "--key", cfg.key_file))
+    if (h2b_cmd_check_input("serve", "--cert", cfg->cert_file) ||
+        h2b_cmd_check_input("serve", "--key", cfg->key_file))
         return H2B_EXIT_USAGE;
-    if (cfg.pin && !threads_set)
-        cfg.threads = CPU_COUNT(&cfg.cpus);
+    if (cfg->pin && !o->threads_set)
+        cfg->threads = CPU_COUNT(&cfg->cpus);
+    return -1;
+}
+
+#ifdef H2B_HAVE_H3
+/* Starts the HTTP/3 listener of o on its port (cfg's, which a port 0 sets), sharing one
+ * --memory-budget counter with the TCP workers. Returns an exit code, H2B_EXIT_OK on success. */
+static int serve_h3_start(struct serve_opts *o, _Atomic uint64_t *mem_used,
+                          struct h2b_h3_server **h3s)
+{
+    struct h2b_server_config *cfg = &o->cfg;
+    cfg->conn.memory_used = mem_used;
+    struct h2b_h3_server_config hc;
+    h2b_h3_server_config_defaults(&hc);
+    hc.host = cfg->host;
+    hc.port = cfg->port;
+    hc.cert_file = cfg->cert_file;
+    hc.key_file = cfg->key_file;
+    hc.max_connections = cfg->max_connections;
+    hc.max_streams = cfg->conn.max_streams;
+    hc.idle_timeout_ns = cfg->conn.idle_timeout_ns;
+    hc.max_body = cfg->conn.max_body;
+    hc.echo_conn_max = cfg->conn.echo_conn_max;
+    hc.memory_budget = cfg->conn.memory_budget;
+    hc.memory_used = mem_used;
+    hc.drain_ns = cfg->drain_ns;
+    hc.retry = o->h3_retry;
+    if (cfg->pin)
+        hc.cpu = h2b_cpu_nth(&cfg->cpus, 0); /* beside the first worker */
+    struct h2b_diag d3 = {0};
+    int rc = h2b_h3_server_start(h3s, &hc, &cfg->port, &d3);
+    if (rc != H2B_OK) {
+        fprintf(stderr, "h2bench serve: --h3: %s\n", d3.message[0] ? d3.message : h2b_strerror(rc));
+        return h2b_exit_code(rc);
+    }
+    return H2B_EXIT_OK;
+}
+#endif
+
+/* Serves what o asks for until a signal drains it. Returns the exit code. */
+static int serve_run(struct serve_opts *o)
+{
 #ifdef H2B_HAVE_H3
     struct h2b_h3_server *h3s = NULL;
     _Atomic uint64_t mem_used = 0; /* one --memory-budget for TCP's workers and HTTP/3 */
-    if (h3) {
-        cfg.conn.memory_used = &mem_used;
-        struct h2b_h3_server_config hc;
-        h2b_h3_server_config_defaults(&hc);
-        hc.host = cfg.host;
-        hc.port = cfg.port;
-        hc.cert_file = cfg.cert_file;
-        hc.key_file = cfg.key_file;
-        hc.max_connections = cfg.max_connections;
-        hc.max_streams = cfg.conn.max_streams;
-        hc.idle_timeout_ns = cfg.conn.idle_timeout_ns;
-        hc.max_body = cfg.conn.max_body;
-        hc.echo_conn_max = cfg.conn.echo_conn_max;
-        hc.memory_budget = cfg.conn.memory_budget;
-        hc.memory_used = &mem_used;
-        hc.drain_ns = cfg.drain_ns;
-        hc.retry = h3_retry;
-        if (cfg.pin)
-            hc.cpu = h2b_cpu_nth(&cfg.cpus, 0); /* beside the first worker */
-        struct h2b_diag d3 = {0};
-        rc = h2b_h3_server_start(&h3s, &hc, &cfg.port, &d3);
-        if (rc != H2B_OK) {
-            fprintf(stderr, "h2bench serve: --h3: %s\n",
-                    d3.message[0] ? d3.message : h2b_strerror(rc));
-            return h2b_exit_code(rc);
-        }
+    if (o->h3) {
+        int ec = serve_h3_start(o, &mem_used, &h3s);
+        if (ec != H2B_EXIT_OK)
+            return ec;
     }
 #else
-    (void)h3_retry;
-    if (h3) {
+    if (o->h3) {
         fprintf(stderr, "h2bench serve: --h3: HTTP/3 is not available in this build "
                         "(configured with -DH2B_H3=OFF)\n");
         return H2B_EXIT_USAGE;
     }
 #endif
     struct h2b_diag d = {0};
-    rc = h2b_server_run(&cfg, &d);
+    int rc = h2b_server_run(&o->cfg, &d);
 #ifdef H2B_HAVE_H3
     h2b_h3_server_stop(h3s);
 #endif
@@ -330,4 +368,11 @@ int h2b_cmd_serve(int argc, char **argv)
         return h2b_exit_code(rc);
     }
     return H2B_EXIT_OK;
+}
+
+int h2b_cmd_serve(int argc, char **argv)
+{
+    struct serve_opts o;
+    int ec = serve_parse(argc, argv, &o);
+    return ec >= 0 ? ec : serve_run(&o);
 }

@@ -92,51 +92,159 @@ struct options {
     bool list;
 };
 
+enum {
+    O_LIST = 256,
+    O_FILTER,
+    O_PROFILE,
+    O_FORKS,
+    O_WARMUP,
+    O_TIME,
+    O_EPOCHS,
+    O_CALLGRIND,
+    O_CALLGRIND_CALLS,
+    O_CPU,
+    O_SEED,
+    O_JSON,
+    O_FORMAT,
+    O_GBENCH_AGG,
+    O_PERF_RECORD,
+    O_PERF_DIR,
+    O_SAMPLE_PER_CALL,
+    O_HELP
+};
+static const struct option longopts[] = {
+    {"list", no_argument, NULL, O_LIST},
+    {"filter", required_argument, NULL, O_FILTER},
+    {"profile", required_argument, NULL, O_PROFILE},
+    {"forks", required_argument, NULL, O_FORKS},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"time", required_argument, NULL, O_TIME},
+    {"epochs", required_argument, NULL, O_EPOCHS},
+    {"callgrind", no_argument, NULL, O_CALLGRIND},
+    {"sample-per-call", no_argument, NULL, O_SAMPLE_PER_CALL},
+    {"callgrind-calls", required_argument, NULL, O_CALLGRIND_CALLS},
+    {"cpu", required_argument, NULL, O_CPU},
+    {"seed", required_argument, NULL, O_SEED},
+    {"json", required_argument, NULL, O_JSON},
+    {"format", required_argument, NULL, O_FORMAT},
+    {"gbench-aggregates", required_argument, NULL, O_GBENCH_AGG},
+    {"perf-record", required_argument, NULL, O_PERF_RECORD},
+    {"perf-dir", required_argument, NULL, O_PERF_DIR},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+/* Explicit --forks, --warmup, --time and --epochs (UINT64_MAX: the profile's). */
+struct overrides {
+    uint64_t forks, warmup, time, epochs;
+};
+
+/* One of names (NULL-terminated) as its index into *out. False: none matches. */
+static bool word(const char *arg, const char *const *names, int *out)
+{
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(arg, names[i]) == 0) {
+            *out = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Applies option c to o and ov. Returns NULL, or what arg should have been. */
+static const char *micro_option(struct options *o, struct overrides *ov, int c, const char *arg)
+{
+    static const char *const formats[] = {"table", "gbench", "gab", "gab-bigger", "bmf", NULL};
+    static const char *const aggregates[] = {"both", "only", "none", NULL};
+    uint64_t v;
+    int i;
+    switch (c) {
+    case O_LIST:
+        o->list = true;
+        return NULL;
+    case O_FILTER:
+        o->filter = arg;
+        return NULL;
+    case O_PROFILE:
+        o->profile = arg;
+        return NULL;
+    case O_FORKS:
+        return h2b_cli_parse_u64(arg, 0, H2B_MICRO_MAX_FORKS, &ov->forks) != H2B_OK
+                   ? "--forks wants 0..32"
+                   : NULL;
+    case O_WARMUP:
+        return h2b_cli_parse_duration_ns(arg, 0, 600 * H2B_NS_PER_SEC, &ov->warmup) != H2B_OK
+                   ? "--warmup wants a duration like 100ms (at most 10m)"
+                   : NULL;
+    case O_TIME:
+        return h2b_cli_parse_duration_ns(arg, H2B_NS_PER_US, 600 * H2B_NS_PER_SEC, &ov->time) !=
+                       H2B_OK
+                   ? "--time wants a duration like 300ms (1us..10m)"
+                   : NULL;
+    case O_EPOCHS:
+        return h2b_cli_parse_u64(arg, 1, H2B_MICRO_MAX_EPOCHS, &ov->epochs) != H2B_OK
+                   ? "--epochs wants 1..64"
+                   : NULL;
+    case O_CALLGRIND:
+        o->cfg.callgrind = true;
+        return NULL;
+    case O_SAMPLE_PER_CALL:
+        o->cfg.sample_per_call = true;
+        return NULL;
+    case O_CALLGRIND_CALLS:
+        return h2b_cli_parse_u64(arg, 1, 1000000, &o->cfg.callgrind_calls) != H2B_OK
+                   ? "--callgrind-calls wants 1..1000000"
+                   : NULL;
+    case O_CPU:
+        if (h2b_cli_parse_u64(arg, 0, CPU_SETSIZE - 1, &v) != H2B_OK)
+            return "--cpu wants a CPU number";
+        o->cfg.cpu = (int)v;
+        return NULL;
+    case O_SEED:
+        return h2b_cli_parse_u64(arg, 0, UINT64_MAX, &o->cfg.seed) != H2B_OK
+                   ? "--seed wants an unsigned integer"
+                   : NULL;
+    case O_JSON:
+        o->json = arg;
+        return NULL;
+    case O_PERF_RECORD:
+        o->cfg.perf_record = arg;
+        return NULL;
+    case O_PERF_DIR:
+        o->cfg.perf_dir = arg;
+        return NULL;
+    case O_FORMAT:
+        if (!word(arg, formats, &i))
+            return "--format wants table, gbench, gab, gab-bigger or bmf";
+        o->format = (enum format)i;
+        return NULL;
+    default: /* O_GBENCH_AGG */
+        if (!word(arg, aggregates, &i))
+            return "--gbench-aggregates wants both, only or none";
+        o->gbench_aggregates = i;
+        return NULL;
+    }
+}
+
+/* h2load's shape for an unknown option or one missing its value: the one line, a suggestion,
+ * where the options are. */
+static int bad_option(const char *prog, const char *arg)
+{
+    bool needs_value;
+    const char *near = h2b_cli_suggest(arg, longopts, &needs_value);
+    if (needs_value)
+        fprintf(stderr, "%s: option '--%s' needs a value\n", prog, near);
+    else
+        fprintf(stderr, "%s: unknown option '%s'\n", prog, arg);
+    if (near && !needs_value)
+        fprintf(stderr, "Did you mean --%s?\n", near);
+    fprintf(stderr, "Run '%s --help' for the options.\n", prog);
+    return H2B_ERR_INVAL;
+}
+
+/* Parses argv into o. Returns H2B_OK, 1 for --help, or H2B_ERR_INVAL (said on stderr). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum {
-        O_LIST = 256,
-        O_FILTER,
-        O_PROFILE,
-        O_FORKS,
-        O_WARMUP,
-        O_TIME,
-        O_EPOCHS,
-        O_CALLGRIND,
-        O_CALLGRIND_CALLS,
-        O_CPU,
-        O_SEED,
-        O_JSON,
-        O_FORMAT,
-        O_GBENCH_AGG,
-        O_PERF_RECORD,
-        O_PERF_DIR,
-        O_SAMPLE_PER_CALL,
-        O_HELP
-    };
-    static const struct option longopts[] = {
-        {"list", no_argument, NULL, O_LIST},
-        {"filter", required_argument, NULL, O_FILTER},
-        {"profile", required_argument, NULL, O_PROFILE},
-        {"forks", required_argument, NULL, O_FORKS},
-        {"warmup", required_argument, NULL, O_WARMUP},
-        {"time", required_argument, NULL, O_TIME},
-        {"epochs", required_argument, NULL, O_EPOCHS},
-        {"callgrind", no_argument, NULL, O_CALLGRIND},
-        {"sample-per-call", no_argument, NULL, O_SAMPLE_PER_CALL},
-        {"callgrind-calls", required_argument, NULL, O_CALLGRIND_CALLS},
-        {"cpu", required_argument, NULL, O_CPU},
-        {"seed", required_argument, NULL, O_SEED},
-        {"json", required_argument, NULL, O_JSON},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"gbench-aggregates", required_argument, NULL, O_GBENCH_AGG},
-        {"perf-record", required_argument, NULL, O_PERF_RECORD},
-        {"perf-dir", required_argument, NULL, O_PERF_DIR},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    uint64_t forks = UINT64_MAX, warmup = UINT64_MAX, time = UINT64_MAX, epochs = UINT64_MAX;
-    uint64_t v;
+    struct overrides ov = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
     memset(o, 0, sizeof *o);
     o->cfg.cpu = -1;
     o->cfg.seed = 1;
@@ -146,104 +254,13 @@ static int parse_options(int argc, char **argv, struct options *o)
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        const char *bad = NULL;
-        switch (c) {
-        case O_LIST:
-            o->list = true;
-            break;
-        case O_FILTER:
-            o->filter = optarg;
-            break;
-        case O_PROFILE:
-            o->profile = optarg;
-            break;
-        case O_FORKS:
-            if (h2b_cli_parse_u64(optarg, 0, H2B_MICRO_MAX_FORKS, &forks) != H2B_OK)
-                bad = "--forks wants 0..32";
-            break;
-        case O_WARMUP:
-            if (h2b_cli_parse_duration_ns(optarg, 0, 600 * H2B_NS_PER_SEC, &warmup) != H2B_OK)
-                bad = "--warmup wants a duration like 100ms (at most 10m)";
-            break;
-        case O_TIME:
-            if (h2b_cli_parse_duration_ns(optarg, H2B_NS_PER_US, 600 * H2B_NS_PER_SEC, &time) !=
-                H2B_OK)
-                bad = "--time wants a duration like 300ms (1us..10m)";
-            break;
-        case O_EPOCHS:
-            if (h2b_cli_parse_u64(optarg, 1, H2B_MICRO_MAX_EPOCHS, &epochs) != H2B_OK)
-                bad = "--epochs wants 1..64";
-            break;
-        case O_CALLGRIND:
-            o->cfg.callgrind = true;
-            break;
-        case O_SAMPLE_PER_CALL:
-            o->cfg.sample_per_call = true;
-            break;
-        case O_CALLGRIND_CALLS:
-            if (h2b_cli_parse_u64(optarg, 1, 1000000, &o->cfg.callgrind_calls) != H2B_OK)
-                bad = "--callgrind-calls wants 1..1000000";
-            break;
-        case O_CPU:
-            if (h2b_cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &v) != H2B_OK)
-                bad = "--cpu wants a CPU number";
-            else
-                o->cfg.cpu = (int)v;
-            break;
-        case O_SEED:
-            if (h2b_cli_parse_u64(optarg, 0, UINT64_MAX, &o->cfg.seed) != H2B_OK)
-                bad = "--seed wants an unsigned integer";
-            break;
-        case O_JSON:
-            o->json = optarg;
-            break;
-        case O_PERF_RECORD:
-            o->cfg.perf_record = optarg;
-            break;
-        case O_PERF_DIR:
-            o->cfg.perf_dir = optarg;
-            break;
-        case O_FORMAT:
-            if (strcmp(optarg, "table") == 0)
-                o->format = FORMAT_TABLE;
-            else if (strcmp(optarg, "gbench") == 0)
-                o->format = FORMAT_GBENCH;
-            else if (strcmp(optarg, "gab") == 0)
-                o->format = FORMAT_GAB;
-            else if (strcmp(optarg, "gab-bigger") == 0)
-                o->format = FORMAT_GAB_BIGGER;
-            else if (strcmp(optarg, "bmf") == 0)
-                o->format = FORMAT_BMF;
-            else
-                bad = "--format wants table, gbench, gab, gab-bigger or bmf";
-            break;
-        case O_GBENCH_AGG:
-            if (strcmp(optarg, "both") == 0)
-                o->gbench_aggregates = 0;
-            else if (strcmp(optarg, "only") == 0)
-                o->gbench_aggregates = 1;
-            else if (strcmp(optarg, "none") == 0)
-                o->gbench_aggregates = 2;
-            else
-                bad = "--gbench-aggregates wants both, only or none";
-            break;
-        case 'h':
-        case O_HELP:
+        if (c == 'h' || c == O_HELP) {
             usage(stdout, argv[0]);
             return 1;
-        default: { /* h2load's shape: the one line, a suggestion, where the options are */
-            bool needs_value;
-            const char *near = h2b_cli_suggest(argv[optind - 1], longopts, &needs_value);
-            if (needs_value)
-                fprintf(stderr, "%s: option '--%s' needs a value\n", argv[0], near);
-            else
-                fprintf(stderr, "%s: unknown option '%s'\n", argv[0], argv[optind - 1]);
-            if (near && !needs_value)
-                fprintf(stderr, "Did you mean --%s?\n", near);
-            fprintf(stderr, "Run '%s --help' for the options.\n", argv[0]);
-            return H2B_ERR_INVAL;
         }
-        }
+        if (c < O_LIST || c > O_HELP)
+            return bad_option(argv[0], argv[optind - 1]);
+        const char *bad = micro_option(o, &ov, c, optarg);
         if (bad) {
             fprintf(stderr, "%s: %s, got '%s'\n\n", argv[0], bad, optarg);
             usage(stderr, argv[0]);
@@ -266,10 +283,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         usage(stderr, argv[0]);
         return H2B_ERR_INVAL;
     }
-    o->cfg.forks = forks != UINT64_MAX ? (unsigned)forks : p->forks;
-    o->cfg.warmup_ns = warmup != UINT64_MAX ? warmup : p->warmup_ns;
-    o->cfg.time_ns = time != UINT64_MAX ? time : p->time_ns;
-    o->cfg.epochs = epochs != UINT64_MAX ? (unsigned)epochs : p->epochs;
+    o->cfg.forks = ov.forks != UINT64_MAX ? (unsigned)ov.forks : p->forks;
+    o->cfg.warmup_ns = ov.warmup != UINT64_MAX ? ov.warmup : p->warmup_ns;
+    o->cfg.time_ns = ov.time != UINT64_MAX ? ov.time : p->time_ns;
+    o->cfg.epochs = ov.epochs != UINT64_MAX ? (unsigned)ov.epochs : p->epochs;
     return H2B_OK;
 }
 
@@ -313,6 +330,162 @@ static int print_json(json_t *doc)
     return H2B_OK;
 }
 
+/* The benchmarks --filter selects (all without it) into run[]; their count, or -1 for a
+ * --filter that is not a regular expression (said on stderr). */
+static long micro_select(const struct options *o, const char *prog,
+                         const struct h2b_micro_instance **run)
+{
+    regex_t re;
+    if (o->filter && regcomp(&re, o->filter, REG_EXTENDED | REG_NOSUB) != 0) {
+        fprintf(stderr, "%s: --filter: invalid regular expression '%s'\n", prog, o->filter);
+        return -1;
+    }
+    size_t total = h2b__micro_instance_count(), selected = 0;
+    for (size_t i = 0; i < total; i++) {
+        const struct h2b_micro_instance *in = h2b__micro_instance(i);
+        if (!o->filter || regexec(&re, in->name, 0, NULL, 0) == 0)
+            run[selected++] = in;
+    }
+    if (o->filter)
+        regfree(&re);
+    return (long)selected;
+}
+
+/* What can be checked before any benchmark runs, so a mistyped path or name wastes no run.
+ * Returns 0 to go on, or the exit code. */
+static int micro_preflight(struct options *o, const char *prog,
+                           const struct h2b_micro_instance **run, size_t selected)
+{
+    if (o->json) {
+        struct h2b_diag d = {0};
+        if (h2b_fs_output_check(o->json, H2B_FS_OUT_FILE, &d) != H2B_OK) {
+            fprintf(stderr, "%s: --json %s: %s\n", prog, o->json, d.message);
+            return 2;
+        }
+    }
+    static char perf_dir[4096];
+    if (o->cfg.perf_record) {
+        bool found = false;
+        for (size_t i = 0; i < selected; i++)
+            found = found || strcmp(run[i]->name, o->cfg.perf_record) == 0;
+        if (!found) {
+            fprintf(stderr, "%s: --perf-record: no benchmark named '%s'%s\n", prog,
+                    o->cfg.perf_record, o->filter ? " among those --filter selects" : "");
+            return 2;
+        }
+        if (!o->cfg.perf_dir) {
+            const char *slash = o->json ? strrchr(o->json, '/') : NULL;
+            snprintf(perf_dir, sizeof perf_dir, "%.*s", slash ? (int)(slash - o->json) : 1,
+                     slash ? o->json : ".");
+            o->cfg.perf_dir = perf_dir;
+        }
+    }
+    if (selected == 0) {
+        fprintf(stderr, "%s: no benchmark matches%s%s\n", prog, o->filter ? " " : "",
+                o->filter ? o->filter : "");
+        return 2;
+    }
+#ifdef H2B_SANITIZED
+    if (o->cfg.callgrind) {
+        fprintf(stderr, "%s: --callgrind cannot run a sanitizer build under valgrind\n", prog);
+        return 3;
+    }
+#endif
+    if (o->cfg.cpu >= 0 && h2b_cpu_pin_self_to(o->cfg.cpu) != H2B_OK) {
+        fprintf(stderr, "%s: --cpu %d: cannot pin: %s\n", prog, o->cfg.cpu, strerror(errno));
+        return 3;
+    }
+    return 0;
+}
+
+/* The run's header lines: what runs, how, and why instructions/op may be missing. */
+static void micro_header(FILE *table, const struct options *o, size_t selected)
+{
+    char perf_reason[H2B_MICRO_REASON_MAX] = "";
+    bool perf = h2b_env_perf_counters(perf_reason, sizeof perf_reason);
+    fprintf(table,
+            "# %zu benchmark%s, %u fork%s, warm-up %.0f ms, %.0f ms per pass, %u epoch%s%s\n",
+            selected, selected == 1 ? "" : "s", o->cfg.forks, o->cfg.forks == 1 ? "" : "s",
+            (double)o->cfg.warmup_ns / 1e6, (double)o->cfg.time_ns / 1e6, o->cfg.epochs,
+            o->cfg.epochs == 1 ? "" : "s", o->cfg.callgrind ? ", callgrind" : "");
+    if (!perf && !o->cfg.callgrind)
+        fprintf(table, "# instructions/op: %s\n", perf_reason);
+    h2b__micro_print_table_header(table);
+    fflush(table);
+}
+
+/* Measures one benchmark into r (forks, then callgrind and perf when asked) and prints its row.
+ * False: it failed (r->error says why). */
+static bool micro_measure(const struct options *o, const struct h2b_micro_instance *in,
+                          struct h2b_micro_result *r, FILE *table)
+{
+    r->inst = in;
+    r->forks = o->cfg.forks ? o->cfg.forks : 1;
+    int rc = h2b__micro_run_forks(in, &o->cfg, r->fork);
+    if (rc == H2B_OK)
+        rc = h2b__micro_result_merge(r);
+    if (rc != H2B_OK && !r->error[0])
+        snprintf(r->error, sizeof r->error, "measurement failed: %s", h2b_strerror(rc));
+    if (!r->error[0] && o->cfg.callgrind) {
+        struct h2b_micro_maybe ins = {0};
+        if (h2b__micro_run_callgrind(in, &o->cfg, &ins) == H2B_OK) {
+            r->instructions_per_op = ins;
+            r->instructions_source = "callgrind";
+        } else {
+            snprintf(r->error, sizeof r->error, "%s", ins.reason);
+        }
+    }
+    if (!r->error[0] && o->cfg.perf_record && strcmp(in->name, o->cfg.perf_record) == 0 &&
+        h2b__micro_run_perf(in, &o->cfg, r) != H2B_OK)
+        fprintf(table, "# %s: no profile: %s\n", in->name, r->profile_reason);
+    h2b__micro_print_table_row(table, r);
+    fflush(table);
+    return !r->error[0];
+}
+
+/* The median timer overhead over the benchmarks that measured, as the table's last line. */
+static void micro_overhead_line(FILE *table, const struct h2b_micro_result *results, size_t n)
+{
+    double ov[H2B_MICRO_MAX_INSTANCES];
+    size_t no = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!results[i].error[0])
+            ov[no++] = (double)results[i].timer_overhead_ns;
+    }
+    if (no)
+        fprintf(table, "# timer overhead: %.0f ns per sample (median over benchmarks)\n",
+                h2b_stats_median(ov, no));
+}
+
+/* The results file (--json) and the --format document on stdout. Returns 0 or 3. */
+static int micro_outputs(const struct options *o, const char *prog,
+                         const struct h2b_micro_result *results, size_t n)
+{
+    int exit_code = 0;
+    json_t *rdoc = NULL;
+    if ((o->json || o->format == FORMAT_GAB || o->format == FORMAT_GAB_BIGGER ||
+         o->format == FORMAT_BMF) &&
+        results_doc(results, n, &rdoc) != H2B_OK)
+        exit_code = 3;
+    if (o->json && (!rdoc || write_results(o->json, rdoc) != H2B_OK))
+        exit_code = 3;
+    if (o->format != FORMAT_TABLE) {
+        json_t *doc = NULL;
+        if (o->format == FORMAT_GBENCH)
+            doc = h2b__micro_gbench_json(results, n, prog, o->gbench_aggregates != 2,
+                                         o->gbench_aggregates != 1);
+        else if (rdoc && o->format == FORMAT_BMF)
+            h2b_export_bmf(rdoc, &doc);
+        else if (rdoc)
+            h2b_export_gab(rdoc, o->format == FORMAT_GAB_BIGGER, &doc);
+        if (print_json(doc) != H2B_OK)
+            exit_code = 3;
+        json_decref(doc);
+    }
+    json_decref(rdoc);
+    return exit_code;
+}
+
 int h2b_micro_main(int argc, char **argv)
 {
     const char *prog = argc > 0 ? argv[0] : "micro";
@@ -329,147 +502,35 @@ int h2b_micro_main(int argc, char **argv)
         return child_exit;
     h2b__micro_set_command_line(argc, argv);
 
-    regex_t re;
-    if (o.filter && regcomp(&re, o.filter, REG_EXTENDED | REG_NOSUB) != 0) {
-        fprintf(stderr, "%s: --filter: invalid regular expression '%s'\n", prog, o.filter);
-        return 2;
-    }
-    size_t total = h2b__micro_instance_count(), selected = 0;
     static const struct h2b_micro_instance *run[H2B_MICRO_MAX_INSTANCES];
-    for (size_t i = 0; i < total; i++) {
-        const struct h2b_micro_instance *in = h2b__micro_instance(i);
-        if (!o.filter || regexec(&re, in->name, 0, NULL, 0) == 0)
-            run[selected++] = in;
-    }
-    if (o.filter)
-        regfree(&re);
+    long nsel = micro_select(&o, prog, run);
+    if (nsel < 0)
+        return 2;
+    size_t selected = (size_t)nsel;
     if (o.list) {
         for (size_t i = 0; i < selected; i++)
             printf("%s\n", run[i]->name);
         return 0;
     }
-    if (o.json) { /* before any benchmark runs: a mistyped directory wastes no run */
-        struct h2b_diag d = {0};
-        if (h2b_fs_output_check(o.json, H2B_FS_OUT_FILE, &d) != H2B_OK) {
-            fprintf(stderr, "%s: --json %s: %s\n", prog, o.json, d.message);
-            return 2;
-        }
-    }
-    static char perf_dir[4096];
-    if (o.cfg.perf_record) {
-        bool found = false;
-        for (size_t i = 0; i < selected; i++)
-            found = found || strcmp(run[i]->name, o.cfg.perf_record) == 0;
-        if (!found) {
-            fprintf(stderr, "%s: --perf-record: no benchmark named '%s'%s\n", prog,
-                    o.cfg.perf_record, o.filter ? " among those --filter selects" : "");
-            return 2;
-        }
-        if (!o.cfg.perf_dir) {
-            const char *slash = o.json ? strrchr(o.json, '/') : NULL;
-            snprintf(perf_dir, sizeof perf_dir, "%.*s", slash ? (int)(slash - o.json) : 1,
-                     slash ? o.json : ".");
-            o.cfg.perf_dir = perf_dir;
-        }
-    }
-    if (selected == 0) {
-        fprintf(stderr, "%s: no benchmark matches%s%s\n", prog, o.filter ? " " : "",
-                o.filter ? o.filter : "");
-        return 2;
-    }
-#ifdef H2B_SANITIZED
-    if (o.cfg.callgrind) {
-        fprintf(stderr, "%s: --callgrind cannot run a sanitizer build under valgrind\n", prog);
-        return 3;
-    }
-#endif
-    if (o.cfg.cpu >= 0 && h2b_cpu_pin_self_to(o.cfg.cpu) != H2B_OK) {
-        fprintf(stderr, "%s: --cpu %d: cannot pin: %s\n", prog, o.cfg.cpu, strerror(errno));
-        return 3;
-    }
-
-    char perf_reason[H2B_MICRO_REASON_MAX] = "";
-    bool perf = h2b_env_perf_counters(perf_reason, sizeof perf_reason);
+    int pre = micro_preflight(&o, prog, run, selected);
+    if (pre != 0)
+        return pre;
     FILE *table = o.format == FORMAT_TABLE ? stdout : stderr;
-    fprintf(table,
-            "# %zu benchmark%s, %u fork%s, warm-up %.0f ms, %.0f ms per pass, %u epoch%s%s\n",
-            selected, selected == 1 ? "" : "s", o.cfg.forks, o.cfg.forks == 1 ? "" : "s",
-            (double)o.cfg.warmup_ns / 1e6, (double)o.cfg.time_ns / 1e6, o.cfg.epochs,
-            o.cfg.epochs == 1 ? "" : "s", o.cfg.callgrind ? ", callgrind" : "");
-    if (!perf && !o.cfg.callgrind)
-        fprintf(table, "# instructions/op: %s\n", perf_reason);
-    h2b__micro_print_table_header(table);
-    fflush(table);
-
+    micro_header(table, &o, selected);
     struct h2b_micro_result *results = calloc(selected, sizeof *results);
     if (!results) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return 3;
     }
     int exit_code = 0;
-    size_t done = 0;
-    for (size_t i = 0; i < selected; i++, done++) {
-        struct h2b_micro_result *r = &results[i];
-        r->inst = run[i];
-        r->forks = o.cfg.forks ? o.cfg.forks : 1;
-        rc = h2b__micro_run_forks(run[i], &o.cfg, r->fork);
-        if (rc == H2B_OK)
-            rc = h2b__micro_result_merge(r);
-        if (rc != H2B_OK && !r->error[0])
-            snprintf(r->error, sizeof r->error, "measurement failed: %s", h2b_strerror(rc));
-        if (!r->error[0] && o.cfg.callgrind) {
-            struct h2b_micro_maybe ins = {0};
-            if (h2b__micro_run_callgrind(run[i], &o.cfg, &ins) == H2B_OK) {
-                r->instructions_per_op = ins;
-                r->instructions_source = "callgrind";
-            } else {
-                snprintf(r->error, sizeof r->error, "%s", ins.reason);
-            }
-        }
-        if (!r->error[0] && o.cfg.perf_record && strcmp(run[i]->name, o.cfg.perf_record) == 0 &&
-            h2b__micro_run_perf(run[i], &o.cfg, r) != H2B_OK)
-            fprintf(table, "# %s: no profile: %s\n", run[i]->name, r->profile_reason);
-        if (r->error[0])
+    for (size_t i = 0; i < selected; i++) {
+        if (!micro_measure(&o, run[i], &results[i], table))
             exit_code = 3;
-        h2b__micro_print_table_row(table, r);
-        fflush(table);
     }
-    uint64_t overhead[H2B_MICRO_MAX_INSTANCES];
-    size_t no = 0;
-    for (size_t i = 0; i < done; i++) {
-        if (!results[i].error[0])
-            overhead[no++] = results[i].timer_overhead_ns;
-    }
-    if (no) {
-        double ov[H2B_MICRO_MAX_INSTANCES];
-        for (size_t i = 0; i < no; i++)
-            ov[i] = (double)overhead[i];
-        fprintf(table, "# timer overhead: %.0f ns per sample (median over benchmarks)\n",
-                (no ? h2b_stats_median(ov, no) : 0));
-    }
-
-    json_t *rdoc = NULL;
-    if ((o.json || o.format == FORMAT_GAB || o.format == FORMAT_GAB_BIGGER ||
-         o.format == FORMAT_BMF) &&
-        results_doc(results, done, &rdoc) != H2B_OK)
+    micro_overhead_line(table, results, selected);
+    if (micro_outputs(&o, prog, results, selected) != 0)
         exit_code = 3;
-    if (o.json && (!rdoc || write_results(o.json, rdoc) != H2B_OK))
-        exit_code = 3;
-    if (o.format != FORMAT_TABLE) {
-        json_t *doc = NULL;
-        if (o.format == FORMAT_GBENCH)
-            doc = h2b__micro_gbench_json(results, done, prog, o.gbench_aggregates != 2,
-                                         o.gbench_aggregates != 1);
-        else if (rdoc && o.format == FORMAT_BMF)
-            h2b_export_bmf(rdoc, &doc);
-        else if (rdoc)
-            h2b_export_gab(rdoc, o.format == FORMAT_GAB_BIGGER, &doc);
-        if (print_json(doc) != H2B_OK)
-            exit_code = 3;
-        json_decref(doc);
-    }
-    json_decref(rdoc);
-    for (size_t i = 0; i < done; i++)
+    for (size_t i = 0; i < selected; i++)
         h2b__micro_result_free(&results[i]);
     free(results);
     return exit_code;
