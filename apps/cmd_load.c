@@ -6,6 +6,9 @@
  * failed: the server died) is a failed measurement too: a warning on stderr, exit 3, and
  * "ended_early" in --json. h2load ends such a run silently with exit 0; a rate over a shorter
  * span than asked for is not the measurement the user asked for.
+ *
+ * The shape of every command: load_join (the MPI job, if any) and load_parse(argv) -> struct
+ * load_cmd, load_run(it) -> the exit code (load_print, load_write_files, load_verdict).
  */
 #include "commands.h"
 #include "core/error.h"
@@ -177,240 +180,293 @@ static int find_max(struct h2b_load_config *cfg)
     return code;
 }
 
-int h2b_cmd_load(int argc, char **argv)
-{
+/* One `h2bench load`: the options, the MPI job (inactive on one host), and the job's totals. */
+struct load_cmd {
     struct h2b_load_config cfg;
-    struct h2b_diag err = {0};
-    int code = H2B_EXIT_OK;
-    bool want_mpi = false;
-    const char *rank_json = NULL;
+    struct h2b_load_config total; /* the job's totals (shallow: only numbers are read) */
     struct h2b_load_mpi_job job;
-    memset(&job, 0, sizeof(job));
-    h2b_load_config_init(&cfg);
-    if (!take_mpi_flags(&argc, argv, &want_mpi, &rank_json)) {
+    const char *rank_json;
+    char split[512];
+    bool root, progress;
+};
+
+/* Joins an MPI job when asked for or started by mpirun. Returns -1 to go on, or the exit code. */
+static int load_join(struct load_cmd *lc, int *argc, char ***argv)
+{
+    struct h2b_diag err = {0};
+    bool want_mpi = false;
+    if (!take_mpi_flags(argc, *argv, &want_mpi, &lc->rank_json)) {
         fprintf(stderr, "h2bench load: --mpi-rank-json needs a path prefix\n");
-        code = H2B_EXIT_USAGE;
-        goto out;
+        return H2B_EXIT_USAGE;
     }
-    if (want_mpi || h2b_load_mpi_detected()) {
-        if (!h2b_load_mpi_built()) {
-            fprintf(stderr,
-                    "h2bench load: %s: this h2bench was built without MPI "
-                    "(-DH2B_MPI=OFF)\n",
-                    want_mpi ? "--mpi is unavailable"
-                             : "started by mpirun, but MPI is unavailable");
-            code = H2B_EXIT_USAGE;
-            goto out;
-        }
-        if (h2b_load_mpi_init(&job, &argc, &argv, &err) != H2B_OK) {
-            print_diag("", &err);
-            code = H2B_EXIT_RUNTIME;
-            goto out;
-        }
+    if (!want_mpi && !h2b_load_mpi_detected())
+        return -1;
+    if (!h2b_load_mpi_built()) {
+        fprintf(stderr,
+                "h2bench load: %s: this h2bench was built without MPI "
+                "(-DH2B_MPI=OFF)\n",
+                want_mpi ? "--mpi is unavailable" : "started by mpirun, but MPI is unavailable");
+        return H2B_EXIT_USAGE;
     }
-    bool root = !job.active || job.rank == 0;
-    int rv = h2b_load_config_parse(&cfg, argc, argv, &err);
-    cfg.trace = stderr; /* -v's frame lines */
-    if (rv == H2B_OK && cfg.help) {
-        if (root) {
+    if (h2b_load_mpi_init(&lc->job, argc, argv, &err) != H2B_OK) {
+        print_diag("", &err);
+        return H2B_EXIT_RUNTIME;
+    }
+    return -1;
+}
+
+/* Parses argv into lc (after load_join) and checks everything that can be checked before the
+ * run. Returns -1 to go on, or the exit code (--help, --version, bad input). */
+static int load_parse(struct load_cmd *lc, int argc, char **argv)
+{
+    struct h2b_load_config *cfg = &lc->cfg;
+    struct h2b_load_mpi_job *job = &lc->job;
+    struct h2b_diag err = {0};
+    lc->root = !job->active || job->rank == 0;
+    int rv = h2b_load_config_parse(cfg, argc, argv, &err);
+    cfg->trace = stderr; /* -v's frame lines */
+    if (rv == H2B_OK && cfg->help) {
+        if (lc->root) {
             h2b_load_usage(stdout);
             fputs(mpi_usage, stdout);
         }
-        goto out;
+        return H2B_EXIT_OK;
     }
-    if (rv == H2B_OK && cfg.version) {
+    if (rv == H2B_OK && cfg->version) {
         /* h2load prints "h2load nghttp2/1.52.0" */
         printf("h2bench load %s (%s) nghttp2/%s %s\n", h2b_version(), h2b_version_git_commit(),
                nghttp2_version(0)->version_str, OpenSSL_version(OPENSSL_VERSION));
-        goto out;
+        return H2B_EXIT_OK;
     }
     if (rv != H2B_OK) {
-        if (root) {
+        if (lc->root) {
             print_diag("", &err);
             fputs("Run 'h2bench load --help' for the options.\n", stderr);
         }
-        code = h2b_exit_code(rv);
-        goto out;
+        return h2b_exit_code(rv);
     }
     /* the output files checked before the run (a mistyped directory wastes no load), on every
      * rank of an MPI job so that all of them stop; the root says why */
     const struct {
         const char *flag, *path;
-    } outs[] = {{"--json", cfg.json_path},
-                {"--interval-json", cfg.interval_json_path},
-                {"--hdr-log", cfg.hdr_log_path}};
+    } outs[] = {{"--json", cfg->json_path},
+                {"--interval-json", cfg->interval_json_path},
+                {"--hdr-log", cfg->hdr_log_path}};
     for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
         struct h2b_diag out_d = {0};
-        if (root ? h2b_cmd_check_output("load", outs[i].flag, outs[i].path, H2B_FS_OUT_FILE) != 0
-                 : outs[i].path && h2b_fs_output_check(outs[i].path, H2B_FS_OUT_FILE, &out_d)) {
-            code = H2B_EXIT_USAGE;
-            goto out;
-        }
+        if (lc->root
+                ? h2b_cmd_check_output("load", outs[i].flag, outs[i].path, H2B_FS_OUT_FILE) != 0
+                : outs[i].path && h2b_fs_output_check(outs[i].path, H2B_FS_OUT_FILE, &out_d))
+            return H2B_EXIT_USAGE;
     }
-    if (rank_json && !job.active) {
+    if (lc->rank_json && !job->active) {
         fprintf(stderr, "h2bench load: --mpi-rank-json needs --mpi (or mpirun)\n");
-        code = H2B_EXIT_USAGE;
-        goto out;
+        return H2B_EXIT_USAGE;
     }
-    char split[512] = "";
-    struct h2b_load_config total = cfg; /* the job's totals (shallow: only numbers are read) */
-    if (job.active) {
-        h2b_load_mpi_split_text(&job, &total, split, sizeof(split));
-        if (h2b_load_mpi_split(&job, &cfg, &err) != H2B_OK) {
-            if (root)
+    lc->total = *cfg;
+    if (job->active) {
+        h2b_load_mpi_split_text(job, &lc->total, lc->split, sizeof(lc->split));
+        if (h2b_load_mpi_split(job, cfg, &err) != H2B_OK) {
+            if (lc->root)
                 print_diag("", &err);
-            code = H2B_EXIT_USAGE;
-            goto out;
+            return H2B_EXIT_USAGE;
         }
     }
-    bool progress = cfg.progress == H2B_LOAD_PROGRESS_ON ||
-                    (cfg.progress == H2B_LOAD_PROGRESS_AUTO && isatty(STDERR_FILENO));
+    lc->progress = cfg->progress == H2B_LOAD_PROGRESS_ON ||
+                   (cfg->progress == H2B_LOAD_PROGRESS_AUTO && isatty(STDERR_FILENO));
+    /* Under MPI the ranks exchange their intervals once, after the run (no MPI call near the
+     * request loop), so rank 0 judges windows only then: nothing can stop the job live. */
+    if (job->active && (cfg->find_max || (cfg->slo && cfg->slo->abort))) {
+        if (lc->root)
+            fprintf(stderr,
+                    "h2bench load: %s is not available under MPI: the ranks merge their intervals "
+                    "after the run, so %s\n",
+                    cfg->find_max ? "--find-max" : "--slo-abort",
+                    cfg->find_max ? "no rank can learn a step's verdict before the next step; run "
+                                    "--find-max on one host"
+                                  : "no window is judged while the job runs; --slo and "
+                                    "--slo-window judge the merged windows at the end");
+        return H2B_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The job's figures in place of rank 0's share, and the SLO judged on them. */
+static void load_job_totals(struct load_cmd *lc, struct h2b_load_result *res)
+{
+    struct h2b_load_config *cfg = &lc->cfg;
+    if (lc->job.active) { /* report the job, not rank 0's share */
+        cfg->connections = lc->total.connections;
+        cfg->requests = lc->total.requests;
+        cfg->rate = lc->total.rate;
+        cfg->seed = lc->total.seed;
+        cfg->job_workers = cfg->job_worker_base = 0; /* a shape's offered requests: the job's */
+        cfg->threads = 0;
+        for (int i = 0; i < lc->job.size; i++)
+            cfg->threads += lc->job.ranks[i].threads;
+    }
+    if (cfg->slo && lc->job.active) /* the job's windows, from the ranks' merged intervals */
+        h2b_slo_replay(cfg->slo, res->intervals, res->nintervals);
+    if (cfg->slo) {
+        struct h2b_slo_span run;
+        h2b_slo_run_span(&run, cfg, res);
+        h2b_slo_finish(cfg->slo, &run);
+    }
+}
+
+/* h2load's text, then the SLO, MPI and spectrum blocks, on stdout. */
+static void load_print(const struct load_cmd *lc, const struct h2b_load_result *res)
+{
+    const struct h2b_load_config *cfg = &lc->cfg;
+    if (lc->job.active && res->alpn[0]) /* the ranks' workers print no info lines */
+        printf("Application protocol: %s\n", res->alpn);
+    h2b_load_report_text(stdout, cfg, res);
+    if (cfg->slo)
+        h2b_slo_report_text(stdout, cfg->slo);
+    if (lc->job.active)
+        h2b_load_mpi_text(stdout, &lc->job);
+    if (cfg->latency_spectrum) {
+        printf("\n");
+        h2b_load_spectrum(stdout, res->s.latency,
+                          cfg->rate > 0 || cfg->rps > 0 || cfg->nscript
+                              ? "latency from intended send time"
+                              : "latency from submission");
+    }
+    fflush(stdout);
+}
+
+/* --hdr-log, --interval-json and --json. False: one could not be written (said on stderr). */
+static bool load_write_files(struct load_cmd *lc, struct h2b_load_result *res)
+{
+    const struct h2b_load_config *cfg = &lc->cfg;
+    if ((cfg->hdr_log_path && !write_text(cfg->hdr_log_path, h2b_load_hdr_log, res)) ||
+        (cfg->interval_json_path &&
+         !write_text(cfg->interval_json_path, h2b_load_intervals_ndjson, res)))
+        return false;
+    if (!cfg->json_path)
+        return true;
+    json_t *doc = NULL;
+    struct h2b_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    int rv = h2b_load_report_json(cfg, res, &doc);
+    if (rv == H2B_OK && lc->job.active)
+        rv = h2b_load_mpi_json(&lc->job, doc);
+    if (rv == H2B_OK)
+        rv = h2b_json_write_atomic(cfg->json_path, doc, &diag);
+    else
+        snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
+    json_decref(doc);
+    if (rv != H2B_OK) {
+        fprintf(stderr, "h2bench load: cannot write %s: ", cfg->json_path);
+        h2b_diag_print(&diag, stderr);
+        return false;
+    }
+    return true;
+}
+
+/* The run's exit code, with the reason on stderr: failed ranks, no connection, an SLO breach,
+ * an interrupted or short run, --fail-on-error. */
+static int load_verdict(const struct load_cmd *lc, const struct h2b_load_result *res)
+{
+    const struct h2b_load_config *cfg = &lc->cfg;
+    if (res->ended_early && res->s.conns_ok > 0) /* none: said below */
+        fprintf(
+            stderr, "h2bench load: warning: run ended after %.2f s of the %.2f s asked for: %s\n",
+            (double)res->measure_ns / 1e9, (double)cfg->duration_ns / 1e9, res->ended_early_reason);
+    if (lc->job.active && lc->job.failed_ranks > 0) {
+        fprintf(stderr, "h2bench load: %u of %d ranks failed (see the per-rank lines)\n",
+                lc->job.failed_ranks, lc->job.size);
+        return H2B_EXIT_RUNTIME;
+    }
+    if (res->s.conns_ok == 0) {
+        fprintf(stderr, "h2bench load: no connection to %s could be made%s%s\n",
+                cfg->uris[0].authority, res->s.conn_errno ? ": " : "",
+                res->s.conn_errno ? strerror(res->s.conn_errno) : "");
+        return H2B_EXIT_RUNTIME;
+    }
+    if (cfg->slo && cfg->slo->rc != H2B_OK) {
+        fprintf(stderr, "h2bench load: --slo: %s\n", h2b_strerror(cfg->slo->rc));
+        return H2B_EXIT_RUNTIME;
+    }
+    if (cfg->slo && (cfg->slo->failed || cfg->slo->run_not_evaluable)) {
+        char why[256];
+        h2b_slo_first_breach(cfg->slo, why, sizeof(why));
+        fprintf(stderr, "h2bench load: %s\n", why);
+        return H2B_EXIT_FAIL;
+    }
+    if (res->interrupted || res->ended_early)
+        return H2B_EXIT_RUNTIME;
+    if (cfg->fail_on_error && res->s.failed > 0) {
+        fprintf(stderr, "h2bench load: %llu of %llu requests failed (--fail-on-error)\n",
+                (unsigned long long)res->s.failed,
+                (unsigned long long)(res->s.done + res->s.errored));
+        return H2B_EXIT_FAIL;
+    }
+    return H2B_EXIT_OK;
+}
+
+/* Runs the load (one host, or this rank's share of the job) and reports it. Returns the exit
+ * code. */
+static int load_run(struct load_cmd *lc)
+{
+    struct h2b_load_config *cfg = &lc->cfg;
+    struct h2b_diag err = {0};
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-
-    /* Under MPI the ranks exchange their intervals once, after the run (no MPI call near the
-     * request loop), so rank 0 judges windows only then: nothing can stop the job live. */
-    if (job.active && (cfg.find_max || (cfg.slo && cfg.slo->abort))) {
-        if (root)
-            fprintf(stderr,
-                    "h2bench load: %s is not available under MPI: the ranks merge their intervals "
-                    "after the run, so %s\n",
-                    cfg.find_max ? "--find-max" : "--slo-abort",
-                    cfg.find_max ? "no rank can learn a step's verdict before the next step; run "
-                                   "--find-max on one host"
-                                 : "no window is judged while the job runs; --slo and "
-                                   "--slo-window judge the merged windows at the end");
-        code = H2B_EXIT_USAGE;
-        goto out;
-    }
-    if (cfg.find_max) {
-        code = find_max(&cfg);
-        goto out;
-    }
-    if (cfg.slo && cfg.slo->window_ns && !job.active) {
-        cfg.on_interval = h2b_slo_on_interval;
-        cfg.on_interval_ctx = cfg.slo;
+    if (cfg->find_max)
+        return find_max(cfg);
+    if (cfg->slo && cfg->slo->window_ns && !lc->job.active) {
+        cfg->on_interval = h2b_slo_on_interval;
+        cfg->on_interval_ctx = cfg->slo;
     }
     struct h2b_load_result res;
-    if (root) {
+    if (lc->root) {
         printf("starting benchmark...\n");
-        if (split[0])
-            printf("%s\n", split);
+        if (lc->split[0])
+            printf("%s\n", lc->split);
         fflush(stdout);
     }
-    if (job.active) {
-        rv = h2b_load_mpi_run(&job, &cfg, progress ? stderr : NULL, rank_json, &res, &err);
-        if (!root) {
+    FILE *progress = lc->progress ? stderr : NULL;
+    int rv;
+    if (lc->job.active) {
+        rv = h2b_load_mpi_run(&lc->job, cfg, progress, lc->rank_json, &res, &err);
+        if (!lc->root) {
             /* Rank 0 speaks for the job; this rank's failure is in its breakdown. */
             if (rv == H2B_OK)
                 h2b_load_result_free(&res);
-            code = rv == H2B_OK ? H2B_EXIT_OK : H2B_EXIT_RUNTIME;
-            goto out;
+            return rv == H2B_OK ? H2B_EXIT_OK : H2B_EXIT_RUNTIME;
         }
     } else {
-        rv = h2b_load_run(&cfg, progress ? stderr : NULL, stdout, &res, &err);
+        rv = h2b_load_run(cfg, progress, stdout, &res, &err);
     }
-    if (rv != H2B_OK && !(job.active && res.s.latency)) {
+    if (rv != H2B_OK && !(lc->job.active && res.s.latency)) {
         print_diag("", &err);
-        code = H2B_EXIT_RUNTIME;
-        goto out;
+        return H2B_EXIT_RUNTIME;
     }
     if (rv != H2B_OK) /* rank 0's own run failed, the others' merged results still stand */
         print_diag("rank 0: ", &err);
-    if (job.active) { /* report the job, not rank 0's share */
-        cfg.connections = total.connections;
-        cfg.requests = total.requests;
-        cfg.rate = total.rate;
-        cfg.seed = total.seed;
-        cfg.job_workers = cfg.job_worker_base = 0; /* a shape's offered requests: the job's */
-        cfg.threads = 0;
-        for (int i = 0; i < job.size; i++)
-            cfg.threads += job.ranks[i].threads;
-    }
-    if (cfg.slo && job.active) /* the job's windows, from the ranks' merged intervals */
-        h2b_slo_replay(cfg.slo, res.intervals, res.nintervals);
-    if (cfg.slo) {
-        struct h2b_slo_span run;
-        h2b_slo_run_span(&run, &cfg, &res);
-        h2b_slo_finish(cfg.slo, &run);
-    }
-    if (job.active && res.alpn[0]) /* the ranks' workers print no info lines */
-        printf("Application protocol: %s\n", res.alpn);
-    h2b_load_report_text(stdout, &cfg, &res);
-    if (cfg.slo)
-        h2b_slo_report_text(stdout, cfg.slo);
-    if (job.active)
-        h2b_load_mpi_text(stdout, &job);
-    if (cfg.latency_spectrum) {
-        printf("\n");
-        h2b_load_spectrum(stdout, res.s.latency,
-                          cfg.rate > 0 || cfg.rps > 0 || cfg.nscript
-                              ? "latency from intended send time"
-                              : "latency from submission");
-    }
-    fflush(stdout);
-    if ((cfg.hdr_log_path && !write_text(cfg.hdr_log_path, h2b_load_hdr_log, &res)) ||
-        (cfg.interval_json_path &&
-         !write_text(cfg.interval_json_path, h2b_load_intervals_ndjson, &res))) {
-        h2b_load_result_free(&res);
-        code = H2B_EXIT_RUNTIME;
-        goto out;
-    }
-    if (cfg.json_path) {
-        json_t *doc = NULL;
-        struct h2b_diag diag;
-        memset(&diag, 0, sizeof(diag));
-        rv = h2b_load_report_json(&cfg, &res, &doc);
-        if (rv == H2B_OK && job.active)
-            rv = h2b_load_mpi_json(&job, doc);
-        if (rv == H2B_OK)
-            rv = h2b_json_write_atomic(cfg.json_path, doc, &diag);
-        else
-            snprintf(diag.message, sizeof(diag.message), "%s", h2b_strerror(rv));
-        json_decref(doc);
-        if (rv != H2B_OK) {
-            fprintf(stderr, "h2bench load: cannot write %s: ", cfg.json_path);
-            h2b_diag_print(&diag, stderr);
-            h2b_load_result_free(&res);
-            code = H2B_EXIT_RUNTIME;
-            goto out;
-        }
-    }
-    if (res.ended_early && res.s.conns_ok > 0) /* none: said below */
-        fprintf(
-            stderr, "h2bench load: warning: run ended after %.2f s of the %.2f s asked for: %s\n",
-            (double)res.measure_ns / 1e9, (double)cfg.duration_ns / 1e9, res.ended_early_reason);
-    if (job.active && job.failed_ranks > 0) {
-        fprintf(stderr, "h2bench load: %u of %d ranks failed (see the per-rank lines)\n",
-                job.failed_ranks, job.size);
-        code = H2B_EXIT_RUNTIME;
-    } else if (res.s.conns_ok == 0) {
-        fprintf(stderr, "h2bench load: no connection to %s could be made%s%s\n",
-                cfg.uris[0].authority, res.s.conn_errno ? ": " : "",
-                res.s.conn_errno ? strerror(res.s.conn_errno) : "");
-        code = H2B_EXIT_RUNTIME;
-    } else if (cfg.slo && cfg.slo->rc != H2B_OK) {
-        fprintf(stderr, "h2bench load: --slo: %s\n", h2b_strerror(cfg.slo->rc));
-        code = H2B_EXIT_RUNTIME;
-    } else if (cfg.slo && (cfg.slo->failed || cfg.slo->run_not_evaluable)) {
-        char why[256];
-        h2b_slo_first_breach(cfg.slo, why, sizeof(why));
-        fprintf(stderr, "h2bench load: %s\n", why);
-        code = H2B_EXIT_FAIL;
-    } else if (res.interrupted || res.ended_early) {
-        code = H2B_EXIT_RUNTIME;
-    } else if (cfg.fail_on_error && res.s.failed > 0) {
-        fprintf(stderr, "h2bench load: %llu of %llu requests failed (--fail-on-error)\n",
-                (unsigned long long)res.s.failed, (unsigned long long)(res.s.done + res.s.errored));
-        code = H2B_EXIT_FAIL;
-    }
+    load_job_totals(lc, &res);
+    load_print(lc, &res);
+    int code = load_write_files(lc, &res) ? load_verdict(lc, &res) : H2B_EXIT_RUNTIME;
     h2b_load_result_free(&res);
-out:
-    h2b_load_mpi_finish(&job);
-    h2b_load_config_free(&cfg);
+    return code;
+}
+
+int h2b_cmd_load(int argc, char **argv)
+{
+    struct load_cmd lc;
+    memset(&lc, 0, sizeof(lc));
+    h2b_load_config_init(&lc.cfg);
+    int code = load_join(&lc, &argc, &argv);
+    if (code < 0)
+        code = load_parse(&lc, argc, argv);
+    if (code < 0)
+        code = load_run(&lc);
+    h2b_load_mpi_finish(&lc.job);
+    h2b_load_config_free(&lc.cfg);
     return code;
 }
