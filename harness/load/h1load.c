@@ -18,16 +18,16 @@
  * HTTP/1.0 one without keep-alive) ends the connection after it; the connection reconnects
  * while it still owes requests, as h2load does. Bytes the server sends with no request in
  * flight, a malformed head or a body shorter than its length are protocol errors.
- * Latency, service, TTFB and connect/TLS histograms as in worker.c: t_sent is when the last
+ * Latency, service, TTFB and connect/TLS histograms as in h2load.c: t_sent is when the last
  * request byte went to the socket; TTFB is to the first response byte.
  *
- * Failure policy (as worker.c): a connection that dies errors its request in flight; it
+ * Failure policy (as h2load.c): a connection that dies errors its request in flight; it
  * reconnects if it got responses since its last connect, otherwise in -n mode its remaining
  * requests count as errored (not sent). --timeout closes the connection (HTTP/1.1 cannot
  * cancel one request otherwise) and counts the request as timed out.
  * Rejected: pipelining (-m > 1 is not honoured: effective streams per connection is 1; the
  * issue makes it optional and off by default, and no shipped scenario wants it); reusing
- * worker.c's connection struct (its states and buffers are nghttp2's).
+ * h2load.c's connection struct (its states and buffers are nghttp2's).
  */
 #include "load/h1load.h"
 
@@ -445,7 +445,12 @@ static void on_event(struct h1c *c, uint32_t ev)
     }
 }
 
-/* ---- the loop ---- */
+/* ---- the engine's hooks (worker.h) ---- */
+
+static void start(struct h2b__load_worker *w, uint32_t i)
+{
+    conn_start(&((struct h1w *)w->es)->conns[i]);
+}
 
 static void on_event_any(void *c, uint32_t ev)
 {
@@ -454,14 +459,14 @@ static void on_event_any(void *c, uint32_t ev)
 
 static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
 {
-    const struct h1w *hw = w->h1;
+    const struct h1w *hw = w->es;
     return h2b__load_phase_of(hw->conns[i].state, S_READY);
 }
 
 static void check_timeouts(struct h2b__load_worker *w)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
-    struct h1w *hw = w->h1;
+    struct h1w *hw = w->es;
     uint64_t now = w->now;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h1c *c = &hw->conns[i];
@@ -481,56 +486,32 @@ static void check_timeouts(struct h2b__load_worker *w)
 
 static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
-    const struct h1w *hw = w->h1;
+    const struct h1w *hw = w->es;
     return hw->conns[i].state == S_READY && !hw->conns[i].req.busy;
 }
 
 static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
 {
-    struct h1w *hw = w->h1;
+    struct h1w *hw = w->es;
     submit(&hw->conns[i], t); /* taken even when the write fails (the close counts it) */
     return true;
 }
 
-static const struct h2b__load_rate rate_hooks = {conn_phase, rate_can_take, rate_submit};
-
-static uint64_t wait_ns(const struct h2b__load_worker *w)
+/* --total-rps: poll every millisecond while waiting for the connections to settle */
+static uint64_t deadline(const struct h2b__load_worker *w)
 {
-    /* --total-rps: poll every millisecond while waiting for the connections to settle */
     bool settling = w->sh->rate_mode && !w->sched_started;
-    return h2b__load_wait_ns(w, settling ? w->now + H2B_NS_PER_MS : UINT64_MAX);
+    return settling ? w->now + H2B_NS_PER_MS : UINT64_MAX;
 }
 
-static void end_of_run(struct h2b__load_worker *w)
+static const struct h2b__load_life *stop(struct h2b__load_worker *w, uint32_t i)
 {
-    struct h1w *hw = w->h1;
-    h2b__load_drain(w);
-    for (uint32_t i = 0; i < w->nconns; i++) {
-        struct h1c *c = &hw->conns[i];
-        if (c->state >= S_CONNECTING && c->state <= S_READY) {
-            c->life.budget = 0;
-            conn_close(c, false);
-        }
-        w->conn_rps[i] = h2b__load_conn_rps(w, &c->life);
+    struct h1c *c = &((struct h1w *)w->es)->conns[i];
+    if (c->state >= S_CONNECTING && c->state <= S_READY) {
+        c->life.budget = 0;
+        conn_close(c, false);
     }
-}
-
-void *h2b__h1_worker_main(void *arg)
-{
-    struct h2b__load_worker *w = arg;
-    struct h1w *hw = w->h1;
-    static const struct h2b__load_turn turn = {
-        .on_event = on_event_any, .rate = &rate_hooks, .timeouts = check_timeouts};
-    h2b__load_thread_start(w, "h1load");
-    for (uint32_t i = 0; i < w->nconns; i++)
-        conn_start(&hw->conns[i]);
-    while (!h2b__load_worker_done(w, conn_phase))
-        if (!h2b__load_turn(w, wait_ns(w), &turn))
-            break;
-    w->now = h2b_clock_now_ns();
-    end_of_run(w);
-    h2b__load_thread_end(w);
-    return NULL;
+    return &c->life;
 }
 
 /* ---- set-up ---- */
@@ -599,13 +580,13 @@ static bool sb_str(struct sbuf *b, const char *s)
     return sb_put(b, s, strlen(s));
 }
 
-/* Appends the request of URI u to b: the h2 header list (sh->nva) rendered as HTTP/1.1, then
+/* Appends the request of URI u to b: the h2 header list (sh->proto) rendered as HTTP/1.1, then
  * the body.
  * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_INVAL (a CR or LF in a name or value). */
 static int render(const struct h2b__load_shared *sh, size_t u, struct sbuf *b)
 {
-    const nghttp2_nv *nv = sh->nva[u];
-    size_t nn = sh->nvlen[u];
+    const nghttp2_nv *nv = sh->proto->nva[u];
+    size_t nn = sh->proto->nvlen[u];
     const nghttp2_nv *method = NULL, *path = NULL, *auth = NULL;
     for (size_t k = 0; k < nn; k++) {
         if (nv[k].namelen == 7 && memcmp(nv[k].name, ":method", 7) == 0)
@@ -636,7 +617,7 @@ static int render(const struct h2b__load_shared *sh, size_t u, struct sbuf *b)
     return ok ? H2B_OK : H2B_ERR_NOMEM;
 }
 
-int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
+static int engine_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
     struct h1w *hw = calloc(1, sizeof *hw + (size_t)w->nconns * sizeof hw->conns[0]);
@@ -644,7 +625,7 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         free(hw);
         return H2B_ERR_NOMEM;
     }
-    w->h1 = hw;
+    w->es = hw;
     for (uint32_t i = 0; i < w->nconns; i++) { /* first: h2b__h1_worker_free closes them */
         hw->conns[i] = (struct h1c){.w = w, .hw = hw, .fd = -1};
         h2b__load_life_init(&hw->conns[i].life, w, first_conn, i, requests);
@@ -669,9 +650,9 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
     return H2B_OK;
 }
 
-void h2b__h1_worker_free(struct h2b__load_worker *w)
+static void engine_free(struct h2b__load_worker *w)
 {
-    struct h1w *hw = w->h1;
+    struct h1w *hw = w->es;
     if (!hw)
         return;
     for (uint32_t i = 0; i < w->nconns; i++)
@@ -679,5 +660,17 @@ void h2b__h1_worker_free(struct h2b__load_worker *w)
     free(hw->msgs);
     free(hw->msg);
     free(hw);
-    w->h1 = NULL;
+    w->es = NULL;
 }
+
+const struct h2b__load_engine h2b__h1_engine = {
+    .tag = "h1load",
+    .init = engine_init,
+    .free = engine_free,
+    .start = start,
+    .on_event = on_event_any,
+    .rate = {conn_phase, rate_can_take, rate_submit},
+    .timeouts = check_timeouts,
+    .deadline = deadline,
+    .stop = stop,
+};

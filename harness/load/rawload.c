@@ -13,11 +13,11 @@
  * flight, or more than RESP for one, are a protocol error and close the connection.
  *
  * This file is h1load.c's connection life with the HTTP/1.1 parser taken out; it shares the
- * engine-neutral parts (engine.h: connect, close, abandon, release, turn) and keeps its own
- * connection struct because it holds three counters where h1load.c holds a parser state.
+ * engine-neutral parts (worker.h: abandon, close, release, the loop; tcp.c: connect) and keeps its
+ * own connection struct because it holds three counters where h1load.c holds a parser state.
  * Rejected: TLS (the floor is the kernel's TCP work; --raw with https:// is refused).
  */
-#include "load/rawload.h"
+#include "load/engine.h"
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -72,7 +72,7 @@ static void req_release(void *c, uint32_t k)
 }
 
 /* Tears c down: the request in flight is errored (a timeout if timed_out), then it
- * reconnects, finishes or dies (engine.h h2b__load_closed). */
+ * reconnects, finishes or dies (worker.h h2b__load_closed). */
 static void conn_close(struct rawc *c, bool timed_out)
 {
     struct h2b__load_worker *w = c->w;
@@ -253,14 +253,14 @@ static void on_event(void *p, uint32_t ev)
 
 static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
 {
-    const struct raww *rw = w->raw;
+    const struct raww *rw = w->es;
     return h2b__load_phase_of(rw->conns[i].state, S_READY);
 }
 
 static void check_timeouts(struct h2b__load_worker *w)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
-    struct raww *rw = w->raw;
+    struct raww *rw = w->es;
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct rawc *c = &rw->conns[i];
         if (h2b__load_conn_expired(w, &c->life, conn_phase(w, i), c->req.busy)) {
@@ -276,51 +276,42 @@ static void check_timeouts(struct h2b__load_worker *w)
 
 static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
-    const struct raww *rw = w->raw;
+    const struct raww *rw = w->es;
     return rw->conns[i].state == S_READY && !rw->conns[i].req.busy;
 }
 
 static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
 {
-    struct raww *rw = w->raw;
+    struct raww *rw = w->es;
     submit(&rw->conns[i], t); /* taken even when the write fails (the close counts it) */
     return true;
 }
 
-static const struct h2b__load_rate rate_hooks = {conn_phase, rate_can_take, rate_submit};
-
-void *h2b__raw_worker_main(void *arg)
+/* --total-rps: poll every millisecond while waiting for the connections to settle */
+static uint64_t deadline(const struct h2b__load_worker *w)
 {
-    struct h2b__load_worker *w = arg;
-    struct raww *rw = w->raw;
-    static const struct h2b__load_turn turn = {
-        .on_event = on_event, .rate = &rate_hooks, .timeouts = check_timeouts};
-    h2b__load_thread_start(w, "rawload");
-    for (uint32_t i = 0; i < w->nconns; i++)
-        conn_start(&rw->conns[i]);
-    while (!h2b__load_worker_done(w, conn_phase)) {
-        bool settling = w->sh->rate_mode && !w->sched_started;
-        uint64_t ns = h2b__load_wait_ns(w, settling ? w->now + H2B_NS_PER_MS : UINT64_MAX);
-        if (!h2b__load_turn(w, ns, &turn))
-            break;
+    bool settling = w->sh->rate_mode && !w->sched_started;
+    return settling ? w->now + H2B_NS_PER_MS : UINT64_MAX;
+}
+
+static void start(struct h2b__load_worker *w, uint32_t i)
+{
+    conn_start(&((struct raww *)w->es)->conns[i]);
+}
+
+static const struct h2b__load_life *stop(struct h2b__load_worker *w, uint32_t i)
+{
+    struct rawc *c = &((struct raww *)w->es)->conns[i];
+    if (c->state >= S_CONNECTING && c->state <= S_READY) {
+        c->life.budget = 0;
+        conn_close(c, false);
     }
-    w->now = h2b_clock_now_ns();
-    h2b__load_drain(w);
-    for (uint32_t i = 0; i < w->nconns; i++) {
-        struct rawc *c = &rw->conns[i];
-        if (c->state >= S_CONNECTING && c->state <= S_READY) {
-            c->life.budget = 0;
-            conn_close(c, false);
-        }
-        w->conn_rps[i] = h2b__load_conn_rps(w, &c->life);
-    }
-    h2b__load_thread_end(w);
-    return NULL;
+    return &c->life;
 }
 
 /* ---- set-up ---- */
 
-int h2b__raw_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
+static int engine_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
     struct raww *rw = calloc(1, sizeof *rw + (size_t)w->nconns * sizeof rw->conns[0]);
@@ -330,7 +321,7 @@ int h2b__raw_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64
     }
     rw->req_len = cfg->raw_request;
     rw->resp_len = cfg->raw_response;
-    w->raw = rw;
+    w->es = rw;
     for (uint32_t i = 0; i < w->nconns; i++) {
         rw->conns[i] = (struct rawc){.w = w, .rw = rw, .fd = -1};
         h2b__load_life_init(&rw->conns[i].life, w, first_conn, i, requests);
@@ -338,14 +329,27 @@ int h2b__raw_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64
     return H2B_OK;
 }
 
-void h2b__raw_worker_free(struct h2b__load_worker *w)
+static void engine_free(struct h2b__load_worker *w)
 {
-    struct raww *rw = w->raw;
+    struct raww *rw = w->es;
     if (!rw)
         return;
     for (uint32_t i = 0; i < w->nconns; i++)
         h2b__load_tcp_close(&rw->conns[i].fd, &rw->conns[i].ssl);
     free(rw->msg);
     free(rw);
-    w->raw = NULL;
+    w->es = NULL;
 }
+
+const struct h2b__load_engine h2b__raw_engine = {
+    .tag = "rawload",
+    .naps = true,
+    .init = engine_init,
+    .free = engine_free,
+    .start = start,
+    .on_event = on_event,
+    .rate = {conn_phase, rate_can_take, rate_submit},
+    .timeouts = check_timeouts,
+    .deadline = deadline,
+    .stop = stop,
+};
