@@ -25,8 +25,8 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "h3/h3quic.h"
-#include "h3/h3tls.h"
+#include "core/h3quic.h"
+#include "core/h3tls.h"
 
 #include <errno.h>
 #include <gnutls/crypto.h>
