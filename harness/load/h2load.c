@@ -749,9 +749,7 @@ static void conn_close(struct h2b__load_conn *c, bool timed_out)
     c->timed_out = false;
     c->draining = false;
     enum h2b__load_next next = h2b__load_closed(w, &c->life, reached_h2);
-    c->state = next == H2B__LOAD_RECONNECT  ? CONN_IDLE
-               : next == H2B__LOAD_FINISHED ? CONN_DONE
-                                            : CONN_DEAD;
+    c->state = (enum conn_state)h2b__load_state_after(next, CONN_READY);
     if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
 }

@@ -389,7 +389,7 @@ static void conn_close(struct h3c *c, bool timed_out)
     conn_teardown(c);
     c->broken = c->draining = false;
     enum h2b__load_next next = h2b__load_closed(w, &c->life, reached);
-    c->state = next == H2B__LOAD_RECONNECT ? S_IDLE : next == H2B__LOAD_FINISHED ? S_DONE : S_DEAD;
+    c->state = (enum h3state)h2b__load_state_after(next, S_READY);
     if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
 }

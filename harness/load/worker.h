@@ -359,6 +359,14 @@ enum h2b__load_next { H2B__LOAD_RECONNECT, H2B__LOAD_FINISHED, H2B__LOAD_DEAD };
 enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, struct h2b__load_life *l,
                                      bool reached);
 
+/* The engine's state after h2b__load_closed said next: idle (0) for a reconnect, else the one
+ * after ready (finished) or the one after that (dead): every engine's states run so (see
+ * h2b__load_phase_of). */
+static inline int h2b__load_state_after(enum h2b__load_next next, int ready)
+{
+    return next == H2B__LOAD_RECONNECT ? 0 : next == H2B__LOAD_FINISHED ? ready + 1 : ready + 2;
+}
+
 /* Per-interval results (interval.c). _init sets up w's ring (sh->i_len > 0); _free accepts a
  * worker without one. H2B_OK or H2B_ERR_NOMEM. */
 int h2b__load_ival_init(struct h2b__load_worker *w);
