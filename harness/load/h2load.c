@@ -1,7 +1,8 @@
 /*
- * h2load.c - the HTTP/2 client engines (worker.h's struct h2b__load_engine): h2b__h2_engine
- * frames with nghttp2's session, h2b__h2_fast_engine with h2fast.c; everything else about a
- * connection (set-up, slots, pacing, the response checks, the close) is one code for both.
+ * h2load.c - the HTTP/2 client connection (h2conn.h) for both framings, and the fast engine
+ * (h2b__h2_fast_engine, h2fast.c's framing, called directly). h2nghttp2.c's engine
+ * (h2b__h2_engine) frames with nghttp2's session behind struct h2b__h2_session and shares
+ * everything else here: set-up, slots, pacing, reads and writes, the close, the timeouts.
  *
  * Each loop turn of the runtime (worker.c): read every ready connection into one shared
  * buffer and feed it to the framing (stream closes submit the next request in closed-loop mode),
@@ -22,18 +23,17 @@
  * does one against a server that allows 0 streams (given up after one --timeout) or whose
  * session nghttp2 ends by itself (closed at once: see session_over).
  *
- * HTTP checks: nghttp2's are off (load.c), so those that decide h2load's counts are made here,
- * once for both HTTP/2 engines: a :status that is not three digits, a body that does not match
- * its content-length, and the field rules of nghttp2's HTTP messaging (field_ok: pseudo-headers
- * in trailers or after regular fields, unknown or repeated pseudo-headers, uppercase names,
- * connection-specific fields) make the request a protocol error (failed and errored, as h2load
- * counts them).
+ * HTTP checks: nghttp2's are off (h2nghttp2.c), so those that decide h2load's counts are made
+ * once for both HTTP/2 engines, by h2conn.h's inline hooks: a :status that is not three digits, a
+ * body that does not match its content-length, and the field rules of nghttp2's HTTP messaging
+ * (field_ok: pseudo-headers in trailers or after regular fields, unknown or repeated
+ * pseudo-headers, uppercase names, connection-specific fields) make the request a protocol error
+ * (failed and errored, as h2load counts them).
  */
+#include "load/h2conn.h"
+
 #include "core/clock.h"
 #include "core/error.h"
-#include "core/pool_nghttp2.h" /* the size-class pool as an nghttp2_mem */
-#include "load/engine.h"
-#include "load/h2fast.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,90 +41,10 @@
 
 #define RBUF_SIZE (64 * 1024)
 #define WBUF_FILL (32 * 1024) /* stop pulling frames from nghttp2 beyond this */
-#define NO_SLOT UINT32_MAX
-
-enum conn_state {
-    CONN_IDLE,       /* not started, or waiting to reconnect */
-    CONN_CONNECTING, /* TCP connect in progress */
-    CONN_HANDSHAKE,  /* TLS handshake in progress */
-    CONN_SETTINGS,   /* HTTP/2 preface sent, waiting for the server's SETTINGS */
-    CONN_READY,      /* requests flow */
-    CONN_DONE,       /* finished its work, closed */
-    CONN_DEAD        /* failed for good */
-};
-
-struct slot {
-    struct h2b__load_req req; /* first: t_sent is when the request HEADERS went to the socket */
-    uint64_t t_first;
-    size_t body_off;
-    int64_t content_length; /* of the response, -1 when it has none */
-    uint64_t body_recv;     /* response DATA payload so far */
-    int32_t stream_id;      /* 0 when the slot is free */
-    uint32_t next_free;
-    uint8_t block; /* the header block being read: BLOCK_* (hook_begin_headers, hook_header) */
-};
-
-enum {
-    BLOCK_TRAILERS = 1, /* after the final :status: no pseudo-header allowed */
-    BLOCK_STATUS = 2,   /* this block carried :status */
-    BLOCK_REGULAR = 4,  /* this block carried a regular field: no pseudo-header may follow */
-};
-
-struct h2w;
-
-struct h2b__load_conn {
-    struct h2b__load_worker *w;
-    struct h2w *hw;
-    enum conn_state state;
-    int fd;
-    SSL *ssl;
-    nghttp2_session *session;
-    struct h2b_h2f *fast; /* --engine fast: the framing that replaces session */
-    bool dirty;           /* on w->dirty */
-    bool want_out;        /* EPOLLOUT registered */
-    bool draining;        /* GOAWAY received or stream ids exhausted: no new requests */
-    bool broken;          /* fatal error seen inside a callback: close after the callback returns */
-    bool timed_out;       /* why it broke */
-    uint32_t m_eff;       /* effective streams in flight */
-    uint32_t inflight;
-    struct slot *slots;
-    uint32_t nslots;
-    struct slot **by_id; /* direct map (stream_id / 2) & id_mask -> slot; misses fall back */
-    uint32_t id_mask;
-    uint32_t free_head;
-    struct h2b__load_life life;
-    uint64_t t_tcp;     /* TCP connected: the TLS handshake starts */
-    uint64_t t_blocked; /* when the server's stream limit became 0 (m_eff == 0) */
-    uint64_t t_pace0;   /* paced: start of this connection's schedule (first READY) */
-    uint64_t paced_n;   /* paced: requests released so far (the next one's index) */
-    uint8_t *wbuf;
-    size_t wcap, woff, wlen;
-};
-
-/* A worker's HTTP/2 state (w->es) */
-struct h2w {
-    struct h2b_pool pool; /* nghttp2's allocations for this worker's sessions */
-    nghttp2_mem mem;
-    nghttp2_session_callbacks *callbacks;
-    nghttp2_option *option;
-    struct h2b_h2f_req *reqs;      /* fast: per URI, its header list for h2fast.c's encoder */
-    struct h2b__load_conn **dirty; /* connections with bytes to send this loop turn */
-    uint32_t ndirty;
-    uint8_t *rbuf;
-    struct h2b__load_conn conns[]; /* w->nconns */
-};
 
 static void report_ready(struct h2b__load_worker *w)
 {
     h2b__load_report_app(w, w->sh->ssl_ctx ? "h2" : "h2c");
-}
-
-static void mark_dirty(struct h2b__load_conn *c)
-{
-    if (!c->dirty) {
-        c->dirty = true;
-        c->hw->dirty[c->hw->ndirty++] = c;
-    }
 }
 
 static int epoll_set(struct h2b__load_conn *c, int op, uint32_t events)
@@ -141,18 +61,6 @@ static void want_out(struct h2b__load_conn *c, bool on)
     }
 }
 
-#define OUT_RESPONSE H2B__LOAD_RESPONSE
-#define OUT_RESET H2B__LOAD_RESET
-#define OUT_PROTOCOL H2B__LOAD_PROTOCOL
-
-/* Out of line on purpose: the hooks that end a request tail-call it rather than keep c live
- * across h2b__load_record (a push, a pop and a reload per request when it was inlined) */
-__attribute__((noinline)) static void finish_request(struct h2b__load_conn *c, struct slot *s,
-                                                     enum h2b__load_outcome how)
-{
-    h2b__load_finish(c->w, &c->life, &s->req, how);
-}
-
 static void slot_release(struct h2b__load_conn *c, struct slot *s)
 {
     h2b__load_req_end(c->w, &s->req); /* first: s is still at hand (one instruction less) */
@@ -165,24 +73,6 @@ static void slot_release(struct h2b__load_conn *c, struct slot *s)
 
 /* ---- submitting ----------------------------------------------------------------------- */
 
-static ssize_t body_read(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
-                         uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
-{
-    (void)session;
-    (void)stream_id;
-    struct h2b__load_conn *c = user_data;
-    struct slot *s = source->ptr;
-    const struct h2b_load_config *cfg = c->w->sh->cfg;
-    size_t n = cfg->body_len - s->body_off;
-    if (n > length)
-        n = length;
-    memcpy(buf, cfg->body + s->body_off, n);
-    s->body_off += n;
-    if (s->body_off == cfg->body_len)
-        *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-    return (ssize_t)n;
-}
-
 /* Submits one request on c (which has a free slot). Returns false if the session refused. */
 static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
 {
@@ -192,13 +82,10 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     struct slot *s = &c->slots[i];
     uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
     int32_t id;
-    if (c->fast) {
+    if (c->fast)
         id = h2b_h2f_submit(c->fast, i, u);
-    } else {
-        nghttp2_data_provider prd = {.source.ptr = s, .read_callback = body_read};
-        id = nghttp2_submit_request(c->session, NULL, sh->proto->nva[u], sh->proto->nvlen[u],
-                                    sh->cfg->body ? &prd : NULL, s);
-    }
+    else
+        id = c->hw->ng->submit(c, s, u);
     if (id < 0) {
         c->draining = true; /* stream ids exhausted or session closing: reconnect */
         return false;
@@ -274,145 +161,8 @@ static void fill(struct h2b__load_conn *c)
     }
 }
 
-/* ---- nghttp2 callbacks ---------------------------------------------------------------- */
-
-/* The slot of a stream: our direct map first (stream ids of one connection are 1, 3, 5, ...,
- * so in-flight ids rarely collide), nghttp2's stream map (a hash lookup that misses the cache
- * at many connections) only on a miss. */
-static struct slot *slot_of(struct h2b__load_conn *c, nghttp2_session *session, int32_t id)
-{
-    struct slot *s = c->by_id ? c->by_id[((uint32_t)id >> 1) & c->id_mask] : NULL;
-    if (s && s->stream_id == id)
-        return s;
-    return nghttp2_session_get_stream_user_data(session, id);
-}
-
-/* ---- what the server sent, whichever engine read it (nghttp2's callbacks below, h2fast.c's
- * further down): the request's counts, status, body length checks ---- */
-
-/* A HEADERS block of s's stream starts (every one: interim, final, trailers). The first is
- * the TTFB. */
-static void hook_begin_headers(struct h2b__load_conn *c, struct slot *s)
-{
-    if (s)
-        s->block = s->req.status != 0 ? BLOCK_TRAILERS : 0;
-    if (s && s->t_first == 0) {
-        s->t_first = c->w->now;
-        if (s->req.measured && s->req.t_sent)
-            h2b_hist_record(c->w->stats.ttfb, c->w->now - s->req.t_sent);
-    }
-}
-
-/* One response header field of s (NULL: a stream no longer ours). Returns 1 when the response
- * is broken (the request is counted as a protocol error; the engine resets the stream). */
-/* The field rules of nghttp2's HTTP messaging for a response (off in the nghttp2 engine, see
- * load.c, so both engines apply them here, and h2load resets the stream for each): a name is
- * lowercase token characters (':' first only for pseudo-headers); the only pseudo-header is
- * :status, once per block and before every regular field, and none in trailers;
- * connection-specific fields are not HTTP/2's. False: the response is malformed. */
-static bool field_ok(struct slot *s, const uint8_t *name, size_t namelen)
-{
-    if (namelen == 0)
-        return false;
-    for (size_t i = name[0] == ':' ? 1 : 0; i < namelen; i++) {
-        uint8_t ch = name[i];
-        /* '-' is in nearly every name: tested before the other token symbols' strchr */
-        bool tchar = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
-                     (ch > 0x20 && ch < 0x7f && strchr("!#$%&'*+.^_`|~", ch));
-        if (!tchar)
-            return false; /* uppercase, separators, controls */
-    }
-    if (name[0] == ':') {
-        if (s->block & (BLOCK_TRAILERS | BLOCK_STATUS | BLOCK_REGULAR))
-            return false;
-        if (namelen != 7 || memcmp(name, ":status", 7) != 0)
-            return false;
-        s->block |= BLOCK_STATUS;
-        return true;
-    }
-    s->block |= BLOCK_REGULAR;
-    /* The connection-specific fields, by length: most names have none of these lengths. */
-    switch (namelen) {
-    case 7:
-        return memcmp(name, "upgrade", 7) != 0;
-    case 10:
-        return memcmp(name, "connection", 10) != 0 && memcmp(name, "keep-alive", 10) != 0;
-    case 16:
-        return memcmp(name, "proxy-connection", 16) != 0;
-    case 17:
-        return memcmp(name, "transfer-encoding", 17) != 0;
-    default:
-        return true;
-    }
-}
-
-static int hook_header(struct h2b__load_conn *c, struct slot *s, const uint8_t *name,
-                       size_t namelen, const uint8_t *value, size_t valuelen)
-{
-    if (h2b__load_measuring(c->w))
-        c->w->stats.bytes_headers_decomp += namelen + valuelen;
-    if (s && !s->req.recorded && !field_ok(s, name, namelen)) {
-        finish_request(c, s, OUT_PROTOCOL);
-        return 1;
-    }
-    if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0) {
-        if (!s || s->req.recorded)
-            return 0;
-        unsigned v = 0;
-        bool valid = valuelen == 3;
-        for (size_t i = 0; valid && i < 3; i++) {
-            valid = value[i] >= '0' && value[i] <= '9';
-            v = v * 10 + (unsigned)(value[i] - '0');
-        }
-        if (!valid || v < 100 || v == 101) {
-            /* what nghttp2's HTTP checks (off here, see load.c) reset the stream for, and what
-             * h2load therefore counts as failed and errored */
-            finish_request(c, s, OUT_PROTOCOL);
-            return 1;
-        }
-        /* 1xx are interim responses; the final status replaces them */
-        if (v >= 200 && s->req.status == 0)
-            s->req.status = (uint16_t)v;
-    } else if (namelen == 14 && memcmp(name, "content-length", 14) == 0) {
-        if (!s || s->req.recorded)
-            return 0;
-        int64_t n = 0;
-        bool valid = valuelen > 0 && valuelen <= 18;
-        for (size_t i = 0; valid && i < valuelen; i++) {
-            valid = value[i] >= '0' && value[i] <= '9';
-            n = n * 10 + (value[i] - '0');
-        }
-        if (!valid || (s->content_length >= 0 && s->content_length != n)) {
-            finish_request(c, s, OUT_PROTOCOL);
-            return 1;
-        }
-        s->content_length = n;
-    }
-    return 0;
-}
-
-static bool body_complete(const struct h2b__load_conn *c, const struct slot *s);
-
-/* len DATA payload bytes of s (NULL: not ours). Returns 1 when the body overran its
- * content-length (counted as a protocol error; the engine resets the stream). */
-static int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len)
-{
-    if (h2b__load_measuring(c->w))
-        c->w->stats.bytes_data += len;
-    if (!s || s->req.recorded)
-        return 0;
-    s->body_recv += len;
-    if (s->content_length >= 0 && s->body_recv > (uint64_t)s->content_length &&
-        !body_complete(c, s) && s->req.status != 0) {
-        /* more than content-length: the response is broken, stop receiving it */
-        finish_request(c, s, OUT_PROTOCOL);
-        return 1;
-    }
-    return 0;
-}
-
 /* s's stream ended (error_code 0: normally). Frees the slot and tops the connection up. */
-static void hook_stream_close(struct h2b__load_conn *c, struct slot *s, uint32_t error_code)
+void h2b__h2_stream_close(struct h2b__load_conn *c, struct slot *s, uint32_t error_code)
 {
     if (!s->req.recorded) {
         enum h2b__load_outcome how = OUT_RESPONSE;
@@ -428,46 +178,7 @@ static void hook_stream_close(struct h2b__load_conn *c, struct slot *s, uint32_t
     fill(c);
 }
 
-static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
-{
-    struct h2b__load_conn *c = user_data;
-    if (frame->hd.type != NGHTTP2_HEADERS ||
-        (frame->headers.cat != NGHTTP2_HCAT_RESPONSE && frame->headers.cat != NGHTTP2_HCAT_HEADERS))
-        return 0; /* every block of a response: interim, final and trailers */
-    hook_begin_headers(c, slot_of(c, session, frame->hd.stream_id));
-    return 0;
-}
-
-static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
-                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
-                     void *user_data)
-{
-    (void)flags;
-    struct h2b__load_conn *c = user_data;
-    if (frame->hd.type != NGHTTP2_HEADERS) {
-        if (h2b__load_measuring(c->w))
-            c->w->stats.bytes_headers_decomp += namelen + valuelen;
-        return 0;
-    }
-    struct slot *s = slot_of(c, session, frame->hd.stream_id);
-    if (s && s->stream_id != frame->hd.stream_id)
-        s = NULL;
-    /* broken: RST_STREAM, then stream close */
-    return hook_header(c, s, name, namelen, value, valuelen) ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
-                                                             : 0;
-}
-
-/* Does the body of a response that ended normally match its content-length? (RFC 9110 8.6: not
- * for HEAD, 1xx, 204, 304.) */
-static bool body_complete(const struct h2b__load_conn *c, const struct slot *s)
-{
-    if (s->content_length < 0 || c->w->sh->method_head || s->req.status == 204 ||
-        s->req.status == 304)
-        return true;
-    return s->body_recv == (uint64_t)s->content_length;
-}
-
-static void settings_received(struct h2b__load_conn *c, uint32_t server_max)
+void h2b__h2_settings(struct h2b__load_conn *c, uint32_t server_max)
 {
     struct h2b__load_worker *w = c->w;
     uint32_t m = w->sh->cfg->streams;
@@ -533,8 +244,8 @@ static const char *const frame_names[] = {"DATA",          "HEADERS",      "PRIO
                                           "WINDOW_UPDATE", "CONTINUATION"};
 
 /* -v: one line per frame, nghttp's shape ("[  0.012] recv SETTINGS frame <length=6, ...>") */
-static void verbose_frame(const struct h2b__load_conn *c, const char *dir,
-                          const nghttp2_frame_hd *hd)
+void h2b__h2_verbose_frame(const struct h2b__load_conn *c, const char *dir,
+                           const nghttp2_frame_hd *hd)
 {
     const struct h2b__load_worker *w = c->w;
     FILE *f = w->sh->cfg->trace;
@@ -551,92 +262,6 @@ static void verbose_frame(const struct h2b__load_conn *c, const char *dir,
                 "stream_id=%d>\n",
                 (int)t, (int)((t - (int)t) * 1000), c->life.index, dir, hd->type, hd->length,
                 hd->flags, hd->stream_id);
-}
-
-static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
-{
-    (void)session;
-    struct h2b__load_conn *c = user_data;
-    if (c->w->sh->cfg->verbose)
-        verbose_frame(c, "recv", &frame->hd);
-    switch (frame->hd.type) {
-    case NGHTTP2_HEADERS: {
-        size_t len = frame->hd.length - frame->headers.padlen;
-        if (frame->hd.flags & NGHTTP2_FLAG_PRIORITY)
-            len -= 5;
-        if (h2b__load_measuring(c->w))
-            c->w->stats.bytes_headers += len;
-        break;
-    }
-    case NGHTTP2_SETTINGS:
-        if (!(frame->hd.flags & NGHTTP2_FLAG_ACK))
-            settings_received(c, nghttp2_session_get_remote_settings(
-                                     c->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS));
-        break;
-    case NGHTTP2_GOAWAY:
-        c->draining = true;
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_id,
-                         const uint8_t *data, size_t len, void *user_data)
-{
-    (void)flags;
-    (void)data;
-    struct h2b__load_conn *c = user_data;
-    struct slot *s = slot_of(c, session, stream_id);
-    if (s && s->stream_id != stream_id)
-        s = NULL;
-    if (hook_data(c, s, len)) {
-        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_PROTOCOL_ERROR);
-        mark_dirty(c);
-    }
-    return 0;
-}
-
-static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
-{
-    struct h2b__load_conn *c = user_data;
-    if (c->w->sh->cfg->verbose)
-        verbose_frame(c, "send", &frame->hd);
-    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-        struct slot *s = slot_of(c, session, frame->hd.stream_id);
-        if (s)
-            s->req.t_sent = c->w->now;
-    } else if (frame->hd.type == NGHTTP2_GOAWAY && frame->goaway.error_code != NGHTTP2_NO_ERROR) {
-        c->w->stats.conn_errors++; /* nghttp2 ended the connection: the server broke HTTP/2 */
-    }
-    return 0;
-}
-
-static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
-                           void *user_data)
-{
-    struct h2b__load_conn *c = user_data;
-    struct slot *s = slot_of(c, session, stream_id);
-    if (!s || s->stream_id != stream_id)
-        return 0;
-    hook_stream_close(c, s, error_code);
-    return 0;
-}
-
-static int callbacks_new(nghttp2_session_callbacks **out)
-{
-    nghttp2_session_callbacks *cb;
-    if (nghttp2_session_callbacks_new(&cb) != 0)
-        return H2B_ERR_NOMEM;
-    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
-    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-    *out = cb;
-    return H2B_OK;
 }
 
 /* ---- h2fast.c's callbacks (--engine fast): the same hooks, the slot given by index ------ */
@@ -675,7 +300,7 @@ static int fast_data(void *u, uint32_t slot, size_t n)
 static void fast_settings(void *u)
 {
     struct h2b__load_conn *c = u;
-    settings_received(c, c->fast->peer_max_streams);
+    h2b__h2_settings(c, c->fast->peer_max_streams);
 }
 
 static void fast_goaway(void *u)
@@ -690,7 +315,7 @@ static void fast_stream_close(void *u, uint32_t slot, uint32_t code)
     struct slot *s = fast_slot(c, slot);
     if (s && s->stream_id != 0) {
         mark_dirty(c); /* RST_STREAM, WINDOW_UPDATE or the next request may be queued */
-        hook_stream_close(c, s, code);
+        h2b__h2_stream_close(c, s, code);
     }
 }
 
@@ -699,7 +324,7 @@ static void fast_frame(void *u, bool sent, uint8_t type, uint8_t flags, uint32_t
 {
     struct h2b__load_conn *c = u;
     nghttp2_frame_hd hd = {.length = length, .stream_id = sid, .type = type, .flags = flags};
-    verbose_frame(c, sent ? "send" : "recv", &hd);
+    h2b__h2_verbose_frame(c, sent ? "send" : "recv", &hd);
 }
 
 /* -v adds the frame hook; without it h2fast.c skips the call (one list for both) */
@@ -718,10 +343,8 @@ static void conn_start(struct h2b__load_conn *c);
 /* The session, TLS and socket of c go (the slots and buffers stay for a reconnect). */
 static void conn_teardown(struct h2b__load_conn *c)
 {
-    if (c->session) {
-        nghttp2_session_del(c->session);
-        c->session = NULL;
-    }
+    if (c->session)
+        c->hw->ng->del(c);
     h2b__load_tcp_close(&c->fd, &c->ssl);
     c->woff = c->wlen = 0;
 }
@@ -766,8 +389,7 @@ static bool session_over(const struct h2b__load_conn *c)
 {
     if (c->fast)
         return c->fast->dead;
-    return c->session && !nghttp2_session_want_read(c->session) &&
-           !nghttp2_session_want_write(c->session);
+    return c->session && c->hw->ng->over(c);
 }
 
 static void session_start(struct h2b__load_conn *c)
@@ -786,22 +408,9 @@ static void session_start(struct h2b__load_conn *c)
             conn_fail(c);
             return;
         }
-    } else if (nghttp2_session_client_new3(&c->session, c->hw->callbacks, c, c->hw->option,
-                                           &c->hw->mem) != 0) {
+    } else if (c->hw->ng->start(c) != 0) {
         conn_fail(c);
         return;
-    }
-    nghttp2_settings_entry iv[4] = {
-        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
-        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1U << cfg->window_bits) - 1},
-        {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, cfg->header_table_size},
-        {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, cfg->max_frame_size},
-    };
-    int32_t cw = (int32_t)((1U << cfg->conn_window_bits) - 1);
-    if (c->session) {
-        nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 4);
-        if (cw > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
-            nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, cw);
     }
     h2b_hist_record(w->stats.connect, w->now - c->life.t_connect);
     if (c->ssl)
@@ -893,7 +502,7 @@ static void conn_read(struct h2b__load_conn *c)
                 break;
             continue;
         }
-        ssize_t rv = nghttp2_session_mem_recv(c->session, c->hw->rbuf, (size_t)n);
+        ssize_t rv = c->hw->ng->recv(c, c->hw->rbuf, (size_t)n);
         if (rv < 0 || c->broken) {
             conn_close(c, c->timed_out);
             return;
@@ -906,7 +515,7 @@ static void conn_read(struct h2b__load_conn *c)
         if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
             break;
     }
-    if (c->fast ? h2b_h2f_want_write(c->fast) : nghttp2_session_want_write(c->session))
+    if (c->fast ? h2b_h2f_want_write(c->fast) : c->hw->ng->want_write(c))
         mark_dirty(c);
 }
 
@@ -937,7 +546,7 @@ static void conn_flush(struct h2b__load_conn *c)
             c->woff = c->wlen = 0;
             while (c->wlen < WBUF_FILL) {
                 const uint8_t *data;
-                ssize_t n = nghttp2_session_mem_send(c->session, &data);
+                ssize_t n = c->hw->ng->send(c, &data);
                 if (n < 0) {
                     conn_fail(c);
                     return;
@@ -977,7 +586,7 @@ static void conn_flush(struct h2b__load_conn *c)
         conn_fail(c);
     else if (c->state == CONN_READY && c->inflight == 0 &&
              (c->life.budget == 0 || c->draining || !h2b__load_running(w)) &&
-             !nghttp2_session_want_write(c->session))
+             !c->hw->ng->want_write(c))
         conn_close(c, false);
 }
 
@@ -1020,12 +629,11 @@ static void cancel_slot(void *c, uint32_t k)
     if (h->fast)
         h2b_h2f_reset(h->fast, k, NGHTTP2_CANCEL); /* closes the stream: slot free */
     else
-        nghttp2_submit_rst_stream(h->session, NGHTTP2_FLAG_NONE, h->slots[k].stream_id,
-                                  NGHTTP2_CANCEL);
+        h->hw->ng->cancel(h, h->slots[k].stream_id);
     mark_dirty(h);
 }
 
-static void check_timeouts(struct h2b__load_worker *w)
+void h2b__h2_timeouts(struct h2b__load_worker *w)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
     uint64_t now = w->now;
@@ -1062,12 +670,12 @@ static struct h2b__load_conn *conn_at(const struct h2b__load_worker *w, uint32_t
     return &((struct h2w *)w->es)->conns[i];
 }
 
-static void start(struct h2b__load_worker *w, uint32_t i)
+void h2b__h2_start(struct h2b__load_worker *w, uint32_t i)
 {
     conn_start(conn_at(w, i));
 }
 
-static void on_event(void *c, uint32_t events)
+void h2b__h2_on_event(void *c, uint32_t events)
 {
     conn_event(c, events);
 }
@@ -1075,7 +683,7 @@ static void on_event(void *c, uint32_t events)
 /* Pop, never index: a flush can put connections (itself included: a stream closed by our
  * RST_STREAM submits the next request) back on the list, and "on the list iff c->dirty" is
  * what bounds it by nconns. */
-static bool flush(struct h2b__load_worker *w)
+bool h2b__h2_flush(struct h2b__load_worker *w)
 {
     struct h2w *hw = w->es;
     while (hw->ndirty > 0) {
@@ -1087,24 +695,24 @@ static bool flush(struct h2b__load_worker *w)
     return false;
 }
 
-static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
+enum h2b__load_phase h2b__h2_phase(const struct h2b__load_worker *w, uint32_t i)
 {
     return h2b__load_phase_of(conn_at(w, i)->state, CONN_READY);
 }
 
-static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
+bool h2b__h2_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
     const struct h2b__load_conn *c = conn_at(w, i);
     return c->state == CONN_READY && !c->draining && c->inflight < c->m_eff;
 }
 
-static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
+bool h2b__h2_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
 {
     return submit(conn_at(w, i), t);
 }
 
 /* after the release: --rps/--timing-script-file pacing */
-static void pace_all(struct h2b__load_worker *w)
+void h2b__h2_pace(struct h2b__load_worker *w)
 {
     if (!w->sh->paced || w->now < w->next_pace)
         return;
@@ -1113,12 +721,12 @@ static void pace_all(struct h2b__load_worker *w)
         pace(conn_at(w, i));
 }
 
-static uint64_t deadline(const struct h2b__load_worker *w)
+uint64_t h2b__h2_deadline(const struct h2b__load_worker *w)
 {
     return w->sh->paced ? w->next_pace : UINT64_MAX;
 }
 
-static const struct h2b__load_life *stop(struct h2b__load_worker *w, uint32_t i)
+const struct h2b__load_life *h2b__h2_stop(struct h2b__load_worker *w, uint32_t i)
 {
     const struct h2b__load_shared *sh = w->sh;
     struct h2b__load_conn *c = conn_at(w, i);
@@ -1150,7 +758,7 @@ static int build_reqs(struct h2w *hw, const struct h2b__load_shared *sh)
     return H2B_OK;
 }
 
-static void engine_free(struct h2b__load_worker *w)
+void h2b__h2_free(struct h2b__load_worker *w)
 {
     struct h2w *hw = w->es;
     if (!hw)
@@ -1167,10 +775,6 @@ static void engine_free(struct h2b__load_worker *w)
         free(c->wbuf);
     }
     h2b_pool_free(&hw->pool); /* after every session of this worker is deleted */
-    if (hw->callbacks)
-        nghttp2_session_callbacks_del(hw->callbacks);
-    if (hw->option)
-        nghttp2_option_del(hw->option);
     free(hw->reqs);
     free(hw->dirty);
     free(hw->rbuf);
@@ -1178,15 +782,17 @@ static void engine_free(struct h2b__load_worker *w)
     w->es = NULL;
 }
 
-static int engine_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests,
-                       bool fast)
+int h2b__h2_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests,
+                 const struct h2b__h2_session *ng)
 {
+    bool fast = ng == NULL;
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b_load_config *cfg = sh->cfg;
     struct h2w *hw = calloc(1, sizeof *hw + (size_t)w->nconns * sizeof hw->conns[0]);
     if (!hw)
         return H2B_ERR_NOMEM;
     w->es = hw;
+    hw->ng = ng;
     h2b_pool_init(&hw->pool);
     hw->mem = h2b_pool_nghttp2_mem(&hw->pool);
     for (uint32_t i = 0; i < w->nconns; i++) { /* first: engine_free closes them */
@@ -1201,15 +807,6 @@ static int engine_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t
     hw->rbuf = malloc(RBUF_SIZE);
     if (!hw->dirty || !hw->rbuf || (fast && build_reqs(hw, sh) != H2B_OK))
         return H2B_ERR_NOMEM;
-    if (!fast) {
-        if (callbacks_new(&hw->callbacks) != H2B_OK || nghttp2_option_new(&hw->option) != 0)
-            return H2B_ERR_NOMEM;
-        /* We measure the server, we do not police it: skip nghttp2's HTTP semantic checks on
-         * every header (framing and HPACK are still fully validated; the response checks above
-         * are the ones h2load counts with). */
-        nghttp2_option_set_no_http_messaging(hw->option, 1);
-        nghttp2_option_set_max_deflate_dynamic_table_size(hw->option, cfg->encoder_table_size);
-    }
     for (uint32_t i = 0; i < w->nconns; i++) {
         struct h2b__load_conn *c = &hw->conns[i];
         c->wcap = 4096; /* grows while a burst needs it */
@@ -1231,20 +828,10 @@ static int engine_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t
     return H2B_OK;
 }
 
-static int init_nghttp2(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
-{
-    return engine_init(w, first_conn, requests, false);
-}
-
 static int init_fast(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
 {
-    return engine_init(w, first_conn, requests, true);
+    return h2b__h2_init(w, first_conn, requests, NULL);
 }
 
-#define H2_ENGINE                                                                                  \
-    .tag = "load", .ramp = true, .naps = true, .free = engine_free, .start = start,                \
-    .on_event = on_event, .flush = flush, .rate = {conn_phase, rate_can_take, rate_submit},        \
-    .after_release = pace_all, .timeouts = check_timeouts, .deadline = deadline, .stop = stop
-const struct h2b__load_engine h2b__h2_engine = {H2_ENGINE, .init = init_nghttp2};
-const struct h2b__load_engine h2b__h2_fast_engine = {H2_ENGINE, .init = init_fast};
-#undef H2_ENGINE
+const struct h2b__load_engine h2b__h2_fast_engine = {H2B__H2_HOOKS, .init = init_fast,
+                                                     .free = h2b__h2_free};
