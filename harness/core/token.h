@@ -2,7 +2,7 @@
  * token.h - RFC 9110's token characters (tchar, section 5.6.2) as one class table, for every
  * check of a field name or a method: the HTTP/1.1 parser (h1parse.c), the server's HTTP/2
  * request check (servers/h2ref/h2_reqcheck.h) and the load client's response check
- * (harness/load/worker.c).
+ * (harness/load/h2conn.h).
  *
  * Approach: one 256-entry table of class bits, looked up once per byte. A token character is
  * a letter, a digit or one of !#$%&'*+-.^_`|~; HTTP/2 field names are the lowercase ones

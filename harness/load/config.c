@@ -262,19 +262,6 @@ void h2b_load_usage(FILE *f)
         "closed or failed).\n");
 }
 
-int h2b__load_errf(struct h2b_diag *err, int code, const char *fmt, ...)
-{
-    if (!err)
-        return code;
-    err->file[0] = '\0';
-    err->line = err->column = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 /* The whole file at path ("-": stdin), at most max bytes. */
 static int read_file(const char *path, uint64_t max, uint8_t **out, size_t *len)
 {

@@ -4,10 +4,10 @@
  * connections in one epoll loop, one request in flight per connection, as h2load --h1 runs
  * without pipelining.
  *
- * The run around it is load.c's: the same shared state, threads, progress hand-off and merge,
- * and the same struct h2b_load_stats, so histograms, text, JSON, progress, warm-up and the
- * open-loop schedule are those of h2 (the release loop is h3load.c's, over connections with
- * no request in flight). Outcomes go through h2b__load_record() (worker.c).
+ * The run around it is the runtime's (worker.c) and the connection life serial.c's, shared
+ * with rawload.c (connect, TLS, write, read, close, reconnect, --timeout): this file says what a
+ * request's bytes are and what the response's bytes mean. Outcomes go through
+ * h2b__load_record() as every engine's do.
  *
  * Approach: the request bytes (request line, Host, User-Agent, Content-Length, -H headers,
  * then the -d body) are rendered once per URI; submitting one is a write of those bytes. The
@@ -18,216 +18,73 @@
  * HTTP/1.0 one without keep-alive) ends the connection after it; the connection reconnects
  * while it still owes requests, as h2load does. Bytes the server sends with no request in
  * flight, a malformed head or a body shorter than its length are protocol errors.
- * Latency, service, TTFB and connect/TLS histograms as in worker.c: t_sent is when the last
+ * Latency, service, TTFB and connect/TLS histograms as in h2load.c: t_sent is when the last
  * request byte went to the socket; TTFB is to the first response byte.
  *
- * Failure policy (as worker.c): a connection that dies errors its request in flight; it
- * reconnects if it got responses since its last connect, otherwise in -n mode its remaining
- * requests count as errored (not sent). --timeout closes the connection (HTTP/1.1 cannot
- * cancel one request otherwise) and counts the request as timed out.
+ * Failure policy: serial.c's (--timeout closes the connection: HTTP/1.1 cannot cancel one
+ * request otherwise).
  * Rejected: pipelining (-m > 1 is not honoured: effective streams per connection is 1; the
  * issue makes it optional and off by default, and no shipped scenario wants it); reusing
- * worker.c's connection struct (its states and buffers are nghttp2's).
+ * h2load.c's connection struct (its states and buffers are nghttp2's).
  */
 #include "load/h1load.h"
+#include "load/serial.h"
 
-#include "core/clock.h"
 #include "core/error.h"
 #include "core/h1parse.h"
 
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define RX_SIZE (64 * 1024)
 #define HEAD_MAX (64 * 1024)
 #define LINE_MAX_H1 (16 * 1024)
 #define TRAILERS_MAX (16 * 1024)
 
-enum h1state { S_IDLE, S_CONNECTING, S_HANDSHAKE, S_READY, S_DONE, S_DEAD };
-
 enum rstate { R_HEAD, R_LENGTH, R_CHUNKED, R_EOF };
 
 struct h1c {
-    struct h2b__load_worker *w;
-    struct h1w *hw;
-    enum h1state state;
-    int fd;
-    SSL *ssl;
-    uint32_t events;
-    struct h2b__load_life life;
-    uint64_t t_tcp;
-    /* the request in flight (req.busy), and its bytes */
-    struct h2b__load_req req;
-    bool first_byte;
-    const uint8_t *out;
-    size_t out_len, out_off;
-    /* its response */
+    struct h2b__serial_conn s; /* first: serial.c's connection */
+    /* the response of the request in flight */
     enum rstate rs;
     uint64_t left;
     struct h2b_h1_chunked ch;
-    bool close_after;
     uint8_t *hbuf; /* a head split across reads */
     size_t hlen;
 };
 
 struct h1w {
-    uint8_t *msgs;     /* every URI's whole request, one after the other */
-    struct iovec *msg; /* per URI: its request in msgs */
+    struct h2b__serial_set set; /* first: w->es is serial.c's too */
+    uint8_t *msgs;              /* every URI's whole request, one after the other */
+    struct iovec *msg;          /* per URI: its request in msgs */
     struct h2b_h1_limits lim;
-    uint8_t rx[RX_SIZE];
     struct h1c conns[]; /* w->nconns */
 };
 
-static void set_events(struct h1c *c, uint32_t ev)
+/* The next request: the next URI's bytes, a fresh response state. */
+static void begin(struct h2b__serial_conn *sc)
 {
-    if (c->events == ev)
-        return;
-    struct epoll_event e = {.events = ev, .data.ptr = c};
-    if (epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
-        c->events = ev;
-}
-
-static void finish(struct h1c *c, enum h2b__load_outcome how)
-{
-    h2b__load_req_end(c->w, &c->req);
-    h2b__load_finish(c->w, &c->life, &c->req, how);
-}
-
-/* ---- connections ---- */
-
-static void conn_start(struct h1c *c);
-
-static void conn_teardown(struct h1c *c)
-{
-    h2b__load_tcp_close(&c->fd, &c->ssl);
-    c->events = 0;
-    c->hlen = 0;
-}
-
-static void req_release(void *c, uint32_t k)
-{
-    (void)k;
-    struct h1c *h = c;
-    h2b__load_req_end(h->w, &h->req);
-}
-
-/* At the end: teardown and the buffer kept over reconnects */
-static void conn_free(struct h1c *c)
-{
-    conn_teardown(c);
-    free(c->hbuf);
-}
-
-/* Tears c down: the request in flight is errored (a timeout if timed_out), then it
- * reconnects, finishes or dies (see the file comment). */
-static void conn_close(struct h1c *c, bool timed_out)
-{
-    struct h2b__load_worker *w = c->w;
-    if (c->state == S_IDLE || c->state >= S_DONE)
-        return;
-    bool reached = c->state == S_READY;
-    struct h2b__load_slots one = {&c->req, sizeof c->req, 1, c};
-    h2b__load_abandon(w, &c->life, &one, timed_out, req_release);
-    conn_teardown(c);
-    enum h2b__load_next next = h2b__load_closed(w, &c->life, reached);
-    c->state = next == H2B__LOAD_RECONNECT ? S_IDLE : next == H2B__LOAD_FINISHED ? S_DONE : S_DEAD;
-    if (next == H2B__LOAD_RECONNECT)
-        conn_start(c);
-}
-
-/* Writes what is left of the request; false when the connection failed. */
-static bool conn_flush(struct h1c *c)
-{
-    struct h2b__load_worker *w = c->w;
-    while (c->out_off < c->out_len) {
-        ssize_t n = h2b__load_tcp_send(c->fd, c->ssl, c->out + c->out_off, c->out_len - c->out_off);
-        if (n < 0) {
-            conn_close(c, false);
-            return false;
-        }
-        if (n == 0) {
-            set_events(c, EPOLLIN | EPOLLOUT);
-            return true;
-        }
-        c->out_off += (size_t)n;
-        w->stats.bytes_sent += (uint64_t)n;
-    }
-    if (c->req.t_sent == 0)
-        c->req.t_sent = h2b_clock_now_ns();
-    set_events(c, EPOLLIN);
-    return true;
-}
-
-/* Sends one request on c (ready, nothing in flight). */
-static bool submit(struct h1c *c, uint64_t t_intended)
-{
-    struct h2b__load_worker *w = c->w;
-    const struct h2b__load_shared *sh = w->sh;
-    struct h1w *hw = c->hw;
-    uint32_t u = h2b__load_next_uri(&c->life, sh->cfg);
-    c->out = hw->msg[u].iov_base;
-    c->out_len = hw->msg[u].iov_len;
-    c->out_off = 0;
-    c->first_byte = false;
+    struct h1c *c = (struct h1c *)sc;
+    const struct h1w *hw = sc->w->es;
+    uint32_t u = h2b__load_next_uri(&sc->life, sc->w->sh->cfg);
+    sc->out = hw->msg[u].iov_base;
+    sc->out_len = hw->msg[u].iov_len;
     c->rs = R_HEAD;
     c->hlen = 0;
-    c->close_after = false;
-    h2b__load_req_begin(w, &c->req, t_intended, 0);
-    return conn_flush(c);
-}
-
-static void fill(struct h1c *c)
-{
-    struct h2b__load_worker *w = c->w;
-    if (w->sh->rate_mode)
-        return;
-    if (c->state == S_READY && !c->req.busy && c->life.budget > 0 && h2b__load_running(w)) {
-        h2b__load_spend(&c->life);
-        submit(c, w->now);
-    }
-}
-
-/* The response is complete: count it, then keep the connection or close it. */
-static void response_done(struct h1c *c)
-{
-    c->life.responses++;
-    finish(c, H2B__LOAD_RESPONSE);
-    if (c->close_after) {
-        conn_close(c, false);
-        return;
-    }
-    if (c->life.budget == 0 || !h2b__load_running(c->w)) {
-        c->life.budget = c->life.budget == UINT64_MAX ? 0 : c->life.budget;
-        conn_close(c, false);
-        return;
-    }
-    fill(c);
-}
-
-static void protocol_error(struct h1c *c)
-{
-    if (c->req.busy)
-        finish(c, H2B__LOAD_PROTOCOL);
-    conn_close(c, false);
 }
 
 /* A head of hl bytes parsed into h: choose how the body ends. */
 static void begin_body(struct h1c *c, const struct h2b_h1_head *h, size_t hl)
 {
-    struct h2b_load_stats *st = &c->w->stats;
+    struct h2b_load_stats *st = &c->s.w->stats;
     st->bytes_headers += hl;
     st->bytes_headers_decomp += hl;
-    c->req.status = (uint16_t)h->status;
-    c->close_after = h->close;
-    if (h2b_h1_no_body(h->status, c->w->sh->method_head)) {
+    c->s.req.status = (uint16_t)h->status;
+    c->s.close_after = h->close;
+    if (h2b_h1_no_body(h->status, c->s.w->sh->method_head)) {
         c->rs = R_LENGTH;
         c->left = 0;
     } else if (h->chunked) {
@@ -238,25 +95,23 @@ static void begin_body(struct h1c *c, const struct h2b_h1_head *h, size_t hl)
         c->left = (uint64_t)h->content_length;
     } else {
         c->rs = R_EOF;
-        c->close_after = true;
+        c->s.close_after = true;
     }
 }
 
 /* Response bytes p[0..n). */
-static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
+static void on_bytes(struct h2b__serial_conn *sc, const uint8_t *p, size_t n)
 {
-    struct h2b__load_worker *w = c->w;
-    struct h1w *hw = c->hw;
-    while (n > 0 && c->state == S_READY) {
-        if (!c->req.busy) {
-            protocol_error(c); /* bytes nobody asked for */
+    struct h1c *c = (struct h1c *)sc;
+    struct h2b__load_worker *w = sc->w;
+    struct h1w *hw = w->es;
+    while (n > 0 && sc->state == H2B__SERIAL_READY) {
+        if (!sc->req.busy) {
+            h2b__serial_broken(sc); /* bytes nobody asked for */
             return;
         }
-        if (!c->first_byte) {
-            c->first_byte = true;
-            if (c->req.measured && c->req.t_sent)
-                h2b_hist_record(w->stats.ttfb, w->now - c->req.t_sent);
-        }
+        if (!sc->first_byte)
+            h2b__serial_first_byte(sc);
         if (c->rs == R_HEAD) {
             struct h2b_h1_head h;
             int rv;
@@ -273,13 +128,13 @@ static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
                     c->hlen += k;
             }
             if (rv < 0) {
-                protocol_error(c);
+                h2b__serial_broken(sc);
                 return;
             }
             if (rv == H2B_H1_INCOMPLETE) {
                 if (c->hlen == 0) {
                     if (!c->hbuf && !(c->hbuf = malloc(HEAD_MAX))) {
-                        protocol_error(c);
+                        h2b__serial_broken(sc);
                         return;
                     }
                     memcpy(c->hbuf, p, n); /* n < HEAD_MAX, or the parser said too large */
@@ -292,7 +147,7 @@ static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
             n -= used;
             if (h.status < 200) {
                 if (h.status == 101) {
-                    protocol_error(c); /* we never ask to upgrade */
+                    h2b__serial_broken(sc); /* we never ask to upgrade */
                     return;
                 }
                 w->stats.bytes_headers += (size_t)rv;
@@ -301,10 +156,10 @@ static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
             begin_body(c, &h, (size_t)rv);
             if (c->rs == R_LENGTH && c->left == 0) {
                 if (n > 0) {
-                    protocol_error(c); /* nothing may follow: we do not pipeline */
+                    h2b__serial_broken(sc); /* nothing may follow: we do not pipeline */
                     return;
                 }
-                response_done(c);
+                h2b__serial_done(sc);
                 return;
             }
             continue;
@@ -317,10 +172,10 @@ static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
             n -= k;
             if (c->left == 0) {
                 if (n > 0) {
-                    protocol_error(c);
+                    h2b__serial_broken(sc);
                     return;
                 }
-                response_done(c);
+                h2b__serial_done(sc);
                 return;
             }
             continue;
@@ -333,7 +188,7 @@ static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
         const uint8_t *d = NULL;
         int rv = h2b_h1_chunked_next(&c->ch, p, n, TRAILERS_MAX, &used, &d, &dl);
         if (rv < 0) {
-            protocol_error(c);
+            h2b__serial_broken(sc);
             return;
         }
         if (rv == 1)
@@ -342,196 +197,23 @@ static void on_bytes(struct h1c *c, const uint8_t *p, size_t n)
         n -= used;
         if (rv == 2) {
             if (n > 0) {
-                protocol_error(c);
+                h2b__serial_broken(sc);
                 return;
             }
-            response_done(c);
+            h2b__serial_done(sc);
             return;
         }
     }
 }
 
-static void conn_read(struct h1c *c)
+/* A body delimited by the close ends with it. */
+static bool eof(const struct h2b__serial_conn *sc)
 {
-    struct h2b__load_worker *w = c->w;
-    struct h1w *hw = c->hw;
-    for (int i = 0; i < 16 && c->state == S_READY; i++) {
-        ssize_t n = h2b__load_tcp_recv(c->fd, c->ssl, hw->rx, RX_SIZE);
-        if (n == 0)
-            return;
-        if (n < 0) {
-            if (n == H2B__LOAD_EOF && c->req.busy && c->rs == R_EOF) {
-                response_done(c); /* a body delimited by the close (close_after is set) */
-                return;
-            }
-            if (c->req.busy && c->first_byte)
-                protocol_error(c); /* cut in the middle of a response */
-            else
-                conn_close(c, false);
-            return;
-        }
-        w->now = h2b_clock_now_ns();
-        w->stats.bytes_total += (uint64_t)n;
-        c->life.last_read = w->now;
-        on_bytes(c, hw->rx, (size_t)n);
-        if ((size_t)n < RX_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
-            return;
-    }
+    return ((const struct h1c *)sc)->rs == R_EOF;
 }
 
-static void ready(struct h1c *c)
-{
-    struct h2b__load_worker *w = c->w;
-    h2b_hist_record(w->stats.connect, w->now - c->life.t_connect);
-    if (c->ssl)
-        h2b_hist_record(w->stats.tls, w->now - c->t_tcp);
-    c->state = S_READY;
-    c->life.responses = 0;
-    c->life.last_read = w->now;
-    w->stats.conns_ok++;
-    w->stats.streams_effective = 1;
-    w->stats.server_max_streams = 1;
-    h2b__load_report_app(w, "http/1.1");
-    set_events(c, EPOLLIN);
-    fill(c);
-}
-
-/* The connect completed or the TLS handshake moved on. h2load --h1 accepts a server that
- * negotiates no protocol; one that picks another than the http/1.1 we offered is broken. */
-static void setup(struct h1c *c)
-{
-    uint32_t ev;
-    int rv = h2b__load_tcp_setup(c->w, c->fd, &c->ssl, &c->t_tcp, "http/1.1", true, &ev);
-    if (rv < 0) {
-        conn_close(c, false);
-    } else if (rv == 0) {
-        ready(c);
-    } else {
-        c->state = S_HANDSHAKE;
-        set_events(c, ev);
-    }
-}
-
-static void conn_start(struct h1c *c)
-{
-    struct h2b__load_worker *w = c->w;
-    h2b__load_life_connect(&c->life, w);
-    c->state = S_CONNECTING; /* so that conn_close counts a failure */
-    int rv = h2b__load_tcp_open(w, c, &c->fd);
-    if (rv < 0) {
-        conn_close(c, false);
-        return;
-    }
-    c->events = EPOLLOUT;
-    if (rv == 0)
-        setup(c);
-}
-
-static void on_event(struct h1c *c, uint32_t ev)
-{
-    switch (c->state) {
-    case S_CONNECTING:
-    case S_HANDSHAKE:
-        setup(c);
-        break;
-    case S_READY:
-        if ((ev & EPOLLOUT) && c->req.busy && c->out_off < c->out_len && !conn_flush(c))
-            return;
-        if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
-            conn_read(c);
-        break;
-    default:
-        break;
-    }
-}
-
-/* ---- the loop ---- */
-
-static void on_event_any(void *c, uint32_t ev)
-{
-    on_event(c, ev);
-}
-
-static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
-{
-    const struct h1w *hw = w->h1;
-    return h2b__load_phase_of(hw->conns[i].state, S_READY);
-}
-
-static void check_timeouts(struct h2b__load_worker *w)
-{
-    const struct h2b_load_config *cfg = w->sh->cfg;
-    struct h1w *hw = w->h1;
-    uint64_t now = w->now;
-    for (uint32_t i = 0; i < w->nconns; i++) {
-        struct h1c *c = &hw->conns[i];
-        if (h2b__load_conn_expired(w, &c->life, conn_phase(w, i), c->req.busy)) {
-            conn_close(c, true);
-        } else if (c->state == S_READY && c->req.busy && cfg->timeout_ns &&
-                   now - c->req.t_submit >= cfg->timeout_ns) {
-            /* HTTP/1.1 cannot cancel one request: the connection goes, and comes back (the
-             * server lives) */
-            c->life.responses = c->life.responses ? c->life.responses : 1;
-            conn_close(c, true);
-        }
-    }
-}
-
-/* --total-rps: worker.c's h2b__load_release, one request per free connection */
-
-static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
-{
-    const struct h1w *hw = w->h1;
-    return hw->conns[i].state == S_READY && !hw->conns[i].req.busy;
-}
-
-static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
-{
-    struct h1w *hw = w->h1;
-    submit(&hw->conns[i], t); /* taken even when the write fails (the close counts it) */
-    return true;
-}
-
-static const struct h2b__load_rate rate_hooks = {conn_phase, rate_can_take, rate_submit};
-
-static uint64_t wait_ns(const struct h2b__load_worker *w)
-{
-    /* --total-rps: poll every millisecond while waiting for the connections to settle */
-    bool settling = w->sh->rate_mode && !w->sched_started;
-    return h2b__load_wait_ns(w, settling ? w->now + H2B_NS_PER_MS : UINT64_MAX);
-}
-
-static void end_of_run(struct h2b__load_worker *w)
-{
-    struct h1w *hw = w->h1;
-    h2b__load_drain(w);
-    for (uint32_t i = 0; i < w->nconns; i++) {
-        struct h1c *c = &hw->conns[i];
-        if (c->state >= S_CONNECTING && c->state <= S_READY) {
-            c->life.budget = 0;
-            conn_close(c, false);
-        }
-        w->conn_rps[i] = h2b__load_conn_rps(w, &c->life);
-    }
-}
-
-void *h2b__h1_worker_main(void *arg)
-{
-    struct h2b__load_worker *w = arg;
-    struct h1w *hw = w->h1;
-    static const struct h2b__load_turn turn = {
-        .on_event = on_event_any, .rate = &rate_hooks, .timeouts = check_timeouts};
-    h2b__load_thread_start(w, "h1load");
-    for (uint32_t i = 0; i < w->nconns; i++)
-        conn_start(&hw->conns[i]);
-    while (!h2b__load_worker_done(w, conn_phase))
-        if (!h2b__load_turn(w, wait_ns(w), &turn))
-            break;
-    w->now = h2b_clock_now_ns();
-    end_of_run(w);
-    h2b__load_thread_end(w);
-    return NULL;
-}
+static const struct h2b__serial_ops ops = {
+    .alpn = "http/1.1", .app = "http/1.1", .begin = begin, .bytes = on_bytes, .eof = eof};
 
 /* ---- set-up ---- */
 
@@ -599,13 +281,13 @@ static bool sb_str(struct sbuf *b, const char *s)
     return sb_put(b, s, strlen(s));
 }
 
-/* Appends the request of URI u to b: the h2 header list (sh->nva) rendered as HTTP/1.1, then
+/* Appends the request of URI u to b: the h2 header list (sh->proto) rendered as HTTP/1.1, then
  * the body.
  * Returns H2B_OK, H2B_ERR_NOMEM or H2B_ERR_INVAL (a CR or LF in a name or value). */
 static int render(const struct h2b__load_shared *sh, size_t u, struct sbuf *b)
 {
-    const nghttp2_nv *nv = sh->nva[u];
-    size_t nn = sh->nvlen[u];
+    const nghttp2_nv *nv = sh->proto->nva[u];
+    size_t nn = sh->proto->nvlen[u];
     const nghttp2_nv *method = NULL, *path = NULL, *auth = NULL;
     for (size_t k = 0; k < nn; k++) {
         if (nv[k].namelen == 7 && memcmp(nv[k].name, ":method", 7) == 0)
@@ -636,7 +318,7 @@ static int render(const struct h2b__load_shared *sh, size_t u, struct sbuf *b)
     return ok ? H2B_OK : H2B_ERR_NOMEM;
 }
 
-int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
+static int engine_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
 {
     const struct h2b_load_config *cfg = w->sh->cfg;
     struct h1w *hw = calloc(1, sizeof *hw + (size_t)w->nconns * sizeof hw->conns[0]);
@@ -644,11 +326,8 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         free(hw);
         return H2B_ERR_NOMEM;
     }
-    w->h1 = hw;
-    for (uint32_t i = 0; i < w->nconns; i++) { /* first: h2b__h1_worker_free closes them */
-        hw->conns[i] = (struct h1c){.w = w, .hw = hw, .fd = -1};
-        h2b__load_life_init(&hw->conns[i].life, w, first_conn, i, requests);
-    }
+    w->es = hw; /* first: engine_free closes the connections */
+    h2b__serial_init(&hw->set, w, &ops, hw->conns, sizeof hw->conns[0], first_conn, requests);
     hw->lim.max_line = LINE_MAX_H1;
     hw->lim.max_head = HEAD_MAX;
     struct sbuf b = {0};
@@ -669,15 +348,19 @@ int h2b__h1_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
     return H2B_OK;
 }
 
-void h2b__h1_worker_free(struct h2b__load_worker *w)
+static void engine_free(struct h2b__load_worker *w)
 {
-    struct h1w *hw = w->h1;
+    struct h1w *hw = w->es;
     if (!hw)
         return;
+    h2b__serial_free(&hw->set, w);
     for (uint32_t i = 0; i < w->nconns; i++)
-        conn_free(&hw->conns[i]);
+        free(hw->conns[i].hbuf);
     free(hw->msgs);
     free(hw->msg);
     free(hw);
-    w->h1 = NULL;
+    w->es = NULL;
 }
+
+const struct h2b__load_engine h2b__h1_engine = {
+    .tag = "h1load", .init = engine_init, .free = engine_free, H2B__SERIAL_HOOKS};

@@ -15,18 +15,18 @@
  * never grows memory. Closed loop: a closed stream submits the next request at once.
  * Latency runs from the intended time (--rate) or submission to the stream's close, as in h2.
  *
- * Failure policy (as worker.c): a connection that dies errors its in-flight requests; it
+ * Failure policy (as h2load.c): a connection that dies errors its in-flight requests; it
  * reconnects if it got responses since its last handshake, otherwise in -n mode its remaining
  * requests count as errored (not sent).
  * Rejected: one UDP socket per worker with a connection-ID table (needed only for servers);
- * reusing worker.c's connection struct (TCP/TLS/nghttp2 state throughout).
+ * reusing h2load.c's connection struct (TCP/TLS/nghttp2 state throughout).
  */
-#include "load/h3load.h"
+#include "load/engine.h"
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "h3/h3quic.h"
-#include "h3/h3tls.h"
+#include "core/h3quic.h"
+#include "core/h3tls.h"
 
 #include <errno.h>
 #include <gnutls/crypto.h>
@@ -83,7 +83,7 @@ struct h3w {
 
 static struct h3w *hw_of(struct h2b__load_worker *w)
 {
-    return w->h3;
+    return w->es;
 }
 
 static void touch(struct h3c *c)
@@ -389,7 +389,7 @@ static void conn_close(struct h3c *c, bool timed_out)
     conn_teardown(c);
     c->broken = c->draining = false;
     enum h2b__load_next next = h2b__load_closed(w, &c->life, reached);
-    c->state = next == H2B__LOAD_RECONNECT ? S_IDLE : next == H2B__LOAD_FINISHED ? S_DONE : S_DEAD;
+    c->state = (enum h3state)h2b__load_state_after(next, S_READY);
     if (next == H2B__LOAD_RECONNECT)
         conn_start(c);
 }
@@ -577,7 +577,7 @@ static void conn_read_any(void *c, uint32_t events)
 
 static enum h2b__load_phase conn_phase(const struct h2b__load_worker *w, uint32_t i)
 {
-    const struct h3w *hw = w->h3;
+    const struct h3w *hw = w->es;
     return h2b__load_phase_of(hw->conns[i].state, S_READY);
 }
 
@@ -607,7 +607,7 @@ static void check_timeouts(struct h2b__load_worker *w)
 
 static bool rate_can_take(const struct h2b__load_worker *w, uint32_t i)
 {
-    const struct h3w *hw = w->h3;
+    const struct h3w *hw = w->es;
     const struct h3c *c = &hw->conns[i];
     return c->state == S_READY && !c->draining && c->inflight < c->m_eff &&
            ngtcp2_conn_get_streams_bidi_left(c->b.q) > 0;
@@ -618,44 +618,40 @@ static bool rate_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t)
     return submit(&hw_of(w)->conns[i], t);
 }
 
-static const struct h2b__load_rate rate_hooks = {conn_phase, rate_can_take, rate_submit};
-
 /* the earliest QUIC expiry (loss detection, ACK delay, idle) of a live connection */
-static uint64_t wait_ns(struct h2b__load_worker *w)
+static uint64_t deadline(const struct h2b__load_worker *w)
 {
-    struct h3w *hw = hw_of(w);
+    const struct h3w *hw = w->es;
     uint64_t until = UINT64_MAX;
     for (uint32_t i = 0; i < w->nconns; i++) {
-        struct h3c *c = &hw->conns[i];
+        const struct h3c *c = &hw->conns[i];
         if (c->state == S_HANDSHAKE || c->state == S_READY) {
             uint64_t e = ngtcp2_conn_get_expiry(c->b.q);
             if (e < until)
                 until = e;
         }
     }
-    return h2b__load_wait_ns(w, until);
+    return until;
 }
 
-static void end_of_run(struct h2b__load_worker *w)
+static const struct h2b__load_life *stop(struct h2b__load_worker *w, uint32_t i)
 {
-    struct h3w *hw = hw_of(w);
-    h2b__load_drain(w);
-    for (uint32_t i = 0; i < w->nconns; i++) {
-        struct h3c *c = &hw->conns[i];
-        if (c->state == S_HANDSHAKE || c->state == S_READY) {
-            c->life.budget = 0;
-            ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR,
-                                                                NULL, 0);
-            conn_close(c, false);
-        }
-        w->conn_rps[i] = h2b__load_conn_rps(w, &c->life);
+    struct h3c *c = &hw_of(w)->conns[i];
+    if (c->state == S_HANDSHAKE || c->state == S_READY) {
+        c->life.budget = 0;
+        ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR, NULL,
+                                                            0);
+        conn_close(c, false);
     }
+    return &c->life;
 }
 
-static void flush_touched(struct h2b__load_worker *w, bool *again)
+/* Writes every connection that was touched; true: one still has more to send at once. */
+static bool flush_touched(struct h2b__load_worker *w)
 {
     struct h3w *hw = hw_of(w);
     struct h3c *list = hw->touched;
+    bool again = false;
     hw->touched = NULL;
     for (struct h3c *c = list, *next; c; c = next) {
         next = c->tnext;
@@ -663,45 +659,26 @@ static void flush_touched(struct h2b__load_worker *w, bool *again)
         fill(c);
         if (conn_write(c)) {
             touch(c);
-            *again = true;
+            again = true;
         }
         maybe_finish(c);
     }
+    return again;
 }
 
-void *h2b__h3_worker_main(void *arg)
+static void start(struct h2b__load_worker *w, uint32_t i)
 {
-    struct h2b__load_worker *w = arg;
-    struct h3w *hw = hw_of(w);
-    static const struct h2b__load_turn turn = {.on_event = conn_read_any,
-                                               .after_events = run_expiry,
-                                               .rate = &rate_hooks,
-                                               .timeouts = check_timeouts};
-    h2b__load_thread_start(w, "h3load");
-    for (uint32_t i = 0; i < w->nconns; i++)
-        conn_start(&hw->conns[i]);
-    while (!h2b__load_worker_done(w, conn_phase)) {
-        bool again = false;
-        flush_touched(w, &again);
-        if (h2b__load_worker_done(w, conn_phase))
-            break;
-        if (!h2b__load_turn(w, again ? 0 : wait_ns(w), &turn))
-            break;
-    }
-    w->now = h2b_clock_now_ns();
-    end_of_run(w);
-    h2b__load_thread_end(w);
-    return NULL;
+    conn_start(&hw_of(w)->conns[i]);
 }
 
-int h2b__h3_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
+static int engine_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests)
 {
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b_load_config *cfg = sh->cfg;
     struct h3w *hw = calloc(1, sizeof *hw + (size_t)w->nconns * sizeof hw->conns[0]);
     if (!hw)
         return H2B_ERR_NOMEM;
-    w->h3 = hw;
+    w->es = hw;
     for (uint32_t i = 0; i < w->nconns; i++) { /* first: h2b__h3_worker_free closes them */
         struct h3c *c = &hw->conns[i];
         c->w = w;
@@ -715,12 +692,12 @@ int h2b__h3_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
         return H2B_ERR_NOMEM;
     /* the h2 request headers, as nghttp3 name/value pairs (they point into cfg) */
     for (size_t u = 0; u < cfg->nuris; u++)
-        hw->nv_off[u + 1] = hw->nv_off[u] + sh->nvlen[u];
+        hw->nv_off[u + 1] = hw->nv_off[u] + sh->proto->nvlen[u];
     if (!(hw->nv = calloc(hw->nv_off[cfg->nuris] ? hw->nv_off[cfg->nuris] : 1, sizeof *hw->nv)))
         return H2B_ERR_NOMEM;
     for (size_t u = 0; u < cfg->nuris; u++) {
-        for (size_t k = 0; k < sh->nvlen[u]; k++) {
-            const nghttp2_nv *src = &sh->nva[u][k];
+        for (size_t k = 0; k < sh->proto->nvlen[u]; k++) {
+            const nghttp2_nv *src = &sh->proto->nva[u][k];
             hw->nv[hw->nv_off[u] + k] =
                 (nghttp3_nv){src->name, src->value, src->namelen, src->valuelen,
                              NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE};
@@ -729,9 +706,9 @@ int h2b__h3_worker_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_
     return H2B_OK;
 }
 
-void h2b__h3_worker_free(struct h2b__load_worker *w)
+static void engine_free(struct h2b__load_worker *w)
 {
-    struct h3w *hw = w->h3;
+    struct h3w *hw = w->es;
     if (!hw)
         return;
     free(hw->nv); /* nghttp3 keeps copies of the lists it was given */
@@ -741,5 +718,19 @@ void h2b__h3_worker_free(struct h2b__load_worker *w)
     if (hw->cred)
         gnutls_certificate_free_credentials(hw->cred);
     free(hw);
-    w->h3 = NULL;
+    w->es = NULL;
 }
+
+const struct h2b__load_engine h2b__h3_engine = {
+    .tag = "h3load",
+    .init = engine_init,
+    .free = engine_free,
+    .start = start,
+    .on_event = conn_read_any,
+    .flush = flush_touched,
+    .after_events = run_expiry,
+    .rate = {conn_phase, rate_can_take, rate_submit},
+    .timeouts = check_timeouts,
+    .deadline = deadline,
+    .stop = stop,
+};

@@ -14,11 +14,7 @@
 #include "load/engine.h"
 #include "core/results.h"
 #include "core/error.h"
-#ifdef H2B_HAVE_H3
 #include "load/h1load.h"
-#include "load/rawload.h"
-#include "load/h3load.h"
-#endif
 
 #include <inttypes.h>
 #include <netdb.h>
@@ -48,9 +44,9 @@ static nghttp2_nv make_nv(const char *name, const char *value)
  * h2load's order (:path, :scheme, :authority, :method), so that with the same user-agent the
  * header blocks are h2load's byte for byte, first request and later ones (the dynamic table's
  * entries are inserted in the same order): tests/integration/load_neutral.sh. */
-static int build_nva(struct h2b__load_shared *sh, char *content_length)
+static int build_nva(struct h2b__load_proto *sh, const struct h2b_load_config *cfg,
+                     char *content_length)
 {
-    const struct h2b_load_config *cfg = sh->cfg;
     sh->nva = calloc(cfg->nuris, sizeof(*sh->nva));
     sh->nvlen = calloc(cfg->nuris, sizeof(*sh->nvlen));
     if (!sh->nva || !sh->nvlen)
@@ -85,19 +81,6 @@ static int build_nva(struct h2b__load_shared *sh, char *content_length)
     return H2B_OK;
 }
 
-/* --engine fast: each URI's header list, for the per-connection encoder in h2fast.c */
-static int build_reqs(struct h2b__load_shared *sh)
-{
-    size_t n = sh->cfg->nuris;
-    if (n > UINT32_MAX || !(sh->reqs = calloc(n, sizeof(*sh->reqs))))
-        return H2B_ERR_NOMEM;
-    for (size_t u = 0; u < n; u++) {
-        sh->reqs[u].nva = sh->nva[u];
-        sh->reqs[u].nvlen = sh->nvlen[u];
-    }
-    return H2B_OK;
-}
-
 static int resolve(struct h2b__load_shared *sh, struct h2b_diag *err)
 {
     const struct h2b_load_config *cfg = sh->cfg;
@@ -125,104 +108,13 @@ static int resolve(struct h2b__load_shared *sh, struct h2b_diag *err)
     return H2B_OK;
 }
 
-/* Counts the TLS records that carry application data to us. TLS 1.3 hides the real type: every
- * protected record says application_data outside, so the inner content type OpenSSL reports after
- * decryption decides (a post-handshake NewSessionTicket is not a response record); TLS 1.2 says it
- * in the record header. Rejected: counting SSL_read calls (one read can drain many records, one
- * record can take many reads) and kTLS-only counters (the kernel would hide records from us). */
-static void tls_msg(int write_p, int version, int content_type, const void *buf, size_t len,
-                    SSL *ssl, void *arg)
+static void shared_free(struct h2b__load_shared *sh, struct h2b__load_proto *p)
 {
-    (void)version;
-    struct h2b_load_stats *st = arg;
-    if (write_p || !st || len < 1 || ((const unsigned char *)buf)[0] != SSL3_RT_APPLICATION_DATA)
-        return;
-    int v = SSL_version(ssl);
-    if (content_type != (v == TLS1_3_VERSION ? SSL3_RT_INNER_CONTENT_TYPE : SSL3_RT_HEADER))
-        return;
-    st->tls_records++;
-    if (!st->tls_version) {
-        st->tls_version = v;
-        st->tls_cipher = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
-    }
-}
-
-SSL *h2b__load_tls_new(const struct h2b__load_shared *sh, int fd, struct h2b_load_stats *st)
-{
-    SSL *ssl = SSL_new(sh->ssl_ctx);
-    if (!ssl || SSL_set_fd(ssl, fd) != 1) {
-        SSL_free(ssl);
-        return NULL;
-    }
-    SSL_set_msg_callback_arg(ssl, st);
-    SSL_set_connect_state(ssl);
-    const char *host = sh->cfg->uris[0].host; /* SNI names a host, never an address */
-    if (!strchr(host, ':') && strspn(host, "0123456789.") != strlen(host))
-        SSL_set_tlsext_host_name(ssl, host);
-    return ssl;
-}
-
-const char *h2b__load_tls_name(int v)
-{
-    switch (v) {
-    case TLS1_3_VERSION:
-        return "TLSv1.3";
-    case TLS1_2_VERSION:
-        return "TLSv1.2";
-    case TLS1_1_VERSION:
-        return "TLSv1.1";
-    case TLS1_VERSION:
-        return "TLSv1";
-    default:
-        return "unknown";
-    }
-}
-
-static SSL_CTX *tls_context(const struct h2b_load_config *cfg)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (!ctx)
-        return NULL;
-    /* A benchmark talks to test servers with self-signed certificates: no verification, as in
-     * h2load. */
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
-    SSL_CTX_set_msg_callback(ctx, tls_msg); /* a no-op until h2b__load_tls_attach */
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                              SSL_MODE_RELEASE_BUFFERS);
-    /* validated by the parser already */
-    if ((cfg->ciphers && SSL_CTX_set_cipher_list(ctx, cfg->ciphers) != 1) ||
-        (cfg->tls13_ciphers && SSL_CTX_set_ciphersuites(ctx, cfg->tls13_ciphers) != 1) ||
-        (cfg->groups && SSL_CTX_set1_groups_list(ctx, cfg->groups) != 1)) {
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-#ifdef SSL_OP_ENABLE_KTLS
-    if (cfg->ktls)
-        SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
-#endif
-    static const unsigned char h2[] = "\x02h2", h1[] = "\x08http/1.1";
-    const unsigned char *alpn = cfg->h1 ? h1 : cfg->alpn ? cfg->alpn : h2;
-    size_t alpn_len = cfg->h1 ? sizeof h1 - 1 : cfg->alpn ? cfg->alpn_len : sizeof h2 - 1;
-    if (SSL_CTX_set_alpn_protos(ctx, alpn, (unsigned)alpn_len) != 0) {
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-static void shared_free(struct h2b__load_shared *sh)
-{
-    if (sh->nva)
+    if (p->nva)
         for (size_t u = 0; u < sh->cfg->nuris; u++)
-            free(sh->nva[u]);
-    free(sh->nva);
-    free(sh->nvlen);
-    free(sh->reqs);
-    if (sh->callbacks)
-        nghttp2_session_callbacks_del(sh->callbacks);
-    if (sh->option)
-        nghttp2_option_del(sh->option);
+            free(p->nva[u]);
+    free(p->nva);
+    free(p->nvlen);
     if (sh->ssl_ctx)
         SSL_CTX_free(sh->ssl_ctx);
 }
@@ -326,16 +218,6 @@ static void print_tick(void *ctx, struct h2b_load_progress_tick *t)
     h2b_load_progress_print(&pc->printer, pc->out, t);
 }
 
-static void worker_free(struct h2b__load_worker *w)
-{
-    h2b__h1_worker_free(w);
-    h2b__raw_worker_free(w);
-#ifdef H2B_HAVE_H3
-    h2b__h3_worker_free(w);
-#endif
-    h2b__load_worker_free(w);
-}
-
 static bool all_finished(struct h2b__load_worker *w, uint32_t nw)
 {
     for (uint32_t i = 0; i < nw; i++)
@@ -379,7 +261,8 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
 int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn hook, void *ctx,
                         FILE *info, struct h2b_load_result *res, struct h2b_diag *err)
 {
-    struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag, .info = info};
+    struct h2b__load_proto hdrs = {0};
+    struct h2b__load_shared sh = {.cfg = cfg, .stop = &stop_flag, .info = info, .proto = &hdrs};
     struct h2b__load_worker *w = NULL;
     struct h2b__load_iagg *iagg = NULL;
     uint32_t nw = cfg->threads, started = 0;
@@ -397,11 +280,12 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     sh.progress = hook != NULL;
     if ((rv = resolve(&sh, err)) != H2B_OK)
         return rv;
-    if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = tls_context(cfg))) {
+    if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = h2b__load_tls_context(cfg))) {
         rv = h2b__load_errf(err, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
         goto out;
     }
-    sh.h1 = cfg->h1;
+    sh.tls = sh.ssl_ctx != NULL;
+    bool h1 = cfg->h1;
     if (sh.ssl_ctx && !cfg->h1 && cfg->alpn) {
         /* --npn-list: the protocol the server picks decides the engine, as in h2load */
         char proto[256];
@@ -411,7 +295,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
             goto out;
         }
         if (strcmp(proto, "http/1.1") == 0) {
-            sh.h1 = true;
+            h1 = true;
         } else if (strcmp(proto, "h2") != 0) {
             rv = h2b__load_errf(err, H2B_ERR_UNSUPPORTED,
                                 "the server chose %s%s%s from --npn-list: neither h2 nor http/1.1",
@@ -419,20 +303,19 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
             goto out;
         }
     }
-    if (h2b__load_callbacks_new(&sh.callbacks) != H2B_OK || nghttp2_option_new(&sh.option) != 0 ||
-        build_nva(&sh, content_length) != H2B_OK) {
+    if (build_nva(&hdrs, cfg, content_length) != H2B_OK) {
         rv = h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
         goto out;
     }
-    /* We measure the server, we do not police it: skip nghttp2's HTTP semantic checks on every
-     * header (framing and HPACK are still fully validated). */
-    nghttp2_option_set_no_http_messaging(sh.option, 1);
-    sh.fast = cfg->engine == H2B_LOAD_ENGINE_FAST && !sh.h1 && !cfg->h3;
-    if (sh.fast && (rv = build_reqs(&sh)) != H2B_OK) {
-        rv = h2b__load_errf(err, rv, "out of memory for the request headers");
-        goto out;
-    }
-    nghttp2_option_set_max_deflate_dynamic_table_size(sh.option, cfg->encoder_table_size);
+    sh.engine = cfg->engine == H2B_LOAD_ENGINE_FAST ? &h2b__h2_fast_engine : &h2b__h2_engine;
+    if (h1)
+        sh.engine = &h2b__h1_engine;
+    if (cfg->raw_request)
+        sh.engine = &h2b__raw_engine;
+#ifdef H2B_HAVE_H3
+    if (cfg->h3)
+        sh.engine = &h2b__h3_engine;
+#endif
     w = calloc(nw, sizeof(*w));
     if (!w) {
         rv = h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
@@ -467,25 +350,10 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         uint32_t nc = cfg->connections / nw + (i < cfg->connections % nw ? 1 : 0);
         uint64_t nr = cfg->requests / nw + (i < cfg->requests % nw ? 1 : 0);
         rv = h2b__load_worker_init(&w[i], (int)i, &sh, nc, first, nr);
-        if (rv == H2B_OK && sh.h1 && (rv = h2b__h1_worker_init(&w[i], first, nr)) != H2B_OK) {
-            h2b__h1_worker_free(&w[i]);
-            h2b__load_worker_free(&w[i]);
-        }
-        if (rv == H2B_OK && cfg->raw_request &&
-            (rv = h2b__raw_worker_init(&w[i], first, nr)) != H2B_OK) {
-            h2b__raw_worker_free(&w[i]);
-            h2b__load_worker_free(&w[i]);
-        }
-#ifdef H2B_HAVE_H3
-        if (rv == H2B_OK && cfg->h3 && (rv = h2b__h3_worker_init(&w[i], first, nr)) != H2B_OK) {
-            h2b__h3_worker_free(&w[i]);
-            h2b__load_worker_free(&w[i]);
-        }
-#endif
         if (rv != H2B_OK) {
             h2b__load_errf(err, rv, "cannot set up worker %u: %s", i, h2b_strerror(rv));
             for (uint32_t k = 0; k < i; k++)
-                worker_free(&w[k]);
+                h2b__load_worker_free(&w[k]);
             goto out;
         }
         if (info)
@@ -502,14 +370,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     pthread_sigmask(SIG_BLOCK, &block, &old);
     rv = H2B_OK;
     for (; started < nw; started++) {
-        void *(*body)(void *) = cfg->raw_request ? h2b__raw_worker_main
-                                : sh.h1          ? h2b__h1_worker_main
-                                                 : h2b__load_worker_main;
-#ifdef H2B_HAVE_H3
-        if (cfg->h3)
-            body = h2b__h3_worker_main;
-#endif
-        if (pthread_create(&w[started].thread, NULL, body, &w[started]) != 0) {
+        if (pthread_create(&w[started].thread, NULL, h2b__load_worker_main, &w[started]) != 0) {
             rv = h2b__load_errf(err, H2B_ERR_SYS, "cannot start worker thread");
             atomic_store(&stop_flag, 1);
             break;
@@ -581,15 +442,15 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         snprintf(res->alpn, sizeof(res->alpn), "%s",
                  cfg->h3            ? "h3"
                  : cfg->raw_request ? "tcp"
-                 : sh.h1            ? "http/1.1"
+                 : h1               ? "http/1.1"
                  : sh.ssl_ctx       ? "h2"
                                     : "h2c");
         snprintf(res->engine, sizeof(res->engine), "%s",
-                 cfg->h3            ? "h3"
-                 : cfg->raw_request ? "raw"
-                 : sh.h1            ? "h1"
-                 : sh.fast          ? "fast"
-                                    : "nghttp2");
+                 cfg->h3                             ? "h3"
+                 : cfg->raw_request                  ? "raw"
+                 : h1                                ? "h1"
+                 : sh.engine == &h2b__h2_fast_engine ? "fast"
+                                                     : "nghttp2");
         if (rv == H2B_OK && irv != H2B_OK)
             rv = h2b__load_errf(err, irv, "out of memory for the interval results");
         if (rv == H2B_OK && iagg)
@@ -598,11 +459,11 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
             h2b_load_result_free(res);
     }
     for (uint32_t i = 0; i < nw; i++)
-        worker_free(&w[i]);
+        h2b__load_worker_free(&w[i]);
 out:
     h2b__load_iagg_del(iagg);
     free(w);
-    shared_free(&sh);
+    shared_free(&sh, &hdrs);
     return rv;
 }
 

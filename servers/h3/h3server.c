@@ -41,8 +41,8 @@
 #include "core/error.h"
 #include "core/heap.h"
 #include "core/json.h"
-#include "h3/h3quic.h"
-#include "h3/h3tls.h"
+#include "core/h3quic.h"
+#include "core/h3tls.h"
 #include "h2ref/handlers.h" /* the routes and their responses, shared with h2ref */
 #include "h2ref/stats.h"    /* h2ref's counters, not core's stats.h */
 

@@ -7,7 +7,7 @@
  * Rejected: exporting the OpenSSL certificate to PEM and importing it here; it would tie this
  * module to the h2ref server's internals for no gain (clients do not verify either certificate).
  */
-#include "h3/h3tls.h"
+#include "core/h3tls.h"
 
 #include "core/error.h"
 #include "core/json.h"

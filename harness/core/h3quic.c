@@ -6,9 +6,9 @@
  * written and how errors become CONNECTION_CLOSE reasons is the same, and lives here once.
  * Rejected: a callback table per side for these (they had nothing side-specific in them).
  */
-#include "h3/h3quic.h"
+#include "core/h3quic.h"
 
-#include "h3/h3tls.h"
+#include "core/h3tls.h"
 
 #include <gnutls/crypto.h>
 #include <ngtcp2/ngtcp2_crypto_gnutls.h>

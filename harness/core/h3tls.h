@@ -2,8 +2,8 @@
  * h3tls.h - GnuTLS credentials for the HTTP/3 server and client (ngtcp2's crypto backend on
  * Debian 12 is GnuTLS, so QUIC cannot reuse the OpenSSL context of the TCP listener).
  */
-#ifndef H2B_H3_H3TLS_H
-#define H2B_H3_H3TLS_H
+#ifndef H2B_CORE_H3TLS_H
+#define H2B_CORE_H3TLS_H
 
 #include <gnutls/gnutls.h>
 #include <stddef.h>

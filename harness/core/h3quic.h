@@ -1,13 +1,13 @@
 /*
- * h3quic.h - the QUIC and HTTP/3 plumbing the HTTP/3 server (h3server.c) and the load
+ * h3quic.h - the QUIC and HTTP/3 plumbing the HTTP/3 server (servers/h3/h3server.c) and the load
  * generator's HTTP/3 engine (harness/load/h3load.c) share: ngtcp2 0.12 + GnuTLS, nghttp3 0.8.
  *
  * struct h2b_h3quic is the first member of each side's connection struct; ngtcp2's and
  * nghttp3's user_data point at that struct, so the shared callbacks below cast user_data to
  * struct h2b_h3quic. Single-threaded: a connection is used by the thread that owns it.
  */
-#ifndef H2B_H3_H3QUIC_H
-#define H2B_H3_H3QUIC_H
+#ifndef H2B_CORE_H3QUIC_H
+#define H2B_CORE_H3QUIC_H
 
 #include <gnutls/gnutls.h>
 #include <nghttp3/nghttp3.h>
