@@ -176,7 +176,8 @@ static int parse_output(const struct run *r, const char *out_path, const char *j
     int rc = h2b_json_load(json_path, &obj, NULL, &d);
     if (rc)
         return rc;
-    rc = h2b_client_from_json(obj, &res->m);
+    rc = r->s->matrix.find_max.enabled ? h2b_client_from_search_json(obj, &res->m)
+                                       : h2b_client_from_json(obj, &res->m);
     json_decref(obj);
     return rc;
 }
@@ -374,7 +375,11 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         say(res->reason, sizeof(res->reason), "interrupted (SIGINT) during the cell");
         return;
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    /* With objectives, h2bench load exits 1 when one is breached or not evaluable (--find-max:
+     * when no step passed) and still writes its results: a verdict of the cell, not a failure */
+    bool judged = WIFEXITED(status) && WEXITSTATUS(status) == H2B_EXIT_FAIL && m->slo &&
+                  r->s->client.kind == H2B_CLIENT_H2BENCH;
+    if (!judged && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
         char tail[256];
         failure_tail(r, err_path, tail, sizeof(tail));
         say(res->reason, sizeof(res->reason), "client %s %d%s%s",
@@ -513,6 +518,14 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     }
     if (note[0])
         bad |= h2b_model_set_string(&o->note, note);
+    for (size_t k = 0; have && k < mt->slo.n && !bad; k++) {
+        void *e;
+        bad |= h2b_model_array_push(&h2b_results_slo_model, &o->slo, &e) != H2B_OK ||
+               h2b_model_copy(&h2b_results_slo_model, e,
+                              h2b_model_array_at(&h2b_results_slo_model, &mt->slo, k)) != H2B_OK;
+    }
+    if (have && mt->search.base.present && !bad)
+        bad |= h2b_model_copy(&h2b_results_search_model, &o->search, &mt->search) != H2B_OK;
     return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 

@@ -118,6 +118,19 @@ struct h2b_matrix_spec {
     bool tls[2]; /* matrix.tls, in order (default [false]) */
     size_t ntls;
     enum h2b_order order;
+    /* Load shapes, objectives and the capacity search of every cell (docs/scenarios.md), as
+     * text h2bench load parses again: validated here with its own parsers (load/shape.h,
+     * load/slo.h), passed on as --stages, --step, --slo, --slo-window and --find-max-*. */
+    char *stages;        /* --stages, or NULL */
+    char *step;          /* --step, or NULL */
+    char *slo;           /* --slo, or NULL */
+    double slo_window_s; /* --slo-window; 0: the run only */
+    struct h2b_find_max_spec {
+        bool enabled;
+        /* each NAN (retries -1) when not given: h2bench load's default */
+        double step_s, warmup_s, start, limit, precision_pct;
+        int retries;
+    } find_max;
 };
 
 /* Per-request budgets (docs/scenarios.md "Benchmark your own server"): each matrix point of
