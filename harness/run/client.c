@@ -447,8 +447,9 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         add(&b, "-n");
         add(&b, "%llu", (unsigned long long)m->requests);
     }
-    if (!m->find_max.enabled && m->slo) {
-        add(&b, "--slo=%s", m->slo);
+    const char *slo = h2b_expand_cell_slo(s, cell);
+    if (!m->find_max.enabled && slo) {
+        add(&b, "--slo=%s", slo);
         if (m->slo_window_s > 0)
             add(&b, "--slo-window=%.0fms", m->slo_window_s * 1000);
     }

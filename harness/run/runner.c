@@ -377,8 +377,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     }
     /* With objectives, h2bench load exits 1 when one is breached or not evaluable (--find-max:
      * when no step passed) and still writes its results: a verdict of the cell, not a failure */
-    bool judged = WIFEXITED(status) && WEXITSTATUS(status) == H2B_EXIT_FAIL && m->slo &&
-                  r->s->client.kind == H2B_CLIENT_H2BENCH;
+    bool judged = WIFEXITED(status) && WEXITSTATUS(status) == H2B_EXIT_FAIL &&
+                  h2b_expand_cell_slo(r->s, c) && r->s->client.kind == H2B_CLIENT_H2BENCH;
     if (!judged && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
         char tail[256];
         failure_tail(r, err_path, tail, sizeof(tail));

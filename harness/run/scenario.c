@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/url.h"
+#include "run/expand.h"
 #include "load/shape.h"
 #include "load/slo.h"
 
@@ -708,7 +709,8 @@ static int parse_load_shape(struct ctx *c, const json_t *v, struct h2b_matrix_sp
     m->find_max.retries = -1;
     if ((rc = get_string(c, v, "stages", "matrix", NULL, &m->stages)) ||
         (rc = get_string(c, v, "step", "matrix", NULL, &m->step)) ||
-        (rc = get_string(c, v, "slo", "matrix", NULL, &m->slo)) ||
+        (!json_is_object(json_object_get(v, "slo")) &&
+         (rc = get_string(c, v, "slo", "matrix", NULL, &m->slo))) ||
         (rc = get_seconds(c, v, "slo_window", "matrix", 0.001, 3600, 0, &m->slo_window_s)))
         return rc;
     const json_t *fmv = json_object_get(v, "find_max");
@@ -764,7 +766,8 @@ static int parse_load_shape(struct ctx *c, const json_t *v, struct h2b_matrix_sp
         if (rc != H2B_OK)
             return rc == H2B_ERR_PARSE ? sub_fail(c, "matrix.slo", &sub) : rc;
     }
-    if (m->slo_window_s > 0 && !m->slo)
+    bool per_cell = json_is_object(json_object_get(v, "slo"));
+    if (m->slo_window_s > 0 && !m->slo && !per_cell)
         return fail(c, "matrix.slo_window", "a window judges the objectives: set matrix.slo");
     /* h2bench load's intervals are 1 s, or the window when shorter: a window is whole ones */
     if (m->slo_window_s >= 1 && fabs(m->slo_window_s - round(m->slo_window_s)) > 1e-9)
@@ -775,6 +778,10 @@ static int parse_load_shape(struct ctx *c, const json_t *v, struct h2b_matrix_sp
         return H2B_OK;
     static const char *const excl[] = {"rate",       "stages",   "step",    "slo_window",
                                        "duration_s", "warmup_s", "requests"};
+    if (per_cell)
+        return fail(c, "matrix.slo",
+                    "matrix.find_max searches every cell against one set of objectives: give "
+                    "them as a string");
     if (!m->slo)
         return fail(c, "matrix.find_max", "the search needs the objectives: set matrix.slo");
     for (size_t k = 0; k < sizeof(excl) / sizeof(excl[0]); k++) {
@@ -790,6 +797,47 @@ static int parse_load_shape(struct ctx *c, const json_t *v, struct h2b_matrix_sp
     if (m->find_max.limit < m->find_max.start) /* false when either is NAN */
         return fail(c, "matrix.find_max.limit", "expected at least find_max.start (%g), got %g",
                     m->find_max.start, m->find_max.limit);
+    return H2B_OK;
+}
+
+/* matrix.slo as an object: {"FILTER": "OBJECTIVES", ...}, in order (docs/scenarios.md). */
+static int parse_slo_rules(struct ctx *c, const json_t *matrix, struct h2b_scenario *s)
+{
+    const json_t *o = json_object_get(matrix, "slo");
+    struct h2b_matrix_spec *m = &s->matrix;
+    if (!json_is_object(o))
+        return H2B_OK;
+    if (json_object_size(o) == 0)
+        return fail(c, "matrix.slo", "expected at least one \"FILTER\": \"OBJECTIVES\" rule");
+    if (json_object_size(o) > MAX_LIST)
+        return fail(c, "matrix.slo", "expected at most %d rules", MAX_LIST);
+    if (!(m->slo_rules = calloc(json_object_size(o), sizeof(*m->slo_rules))))
+        return H2B_ERR_NOMEM;
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)o, key, val)
+    {
+        char path[PATH_LEN];
+        struct h2b_diag sub = {0};
+        struct h2b_slo_rule *rule = &m->slo_rules[m->nslo_rules++];
+        int rc;
+        h2b_json_path_key(path, sizeof(path), "matrix.slo", key);
+        if ((rc = get_string(c, o, key, "matrix.slo", NULL, &rule->slo)))
+            return rc;
+        if ((rc = h2b_expand_parse_filter(s, key, &rule->filters, &rule->nfilters, &sub)))
+            return rc == H2B_ERR_PARSE
+                       ? fail(c, path,
+                              "the key is a --filter (CONNSxSTREAMS, TARGET:CONNSxSTREAMS "
+                              "or TARGET): %s",
+                              sub.message)
+                       : rc;
+        struct h2b_slo slo;
+        memset(&slo, 0, sizeof(slo));
+        rc = h2b_slo_parse(&slo, rule->slo, &sub);
+        h2b_slo_free(&slo);
+        if (rc != H2B_OK)
+            return rc == H2B_ERR_PARSE ? sub_fail(c, path, &sub) : rc;
+    }
     return H2B_OK;
 }
 
@@ -960,14 +1008,15 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     }
     if (matrix) {
         if ((rc = parse_targets(&c, doc, known_peers, s)) ||
-            (rc = parse_client(&c, doc, &s->client)) || (rc = parse_matrix(&c, matrix, &s->matrix)))
+            (rc = parse_client(&c, doc, &s->client)) ||
+            (rc = parse_matrix(&c, matrix, &s->matrix)) || (rc = parse_slo_rules(&c, matrix, s)))
             goto fail;
         const struct h2b_matrix_spec *m = &s->matrix;
-        const char *own = m->find_max.enabled ? "matrix.find_max"
-                          : m->slo            ? "matrix.slo"
-                          : m->stages         ? "matrix.stages"
-                          : m->step           ? "matrix.step"
-                                              : NULL;
+        const char *own = m->find_max.enabled       ? "matrix.find_max"
+                          : m->slo || m->nslo_rules ? "matrix.slo"
+                          : m->stages               ? "matrix.stages"
+                          : m->step                 ? "matrix.step"
+                                                    : NULL;
         if (own && s->client.kind != H2B_CLIENT_H2BENCH) {
             rc = fail(&c, own,
                       "load shapes, objectives and the search are h2bench load's: "
@@ -1045,6 +1094,11 @@ void h2b_scenario_del(struct h2b_scenario *s)
     free(s->matrix.stages);
     free(s->matrix.step);
     free(s->matrix.slo);
+    for (size_t i = 0; i < s->matrix.nslo_rules; i++) {
+        free(s->matrix.slo_rules[i].filters);
+        free(s->matrix.slo_rules[i].slo);
+    }
+    free(s->matrix.slo_rules);
     free(s->micro.filter);
     free(s->perf_record.cells);
     free(s->micro.profile);
