@@ -426,7 +426,7 @@ static int by_rate(const void *a, const void *b)
 /* One block of the capacity chart: the steps of search s sorted by rate, "rate p50 p99 pass". */
 static void capacity_block(struct h2b_buf *data, const struct h2b_results_search *s, double unit)
 {
-    const struct h2b_results_search_step *st[MAX_STEPS];
+    const struct h2b_results_search_step *st[MAX_STEPS] = {0};
     size_t n = 0;
     for (size_t j = 0; j < s->steps.n && n < MAX_STEPS; j++) {
         const struct h2b_results_search_step *e =
