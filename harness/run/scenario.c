@@ -912,7 +912,9 @@ static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *
     if ((rc = parse_load_shape(c, v, m)))
         goto out;
     for (size_t i = 0; i < m->nconnections; i++) {
-        if (m->duration_s == 0 && m->requests < m->connections[i]) {
+        /* count mode only: a search and stages are timed */
+        if (m->duration_s == 0 && !m->find_max.enabled && !m->stages &&
+            m->requests < m->connections[i]) {
             char item[PATH_LEN];
             h2b_json_path_index(item, sizeof(item), "matrix.connections", i);
             rc = fail(c, item,

@@ -20,14 +20,19 @@ scenario() { # NAME MATRIX-FIELDS
 }
 JSON
 }
-# The search first, in the background: it mostly waits on the server's timers.
+# The search first, in the background: it mostly waits on the server's timers. Below capacity
+# the median is the delay; above it the backlog grows with every second of a step. The median
+# must pass twice the delay to fail a step: a busy machine's scheduling delays (a 25 ms margin
+# failed a step at 187 req/s beside an ASan build, server and client each pinned to one CPU)
+# stay below that, and a backlog of 6 % over capacity passes it within a 2 s step. Unpinned:
+# the point is the server's capacity, not a fight with a compiler for one CPU.
 cat >"$TMP/cap.json" <<'JSON'
 {
   "name": "cap",
-  "targets": [{"name": "h2ref", "type": "bundled", "threads": 1}],
-  "client": {"type": "h2bench", "threads": 1, "timeout_s": 150},
+  "targets": [{"name": "h2ref", "type": "bundled", "threads": 1, "cpus": "0-1"}],
+  "client": {"type": "h2bench", "threads": 1, "timeout_s": 150, "cpus": "0-1"},
   "matrix": {"connections": [10], "streams": [1], "path": "/delay/50", "min_requests": 10,
-             "slo": "p50<75ms,errors<1%",
+             "slo": "p50<100ms,errors<1%",
              "find_max": {"step_s": 2, "warmup_s": 0.5, "start": 50, "precision_pct": 4}}
 }
 JSON
@@ -101,17 +106,37 @@ expect_eq "find_max: the cell's latency is the last passing step's" \
 "$H2BENCH" gate --ceilings "$CEIL" --results "$TMP/cap.res.json" >"$TMP/g4.out" 2>&1
 expect_eq "gate: a capacity found passes" "$?" "$(want 0)"
 expect_match "gate: capacity row" "$(cat "$TMP/g4.out")" \
-    '^PASS +h2ref:10x1 capacity .*capacity [0-9.]+ req/s at .p50<75ms,errors<1%.: last pass'
+    '^PASS +h2ref:10x1 capacity .*capacity [0-9.]+ req/s at .p50<100ms,errors<1%.: last pass'
 
 # the report: the table, and the chart with its knee where gnuplot is installed
 "$H2BENCH" report "$TMP/cap.res.json" -o "$TMP/report" >"$TMP/rep.out" 2>&1
 expect_eq "report: exit" "$?" 0
 expect_match "report: capacity table" "$(cat "$TMP/report/REPORT.md")" \
-    '^\| h2ref \| 10×1 \| `p50<75ms,errors<1%` \| [0-9,]+ req/s \| [0-9,]+: .* ms \| [0-9,]+: .* ms \| [0-9]+ \| [0-9.]+ s \|$'
+    '^\| h2ref \| 10×1 \| `p50<100ms,errors<1%` \| [0-9,]+ req/s \| [0-9,]+: .* ms \| [0-9,]+: .* ms \| [0-9]+ \| [0-9.]+ s \|$'
 expect_match "report: the knee in the chart script" "$(cat "$TMP/report/capacity-0.gp")" \
     "^set arrow from $cap, graph 0 to $cap, graph 1"
 if command -v gnuplot >/dev/null; then
     expect_eq "report: chart drawn" "$(test -s "$TMP/report/capacity-0.png" && echo yes)" yes
     expect_match "report: chart linked" "$(cat "$TMP/report/REPORT.md")" '\(capacity-0\.png\)'
 fi
+
+# hostile names from a results file: a target and objectives that would end a code span, a
+# table cell or a gnuplot string reach neither the markdown nor the chart script as syntax
+EVIL_T=$'h2ref`<b>|t\'`id`'
+EVIL_O=$'p99<1s`<img src=x>|\''
+jq --arg t "$EVIL_T" --arg o "$EVIL_O" '.matrix[0].target = $t | .matrix[0].search.slo = $o
+    | .matrix[0].slo = [{"objective": $o, "start_s": 0, "end_s": 1, "verdict": "fail",
+                         "value": 2e9, "limit": 1e9, "scope": "run"}]' \
+    "$TMP/cap.res.json" >"$TMP/evil.json"
+"$H2BENCH" report "$TMP/evil.json" -o "$TMP/evil" >"$TMP/evil.out" 2>&1
+expect_eq "hostile: report exit" "$?" 0
+python3 "$(dirname "$0")/mdcheck.py" "$TMP/evil/REPORT.md" 'Capacity at SLO' >"$TMP/evil.chk"
+expect_eq "hostile: REPORT.md holds ($(tail -1 "$TMP/evil.chk"))" "$?" 0
+expect_eq "hostile: the name's backquotes dropped in the chart script" \
+    "$(grep -c '`id`' "$TMP/evil/capacity-0.gp")" 0
+"$H2BENCH" gate --ceilings "$CEIL" --results "$TMP/evil.json" --md "$TMP/evil-gate.md" \
+    >"$TMP/evil-gate.out" 2>&1
+expect_eq "hostile: gate fails the breach" "$?" "$(want 1)"
+python3 "$(dirname "$0")/mdcheck.py" "$TMP/evil-gate.md" >"$TMP/evil-gate.chk"
+expect_eq "hostile: gate.md holds ($(tail -1 "$TMP/evil-gate.chk"))" "$?" 0
 finish
