@@ -54,6 +54,9 @@ for s in pass mixed unjudged; do
     expect_eq "run $s: exit (a verdict is data, not a failed cell)" "$?" 0
 done
 
+expect_match "run mixed: the console names the breach" "$(cat "$TMP/mixed.out")" \
+    'slo over the run: 0 held, 1 breached \(p99<1us\), 0 not evaluable; windows: [0-9]+ of [0-9]+ verdicts breached'
+
 # the verdicts in the results: every objective per window and over the run
 expect_eq "pass: run verdicts" \
     "$(jq -c '[.matrix[0].slo[] | select(.scope == "run") | [.objective, .verdict]]' "$TMP/pass.res.json")" \
@@ -96,6 +99,8 @@ expect_match "gate: not evaluable row" "$(cat "$TMP/g3.out")" \
 wait "$CAP"
 expect_eq "find_max run: exit ($(tail -1 "$TMP/cap.err"))" "$?" 0
 cap=$(jq '.matrix[0].search.capacity_per_s' "$TMP/cap.res.json")
+expect_match "find_max run: the console says the capacity" "$(cat "$TMP/cap.out")" \
+    "capacity: $cap\\.?0? req/s \\([0-9]+ steps"
 echo "capacity found: $cap req/s (true: 200), search $(jq '.matrix[0].search.search_s' "$TMP/cap.res.json") s"
 if python3 -c "import sys; sys.exit(not (190 <= $cap <= 210))"; then ok; else
     fail "find_max: capacity $cap req/s is not within 5 % of 200"; fi
