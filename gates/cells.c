@@ -12,6 +12,12 @@
  * for the largest value seen; p99 is the best (lowest) of the repeats, the way micro p99 is the
  * best fork, since a slow repeat on a shared machine measured the machine; the ratio compares
  * medians. Rejected: a separate gate command for cells (two exit codes to combine in CI).
+ *
+ * The cells' own objectives (matrix.slo) need no ceilings: the client judged them and the cell
+ * carries the verdicts, so h2b_cell_slo_check only reads them back as rows (a breach anywhere
+ * fails, not evaluable over the run is invalid), in the objective's unit read with load's SLO
+ * parser. Rejected: judging the objectives again from the cell's histogram (the windows' are
+ * not in the results, and two judges could disagree).
  */
 #include "gates/cells.h"
 #include "gates/gate_int.h"
