@@ -467,7 +467,9 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     o->window_bits = c->window_bits ? c->window_bits : NAN;
     bad |= h2b_model_set_string(&o->path, r->s->matrix.path);
     o->repeat = c->repeat;
-    o->rate = r->s->matrix.rate > 0 ? r->s->matrix.rate : NAN;
+    /* a shaped cell has no one offered rate (a p99_ms ceiling's rate never matches it) */
+    bool shaped = r->s->matrix.stages || r->s->matrix.step;
+    o->rate = r->s->matrix.rate > 0 && !shaped ? r->s->matrix.rate : NAN;
     bad |= h2b_model_set_string(&o->status, res->ok ? "ok" : res->skipped ? "skipped" : "failed");
     if (!res->ok)
         bad |= h2b_model_set_string(&o->reason, res->reason);
@@ -508,7 +510,10 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
                              "1.3 inside its own packets (no TLS records; h2bench load --h3 does "
                              "not report the cipher)"
                            : "";
-    const char *parts[] = {mt->note, res->extra_note, perf, prof_note, quic};
+    const char *shape = shaped && have ? "rate: the offered rate follows matrix.stages or "
+                                         "matrix.step, not one rate"
+                                       : "";
+    const char *parts[] = {mt->note, res->extra_note, perf, prof_note, quic, shape};
     size_t used = 0;
     note[0] = '\0';
     for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
