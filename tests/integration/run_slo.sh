@@ -105,7 +105,7 @@ wait "$CAP"
 expect_eq "find_max run: exit ($(tail -1 "$TMP/cap.err"))" "$?" 0
 cap=$(jq '.matrix[0].search.capacity_per_s' "$TMP/cap.res.json")
 expect_match "find_max run: the console says the capacity" "$(cat "$TMP/cap.out")" \
-    "capacity: $cap\\.?0? req/s \\([0-9]+ steps"
+    '^      capacity: [0-9]+\.[0-9] req/s \([0-9]+ steps, [0-9.]+ s\)$'
 echo "capacity found: $cap req/s (true: 200), search $(jq '.matrix[0].search.search_s' "$TMP/cap.res.json") s"
 if python3 -c "import sys; sys.exit(not (190 <= $cap <= 210))"; then ok; else
     fail "find_max: capacity $cap req/s is not within 5 % of 200"; fi
