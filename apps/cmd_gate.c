@@ -39,7 +39,9 @@ static void usage(FILE *f)
             "       h2bench gate --history DIR [--min-change PCT] [--p-value P]\n\n"
             "Checks microbenchmark results (h2bench.result/1) against stored ceilings\n"
             "(h2bench.ceilings/1). Allocation ceilings are exact; p99 is checked as the best\n"
-            "fork's p99 and a breach is re-measured before it fails (docs/gates.md).\n\n"
+            "fork's p99 and a breach is re-measured before it fails (docs/gates.md). Matrix\n"
+            "cells with SLO verdicts (matrix.slo) fail on a breach; a find_max cell fails\n"
+            "when no step passed.\n\n"
             "options:\n"
             "  --ceilings FILE      the ceilings (for example gates/ceilings.json)\n"
             "  --results FILE       a results file; repeat, or list files after the options\n"
@@ -329,7 +331,8 @@ static bool filter_selects(const struct h2b_ceilings *c, const struct h2b_gate_s
 }
 
 /* The ceilings' "cells" section (gates/cells.h), if any, against the matrix cells of the
- * results: rows added to r. Returns an exit code (H2B_EXIT_OK to go on). */
+ * results, and the cells' own SLO verdicts and capacity searches: rows added to r. Returns an
+ * exit code (H2B_EXIT_OK to go on). */
 static int check_cells(const char *ceilings_path, const char *const *results, size_t n_results,
                        const struct h2b_fingerprint *fp, bool strict, struct h2b_gate_report *r)
 {
@@ -345,17 +348,16 @@ static int check_cells(const char *ceilings_path, const char *const *results, si
             fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
         return rv == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
     }
-    if (!g)
-        return H2B_EXIT_OK;
     for (size_t i = 0; i < n_results && i < MAX_RESULTS; i++) {
         if ((rv = h2b_results_doc_load(results[i], &docs[i], NULL, &d)) != H2B_OK) {
             code = load_error(rv, &d);
             goto out;
         }
     }
-    if (h2b_cell_gates_check(g, (const struct h2b_results_doc *const *)docs, results,
-                             n_results < MAX_RESULTS ? n_results : MAX_RESULTS, fp, strict,
-                             r) != H2B_OK) {
+    size_t n = n_results < MAX_RESULTS ? n_results : MAX_RESULTS;
+    const struct h2b_results_doc *const *cdocs = (const struct h2b_results_doc *const *)docs;
+    if ((g && h2b_cell_gates_check(g, cdocs, results, n, fp, strict, r) != H2B_OK) ||
+        h2b_cell_slo_check(cdocs, results, n, r) != H2B_OK) {
         fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(H2B_ERR_NOMEM));
         code = H2B_EXIT_RUNTIME;
     }

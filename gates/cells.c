@@ -12,16 +12,25 @@
  * for the largest value seen; p99 is the best (lowest) of the repeats, the way micro p99 is the
  * best fork, since a slow repeat on a shared machine measured the machine; the ratio compares
  * medians. Rejected: a separate gate command for cells (two exit codes to combine in CI).
+ *
+ * The cells' own objectives (matrix.slo) need no ceilings: the client judged them and the cell
+ * carries the verdicts, so h2b_cell_slo_check only reads them back as rows (a breach anywhere
+ * fails, not evaluable over the run is invalid), in the objective's unit read with load's SLO
+ * parser. Rejected: judging the objectives again from the cell's histogram (the windows' are
+ * not in the results, and two judges could disagree).
  */
 #include "gates/cells.h"
 #include "gates/gate_int.h"
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/fmt.h"
 #include "core/model.h"
 #include "core/stats.h"
+#include "load/slo.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,4 +455,200 @@ int h2b_cell_gates_load(const char *path, struct h2b_cell_gates **out, struct h2
     json_decref(doc);
     free(text);
     return rv;
+}
+
+/* ---- SLO verdicts and capacity searches (matrix.slo, matrix.find_max) ---- */
+
+/* A cell as the gate names it: TARGET:CONNSxSTREAMS (the --filter syntax), then the protocol
+ * when it is not cleartext h2 and the repeat when it is not the first. */
+static void cell_name(const struct h2b_results_cell *c, char *buf, size_t size)
+{
+    bool h2 = !c->protocol || strcmp(c->protocol, "h2") == 0;
+    bool tls = c->tls == 1;
+    char proto[48] = "", rep[32] = "";
+    if (!h2 || tls)
+        snprintf(proto, sizeof(proto), " %s%s", c->protocol ? c->protocol : "h2",
+                 tls ? "+tls" : "");
+    if (c->repeat > 0)
+        snprintf(rep, sizeof(rep), " repeat %.0f", c->repeat);
+    snprintf(buf, size, "%s:%.0fx%.0f%s%s", c->target ? c->target : "?", c->connections,
+             c->streams_requested, proto, rep);
+}
+
+/* A verdict's figure in its objective's unit: ns for latency, a ratio for errors, req/s. */
+static void slo_value(const char *objective, double v, char *buf, size_t size)
+{
+    struct h2b_slo s;
+    struct h2b_diag d;
+    memset(&s, 0, sizeof(s));
+    int rc = objective ? h2b_slo_parse(&s, objective, &d) : H2B_ERR_PARSE;
+    enum h2b_slo_metric m = rc == H2B_OK && s.n == 1 ? s.clause[0].metric : H2B_SLO_RPS;
+    h2b_slo_free(&s);
+    if (isnan(v))
+        snprintf(buf, size, "-");
+    else if (rc != H2B_OK || s.n != 1)
+        snprintf(buf, size, "%.6g", v);
+    else if (m == H2B_SLO_ERRORS)
+        snprintf(buf, size, "%.4g %%", v * 100);
+    else if (m == H2B_SLO_RPS)
+        snprintf(buf, size, "%.1f req/s", v);
+    else
+        h2b_fmt_ns(v, buf, size);
+}
+
+static bool is(const char *s, const char *word)
+{
+    return s && strcmp(s, word) == 0;
+}
+
+/* The latency of a search step, for the evidence. */
+static void step_text(const struct h2b_results_search_step *st, char *buf, size_t size)
+{
+    char p50[32], p99[32];
+    if (!st->latency_ns.base.present || isnan(st->latency_ns.p99)) {
+        snprintf(buf, size, "%.1f req/s (no latency)", st->rate_per_s);
+        return;
+    }
+    h2b_fmt_ns(st->latency_ns.p50, p50, sizeof(p50));
+    h2b_fmt_ns(st->latency_ns.p99, p99, sizeof(p99));
+    snprintf(buf, size, "%.1f req/s (p50 %s, p99 %s)", st->rate_per_s, p50, p99);
+}
+
+static int search_row(const struct h2b_results_cell *c, const char *name, const char *path,
+                      struct h2b_gate_report *r)
+{
+    const struct h2b_results_search *s = &c->search;
+    char bench[300], pass[96], fail[96];
+    snprintf(bench, sizeof(bench), "%s capacity", name);
+    struct h2b_gate_row *row = h2b__gate_add_row(r, bench, -1);
+    if (!row)
+        return H2B_ERR_NOMEM;
+    struct h2b_buf ev = {0};
+    step_text(&s->last_pass, pass, sizeof(pass));
+    step_text(&s->first_fail, fail, sizeof(fail));
+    if (isnan(s->capacity_per_s)) {
+        row->status = H2B_GATE_FAIL;
+        h2b_buf_printf(&ev, "no step holds '%s': the lowest, %s, fails (%s)", s->slo ? s->slo : "?",
+                       s->first_fail.base.present ? fail : "?", path);
+    } else {
+        row->status = H2B_GATE_PASS;
+        row->has_current = true;
+        row->current = s->capacity_per_s;
+        h2b_buf_printf(&ev, "capacity %.1f req/s at '%s': last pass %s, first fail %s (%s)",
+                       s->capacity_per_s, s->slo ? s->slo : "?", pass,
+                       s->first_fail.base.present ? fail : "none up to the limit", path);
+    }
+    row->failing = row->status != H2B_GATE_PASS;
+    int rc = h2b_buf_finish(&ev, &row->evidence);
+    h2b__gate_count_row(r, row);
+    return rc;
+}
+
+#define MAX_OBJECTIVES 64 /* distinct objectives judged per cell (load allows 32) */
+
+/* One row for objective obj of cell c: its run verdict, and its windows. */
+static int objective_row(const struct h2b_results_cell *c, const char *name, const char *obj,
+                         const char *path, struct h2b_gate_report *r)
+{
+    const struct h2b_results_slo *run = NULL, *first_bad = NULL, *first_ne = NULL;
+    size_t windows = 0, bad = 0, ne = 0, last = SIZE_MAX;
+    for (size_t i = 0; i < c->slo.n; i++) {
+        const struct h2b_results_slo *v = h2b_model_array_at(&h2b_results_slo_model, &c->slo, i);
+        if (is(v->objective, obj))
+            last = i;
+    }
+    for (size_t i = 0; i < c->slo.n; i++) {
+        const struct h2b_results_slo *v = h2b_model_array_at(&h2b_results_slo_model, &c->slo, i);
+        if (!is(v->objective, obj))
+            continue;
+        /* verdicts written before "scope" existed: the run's is the objective's last one */
+        if (v->scope ? is(v->scope, "run") : i == last) {
+            run = v;
+            continue;
+        }
+        windows++;
+        if (is(v->verdict, "fail") && !bad++)
+            first_bad = v;
+        else if (!is(v->verdict, "pass") && !is(v->verdict, "fail") && !ne++)
+            first_ne = v;
+    }
+    char bench[300], val[48], lim[48], wval[48];
+    snprintf(bench, sizeof(bench), "%s slo %s", name, obj);
+    struct h2b_gate_row *row = h2b__gate_add_row(r, bench, -1);
+    if (!row)
+        return H2B_ERR_NOMEM;
+    struct h2b_buf ev = {0};
+    bool run_fail = run && is(run->verdict, "fail");
+    bool run_pass = run && is(run->verdict, "pass");
+    if (run && !isnan(run->value)) {
+        row->has_current = true;
+        row->current = run->value;
+    }
+    if (run && !isnan(run->limit)) {
+        row->has_ceiling = true;
+        row->ceiling = run->limit;
+    }
+    slo_value(obj, run ? run->value : NAN, val, sizeof(val));
+    slo_value(obj, run ? run->limit : NAN, lim, sizeof(lim));
+    if (!run)
+        h2b_buf_printf(&ev, "%s: no verdict over the run", obj);
+    else if (run_pass || run_fail)
+        h2b_buf_printf(&ev, "%s over the run %.1f-%.1fs: %s, limit %s: %s", obj, run->start_s,
+                       run->end_s, val, lim, run_fail ? "breached" : "holds");
+    else
+        h2b_buf_printf(&ev, "%s over the run %.1f-%.1fs: not evaluable: %s", obj, run->start_s,
+                       run->end_s, run->reason ? run->reason : "no reason recorded");
+    if (first_bad) {
+        slo_value(obj, first_bad->value, wval, sizeof(wval));
+        h2b_buf_printf(&ev, "; %zu of %zu windows breached, the first %.1f-%.1fs: %s", bad, windows,
+                       first_bad->start_s, first_bad->end_s, wval);
+    }
+    if (first_ne)
+        h2b_buf_printf(&ev, "; %zu of %zu windows not evaluable (the first %.1f-%.1fs: %s)", ne,
+                       windows, first_ne->start_s, first_ne->end_s,
+                       first_ne->reason ? first_ne->reason : "no reason recorded");
+    h2b_buf_printf(&ev, " (%s)", path);
+    /* A breach anywhere fails; a run that cannot be judged is invalid (exit 3), never a pass;
+     * a window that cannot be judged beside a run that can is reported, as load reports it. */
+    row->status = run_fail || bad ? H2B_GATE_FAIL : run_pass ? H2B_GATE_PASS : H2B_GATE_INVALID;
+    row->failing = row->status != H2B_GATE_PASS;
+    int rc = h2b_buf_finish(&ev, &row->evidence);
+    h2b__gate_count_row(r, row);
+    return rc;
+}
+
+int h2b_cell_slo_check(const struct h2b_results_doc *const *docs, const char *const *paths,
+                       size_t ndocs, struct h2b_gate_report *r)
+{
+    int rc = H2B_OK;
+    for (size_t k = 0; k < ndocs && rc == H2B_OK; k++) {
+        for (size_t i = 0; i < docs[k]->matrix.n && rc == H2B_OK; i++) {
+            const struct h2b_results_cell *c = h2b_results_doc_cell(docs[k], i);
+            char name[200];
+            cell_name(c, name, sizeof(name));
+            if (c->search.base.present)
+                rc = search_row(c, name, paths[k], r);
+            const char *seen[MAX_OBJECTIVES];
+            size_t nseen = 0;
+            for (size_t v = 0; v < c->slo.n && rc == H2B_OK; v++) {
+                const struct h2b_results_slo *e =
+                    h2b_model_array_at(&h2b_results_slo_model, &c->slo, v);
+                const char *obj = e->objective ? e->objective : "?";
+                size_t j = 0;
+                while (j < nseen && strcmp(seen[j], obj) != 0)
+                    j++;
+                if (j < nseen)
+                    continue;
+                if (nseen == MAX_OBJECTIVES)
+                    break;
+                seen[nseen++] = obj;
+                rc = objective_row(c, name, obj, paths[k], r);
+            }
+        }
+    }
+    if (r->invalid)
+        r->exit_code = 3;
+    else if (r->exit_code == 0 && (r->failed || r->missing))
+        r->exit_code = 1;
+    return rc;
 }

@@ -92,4 +92,14 @@ int h2b_cell_gates_check(const struct h2b_cell_gates *g, const struct h2b_result
                          const char *const *paths, size_t ndocs, const struct h2b_fingerprint *fp,
                          bool strict, struct h2b_gate_report *r);
 
+/* The objectives of every matrix cell that has them (matrix.slo: the cell's "slo" verdicts) and
+ * the search of every find_max cell, as rows of r (one per cell and objective, one per search),
+ * updating its counts and exit code. A breach in the run or in any window FAILs (exit 1),
+ * naming the cell, the objective, the figure, the limit and the first breaching window; an
+ * objective not evaluable over the run is INVALID (exit 3: never a pass); windows not evaluable
+ * beside a run that is are named in the evidence. A search that found no passing step FAILs.
+ * Returns H2B_OK or H2B_ERR_NOMEM. */
+int h2b_cell_slo_check(const struct h2b_results_doc *const *docs, const char *const *paths,
+                       size_t ndocs, struct h2b_gate_report *r);
+
 #endif

@@ -84,7 +84,11 @@ void h2b__report_chart(const struct h2b__report *rep, struct h2b_buf *o, enum h2
         return;
     for (size_t i = 0; i < rep->n_charts; i++) {
         const struct h2b__chart *c = &rep->charts[i];
-        if (c->kind == kind)
-            h2b_buf_printf(o, "\n![%s](%s.png) ([SVG](%s.svg))\n", c->alt, c->name, c->name);
+        if (c->kind != kind)
+            continue;
+        /* the alt text may carry a target's name from the results file */
+        h2b_buf_puts(o, "\n![");
+        h2b_buf_md(o, c->alt);
+        h2b_buf_printf(o, "](%s.png) ([SVG](%s.svg))\n", c->name, c->name);
     }
 }

@@ -744,6 +744,66 @@ static void floor_table(const struct h2b__report *rep, struct h2b_buf *o)
     }
 }
 
+/* A search step's percentiles, "p50 / p99", or a dash when it has none. */
+static void step_latency(const struct h2b_results_search_step *st, char *buf, size_t n)
+{
+    B(a);
+    B(b);
+    if (!st->base.present || !st->latency_ns.base.present || isnan(st->latency_ns.p99))
+        snprintf(buf, n, "—");
+    else
+        snprintf(buf, n, "%s / %s", h2b_fmt_ns(st->latency_ns.p50, a, 64),
+                 h2b_fmt_ns(st->latency_ns.p99, b, 64));
+}
+
+/* "Capacity at SLO": every find_max cell's answer and its evidence, then the charts. */
+static void capacity(const struct h2b__report *rep, struct h2b_buf *o)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_cells; i++) {
+        const struct h2b_results_cell *c = h2b_results_doc_cell(r->model, i);
+        if (!c || !c->search.base.present)
+            continue;
+        const struct h2b_results_search *s = &c->search;
+        if (n++ == 0)
+            h2b_buf_puts(o, "\n### Capacity at SLO\n\nThe highest open-loop rate at which every "
+                            "objective held (`matrix.find_max`: the rate doubles until a step "
+                            "fails, then bisects), with the evidence: the last passing and the "
+                            "first failing step, each with its p50 / p99 from intended send "
+                            "times.\n\n"
+                            "| Target | Cell | Objectives | Capacity | Last pass: req/s, p50 / p99 "
+                            "| First fail: req/s, p50 / p99 | Steps | Search |\n"
+                            "|---|---:|---|---:|---:|---:|---:|---:|\n");
+        const struct h2b_rdata_cell *rc = &r->cells[i];
+        char lp[160], ff[160];
+        B(cap);
+        B(lr);
+        B(fr);
+        step_latency(&s->last_pass, lp, sizeof(lp));
+        step_latency(&s->first_fail, ff, sizeof(ff));
+        h2b_buf_puts(o, "| ");
+        txt(o, rc->target);
+        h2b_buf_printf(o, " | %ld×%ld | ", rc->connections, rc->streams_requested);
+        code(o, s->slo ? s->slo : "?");
+        if (isnan(s->capacity_per_s))
+            h2b_buf_puts(o, " | none: the lowest step failed");
+        else
+            h2b_buf_printf(o, " | %s req/s", h2b_fmt_rate(s->capacity_per_s, cap, 64));
+        if (s->last_pass.base.present)
+            h2b_buf_printf(o, " | %s: %s", h2b_fmt_rate(s->last_pass.rate_per_s, lr, 64), lp);
+        else
+            h2b_buf_puts(o, " | —");
+        if (s->first_fail.base.present)
+            h2b_buf_printf(o, " | %s: %s", h2b_fmt_rate(s->first_fail.rate_per_s, fr, 64), ff);
+        else
+            h2b_buf_puts(o, " | none up to the limit");
+        h2b_buf_printf(o, " | %zu | %.1f s |\n", s->steps.n, s->search_s);
+    }
+    if (n)
+        h2b__report_chart(rep, o, H2B__CHART_CAPACITY);
+}
+
 static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
@@ -851,6 +911,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
         h2b_buf_puts(o, ".\n");
     }
     h2b__report_chart(rep, o, H2B__CHART_LATENCY);
+    capacity(rep, o);
     resources(rep, o);
     floor_table(rep, o);
 

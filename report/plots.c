@@ -13,6 +13,7 @@
 #include "report/chart.h"
 #include "core/error.h"
 #include "core/hist.h"
+#include "core/results.h"
 #include "report/report_int.h"
 #include "core/stats.h"
 
@@ -406,11 +407,152 @@ out:
     return rc;
 }
 
+/* The search of head's cell i, or NULL when the cell ran none (matrix.find_max). */
+static const struct h2b_results_search *cell_search(const struct h2b_rdata_results *r, size_t i)
+{
+    const struct h2b_results_cell *c = h2b_results_doc_cell(r->model, i);
+    return c && c->search.base.present ? &c->search : NULL;
+}
+
+#define MAX_STEPS 512 /* steps drawn per search (a search runs a few dozen) */
+
+static int by_rate(const void *a, const void *b)
+{
+    double x = (*(const struct h2b_results_search_step *const *)a)->rate_per_s;
+    double y = (*(const struct h2b_results_search_step *const *)b)->rate_per_s;
+    return (x > y) - (x < y);
+}
+
+/* One block of the capacity chart: the steps of search s sorted by rate, "rate p50 p99 pass". */
+static void capacity_block(struct h2b_buf *data, const struct h2b_results_search *s, double unit)
+{
+    const struct h2b_results_search_step *st[MAX_STEPS] = {0};
+    size_t n = 0;
+    for (size_t j = 0; j < s->steps.n && n < MAX_STEPS; j++) {
+        const struct h2b_results_search_step *e =
+            h2b_model_array_at(&h2b_results_search_step_model, &s->steps, j);
+        if (isfinite(e->rate_per_s) && e->latency_ns.base.present)
+            st[n++] = e;
+    }
+    qsort(st, n, sizeof(st[0]), by_rate);
+    for (size_t j = 0; j < n; j++) {
+        const struct h2b_results_latency *l = &st[j]->latency_ns;
+        h2b_buf_printf(data, "%.6g ", st[j]->rate_per_s);
+        if (isfinite(l->p50))
+            h2b_buf_printf(data, "%.6g ", l->p50 / unit);
+        else
+            h2b_buf_puts(data, "? ");
+        if (isfinite(l->p99))
+            h2b_buf_printf(data, "%.6g ", l->p99 / unit);
+        else
+            h2b_buf_puts(data, "? ");
+        h2b_buf_printf(data, "%d\n", st[j]->verdict && strcmp(st[j]->verdict, "pass") == 0 ? 1 : 0);
+    }
+}
+
+/* Latency against offered rate for target t: every find_max cell of it, its knee marked. */
+static int plot_capacity_target(struct h2b__report *rep, const char *dir, size_t t)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    double vmax = 0;
+    size_t cells = 0;
+    for (size_t i = 0; i < r->n_cells; i++) {
+        const struct h2b_results_search *s = cell_search(r, i);
+        if (!s || strcmp(r->cells[i].target, rep->targets[t]) != 0)
+            continue;
+        cells++;
+        for (size_t j = 0; j < s->steps.n; j++) {
+            const struct h2b_results_search_step *e =
+                h2b_model_array_at(&h2b_results_search_step_model, &s->steps, j);
+            if (isfinite(e->latency_ns.p99) && e->latency_ns.p99 > vmax)
+                vmax = e->latency_ns.p99;
+        }
+    }
+    if (cells == 0)
+        return H2B_OK;
+    double unit = vmax >= 1e6 ? 1e6 : 1e3;
+    char name[64];
+    snprintf(name, sizeof(name), "capacity-%zu", t);
+    struct h2b_buf data, plot, marks;
+    h2b_buf_init(&data);
+    h2b_buf_init(&plot);
+    h2b_buf_init(&marks);
+    size_t block = 0;
+    for (size_t i = 0; i < r->n_cells; i++) {
+        const struct h2b_results_search *s = cell_search(r, i);
+        if (!s || strcmp(r->cells[i].target, rep->targets[t]) != 0)
+            continue;
+        const struct h2b_rdata_cell *c = &r->cells[i];
+        char cell[96], title[160];
+        snprintf(cell, sizeof(cell), "%ldx%ld%s", c->connections, c->streams_requested,
+                 c->repeat > 0 ? " (repeat)" : "");
+        h2b_buf_puts(&data, "# ");
+        dat_comment(&data, rep->targets[t]);
+        h2b_buf_printf(&data, " %s: offered req/s, p50 and p99 in %s, 1 = a passing step\n", cell,
+                       unit == 1e6 ? "ms" : "us");
+        capacity_block(&data, s, unit);
+        h2b_buf_puts(&data, "\n\n");
+        const char *color = colors[block % N_COLORS];
+        for (int q = 0; q < 2; q++) {
+            snprintf(title, sizeof(title), "%s %s", cell, q ? "p99" : "p50");
+            h2b_buf_printf(&plot,
+                           "%s'%s.dat' index %zu using 1:%d with linespoints lw 2 lc rgb \"%s\" "
+                           "dt %d pt 7 title ",
+                           block || q ? ", " : "", name, block, q ? 3 : 2, color, q ? 2 : 1);
+            h2b_chart_quote(&plot, title);
+        }
+        /* failing steps: an open circle on their p99 */
+        h2b_buf_printf(&plot,
+                       ", '%s.dat' index %zu using 1:($4 == 0 ? $3 : 1/0) with points pt 6 "
+                       "ps 2 lc rgb \"%s\" title ",
+                       name, block, color);
+        snprintf(title, sizeof(title), "%s failing step", cell);
+        h2b_chart_quote(&plot, title);
+        if (isfinite(s->capacity_per_s)) {
+            char label[128];
+            snprintf(label, sizeof(label), "knee %s: %.0f req/s", cell, s->capacity_per_s);
+            h2b_buf_printf(&marks,
+                           "set arrow from %.6g, graph 0 to %.6g, graph 1 nohead dt 3 lw 2 "
+                           "lc rgb \"%s\"\nset label ",
+                           s->capacity_per_s, s->capacity_per_s, color);
+            h2b_chart_quote(&marks, label);
+            h2b_buf_printf(&marks, " at %.6g, graph %.3g offset 0.5,0 tc rgb \"%s\"\n",
+                           s->capacity_per_s, 0.95 - 0.06 * (double)(block % 8), color);
+        }
+        block++;
+    }
+    char title[200];
+    snprintf(title, sizeof(title), "Latency against offered rate: %s (capacity search)",
+             rep->targets[t]);
+    struct h2b_chart_var vars[] = {{"UNIT", unit == 1e6 ? "ms" : "µs"},
+                                   {"MARKS", h2b_buf_str(&marks)},
+                                   {"PLOT", h2b_buf_str(&plot)}};
+    int rc = h2b_buf_error(&plot) ? h2b_buf_error(&plot) : h2b_buf_error(&marks);
+    if (rc == H2B_OK)
+        rc = h2b__report_emit(rep, dir, H2B__CHART_CAPACITY, name, "capacity", title, &data, vars,
+                              3);
+    h2b_buf_free(&data);
+    h2b_buf_free(&plot);
+    h2b_buf_free(&marks);
+    return rc;
+}
+
+static int plot_capacity(struct h2b__report *rep, const char *dir)
+{
+    for (size_t t = 0; t < rep->n_targets; t++) {
+        int rc = plot_capacity_target(rep, dir, t);
+        if (rc)
+            return rc;
+    }
+    return H2B_OK;
+}
+
 int h2b__report_plots(struct h2b__report *rep, const char *dir)
 {
     int rc;
     if ((rc = plot_micro(rep, dir)) || (rc = plot_rps(rep, dir)) || (rc = plot_latency(rep, dir)) ||
-        (rc = plot_history(rep, dir)) || (rc = h2b__report_plot_profiles(rep, dir)))
+        (rc = plot_capacity(rep, dir)) || (rc = plot_history(rep, dir)) ||
+        (rc = h2b__report_plot_profiles(rep, dir)))
         return rc;
     return H2B_OK;
 }

@@ -34,7 +34,8 @@ enum h2b__chart_kind {
     H2B__CHART_RPS,
     H2B__CHART_LATENCY,
     H2B__CHART_HISTORY,
-    H2B__CHART_DSO /* profiles.c: the DSO split of every profiled cell */
+    H2B__CHART_DSO,     /* profiles.c: the DSO split of every profiled cell */
+    H2B__CHART_CAPACITY /* latency against offered rate of the find_max cells, per target */
 };
 
 struct h2b__chart {

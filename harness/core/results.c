@@ -279,6 +279,8 @@ static const struct h2b_model_field cell_fields[] = {
     SUB(T, budgets, OBJECT, OMIT, h2b_results_budgets_model),
     SUB(T, profile, OBJECT, OMIT, h2b_results_cell_profile_model),
     F(T, note, STRING, OMIT),
+    SUB(T, slo, ARRAY, OMIT, h2b_results_slo_model),
+    SUB(T, search, OBJECT, OMIT, h2b_results_search_model),
     END,
 };
 #undef T
@@ -359,10 +361,9 @@ const struct h2b_model h2b_results_interval_model = {
 
 #define T struct h2b_results_slo
 static const struct h2b_model_field slo_fields[] = {
-    F(T, objective, STRING, 0), F(T, start_s, REAL, 0),
-    F(T, end_s, REAL, 0),       F(T, verdict, STRING, 0),
-    F(T, value, REAL, 0),       F(T, limit, REAL, 0),
-    F(T, reason, STRING, OMIT), END,
+    F(T, objective, STRING, 0), F(T, start_s, REAL, 0),    F(T, end_s, REAL, 0),
+    F(T, verdict, STRING, 0),   F(T, value, REAL, 0),      F(T, limit, REAL, 0),
+    F(T, reason, STRING, OMIT), F(T, scope, STRING, OMIT), END,
 };
 #undef T
 const struct h2b_model h2b_results_slo_model = {"slo verdict", sizeof(struct h2b_results_slo),
@@ -539,7 +540,6 @@ static const struct h2b_model_field load_fields[] = {
     SUB(T, tool, OBJECT, 0, tool_model),
     F(T, env, JSON, 0),
     SUB(T, mpi, OBJECT, OMIT, h2b_results_mpi_model),
-    SUB(T, slo, ARRAY, OMIT, h2b_results_slo_model),
     END,
 };
 #undef T

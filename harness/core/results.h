@@ -142,6 +142,39 @@ struct h2b_results_fork {
 
 extern const struct h2b_model h2b_results_fork_model;
 
+/* One SLO verdict (`h2bench load --slo`): an objective over the run or one window. */
+struct h2b_results_slo {
+    struct h2b_model_base base;
+    char *objective;       /* the clause as written: "p99<5ms" */
+    double start_s, end_s; /* the span judged (the run: the whole measurement) */
+    char *verdict;         /* "pass", "fail" or "not_evaluable" */
+    double value, limit;   /* measured and allowed, in the objective's unit (ns, ratio, req/s) */
+    char *reason;          /* why not evaluable; null otherwise */
+    char *scope;           /* "run" (the whole measurement) or "window" (--slo-window) */
+};
+
+/* One step of `h2bench load --find-max`. */
+struct h2b_results_search_step {
+    struct h2b_model_base base;
+    double rate_per_s, achieved_per_s, ended, errors;
+    struct h2b_results_latency latency_ns;
+    char *verdict; /* "pass", "fail" or "not_evaluable" */
+};
+
+/* What --find-max found (its --json document): the last passing and the first failing step,
+ * and every step. */
+struct h2b_results_search {
+    struct h2b_model_base base;
+    double capacity_per_s; /* the last passing step's rate; null: even the first step failed */
+    char *slo;             /* the objectives every step was judged on, as given */
+    double step_s, warm_up_s, precision, search_s; /* precision: (fail - pass) / pass at the end */
+    struct h2b_results_search_step last_pass, first_fail;
+    struct h2b_model_array steps; /* of struct h2b_results_search_step, in the order run */
+};
+
+extern const struct h2b_model h2b_results_interval_model, h2b_results_slo_model,
+    h2b_results_search_model, h2b_results_search_step_model;
+
 /* One "matrix" cell (also the first part of an h2bench.load/1 document). */
 struct h2b_results_cell {
     struct h2b_model_base base;
@@ -168,6 +201,12 @@ struct h2b_results_cell {
     struct h2b_results_budgets budgets;
     struct h2b_results_cell_profile profile; /* --perf-record (harness/run/profile.c) */
     char *note;
+    /* Objectives (matrix.slo, load --slo): every verdict, windows in order, the run's last; not
+     * present (left out): no objectives. A load document's own "slo" is this member. */
+    struct h2b_model_array slo; /* of struct h2b_results_slo */
+    /* matrix.find_max: what the capacity search found (the cell's metrics are its last passing
+     * step's); not present otherwise */
+    struct h2b_results_search search;
 };
 
 struct h2b_results_tool {
@@ -216,38 +255,6 @@ struct h2b_results_interval {
     char *latency_histogram; /* h2b_hist_encode text: merges exactly, offline */
     double coalesced;        /* intervals a lagging reader folded into this one (left out when 0) */
 };
-
-/* One SLO verdict (`h2bench load --slo`): an objective over the run or one window. */
-struct h2b_results_slo {
-    struct h2b_model_base base;
-    char *objective;       /* the clause as written: "p99<5ms" */
-    double start_s, end_s; /* the span judged (the run: the whole measurement) */
-    char *verdict;         /* "pass", "fail" or "not_evaluable" */
-    double value, limit;   /* measured and allowed, in the objective's unit (ns, ratio, req/s) */
-    char *reason;          /* why not evaluable; null otherwise */
-};
-
-/* One step of `h2bench load --find-max`. */
-struct h2b_results_search_step {
-    struct h2b_model_base base;
-    double rate_per_s, achieved_per_s, ended, errors;
-    struct h2b_results_latency latency_ns;
-    char *verdict; /* "pass", "fail" or "not_evaluable" */
-};
-
-/* What --find-max found (its --json document): the last passing and the first failing step,
- * and every step. */
-struct h2b_results_search {
-    struct h2b_model_base base;
-    double capacity_per_s; /* the last passing step's rate; null: even the first step failed */
-    char *slo;             /* the objectives every step was judged on, as given */
-    double step_s, warm_up_s, precision, search_s; /* precision: (fail - pass) / pass at the end */
-    struct h2b_results_search_step last_pass, first_fail;
-    struct h2b_model_array steps; /* of struct h2b_results_search_step, in the order run */
-};
-
-extern const struct h2b_model h2b_results_interval_model, h2b_results_slo_model,
-    h2b_results_search_model, h2b_results_search_step_model;
 
 /* What `h2bench load --json` writes: a matrix cell and the load generator's own fields. */
 struct h2b_results_load {
@@ -306,9 +313,7 @@ struct h2b_results_load {
     } histograms;
     struct h2b_results_tool tool;
     json_t *env;
-    struct h2b_results_mpi mpi;       /* not present: not an MPI job (left out) */
-    struct h2b_model_array slo;       /* of struct h2b_results_slo; null: no --slo (left out) */
-    struct h2b_results_search search; /* --find-max; not present otherwise (left out) */
+    struct h2b_results_mpi mpi; /* not present: not an MPI job (left out) */
 };
 
 /* A whole h2bench.result/1 document. */

@@ -466,7 +466,7 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     }
     for (size_t i = 0; cfg->slo && i < cfg->slo->verdicts.n && !bad; i++) {
         void *e;
-        bad |= h2b_model_array_push(&h2b_results_slo_model, &l.slo, &e) != H2B_OK ||
+        bad |= h2b_model_array_push(&h2b_results_slo_model, &l.cell.slo, &e) != H2B_OK ||
                h2b_model_copy(&h2b_results_slo_model, e,
                               h2b_model_array_at(&h2b_results_slo_model, &cfg->slo->verdicts, i)) !=
                    H2B_OK;

@@ -271,7 +271,8 @@ bool h2b_slo_judge(struct h2b_slo *s, const struct h2b_slo_span *span, bool run)
         }
         if (h2b_model_set_string(&r->objective, s->clause[i].text) != H2B_OK ||
             h2b_model_set_string(&r->verdict, v ? v : "not_evaluable") != H2B_OK ||
-            h2b_model_set_string(&r->reason, reason) != H2B_OK)
+            h2b_model_set_string(&r->reason, reason) != H2B_OK ||
+            h2b_model_set_string(&r->scope, run ? "run" : "window") != H2B_OK)
             s->rc = H2B_ERR_NOMEM;
         if (!v) {
             s->not_evaluable++;

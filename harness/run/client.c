@@ -200,6 +200,25 @@ int h2b_client_read_h2load_log(const char *path, struct h2b_cell_metrics *m)
     return rc;
 }
 
+/* The latency summary of a load document (or a search step) into m. */
+static void latency_of(struct h2b_cell_metrics *m, const struct h2b_results_latency *lat)
+{
+    if (lat->base.present && !isnan(lat->min) && !isnan(lat->max)) {
+        m->have_latency = true;
+        m->lat_min_ns = (uint64_t)lat->min;
+        m->lat_max_ns = (uint64_t)lat->max;
+        m->lat_mean_ns = isnan(lat->mean) ? 0 : lat->mean;
+        m->have_percentiles =
+            !isnan(lat->p50) && !isnan(lat->p90) && !isnan(lat->p99) && !isnan(lat->p999);
+        if (m->have_percentiles) {
+            m->lat_p50_ns = (uint64_t)lat->p50;
+            m->lat_p90_ns = (uint64_t)lat->p90;
+            m->lat_p99_ns = (uint64_t)lat->p99;
+            m->lat_p999_ns = (uint64_t)lat->p999;
+        }
+    }
+}
+
 int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m)
 {
     struct h2b_results_load l;
@@ -228,28 +247,46 @@ int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m)
         snprintf(m->tls_version, sizeof(m->tls_version), "%s", c->tls_version);
     if (c->tls_cipher)
         snprintf(m->tls_cipher, sizeof(m->tls_cipher), "%s", c->tls_cipher);
-    if (lat->base.present && !isnan(lat->min) && !isnan(lat->max)) {
-        m->have_latency = true;
-        m->lat_min_ns = (uint64_t)lat->min;
-        m->lat_max_ns = (uint64_t)lat->max;
-        m->lat_mean_ns = isnan(lat->mean) ? 0 : lat->mean;
-        m->have_percentiles =
-            !isnan(lat->p50) && !isnan(lat->p90) && !isnan(lat->p99) && !isnan(lat->p999);
-        if (m->have_percentiles) {
-            m->lat_p50_ns = (uint64_t)lat->p50;
-            m->lat_p90_ns = (uint64_t)lat->p90;
-            m->lat_p99_ns = (uint64_t)lat->p99;
-            m->lat_p999_ns = (uint64_t)lat->p999;
-        }
-    }
+    latency_of(m, lat);
     /* h2bench load keeps its encoded histograms apart; "latency" is the one the percentiles
      * above come from. */
     rc = H2B_OK;
     if (l.histograms.latency && !(m->histogram = strdup(l.histograms.latency)))
         rc = H2B_ERR_NOMEM;
+    m->slo = l.cell.slo; /* the verdicts move to m */
+    l.cell.slo = (struct h2b_model_array){0};
 out:
     h2b_results_load_free(&l);
     return rc;
+}
+
+int h2b_client_from_search_json(const json_t *obj, struct h2b_cell_metrics *m)
+{
+    struct h2b_diag d;
+    memset(m, 0, sizeof(*m));
+    int rc = h2b_model_from_json(&h2b_results_search_model, obj, NULL, "", 0, &m->search, &d);
+    if (rc != H2B_OK)
+        return rc == H2B_ERR_NOMEM ? rc : H2B_ERR_PARSE;
+    m->search.base.present = true;
+    const struct h2b_results_search_step *st =
+        m->search.last_pass.base.present ? &m->search.last_pass : &m->search.first_fail;
+    if (!st->base.present || isnan(st->ended) || isnan(st->errors) || st->errors > st->ended) {
+        h2b_client_metrics_free(m);
+        return H2B_ERR_PARSE;
+    }
+    m->requests = (uint64_t)st->ended;
+    m->succeeded = (uint64_t)(st->ended - st->errors);
+    m->failed = m->errors = (uint64_t)st->errors;
+    m->duration_s = isnan(m->search.step_s) ? 0 : m->search.step_s;
+    m->req_per_s = isnan(st->achieved_per_s) ? 0 : st->achieved_per_s;
+    const struct h2b_results_latency *lat = &st->latency_ns;
+    latency_of(m, lat);
+    snprintf(m->note, sizeof(m->note),
+             "find_max cell: requests, req_per_s and latency_ns are the %s step's (%.1f req/s "
+             "offered), bytes_per_s is not measured per step",
+             st == &m->search.last_pass ? "last passing" : "first failing (none passed)",
+             st->rate_per_s);
+    return H2B_OK;
 }
 
 int h2b_client_parse_perf_stat(const char *text, uint64_t *instructions)
@@ -281,6 +318,13 @@ void h2b_client_metrics_free(struct h2b_cell_metrics *m)
 {
     free(m->histogram);
     m->histogram = NULL;
+    for (size_t i = 0; i < m->slo.n; i++)
+        h2b_model_free(&h2b_results_slo_model,
+                       h2b_model_array_at(&h2b_results_slo_model, &m->slo, i));
+    free(m->slo.v);
+    m->slo = (struct h2b_model_array){0};
+    h2b_model_free(&h2b_results_search_model, &m->search); /* a zeroed one owns nothing */
+    memset(&m->search, 0, sizeof(m->search));
 }
 
 void h2b_client_argv_free(char **argv)
@@ -375,7 +419,26 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         threads = cl->mpi.np; /* -t is the job's total: at least one per rank */
     add(&b, "-t");
     add(&b, "%u", threads);
-    if (m->duration_s > 0) {
+    if (m->find_max.enabled) {
+        /* the search sets each step's rate and length: no -D, -n or --total-rps */
+        add(&b, "--find-max");
+        add(&b, "--slo=%s", m->slo);
+        const struct h2b_find_max_spec *f = &m->find_max;
+        if (!isnan(f->step_s))
+            add(&b, "--find-max-step=%.0fms", f->step_s * 1000);
+        if (!isnan(f->warmup_s))
+            add(&b, "--find-max-warm-up=%.0fms", f->warmup_s * 1000);
+        if (!isnan(f->start))
+            add(&b, "--find-max-start=%.17g", f->start);
+        if (!isnan(f->limit))
+            add(&b, "--find-max-limit=%.17g", f->limit);
+        if (!isnan(f->precision_pct))
+            add(&b, "--find-max-precision=%.17g", f->precision_pct);
+        if (f->retries >= 0)
+            add(&b, "--find-max-retries=%d", f->retries);
+    } else if (m->stages) {
+        /* the stages set the run's length */
+    } else if (m->duration_s > 0) {
         add(&b, "-D");
         add(&b, "%.0fms", (call->duration_s > 0 ? call->duration_s : m->duration_s) * 1000);
         if (m->warmup_s > 0)
@@ -384,7 +447,17 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         add(&b, "-n");
         add(&b, "%llu", (unsigned long long)m->requests);
     }
-    if (m->rate > 0) {
+    const char *slo = h2b_expand_cell_slo(s, cell);
+    if (!m->find_max.enabled && slo) {
+        add(&b, "--slo=%s", slo);
+        if (m->slo_window_s > 0)
+            add(&b, "--slo-window=%.0fms", m->slo_window_s * 1000);
+    }
+    if (m->stages)
+        add(&b, "--stages=%s", m->stages);
+    else if (m->step)
+        add(&b, "--step=%s", m->step);
+    if (m->rate > 0 && !m->find_max.enabled) {
         /* open loop at a fixed offered load: h2bench's total rate (CO-free); h2load only has a
          * per-client rate (--rps), so the total is split over the connections */
         add(&b, "%s", h2load ? "--rps" : "--total-rps");

@@ -10,6 +10,7 @@
 #ifndef H2B_RUN_CLIENT_H
 #define H2B_RUN_CLIENT_H
 
+#include "core/results.h"
 #include "run/expand.h"
 #include "run/scenario.h"
 
@@ -36,6 +37,10 @@ struct h2b_cell_metrics {
     char tls_cipher[64];
     double tls_records_per_response; /* NAN: not reported (h2load counts no records) */
     char note[256];                  /* why something above is missing, or "" */
+    /* matrix.slo: the client's verdicts (of struct h2b_results_slo; absent: none); owned */
+    struct h2b_model_array slo;
+    /* matrix.find_max: what the search found (not present otherwise); owned */
+    struct h2b_results_search search;
 };
 
 /* Parses h2load's text output (stdout) into *m (zeroed first). Returns H2B_OK or
@@ -50,6 +55,12 @@ int h2b_client_read_h2load_log(const char *path, struct h2b_cell_metrics *m);
 /* Reads the object h2bench load --json writes into *m (zeroed first). Returns H2B_OK or
  * H2B_ERR_PARSE (missing or mistyped field). */
 int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m);
+
+/* Reads the document h2bench load --find-max --json writes into *m (zeroed first): the search
+ * in m->search, and as the cell's metrics those of its last passing step (of the first failing
+ * one when none passed; m->note says which). Returns H2B_OK, H2B_ERR_PARSE (not a search, or
+ * no step) or H2B_ERR_NOMEM. */
+int h2b_client_from_search_json(const json_t *obj, struct h2b_cell_metrics *m);
 
 /* Reads the instruction count from `perf stat -x, -e instructions:u` output (CSV; '#' lines
  * are comments). Returns H2B_OK, H2B_ERR_UNSUPPORTED ("<not supported>" / "<not counted>") or

@@ -115,6 +115,47 @@ static void fmt_ns(char *buf, size_t size, bool have, uint64_t ns)
         snprintf(buf, size, "%.0fus", (double)ns / 1e3);
 }
 
+/* Under a cell's line: its objectives' verdicts over the run (the breached ones named) and the
+ * capacity its search found; h2bench gate judges them from the results. */
+static void print_verdicts(FILE *f, const struct h2b_cell_metrics *m)
+{
+    size_t pass = 0, bad = 0, ne = 0, windows = 0, wbad = 0;
+    char names[256] = "";
+    size_t used = 0;
+    for (size_t k = 0; k < m->slo.n; k++) {
+        const struct h2b_results_slo *v = h2b_model_array_at(&h2b_results_slo_model, &m->slo, k);
+        bool run = v->scope && strcmp(v->scope, "run") == 0;
+        bool failed = v->verdict && strcmp(v->verdict, "fail") == 0;
+        if (!run) {
+            windows++;
+            wbad += failed;
+            continue;
+        }
+        if (failed && used < sizeof(names))
+            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", bad ? ", " : "",
+                                     v->objective ? v->objective : "?");
+        bad += failed;
+        pass += v->verdict && strcmp(v->verdict, "pass") == 0;
+        ne += !failed && !(v->verdict && strcmp(v->verdict, "pass") == 0);
+    }
+    if (pass + bad + ne) {
+        fprintf(f, "      slo over the run: %zu held, %zu breached%s%s%s, %zu not evaluable", pass,
+                bad, bad ? " (" : "", names, bad ? ")" : "", ne);
+        if (windows)
+            fprintf(f, "; windows: %zu of %zu verdicts breached", wbad, windows);
+        fprintf(f, "\n");
+    }
+    const struct h2b_results_search *s = &m->search;
+    if (!s->base.present)
+        return;
+    if (isnan(s->capacity_per_s))
+        fprintf(f, "      capacity: none, the lowest step fails (%zu steps, %.1f s)\n", s->steps.n,
+                s->search_s);
+    else
+        fprintf(f, "      capacity: %.1f req/s (%zu steps, %.1f s)\n", s->capacity_per_s,
+                s->steps.n, s->search_s);
+}
+
 void h2b__run_print_cell_line(const struct run *r, size_t i, const struct cell_result *res)
 {
     const struct h2b_cell *c = &r->cells[i];
@@ -144,6 +185,7 @@ void h2b__run_print_cell_line(const struct run *r, size_t i, const struct cell_r
     else if (c->tls && res->m.tls_version[0])
         fprintf(f, " %6s %s", "-", res->m.tls_version);
     fprintf(f, "\n");
+    print_verdicts(f, &res->m);
     fflush(f);
 }
 

@@ -189,3 +189,15 @@ out:
     free(copy);
     return rc;
 }
+
+const char *h2b_expand_cell_slo(const struct h2b_scenario *s, const struct h2b_cell *c)
+{
+    const struct h2b_matrix_spec *m = &s->matrix;
+    if (m->slo)
+        return m->slo;
+    for (size_t i = 0; i < m->nslo_rules; i++) {
+        if (h2b_expand_cell_matches(c, m->slo_rules[i].filters, m->slo_rules[i].nfilters))
+            return m->slo_rules[i].slo;
+    }
+    return NULL;
+}

@@ -56,6 +56,10 @@ int h2b_expand_matrix(const struct h2b_scenario *s, const uint32_t *server_max,
 bool h2b_expand_cell_matches(const struct h2b_cell *c, const struct h2b_cell_filter *filters,
                              size_t nfilters);
 
+/* The objectives (--slo text) of cell c: matrix.slo as a string, or the first of its rules that
+ * matches c; NULL when c has none. Borrowed from s. */
+const char *h2b_expand_cell_slo(const struct h2b_scenario *s, const struct h2b_cell *c);
+
 /* Parses a comma-separated --filter argument ("1000x*,h2o:100x100,nghttpd") against s's target
  * names into *out (malloc'd). Returns H2B_OK, H2B_ERR_PARSE (d says why) or H2B_ERR_NOMEM. */
 int h2b_expand_parse_filter(const struct h2b_scenario *s, const char *text,

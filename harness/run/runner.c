@@ -176,7 +176,8 @@ static int parse_output(const struct run *r, const char *out_path, const char *j
     int rc = h2b_json_load(json_path, &obj, NULL, &d);
     if (rc)
         return rc;
-    rc = h2b_client_from_json(obj, &res->m);
+    rc = r->s->matrix.find_max.enabled ? h2b_client_from_search_json(obj, &res->m)
+                                       : h2b_client_from_json(obj, &res->m);
     json_decref(obj);
     return rc;
 }
@@ -374,7 +375,11 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         say(res->reason, sizeof(res->reason), "interrupted (SIGINT) during the cell");
         return;
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    /* With objectives, h2bench load exits 1 when one is breached or not evaluable (--find-max:
+     * when no step passed) and still writes its results: a verdict of the cell, not a failure */
+    bool judged = WIFEXITED(status) && WEXITSTATUS(status) == H2B_EXIT_FAIL &&
+                  h2b_expand_cell_slo(r->s, c) && r->s->client.kind == H2B_CLIENT_H2BENCH;
+    if (!judged && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
         char tail[256];
         failure_tail(r, err_path, tail, sizeof(tail));
         say(res->reason, sizeof(res->reason), "client %s %d%s%s",
@@ -462,7 +467,9 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     o->window_bits = c->window_bits ? c->window_bits : NAN;
     bad |= h2b_model_set_string(&o->path, r->s->matrix.path);
     o->repeat = c->repeat;
-    o->rate = r->s->matrix.rate > 0 ? r->s->matrix.rate : NAN;
+    /* a shaped cell has no one offered rate (a p99_ms ceiling's rate never matches it) */
+    bool shaped = r->s->matrix.stages || r->s->matrix.step;
+    o->rate = r->s->matrix.rate > 0 && !shaped ? r->s->matrix.rate : NAN;
     bad |= h2b_model_set_string(&o->status, res->ok ? "ok" : res->skipped ? "skipped" : "failed");
     if (!res->ok)
         bad |= h2b_model_set_string(&o->reason, res->reason);
@@ -503,7 +510,10 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
                              "1.3 inside its own packets (no TLS records; h2bench load --h3 does "
                              "not report the cipher)"
                            : "";
-    const char *parts[] = {mt->note, res->extra_note, perf, prof_note, quic};
+    const char *shape = shaped && have ? "rate: the offered rate follows matrix.stages or "
+                                         "matrix.step, not one rate"
+                                       : "";
+    const char *parts[] = {mt->note, res->extra_note, perf, prof_note, quic, shape};
     size_t used = 0;
     note[0] = '\0';
     for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
@@ -513,6 +523,14 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     }
     if (note[0])
         bad |= h2b_model_set_string(&o->note, note);
+    for (size_t k = 0; have && k < mt->slo.n && !bad; k++) {
+        void *e;
+        bad |= h2b_model_array_push(&h2b_results_slo_model, &o->slo, &e) != H2B_OK ||
+               h2b_model_copy(&h2b_results_slo_model, e,
+                              h2b_model_array_at(&h2b_results_slo_model, &mt->slo, k)) != H2B_OK;
+    }
+    if (have && mt->search.base.present && !bad)
+        bad |= h2b_model_copy(&h2b_results_search_model, &o->search, &mt->search) != H2B_OK;
     return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 

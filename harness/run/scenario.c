@@ -14,7 +14,11 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/url.h"
+#include "run/expand.h"
+#include "load/shape.h"
+#include "load/slo.h"
 
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -645,6 +649,198 @@ static int parse_client(struct ctx *c, const json_t *doc, struct h2b_client_spec
     return H2B_OK;
 }
 
+/* The column in the file of character col (1-based) of the JSON string at path: its opening
+ * quote's column plus the raw characters before it (an escape such as \n is two, \uXXXX six). */
+static int string_column(struct ctx *c, const char *path, int col, int *line)
+{
+    int l = 0, column = 0;
+    *line = 0;
+    if (!c->src || !c->src->text || h2b_json_locate(c->src->text, path, &l, &column) != H2B_OK)
+        return 0;
+    /* find the value's first byte on its line: the locate's column counts characters */
+    const char *p = c->src->text;
+    for (int k = 1; k < l && (p = strchr(p, '\n')); k++)
+        p++;
+    if (!p)
+        return 0;
+    for (int k = 1; k < column && *p && *p != '\n'; k++) {
+        p++;
+        while ((*p & 0xC0) == 0x80) /* a UTF-8 continuation byte: same character */
+            p++;
+    }
+    if (*p != '"')
+        return 0;
+    int raw = 1;
+    for (const char *q = p + 1; *q && *q != '"' && col > 1; col--) {
+        int len = q[0] == '\\' ? (q[1] == 'u' ? 6 : 2) : 1;
+        for (int k = 0; k < len && *q; k++)
+            q++;
+        while ((*q & 0xC0) == 0x80)
+            q++;
+        raw += len;
+    }
+    *line = l;
+    return column + raw;
+}
+
+/* A field parsed by h2bench load's own parser (--slo, --stages, --step): sub names a column of
+ * the text; the message names the field and that column's place in the file. */
+static int sub_fail(struct ctx *c, const char *path, const struct h2b_diag *sub)
+{
+    int line = 0;
+    int column = string_column(c, path, sub->column > 0 ? sub->column : 1, &line);
+    if (!line)
+        return fail(c, path, "%s", sub->message);
+    h2b_diag_at(c->diag, c->src->file, line, column, "%s: column %d of the text: %s", path,
+                sub->column, sub->message);
+    return H2B_ERR_PARSE;
+}
+
+/* matrix.stages, step, slo, slo_window and find_max (scenario.h). */
+static int parse_load_shape(struct ctx *c, const json_t *v, struct h2b_matrix_spec *m)
+{
+    static const char *const fm_keys[] = {"step_s",        "warmup_s", "start", "limit",
+                                          "precision_pct", "retries",  NULL};
+    struct h2b_diag sub = {0};
+    json_t *fm = NULL;
+    int rc;
+    m->find_max.step_s = m->find_max.warmup_s = m->find_max.start = m->find_max.limit =
+        m->find_max.precision_pct = NAN;
+    m->find_max.retries = -1;
+    if ((rc = get_string(c, v, "stages", "matrix", NULL, &m->stages)) ||
+        (rc = get_string(c, v, "step", "matrix", NULL, &m->step)) ||
+        (!json_is_object(json_object_get(v, "slo")) &&
+         (rc = get_string(c, v, "slo", "matrix", NULL, &m->slo))) ||
+        (rc = get_seconds(c, v, "slo_window", "matrix", 0.001, 3600, 0, &m->slo_window_s)))
+        return rc;
+    const json_t *fmv = json_object_get(v, "find_max");
+    if (fmv && json_is_true(fmv)) {
+        m->find_max.enabled = true;
+    } else if (fmv && !json_is_false(fmv)) {
+        if ((rc = get_object(c, v, "find_max", "matrix", fm_keys, &fm)))
+            return rc;
+        uint64_t retries = 0;
+        if ((rc = get_seconds(c, fm, "step_s", "matrix.find_max", 0.1, 3600, NAN,
+                              &m->find_max.step_s)) ||
+            (rc = get_seconds(c, fm, "warmup_s", "matrix.find_max", 0, 600, NAN,
+                              &m->find_max.warmup_s)) ||
+            (rc =
+                 get_seconds(c, fm, "start", "matrix.find_max", 1, 1e9, NAN, &m->find_max.start)) ||
+            (rc =
+                 get_seconds(c, fm, "limit", "matrix.find_max", 1, 1e9, NAN, &m->find_max.limit)) ||
+            (rc = get_seconds(c, fm, "precision_pct", "matrix.find_max", 0.01, 100, NAN,
+                              &m->find_max.precision_pct)) ||
+            (rc = get_uint(c, fm, "retries", "matrix.find_max", 0, 10, 1, &retries)))
+            return rc;
+        if (json_object_get(fm, "retries"))
+            m->find_max.retries = (int)retries;
+        m->find_max.enabled = true;
+    }
+    if (m->stages && m->step)
+        return fail(c, "matrix.step", "give stages or step, not both");
+    if (m->stages) {
+        struct h2b_shape shape = {0};
+        if ((rc = h2b_shape_parse_stages(&shape, m->stages, m->rate, &sub)) != H2B_OK)
+            return rc == H2B_ERR_PARSE ? sub_fail(c, "matrix.stages", &sub) : rc;
+        h2b_shape_free(&shape);
+    }
+    if (m->step) {
+        double rate, step;
+        uint64_t dur;
+        if ((rc = h2b_shape_parse_step(m->step, &rate, &step, &dur, &sub)) != H2B_OK)
+            return sub_fail(c, "matrix.step", &sub);
+    }
+    if (m->stages && (m->duration_s > 0 || json_object_get(v, "requests")))
+        return fail(c, "matrix.stages",
+                    "the stages set the run's length: no matrix.duration_s, warmup_s or "
+                    "requests");
+    if (m->step && m->duration_s == 0)
+        return fail(c, "matrix.step", "a staircase needs a timed run: set matrix.duration_s");
+    if (m->step && m->rate > 0)
+        return fail(c, "matrix.step", "the step sets the rate: no matrix.rate");
+    if (m->slo) {
+        struct h2b_slo slo;
+        memset(&slo, 0, sizeof(slo));
+        rc = h2b_slo_parse(&slo, m->slo, &sub);
+        h2b_slo_free(&slo);
+        if (rc != H2B_OK)
+            return rc == H2B_ERR_PARSE ? sub_fail(c, "matrix.slo", &sub) : rc;
+    }
+    bool per_cell = json_is_object(json_object_get(v, "slo"));
+    if (m->slo_window_s > 0 && !m->slo && !per_cell)
+        return fail(c, "matrix.slo_window", "a window judges the objectives: set matrix.slo");
+    /* h2bench load's intervals are 1 s, or the window when shorter: a window is whole ones */
+    if (m->slo_window_s >= 1 && fabs(m->slo_window_s - round(m->slo_window_s)) > 1e-9)
+        return fail(c, "matrix.slo_window",
+                    "expected whole seconds from 1 s up (the intervals are 1 s), got %g",
+                    m->slo_window_s);
+    if (!m->find_max.enabled)
+        return H2B_OK;
+    static const char *const excl[] = {"rate",       "stages",   "step",    "slo_window",
+                                       "duration_s", "warmup_s", "requests"};
+    if (per_cell)
+        return fail(c, "matrix.slo",
+                    "matrix.find_max searches every cell against one set of objectives: give "
+                    "them as a string");
+    if (!m->slo)
+        return fail(c, "matrix.find_max", "the search needs the objectives: set matrix.slo");
+    for (size_t k = 0; k < sizeof(excl) / sizeof(excl[0]); k++) {
+        char path[PATH_LEN];
+        if (!json_object_get(v, excl[k]))
+            continue;
+        h2b_json_path_key(path, sizeof(path), "matrix", excl[k]);
+        return fail(c, path,
+                    "matrix.find_max sets each step's rate and length itself (find_max.start, "
+                    "step_s, warmup_s): remove %s",
+                    excl[k]);
+    }
+    if (m->find_max.limit < m->find_max.start) /* false when either is NAN */
+        return fail(c, "matrix.find_max.limit", "expected at least find_max.start (%g), got %g",
+                    m->find_max.start, m->find_max.limit);
+    return H2B_OK;
+}
+
+/* matrix.slo as an object: {"FILTER": "OBJECTIVES", ...}, in order (docs/scenarios.md). */
+static int parse_slo_rules(struct ctx *c, const json_t *matrix, struct h2b_scenario *s)
+{
+    const json_t *o = json_object_get(matrix, "slo");
+    struct h2b_matrix_spec *m = &s->matrix;
+    if (!json_is_object(o))
+        return H2B_OK;
+    if (json_object_size(o) == 0)
+        return fail(c, "matrix.slo", "expected at least one \"FILTER\": \"OBJECTIVES\" rule");
+    if (json_object_size(o) > MAX_LIST)
+        return fail(c, "matrix.slo", "expected at most %d rules", MAX_LIST);
+    if (!(m->slo_rules = calloc(json_object_size(o), sizeof(*m->slo_rules))))
+        return H2B_ERR_NOMEM;
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)o, key, val)
+    {
+        char path[PATH_LEN];
+        struct h2b_diag sub = {0};
+        struct h2b_slo_rule *rule = &m->slo_rules[m->nslo_rules++];
+        int rc;
+        h2b_json_path_key(path, sizeof(path), "matrix.slo", key);
+        if ((rc = get_string(c, o, key, "matrix.slo", NULL, &rule->slo)))
+            return rc;
+        if ((rc = h2b_expand_parse_filter(s, key, &rule->filters, &rule->nfilters, &sub)))
+            return rc == H2B_ERR_PARSE
+                       ? fail(c, path,
+                              "the key is a --filter (CONNSxSTREAMS, TARGET:CONNSxSTREAMS "
+                              "or TARGET): %s",
+                              sub.message)
+                       : rc;
+        struct h2b_slo slo;
+        memset(&slo, 0, sizeof(slo));
+        rc = h2b_slo_parse(&slo, rule->slo, &sub);
+        h2b_slo_free(&slo);
+        if (rc != H2B_OK)
+            return rc == H2B_ERR_PARSE ? sub_fail(c, path, &sub) : rc;
+    }
+    return H2B_OK;
+}
+
 static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *m)
 {
     char *order = NULL;
@@ -713,8 +909,12 @@ static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *
                   (unsigned long long)m->min_requests, (unsigned long long)m->requests);
         goto out;
     }
+    if ((rc = parse_load_shape(c, v, m)))
+        goto out;
     for (size_t i = 0; i < m->nconnections; i++) {
-        if (m->duration_s == 0 && m->requests < m->connections[i]) {
+        /* count mode only: a search and stages are timed */
+        if (m->duration_s == 0 && !m->find_max.enabled && !m->stages &&
+            m->requests < m->connections[i]) {
             char item[PATH_LEN];
             h2b_json_path_index(item, sizeof(item), "matrix.connections", i);
             rc = fail(c, item,
@@ -769,7 +969,8 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     static const char *const matrix_keys[] = {
         "connections", "streams",  "frame_size", "window_bits",  "path",     "method",
         "body_bytes",  "requests", "duration_s", "min_requests", "warmup_s", "aggregate_cap",
-        "repeats",     "order",    "rate",       "protocol",     "tls",      NULL};
+        "repeats",     "order",    "rate",       "protocol",     "tls",      "stages",
+        "step",        "slo",      "slo_window", "find_max",     NULL};
     static const char *const micro_keys[] = {"filter", "profile", "cpu", NULL};
     struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));
@@ -809,8 +1010,25 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
     }
     if (matrix) {
         if ((rc = parse_targets(&c, doc, known_peers, s)) ||
-            (rc = parse_client(&c, doc, &s->client)) || (rc = parse_matrix(&c, matrix, &s->matrix)))
+            (rc = parse_client(&c, doc, &s->client)) ||
+            (rc = parse_matrix(&c, matrix, &s->matrix)) || (rc = parse_slo_rules(&c, matrix, s)))
             goto fail;
+        const struct h2b_matrix_spec *m = &s->matrix;
+        const char *own = m->find_max.enabled       ? "matrix.find_max"
+                          : m->slo || m->nslo_rules ? "matrix.slo"
+                          : m->stages               ? "matrix.stages"
+                          : m->step                 ? "matrix.step"
+                                                    : NULL;
+        if (own && s->client.kind != H2B_CLIENT_H2BENCH) {
+            rc = fail(&c, own,
+                      "load shapes, objectives and the search are h2bench load's: "
+                      "not with client.type \"h2load\"");
+            goto fail;
+        }
+        if (m->find_max.enabled && s->client.mpi.np) {
+            rc = fail(&c, "matrix.find_max", "the search runs on one machine: not with client.mpi");
+            goto fail;
+        }
         for (size_t k = 0; k < s->matrix.nconnections && s->client.mpi.np; k++) {
             if (s->matrix.connections[k] < s->client.mpi.np) {
                 rc = fail(&c, "client.mpi.np",
@@ -875,6 +1093,14 @@ void h2b_scenario_del(struct h2b_scenario *s)
     free(s->matrix.window_bits);
     free(s->matrix.path);
     free(s->matrix.method);
+    free(s->matrix.stages);
+    free(s->matrix.step);
+    free(s->matrix.slo);
+    for (size_t i = 0; i < s->matrix.nslo_rules; i++) {
+        free(s->matrix.slo_rules[i].filters);
+        free(s->matrix.slo_rules[i].slo);
+    }
+    free(s->matrix.slo_rules);
     free(s->micro.filter);
     free(s->perf_record.cells);
     free(s->micro.profile);

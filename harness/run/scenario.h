@@ -35,6 +35,7 @@ enum h2b_target_kind {
 #define H2B_FLOOR_DEFAULT_RESPONSE 40
 #define H2B_FLOOR_BYTES_MAX (1U << 20) /* request_bytes, response_bytes: floor-serve's limit */
 
+struct h2b_cell_filter;
 enum h2b_client_kind { H2B_CLIENT_H2BENCH, H2B_CLIENT_H2LOAD };
 
 /* matrix.protocol: what a cell speaks (zero, as in a zeroed cell or target env, is h2). Bit
@@ -118,6 +119,27 @@ struct h2b_matrix_spec {
     bool tls[2]; /* matrix.tls, in order (default [false]) */
     size_t ntls;
     enum h2b_order order;
+    /* Load shapes, objectives and the capacity search of every cell (docs/scenarios.md), as
+     * text h2bench load parses again: validated here with its own parsers (load/shape.h,
+     * load/slo.h), passed on as --stages, --step, --slo, --slo-window and --find-max-*. */
+    char *stages; /* --stages, or NULL */
+    char *step;   /* --step, or NULL */
+    char *slo;    /* --slo of every cell, or NULL */
+    /* matrix.slo as an object: per cell, the objectives of the first rule whose --filter terms
+     * match it (h2b_expand_cell_slo); a cell no rule matches has none */
+    struct h2b_slo_rule {
+        struct h2b_cell_filter *filters; /* nfilters terms, any of which matches */
+        size_t nfilters;
+        char *slo;
+    } * slo_rules;
+    size_t nslo_rules;
+    double slo_window_s; /* --slo-window; 0: the run only */
+    struct h2b_find_max_spec {
+        bool enabled;
+        /* each NAN (retries -1) when not given: h2bench load's default */
+        double step_s, warmup_s, start, limit, precision_pct;
+        int retries;
+    } find_max;
 };
 
 /* Per-request budgets (docs/scenarios.md "Benchmark your own server"): each matrix point of

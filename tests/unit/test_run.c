@@ -223,6 +223,58 @@ static void test_client_argv(void)
     h2b_scenario_del(s);
 }
 
+static void joined_argv(const struct h2b_scenario *s, const struct h2b_cell *cell, char *out,
+                        size_t size)
+{
+    struct h2b_client_call call = {.program = "h2bench", .url = "http://127.0.0.1:1/hello"};
+    char **argv = NULL;
+    size_t used = 0;
+    out[0] = '\0';
+    CHECK_EQ_INT(h2b_client_argv(s, cell, &call, &argv), H2B_OK);
+    for (char **a = argv; a && *a && used < size; a++)
+        used += (size_t)snprintf(out + used, size - used, "%s ", *a);
+    h2b_client_argv_free(argv);
+}
+
+/* matrix.slo per cell (the first matching rule), stages and find_max reach h2bench load as its
+ * own flags; a cell no rule matches gets none. */
+static void test_client_argv_slo(void)
+{
+    struct h2b_scenario *s = scenario(
+        "{\"name\": \"s\", \"targets\": [{\"name\": \"a\"}, {\"name\": \"b\", \"type\": "
+        "\"url\", \"url\": \"http://127.0.0.1:1\"}], \"matrix\": {\"connections\": [1, 2], "
+        "\"streams\": [1], \"rate\": 50, \"stages\": \"1s:100\", \"slo_window\": 1, "
+        "\"slo\": {\"a:1x1\": \"p99<5ms\", \"2x*\": \"errors<1%\"}}}");
+    if (!s)
+        return;
+    char j[512];
+    struct h2b_cell c = {
+        .target = 0, .connections = 1, .streams_requested = 1, .streams_effective = 1};
+    joined_argv(s, &c, j, sizeof(j));
+    CHECK_STR(j, "h2bench load -c 1 -m 1 -t 1 --slo=p99<5ms --slo-window=1000ms --stages=1s:100 "
+                 "--total-rps 50 http://127.0.0.1:1/hello ");
+    c.target = 1;
+    joined_argv(s, &c, j, sizeof(j));
+    CHECK_STR(j, "h2bench load -c 1 -m 1 -t 1 --stages=1s:100 --total-rps 50 "
+                 "http://127.0.0.1:1/hello ");
+    c.connections = 2;
+    joined_argv(s, &c, j, sizeof(j));
+    CHECK_STR(j, "h2bench load -c 2 -m 1 -t 1 --slo=errors<1% --slo-window=1000ms "
+                 "--stages=1s:100 --total-rps 50 http://127.0.0.1:1/hello ");
+    CHECK(h2b_expand_cell_slo(s, &c) != NULL);
+    h2b_scenario_del(s);
+    s = scenario("{\"name\": \"s\", \"targets\": [{}], \"matrix\": {\"connections\": [4], "
+                 "\"streams\": [1], \"slo\": \"p50<75ms\", \"find_max\": {\"step_s\": 2, "
+                 "\"start\": 50, \"retries\": 0}}}");
+    if (!s)
+        return;
+    c = (struct h2b_cell){.connections = 4, .streams_requested = 1, .streams_effective = 1};
+    joined_argv(s, &c, j, sizeof(j));
+    CHECK_STR(j, "h2bench load -c 4 -m 1 -t 1 --find-max --slo=p50<75ms --find-max-step=2000ms "
+                 "--find-max-start=50 --find-max-retries=0 http://127.0.0.1:1/hello ");
+    h2b_scenario_del(s);
+}
+
 /* The shape h2bench load --json writes (harness/load/report.c). */
 static void test_load_json(void)
 {
@@ -294,6 +346,7 @@ int main(void)
     test_sequential_and_sweeps();
     test_h2load_text();
     test_client_argv();
+    test_client_argv_slo();
     test_load_json();
     test_perf_stat();
     test_peer_expand();
