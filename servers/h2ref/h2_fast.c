@@ -81,7 +81,7 @@
 #include <unistd.h>
 
 #define CTL_RESERVE 4096 /* the end of the output buffer: control frames only */
-#define HEAD_ROOM 160    /* a response HEADERS frame fits in this */
+#define HEAD_ROOM 256    /* a response HEADERS frame fits in this, gRPC's trailers-only too */
 #define DATA_MAX 16384
 #define REF_MIN 1024
 #define MAX_CONTINUATIONS 8
@@ -451,6 +451,8 @@ static void respond(struct fconn *h, struct fstream *st)
     st->body = rs->headers_only ? H2B_BODY_NONE : rs->body;
     st->len = rs->len;
     if (st->body == H2B_BODY_GRPC) {
+        if (st->eof_in)
+            h2b_grpc_end(&st->g);
         st->body = st->g.echo ? H2B_BODY_ECHO : H2B_BODY_GRPC;
         st->len = st->g.total;
     }
@@ -490,7 +492,7 @@ static void out_done(struct fconn *h, struct fstream *st)
 /* Writes the HEADERS frame of st's response. */
 static int write_headers(struct fconn *h, struct fstream *st)
 {
-    if (resp_room(h) < HEAD_ROOM + (st->grpc ? GRPC_ROOM : 0) || h->out.niov >= H2B_OUT_IOV_MAX - 2)
+    if (resp_room(h) < HEAD_ROOM || h->out.niov >= H2B_OUT_IOV_MAX - 2)
         return W_ROOM;
     if (!out_ensure(h)) {
         fail(h, H2B_STAT_ERR_PROTOCOL);
@@ -543,7 +545,7 @@ static void grpc_out_done(struct fconn *h, struct fstream *st)
 }
 
 /* The trailers of a gRPC call: its status, END_STREAM. */
-static int write_trailers(struct fconn *h, struct fstream *st)
+static __attribute__((noinline)) int write_trailers(struct fconn *h, struct fstream *st)
 {
     if (resp_room(h) < 9 + GRPC_ROOM || h->out.niov >= H2B_OUT_IOV_MAX - 2)
         return W_ROOM;
@@ -561,14 +563,13 @@ static int write_trailers(struct fconn *h, struct fstream *st)
     return W_DONE;
 }
 
-/* Writes one DATA frame of st's body. */
-static int write_data(struct fconn *h, struct fstream *st)
+/* Writes one DATA frame of st's body (grpc: of a gRPC call's messages). */
+static inline __attribute__((always_inline)) int data_frame(struct fconn *h, struct fstream *st,
+                                                            bool grpc)
 {
-    if (st->grpc && h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in))
-        return write_trailers(h, st);
     bool echo = st->body == H2B_BODY_ECHO;
     uint64_t avail = echo || st->body == H2B_BODY_STATS ? st->hold.chunks.bytes : st->len - st->off;
-    bool eof_possible = !st->grpc && (!echo || st->eof_in);
+    bool eof_possible = !grpc && (!echo || st->eof_in); /* a gRPC call ends with trailers */
     if (avail == 0 && !eof_possible)
         return W_IDLE; /* the echo waits for input */
     size_t n = avail < DATA_MAX ? (size_t)avail : DATA_MAX;
@@ -643,6 +644,23 @@ static int write_data(struct fconn *h, struct fstream *st)
     return W_MORE;
 }
 
+/* A gRPC call's next frame: a DATA frame of its messages, or its trailers once they are all
+ * out. Out of line, so write_data tests for gRPC once. */
+static __attribute__((noinline)) int grpc_write_data(struct fconn *h, struct fstream *st)
+{
+    if (h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in))
+        return write_trailers(h, st);
+    return data_frame(h, st, true);
+}
+
+/* Writes one DATA frame of st's body. */
+static int write_data(struct fconn *h, struct fstream *st)
+{
+    if (st->grpc)
+        return grpc_write_data(h, st);
+    return data_frame(h, st, false);
+}
+
 /* Writes queued responses while there is room: round robin, one frame per stream a turn. */
 static void fill(struct fconn *h)
 {
@@ -693,13 +711,11 @@ static void on_field(struct fconn *h, const uint8_t *name, size_t nlen, const ui
     if (!st || st->oversize || st->malformed)
         return;
     if (!h2b_h2_reqcheck_field(&st->rc, h->hb == HB_REQUEST, &st->req, &st->hold.fpath,
-                               &st->hold.fpath_len, &h->ctx->cfg, &h->ctx->wm.paths, name, nlen,
-                               value, vlen)) {
+                               &st->hold.fpath_len, &h->ctx->cfg, &h->ctx->wm.paths, &st->g, name,
+                               nlen, value, vlen)) {
         st->malformed = true;
         return;
     }
-    if (name[0] != ':' && h->hb == HB_REQUEST && h2b_grpc_fields_wanted(&st->req))
-        h2b_grpc_field(&st->req, &st->g, name, nlen, value, vlen);
     st->hdr_bytes += (uint32_t)(nlen + vlen + 32);
     if (st->hdr_bytes > h->ctx->cfg.max_header_list) {
         st->oversize = true;
@@ -758,18 +774,16 @@ static void request_end(struct fconn *h, struct fstream *st)
         rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
     }
-    if (st->grpc) {
-        h2b_grpc_end(&st->g);
-        grpc_settle(h, st);
-    }
     if (st->done_out) {
         stream_release(h, st);
         return;
     }
-    if (st->responded)
-        q_push(h, st); /* an echo: its end goes out */
+    if (!st->responded)
+        respond(h, st); /* a gRPC call's status is decided there (h2b_grpc_end) */
+    else if (st->grpc)
+        grpc_settle(h, st); /* its status, its trailers */
     else
-        respond(h, st);
+        q_push(h, st); /* an echo: its end goes out */
 }
 
 /* The header block ended (END_HEADERS). */
@@ -1280,7 +1294,7 @@ static uint32_t echo_hold(struct fconn *h, struct fstream *st, const uint8_t *p,
 
 /* The request headers of a gRPC call are complete: its state, its deadline, and its response
  * at once for the echo methods and a status already known. False when st is gone. */
-static bool grpc_begin(struct fconn *h, struct fstream *st)
+static __attribute__((noinline)) bool grpc_begin(struct fconn *h, struct fstream *st)
 {
     struct fctx *ctx = h->ctx;
     h2b_grpc_prepare(&st->req, &st->g);
@@ -1298,8 +1312,10 @@ static bool grpc_begin(struct fconn *h, struct fstream *st)
 }
 
 /* The call's status may have changed: answer it, or send what is due. */
-static void grpc_settle(struct fconn *h, struct fstream *st)
+static __attribute__((noinline)) void grpc_settle(struct fconn *h, struct fstream *st)
 {
+    if (st->eof_in && st->g.status == H2B_GRPC_PENDING)
+        h2b_grpc_end(&st->g); /* the request ended: its status */
     if (st->g.echo && st->eof_in && st->g.pfx_have) {
         consume(h, NULL, st->g.pfx_have); /* a prefix cut by the request's end: never echoed */
         st->g.pfx_have = 0;
@@ -1330,7 +1346,8 @@ static bool grpc_emit(void *arg, const uint8_t *p, size_t n)
 
 /* n request DATA bytes of a gRPC call. Flow control: what the echo holds is credited when it
  * is sent, a prefix being collected when it is complete, the rest at once. */
-static void grpc_data(struct fconn *h, struct fstream *st, const uint8_t *p, size_t n)
+static __attribute__((noinline)) void grpc_data(struct fconn *h, struct fstream *st,
+                                                const uint8_t *p, size_t n)
 {
     struct grpc_emit e = {h, st, 0, 0};
     size_t before = st->g.echo ? st->g.pfx_have : 0;
@@ -1348,7 +1365,7 @@ static void grpc_data(struct fconn *h, struct fstream *st, const uint8_t *p, siz
 
 /* The deadline passed: DEADLINE_EXCEEDED, unless the status is out already; the echo bytes
  * still held are not sent. */
-static void grpc_deadline(struct fconn *h, struct fstream *st)
+static __attribute__((noinline)) void grpc_deadline(struct fconn *h, struct fstream *st)
 {
     h2b_grpc_expire(&st->g);
     uint64_t held = st->hold.chunks.bytes;
@@ -1362,7 +1379,7 @@ static void grpc_deadline(struct fconn *h, struct fstream *st)
 }
 
 /* A gRPC stream goes: its deadline, and a prefix never echoed. */
-static void grpc_release(struct fconn *h, struct fstream *st)
+static __attribute__((noinline)) void grpc_release(struct fconn *h, struct fstream *st)
 {
     if (st->deadline) {
         h2b_heap_remove(&h->ctx->delays, &st->dnode);

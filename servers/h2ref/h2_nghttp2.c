@@ -480,7 +480,8 @@ static size_t grpc_status_nv(struct stream *st, nghttp2_nv *nv)
 
 /* The data source of a gRPC call: the echo's chunks or the generated messages, then the status
  * in trailers. */
-static ssize_t grpc_read(nghttp2_session *sess, struct stream *st, size_t length, uint32_t *flags)
+static __attribute__((noinline)) ssize_t grpc_read(nghttp2_session *sess, struct stream *st,
+                                                   size_t length, uint32_t *flags)
 {
     if (h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in)) {
         nghttp2_nv nv[2];
@@ -566,7 +567,7 @@ static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const ui
     if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || namelen == 0)
         return 0;
     if (name[0] != ':') {
-        if (h2b_grpc_fields_wanted(&st->req))
+        if (h2b_grpc_field_len(namelen) && h2b_grpc_fields_wanted(&st->req))
             h2b_grpc_field(&st->req, &st->g, name, namelen, value, valuelen);
         return 0;
     }
@@ -667,7 +668,7 @@ static bool echo_hold(struct ngconn *c, struct stream *st, const uint8_t *data, 
 
 /* The request headers of a gRPC call are complete: its state, its deadline, and its response
  * at once for the echo methods and a status already known. */
-static void grpc_begin(struct ngconn *c, struct stream *st)
+static __attribute__((noinline)) void grpc_begin(struct ngconn *c, struct stream *st)
 {
     struct ngctx *ctx = c->ctx;
     h2b_grpc_prepare(&st->req, &st->g);
@@ -724,7 +725,8 @@ static bool grpc_emit(void *arg, const uint8_t *p, size_t n)
 
 /* len request DATA bytes of a gRPC call. Flow control: what the echo holds is consumed when
  * it is sent, a prefix being collected when it is complete, the rest at once. */
-static int grpc_data(struct ngconn *c, struct stream *st, const uint8_t *data, size_t len)
+static __attribute__((noinline)) int grpc_data(struct ngconn *c, struct stream *st,
+                                               const uint8_t *data, size_t len)
 {
     if (st->dropped) {
         consume(c->sess, st->id, len);

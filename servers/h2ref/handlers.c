@@ -266,9 +266,26 @@ static void set_mem(struct h2b_response *rs, const void *p, size_t n)
     rs->len = n;
 }
 
-/* A gRPC call's response: 200, application/grpc, no content-length; grpc.c has the rest. */
-static void grpc_response(struct h2b_response *rs)
+/* A request to a gRPC method's path, or an application/grpc one to a path no route has: a gRPC
+ * call (200, application/grpc, no content-length; grpc.c has the rest); as grpc-go, another
+ * content-type is 415 and another method 405. Out of line: h2b_handle's other routes keep
+ * their registers. */
+static __attribute__((noinline)) void grpc_response(const struct h2b_request *rq,
+                                                     struct h2b_response *rs)
 {
+    if (rq->route == H2B_ROUTE_GRPC && !(rq->grpc & H2B_GRPC_RQ_CT)) {
+        rs->status = 415;
+        return;
+    }
+    if (rq->route == H2B_ROUTE_GRPC && rq->method != H2B_METHOD_POST) {
+        rs->status = 405;
+        return;
+    }
+    if (!h2b_grpc_is_call(rq)) { /* an unknown path, not a gRPC call */
+        rs->status = 404;
+        set_mem(rs, notfound_body, sizeof notfound_body - 1);
+        return;
+    }
     rs->body = H2B_BODY_GRPC;
     rs->ct_id = H2B_CT_GRPC;
     rs->ct = ct_grpc;
@@ -339,20 +356,11 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
         rs->status = 400;
         break;
     case H2B_ROUTE_GRPC:
-        /* as grpc-go: another content-type is HTTP 415, another method 405 */
-        if (!(rq->grpc & H2B_GRPC_RQ_CT)) {
-            rs->status = 415;
-            break;
-        }
-        if (rq->method != H2B_METHOD_POST) {
-            rs->status = 405;
-            break;
-        }
-        grpc_response(rs);
+        grpc_response(rq, rs);
         break;
     default:
-        if (h2b_grpc_is_call(rq)) { /* a gRPC call to a method not served: UNIMPLEMENTED */
-            grpc_response(rs);
+        if (rq->grpc & H2B_GRPC_RQ_CT) { /* perhaps a call to a method not served */
+            grpc_response(rq, rs);
             break;
         }
         rs->status = 404;
