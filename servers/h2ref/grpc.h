@@ -48,7 +48,13 @@ enum h2b_grpc_code {
 };
 
 /* rq->grpc bits */
-enum { H2B_GRPC_RQ_INIT = 1, H2B_GRPC_RQ_CT = 2, H2B_GRPC_RQ_CT_OTHER = 4 };
+enum {
+    H2B_GRPC_RQ_INIT = 1,     /* the struct h2b_grpc is initialised */
+    H2B_GRPC_RQ_CT = 2,       /* content-type application/grpc */
+    H2B_GRPC_RQ_CT_OTHER = 4, /* another content-type */
+    H2B_GRPC_RQ_CALL = 8,     /* the engine runs it as a gRPC call (h2b_grpc_start) */
+    H2B_GRPC_RQ_TIMER = 16,   /* the engine armed its grpc-timeout */
+};
 
 /* One call's state. */
 struct h2b_grpc {

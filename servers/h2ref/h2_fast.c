@@ -113,9 +113,7 @@ struct fstream {
     bool queued;   /* in the send queue */
     bool blocked;  /* waits for send window */
     bool delayed;
-    bool dropped;  /* echo reset for memory */
-    bool grpc;     /* a gRPC call: g holds its state */
-    bool deadline; /* its grpc-timeout is armed in ctx->delays (dnode) */
+    bool dropped; /* echo reset for memory */
     uint32_t hdr_bytes;
     int64_t swin;          /* send window */
     uint32_t rused;        /* received bytes not yet credited back */
@@ -188,7 +186,7 @@ struct fconn {
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
 
 /* gRPC calls (their section is below the frame reader they hook into) */
-static bool grpc_begin(struct fconn *h, struct fstream *st);
+static void grpc_begin(struct fconn *h, struct fstream *st, bool answer);
 static void grpc_settle(struct fconn *h, struct fstream *st);
 static void grpc_release(struct fconn *h, struct fstream *st);
 static size_t grpc_status_fields(struct fconn *h, struct fstream *st, uint8_t *p);
@@ -375,7 +373,7 @@ static void stream_release(struct fconn *h, struct fstream *st)
         H2B_ASSERT(h->ndelayed > 0);
         h->ndelayed--;
     }
-    if (st->grpc)
+    if (st->req.grpc & H2B_GRPC_RQ_CALL)
         grpc_release(h, st);
     if (h->last_st == st)
         h->last_st = NULL;
@@ -451,6 +449,8 @@ static void respond(struct fconn *h, struct fstream *st)
     st->body = rs->headers_only ? H2B_BODY_NONE : rs->body;
     st->len = rs->len;
     if (st->body == H2B_BODY_GRPC) {
+        if (!(st->req.grpc & H2B_GRPC_RQ_CALL))
+            grpc_begin(h, st, false);
         if (st->eof_in)
             h2b_grpc_end(&st->g);
         st->body = st->g.echo ? H2B_BODY_ECHO : H2B_BODY_GRPC;
@@ -501,13 +501,16 @@ static int write_headers(struct fconn *h, struct fstream *st)
     const struct h2b_response *rs = &st->rs;
     char cl[24];
     size_t cl_len = rs->has_cl ? h2b_fmt_u64(cl, st->len) : 0;
-    bool body = st->body != H2B_BODY_NONE &&
-                (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
+    bool body =
+        st->body != H2B_BODY_NONE && (st->len > 0 || st->body == H2B_BODY_ECHO ||
+                                      st->body == H2B_BODY_STATS || st->body == H2B_BODY_GRPC);
     uint8_t *f = h->out.buf + h->out.len;
     size_t n =
         h2b_h2_hpack_response(&h->hp, f + 9, rs->status, ct_kind(rs), rs->ct, rs->ct_len,
                               rs->has_cl ? cl : NULL, cl_len, h->ctx->date, h->ctx->date_gen);
-    if (st->grpc) { /* trailers-only when the status is known before any message */
+    /* a gRPC call (its messages: no length yet): trailers-only when the status is known before
+     * any message; a body with a length is no gRPC call's */
+    if (st->len == 0 && (st->req.grpc & H2B_GRPC_RQ_CALL)) {
         body = !h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in);
         if (!body)
             n += grpc_status_fields(h, st, f + 9 + n);
@@ -518,7 +521,7 @@ static int write_headers(struct fconn *h, struct fstream *st)
     st->hdr_sent = true;
     h->tm.progress = true;
     if (!body) {
-        if (st->grpc)
+        if (st->req.grpc & H2B_GRPC_RQ_CALL)
             grpc_out_done(h, st);
         else
             out_done(h, st);
@@ -528,7 +531,8 @@ static int write_headers(struct fconn *h, struct fstream *st)
 }
 
 /* A gRPC call's status fields (h2_hpack.h) at p; returns their length (GRPC_ROOM at most). */
-static size_t grpc_status_fields(struct fconn *h, struct fstream *st, uint8_t *p)
+static __attribute__((noinline)) size_t grpc_status_fields(struct fconn *h, struct fstream *st,
+                                                           uint8_t *p)
 {
     char code[3];
     size_t cl = h2b_grpc_status_str(code, st->g.status);
@@ -537,7 +541,7 @@ static size_t grpc_status_fields(struct fconn *h, struct fstream *st, uint8_t *p
 
 /* The call's status is out: the stream closes; a request still arriving is reset with
  * NO_ERROR (RFC 9113 8.1: the response is complete, the rest of the request is not needed). */
-static void grpc_out_done(struct fconn *h, struct fstream *st)
+static __attribute__((noinline)) void grpc_out_done(struct fconn *h, struct fstream *st)
 {
     out_done(h, st);
     if (!st->eof_in)
@@ -656,7 +660,7 @@ static __attribute__((noinline)) int grpc_write_data(struct fconn *h, struct fst
 /* Writes one DATA frame of st's body. */
 static int write_data(struct fconn *h, struct fstream *st)
 {
-    if (st->grpc)
+    if (st->req.grpc & H2B_GRPC_RQ_CALL)
         return grpc_write_data(h, st);
     return data_frame(h, st, false);
 }
@@ -778,12 +782,14 @@ static void request_end(struct fconn *h, struct fstream *st)
         stream_release(h, st);
         return;
     }
-    if (!st->responded)
+    if (st->responded) {
+        if (st->req.grpc & H2B_GRPC_RQ_CALL)
+            grpc_settle(h, st); /* its status, its trailers */
+        else
+            q_push(h, st); /* an echo: its end goes out */
+    } else {
         respond(h, st); /* a gRPC call's status is decided there (h2b_grpc_end) */
-    else if (st->grpc)
-        grpc_settle(h, st); /* its status, its trailers */
-    else
-        q_push(h, st); /* an echo: its end goes out */
+    }
 }
 
 /* The header block ended (END_HEADERS). */
@@ -816,13 +822,14 @@ static void hb_done(struct fconn *h)
         }
         if (st->rc.connect)
             st->req.route = H2B_ROUTE_NOTFOUND;
-        if (h2b_grpc_is_call(&st->req) && !grpc_begin(h, st))
-            return;
     }
     if (end) {
-        request_end(h, st);
-    } else if (kind == HB_REQUEST && is_echo_upload(st)) {
-        respond(h, st); /* stream the echo from the first byte */
+        request_end(h, st); /* a gRPC call: respond() begins it */
+    } else if (kind == HB_REQUEST) {
+        if (h2b_grpc_is_call(&st->req))
+            grpc_begin(h, st, true); /* its DATA goes to grpc.c from the first byte */
+        else if (is_echo_upload(st))
+            respond(h, st); /* stream the echo from the first byte */
     }
 }
 
@@ -1292,23 +1299,23 @@ static uint32_t echo_hold(struct fconn *h, struct fstream *st, const uint8_t *p,
 
 /* ---- gRPC calls (grpc.c) ---- */
 
-/* The request headers of a gRPC call are complete: its state, its deadline, and its response
- * at once for the echo methods and a status already known. False when st is gone. */
-static __attribute__((noinline)) bool grpc_begin(struct fconn *h, struct fstream *st)
+/* A gRPC call begins: its state and its deadline, when its request headers are complete
+ * (answer: then also its response, at once for the echo methods and a status already known),
+ * or when respond() finds a call whose headers ended the request. */
+static __attribute__((noinline)) void grpc_begin(struct fconn *h, struct fstream *st, bool answer)
 {
     struct fctx *ctx = h->ctx;
     h2b_grpc_prepare(&st->req, &st->g);
     /* an unknown path's gRPC call is never a docroot file */
     h2b_docroot_close(&st->hold.fd, &st->hold.fpath, &h->held.files_open, &ctx->cfg,
                       &ctx->wm.paths);
-    st->grpc = true;
+    st->req.grpc |= H2B_GRPC_RQ_CALL;
     bool now = h2b_grpc_start(&st->req, &st->g);
     if (st->g.timeout_ns && st->g.status == H2B_GRPC_PENDING &&
         h2b_heap_push(&ctx->delays, &st->dnode, ctx->now + st->g.timeout_ns) == H2B_OK)
-        st->deadline = true;
-    if (now)
+        st->req.grpc |= H2B_GRPC_RQ_TIMER;
+    if (now && answer)
         respond(h, st);
-    return true;
 }
 
 /* The call's status may have changed: answer it, or send what is due. */
@@ -1381,9 +1388,9 @@ static __attribute__((noinline)) void grpc_deadline(struct fconn *h, struct fstr
 /* A gRPC stream goes: its deadline, and a prefix never echoed. */
 static __attribute__((noinline)) void grpc_release(struct fconn *h, struct fstream *st)
 {
-    if (st->deadline) {
+    if (st->req.grpc & H2B_GRPC_RQ_TIMER) {
         h2b_heap_remove(&h->ctx->delays, &st->dnode);
-        st->deadline = false;
+        st->req.grpc &= (uint8_t)~H2B_GRPC_RQ_TIMER;
     }
     if (st->g.echo && st->g.pfx_have) {
         consume(h, NULL, st->g.pfx_have);
@@ -1417,7 +1424,7 @@ static void frame_body(struct fconn *h, const uint8_t *p, size_t n)
         rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
     }
-    if (st->grpc) {
+    if (st->req.grpc & H2B_GRPC_RQ_CALL) {
         grpc_data(h, st, p, n);
         return;
     }
@@ -1618,8 +1625,8 @@ static void fast_tick(void *ectx, uint64_t now_ns)
             (struct fstream *)(void *)((char *)top - offsetof(struct fstream, dnode));
         struct fconn *h = st->conn;
         h2b_heap_remove(&ctx->delays, top);
-        if (st->deadline) { /* a gRPC call's grpc-timeout */
-            st->deadline = false;
+        if (st->req.grpc & H2B_GRPC_RQ_TIMER) { /* a gRPC call's grpc-timeout */
+            st->req.grpc &= (uint8_t)~H2B_GRPC_RQ_TIMER;
             grpc_deadline(h, st);
             retime(h);
             h2b_engine_mark_dirty(h->ctx->env, h->owner);
