@@ -271,7 +271,7 @@ static void set_mem(struct h2b_response *rs, const void *p, size_t n)
  * content-type is 415 and another method 405. Out of line: h2b_handle's other routes keep
  * their registers. */
 static __attribute__((noinline)) void grpc_response(const struct h2b_request *rq,
-                                                     struct h2b_response *rs)
+                                                    struct h2b_response *rs)
 {
     if (rq->route == H2B_ROUTE_GRPC && !(rq->grpc & H2B_GRPC_RQ_CT)) {
         rs->status = 415;
