@@ -543,8 +543,9 @@ static __attribute__((noinline)) size_t grpc_status_fields(struct fconn *h, stru
  * NO_ERROR (RFC 9113 8.1: the response is complete, the rest of the request is not needed). */
 static __attribute__((noinline)) void grpc_out_done(struct fconn *h, struct fstream *st)
 {
-    out_done(h, st);
-    if (!st->eof_in)
+    bool request_open = !st->eof_in;
+    out_done(h, st); /* releases st when the request is complete */
+    if (request_open)
         rst_frame(h, st->id, st, H2B_E_NO_ERROR);
 }
 
