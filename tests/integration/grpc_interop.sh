@@ -6,8 +6,9 @@
 # the health check, unknown methods, a compressed call, a deadline, concurrent calls; every
 # message's content is checked. Then grpc_raw.py sends what no gRPC library sends (malformed
 # and lying prefixes, a message cut by the request's end, wrong content-types, deadlines only
-# the server can enforce, a reset mid-message) and checks each status. Skipped (77) without
-# python3-grpcio, python3-hpack or protoc.
+# the server can enforce, a reset mid-message) and checks each status. The gRPC peers
+# (servers/peers/: python3-grpcio, and grpc++ when CMake built it) pass grpc_client.py's checks
+# too. Skipped (77) without python3-grpcio, python3-hpack or protoc.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
@@ -55,4 +56,39 @@ for engine in fast nghttp2; do
     stop_serve "$SERVE_PID"
     expect_eq "$engine: clean exit" "$?" 0
 done
+
+# start_peer NAME CMD...: a gRPC peer that prints "listening on http://HOST:PORT"; sets PEER_HP
+# and PEER_PID.
+start_peer() {
+    local name=$1
+    shift
+    "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    PEER_PID=$!
+    PIDS+=("$PEER_PID")
+    PEER_HP=
+    for _ in $(seq 100); do
+        PEER_HP=$(sed -n 's/^listening on http:\/\///p' "$TMP/$name.out")
+        [ -n "$PEER_HP" ] && return 0
+        kill -0 "$PEER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "$name: not ready: $(cat "$TMP/$name.err")"
+    return 1
+}
+
+# The gRPC peers (servers/peers/) pass the same checks: they answer what h2ref answers.
+sed -e 's/{host}/127.0.0.1/; s/{port}/0/; s/{threads}/2/' \
+    "$SRC/servers/peers/grpcio-echo.py.in" >"$TMP/grpcio-echo.py"
+if start_peer grpcio "$PY" "$TMP/grpcio-echo.py"; then
+    run_py "grpcio-peer" "$(dirname "$0")/grpc_client.py" "$PEER_HP" "$TMP/stubs" peer
+    kill "$PEER_PID"
+fi
+if [ -x "$BIN/h2bench-grpcpp-echo" ]; then
+    if start_peer grpcpp "$BIN/h2bench-grpcpp-echo" 127.0.0.1 0 2; then
+        run_py "grpcpp-peer" "$(dirname "$0")/grpc_client.py" "$PEER_HP" "$TMP/stubs" peer
+        kill "$PEER_PID"
+    fi
+else
+    echo "grpcpp peer not built (libgrpc++-dev, protobuf-compiler-grpc): its checks skipped"
+fi
 finish
