@@ -62,6 +62,7 @@
 #include "core/error.h"
 #include "core/h2wire.h"
 #include "h2ref/handlers.h"
+#include "h2ref/grpc.h"
 #include "core/heap.h"
 #include "h2ref/ctimer.h"
 #include "h2ref/guard.h"
@@ -80,11 +81,12 @@
 #include <unistd.h>
 
 #define CTL_RESERVE 4096 /* the end of the output buffer: control frames only */
-#define HEAD_ROOM 160    /* a response HEADERS frame fits in this */
+#define HEAD_ROOM 256    /* a response HEADERS frame fits in this, gRPC's trailers-only too */
 #define DATA_MAX 16384
 #define REF_MIN 1024
 #define MAX_CONTINUATIONS 8
 #define MAX_WIN 0x7fffffffLL
+#define GRPC_ROOM 96 /* a gRPC status block (grpc-status, grpc-message) fits in this */
 
 static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 #define PREFACE_LEN 24
@@ -119,6 +121,7 @@ struct fstream {
     uint64_t len, off;     /* response body length and bytes sent */
     struct h2b_shold hold; /* echo chunks or /stats JSON, docroot path and file (wmem.h) */
     char text[H2B_TEXT_MAX];
+    struct h2b_grpc g; /* not cleared at open: grpc.h initialises it for a gRPC request */
 };
 
 struct fctx {
@@ -181,6 +184,13 @@ struct fconn {
 };
 
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
+
+/* gRPC calls (their section is below the frame reader they hook into) */
+static void grpc_begin(struct fconn *h, struct fstream *st, bool answer);
+static void grpc_settle(struct fconn *h, struct fstream *st);
+static void grpc_release(struct fconn *h, struct fstream *st);
+static size_t grpc_status_fields(struct fconn *h, struct fstream *st, uint8_t *p);
+static void grpc_out_done(struct fconn *h, struct fstream *st);
 
 /* ---- memory: streams, chunks and output buffers from the worker's free lists, counted in the
  * server's memory budget (wmem.h) ---- */
@@ -363,6 +373,8 @@ static void stream_release(struct fconn *h, struct fstream *st)
         H2B_ASSERT(h->ndelayed > 0);
         h->ndelayed--;
     }
+    if (st->req.grpc & H2B_GRPC_RQ_CALL)
+        grpc_release(h, st);
     if (h->last_st == st)
         h->last_st = NULL;
     if (h->fst == st)
@@ -436,6 +448,14 @@ static void respond(struct fconn *h, struct fstream *st)
     }
     st->body = rs->headers_only ? H2B_BODY_NONE : rs->body;
     st->len = rs->len;
+    if (st->body == H2B_BODY_GRPC) {
+        if (!(st->req.grpc & H2B_GRPC_RQ_CALL))
+            grpc_begin(h, st, false);
+        if (st->eof_in)
+            h2b_grpc_end(&st->g);
+        st->body = st->g.echo ? H2B_BODY_ECHO : H2B_BODY_GRPC;
+        st->len = st->g.total;
+    }
     st->off = 0;
     st->responded = true;
     h2b_stats_add(ctx->stats, H2B_STAT_REQUESTS, 1);
@@ -448,10 +468,9 @@ static void respond(struct fconn *h, struct fstream *st)
 static unsigned ct_kind(const struct h2b_response *rs)
 {
     static const uint8_t kind[] = {
-        [H2B_CT_OTHER] = H2B_HPACK_K_COUNT,
-        [H2B_CT_TEXT] = H2B_HPACK_K_CT_TEXT,
-        [H2B_CT_OCTET] = H2B_HPACK_K_CT_OCTET,
-        [H2B_CT_JSON] = H2B_HPACK_K_CT_JSON,
+        [H2B_CT_OTHER] = H2B_HPACK_K_COUNT,    [H2B_CT_TEXT] = H2B_HPACK_K_CT_TEXT,
+        [H2B_CT_OCTET] = H2B_HPACK_K_CT_OCTET, [H2B_CT_JSON] = H2B_HPACK_K_CT_JSON,
+        [H2B_CT_GRPC] = H2B_HPACK_K_CT_GRPC,
     };
     return kind[rs->ct_id];
 }
@@ -482,30 +501,80 @@ static int write_headers(struct fconn *h, struct fstream *st)
     const struct h2b_response *rs = &st->rs;
     char cl[24];
     size_t cl_len = rs->has_cl ? h2b_fmt_u64(cl, st->len) : 0;
-    bool body = st->body != H2B_BODY_NONE &&
-                (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
+    bool body =
+        st->body != H2B_BODY_NONE && (st->len > 0 || st->body == H2B_BODY_ECHO ||
+                                      st->body == H2B_BODY_STATS || st->body == H2B_BODY_GRPC);
     uint8_t *f = h->out.buf + h->out.len;
     size_t n =
         h2b_h2_hpack_response(&h->hp, f + 9, rs->status, ct_kind(rs), rs->ct, rs->ct_len,
                               rs->has_cl ? cl : NULL, cl_len, h->ctx->date, h->ctx->date_gen);
+    /* a gRPC call (its messages: no length yet): trailers-only when the status is known before
+     * any message; a body with a length is no gRPC call's */
+    if (st->len == 0 && (st->req.grpc & H2B_GRPC_RQ_CALL)) {
+        body = !h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in);
+        if (!body)
+            n += grpc_status_fields(h, st, f + 9 + n);
+    }
     h2b_h2wire_hd_put(f, (uint32_t)n, H2B_F_HEADERS,
                       (uint8_t)(H2B_FL_END_HEADERS | (body ? 0 : H2B_FL_END_STREAM)), st->id);
     h2b_outbuf_append(&h->out, 9 + n);
     st->hdr_sent = true;
     h->tm.progress = true;
     if (!body) {
-        out_done(h, st);
+        if (st->req.grpc & H2B_GRPC_RQ_CALL)
+            grpc_out_done(h, st);
+        else
+            out_done(h, st);
         return W_DONE;
     }
     return W_MORE;
 }
 
-/* Writes one DATA frame of st's body. */
-static int write_data(struct fconn *h, struct fstream *st)
+/* A gRPC call's status fields (h2_hpack.h) at p; returns their length (GRPC_ROOM at most). */
+static __attribute__((noinline)) size_t grpc_status_fields(struct fconn *h, struct fstream *st,
+                                                           uint8_t *p)
+{
+    char code[3];
+    size_t cl = h2b_grpc_status_str(code, st->g.status);
+    return h2b_h2_hpack_trailers(&h->hp, p, code, cl, st->g.msg);
+}
+
+/* The call's status is out: the stream closes; a request still arriving is reset with
+ * NO_ERROR (RFC 9113 8.1: the response is complete, the rest of the request is not needed). */
+static __attribute__((noinline)) void grpc_out_done(struct fconn *h, struct fstream *st)
+{
+    bool request_open = !st->eof_in;
+    out_done(h, st); /* releases st when the request is complete */
+    if (request_open)
+        rst_frame(h, st->id, st, H2B_E_NO_ERROR);
+}
+
+/* The trailers of a gRPC call: its status, END_STREAM. */
+static __attribute__((noinline)) int write_trailers(struct fconn *h, struct fstream *st)
+{
+    if (resp_room(h) < 9 + GRPC_ROOM || h->out.niov >= H2B_OUT_IOV_MAX - 2)
+        return W_ROOM;
+    if (!out_ensure(h)) {
+        fail(h, H2B_STAT_ERR_PROTOCOL);
+        return W_ROOM;
+    }
+    uint8_t *f = h->out.buf + h->out.len;
+    size_t n = grpc_status_fields(h, st, f + 9);
+    h2b_h2wire_hd_put(f, (uint32_t)n, H2B_F_HEADERS, H2B_FL_END_HEADERS | H2B_FL_END_STREAM,
+                      st->id);
+    h2b_outbuf_append(&h->out, 9 + n);
+    h->tm.progress = true;
+    grpc_out_done(h, st);
+    return W_DONE;
+}
+
+/* Writes one DATA frame of st's body (grpc: of a gRPC call's messages). */
+static inline __attribute__((always_inline)) int data_frame(struct fconn *h, struct fstream *st,
+                                                            bool grpc)
 {
     bool echo = st->body == H2B_BODY_ECHO;
     uint64_t avail = echo || st->body == H2B_BODY_STATS ? st->hold.chunks.bytes : st->len - st->off;
-    bool eof_possible = !echo || st->eof_in;
+    bool eof_possible = !grpc && (!echo || st->eof_in); /* a gRPC call ends with trailers */
     if (avail == 0 && !eof_possible)
         return W_IDLE; /* the echo waits for input */
     size_t n = avail < DATA_MAX ? (size_t)avail : DATA_MAX;
@@ -562,6 +631,9 @@ static int write_data(struct fconn *h, struct fstream *st)
         if (n)
             h2b_outbuf_append(&h->out, n);
         break;
+    case H2B_BODY_GRPC:
+        h2b_grpc_gen(&st->g, st->off, h2b_outbuf_append(&h->out, n), n);
+        break;
     default:
         break;
     }
@@ -575,6 +647,23 @@ static int write_data(struct fconn *h, struct fstream *st)
         return W_DONE;
     }
     return W_MORE;
+}
+
+/* A gRPC call's next frame: a DATA frame of its messages, or its trailers once they are all
+ * out. Out of line, so write_data tests for gRPC once. */
+static __attribute__((noinline)) int grpc_write_data(struct fconn *h, struct fstream *st)
+{
+    if (h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in))
+        return write_trailers(h, st);
+    return data_frame(h, st, true);
+}
+
+/* Writes one DATA frame of st's body. */
+static int write_data(struct fconn *h, struct fstream *st)
+{
+    if (st->req.grpc & H2B_GRPC_RQ_CALL)
+        return grpc_write_data(h, st);
+    return data_frame(h, st, false);
 }
 
 /* Writes queued responses while there is room: round robin, one frame per stream a turn. */
@@ -627,8 +716,8 @@ static void on_field(struct fconn *h, const uint8_t *name, size_t nlen, const ui
     if (!st || st->oversize || st->malformed)
         return;
     if (!h2b_h2_reqcheck_field(&st->rc, h->hb == HB_REQUEST, &st->req, &st->hold.fpath,
-                               &st->hold.fpath_len, &h->ctx->cfg, &h->ctx->wm.paths, name, nlen,
-                               value, vlen)) {
+                               &st->hold.fpath_len, &h->ctx->cfg, &h->ctx->wm.paths, &st->g, name,
+                               nlen, value, vlen)) {
         st->malformed = true;
         return;
     }
@@ -694,10 +783,14 @@ static void request_end(struct fconn *h, struct fstream *st)
         stream_release(h, st);
         return;
     }
-    if (st->responded)
-        q_push(h, st); /* an echo: its end goes out */
-    else
-        respond(h, st);
+    if (st->responded) {
+        if (st->req.grpc & H2B_GRPC_RQ_CALL)
+            grpc_settle(h, st); /* its status, its trailers */
+        else
+            q_push(h, st); /* an echo: its end goes out */
+    } else {
+        respond(h, st); /* a gRPC call's status is decided there (h2b_grpc_end) */
+    }
 }
 
 /* The header block ended (END_HEADERS). */
@@ -732,9 +825,12 @@ static void hb_done(struct fconn *h)
             st->req.route = H2B_ROUTE_NOTFOUND;
     }
     if (end) {
-        request_end(h, st);
-    } else if (kind == HB_REQUEST && is_echo_upload(st)) {
-        respond(h, st); /* stream the echo from the first byte */
+        request_end(h, st); /* a gRPC call: respond() begins it */
+    } else if (kind == HB_REQUEST) {
+        if (h2b_grpc_is_call(&st->req))
+            grpc_begin(h, st, true); /* its DATA goes to grpc.c from the first byte */
+        else if (is_echo_upload(st))
+            respond(h, st); /* stream the echo from the first byte */
     }
 }
 
@@ -1184,6 +1280,125 @@ static void frame_prefix(struct fconn *h)
     }
 }
 
+/* Holds n request bytes p of an echo in st's chunks (*k of them held); 0, or the stream error
+ * that ends the echo: a client that sends and does not read has its echo cut, not buffered
+ * without end (ENHANCE_YOUR_CALM), and no memory is INTERNAL_ERROR. */
+static uint32_t echo_hold(struct fconn *h, struct fstream *st, const uint8_t *p, size_t n,
+                          size_t *k)
+{
+    const struct h2b_conn_config *cfg = &h->ctx->cfg;
+    *k = 0;
+    if (st->hold.chunks.bytes + n > cfg->echo_stream_max ||
+        h->held.echo_bytes + n > cfg->echo_conn_max || h2b_wmem_over(&h->ctx->wm)) {
+        h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
+        return H2B_E_CALM;
+    }
+    *k = h2b_wmem_chunks_append(&h->ctx->wm, &st->hold.chunks, p, n);
+    h->held.echo_bytes += *k;
+    return *k < n ? H2B_E_INTERNAL : 0;
+}
+
+/* ---- gRPC calls (grpc.c) ---- */
+
+/* A gRPC call begins: its state and its deadline, when its request headers are complete
+ * (answer: then also its response, at once for the echo methods and a status already known),
+ * or when respond() finds a call whose headers ended the request. */
+static __attribute__((noinline)) void grpc_begin(struct fconn *h, struct fstream *st, bool answer)
+{
+    struct fctx *ctx = h->ctx;
+    h2b_grpc_prepare(&st->req, &st->g);
+    /* an unknown path's gRPC call is never a docroot file */
+    h2b_docroot_close(&st->hold.fd, &st->hold.fpath, &h->held.files_open, &ctx->cfg,
+                      &ctx->wm.paths);
+    st->req.grpc |= H2B_GRPC_RQ_CALL;
+    bool now = h2b_grpc_start(&st->req, &st->g);
+    if (st->g.timeout_ns && st->g.status == H2B_GRPC_PENDING &&
+        h2b_heap_push(&ctx->delays, &st->dnode, ctx->now + st->g.timeout_ns) == H2B_OK)
+        st->req.grpc |= H2B_GRPC_RQ_TIMER;
+    if (now && answer)
+        respond(h, st);
+}
+
+/* The call's status may have changed: answer it, or send what is due. */
+static __attribute__((noinline)) void grpc_settle(struct fconn *h, struct fstream *st)
+{
+    if (st->eof_in && st->g.status == H2B_GRPC_PENDING)
+        h2b_grpc_end(&st->g); /* the request ended: its status */
+    if (st->g.echo && st->eof_in && st->g.pfx_have) {
+        consume(h, NULL, st->g.pfx_have); /* a prefix cut by the request's end: never echoed */
+        st->g.pfx_have = 0;
+    }
+    if (st->g.status == H2B_GRPC_PENDING)
+        return;
+    if (!st->responded)
+        respond(h, st);
+    else if (!st->blocked || h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in))
+        q_push(h, st);
+}
+
+struct grpc_emit {
+    struct fconn *h;
+    struct fstream *st;
+    size_t held;  /* bytes held for the echo */
+    uint32_t err; /* the stream error that stopped it */
+};
+
+static bool grpc_emit(void *arg, const uint8_t *p, size_t n)
+{
+    struct grpc_emit *e = arg;
+    size_t k;
+    e->err = echo_hold(e->h, e->st, p, n, &k);
+    e->held += k;
+    return e->err == 0;
+}
+
+/* n request DATA bytes of a gRPC call. Flow control: what the echo holds is credited when it
+ * is sent, a prefix being collected when it is complete, the rest at once. */
+static __attribute__((noinline)) void grpc_data(struct fconn *h, struct fstream *st,
+                                                const uint8_t *p, size_t n)
+{
+    struct grpc_emit e = {h, st, 0, 0};
+    size_t before = st->g.echo ? st->g.pfx_have : 0;
+    h2b_grpc_rx(&st->g, p, n, grpc_emit, &e);
+    size_t after = st->g.echo ? st->g.pfx_have : 0; /* consumed when echoed, or at release */
+    consume(h, st, (uint32_t)(before + n - e.held - after));
+    if (e.err) {
+        rst(h, st->id, st, e.err);
+        return;
+    }
+    if (e.held && !st->blocked)
+        q_push(h, st);
+    grpc_settle(h, st);
+}
+
+/* The deadline passed: DEADLINE_EXCEEDED, unless the status is out already; the echo bytes
+ * still held are not sent. */
+static __attribute__((noinline)) void grpc_deadline(struct fconn *h, struct fstream *st)
+{
+    h2b_grpc_expire(&st->g);
+    uint64_t held = st->hold.chunks.bytes;
+    if (held && !st->done_out) {
+        H2B_ASSERT(h->held.echo_bytes >= held);
+        h->held.echo_bytes -= held;
+        h2b_wmem_chunks_free(&h->ctx->wm, &st->hold.chunks);
+        consume(h, st, (uint32_t)held);
+    }
+    grpc_settle(h, st);
+}
+
+/* A gRPC stream goes: its deadline, and a prefix never echoed. */
+static __attribute__((noinline)) void grpc_release(struct fconn *h, struct fstream *st)
+{
+    if (st->req.grpc & H2B_GRPC_RQ_TIMER) {
+        h2b_heap_remove(&h->ctx->delays, &st->dnode);
+        st->req.grpc &= (uint8_t)~H2B_GRPC_RQ_TIMER;
+    }
+    if (st->g.echo && st->g.pfx_have) {
+        consume(h, NULL, st->g.pfx_have);
+        st->g.pfx_have = 0;
+    }
+}
+
 /* n payload bytes of the current frame (after its prefix, before its padding). */
 static void frame_body(struct fconn *h, const uint8_t *p, size_t n)
 {
@@ -1210,24 +1425,19 @@ static void frame_body(struct fconn *h, const uint8_t *p, size_t n)
         rst(h, st->id, st, H2B_E_PROTOCOL);
         return;
     }
+    if (st->req.grpc & H2B_GRPC_RQ_CALL) {
+        grpc_data(h, st, p, n);
+        return;
+    }
     if (!is_echo_upload(st) || st->dropped) {
         consume(h, st, (uint32_t)n);
         return;
     }
-    const struct h2b_conn_config *cfg = &h->ctx->cfg;
-    if (st->hold.chunks.bytes + n > cfg->echo_stream_max ||
-        h->held.echo_bytes + n > cfg->echo_conn_max || h2b_wmem_over(&h->ctx->wm)) {
-        /* a client that sends and does not read: its echo is cut, not buffered without end */
-        h2b_stats_add(h->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
-        consume(h, NULL, (uint32_t)n);
-        rst(h, st->id, st, H2B_E_CALM);
-        return;
-    }
-    size_t k = h2b_wmem_chunks_append(&h->ctx->wm, &st->hold.chunks, p, n);
-    h->held.echo_bytes += k;
-    if (k < n) {
+    size_t k = 0;
+    uint32_t err = echo_hold(h, st, p, n, &k);
+    if (err) {
         consume(h, NULL, (uint32_t)(n - k));
-        rst(h, st->id, st, H2B_E_INTERNAL);
+        rst(h, st->id, st, err);
         return;
     }
     if (!st->blocked)
@@ -1416,6 +1626,13 @@ static void fast_tick(void *ectx, uint64_t now_ns)
             (struct fstream *)(void *)((char *)top - offsetof(struct fstream, dnode));
         struct fconn *h = st->conn;
         h2b_heap_remove(&ctx->delays, top);
+        if (st->req.grpc & H2B_GRPC_RQ_TIMER) { /* a gRPC call's grpc-timeout */
+            st->req.grpc &= (uint8_t)~H2B_GRPC_RQ_TIMER;
+            grpc_deadline(h, st);
+            retime(h);
+            h2b_engine_mark_dirty(h->ctx->env, h->owner);
+            continue;
+        }
         st->delayed = false;
         h->ndelayed--;
         st->responded = false;

@@ -32,7 +32,9 @@ enum {
     H2B_HPACK_K_CT_TEXT,
     H2B_HPACK_K_CT_OCTET,
     H2B_HPACK_K_CT_JSON,
+    H2B_HPACK_K_CT_GRPC,
     H2B_HPACK_K_DATE,
+    H2B_HPACK_K_GRPC_OK, /* grpc-status: 0 */
     H2B_HPACK_K_COUNT
 };
 
@@ -108,16 +110,12 @@ static inline size_t h2b_h2_hpack_field(struct h2b_h2_hpack *e, uint8_t *p, unsi
     return k + h2b_h2_hpack_str(p + k, v, vlen);
 }
 
-/* Encodes the response header block into p (151 bytes suffice); date is the 29-character
- * Date value, date_gen a number that changes whenever it does. Returns the block's length. */
-static inline size_t h2b_h2_hpack_response(struct h2b_h2_hpack *e, uint8_t *p, unsigned status,
-                                           unsigned ct_kind, const char *ct, size_t ct_len,
-                                           const char *cl, size_t cl_len, const char *date,
-                                           uint32_t date_gen)
+/* A block's start: when a size update is due or the table is nearly full, empty the table (size
+ * 0), then allow our size again. Returns the bytes written (0, or up to 4). */
+static inline size_t h2b_h2_hpack_begin(struct h2b_h2_hpack *e, uint8_t *p)
 {
     size_t n = 0;
     if (e->update || (e->max >= 2 * H2B_HPACK_SLACK && e->used > e->max - H2B_HPACK_SLACK)) {
-        /* empty the table (size 0), then allow our size again */
         n += h2b_h2_hpack_int(p + n, 0x20, 5, 0);
         if (e->max > 0)
             n += h2b_h2_hpack_int(p + n, 0x20, 5, e->max);
@@ -125,6 +123,17 @@ static inline size_t h2b_h2_hpack_response(struct h2b_h2_hpack *e, uint8_t *p, u
         e->used = e->ins = 0;
         memset(e->seq, 0, sizeof e->seq);
     }
+    return n;
+}
+
+/* Encodes the response header block into p (151 bytes suffice); date is the 29-character
+ * Date value, date_gen a number that changes whenever it does. Returns the block's length. */
+static inline size_t h2b_h2_hpack_response(struct h2b_h2_hpack *e, uint8_t *p, unsigned status,
+                                           unsigned ct_kind, const char *ct, size_t ct_len,
+                                           const char *cl, size_t cl_len, const char *date,
+                                           uint32_t date_gen)
+{
+    size_t n = h2b_h2_hpack_begin(e, p);
     switch (status) {
     case 200:
         p[n++] = 0x88;
@@ -169,6 +178,50 @@ static inline size_t h2b_h2_hpack_response(struct h2b_h2_hpack *e, uint8_t *p, u
         n += h2b_h2_hpack_str(p + n, cl, cl_len);
     }
     return n;
+}
+
+/* A literal field with a literal name (no Huffman coding); first: 0x40 with incremental indexing,
+ * 0x00 without. */
+static inline size_t h2b_h2_hpack_lit(uint8_t *p, uint8_t first, const char *name, size_t nlen,
+                                      const char *v, size_t vlen)
+{
+    p[0] = first;
+    size_t n = 1 + h2b_h2_hpack_str(p + 1, name, nlen);
+    return n + h2b_h2_hpack_str(p + n, v, vlen);
+}
+
+/* A gRPC status into p (grpc-status, then grpc-message when msg is not NULL; msg is plain ASCII
+ * without '%', so needs no percent-encoding): "grpc-status: 0" goes into the peer's table once
+ * and is one byte after that. st is the status's 1 or 2 digits. p needs 32 + the message's
+ * length bytes. */
+static inline size_t h2b_h2_hpack_grpc_status(struct h2b_h2_hpack *e, uint8_t *p, const char *st,
+                                              size_t st_len, const char *msg)
+{
+    size_t n;
+    if (st_len == 1 && st[0] == '0') {
+        if (e->seq[H2B_HPACK_K_GRPC_OK]) {
+            n = h2b_h2_hpack_int(p, 0x80, 7, 62 + e->ins - e->seq[H2B_HPACK_K_GRPC_OK]);
+        } else if (e->used + 11 + 1 + 32 <= e->max) {
+            e->used += 11 + 1 + 32;
+            e->seq[H2B_HPACK_K_GRPC_OK] = ++e->ins;
+            n = h2b_h2_hpack_lit(p, 0x40, "grpc-status", 11, st, 1);
+        } else {
+            n = h2b_h2_hpack_lit(p, 0x00, "grpc-status", 11, st, 1);
+        }
+    } else {
+        n = h2b_h2_hpack_lit(p, 0x00, "grpc-status", 11, st, st_len);
+    }
+    if (msg)
+        n += h2b_h2_hpack_lit(p + n, 0x00, "grpc-message", 12, msg, strlen(msg));
+    return n;
+}
+
+/* A trailer block: a size update when due (as h2b_h2_hpack_response), then the gRPC status. */
+static inline size_t h2b_h2_hpack_trailers(struct h2b_h2_hpack *e, uint8_t *p, const char *st,
+                                           size_t st_len, const char *msg)
+{
+    size_t n = h2b_h2_hpack_begin(e, p);
+    return n + h2b_h2_hpack_grpc_status(e, p + n, st, st_len, msg);
 }
 
 #endif

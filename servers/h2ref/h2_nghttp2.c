@@ -43,6 +43,7 @@
 #include "core/pool_nghttp2.h"
 #include "h2ref/ctimer.h"
 #include "h2ref/engine.h"
+#include "h2ref/grpc.h"
 #include "h2ref/guard.h"
 #include "h2ref/handlers.h"
 #include "h2ref/outbuf.h"
@@ -72,6 +73,8 @@ struct stream {
     bool responded; /* response submitted */
     bool deferred;  /* data provider returned NGHTTP2_ERR_DEFERRED */
     bool dropped;   /* reset for memory: further request DATA is discarded */
+    bool grpc;      /* a gRPC call: g holds its state */
+    bool deadline;  /* its grpc-timeout is armed in ctx->delays (dnode) */
     uint32_t hdr_bytes;
     struct h2b_request req;     /* route, method, argument, body bytes (handlers.h) */
     struct h2b_heap_node dnode; /* /delay: in ctx->delays, keyed by the deadline (ns) */
@@ -81,6 +84,7 @@ struct stream {
     char status_str[4];
     char cl[24];
     char text[H2B_TEXT_MAX]; /* small bodies (/sink's count) */
+    struct h2b_grpc g;       /* not cleared at open: grpc.h initialises it for a gRPC request */
 };
 
 struct ngconn {
@@ -130,6 +134,12 @@ struct ngctx {
 };
 
 _Static_assert(DATA_MAX <= H2B_PATTERN_STEP, "a DATA frame's pattern run is in the array");
+
+/* gRPC calls (their section is beside the callbacks they hook into) */
+static ssize_t grpc_read(nghttp2_session *sess, struct stream *st, size_t length, uint32_t *flags);
+static size_t grpc_status_nv(struct stream *st, nghttp2_nv *nv);
+static void grpc_begin(struct ngconn *c, struct stream *st);
+static void grpc_settle(struct ngconn *c, struct stream *st);
 
 /* ---- memory: streams, chunks and output buffers from the worker's free lists, counted in the
  * server's memory budget (wmem.h); nghttp2's own small blocks (5 allocations per request:
@@ -315,6 +325,8 @@ static ssize_t read_body(nghttp2_session *sess, int32_t id, uint8_t *buf, size_t
 {
     (void)sess, (void)id, (void)buf, (void)ud;
     struct stream *st = src->ptr;
+    if (st->grpc)
+        return grpc_read(sess, st, length, flags);
     if (st->req.route == H2B_ROUTE_ECHO) {
         if (st->hold.chunks.bytes == 0) {
             if (st->eof_in) {
@@ -376,6 +388,9 @@ static int send_data(nghttp2_session *sess, nghttp2_frame *frame, const uint8_t 
     case H2B_BODY_STATS:
         h2b_wmem_chunks_take(&c->ctx->wm, &st->hold.chunks, &c->out, length, false);
         break;
+    case H2B_BODY_GRPC:
+        h2b_grpc_gen(&st->g, st->off, h2b_outbuf_append(&c->out, length), length);
+        break;
     case H2B_BODY_FILE: {
         ssize_t r = pread(st->hold.fd, c->out.buf + c->out.len, length, (off_t)st->off);
         if (r != (ssize_t)length)
@@ -421,10 +436,10 @@ static void respond(struct ngconn *c, struct stream *st)
     st->len = rs.len;
     st->off = 0;
     h2b_status_digits(st->status_str, rs.status);
-    nghttp2_nv nva[5] = {
+    nghttp2_nv nva[6] = {
         NV(":status", st->status_str, 3), NV("server", h2b_server_name, H2B_SERVER_NAME_LEN),
         NV("date", ctx->env->date, 29),   NV("content-type", rs.ct, rs.ct_len),
-        NV("content-length", st->cl, 0),
+        NV("content-length", st->cl, 0),  NV("grpc-message", "", 0),
     };
     size_t nnv = 4;
     if (rs.has_cl) {
@@ -434,11 +449,55 @@ static void respond(struct ngconn *c, struct stream *st)
     nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_body};
     bool body = st->body != H2B_BODY_NONE &&
                 (st->len > 0 || st->body == H2B_BODY_ECHO || st->body == H2B_BODY_STATS);
+    if (st->body == H2B_BODY_GRPC) {
+        st->body = st->g.echo ? H2B_BODY_ECHO : H2B_BODY_GRPC;
+        st->len = st->g.total;
+        /* trailers-only when the status is known before any message */
+        body = !h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, 0, st->eof_in);
+        if (!body)
+            nnv = 4 + grpc_status_nv(st, nva + 4);
+    }
     st->responded = true;
     if (nghttp2_submit_response(c->sess, st->id, nva, nnv, body ? &prd : NULL) != 0)
         return;
     h2b_stats_add(ctx->stats, H2B_STAT_REQUESTS, 1);
     h2b_stats_status(ctx->stats, rs.status);
+}
+
+/* A gRPC call's status fields into nv[0..2) (values in st); returns how many. */
+static size_t grpc_status_nv(struct stream *st, nghttp2_nv *nv)
+{
+    size_t n = h2b_grpc_status_str(st->cl, st->g.status);
+    nghttp2_nv f[2] = {NV("grpc-status", st->cl, n), NV("grpc-message", "", 0)};
+    nv[0] = f[0];
+    if (!st->g.msg)
+        return 1;
+    f[1].value = (uint8_t *)(uintptr_t)st->g.msg;
+    f[1].valuelen = strlen(st->g.msg);
+    nv[1] = f[1];
+    return 2;
+}
+
+/* The data source of a gRPC call: the echo's chunks or the generated messages, then the status
+ * in trailers. */
+static __attribute__((noinline)) ssize_t grpc_read(nghttp2_session *sess, struct stream *st,
+                                                   size_t length, uint32_t *flags)
+{
+    if (h2b_grpc_body_done(&st->g, st->hold.chunks.bytes, st->off, st->eof_in)) {
+        nghttp2_nv nv[2];
+        size_t n = grpc_status_nv(st, nv);
+        if (nghttp2_submit_trailer(sess, st->id, nv, n) != 0)
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        return 0;
+    }
+    uint64_t avail = st->body == H2B_BODY_ECHO ? st->hold.chunks.bytes : st->g.total - st->off;
+    if (avail == 0) {
+        st->deferred = true;
+        return NGHTTP2_ERR_DEFERRED;
+    }
+    *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    return (ssize_t)(avail < length ? avail : length);
 }
 
 static void dispatch(struct ngconn *c)
@@ -505,8 +564,13 @@ static int on_header(nghttp2_session *sess, const nghttp2_frame *frame, const ui
         nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_ENHANCE_YOUR_CALM);
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
-    if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || namelen == 0 || name[0] != ':')
+    if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || namelen == 0)
         return 0;
+    if (name[0] != ':') {
+        if (h2b_grpc_field_len(namelen) && h2b_grpc_fields_wanted(&st->req))
+            h2b_grpc_field(&st->req, &st->g, name, namelen, value, valuelen);
+        return 0;
+    }
     if (h2b_lit_eq(name, namelen, ":method")) {
         st->req.method = (uint8_t)h2b_method_parse(value, valuelen);
     } else if (h2b_lit_eq(name, namelen, ":path") && st->req.route == H2B_ROUTE_NONE) {
@@ -532,6 +596,15 @@ static int on_frame_recv(nghttp2_session *sess, const nghttp2_frame *frame, void
         bool end = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
         if (end)
             st->eof_in = true;
+        if (frame->hd.type == NGHTTP2_HEADERS && !st->grpc && h2b_grpc_is_call(&st->req))
+            grpc_begin(c, st);
+        if (st->grpc) {
+            if (end) {
+                h2b_grpc_end(&st->g);
+                grpc_settle(c, st);
+            }
+            break;
+        }
         if (st->req.route == H2B_ROUTE_ECHO && is_upload(st)) {
             if (!st->responded)
                 ready_push(c, st); /* stream the echo from the first byte */
@@ -571,6 +644,131 @@ static void consume(nghttp2_session *sess, int32_t id, size_t len)
         nghttp2_session_consume_connection(sess, len);
 }
 
+/* Holds len request bytes of an echo in st's chunks (*k of them: fewer when out of memory).
+ * False when the echo is cut: a client that sends and does not read has its stream reset
+ * (ENHANCE_YOUR_CALM), not its bytes buffered without end; further DATA is dropped. */
+static bool echo_hold(struct ngconn *c, struct stream *st, const uint8_t *data, size_t len,
+                      size_t *k)
+{
+    const struct h2b_conn_config *cfg = &c->ctx->cfg;
+    *k = 0;
+    if (st->hold.chunks.bytes + len > cfg->echo_stream_max ||
+        c->held.echo_bytes + len > cfg->echo_conn_max || h2b_wmem_over(&c->ctx->wm)) {
+        h2b_stats_add(c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
+        st->dropped = true;
+        nghttp2_submit_rst_stream(c->sess, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_ENHANCE_YOUR_CALM);
+        return false;
+    }
+    *k = h2b_wmem_chunks_append(&c->ctx->wm, &st->hold.chunks, data, len);
+    c->held.echo_bytes += *k;
+    return true;
+}
+
+/* ---- gRPC calls (grpc.c) ---- */
+
+/* The request headers of a gRPC call are complete: its state, its deadline, and its response
+ * at once for the echo methods and a status already known. */
+static __attribute__((noinline)) void grpc_begin(struct ngconn *c, struct stream *st)
+{
+    struct ngctx *ctx = c->ctx;
+    h2b_grpc_prepare(&st->req, &st->g);
+    /* an unknown path's gRPC call is never a docroot file */
+    h2b_docroot_close(&st->hold.fd, &st->hold.fpath, &c->held.files_open, &ctx->cfg,
+                      &ctx->wm.paths);
+    st->grpc = true;
+    bool now = h2b_grpc_start(&st->req, &st->g);
+    if (st->g.timeout_ns && st->g.status == H2B_GRPC_PENDING &&
+        h2b_heap_push(&ctx->delays, &st->dnode, ctx->now + st->g.timeout_ns) == H2B_OK)
+        st->deadline = true;
+    if (now)
+        ready_push(c, st);
+}
+
+/* The call's status may have changed: answer it, or let its data source go on. */
+static void grpc_settle(struct ngconn *c, struct stream *st)
+{
+    if (st->g.echo && st->eof_in && st->g.pfx_have) {
+        /* a prefix cut by the request's end: never echoed */
+        nghttp2_session_consume_connection(c->sess, st->g.pfx_have);
+        st->g.pfx_have = 0;
+    }
+    if (st->g.status == H2B_GRPC_PENDING)
+        return;
+    if (!st->responded) {
+        ready_push(c, st);
+    } else if (st->deferred) {
+        st->deferred = false;
+        nghttp2_session_resume_data(c->sess, st->id);
+    }
+}
+
+struct grpc_emit {
+    struct ngconn *c;
+    struct stream *st;
+    size_t held; /* bytes held for the echo */
+    bool cut;    /* the echo was cut (echo_hold) */
+    bool nomem;  /* fewer bytes held than given: no memory */
+};
+
+static bool grpc_emit(void *arg, const uint8_t *p, size_t n)
+{
+    struct grpc_emit *e = arg;
+    size_t k;
+    if (!echo_hold(e->c, e->st, p, n, &k)) {
+        e->cut = true;
+        return false;
+    }
+    e->held += k;
+    e->nomem = k < n;
+    return !e->nomem;
+}
+
+/* len request DATA bytes of a gRPC call. Flow control: what the echo holds is consumed when
+ * it is sent, a prefix being collected when it is complete, the rest at once. */
+static __attribute__((noinline)) int grpc_data(struct ngconn *c, struct stream *st,
+                                               const uint8_t *data, size_t len)
+{
+    if (st->dropped) {
+        consume(c->sess, st->id, len);
+        return 0;
+    }
+    struct grpc_emit e = {c, st, 0, false, false};
+    size_t before = st->g.echo ? st->g.pfx_have : 0;
+    h2b_grpc_rx(&st->g, data, len, grpc_emit, &e);
+    size_t after = st->g.echo ? st->g.pfx_have : 0; /* consumed when echoed, or at close */
+    consume(c->sess, st->id, before + len - e.held - after);
+    if (e.cut)
+        return 0;
+    if (e.nomem)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    if (e.held && st->deferred) {
+        st->deferred = false;
+        nghttp2_session_resume_data(c->sess, st->id);
+    }
+    grpc_settle(c, st);
+    return 0;
+}
+
+/* The deadline passed: DEADLINE_EXCEEDED, unless the status is out already; the echo bytes
+ * still held are not sent. */
+static void grpc_deadline(struct ngconn *c, struct stream *st)
+{
+    h2b_grpc_expire(&st->g);
+    uint64_t held = st->hold.chunks.bytes;
+    if (held) {
+        H2B_ASSERT(c->held.echo_bytes >= held);
+        c->held.echo_bytes -= held;
+        h2b_wmem_chunks_free(&c->ctx->wm, &st->hold.chunks);
+        consume(c->sess, st->id, (size_t)held);
+    }
+    if (!st->responded) {
+        ready_unlink(c, st);
+        respond(c, st);
+    } else {
+        grpc_settle(c, st);
+    }
+}
+
 static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const uint8_t *data,
                          size_t len, void *ud)
 {
@@ -578,6 +776,10 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
     struct ngconn *c = ud;
     c->tm.progress = true;
     struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
+    if (st && st->grpc) {
+        st->req.rx += len;
+        return grpc_data(c, st, data, len);
+    }
     if (!st || st->req.route != H2B_ROUTE_ECHO || !is_upload(st)) {
         if (st)
             st->req.rx += len;
@@ -589,18 +791,11 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
         consume(sess, id, len);
         return 0;
     }
-    const struct h2b_conn_config *cfg = &c->ctx->cfg;
-    if (st->hold.chunks.bytes + len > cfg->echo_stream_max ||
-        c->held.echo_bytes + len > cfg->echo_conn_max || h2b_wmem_over(&c->ctx->wm)) {
-        /* A client that sends and does not read: its echo is cut, not buffered without end. */
-        h2b_stats_add(c->ctx->stats, H2B_STAT_GUARD_MEMORY, 1);
-        st->dropped = true;
-        nghttp2_submit_rst_stream(sess, NGHTTP2_FLAG_NONE, id, NGHTTP2_ENHANCE_YOUR_CALM);
+    size_t k;
+    if (!echo_hold(c, st, data, len, &k)) {
         consume(sess, id, len);
         return 0;
     }
-    size_t k = h2b_wmem_chunks_append(&c->ctx->wm, &st->hold.chunks, data, len);
-    c->held.echo_bytes += k;
     if (k < len)
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     if (st->deferred) {
@@ -615,14 +810,19 @@ static void stream_release(struct ngconn *c, struct stream *st)
     ready_unlink(c, st);
     if (c->hdr_st == st)
         c->hdr_st = NULL;
+    if (st->deadline) {
+        h2b_heap_remove(&c->ctx->delays, &st->dnode);
+        st->deadline = false;
+    }
     if (st->aprev)
         st->aprev->anext = st->anext;
     else
         c->streams = st->anext;
     if (st->anext)
         st->anext->aprev = st->aprev;
-    h2b_wmem_stream_release(&c->ctx->wm, st, &st->hold, &c->held, st->req.route == H2B_ROUTE_ECHO,
-                            &c->ctx->cfg, c->ctx->stats);
+    h2b_wmem_stream_release(&c->ctx->wm, st, &st->hold, &c->held,
+                            st->req.route == H2B_ROUTE_ECHO || st->grpc, &c->ctx->cfg,
+                            c->ctx->stats);
 }
 
 /* Always returns 0: a fatal error here leaks (CVE-2023-35945, unfixed in Debian's 1.52). */
@@ -633,8 +833,10 @@ static int on_stream_close(nghttp2_session *sess, int32_t id, uint32_t error_cod
     struct stream *st = nghttp2_session_get_stream_user_data(sess, id);
     if (!st)
         return 0;
-    if (st->req.route == H2B_ROUTE_ECHO && st->hold.chunks.bytes > 0)
+    if ((st->req.route == H2B_ROUTE_ECHO || st->grpc) && st->hold.chunks.bytes > 0)
         nghttp2_session_consume_connection(sess, (size_t)st->hold.chunks.bytes);
+    if (st->grpc && st->g.echo && st->g.pfx_have > 0) /* a prefix never echoed */
+        nghttp2_session_consume_connection(sess, st->g.pfx_have);
     /* No set_stream_user_data(NULL) (one more map lookup): with closed streams not retained,
      * nghttp2 destroys the stream right after this callback and calls none for it again. */
     stream_release(c, st);
@@ -747,6 +949,15 @@ static void ng_tick(void *ectx, uint64_t now_ns)
     while ((top = h2b_heap_top(&ctx->delays)) != NULL && top->key <= now_ns) {
         struct stream *st = (struct stream *)(void *)((char *)top - offsetof(struct stream, dnode));
         struct ngconn *c = st->conn;
+        if (st->deadline) { /* a gRPC call's grpc-timeout */
+            h2b_heap_remove(&ctx->delays, &st->dnode);
+            st->deadline = false;
+            grpc_deadline(c, st);
+            c->tm.progress = true;
+            conn_retime(c);
+            mark_dirty(c);
+            continue;
+        }
         ready_unlink(c, st);
         st->req.route = H2B_ROUTE_HELLO;
         respond(c, st);

@@ -21,6 +21,7 @@
 
 #include "core/pool.h"
 #include "core/token.h"
+#include "h2ref/grpc.h"
 #include "h2ref/handlers.h"
 
 #include <stdbool.h>
@@ -90,13 +91,15 @@ static inline bool h2b_h2_reqcheck_pseudo(struct h2b_h2_reqcheck *rc, bool reque
 
 /* Checks and applies one field of a request's header block (request: the block opens the
  * request; false: trailers). req, fpath and fpath_len are the stream's (h2b_route_path fills
- * them from :path, with cfg and paths). Returns false when the field makes the request
- * malformed. */
+ * them from :path, with cfg and paths); g its gRPC state, for the fields a gRPC call reads
+ * (grpc.h: a length compare for any other field, in the chain of names compared anyway).
+ * Returns false when the field makes the request malformed. */
 static inline bool h2b_h2_reqcheck_field(struct h2b_h2_reqcheck *rc, bool request,
                                          struct h2b_request *req, char **fpath, uint16_t *fpath_len,
                                          const struct h2b_conn_config *cfg,
-                                         struct h2b_freelist *paths, const uint8_t *name,
-                                         size_t nlen, const uint8_t *value, size_t vlen)
+                                         struct h2b_freelist *paths, struct h2b_grpc *g,
+                                         const uint8_t *name, size_t nlen, const uint8_t *value,
+                                         size_t vlen)
 {
     if (nlen == 0 || !h2b_h2_reqcheck_value(value, vlen))
         return false;
@@ -119,6 +122,8 @@ static inline bool h2b_h2_reqcheck_field(struct h2b_h2_reqcheck *rc, bool reques
             return false;
         rc->has_clen = true;
         rc->clen = v;
+    } else if (h2b_grpc_field_len(nlen) && request && h2b_grpc_fields_wanted(req)) {
+        h2b_grpc_field(req, g, name, nlen, value, vlen);
     }
     return true;
 }

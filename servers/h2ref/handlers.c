@@ -32,6 +32,7 @@
  * symlinks by design).
  */
 #include "h2ref/handlers.h"
+#include "h2ref/grpc.h"
 #include "core/cli.h"
 #include "core/cpu.h"
 #include "core/error.h"
@@ -64,6 +65,7 @@ static const char notfound_body[] = "Not Found\n";
 static const char ct_text[] = "text/plain";
 static const char ct_octet[] = "application/octet-stream";
 static const char ct_json[] = "application/json";
+static const char ct_grpc[] = "application/grpc";
 
 /* A docroot file's content-type by its extension (case-insensitive), the common web types;
  * anything else is application/octet-stream. Index 0 is the default. id tells the three types
@@ -157,6 +159,23 @@ static bool parse_arg(const uint8_t *p, size_t n, uint64_t max, uint64_t *out)
     return h2b_parse_digits(p, q ? (size_t)(q - p) : n, max, out);
 }
 
+/* A gRPC method name p[0..n) among names (NUL-separated, ending in an empty name), the k-th
+ * (from 0) being method first + k (enum h2b_grpc_method). No match: NOTFOUND, which an
+ * application/grpc request gets as UNIMPLEMENTED (grpc.c). */
+static enum h2b_route grpc_route(const uint8_t *p, size_t n, const char *names, uint64_t first,
+                                 uint64_t *arg)
+{
+    for (uint64_t k = first; *names; k++) {
+        size_t l = strlen(names);
+        if (l == n && memcmp(p, names, n) == 0) {
+            *arg = k;
+            return H2B_ROUTE_GRPC;
+        }
+        names += l + 1;
+    }
+    return H2B_ROUTE_NOTFOUND;
+}
+
 enum h2b_route h2b_route_parse(const uint8_t *p, size_t n, uint64_t max_body, uint64_t *arg)
 {
     /* The table, keyed by the first character after '/': one or two compares for a path, and no
@@ -170,6 +189,13 @@ enum h2b_route h2b_route_parse(const uint8_t *p, size_t n, uint64_t max_body, ui
     case 'h':
         if (is_path(p, n, "/hello"))
             return H2B_ROUTE_HELLO;
+        if (prefix(p, n, "/h2bench.Echo/"))
+            return grpc_route(p + 14, n - 14, "Unary\0ServerStream\0ClientStream\0Bidi\0",
+                              H2B_GRPC_UNARY, arg);
+        break;
+    case 'g':
+        if (prefix(p, n, "/grpc.health.v1.Health/"))
+            return grpc_route(p + 23, n - 23, "Check\0", H2B_GRPC_HEALTH, arg);
         break;
     case 'b':
         if (prefix(p, n, "/bytes/"))
@@ -240,6 +266,34 @@ static void set_mem(struct h2b_response *rs, const void *p, size_t n)
     rs->len = n;
 }
 
+/* A request to a gRPC method's path, or an application/grpc one to a path no route has: a gRPC
+ * call (200, application/grpc, no content-length; grpc.c has the rest); as grpc-go, another
+ * content-type is 415 and another method 405. Out of line: h2b_handle's other routes keep
+ * their registers. */
+static __attribute__((noinline)) void grpc_response(const struct h2b_request *rq,
+                                                    struct h2b_response *rs)
+{
+    if (rq->route == H2B_ROUTE_GRPC && !(rq->grpc & H2B_GRPC_RQ_CT)) {
+        rs->status = 415;
+        return;
+    }
+    if (rq->route == H2B_ROUTE_GRPC && rq->method != H2B_METHOD_POST) {
+        rs->status = 405;
+        return;
+    }
+    if (!h2b_grpc_is_call(rq)) { /* an unknown path, not a gRPC call */
+        rs->status = 404;
+        set_mem(rs, notfound_body, sizeof notfound_body - 1);
+        return;
+    }
+    rs->body = H2B_BODY_GRPC;
+    rs->ct_id = H2B_CT_GRPC;
+    rs->ct = ct_grpc;
+    rs->ct_len = sizeof ct_grpc - 1;
+    rs->has_cl = false;
+    rs->headers_only = false;
+}
+
 void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *rs)
 {
     empty_response(rs, 200);
@@ -301,7 +355,14 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
     case H2B_ROUTE_BAD:
         rs->status = 400;
         break;
+    case H2B_ROUTE_GRPC:
+        grpc_response(rq, rs);
+        break;
     default:
+        if (rq->grpc & H2B_GRPC_RQ_CT) { /* perhaps a call to a method not served */
+            grpc_response(rq, rs);
+            break;
+        }
         rs->status = 404;
         set_mem(rs, notfound_body, sizeof notfound_body - 1);
         break;

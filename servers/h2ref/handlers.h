@@ -1,13 +1,13 @@
 /*
  * handlers.h - the reference server's routes and what each one answers, for any engine.
  *
- * The routes: / and /hello, /bytes/N, /sink, /echo, /status/N, /delay/MS, /stats, and files
- * under --docroot. This module knows the one route table and what each route responds with
- * (status, content-type, content-length, where the body comes from); it knows nothing of a
- * protocol. An engine (h2_fast.c and h2_nghttp2.c for HTTP/2, h1.c for HTTP/1.1,
- * the HTTP/3 server) parses its frames, fills a struct h2b_request while the request
- * arrives, asks h2b_handle() what to answer, and produces the body from the source named there
- * (a static buffer, the pattern, the request body for /echo, the stats it renders, a file).
+ * The routes: / and /hello, /bytes/N, /sink, /echo, /status/N, /delay/MS, /stats, the gRPC
+ * methods (grpc.h), and files under --docroot. This module knows the one route table and what each
+ * route responds with (status, content-type, content-length, where the body comes from); it knows
+ * nothing of a protocol. An engine (h2_fast.c and h2_nghttp2.c for HTTP/2, h1.c for HTTP/1.1, the
+ * HTTP/3 server) parses its frames, fills a struct h2b_request while the request arrives, asks
+ * h2b_handle() what to answer, and produces the body from the source named there (a static buffer,
+ * the pattern, the request body for /echo, the stats it renders, a file).
  *
  * Every function here is pure or touches only caller storage and read-only statics: any
  * thread may call any of them at any time.
@@ -38,7 +38,8 @@ enum h2b_route {
     H2B_ROUTE_STATS,
     H2B_ROUTE_FILE, /* set by the engine when h2b_docroot_open() found the file */
     H2B_ROUTE_NOTFOUND,
-    H2B_ROUTE_BAD, /* a route whose argument is malformed or out of range: 400 */
+    H2B_ROUTE_BAD,  /* a route whose argument is malformed or out of range: 400 */
+    H2B_ROUTE_GRPC, /* a gRPC method's path (grpc.h): arg is enum h2b_grpc_method */
 };
 
 enum h2b_method {
@@ -59,6 +60,7 @@ enum h2b_body {
     H2B_BODY_STATS,   /* the engine renders its /stats JSON; ct and status are set */
     H2B_BODY_FILE,    /* the opened docroot file, len bytes (file_len) */
     H2B_BODY_DELAY,   /* nothing yet: answer as /hello after arg ms (h2b_handle again then) */
+    H2B_BODY_GRPC,    /* a gRPC call: messages and trailers as the stream's struct h2b_grpc says */
 };
 
 /* A request as an engine collects it. Zero it when the stream opens. */
@@ -66,6 +68,7 @@ struct h2b_request {
     uint8_t route;     /* enum h2b_route, from h2b_route_parse() */
     uint8_t method;    /* enum h2b_method, from h2b_method_parse() */
     uint8_t file_type; /* H2B_ROUTE_FILE: its content-type, by extension (handlers.c) */
+    uint8_t grpc;      /* H2B_GRPC_RQ_* bits (grpc.h) */
     uint64_t arg;      /* /bytes N, /status code, /delay ms */
     uint64_t rx;       /* request body bytes received */
     uint64_t file_len; /* H2B_ROUTE_FILE: the file's size */
@@ -73,9 +76,9 @@ struct h2b_request {
 
 /* What to answer. Headers, in this order: :status, server (h2b_server_name), date,
  * content-type, then content-length: len when has_cl. */
-/* Which of the three content-types the routes send ct is, so an engine can index them (the own
+/* Which of the four content-types the routes send ct is, so an engine can index them (the own
  * engine's encoder table) without comparing strings; OTHER for any other (docroot files). */
-enum h2b_ct { H2B_CT_OTHER, H2B_CT_TEXT, H2B_CT_OCTET, H2B_CT_JSON };
+enum h2b_ct { H2B_CT_OTHER, H2B_CT_TEXT, H2B_CT_OCTET, H2B_CT_JSON, H2B_CT_GRPC };
 
 struct h2b_response {
     unsigned status;   /* 200..599 */
