@@ -7,7 +7,7 @@
  */
 #include "core/buf.h"
 #include "gates/calibrate.h"
-#include "gates/cells.h"
+#include "gates/evaluate.h"
 #include "gates/ceilings.h"
 #include "core/cli.h"
 #include "commands.h"
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_RESULTS 64
+#define MAX_RESULTS H2B_GATE_EVAL_MAX_RESULTS
 #define MAX_RUNS 50
 
 static void usage(FILE *f)
@@ -314,78 +314,18 @@ static int baselines_md(const char *ceilings_path, const char *out_path)
     return code;
 }
 
-/* Whether the filter selects any benchmark of the ceilings or of the results: a filter that
- * selects nothing would check nothing and pass, which is a typo, not a verdict. */
-static bool filter_selects(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
-                           const regex_t *re)
-{
-    for (size_t i = 0; i < c->count; i++) {
-        if (regexec(re, c->benches[i].name, 0, NULL, 0) == 0)
-            return true;
-    }
-    for (size_t i = 0; i < s->count; i++) {
-        if (regexec(re, s->obs[i].name, 0, NULL, 0) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* The ceilings' "cells" section (gates/cells.h), if any, against the matrix cells of the
- * results, and the cells' own SLO verdicts and capacity searches: rows added to r. Returns an
- * exit code (H2B_EXIT_OK to go on). */
-static int check_cells(const char *ceilings_path, const char *const *results, size_t n_results,
-                       const struct h2b_fingerprint *fp, bool strict, struct h2b_gate_report *r)
-{
-    struct h2b_diag d = {0};
-    struct h2b_cell_gates *g = NULL;
-    struct h2b_results_doc *docs[MAX_RESULTS] = {0};
-    int code = H2B_EXIT_OK;
-    int rv = h2b_cell_gates_load(ceilings_path, &g, &d);
-    if (rv != H2B_OK) {
-        if (d.message[0])
-            h2b_diag_print(&d, stderr);
-        else
-            fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
-        return rv == H2B_ERR_NOMEM ? H2B_EXIT_RUNTIME : H2B_EXIT_USAGE;
-    }
-    for (size_t i = 0; i < n_results && i < MAX_RESULTS; i++) {
-        if ((rv = h2b_results_doc_load(results[i], &docs[i], NULL, &d)) != H2B_OK) {
-            code = load_error(rv, &d);
-            goto out;
-        }
-    }
-    size_t n = n_results < MAX_RESULTS ? n_results : MAX_RESULTS;
-    const struct h2b_results_doc *const *cdocs = (const struct h2b_results_doc *const *)docs;
-    if ((g && h2b_cell_gates_check(g, cdocs, results, n, fp, strict, r) != H2B_OK) ||
-        h2b_cell_slo_check(cdocs, results, n, r) != H2B_OK) {
-        fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(H2B_ERR_NOMEM));
-        code = H2B_EXIT_RUNTIME;
-    }
-out:
-    for (size_t i = 0; i < MAX_RESULTS; i++)
-        h2b_results_doc_del(docs[i]);
-    h2b_cell_gates_del(g);
-    return code;
-}
-
+/* Judges the results against the ceilings (gates/evaluate.h: benchmarks, cells, SLOs) and
+ * prints the table, writing --md and --junit. Returns the exit code. */
 static int check(const char *ceilings_path, const char *const *results, size_t n_results,
                  const struct h2b_gate_options *opt, const char *md_path, const char *junit_path,
                  const char *filter)
 {
-    struct h2b_ceilings *c = NULL;
-    struct h2b_gate_set *s = NULL;
-    struct h2b_gate_report *r = NULL;
+    struct h2b_gate_eval ev;
+    struct h2b_diag d = {0};
     char *text = NULL;
     int code;
-    struct h2b_diag d = {0};
-    int rv = h2b_ceilings_load(ceilings_path, &c, print_diag, stderr);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_load(results, n_results, &s, &d);
-    if (rv != H2B_OK) {
-        code = load_error(rv, &d);
-        goto out;
-    }
-    if (opt->filter && !filter_selects(c, s, opt->filter)) {
+    int rv = h2b_gate_evaluate(ceilings_path, results, n_results, opt, print_diag, stderr, &ev, &d);
+    if (rv == H2B_ERR_NOTFOUND && opt->filter && ev.ceilings && !d.message[0]) {
         fprintf(stderr,
                 "h2bench gate: --filter '%s' matches no benchmark of %s or of the results: "
                 "nothing would be checked\n",
@@ -393,21 +333,17 @@ static int check(const char *ceilings_path, const char *const *results, size_t n
         code = H2B_EXIT_USAGE;
         goto out;
     }
-    rv = h2b_gate_check(c, s, opt, &r);
-    if (rv == H2B_OK) {
-        int cells_code =
-            check_cells(ceilings_path, results, n_results, &c->fingerprint, opt->strict, r);
-        if (cells_code != H2B_EXIT_OK) {
-            code = cells_code;
-            goto out;
-        }
-        rv = h2b_gate_render_table(r, &text);
-    }
+    if (rv == H2B_OK)
+        rv = h2b_gate_render_table(ev.report, &text);
     if (rv != H2B_OK) {
-        fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
-        code = H2B_EXIT_RUNTIME;
+        if (d.message[0])
+            h2b_diag_print(&d, stderr);              /* file:line:column of the input that failed */
+        else if (ev.ceilings || rv == H2B_ERR_NOMEM) /* the ceilings' own said theirs */
+            fprintf(stderr, "h2bench gate: %s\n", h2b_strerror(rv));
+        code = h2b_exit_code(rv);
         goto out;
     }
+    const struct h2b_gate_report *r = ev.report;
     fputs(text, stdout);
     if (r->invalid_reason)
         fprintf(stderr, "h2bench gate: %s\n", r->invalid_reason);
@@ -426,9 +362,7 @@ static int check(const char *ceilings_path, const char *const *results, size_t n
     }
 out:
     free(text);
-    h2b_gate_report_del(r);
-    h2b_gate_set_del(s);
-    h2b_ceilings_del(c);
+    h2b_gate_eval_free(&ev);
     return code;
 }
 

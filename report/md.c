@@ -479,25 +479,31 @@ static void gates(const struct h2b__report *rep, struct h2b_buf *o)
         B(cur);
         char head[48] = "—";
         const char *why = "";
-        const char *label = r->metric >= 0 ? h2b_metric_label(r->metric) : "every ceiling";
+        /* metric -1: a benchmark's every ceiling (missing), or a matrix cell's row (cells.c:
+         * its metric is in its name, its why in the evidence) */
+        const char *label = r->metric >= 0 ? h2b_metric_label(r->metric)
+                            : cb           ? "every ceiling"
+                                           : "cell";
         snprintf(lim, sizeof(lim), "—");
         snprintf(cur, sizeof(cur), "%s", r->status == H2B_GATE_MISSING ? "missing" : "n/a");
-        if (r->metric >= 0) {
+        bool cell = r->metric < 0 && !cb;
+        if (r->metric >= 0 || cell) {
             if (r->has_ceiling)
                 fmt_metric(r->metric, r->ceiling, lim, sizeof(lim));
             if (r->has_current)
                 fmt_metric(r->metric, r->current, cur, sizeof(cur));
-            if (cb && cb->metric[r->metric].set)
-                why = cb->metric[r->metric].why;
             if (r->has_ceiling && r->has_current && r->ceiling > 0)
                 snprintf(head, sizeof(head), "%s%.1f%%", r->current > r->ceiling ? "−" : "",
                          fabs(r->ceiling - r->current) / r->ceiling * 100.0);
             else if (r->has_ceiling && r->has_current)
                 snprintf(head, sizeof(head), "%s", r->current > r->ceiling ? "exceeded" : "exact");
-        } else if (cb) {
-            for (int m = 0; m < H2B_METRIC_COUNT && !why[0]; m++)
-                why = cb->metric[m].set ? cb->metric[m].why : "";
         }
+        if (cell)
+            why = r->evidence ? r->evidence : "";
+        else if (r->metric >= 0 && cb && cb->metric[r->metric].set)
+            why = cb->metric[r->metric].why;
+        for (int m = 0; r->metric < 0 && cb && m < H2B_METRIC_COUNT && !why[0]; m++)
+            why = cb->metric[m].set ? cb->metric[m].why : "";
         char verdict[128];
         gate_verdict(r, verdict, sizeof(verdict));
         h2b_buf_puts(o, "| ");

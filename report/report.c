@@ -16,6 +16,7 @@
 #include "core/hist.h"
 #include "report/report_int.h"
 #include "core/stats.h"
+#include "gates/evaluate.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -89,28 +90,26 @@ static void first_diag(void *arg, const struct h2b_diag *d)
         *first = *d;
 }
 
-/* The gate engine's verdict on the head run (no confirmation re-runs: a report measures
- * nothing). */
+/* The gate's verdict on the head run (gates/evaluate.h: benchmarks, cells and SLOs, as
+ * `h2bench gate` gives it, without confirmation re-runs: a report measures nothing). */
 static int gate_head(struct h2b__report *rep, struct h2b_diag *diag)
 {
     const char *head = rep->opt->results[rep->opt->n_results - 1];
-    struct h2b_gate_set *set = NULL;
-    struct h2b_diag d = {0};
-    int rc = h2b_ceilings_load(rep->opt->ceilings, &rep->ceil, first_diag, &d);
-    if (rc) {
-        h2b_diag_pass(diag, &d, rep->opt->ceilings, rc);
-        return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
-    }
-    if ((rc = h2b_gate_set_load(&head, 1, &set, &d))) {
-        h2b_diag_pass(diag, &d, head, rc);
-        return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
-    }
+    struct h2b_diag first = {0}, d = {0};
     struct h2b_gate_options gopt = {.strict = false, .confirm = 0};
-    rc = h2b_gate_check(rep->ceil, set, &gopt, &rep->gate);
-    h2b_gate_set_del(set);
-    if (rc)
+    struct h2b_gate_eval ev;
+    int rc = h2b_gate_evaluate(rep->opt->ceilings, &head, 1, &gopt, first_diag, &first, &ev, &d);
+    rep->ceil = ev.ceilings;
+    rep->gate = ev.report;
+    if (rc == H2B_OK)
+        return H2B_OK;
+    if (first.message[0])
+        h2b_diag_pass(diag, &first, rep->opt->ceilings, rc);
+    else if (d.message[0])
+        h2b_diag_pass(diag, &d, head, rc);
+    else
         h2b_diag_at(diag, NULL, 0, 0, "checking ceilings: %s", h2b_strerror(rc));
-    return rc;
+    return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
 }
 
 /* The History's change points: the runs' series as `h2bench history` reads them, detected with

