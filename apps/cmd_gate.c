@@ -366,273 +366,292 @@ out:
     return code;
 }
 
-int h2b_cmd_gate(int argc, char **argv)
-{
-    enum {
-        O_CEILINGS = 256,
-        O_RESULTS,
-        O_STRICT,
-        O_CONFIRM,
-        O_RUNNER,
-        O_PROFILE,
-        O_CPU,
-        O_FILTER,
-        O_MD,
-        O_JUNIT,
-        O_PROPOSE,
-        O_RUNS,
-        O_HEADROOM,
-        O_DATE,
-        O_WRITE,
-        O_BASELINES_MD,
-        O_CALIBRATE,
-        O_SCENARIO,
-        O_AB,
-        O_BASE,
-        O_FORKS,
-        O_WORK,
-        O_BUILD,
-        O_BENCH,
-        O_CALLGRIND,
-        O_INJECT,
-        O_JSON,
-        O_AA_TRIALS,
-        O_HISTORY,
-        O_MIN_CHANGE,
-        O_P_VALUE
-    };
-    static const struct option longopts[] = {
-        {"ceilings", required_argument, NULL, O_CEILINGS},
-        {"results", required_argument, NULL, O_RESULTS},
-        {"strict", no_argument, NULL, O_STRICT},
-        {"confirm", required_argument, NULL, O_CONFIRM},
-        {"runner", required_argument, NULL, O_RUNNER},
-        {"profile", required_argument, NULL, O_PROFILE},
-        {"cpu", required_argument, NULL, O_CPU},
-        {"filter", required_argument, NULL, O_FILTER},
-        {"md", required_argument, NULL, O_MD},
-        {"junit", required_argument, NULL, O_JUNIT},
-        {"propose", no_argument, NULL, O_PROPOSE},
-        {"runs", required_argument, NULL, O_RUNS},
-        {"headroom", required_argument, NULL, O_HEADROOM},
-        {"date", required_argument, NULL, O_DATE},
-        {"write", required_argument, NULL, O_WRITE},
-        {"baselines-md", required_argument, NULL, O_BASELINES_MD},
-        {"calibrate", required_argument, NULL, O_CALIBRATE},
-        {"scenario", required_argument, NULL, O_SCENARIO},
-        {"ab", no_argument, NULL, O_AB},
-        {"base", required_argument, NULL, O_BASE},
-        {"forks", required_argument, NULL, O_FORKS},
-        {"work", required_argument, NULL, O_WORK},
-        {"build", required_argument, NULL, O_BUILD},
-        {"bench", required_argument, NULL, O_BENCH},
-        {"callgrind", no_argument, NULL, O_CALLGRIND},
-        {"inject", required_argument, NULL, O_INJECT},
-        {"json", required_argument, NULL, O_JSON},
-        {"aa-trials", required_argument, NULL, O_AA_TRIALS},
-        {"history", required_argument, NULL, O_HISTORY},
-        {"min-change", required_argument, NULL, O_MIN_CHANGE},
-        {"p-value", required_argument, NULL, O_P_VALUE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *ceilings = NULL, *md = NULL, *junit = NULL, *write = NULL, *date = NULL;
-    const char *filter = NULL, *baselines = NULL;
+enum {
+    O_CEILINGS = 256,
+    O_RESULTS,
+    O_STRICT,
+    O_CONFIRM,
+    O_RUNNER,
+    O_PROFILE,
+    O_CPU,
+    O_FILTER,
+    O_MD,
+    O_JUNIT,
+    O_PROPOSE,
+    O_RUNS,
+    O_HEADROOM,
+    O_DATE,
+    O_WRITE,
+    O_BASELINES_MD,
+    O_CALIBRATE,
+    O_SCENARIO,
+    O_AB,
+    O_BASE,
+    O_FORKS,
+    O_WORK,
+    O_BUILD,
+    O_BENCH,
+    O_CALLGRIND,
+    O_INJECT,
+    O_JSON,
+    O_AA_TRIALS,
+    O_HISTORY,
+    O_MIN_CHANGE,
+    O_P_VALUE
+};
+static const struct option longopts[] = {{"ceilings", required_argument, NULL, O_CEILINGS},
+                                         {"results", required_argument, NULL, O_RESULTS},
+                                         {"strict", no_argument, NULL, O_STRICT},
+                                         {"confirm", required_argument, NULL, O_CONFIRM},
+                                         {"runner", required_argument, NULL, O_RUNNER},
+                                         {"profile", required_argument, NULL, O_PROFILE},
+                                         {"cpu", required_argument, NULL, O_CPU},
+                                         {"filter", required_argument, NULL, O_FILTER},
+                                         {"md", required_argument, NULL, O_MD},
+                                         {"junit", required_argument, NULL, O_JUNIT},
+                                         {"propose", no_argument, NULL, O_PROPOSE},
+                                         {"runs", required_argument, NULL, O_RUNS},
+                                         {"headroom", required_argument, NULL, O_HEADROOM},
+                                         {"date", required_argument, NULL, O_DATE},
+                                         {"write", required_argument, NULL, O_WRITE},
+                                         {"baselines-md", required_argument, NULL, O_BASELINES_MD},
+                                         {"calibrate", required_argument, NULL, O_CALIBRATE},
+                                         {"scenario", required_argument, NULL, O_SCENARIO},
+                                         {"ab", no_argument, NULL, O_AB},
+                                         {"base", required_argument, NULL, O_BASE},
+                                         {"forks", required_argument, NULL, O_FORKS},
+                                         {"work", required_argument, NULL, O_WORK},
+                                         {"build", required_argument, NULL, O_BUILD},
+                                         {"bench", required_argument, NULL, O_BENCH},
+                                         {"callgrind", no_argument, NULL, O_CALLGRIND},
+                                         {"inject", required_argument, NULL, O_INJECT},
+                                         {"json", required_argument, NULL, O_JSON},
+                                         {"aa-trials", required_argument, NULL, O_AA_TRIALS},
+                                         {"history", required_argument, NULL, O_HISTORY},
+                                         {"min-change", required_argument, NULL, O_MIN_CHANGE},
+                                         {"p-value", required_argument, NULL, O_P_VALUE},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+/* What the command line asks for: one of the gate's modes (check, --propose, --calibrate,
+ * --baselines-md, --history) and its options. */
+struct gate_opts {
+    const char *ceilings, *md, *junit, *write, *date, *filter, *baselines, *json, *history;
     const char *results[MAX_RESULTS];
-    size_t n_results = 0;
-    bool want_propose = false;
-    uint64_t confirm = 1, runs = 0;
-    double headroom = 0.35;
-    struct h2b_gate_runner runner = {0};
-    struct h2b_gate_options opt = {0};
-    struct h2b_calib_options cal = {.confirm = 1};
-    const char *json = NULL;
-    bool want_calibrate = false, calib_only = false;
-    const char *history = NULL;
+    size_t n_results;
+    bool want_propose, want_calibrate, calib_only;
+    uint64_t confirm, runs;
+    double headroom;
+    struct h2b_gate_runner runner;
+    struct h2b_gate_options opt;
+    struct h2b_calib_options cal;
     struct h2b_history_opts hopt;
-    h2b_history_opts_default(&hopt);
-    int c;
+    regex_t re; /* --filter, compiled for a check */
+};
 
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_CEILINGS:
-            ceilings = optarg;
-            break;
-        case O_RESULTS:
-            if (n_results == MAX_RESULTS) {
-                fprintf(stderr, "h2bench gate: at most %d results files\n", MAX_RESULTS);
-                return H2B_EXIT_USAGE;
-            }
-            results[n_results++] = optarg;
-            break;
-        case O_STRICT:
-            opt.strict = true;
-            break;
-        case O_CONFIRM:
-            if (h2b_cli_parse_u64(optarg, 0, 10, &confirm) != H2B_OK) {
-                fprintf(stderr, "h2bench gate: --confirm: expected 0 to 10, got '%s'\n", optarg);
-                return H2B_EXIT_USAGE;
-            }
-            break;
-        case O_RUNNER:
-            runner.path = optarg;
-            break;
-        case O_PROFILE:
-            runner.profile = optarg;
-            break;
-        case O_CPU: {
-            uint64_t cpu;
-            if (h2b_cli_parse_u64(optarg, 0, 1023, &cpu) != H2B_OK) {
-                fprintf(stderr, "h2bench gate: --cpu: expected a CPU number, got '%s'\n", optarg);
-                return H2B_EXIT_USAGE;
-            }
-            runner.cpu = optarg;
-            break;
-        }
-        case O_FILTER:
-            filter = optarg;
-            break;
-        case O_MD:
-            md = optarg;
-            break;
-        case O_JUNIT:
-            junit = optarg;
-            break;
-        case O_PROPOSE:
-            want_propose = true;
-            break;
-        case O_RUNS:
-            if (h2b_cli_parse_u64(optarg, 1, MAX_RUNS, &runs) != H2B_OK) {
-                fprintf(stderr, "h2bench gate: --runs: expected 1 to %d, got '%s'\n", MAX_RUNS,
-                        optarg);
-                return H2B_EXIT_USAGE;
-            }
-            break;
-        case O_HEADROOM:
-            if (h2b_cli_parse_double(optarg, 0, 10, &headroom) != H2B_OK) {
-                fprintf(stderr,
-                        "h2bench gate: --headroom: expected a fraction such as 0.35, "
-                        "got '%s'\n",
-                        optarg);
-                return H2B_EXIT_USAGE;
-            }
-            break;
-        case O_DATE:
-            date = optarg;
-            break;
-        case O_WRITE:
-            write = optarg;
-            break;
-        case O_BASELINES_MD:
-            baselines = optarg;
-            break;
-        case O_CALIBRATE:
-            if (!count_arg("--calibrate",
-                           "the number of trials per kind, a whole number from 1 "
-                           "to 1000",
-                           1, &cal.trials))
-                return H2B_EXIT_USAGE;
-            want_calibrate = true;
-            break;
-        case O_AA_TRIALS:
-            if (!count_arg("--aa-trials", "a whole number from 1 to 1000", 1, &cal.aa_trials))
-                return H2B_EXIT_USAGE;
-            calib_only = true;
-            break;
-        case O_SCENARIO:
-            cal.scenario = optarg;
-            cal.measure = H2B_CALIB_SCENARIO;
-            calib_only = true;
-            break;
-        case O_AB:
-            cal.measure = H2B_CALIB_AB;
-            calib_only = true;
-            break;
-        case O_BASE:
-            cal.base = optarg;
-            calib_only = true;
-            break;
-        case O_FORKS:
-            if (!count_arg("--forks", "2 to 1000", 2, &cal.forks))
-                return H2B_EXIT_USAGE;
-            calib_only = true;
-            break;
-        case O_WORK:
-            cal.work_dir = optarg;
-            calib_only = true;
-            break;
-        case O_BUILD:
-            cal.build_cmd = optarg;
-            calib_only = true;
-            break;
-        case O_BENCH:
-            cal.bench = optarg;
-            calib_only = true;
-            break;
-        case O_CALLGRIND:
-            cal.callgrind = true;
-            calib_only = true;
-            break;
-        case O_INJECT:
-            if (parse_inject(optarg, &cal.inject) != H2B_OK)
-                return H2B_EXIT_USAGE;
-            calib_only = true;
-            break;
-        case O_JSON:
-            json = optarg;
-            calib_only = true;
-            break;
-        case O_HISTORY:
-            history = optarg;
-            break;
-        case O_MIN_CHANGE:
-            if (h2b_cli_parse_double(optarg, 0, 1000, &hopt.min_change) != H2B_OK) {
-                fprintf(stderr, "h2bench gate: --min-change wants a percentage >= 0, got '%s'\n",
-                        optarg);
-                return H2B_EXIT_USAGE;
-            }
-            hopt.min_change /= 100;
-            break;
-        case O_P_VALUE:
-            if (h2b_cli_parse_double(optarg, 1e-300, 0.999999, &hopt.p_value) != H2B_OK) {
-                fprintf(stderr, "h2bench gate: --p-value wants a number in (0, 1), got '%s'\n",
-                        optarg);
-                return H2B_EXIT_USAGE;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return H2B_EXIT_OK;
-        default:
-            return h2b_cmd_bad_option("gate", argv[optind - 1], longopts);
-        }
-    }
-    for (; optind < argc; optind++) {
-        if (n_results == MAX_RESULTS) {
+/* Applies option c to o. Returns -1 to go on, or the exit code of a bad value. */
+static int gate_option(struct gate_opts *o, int c, char *arg)
+{
+    switch (c) {
+    case O_CEILINGS:
+        o->ceilings = arg;
+        return -1;
+    case O_RESULTS:
+        if (o->n_results == MAX_RESULTS) {
             fprintf(stderr, "h2bench gate: at most %d results files\n", MAX_RESULTS);
             return H2B_EXIT_USAGE;
         }
-        results[n_results++] = argv[optind];
+        o->results[o->n_results++] = arg;
+        return -1;
+    case O_STRICT:
+        o->opt.strict = true;
+        return -1;
+    case O_CONFIRM:
+        if (h2b_cli_parse_u64(arg, 0, 10, &o->confirm) != H2B_OK) {
+            fprintf(stderr, "h2bench gate: --confirm: expected 0 to 10, got '%s'\n", arg);
+            return H2B_EXIT_USAGE;
+        }
+        return -1;
+    case O_RUNNER:
+        o->runner.path = arg;
+        return -1;
+    case O_PROFILE:
+        o->runner.profile = arg;
+        return -1;
+    case O_CPU: {
+        uint64_t cpu;
+        if (h2b_cli_parse_u64(arg, 0, 1023, &cpu) != H2B_OK) {
+            fprintf(stderr, "h2bench gate: --cpu: expected a CPU number, got '%s'\n", arg);
+            return H2B_EXIT_USAGE;
+        }
+        o->runner.cpu = arg;
+        return -1;
     }
-    if (h2b_cmd_check_output("gate", "--md", md, H2B_FS_OUT_FILE) ||
-        h2b_cmd_check_output("gate", "--junit", junit, H2B_FS_OUT_FILE) ||
-        h2b_cmd_check_output("gate", "--json", json, H2B_FS_OUT_FILE) ||
-        h2b_cmd_check_output("gate", "--write", write, H2B_FS_OUT_FILE) ||
-        h2b_cmd_check_output("gate", "--baselines-md", baselines, H2B_FS_OUT_FILE))
-        return H2B_EXIT_USAGE;
+    case O_FILTER:
+        o->filter = arg;
+        return -1;
+    case O_MD:
+        o->md = arg;
+        return -1;
+    case O_JUNIT:
+        o->junit = arg;
+        return -1;
+    case O_PROPOSE:
+        o->want_propose = true;
+        return -1;
+    case O_RUNS:
+        if (h2b_cli_parse_u64(arg, 1, MAX_RUNS, &o->runs) != H2B_OK) {
+            fprintf(stderr, "h2bench gate: --runs: expected 1 to %d, got '%s'\n", MAX_RUNS, arg);
+            return H2B_EXIT_USAGE;
+        }
+        return -1;
+    case O_HEADROOM:
+        if (h2b_cli_parse_double(arg, 0, 10, &o->headroom) != H2B_OK) {
+            fprintf(stderr,
+                    "h2bench gate: --headroom: expected a fraction such as 0.35, "
+                    "got '%s'\n",
+                    arg);
+            return H2B_EXIT_USAGE;
+        }
+        return -1;
+    case O_DATE:
+        o->date = arg;
+        return -1;
+    case O_WRITE:
+        o->write = arg;
+        return -1;
+    case O_BASELINES_MD:
+        o->baselines = arg;
+        return -1;
+    case O_CALIBRATE:
+        if (!count_arg("--calibrate",
+                       "the number of trials per kind, a whole number from 1 "
+                       "to 1000",
+                       1, &o->cal.trials))
+            return H2B_EXIT_USAGE;
+        o->want_calibrate = true;
+        return -1;
+    case O_AA_TRIALS:
+        if (!count_arg("--aa-trials", "a whole number from 1 to 1000", 1, &o->cal.aa_trials))
+            return H2B_EXIT_USAGE;
+        o->calib_only = true;
+        return -1;
+    case O_SCENARIO:
+        o->cal.scenario = arg;
+        o->cal.measure = H2B_CALIB_SCENARIO;
+        o->calib_only = true;
+        return -1;
+    case O_AB:
+        o->cal.measure = H2B_CALIB_AB;
+        o->calib_only = true;
+        return -1;
+    case O_BASE:
+        o->cal.base = arg;
+        o->calib_only = true;
+        return -1;
+    case O_FORKS:
+        if (!count_arg("--forks", "2 to 1000", 2, &o->cal.forks))
+            return H2B_EXIT_USAGE;
+        o->calib_only = true;
+        return -1;
+    case O_WORK:
+        o->cal.work_dir = arg;
+        o->calib_only = true;
+        return -1;
+    case O_BUILD:
+        o->cal.build_cmd = arg;
+        o->calib_only = true;
+        return -1;
+    case O_BENCH:
+        o->cal.bench = arg;
+        o->calib_only = true;
+        return -1;
+    case O_CALLGRIND:
+        o->cal.callgrind = true;
+        o->calib_only = true;
+        return -1;
+    case O_INJECT:
+        if (parse_inject(arg, &o->cal.inject) != H2B_OK)
+            return H2B_EXIT_USAGE;
+        o->calib_only = true;
+        return -1;
+    case O_JSON:
+        o->json = arg;
+        o->calib_only = true;
+        return -1;
+    case O_HISTORY:
+        o->history = arg;
+        return -1;
+    case O_MIN_CHANGE:
+        if (h2b_cli_parse_double(arg, 0, 1000, &o->hopt.min_change) != H2B_OK) {
+            fprintf(stderr, "h2bench gate: --min-change wants a percentage >= 0, got '%s'\n", arg);
+            return H2B_EXIT_USAGE;
+        }
+        o->hopt.min_change /= 100;
+        return -1;
+    case O_P_VALUE:
+        if (h2b_cli_parse_double(arg, 1e-300, 0.999999, &o->hopt.p_value) != H2B_OK) {
+            fprintf(stderr, "h2bench gate: --p-value wants a number in (0, 1), got '%s'\n", arg);
+            return H2B_EXIT_USAGE;
+        }
+        return -1;
+    default:
+        return -1;
+    }
+}
 
-    if (history) {
-        if (ceilings || n_results || want_calibrate || calib_only || want_propose || baselines) {
+/* Parses argv into o. Returns -1 to go on, or the exit code (help, bad input). */
+static int gate_parse(int argc, char **argv, struct gate_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->confirm = 1;
+    o->headroom = 0.35;
+    o->cal.confirm = 1;
+    h2b_history_opts_default(&o->hopt);
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return H2B_EXIT_OK;
+        }
+        if (c < O_CEILINGS || c > O_P_VALUE)
+            return h2b_cmd_bad_option("gate", argv[optind - 1], longopts);
+        int ec = gate_option(o, c, optarg);
+        if (ec >= 0)
+            return ec;
+    }
+    for (; optind < argc; optind++) {
+        if (o->n_results == MAX_RESULTS) {
+            fprintf(stderr, "h2bench gate: at most %d results files\n", MAX_RESULTS);
+            return H2B_EXIT_USAGE;
+        }
+        o->results[o->n_results++] = argv[optind];
+    }
+    if (h2b_cmd_check_output("gate", "--md", o->md, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--junit", o->junit, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--json", o->json, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--write", o->write, H2B_FS_OUT_FILE) ||
+        h2b_cmd_check_output("gate", "--baselines-md", o->baselines, H2B_FS_OUT_FILE))
+        return H2B_EXIT_USAGE;
+    return -1;
+}
+
+/* Runs the mode o asks for. Returns the exit code. */
+static int gate_run(struct gate_opts *o)
+{
+    if (o->history) {
+        if (o->ceilings || o->n_results || o->want_calibrate || o->calib_only || o->want_propose ||
+            o->baselines) {
             fprintf(stderr, "h2bench gate: --history DIR takes only --min-change and --p-value\n");
             return H2B_EXIT_USAGE;
         }
-        return history_gate(history, &hopt);
+        return history_gate(o->history, &o->hopt);
     }
-    if (want_calibrate || calib_only) {
-        if (!want_calibrate || want_propose || baselines || n_results || junit || write || date ||
-            runs || (cal.scenario && cal.measure == H2B_CALIB_AB) ||
-            ((cal.build_cmd || cal.bench) && cal.measure != H2B_CALIB_AB)) {
+    if (o->want_calibrate || o->calib_only) {
+        if (!o->want_calibrate || o->want_propose || o->baselines || o->n_results || o->junit ||
+            o->write || o->date || o->runs || (o->cal.scenario && o->cal.measure == H2B_CALIB_AB) ||
+            ((o->cal.build_cmd || o->cal.bench) && o->cal.measure != H2B_CALIB_AB)) {
             fprintf(stderr,
                     "h2bench gate: --scenario, --ab, --base, --forks, --work, "
                     "--callgrind, --inject, --aa-trials and --json go with --calibrate N, which "
@@ -642,24 +661,25 @@ int h2b_cmd_gate(int argc, char **argv)
             usage(stderr);
             return H2B_EXIT_USAGE;
         }
-        cal.ceilings = ceilings;
-        cal.filter = filter;
-        cal.runner = runner.path;
-        cal.profile = runner.profile;
-        cal.cpu = runner.cpu;
-        cal.confirm = (int)confirm;
-        return calibrate(&cal, md, json);
+        o->cal.ceilings = o->ceilings;
+        o->cal.filter = o->filter;
+        o->cal.runner = o->runner.path;
+        o->cal.profile = o->runner.profile;
+        o->cal.cpu = o->runner.cpu;
+        o->cal.confirm = (int)o->confirm;
+        return calibrate(&o->cal, o->md, o->json);
     }
-    if (baselines) {
-        if (!ceilings || want_propose || n_results) {
+    if (o->baselines) {
+        if (!o->ceilings || o->want_propose || o->n_results) {
             fprintf(stderr, "h2bench gate: --baselines-md takes only --ceilings\n\n");
             usage(stderr);
             return H2B_EXIT_USAGE;
         }
-        return baselines_md(ceilings, baselines);
+        return baselines_md(o->ceilings, o->baselines);
     }
-    if (want_propose) {
-        if ((n_results == 0) == (runs == 0) || n_results + runs > MAX_RUNS || md || junit) {
+    if (o->want_propose) {
+        if ((o->n_results == 0) == (o->runs == 0) || o->n_results + o->runs > MAX_RUNS || o->md ||
+            o->junit) {
             fprintf(stderr,
                     "h2bench gate: --propose takes results files or --runs N (not both, "
                     "at most %d in all), and no --md/--junit\n\n",
@@ -667,29 +687,36 @@ int h2b_cmd_gate(int argc, char **argv)
             usage(stderr);
             return H2B_EXIT_USAGE;
         }
-        return propose(results, n_results, runs, &runner, filter, headroom, date, write, ceilings);
+        return propose(o->results, o->n_results, o->runs, &o->runner, o->filter, o->headroom,
+                       o->date, o->write, o->ceilings);
     }
-    if (!ceilings || n_results == 0 || runs || write || date) {
+    if (!o->ceilings || o->n_results == 0 || o->runs || o->write || o->date) {
         fprintf(stderr, "h2bench gate: needs --ceilings and at least one results file "
                         "(--runs, --write and --date go with --propose)\n\n");
         usage(stderr);
         return H2B_EXIT_USAGE;
     }
-    regex_t re;
-    if (filter) {
-        if (regcomp(&re, filter, REG_EXTENDED | REG_NOSUB) != 0) {
-            fprintf(stderr, "h2bench gate: --filter: not a regular expression: '%s'\n", filter);
+    if (o->filter) {
+        if (regcomp(&o->re, o->filter, REG_EXTENDED | REG_NOSUB) != 0) {
+            fprintf(stderr, "h2bench gate: --filter: not a regular expression: '%s'\n", o->filter);
             return H2B_EXIT_USAGE;
         }
-        opt.filter = &re;
+        o->opt.filter = &o->re;
     }
-    opt.confirm = (int)confirm;
-    opt.rerun = h2b_gate_runner_rerun;
-    opt.rerun_arg = &runner;
-    int code = check(ceilings, results, n_results, &opt, md, junit, filter);
-    if (runner.diag.message[0])
-        fprintf(stderr, "h2bench gate: %s\n", runner.diag.message);
-    if (filter)
-        regfree(&re);
+    o->opt.confirm = (int)o->confirm;
+    o->opt.rerun = h2b_gate_runner_rerun;
+    o->opt.rerun_arg = &o->runner;
+    int code = check(o->ceilings, o->results, o->n_results, &o->opt, o->md, o->junit, o->filter);
+    if (o->runner.diag.message[0])
+        fprintf(stderr, "h2bench gate: %s\n", o->runner.diag.message);
+    if (o->filter)
+        regfree(&o->re);
     return code;
+}
+
+int h2b_cmd_gate(int argc, char **argv)
+{
+    static struct gate_opts o; /* MAX_RESULTS paths and the calibration's options */
+    int ec = gate_parse(argc, argv, &o);
+    return ec >= 0 ? ec : gate_run(&o);
 }
