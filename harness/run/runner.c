@@ -241,6 +241,49 @@ static bool floor_skips(const struct run *r, const struct h2b_cell *c, struct ce
     return true;
 }
 
+/* Whether cell c can run now: not skipped (its target's, or the floor's c x 1 rule), its target
+ * t started and alive; false with res->reason (and res->skipped) saying why not. */
+static bool attempt_ready(struct run *r, const struct h2b_cell *c, struct h2b_target *t,
+                          struct cell_result *res)
+{
+    struct h2b_diag why = {0};
+    if (r->skip_why[inst_of(c)][0]) {
+        res->skipped = true;
+        say(res->reason, sizeof(res->reason), "%s", r->skip_why[inst_of(c)]);
+        return false;
+    }
+    if (floor_skips(r, c, res))
+        return false;
+    if (!t) {
+        say(res->reason, sizeof(res->reason), "%s", r->target_why[inst_of(c)]);
+        return false;
+    }
+    if (!h2b_target_alive(t, &why)) {
+        say(res->reason, sizeof(res->reason), "target not running: %s", why.message);
+        return false;
+    }
+    return true;
+}
+
+/* Whether the client's exit status lets its results be read; false with res->reason (the
+ * status and the end of its stderr). */
+static bool client_exit_ok(struct run *r, const struct h2b_cell *c, int status,
+                           const char *err_path, struct cell_result *res)
+{
+    /* With objectives, h2bench load exits 1 when one is breached or not evaluable (--find-max:
+     * when no step passed) and still writes its results: a verdict of the cell, not a failure */
+    bool judged = WIFEXITED(status) && WEXITSTATUS(status) == H2B_EXIT_FAIL &&
+                  h2b_expand_cell_slo(r->s, c) && r->s->client.kind == H2B_CLIENT_H2BENCH;
+    if (judged || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        return true;
+    char tail[256];
+    failure_tail(r, err_path, tail, sizeof(tail));
+    say(res->reason, sizeof(res->reason), "client %s %d%s%s",
+        WIFEXITED(status) ? "exited with status" : "killed by signal",
+        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? ": " : "", tail);
+    return false;
+}
+
 /* One run of the client for cell i; duration_s > 0 overrides the matrix's (timed mode). */
 static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_result *res)
 {
@@ -251,21 +294,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     char perf_path[512];
     struct h2b_diag why = {0};
     memset(res, 0, sizeof(*res));
-    if (r->skip_why[inst_of(c)][0]) {
-        res->skipped = true;
-        say(res->reason, sizeof(res->reason), "%s", r->skip_why[inst_of(c)]);
+    if (!attempt_ready(r, c, t, res))
         return;
-    }
-    if (floor_skips(r, c, res))
-        return;
-    if (!t) {
-        say(res->reason, sizeof(res->reason), "%s", r->target_why[inst_of(c)]);
-        return;
-    }
-    if (!h2b_target_alive(t, &why)) {
-        say(res->reason, sizeof(res->reason), "target not running: %s", why.message);
-        return;
-    }
     snprintf(url, sizeof(url), "%s%s", h2b_target_url(t), m->path);
     snprintf(out_path, sizeof(out_path), "%s/cell-%zu.out", r->dir, i);
     snprintf(err_path, sizeof(err_path), "%s/cell-%zu.err", r->dir, i);
@@ -375,18 +405,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         say(res->reason, sizeof(res->reason), "interrupted (SIGINT) during the cell");
         return;
     }
-    /* With objectives, h2bench load exits 1 when one is breached or not evaluable (--find-max:
-     * when no step passed) and still writes its results: a verdict of the cell, not a failure */
-    bool judged = WIFEXITED(status) && WEXITSTATUS(status) == H2B_EXIT_FAIL &&
-                  h2b_expand_cell_slo(r->s, c) && r->s->client.kind == H2B_CLIENT_H2BENCH;
-    if (!judged && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-        char tail[256];
-        failure_tail(r, err_path, tail, sizeof(tail));
-        say(res->reason, sizeof(res->reason), "client %s %d%s%s",
-            WIFEXITED(status) ? "exited with status" : "killed by signal",
-            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? ": " : "", tail);
+    if (!client_exit_ok(r, c, status, err_path, res))
         return;
-    }
     if (parse_output(r, out_path, json_path, r->s->client.latency_log ? log_path : NULL, res) !=
         H2B_OK) {
         say(res->reason, sizeof(res->reason), "cannot read the client's results (%s)",
