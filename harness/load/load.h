@@ -188,8 +188,9 @@ struct h2b_load_stats {
     uint64_t conns_failed;         /* connection attempts that failed */
     int conn_errno;                /* why the first TCP connect failed (ECONNREFUSED...), or 0 */
     uint64_t reconnects;
-    uint64_t conn_errors;      /* connections we ended with GOAWAY(code): the server broke HTTP/2 */
-    uint64_t sched_lag_max_ns; /* --rate: worst lateness of a release behind its intended time */
+    uint64_t conn_errors; /* connections we ended with GOAWAY(code): the server broke HTTP/2 */
+    /* --rate: worst lateness behind an intended time (a release's, or the backlog's at the end) */
+    uint64_t sched_lag_max_ns;
     /* TLS (h2 and h1 over OpenSSL): application_data records received (TLS 1.3: by inner
      * content type) on every connection, warm-up included, and the whole responses received
      * over TLS in the same span (warm-up included), so records / responses is the server's

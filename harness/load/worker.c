@@ -286,8 +286,14 @@ void h2b__load_drain(struct h2b__load_worker *w)
         return;
     uint64_t end = sh->t_end && sh->t_end < w->now ? sh->t_end : w->now;
     while (w->sched_left > 0 && h2b_arrival_peek(&w->sched) < end) {
-        if (h2b_arrival_peek(&w->sched) >= sh->t_measure)
+        uint64_t t = h2b_arrival_peek(&w->sched);
+        if (t >= sh->t_measure) {
             w->stats.unsent++;
+            /* an unsent arrival is late by at least end - t: the worst lag covers the backlog
+             * too (the oldest one comes first), so unsent <= rate x lag + 1 */
+            if (end - t > w->stats.sched_lag_max_ns)
+                w->stats.sched_lag_max_ns = end - t;
+        }
         h2b_arrival_pop(&w->sched);
         if (w->sched_left != UINT64_MAX)
             w->sched_left--;

@@ -417,7 +417,8 @@ bool h2b__load_conn_expired(const struct h2b__load_worker *w, const struct h2b__
 double h2b__load_conn_rps(const struct h2b__load_worker *w, const struct h2b__load_life *l);
 
 /* --total-rps at the end of the run: arrivals intended before the end and never handed out
- * (the backlog a stall left behind) count as unsent. */
+ * (the backlog a stall left behind) count as unsent, and the oldest one's lateness at the end
+ * counts in the worst release lag (a stall just before the end released nothing to measure). */
 void h2b__load_drain(struct h2b__load_worker *w);
 
 /* Sets up a worker for conns connections of sh->engine (first_conn is its global index, for URI
