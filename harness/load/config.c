@@ -723,356 +723,386 @@ static int build_shape(struct h2b_load_config *cfg, bool step, struct h2b_diag *
     return H2B_OK;
 }
 
-int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, struct h2b_diag *err)
+#define NOT_MINE 1   /* an option group's answer for an option of another group */
+#define PARSE_STOP 2 /* an option group's answer for --version: the rest is not read */
+
+/* What the option groups share while one command line is parsed. */
+struct parse_state {
+    bool shape_is_step, slo_abort, slo_grace_given;
+    uint64_t slo_window, slo_grace;
+    struct h2b_slo *slo;
+    bool h1_clear; /* -p http/1.1 */
+    bool input_file;
+};
+
+/* Options of one group: requests, connections, streams, threads, length, headers, body, URIs,
+ * timeouts and HTTP/2 windows. Returns H2B_OK, an error (said in err), or NOT_MINE for another
+ * group's option. */
+static int opt_workload(struct h2b_load_config *cfg, struct parse_state *ps, int c, const char *a,
+                        const char *name, struct h2b_diag *err)
 {
-    bool shape_is_step = false, slo_abort = false, slo_grace_given = false;
-    uint64_t slo_window = 0, slo_grace = 0;
-    struct h2b_slo *slo = cfg->slo;
-    bool h1_clear = false; /* -p http/1.1 */
-    bool input_file = false;
     uint64_t v;
-    int rv = H2B_OK;
-    optind = 0; /* glibc: full re-initialisation, so tests can parse repeatedly */
-    opterr = 0;
-    for (;;) {
-        int c = getopt_long(argc, argv, ":n:c:m:t:D:H:d:i:T:N:w:W:f:r:B:p:vh", long_options, NULL);
-        if (c == -1)
-            break;
-        const char *a = optarg;
-        switch (c) {
-        case 'n':
-            if ((rv = h2b_cli_parse_u64(a, 1, UINT64_MAX / 2, &v)) != H2B_OK)
-                return bad_value(err, rv, "-n", a, "a count >= 1");
-            cfg->requests = v;
-            cfg->requests_given = true;
-            break;
-        case 'c':
-            if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
-                return bad_value(err, rv, "-c", a, "1..1000000");
-            cfg->connections = (uint32_t)v;
-            break;
-        case 'm':
-            if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
-                return bad_value(err, rv, "-m", a, "1..1000000");
-            cfg->streams = (uint32_t)v;
-            break;
-        case 't':
-            if ((rv = h2b_cli_parse_u64(a, 1, 1024, &v)) != H2B_OK)
-                return bad_value(err, rv, "-t", a, "1..1024");
-            cfg->threads = (uint32_t)v;
-            break;
-        case 'D':
-            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "-D", a, "a duration >= 1ms, like 10 or 1.5s");
-            cfg->duration_ns = v;
-            break;
-        case OPT_WARMUP:
-            if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "--warm-up-time", a, "a duration");
-            cfg->warmup_ns = v;
-            break;
-        case 'H':
-            if ((rv = add_header(cfg, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case 'd': {
-            uint8_t *body;
-            size_t len;
-            if ((rv = set_string(&cfg->data_path, a, err)) != H2B_OK)
-                return rv;
-            rv = read_file(a, MAX_BODY, &body, &len);
-            if (rv != H2B_OK)
-                return h2b__load_errf(err, H2B_ERR_NOTFOUND, "-d %s: %s", a,
-                                      rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
-            free(cfg->body);
-            cfg->body = body;
-            cfg->body_len = len;
-            break;
-        }
-        case 'i':
-            if ((rv = for_each_line(cfg, a, "-i", uri_line, err)) != H2B_OK)
-                return rv;
-            input_file = true;
-            break;
-        case 'T':
-            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "-T", a, "a duration >= 1ms");
-            cfg->conn_active_timeout_ns = v;
-            break;
-        case 'N':
-            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "-N", a, "a duration >= 1ms");
-            cfg->conn_inactivity_timeout_ns = v;
-            break;
-        case 'w':
-        case 'W':
-            if ((rv = h2b_cli_parse_u64(a, 0, 30, &v)) != H2B_OK)
-                return bad_value(err, rv, c == 'w' ? "-w" : "-W", a, "0..30");
-            if (c == 'w')
-                cfg->window_bits = (int)v;
-            else
-                cfg->conn_window_bits = (int)v;
-            break;
-        case OPT_HEADER_TABLE:
-            if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
-                return bad_value(err, rv, "--header-table-size", a, "a size like 4K");
-            cfg->header_table_size = (uint32_t)v;
-            break;
-        case OPT_ENCODER_TABLE:
-            if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
-                return bad_value(err, rv, "--encoder-header-table-size", a, "a size like 4K");
-            cfg->encoder_table_size = (uint32_t)v;
-            break;
-        case 'f':
-            if ((rv = h2b_cli_parse_size(a, 16384, 16777215, &v)) != H2B_OK)
-                return bad_value(err, rv, "-f", a, "a size in 16K..16M-1");
-            cfg->max_frame_size = (uint32_t)v;
-            break;
-        case OPT_RATE: {
-            double r;
-            if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
-                return bad_value(err, rv, "--rate", a, "requests/s in 0.001..1e9");
-            cfg->rate = r;
-            break;
-        }
-        case OPT_STAGES:
-        case OPT_STEP:
-            if (cfg->shape_text)
-                return h2b__load_errf(err, H2B_ERR_INVAL,
-                                      "--stages and --step: give one shape, once");
-            if ((rv = set_string(&cfg->shape_text, a, err)) != H2B_OK)
-                return rv;
-            shape_is_step = c == OPT_STEP;
-            break;
-        case OPT_INTERVAL:
-            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "--interval", a, "a duration >= 1ms");
-            cfg->interval_ns = v;
-            break;
-        case OPT_INTERVAL_JSON:
-            if ((rv = set_string(&cfg->interval_json_path, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_SLO:
-            if (!slo && !(slo = calloc(1, sizeof(*slo))))
-                return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
-            cfg->slo = slo;
-            if ((rv = set_string(&cfg->slo_text, a, err)) != H2B_OK)
-                return rv;
-            if ((rv = h2b_slo_parse(slo, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_FIND_MAX:
-            cfg->find_max = true;
-            break;
-        case OPT_FIND_MAX_STEP:
-        case OPT_FIND_MAX_WARMUP:
-            if ((rv = h2b_cli_parse_duration_ns(a, c == OPT_FIND_MAX_STEP ? 100000000 : 0,
-                                                MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, argv[optind - 1], a,
-                                 c == OPT_FIND_MAX_STEP ? "a duration >= 100ms" : "a duration");
-            *(c == OPT_FIND_MAX_STEP ? &cfg->find_max_step_ns : &cfg->find_max_warmup_ns) = v;
-            break;
-        case OPT_FIND_MAX_RETRIES:
-            if ((rv = h2b_cli_parse_u64(a, 0, 10, &v)) != H2B_OK)
-                return bad_value(err, rv, "--find-max-retries", a, "0..10");
-            cfg->find_max_retries = (uint32_t)v;
-            break;
-        case OPT_FIND_MAX_START:
-        case OPT_FIND_MAX_LIMIT:
-        case OPT_FIND_MAX_PRECISION: {
-            double x;
-            bool prec = c == OPT_FIND_MAX_PRECISION;
-            if ((rv = h2b_cli_parse_double(a, prec ? 0.01 : 1, prec ? 100 : 1e9, &x)) != H2B_OK)
-                return bad_value(err, rv, argv[optind - 1], a,
-                                 prec ? "a percentage in 0.01..100" : "requests/s in 1..1e9");
-            if (prec)
-                cfg->find_max_precision = x / 100;
-            else
-                *(c == OPT_FIND_MAX_START ? &cfg->find_max_start : &cfg->find_max_limit) = x;
-            break;
-        }
-        case OPT_SLO_WINDOW:
-            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "--slo-window", a, "a duration >= 1ms");
-            slo_window = v;
-            break;
-        case OPT_SLO_ABORT:
-            slo_abort = true;
-            break;
-        case OPT_SLO_GRACE:
-            if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "--slo-grace", a, "a duration");
-            slo_grace = v;
-            slo_grace_given = true;
-            break;
-        case OPT_ARRIVAL:
-            if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
-                return bad_value(err, H2B_ERR_PARSE, "--arrival", a, "constant or poisson");
-            break;
-        case OPT_SEED:
-            if ((rv = h2b_cli_parse_u64(a, 0, UINT64_MAX, &v)) != H2B_OK)
-                return bad_value(err, rv, "--seed", a, "an unsigned integer");
-            cfg->seed = v;
-            break;
-        case OPT_TIMEOUT:
-            if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "--timeout", a, "a duration, 0 = none");
-            cfg->timeout_ns = v;
-            break;
-        case OPT_COALESCE:
-            if ((rv = h2b_cli_parse_duration_ns(a, 0, H2B_NS_PER_MS, &v)) != H2B_OK)
-                return bad_value(err, rv, "--coalesce", a, "a duration up to 1ms, 0 = never");
-            cfg->coalesce_ns = v;
-            break;
-        case OPT_CPUS:
-            if ((rv = h2b_cpu_parse_list(a, &cfg->cpus)) != H2B_OK || CPU_COUNT(&cfg->cpus) == 0)
-                return bad_value(err, rv, "--cpus", a, "a CPU list like 1 or 0,2-3");
-            if ((rv = set_string(&cfg->cpus_text, a, err)) != H2B_OK)
-                return rv;
-            cfg->pin = true;
-            break;
-        case OPT_JSON:
-            if ((rv = set_string(&cfg->json_path, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_HDR_LOG:
-            if ((rv = set_string(&cfg->hdr_log_path, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_LATENCY:
-            cfg->latency_spectrum = true;
-            break;
-        case OPT_FAIL_ON_ERROR:
-            cfg->fail_on_error = true;
-            break;
-        case OPT_PROGRESS:
-            cfg->progress = H2B_LOAD_PROGRESS_ON;
-            break;
-        case OPT_NO_PROGRESS:
-            cfg->progress = H2B_LOAD_PROGRESS_OFF;
-            break;
-        case OPT_H3:
+    int rv;
+    (void)name;
+    switch (c) {
+    case 'n':
+        if ((rv = h2b_cli_parse_u64(a, 1, UINT64_MAX / 2, &v)) != H2B_OK)
+            return bad_value(err, rv, "-n", a, "a count >= 1");
+        cfg->requests = v;
+        cfg->requests_given = true;
+        return H2B_OK;
+    case 'c':
+        if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
+            return bad_value(err, rv, "-c", a, "1..1000000");
+        cfg->connections = (uint32_t)v;
+        return H2B_OK;
+    case 'm':
+        if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
+            return bad_value(err, rv, "-m", a, "1..1000000");
+        cfg->streams = (uint32_t)v;
+        return H2B_OK;
+    case 't':
+        if ((rv = h2b_cli_parse_u64(a, 1, 1024, &v)) != H2B_OK)
+            return bad_value(err, rv, "-t", a, "1..1024");
+        cfg->threads = (uint32_t)v;
+        return H2B_OK;
+    case 'D':
+        if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "-D", a, "a duration >= 1ms, like 10 or 1.5s");
+        cfg->duration_ns = v;
+        return H2B_OK;
+    case OPT_WARMUP:
+        if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "--warm-up-time", a, "a duration");
+        cfg->warmup_ns = v;
+        return H2B_OK;
+    case 'H':
+        if ((rv = add_header(cfg, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case 'd': {
+        uint8_t *body;
+        size_t len;
+        if ((rv = set_string(&cfg->data_path, a, err)) != H2B_OK)
+            return rv;
+        rv = read_file(a, MAX_BODY, &body, &len);
+        if (rv != H2B_OK)
+            return h2b__load_errf(err, H2B_ERR_NOTFOUND, "-d %s: %s", a,
+                                  rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
+        free(cfg->body);
+        cfg->body = body;
+        cfg->body_len = len;
+        return H2B_OK;
+    }
+    case 'i':
+        if ((rv = for_each_line(cfg, a, "-i", uri_line, err)) != H2B_OK)
+            return rv;
+        ps->input_file = true;
+        return H2B_OK;
+    case 'T':
+        if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "-T", a, "a duration >= 1ms");
+        cfg->conn_active_timeout_ns = v;
+        return H2B_OK;
+    case 'N':
+        if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "-N", a, "a duration >= 1ms");
+        cfg->conn_inactivity_timeout_ns = v;
+        return H2B_OK;
+    case 'w':
+    case 'W':
+        if ((rv = h2b_cli_parse_u64(a, 0, 30, &v)) != H2B_OK)
+            return bad_value(err, rv, c == 'w' ? "-w" : "-W", a, "0..30");
+        if (c == 'w')
+            cfg->window_bits = (int)v;
+        else
+            cfg->conn_window_bits = (int)v;
+        return H2B_OK;
+    case OPT_HEADER_TABLE:
+        if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
+            return bad_value(err, rv, "--header-table-size", a, "a size like 4K");
+        cfg->header_table_size = (uint32_t)v;
+        return H2B_OK;
+    case OPT_ENCODER_TABLE:
+        if ((rv = h2b_cli_parse_size(a, 0, UINT32_MAX, &v)) != H2B_OK)
+            return bad_value(err, rv, "--encoder-header-table-size", a, "a size like 4K");
+        cfg->encoder_table_size = (uint32_t)v;
+        return H2B_OK;
+    case 'f':
+        if ((rv = h2b_cli_parse_size(a, 16384, 16777215, &v)) != H2B_OK)
+            return bad_value(err, rv, "-f", a, "a size in 16K..16M-1");
+        cfg->max_frame_size = (uint32_t)v;
+        return H2B_OK;
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* Options of one group: the open loop and its shapes, objectives and capacity search, and h2load's
+ * -r, --rps and scripts. Returns H2B_OK, an error (said in err), or NOT_MINE for another group's
+ * option. */
+static int opt_rate(struct h2b_load_config *cfg, struct parse_state *ps, int c, const char *a,
+                    const char *name, struct h2b_diag *err)
+{
+    uint64_t v;
+    int rv;
+    switch (c) {
+    case OPT_RATE: {
+        double r;
+        if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
+            return bad_value(err, rv, "--rate", a, "requests/s in 0.001..1e9");
+        cfg->rate = r;
+        return H2B_OK;
+    }
+    case OPT_STAGES:
+    case OPT_STEP:
+        if (cfg->shape_text)
+            return h2b__load_errf(err, H2B_ERR_INVAL, "--stages and --step: give one shape, once");
+        if ((rv = set_string(&cfg->shape_text, a, err)) != H2B_OK)
+            return rv;
+        ps->shape_is_step = c == OPT_STEP;
+        return H2B_OK;
+    case OPT_INTERVAL:
+        if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "--interval", a, "a duration >= 1ms");
+        cfg->interval_ns = v;
+        return H2B_OK;
+    case OPT_INTERVAL_JSON:
+        if ((rv = set_string(&cfg->interval_json_path, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_SLO:
+        if (!ps->slo && !(ps->slo = calloc(1, sizeof(*ps->slo))))
+            return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
+        cfg->slo = ps->slo;
+        if ((rv = set_string(&cfg->slo_text, a, err)) != H2B_OK)
+            return rv;
+        if ((rv = h2b_slo_parse(ps->slo, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_FIND_MAX:
+        cfg->find_max = true;
+        return H2B_OK;
+    case OPT_FIND_MAX_STEP:
+    case OPT_FIND_MAX_WARMUP:
+        if ((rv = h2b_cli_parse_duration_ns(a, c == OPT_FIND_MAX_STEP ? 100000000 : 0, MAX_DURATION,
+                                            &v)) != H2B_OK)
+            return bad_value(err, rv, name, a,
+                             c == OPT_FIND_MAX_STEP ? "a duration >= 100ms" : "a duration");
+        *(c == OPT_FIND_MAX_STEP ? &cfg->find_max_step_ns : &cfg->find_max_warmup_ns) = v;
+        return H2B_OK;
+    case OPT_FIND_MAX_RETRIES:
+        if ((rv = h2b_cli_parse_u64(a, 0, 10, &v)) != H2B_OK)
+            return bad_value(err, rv, "--find-max-retries", a, "0..10");
+        cfg->find_max_retries = (uint32_t)v;
+        return H2B_OK;
+    case OPT_FIND_MAX_START:
+    case OPT_FIND_MAX_LIMIT:
+    case OPT_FIND_MAX_PRECISION: {
+        double x;
+        bool prec = c == OPT_FIND_MAX_PRECISION;
+        if ((rv = h2b_cli_parse_double(a, prec ? 0.01 : 1, prec ? 100 : 1e9, &x)) != H2B_OK)
+            return bad_value(err, rv, name, a,
+                             prec ? "a percentage in 0.01..100" : "requests/s in 1..1e9");
+        if (prec)
+            cfg->find_max_precision = x / 100;
+        else
+            *(c == OPT_FIND_MAX_START ? &cfg->find_max_start : &cfg->find_max_limit) = x;
+        return H2B_OK;
+    }
+    case OPT_SLO_WINDOW:
+        if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "--slo-window", a, "a duration >= 1ms");
+        ps->slo_window = v;
+        return H2B_OK;
+    case OPT_SLO_ABORT:
+        ps->slo_abort = true;
+        return H2B_OK;
+    case OPT_SLO_GRACE:
+        if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "--slo-grace", a, "a duration");
+        ps->slo_grace = v;
+        ps->slo_grace_given = true;
+        return H2B_OK;
+    case OPT_ARRIVAL:
+        if (h2b_arrival_parse_kind(a, &cfg->arrival) != H2B_OK)
+            return bad_value(err, H2B_ERR_PARSE, "--arrival", a, "constant or poisson");
+        return H2B_OK;
+    case OPT_SEED:
+        if ((rv = h2b_cli_parse_u64(a, 0, UINT64_MAX, &v)) != H2B_OK)
+            return bad_value(err, rv, "--seed", a, "an unsigned integer");
+        cfg->seed = v;
+        return H2B_OK;
+    case OPT_TIMEOUT:
+        if ((rv = h2b_cli_parse_duration_ns(a, 0, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "--timeout", a, "a duration, 0 = none");
+        cfg->timeout_ns = v;
+        return H2B_OK;
+    case OPT_COALESCE:
+        if ((rv = h2b_cli_parse_duration_ns(a, 0, H2B_NS_PER_MS, &v)) != H2B_OK)
+            return bad_value(err, rv, "--coalesce", a, "a duration up to 1ms, 0 = never");
+        cfg->coalesce_ns = v;
+        return H2B_OK;
+    case 'r':
+        if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
+            return bad_value(err, rv, "-r/--rate", a,
+                             "connections per period, 1..1000000 (request rates: --rps, "
+                             "--total-rps)");
+        cfg->conn_rate = (uint32_t)v;
+        return H2B_OK;
+    case OPT_RATE_PERIOD:
+        if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
+            return bad_value(err, rv, "--rate-period", a, "a duration >= 1ms");
+        cfg->rate_period_ns = v;
+        return H2B_OK;
+    case OPT_RPS: {
+        double r;
+        if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
+            return bad_value(err, rv, "--rps", a, "requests/s per client, 0.001..1e9");
+        cfg->rps = r;
+        return H2B_OK;
+    }
+    case OPT_SCRIPT:
+        if ((rv = set_string(&cfg->script_path, a, err)) != H2B_OK ||
+            (rv = for_each_line(cfg, a, "--timing-script-file", script_line, err)) != H2B_OK)
+            return rv;
+        if (cfg->nscript == 0)
+            return h2b__load_errf(err, H2B_ERR_INVAL, "%s: no script line", a);
+        return H2B_OK;
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* Options of one group: CPUs, output files, progress and the text's extras. Returns H2B_OK, an
+ * error (said in err), or NOT_MINE for another group's option. */
+static int opt_output(struct h2b_load_config *cfg, struct parse_state *ps, int c, const char *a,
+                      const char *name, struct h2b_diag *err)
+{
+    int rv;
+    (void)ps;
+    (void)name;
+    switch (c) {
+    case OPT_CPUS:
+        if ((rv = h2b_cpu_parse_list(a, &cfg->cpus)) != H2B_OK || CPU_COUNT(&cfg->cpus) == 0)
+            return bad_value(err, rv, "--cpus", a, "a CPU list like 1 or 0,2-3");
+        if ((rv = set_string(&cfg->cpus_text, a, err)) != H2B_OK)
+            return rv;
+        cfg->pin = true;
+        return H2B_OK;
+    case OPT_JSON:
+        if ((rv = set_string(&cfg->json_path, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_HDR_LOG:
+        if ((rv = set_string(&cfg->hdr_log_path, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_LATENCY:
+        cfg->latency_spectrum = true;
+        return H2B_OK;
+    case OPT_FAIL_ON_ERROR:
+        cfg->fail_on_error = true;
+        return H2B_OK;
+    case OPT_PROGRESS:
+        cfg->progress = H2B_LOAD_PROGRESS_ON;
+        return H2B_OK;
+    case OPT_NO_PROGRESS:
+        cfg->progress = H2B_LOAD_PROGRESS_OFF;
+        return H2B_OK;
+    case 'B':
+        if ((rv = set_string(&cfg->base_uri, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_CONNECT_TO:
+        if ((rv = parse_connect_to(cfg, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_LOG_FILE:
+        if ((rv = set_string(&cfg->log_path, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case 'v':
+        cfg->verbose = true;
+        return H2B_OK;
+    case OPT_VERSION:
+        cfg->version = true;
+        return PARSE_STOP; /* the rest is not read, as after --help */
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* Options of one group: the protocol, the engine and TLS. Returns H2B_OK, an error (said in err),
+ * or NOT_MINE for another group's option. */
+static int opt_protocol(struct h2b_load_config *cfg, struct parse_state *ps, int c, const char *a,
+                        const char *name, struct h2b_diag *err)
+{
+    int rv;
+    switch (c) {
+    case OPT_H3:
 #ifdef H2B_HAVE_H3
-            cfg->h3 = true;
-            break;
+        cfg->h3 = true;
+        return H2B_OK;
 #else
-            return h2b__load_errf(err, H2B_ERR_UNSUPPORTED,
-                                  "--h3: HTTP/3 is not available in this build (configured "
-                                  "with -DH2B_H3=OFF)");
+        return h2b__load_errf(err, H2B_ERR_UNSUPPORTED,
+                              "--h3: HTTP/3 is not available in this build (configured "
+                              "with -DH2B_H3=OFF)");
 #endif
-        case 'r':
-            if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
-                return bad_value(err, rv, "-r/--rate", a,
-                                 "connections per period, 1..1000000 (request rates: --rps, "
-                                 "--total-rps)");
-            cfg->conn_rate = (uint32_t)v;
-            break;
-        case OPT_RATE_PERIOD:
-            if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
-                return bad_value(err, rv, "--rate-period", a, "a duration >= 1ms");
-            cfg->rate_period_ns = v;
-            break;
-        case OPT_RPS: {
-            double r;
-            if ((rv = h2b_cli_parse_double(a, 0.001, 1e9, &r)) != H2B_OK)
-                return bad_value(err, rv, "--rps", a, "requests/s per client, 0.001..1e9");
-            cfg->rps = r;
-            break;
-        }
-        case OPT_SCRIPT:
-            if ((rv = set_string(&cfg->script_path, a, err)) != H2B_OK ||
-                (rv = for_each_line(cfg, a, "--timing-script-file", script_line, err)) != H2B_OK)
-                return rv;
-            if (cfg->nscript == 0)
-                return h2b__load_errf(err, H2B_ERR_INVAL, "%s: no script line", a);
-            break;
-        case 'B':
-            if ((rv = set_string(&cfg->base_uri, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_CONNECT_TO:
-            if ((rv = parse_connect_to(cfg, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_LOG_FILE:
-            if ((rv = set_string(&cfg->log_path, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case 'v':
-            cfg->verbose = true;
-            break;
-        case OPT_VERSION:
-            cfg->version = true;
-            return H2B_OK;
-        case OPT_CIPHERS:
-        case OPT_TLS13_CIPHERS:
-        case OPT_GROUPS:
-            if ((rv = set_string(c == OPT_CIPHERS         ? &cfg->ciphers
-                                 : c == OPT_TLS13_CIPHERS ? &cfg->tls13_ciphers
-                                                          : &cfg->groups,
-                                 a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_KTLS:
-            cfg->ktls = true;
-            break;
-        case OPT_H1:
-            cfg->h1 = true;
-            break;
-        case OPT_RAW:
-            if ((rv = parse_raw(a, cfg, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_ENGINE:
-            if (strcmp(a, "fast") == 0)
-                cfg->engine = H2B_LOAD_ENGINE_FAST;
-            else if (strcmp(a, "nghttp2") == 0)
-                cfg->engine = H2B_LOAD_ENGINE_NGHTTP2;
-            else
-                return bad_value(err, H2B_ERR_PARSE, "--engine", a, "fast or nghttp2");
-            break;
-        case 'p':
-            if (strcmp(a, "http/1.1") == 0)
-                h1_clear = true;
-            else if (strcmp(a, "h2c") == 0)
-                h1_clear = false;
-            else
-                return bad_value(err, H2B_ERR_PARSE, "-p", a, "h2c or http/1.1");
-            break;
-        case OPT_NPN:
-            if ((rv = alpn_wire(cfg, a, err)) != H2B_OK)
-                return rv;
-            break;
-        case OPT_QUIC:
-            return h2b__load_errf(err, H2B_ERR_INVAL,
-                                  "%s: an h2load QUIC knob that h2bench load's --h3 does not have",
-                                  argv[optind - 1]);
-        case 'h':
-            cfg->help = true;
-            return H2B_OK;
-        case ':':
-            return h2b__load_errf(err, H2B_ERR_INVAL, "option '%s' needs a value",
-                                  argv[optind - 1]);
-        default: {
-            bool needs_value;
-            const char *near = h2b_cli_suggest(argv[optind - 1], long_options, &needs_value);
-            if (near) /* "Did you mean", as h2load says it */
-                return h2b__load_errf(err, H2B_ERR_INVAL,
-                                      "unknown option '%s' (did you mean --%s?)", argv[optind - 1],
-                                      near);
-            return h2b__load_errf(err, H2B_ERR_INVAL, "unknown option '%s'", argv[optind - 1]);
-        }
-        }
+    case OPT_CIPHERS:
+    case OPT_TLS13_CIPHERS:
+    case OPT_GROUPS:
+        if ((rv = set_string(c == OPT_CIPHERS         ? &cfg->ciphers
+                             : c == OPT_TLS13_CIPHERS ? &cfg->tls13_ciphers
+                                                      : &cfg->groups,
+                             a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_KTLS:
+        cfg->ktls = true;
+        return H2B_OK;
+    case OPT_H1:
+        cfg->h1 = true;
+        return H2B_OK;
+    case OPT_RAW:
+        if ((rv = parse_raw(a, cfg, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_ENGINE:
+        if (strcmp(a, "fast") == 0)
+            cfg->engine = H2B_LOAD_ENGINE_FAST;
+        else if (strcmp(a, "nghttp2") == 0)
+            cfg->engine = H2B_LOAD_ENGINE_NGHTTP2;
+        else
+            return bad_value(err, H2B_ERR_PARSE, "--engine", a, "fast or nghttp2");
+        return H2B_OK;
+    case 'p':
+        if (strcmp(a, "http/1.1") == 0)
+            ps->h1_clear = true;
+        else if (strcmp(a, "h2c") == 0)
+            ps->h1_clear = false;
+        else
+            return bad_value(err, H2B_ERR_PARSE, "-p", a, "h2c or http/1.1");
+        return H2B_OK;
+    case OPT_NPN:
+        if ((rv = alpn_wire(cfg, a, err)) != H2B_OK)
+            return rv;
+        return H2B_OK;
+    case OPT_QUIC:
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "%s: an h2load QUIC knob that h2bench load's --h3 does not have",
+                              name);
+    default:
+        return NOT_MINE;
     }
-    /* As in h2load, -i and --timing-script-file replace the URIs of the command line. */
-    if (!input_file && !cfg->nscript) {
-        for (int i = optind; i < argc; i++)
-            if ((rv = add_uri(cfg, argv[i], err)) != H2B_OK)
-                return rv;
-    }
-    if (cfg->nuris == 0)
-        return h2b__load_errf(err, H2B_ERR_INVAL, "no URI given");
+}
+
+/* The load model, protocol and TLS options given together: what h2load refuses, and what an
+ * engine here does not have. Also resolves --base-uri. */
+static int check_models(struct h2b_load_config *cfg, const struct parse_state *ps,
+                        struct h2b_diag *err)
+{
+    int rv;
     if (cfg->h3 && (cfg->conn_rate || cfg->rps > 0 || cfg->nscript || cfg->log_path))
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--h3: -r, --rps, --timing-script-file and --log-file are h2-engine "
@@ -1080,7 +1110,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
     if (cfg->h3 && !cfg->uris[0].tls)
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--h3 needs an https:// URI (QUIC is always encrypted)");
-    if (h1_clear && !cfg->uris[0].tls)
+    if (ps->h1_clear && !cfg->uris[0].tls)
         cfg->h1 = true; /* h2load: -p applies to http:// only */
     if (cfg->h1 && cfg->h3)
         return h2b__load_errf(err, H2B_ERR_INVAL, "--h1 and --h3: pick one protocol");
@@ -1090,7 +1120,7 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--h1: -r, --rps, --timing-script-file and --log-file are h2-engine "
                               "features the HTTP/1.1 engine does not have yet");
-    if (input_file && cfg->nscript)
+    if (ps->input_file && cfg->nscript)
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-i and --timing-script-file both give the URIs: use one");
     if (cfg->nscript && cfg->rps > 0)
@@ -1119,6 +1149,103 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return rv;
     if ((rv = check_tls_options(cfg, err)) != H2B_OK)
         return rv;
+    return H2B_OK;
+}
+
+/* The shape, the objectives and the capacity search given together, and the intervals they
+ * need. */
+static int check_objectives(struct h2b_load_config *cfg, const struct parse_state *ps,
+                            struct h2b_diag *err)
+{
+    int rv;
+    if (cfg->shape_text && (rv = build_shape(cfg, ps->shape_is_step, err)) != H2B_OK)
+        return rv;
+    if (cfg->warmup_ns && !cfg->duration_ns)
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
+    if (cfg->find_max && (!cfg->slo || ps->slo_window || cfg->rate > 0 || cfg->shape_text ||
+                          cfg->rps > 0 || cfg->nscript || cfg->duration_ns || cfg->warmup_ns))
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--find-max needs --slo and sets the rate and the length of each "
+                              "step itself: no --total-rps, --stages, --step, --rps, "
+                              "--timing-script-file, -D, --warm-up-time or --slo-window");
+    if (cfg->find_max && cfg->find_max_limit < cfg->find_max_start)
+        return h2b__load_errf(err, H2B_ERR_INVAL, "--find-max-limit is below --find-max-start");
+    if (cfg->find_max)
+        cfg->duration_ns = cfg->find_max_step_ns; /* -n is not used: each step is timed */
+    if (!cfg->slo && (ps->slo_window || ps->slo_abort || ps->slo_grace_given))
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-window, --slo-abort and --slo-grace need --slo");
+    if (ps->slo_abort && !ps->slo_window)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-abort judges windows: give --slo-window too");
+    if (ps->slo_window && !cfg->interval_ns)
+        cfg->interval_ns = ps->slo_window < H2B_NS_PER_SEC ? ps->slo_window : H2B_NS_PER_SEC;
+    if (ps->slo_window && ps->slo_window % cfg->interval_ns)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--slo-window must be a whole number of --interval (%.3fs)",
+                              (double)cfg->interval_ns / 1e9);
+    if (cfg->slo) {
+        cfg->slo->window_ns = ps->slo_window;
+        cfg->slo->abort = ps->slo_abort;
+        cfg->slo->grace_ns = ps->slo_grace;
+    }
+    return H2B_OK;
+}
+
+int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, struct h2b_diag *err)
+{
+    struct parse_state ps = {.slo = cfg->slo};
+    int rv = H2B_OK;
+    optind = 0; /* glibc: full re-initialisation, so tests can parse repeatedly */
+    opterr = 0;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":n:c:m:t:D:H:d:i:T:N:w:W:f:r:B:p:vh", long_options, NULL);
+        if (c == -1)
+            break;
+        const char *a = optarg;
+        const char *name = argv[optind - 1];
+        int g = opt_workload(cfg, &ps, c, a, name, err);
+        if (g == NOT_MINE)
+            g = opt_rate(cfg, &ps, c, a, name, err);
+        if (g == NOT_MINE)
+            g = opt_output(cfg, &ps, c, a, name, err);
+        if (g == NOT_MINE)
+            g = opt_protocol(cfg, &ps, c, a, name, err);
+        if (g == PARSE_STOP)
+            return H2B_OK;
+        if (g != NOT_MINE) {
+            if (g != H2B_OK)
+                return g;
+            continue;
+        }
+        switch (c) {
+        case 'h':
+            cfg->help = true;
+            return H2B_OK;
+        case ':':
+            return h2b__load_errf(err, H2B_ERR_INVAL, "option '%s' needs a value",
+                                  argv[optind - 1]);
+        default: {
+            bool needs_value;
+            const char *near = h2b_cli_suggest(argv[optind - 1], long_options, &needs_value);
+            if (near) /* "Did you mean", as h2load says it */
+                return h2b__load_errf(err, H2B_ERR_INVAL,
+                                      "unknown option '%s' (did you mean --%s?)", argv[optind - 1],
+                                      near);
+            return h2b__load_errf(err, H2B_ERR_INVAL, "unknown option '%s'", argv[optind - 1]);
+        }
+        }
+    }
+    /* As in h2load, -i and --timing-script-file replace the URIs of the command line. */
+    if (!ps.input_file && !cfg->nscript) {
+        for (int i = optind; i < argc; i++)
+            if ((rv = add_uri(cfg, argv[i], err)) != H2B_OK)
+                return rv;
+    }
+    if (cfg->nuris == 0)
+        return h2b__load_errf(err, H2B_ERR_INVAL, "no URI given");
+    if ((rv = check_models(cfg, &ps, err)) != H2B_OK)
+        return rv;
     if (cfg->nscript) {
         /* h2load: -n per client, at most the script's length, which is the default */
         if (!cfg->requests_given || cfg->requests > cfg->nscript)
@@ -1129,37 +1256,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "-t %u is more than -c %u: every thread needs a connection",
                               cfg->threads, cfg->connections);
-    if (cfg->shape_text && (rv = build_shape(cfg, shape_is_step, err)) != H2B_OK)
+    if ((rv = check_objectives(cfg, &ps, err)) != H2B_OK)
         return rv;
-    if (cfg->warmup_ns && !cfg->duration_ns)
-        return h2b__load_errf(err, H2B_ERR_INVAL, "--warm-up-time needs -D");
-    if (cfg->find_max && (!cfg->slo || slo_window || cfg->rate > 0 || cfg->shape_text ||
-                          cfg->rps > 0 || cfg->nscript || cfg->duration_ns || cfg->warmup_ns))
-        return h2b__load_errf(err, H2B_ERR_INVAL,
-                              "--find-max needs --slo and sets the rate and the length of each "
-                              "step itself: no --total-rps, --stages, --step, --rps, "
-                              "--timing-script-file, -D, --warm-up-time or --slo-window");
-    if (cfg->find_max && cfg->find_max_limit < cfg->find_max_start)
-        return h2b__load_errf(err, H2B_ERR_INVAL, "--find-max-limit is below --find-max-start");
-    if (cfg->find_max)
-        cfg->duration_ns = cfg->find_max_step_ns; /* -n is not used: each step is timed */
-    if (!cfg->slo && (slo_window || slo_abort || slo_grace_given))
-        return h2b__load_errf(err, H2B_ERR_INVAL,
-                              "--slo-window, --slo-abort and --slo-grace need --slo");
-    if (slo_abort && !slo_window)
-        return h2b__load_errf(err, H2B_ERR_INVAL,
-                              "--slo-abort judges windows: give --slo-window too");
-    if (slo_window && !cfg->interval_ns)
-        cfg->interval_ns = slo_window < H2B_NS_PER_SEC ? slo_window : H2B_NS_PER_SEC;
-    if (slo_window && slo_window % cfg->interval_ns)
-        return h2b__load_errf(err, H2B_ERR_INVAL,
-                              "--slo-window must be a whole number of --interval (%.3fs)",
-                              (double)cfg->interval_ns / 1e9);
-    if (cfg->slo) {
-        cfg->slo->window_ns = slo_window;
-        cfg->slo->abort = slo_abort;
-        cfg->slo->grace_ns = slo_grace;
-    }
     if (!cfg->interval_ns && (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg))
         cfg->interval_ns = H2B_NS_PER_SEC;
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
