@@ -607,46 +607,56 @@ int h2b_ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *
     return rv;
 }
 
-static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *judge,
-                  const json_t *scenario, struct h2b_ab_report **out, struct h2b_diag *diag)
+/* Where a run works: the repository's top (top), the work directory, the output directory and
+ * its runs/ (each PATH_MAX). */
+struct ab_dirs {
+    char top[PATH_MAX], work[PATH_MAX], outdir[PATH_MAX], runs[PATH_MAX];
+};
+
+static int ab_dirs(const struct h2b_ab_run_options *o, struct ab_dirs *d, struct h2b_diag *diag)
 {
-    char top[PATH_MAX] = "";
     const char *repo = o->repo ? o->repo : ".";
     char *top_argv[] = {"git", "-C", (char *)repo, "rev-parse", "--show-toplevel", NULL};
-    int rv = run_capture(top_argv, NULL, top, sizeof(top));
+    d->top[0] = '\0';
+    int rv = run_capture(top_argv, NULL, d->top, sizeof(d->top));
     if (rv < 0)
         return fail(diag, H2B_ERR_SYS, "cannot run git: %s", h2b_strerror(rv));
-    if (rv != 0 || !top[0])
+    if (rv != 0 || !d->top[0])
         return fail(diag, H2B_ERR_INVAL, "%s is not inside a git repository", repo);
-
-    char work[PATH_MAX];
     if (o->work_dir) {
         /* absolute: git runs with -C TOP, where a relative path would mean another place */
-        if (h2b_fs_absolute(o->work_dir, work, sizeof(work)) != H2B_OK)
+        if (h2b_fs_absolute(o->work_dir, d->work, sizeof(d->work)) != H2B_OK)
             return fail(diag, H2B_ERR_RANGE, "cannot make --work %s absolute", o->work_dir);
     } else {
-        default_work(work, sizeof(work));
+        default_work(d->work, sizeof(d->work));
     }
-    char outdir[PATH_MAX], runs[PATH_MAX];
     if (o->out_dir)
-        snprintf(outdir, sizeof(outdir), "%s", o->out_dir);
-    else if (!join(outdir, sizeof(outdir), work, "last"))
+        snprintf(d->outdir, sizeof(d->outdir), "%s", o->out_dir);
+    else if (!join(d->outdir, sizeof(d->outdir), d->work, "last"))
         return fail(diag, H2B_ERR_RANGE, "work directory path too long");
-    if (!join(runs, sizeof(runs), outdir, "runs"))
+    if (!join(d->runs, sizeof(d->runs), d->outdir, "runs"))
         return fail(diag, H2B_ERR_RANGE, "output directory path too long");
+    return H2B_OK;
+}
 
-    struct side sides[2];
-    memset(sides, 0, sizeof(sides));
+/* Both sides resolved, checked out, built and found (sides[1] may be the worktree), and, for a
+ * scenario suite, each side's scenario file (side_sc). */
+static int ab_sides(const struct h2b_ab_run_options *o, const json_t *scenario,
+                    const struct ab_dirs *d, struct side sides[2], char side_sc[2][PATH_MAX],
+                    struct h2b_diag *diag)
+{
+    memset(sides, 0, 2 * sizeof(*sides));
     sides[0].label = "base";
     sides[0].rev = o->base;
     sides[0].env = o->base_env;
     sides[1].label = "head";
     sides[1].rev = o->head ? o->head : "worktree";
     sides[1].env = o->head_env;
+    int rv;
     for (int i = 0; i < 2; i++) {
         if (i == 1 && strcmp(sides[1].rev, "worktree") == 0)
             continue;
-        rv = resolve(top, sides[i].rev, sides[i].commit, sizeof(sides[i].commit), diag);
+        rv = resolve(d->top, sides[i].rev, sides[i].commit, sizeof(sides[i].commit), diag);
         if (rv != H2B_OK) {
             char msg[sizeof(diag->message)];
             memcpy(msg, diag->message, sizeof(msg));
@@ -654,22 +664,15 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
             return rv;
         }
     }
-    if (h2b_fs_mkdir_p(work, 0755) != H2B_OK || h2b_fs_mkdir_p(runs, 0755) != H2B_OK)
-        return fail(diag, H2B_ERR_IO, "cannot create %s: %s", runs, strerror(errno));
+    if (h2b_fs_mkdir_p(d->work, 0755) != H2B_OK || h2b_fs_mkdir_p(d->runs, 0755) != H2B_OK)
+        return fail(diag, H2B_ERR_IO, "cannot create %s: %s", d->runs, strerror(errno));
     const char *cmd = o->build_cmd ? o->build_cmd : default_build;
     const char *bench = o->bench ? o->bench : "bin/h2bench";
-    bool h2bench = o->bench == NULL;
-    /* A scenario suite is run by this h2bench when --bench names the user's server in the
-     * built tree, else (h2bench's own repository) by each side's own h2bench, so the bundled
-     * server and the client are the side's. */
-    char self[PATH_MAX] = "", side_sc[2][PATH_MAX];
-    if (scenario && o->bench && (rv = h2b_self_exe(self, sizeof(self))) != H2B_OK)
-        return fail(diag, rv, "cannot find this h2bench: %s", h2b_strerror(rv));
     for (int i = 0; i < 2; i++) {
         struct side *s = &sides[i];
-        if ((rv = prepare_dirs(s, work, top, diag)) != H2B_OK)
+        if ((rv = prepare_dirs(s, d->work, d->top, diag)) != H2B_OK)
             return rv;
-        if (s->commit[0] && (rv = checkout(s, top, diag)) != H2B_OK)
+        if (s->commit[0] && (rv = checkout(s, d->top, diag)) != H2B_OK)
             return rv;
         if ((rv = build(s, cmd, o, diag)) != H2B_OK)
             return rv;
@@ -678,23 +681,30 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
         if (scenario && o->bench) {
             char name[32];
             snprintf(name, sizeof(name), "scenario-%s.json", s->label);
-            if (!join(side_sc[i], sizeof(side_sc[i]), outdir, name))
+            if (!join(side_sc[i], PATH_MAX, d->outdir, name))
                 return fail(diag, H2B_ERR_RANGE, "output directory path too long");
             if ((rv = side_scenario(scenario, s, side_sc[i], diag)) != H2B_OK)
                 return rv;
         } else if (scenario) {
-            snprintf(side_sc[i], sizeof(side_sc[i]), "%s", o->suite);
+            snprintf(side_sc[i], PATH_MAX, "%s", o->suite);
         }
     }
+    return H2B_OK;
+}
 
+/* The forks, interleaved A B B A: each side's result files into paths[side][round]. */
+static int ab_rounds(const struct h2b_ab_run_options *o, bool scenario, const struct ab_dirs *d,
+                     struct side sides[2], char side_sc[2][PATH_MAX], char **paths[2],
+                     struct h2b_diag *diag)
+{
+    /* A scenario suite is run by this h2bench when --bench names the user's server in the
+     * built tree, else (h2bench's own repository) by each side's own h2bench, so the bundled
+     * server and the client are the side's. */
+    char self[PATH_MAX] = "";
+    int rv;
+    if (scenario && o->bench && (rv = h2b_self_exe(self, sizeof(self))) != H2B_OK)
+        return fail(diag, rv, "cannot find this h2bench: %s", h2b_strerror(rv));
     size_t n = o->forks;
-    char **paths[2];
-    paths[0] = calloc(n, sizeof(char *));
-    paths[1] = calloc(n, sizeof(char *));
-    if (!paths[0] || !paths[1]) {
-        rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
-        goto out;
-    }
     h2b_progress(o->progress, o->progress_arg,
                  "running %zu forks per side, interleaved A B B A on %s", n,
                  o->cpu >= 0 ? "one pinned CPU" : "unpinned CPUs");
@@ -704,41 +714,45 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
             struct side *s = &sides[i];
             char json[PATH_MAX], log[PATH_MAX], name[64];
             snprintf(name, sizeof(name), "%s-%03zu.json", s->label, round);
-            if (!join(json, sizeof(json), runs, name)) {
-                rv = fail(diag, H2B_ERR_RANGE, "path too long");
-                goto out;
-            }
+            if (!join(json, sizeof(json), d->runs, name))
+                return fail(diag, H2B_ERR_RANGE, "path too long");
             snprintf(name, sizeof(name), "%s-%03zu.log", s->label, round);
-            join(log, sizeof(log), runs, name);
+            join(log, sizeof(log), d->runs, name);
             if (scenario)
                 rv = invoke_suite(s, o->bench ? self : s->exe, side_sc[i], json, log, diag);
             else
-                rv = invoke(s, o, h2bench, o->callgrind && round == 0, json, log, diag);
+                rv = invoke(s, o, o->bench == NULL, o->callgrind && round == 0, json, log, diag);
             if (rv != H2B_OK)
-                goto out;
-            if (!(paths[i][round] = strdup(json))) {
-                rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
-                goto out;
-            }
+                return rv;
+            if (!(paths[i][round] = strdup(json)))
+                return fail(diag, H2B_ERR_NOMEM, "out of memory");
         }
         h2b_progress(o->progress, o->progress_arg, "round %zu of %zu done", round + 1, n);
     }
+    return H2B_OK;
+}
+
+/* Each side's forks merged into OUTDIR/base.json and head.json, judged, and the verdict written
+ * to OUTDIR/ab.md (a write failure there is reported, not fatal). */
+static int ab_judge_sides(const struct h2b_ab_run_options *o, const struct h2b_ab_options *judge,
+                          bool scenario, const struct ab_dirs *d, const struct side sides[2],
+                          char **paths[2], struct h2b_ab_report **out, struct h2b_diag *diag)
+{
     char merged[2][PATH_MAX];
+    int rv;
     for (int i = 0; i < 2; i++) {
         char name[16];
         snprintf(name, sizeof(name), "%s.json", sides[i].label);
-        if (!join(merged[i], sizeof(merged[i]), outdir, name)) {
-            rv = fail(diag, H2B_ERR_RANGE, "path too long");
-            goto out;
-        }
-        rv = scenario ? merge_cells(paths[i], n, merged[i], diag)
-                      : merge_side(paths[i], n, merged[i], diag);
+        if (!join(merged[i], sizeof(merged[i]), d->outdir, name))
+            return fail(diag, H2B_ERR_RANGE, "path too long");
+        rv = scenario ? merge_cells(paths[i], o->forks, merged[i], diag)
+                      : merge_side(paths[i], o->forks, merged[i], diag);
         if (rv != H2B_OK)
-            goto out;
+            return rv;
     }
     if (scenario) {
         if ((rv = judge_cell_files(merged[0], merged[1], judge, out, diag)) != H2B_OK)
-            goto out;
+            return rv;
     } else {
         struct h2b_gate_set *set[2] = {NULL, NULL};
         const char *p0 = merged[0], *p1 = merged[1];
@@ -749,25 +763,48 @@ static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_option
             rv = h2b_ab_judge(set[0], set[1], judge, out);
         h2b_gate_set_del(set[0]);
         h2b_gate_set_del(set[1]);
-        if (rv != H2B_OK) {
-            fail(diag, rv, "cannot judge %s against %s: %s", p1, p0, h2b_strerror(rv));
-            goto out;
-        }
+        if (rv != H2B_OK)
+            return fail(diag, rv, "cannot judge %s against %s: %s", p1, p0, h2b_strerror(rv));
     }
     char *md = NULL, mdpath[PATH_MAX];
-    if (join(mdpath, sizeof(mdpath), outdir, "ab.md") && h2b_ab_render_md(*out, &md) == H2B_OK) {
+    if (join(mdpath, sizeof(mdpath), d->outdir, "ab.md") && h2b_ab_render_md(*out, &md) == H2B_OK) {
         struct h2b_diag wd;
         if (write_text(mdpath, md, &wd) != H2B_OK)
             h2b_progress(o->progress, o->progress_arg, "cannot write %s: %s", mdpath, wd.message);
         free(md);
     }
     h2b_progress(o->progress, o->progress_arg, "results: %s %s", merged[0], merged[1]);
-out:
+    return H2B_OK;
+}
+
+static int ab_run(const struct h2b_ab_run_options *o, const struct h2b_ab_options *judge,
+                  const json_t *scenario, struct h2b_ab_report **out, struct h2b_diag *diag)
+{
+    struct ab_dirs *d = calloc(1, sizeof(*d));
+    struct side sides[2];
+    char side_sc[2][PATH_MAX];
+    char **paths[2] = {NULL, NULL};
+    if (!d)
+        return fail(diag, H2B_ERR_NOMEM, "out of memory");
+    int rv = ab_dirs(o, d, diag);
+    if (rv == H2B_OK)
+        rv = ab_sides(o, scenario, d, sides, side_sc, diag);
+    if (rv == H2B_OK) {
+        paths[0] = calloc(o->forks, sizeof(char *));
+        paths[1] = calloc(o->forks, sizeof(char *));
+        if (!paths[0] || !paths[1])
+            rv = fail(diag, H2B_ERR_NOMEM, "out of memory");
+    }
+    if (rv == H2B_OK)
+        rv = ab_rounds(o, scenario != NULL, d, sides, side_sc, paths, diag);
+    if (rv == H2B_OK)
+        rv = ab_judge_sides(o, judge, scenario != NULL, d, sides, paths, out, diag);
     for (int i = 0; i < 2; i++) {
-        for (size_t j = 0; paths[i] && j < n; j++)
+        for (size_t j = 0; paths[i] && j < o->forks; j++)
             free(paths[i][j]);
         free(paths[i]);
     }
+    free(d);
     return rv;
 }
 
