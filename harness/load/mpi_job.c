@@ -563,12 +563,13 @@ static int gather_intervals(const struct h2b_load_mpi_job *job, const char *text
     return rv;
 }
 
-int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
-                     FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
-                     struct h2b_diag *err)
+/* This rank's run, started with the others (synchronised_start: *start_rt and *skew) and ended
+ * at *end_rt, showing the job's progress on rank 0's terminal when it has one. Returns the run's
+ * code; *own holds its result when H2B_OK. */
+static int run_rank(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg, FILE *progress,
+                    struct h2b_load_result *own, int64_t *start_rt, int64_t *end_rt, int64_t *skew,
+                    struct h2b_diag *err)
 {
-    struct h2b_load_result mine_res;
-    int64_t skew = 0;
     /* Rank 0's terminal decides whether the job shows progress: every rank must agree, since
      * each one takes part in every interval's reduction. */
     int want_progress = job->rank == 0 && progress != NULL;
@@ -585,19 +586,18 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
         if (!ok)
             MPI_Abort(MPI_COMM_WORLD, 3); /* a rank that cannot take part would hang the job */
     }
-    int64_t start = synchronised_start(job->rank, &skew);
+    *start_rt = synchronised_start(job->rank, skew);
     jp.base_ns = h2b_clock_now_ns();
-    int rc =
-        h2b_load_run_hooked(cfg, want_progress ? progress_hook : NULL, &jp, NULL, &mine_res, err);
-    int64_t end = realtime_ns();
+    int rc = h2b_load_run_hooked(cfg, want_progress ? progress_hook : NULL, &jp, NULL, own, err);
+    *end_rt = realtime_ns();
     /* This rank is done (or never started): it keeps taking part, with its final counts, until
      * the reduction finds no rank running, so all ranks leave after the same interval. It posts
      * at once; the ranks still running complete the reduction at their next interval. */
     while (want_progress && !jp.all_done) {
         struct h2b_load_progress_tick t = {.interval = jp.merged};
         if (rc == H2B_OK) {
-            t.ended = mine_res.s.done + mine_res.s.errored - mine_res.s.not_sent;
-            t.errors = mine_res.s.failed;
+            t.ended = own->s.done + own->s.errored - own->s.not_sent;
+            t.errors = own->s.failed;
         }
         h2b_hist_reset(jp.merged);
         progress_reduce(&jp, &t, false);
@@ -608,6 +608,172 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
         free(jp.lens);
         free(jp.displs);
     }
+    return rc;
+}
+
+/* What rank 0 gathers from every rank: the wire records, their histograms (blobs, at displs,
+ * lens bytes each) and their per-connection rates (rps, rps_total in all). */
+struct gathered {
+    struct wire *all;
+    int *lens, *displs, *rps_counts, *rps_displs;
+    char *blobs;
+    double *rps;
+    size_t rps_total;
+};
+
+static void gathered_free(struct gathered *g)
+{
+    free(g->all);
+    free(g->lens);
+    free(g->displs);
+    free(g->rps_counts);
+    free(g->rps_displs);
+    free(g->blobs);
+    free(g->rps);
+}
+
+/* Every rank's record, histograms (blob, enc_total bytes) and per-connection rates to rank 0 (g;
+ * zeroed on the others). Every rank takes part in every collective, whatever happened to its own
+ * run; rank 0 aborts the job if it cannot allocate what it receives into. */
+static void gather_ranks(const struct h2b_load_mpi_job *job, const struct wire *w, const char *blob,
+                         size_t enc_total, const double *conn_rps, struct gathered *g)
+{
+    int n = job->size;
+    memset(g, 0, sizeof(*g));
+    if (job->rank == 0) {
+        g->all = calloc((size_t)n, sizeof(*g->all));
+        g->lens = calloc((size_t)n, sizeof(*g->lens));
+        g->displs = calloc((size_t)n, sizeof(*g->displs));
+        g->rps_counts = calloc((size_t)n, sizeof(*g->rps_counts));
+        g->rps_displs = calloc((size_t)n, sizeof(*g->rps_displs));
+        if (!g->all || !g->lens || !g->displs || !g->rps_counts || !g->rps_displs) {
+            /* Rank 0 cannot receive: it still has to complete the collectives with buffers,
+             * so this is fatal for the job. */
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
+    int my_len = (int)enc_total;
+    int my_rps = w->has_stats ? (int)w->nconn_rps : 0;
+    MPI_Gather(w, (int)sizeof(*w), MPI_BYTE, g->all, (int)sizeof(*w), MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Gather(&my_len, 1, MPI_INT, g->lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(&my_rps, 1, MPI_INT, g->rps_counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    size_t blobs_total = 0;
+    if (job->rank == 0) {
+        for (int i = 0; i < n; i++) {
+            g->displs[i] = (int)blobs_total;
+            blobs_total += (size_t)g->lens[i];
+            g->rps_displs[i] = (int)g->rps_total;
+            g->rps_total += (size_t)g->rps_counts[i];
+        }
+        g->blobs = malloc(blobs_total ? blobs_total : 1);
+        g->rps = malloc((g->rps_total ? g->rps_total : 1) * sizeof(*g->rps));
+        if (!g->blobs || !g->rps)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    MPI_Gatherv(blob, my_len, MPI_CHAR, g->blobs, g->lens, g->displs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(w->has_stats ? conn_rps : NULL, my_rps, MPI_DOUBLE, g->rps, g->rps_counts,
+                g->rps_displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+/* Rank 0: one rank's record into job->ranks[i] and the job's extremes; its counts and
+ * histograms into res when its run succeeded. */
+static int combine_rank(struct h2b_load_mpi_job *job, const struct gathered *g, int i,
+                        struct h2b_load_result *res, int64_t *first, int64_t *last,
+                        uint64_t *measure_max, struct h2b_diag *err)
+{
+    const struct wire *x = &g->all[i];
+    struct h2b_load_mpi_rank *o = &job->ranks[i];
+    if (x->version != WIRE_VERSION || x->size != sizeof(*x))
+        return h2b__load_errf(err, H2B_ERR_PROTO,
+                              "rank %d runs a different h2bench build (record %u bytes, "
+                              "version %#x): every rank needs the same build",
+                              i, x->size, x->version);
+    snprintf(o->host, sizeof(o->host), "%s", x->host);
+    o->connections = x->connections;
+    o->threads = x->threads;
+    o->requests = x->requests;
+    o->rate = x->rate;
+    o->skew_ns = x->skew_ns;
+    o->rc = x->rc;
+    o->interrupted = x->interrupted;
+    int64_t a = x->skew_ns < 0 ? -x->skew_ns : x->skew_ns;
+    if (a > job->skew_max_ns)
+        job->skew_max_ns = a;
+    if (x->start_rt_ns < *first)
+        *first = x->start_rt_ns;
+    if (x->end_rt_ns > *last)
+        *last = x->end_rt_ns;
+    if (x->rc != H2B_OK || !x->has_stats || x->s.conns_ok == 0)
+        job->failed_ranks++;
+    if (x->rc != H2B_OK || !x->has_stats)
+        return H2B_OK;
+    o->succeeded = x->s.succeeded;
+    o->failed = x->s.failed;
+    o->errored = x->s.errored;
+    o->conns_ok = x->s.conns_ok;
+    o->conns_failed = x->s.conns_failed;
+    o->req_per_s = x->measure_ns ? (double)x->s.done / ((double)x->measure_ns / 1e9) : 0;
+    int rv = merge_rank(&res->s, x, g->blobs + g->displs[i]);
+    if (rv != H2B_OK)
+        return h2b__load_errf(err, rv, "rank %d sent histograms that do not decode", i);
+    res->cpu_user_ns += x->cpu_user_ns;
+    res->cpu_sys_ns += x->cpu_sys_ns;
+    if (x->interrupted)
+        res->interrupted = true;
+    if (x->measure_ns > *measure_max)
+        *measure_max = x->measure_ns;
+    if (!res->start_wall_ns || x->start_wall_ns < res->start_wall_ns)
+        res->start_wall_ns = x->start_wall_ns; /* the job's: the earliest rank's */
+    if (!res->alpn[0])
+        snprintf(res->alpn, sizeof(res->alpn), "%.*s", (int)strnlen(x->alpn, sizeof(x->alpn)),
+                 x->alpn);
+    if (!res->engine[0])
+        snprintf(res->engine, sizeof(res->engine), "%.*s",
+                 (int)strnlen(x->engine, sizeof(x->engine)), x->engine);
+    return H2B_OK;
+}
+
+/* Rank 0: the job's one result from every rank's (res holds the merged intervals already). */
+static int combine_ranks(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
+                         struct gathered *g, struct h2b_load_result *res, struct h2b_diag *err)
+{
+    int rv = h2b_load_stats_init(&res->s);
+    job->ranks = calloc((size_t)job->size, sizeof(*job->ranks));
+    if (rv == H2B_OK && !job->ranks)
+        rv = H2B_ERR_NOMEM;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    uint64_t measure_max = 0;
+    for (int i = 0; i < job->size && rv == H2B_OK; i++)
+        rv = combine_rank(job, g, i, res, &first, &last, &measure_max, err);
+    if (rv != H2B_OK)
+        return rv;
+    if (g->rps_total) {
+        res->conn_rps = g->rps;
+        res->nconn_rps = g->rps_total;
+        g->rps = NULL;
+    }
+    if (res->s.streams_effective == UINT32_MAX) {
+        res->s.streams_effective = 0;
+        res->s.server_max_streams = 0;
+    }
+    /* The job's duration counts from the earliest start to the last end. */
+    res->wall_ns = last > first ? (uint64_t)(last - first) : 0;
+    if (!cfg->duration_ns)
+        res->measure_ns = res->wall_ns ? res->wall_ns : 1;
+    else if (res->interrupted)
+        res->measure_ns = measure_max ? measure_max : 1;
+    else
+        res->measure_ns = cfg->duration_ns;
+    return H2B_OK;
+}
+
+int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config *cfg,
+                     FILE *progress, const char *rank_json_prefix, struct h2b_load_result *res,
+                     struct h2b_diag *err)
+{
+    struct h2b_load_result mine_res;
+    int64_t start = 0, end = 0, skew = 0;
+    int rc = run_rank(job, cfg, progress, &mine_res, &start, &end, &skew, err);
     int local_rv = H2B_OK;
     if (rc == H2B_OK && rank_json_prefix)
         local_rv = write_rank_json(rank_json_prefix, job->rank, cfg, &mine_res, err);
@@ -636,45 +802,8 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
     for (int i = 0; i < NHIST; i++)
         free(enc[i]);
 
-    /* Everyone takes part in every collective, whatever happened to its own run. */
-    int n = job->size;
-    struct wire *all = NULL;
-    int *lens = NULL, *displs = NULL, *rps_counts = NULL, *rps_displs = NULL;
-    char *blobs = NULL;
-    double *rps = NULL;
-    if (job->rank == 0) {
-        all = calloc((size_t)n, sizeof(*all));
-        lens = calloc((size_t)n, sizeof(*lens));
-        displs = calloc((size_t)n, sizeof(*displs));
-        rps_counts = calloc((size_t)n, sizeof(*rps_counts));
-        rps_displs = calloc((size_t)n, sizeof(*rps_displs));
-        if (!all || !lens || !displs || !rps_counts || !rps_displs) {
-            /* Rank 0 cannot receive: it still has to complete the collectives with buffers,
-             * so this is fatal for the job. */
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
-    }
-    int my_len = (int)enc_total;
-    int my_rps = w.has_stats ? (int)w.nconn_rps : 0;
-    MPI_Gather(&w, (int)sizeof(w), MPI_BYTE, all, (int)sizeof(w), MPI_BYTE, 0, MPI_COMM_WORLD);
-    MPI_Gather(&my_len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Gather(&my_rps, 1, MPI_INT, rps_counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    size_t blobs_total = 0, rps_total = 0;
-    if (job->rank == 0) {
-        for (int i = 0; i < n; i++) {
-            displs[i] = (int)blobs_total;
-            blobs_total += (size_t)lens[i];
-            rps_displs[i] = (int)rps_total;
-            rps_total += (size_t)rps_counts[i];
-        }
-        blobs = malloc(blobs_total ? blobs_total : 1);
-        rps = malloc((rps_total ? rps_total : 1) * sizeof(*rps));
-        if (!blobs || !rps)
-            MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    MPI_Gatherv(blob, my_len, MPI_CHAR, blobs, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
-    MPI_Gatherv(w.has_stats ? mine_res.conn_rps : NULL, my_rps, MPI_DOUBLE, rps, rps_counts,
-                rps_displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    struct gathered g;
+    gather_ranks(job, &w, blob, enc_total, rc == H2B_OK ? mine_res.conn_rps : NULL, &g);
     free(blob);
     if (rc == H2B_OK)
         h2b_load_result_free(&mine_res);
@@ -684,99 +813,15 @@ int h2b_load_mpi_run(struct h2b_load_mpi_job *job, const struct h2b_load_config 
     if (cfg->interval_ns) /* the same on every rank: the same options */
         iv_rv = gather_intervals(job, iv_text, iv_len, res, err);
     free(iv_text);
-    if (job->rank != 0)
+    if (job->rank != 0) {
+        gathered_free(&g);
         return rc != H2B_OK ? rc : local_rv;
-
+    }
     /* Rank 0: the one result. */
-    int rv = iv_rv != H2B_OK ? iv_rv : h2b_load_stats_init(&res->s);
-    job->ranks = calloc((size_t)n, sizeof(*job->ranks));
-    if (rv == H2B_OK && !job->ranks)
-        rv = H2B_ERR_NOMEM;
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    uint64_t measure_max = 0;
-    for (int i = 0; i < n && rv == H2B_OK; i++) {
-        const struct wire *x = &all[i];
-        struct h2b_load_mpi_rank *o = &job->ranks[i];
-        if (x->version != WIRE_VERSION || x->size != sizeof(*x)) {
-            rv = h2b__load_errf(err, H2B_ERR_PROTO,
-                                "rank %d runs a different h2bench build (record %u bytes, "
-                                "version %#x): every rank needs the same build",
-                                i, x->size, x->version);
-            break;
-        }
-        snprintf(o->host, sizeof(o->host), "%s", x->host);
-        o->connections = x->connections;
-        o->threads = x->threads;
-        o->requests = x->requests;
-        o->rate = x->rate;
-        o->skew_ns = x->skew_ns;
-        o->rc = x->rc;
-        o->interrupted = x->interrupted;
-        int64_t a = x->skew_ns < 0 ? -x->skew_ns : x->skew_ns;
-        if (a > job->skew_max_ns)
-            job->skew_max_ns = a;
-        if (x->start_rt_ns < first)
-            first = x->start_rt_ns;
-        if (x->end_rt_ns > last)
-            last = x->end_rt_ns;
-        if (x->rc != H2B_OK || !x->has_stats || x->s.conns_ok == 0)
-            job->failed_ranks++;
-        if (x->rc != H2B_OK || !x->has_stats)
-            continue;
-        o->succeeded = x->s.succeeded;
-        o->failed = x->s.failed;
-        o->errored = x->s.errored;
-        o->conns_ok = x->s.conns_ok;
-        o->conns_failed = x->s.conns_failed;
-        o->req_per_s = x->measure_ns ? (double)x->s.done / ((double)x->measure_ns / 1e9) : 0;
-        rv = merge_rank(&res->s, x, blobs + displs[i]);
-        if (rv != H2B_OK) {
-            h2b__load_errf(err, rv, "rank %d sent histograms that do not decode", i);
-            break;
-        }
-        res->cpu_user_ns += x->cpu_user_ns;
-        res->cpu_sys_ns += x->cpu_sys_ns;
-        if (x->interrupted)
-            res->interrupted = true;
-        if (x->measure_ns > measure_max)
-            measure_max = x->measure_ns;
-        if (!res->start_wall_ns || x->start_wall_ns < res->start_wall_ns)
-            res->start_wall_ns = x->start_wall_ns; /* the job's: the earliest rank's */
-        if (!res->alpn[0])
-            snprintf(res->alpn, sizeof(res->alpn), "%.*s", (int)strnlen(x->alpn, sizeof(x->alpn)),
-                     x->alpn);
-        if (!res->engine[0])
-            snprintf(res->engine, sizeof(res->engine), "%.*s",
-                     (int)strnlen(x->engine, sizeof(x->engine)), x->engine);
-    }
-    if (rv == H2B_OK && rps_total) {
-        res->conn_rps = rps;
-        res->nconn_rps = rps_total;
-        rps = NULL;
-    }
-    if (rv == H2B_OK) {
-        if (res->s.streams_effective == UINT32_MAX) {
-            res->s.streams_effective = 0;
-            res->s.server_max_streams = 0;
-        }
-        /* The job's duration counts from the earliest start to the last end. */
-        res->wall_ns = last > first ? (uint64_t)(last - first) : 0;
-        if (!cfg->duration_ns)
-            res->measure_ns = res->wall_ns ? res->wall_ns : 1;
-        else if (res->interrupted)
-            res->measure_ns = measure_max ? measure_max : 1;
-        else
-            res->measure_ns = cfg->duration_ns;
-    }
+    int rv = iv_rv != H2B_OK ? iv_rv : combine_ranks(job, cfg, &g, res, err);
     if (rv != H2B_OK)
         h2b_load_result_free(res);
-    free(all);
-    free(lens);
-    free(displs);
-    free(rps_counts);
-    free(rps_displs);
-    free(blobs);
-    free(rps);
+    gathered_free(&g);
     return rv != H2B_OK ? rv : (rc != H2B_OK ? rc : local_rv);
 }
 
