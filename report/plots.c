@@ -625,8 +625,8 @@ static int plot_over_time_cell(struct h2b__report *rep, const char *dir, size_t 
                                    {"PLOT", h2b_buf_str(&plot)}};
     int rc = h2b_buf_error(&plot) ? h2b_buf_error(&plot) : h2b_buf_error(&marks);
     if (rc == H2B_OK)
-        rc = h2b__report_emit(rep, dir, H2B__CHART_OVER_TIME, name, "over-time", title, &data,
-                              vars, 4);
+        rc = h2b__report_emit(rep, dir, H2B__CHART_OVER_TIME, name, "over-time", title, &data, vars,
+                              4);
     h2b_buf_free(&data);
     h2b_buf_free(&plot);
     h2b_buf_free(&marks);
@@ -653,8 +653,7 @@ int h2b__report_plots(struct h2b__report *rep, const char *dir)
     int rc;
     if ((rc = plot_micro(rep, dir)) || (rc = plot_rps(rep, dir)) || (rc = plot_latency(rep, dir)) ||
         (rc = plot_capacity(rep, dir)) || (rc = plot_over_time(rep, dir)) ||
-        (rc = plot_history(rep, dir)) ||
-        (rc = h2b__report_plot_profiles(rep, dir)))
+        (rc = plot_history(rep, dir)) || (rc = h2b__report_plot_profiles(rep, dir)))
         return rc;
     return H2B_OK;
 }

@@ -242,9 +242,10 @@ const struct h2b_model h2b_results_fork_model = {"fork", sizeof(struct h2b_resul
 
 #define T struct h2b_results_cell_interval
 static const struct h2b_model_field cell_interval_fields[] = {
-    F(T, start_s, REAL, 0),        F(T, end_s, REAL, 0),  F(T, offered_per_s, REAL, 0),
-    F(T, achieved_per_s, REAL, 0), F(T, errors, COUNT, 0), F(T, p50_ns, COUNT, 0),
-    F(T, p99_ns, COUNT, 0),        END,
+    F(T, start_s, REAL, 0),       F(T, end_s, REAL, 0),
+    F(T, offered_per_s, REAL, 0), F(T, achieved_per_s, REAL, 0),
+    F(T, errors, COUNT, 0),       F(T, p50_ns, COUNT, 0),
+    F(T, p99_ns, COUNT, 0),       END,
 };
 #undef T
 const struct h2b_model h2b_results_cell_interval_model = {

@@ -90,13 +90,13 @@ void h2b_client_metrics_free(struct h2b_cell_metrics *m);
 
 /* Everything a client command line needs beside the cell. */
 struct h2b_client_call {
-    const char *program;   /* path of the client executable */
-    const char *url;       /* full request URL */
-    const char *body_file; /* POST body file or NULL */
-    const char *json_out;  /* h2bench load --json destination */
-    const char *log_file;  /* h2load --log-file destination or NULL */
+    const char *program;       /* path of the client executable */
+    const char *url;           /* full request URL */
+    const char *body_file;     /* POST body file or NULL */
+    const char *json_out;      /* h2bench load --json destination */
+    const char *log_file;      /* h2load --log-file destination or NULL */
     const char *interval_json; /* h2bench load --interval-json destination or NULL */
-    double duration_s;     /* > 0: timed run of this length instead of matrix.duration_s */
+    double duration_s;         /* > 0: timed run of this length instead of matrix.duration_s */
 };
 
 /* Builds the NULL-terminated argument vector for a cell into *argv (malloc'd strings and

@@ -295,8 +295,8 @@ static bool over_time_read(const struct h2b_matrix_spec *m, double measured_s, c
     if (rc == H2B_OK)
         rc = h2b_client_shape_bounds(m, measured_s, &res->m.shape_bounds_s);
     else if (d.line > 0)
-        say(res->reason, sizeof(res->reason), "the client's intervals %s:%d:%d: %s", d.file,
-            d.line, d.column, d.message);
+        say(res->reason, sizeof(res->reason), "the client's intervals %s:%d:%d: %s", d.file, d.line,
+            d.column, d.message);
     else
         say(res->reason, sizeof(res->reason), "the client's intervals %s: %s",
             d.file[0] ? d.file : path, d.message);
@@ -592,11 +592,11 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     if (have && mt->search.base.present && !bad)
         bad |= h2b_model_copy(&h2b_results_search_model, &o->search, &mt->search) != H2B_OK;
     if (have && !bad)
-        bad |= copy_array(&h2b_results_cell_interval_model, &o->intervals, &mt->intervals) !=
-               H2B_OK;
+        bad |=
+            copy_array(&h2b_results_cell_interval_model, &o->intervals, &mt->intervals) != H2B_OK;
     if (have && mt->shape_bounds_s.v && !bad)
-        bad |= h2b_model_set_nums(&o->shape_bounds_s, mt->shape_bounds_s.v,
-                                  mt->shape_bounds_s.n) != H2B_OK;
+        bad |= h2b_model_set_nums(&o->shape_bounds_s, mt->shape_bounds_s.v, mt->shape_bounds_s.n) !=
+               H2B_OK;
     return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 
