@@ -6,6 +6,10 @@
  * (client.latency_log), which costs h2load one write per request but gives every sample; we
  * fold those into the core histogram. The text parser keys on line prefixes, not positions, so
  * the "progress" and "spawning thread" chatter around the block does not matter.
+ *
+ * A shaped cell's --interval-json is read with load's own interval parser (the one `h2bench
+ * merge` uses), so the two cannot disagree about a line, and cut to what a cell keeps; its
+ * boundaries come from the shape parsed as the client parses it (load/shape.h).
  */
 #include "run/client.h"
 
