@@ -810,6 +810,64 @@ static void capacity(const struct h2b__report *rep, struct h2b_buf *o)
         h2b__report_chart(rep, o, H2B__CHART_CAPACITY);
 }
 
+/* "Over time": the shaped cells' load, interval by interval, then their charts. */
+static void over_time(const struct h2b__report *rep, struct h2b_buf *o)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_cells; i++)
+        n += h2b__report_over_time(r, i);
+    if (n == 0)
+        return;
+    h2b_buf_puts(o, "\n### Over time\n\nCells whose load follows a shape (`matrix.stages`, "
+                    "`matrix.step`), interval by interval: p50 and p99 from intended send "
+                    "times (left axis), the rate the shape offered and the rate achieved (right "
+                    "axis); dotted lines mark where a stage or a step ends.\n\n"
+                    "| Target | Cell | Intervals | Boundaries (s) | Offered req/s, min - max "
+                    "| Achieved req/s, min - max | Highest p99 |\n"
+                    "|---|---:|---:|---|---:|---:|---:|\n");
+    for (size_t i = 0; i < r->n_cells; i++) {
+        if (!h2b__report_over_time(r, i))
+            continue;
+        const struct h2b_results_cell *c = h2b_results_doc_cell(r->model, i);
+        double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY}, p99 = NAN;
+        for (size_t j = 0; j < c->intervals.n; j++) {
+            const struct h2b_results_cell_interval *e =
+                h2b_model_array_at(&h2b_results_cell_interval_model, &c->intervals, j);
+            const double v[2] = {e->offered_per_s, e->achieved_per_s};
+            for (int k = 0; k < 2; k++) {
+                lo[k] = isfinite(v[k]) && v[k] < lo[k] ? v[k] : lo[k];
+                hi[k] = isfinite(v[k]) && v[k] > hi[k] ? v[k] : hi[k];
+            }
+            if (isfinite(e->p99_ns) && !(e->p99_ns <= p99))
+                p99 = e->p99_ns;
+        }
+        const struct h2b_rdata_cell *rc = &r->cells[i];
+        h2b_buf_puts(o, "| ");
+        txt(o, rc->target);
+        h2b_buf_printf(o, " | %ld×%ld | %zu | ", rc->connections, rc->streams_requested,
+                       c->intervals.n);
+        for (size_t j = 0; j < c->shape_bounds_s.n && j < 12; j++)
+            h2b_buf_printf(o, "%s%.6g", j ? ", " : "", c->shape_bounds_s.v[j]);
+        h2b_buf_puts(o, c->shape_bounds_s.n > 12 ? ", …" : c->shape_bounds_s.n ? "" : "—");
+        for (int k = 0; k < 2; k++) {
+            B(a);
+            B(b);
+            if (isfinite(lo[k]))
+                h2b_buf_printf(o, " | %s - %s", h2b_fmt_rate(lo[k], a, 64),
+                               h2b_fmt_rate(hi[k], b, 64));
+            else
+                h2b_buf_puts(o, " | —");
+        }
+        B(q);
+        h2b_buf_printf(o, " | %s |\n", isfinite(p99) ? h2b_fmt_ns(p99, q, 64) : "—");
+    }
+    if (n > H2B__REPORT_MAX_OVER_TIME)
+        h2b_buf_printf(o, "\nCharts for the first %d of %zu shaped cells.\n",
+                       H2B__REPORT_MAX_OVER_TIME, n);
+    h2b__report_chart(rep, o, H2B__CHART_OVER_TIME);
+}
+
 static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
@@ -918,6 +976,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
     }
     h2b__report_chart(rep, o, H2B__CHART_LATENCY);
     capacity(rep, o);
+    over_time(rep, o);
     resources(rep, o);
     floor_table(rep, o);
 

@@ -547,12 +547,113 @@ static int plot_capacity(struct h2b__report *rep, const char *dir)
     return H2B_OK;
 }
 
+/* Whether head's cell i has a load over time to draw (a shaped cell's intervals). */
+bool h2b__report_over_time(const struct h2b_rdata_results *r, size_t i)
+{
+    const struct h2b_results_cell *c = h2b_results_doc_cell(r->model, i);
+    return c && !r->cells[i].failed && c->intervals.n > 0;
+}
+
+/* The chart of one shaped cell: "mid_s p50 p99 offered achieved" per interval, the shape's
+ * boundaries as dotted vertical lines. */
+static int plot_over_time_cell(struct h2b__report *rep, const char *dir, size_t i)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    const struct h2b_results_cell *c = h2b_results_doc_cell(r->model, i);
+    const struct h2b_rdata_cell *rc_ = &r->cells[i];
+    double vmax = 0, tmax = 0;
+    for (size_t j = 0; j < c->intervals.n; j++) {
+        const struct h2b_results_cell_interval *e =
+            h2b_model_array_at(&h2b_results_cell_interval_model, &c->intervals, j);
+        if (isfinite(e->p99_ns) && e->p99_ns > vmax)
+            vmax = e->p99_ns;
+        if (e->end_s > tmax)
+            tmax = e->end_s;
+    }
+    double unit = vmax >= 1e6 ? 1e6 : 1e3;
+    char name[64], cell[96], title[200], xmax[32];
+    snprintf(name, sizeof(name), "over-time-%zu", i);
+    snprintf(cell, sizeof(cell), "%ldx%ld%s", rc_->connections, rc_->streams_requested,
+             rc_->repeat > 0 ? " (repeat)" : "");
+    snprintf(xmax, sizeof(xmax), "%.6g", tmax > 0 ? tmax : 1);
+    struct h2b_buf data, plot, marks;
+    h2b_buf_init(&data);
+    h2b_buf_init(&plot);
+    h2b_buf_init(&marks);
+    h2b_buf_puts(&data, "# ");
+    dat_comment(&data, rc_->target);
+    h2b_buf_printf(&data,
+                   " %s: interval middle (s), p50 and p99 in %s, offered and achieved req/s\n",
+                   cell, unit == 1e6 ? "ms" : "us");
+    for (size_t j = 0; j < c->intervals.n; j++) {
+        const struct h2b_results_cell_interval *e =
+            h2b_model_array_at(&h2b_results_cell_interval_model, &c->intervals, j);
+        const double v[] = {e->p50_ns / unit, e->p99_ns / unit, e->offered_per_s,
+                            e->achieved_per_s};
+        h2b_buf_printf(&data, "%.6g", (e->start_s + e->end_s) / 2);
+        for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+            if (isfinite(v[k]))
+                h2b_buf_printf(&data, " %.6g", v[k]);
+            else
+                h2b_buf_puts(&data, " ?");
+        }
+        h2b_buf_puts(&data, "\n");
+    }
+    static const struct {
+        int col;
+        const char *axes, *style, *label;
+    } lines[] = {
+        {2, "x1y1", "lw 2 lc rgb \"#1f77b4\" pt 7", "p50"},
+        {3, "x1y1", "lw 2 lc rgb \"#d62728\" pt 7", "p99"},
+        {4, "x1y2", "lw 5 lc rgb \"#c0c0c0\" pt 0", "offered req/s"},
+        {5, "x1y2", "lw 2 lc rgb \"#2ca02c\" pt 5", "achieved req/s"},
+    };
+    for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
+        h2b_buf_printf(&plot, "%s'%s.dat' using 1:%d axes %s with linespoints %s title \"%s\"",
+                       k ? ", " : "", name, lines[k].col, lines[k].axes, lines[k].style,
+                       lines[k].label);
+    for (size_t j = 0; j < c->shape_bounds_s.n; j++)
+        h2b_buf_printf(&marks,
+                       "set arrow from %.6g, graph 0 to %.6g, graph 1 nohead dt 3 lw 1.5 "
+                       "lc rgb \"#444444\"\n",
+                       c->shape_bounds_s.v[j], c->shape_bounds_s.v[j]);
+    snprintf(title, sizeof(title), "Latency and rate over time: %s %s (stage boundaries dotted)",
+             rc_->target, cell);
+    struct h2b_chart_var vars[] = {{"UNIT", unit == 1e6 ? "ms" : "µs"},
+                                   {"XMAX", xmax},
+                                   {"MARKS", h2b_buf_str(&marks)},
+                                   {"PLOT", h2b_buf_str(&plot)}};
+    int rc = h2b_buf_error(&plot) ? h2b_buf_error(&plot) : h2b_buf_error(&marks);
+    if (rc == H2B_OK)
+        rc = h2b__report_emit(rep, dir, H2B__CHART_OVER_TIME, name, "over-time", title, &data, vars,
+                              4);
+    h2b_buf_free(&data);
+    h2b_buf_free(&plot);
+    h2b_buf_free(&marks);
+    return rc;
+}
+
+/* Latency and rate over time: the first H2B__REPORT_MAX_OVER_TIME shaped cells of head. */
+static int plot_over_time(struct h2b__report *rep, const char *dir)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rep->head->n_cells && n < H2B__REPORT_MAX_OVER_TIME; i++) {
+        if (!h2b__report_over_time(rep->head, i))
+            continue;
+        int rc = plot_over_time_cell(rep, dir, i);
+        if (rc)
+            return rc;
+        n++;
+    }
+    return H2B_OK;
+}
+
 int h2b__report_plots(struct h2b__report *rep, const char *dir)
 {
     int rc;
     if ((rc = plot_micro(rep, dir)) || (rc = plot_rps(rep, dir)) || (rc = plot_latency(rep, dir)) ||
-        (rc = plot_capacity(rep, dir)) || (rc = plot_history(rep, dir)) ||
-        (rc = h2b__report_plot_profiles(rep, dir)))
+        (rc = plot_capacity(rep, dir)) || (rc = plot_over_time(rep, dir)) ||
+        (rc = plot_history(rep, dir)) || (rc = h2b__report_plot_profiles(rep, dir)))
         return rc;
     return H2B_OK;
 }

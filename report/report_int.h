@@ -25,17 +25,19 @@ struct h2b_chart_var;
 #include <stdbool.h>
 #include <stddef.h>
 
-#define H2B__REPORT_MAX_CHARTS 16
-#define H2B__MAX_RUNS 64     /* results files a history covers */
-#define H2B__HISTORY_LAST 20 /* the History's change-point table covers the last runs */
+#define H2B__REPORT_MAX_CHARTS 32
+#define H2B__REPORT_MAX_OVER_TIME 8 /* shaped cells drawn over time (the first ones) */
+#define H2B__MAX_RUNS 64            /* results files a history covers */
+#define H2B__HISTORY_LAST 20        /* the History's change-point table covers the last runs */
 
 enum h2b__chart_kind {
     H2B__CHART_MICRO,
     H2B__CHART_RPS,
     H2B__CHART_LATENCY,
     H2B__CHART_HISTORY,
-    H2B__CHART_DSO,     /* profiles.c: the DSO split of every profiled cell */
-    H2B__CHART_CAPACITY /* latency against offered rate of the find_max cells, per target */
+    H2B__CHART_DSO,      /* profiles.c: the DSO split of every profiled cell */
+    H2B__CHART_CAPACITY, /* latency against offered rate of the find_max cells, per target */
+    H2B__CHART_OVER_TIME /* latency and rate against time of a shaped cell, one per cell */
 };
 
 struct h2b__chart {
@@ -73,6 +75,9 @@ struct h2b__report {
 
 /* Writes the chart data and scripts into dir and records them in rep->charts. */
 int h2b__report_plots(struct h2b__report *rep, const char *dir);
+
+/* Whether cell i of r is measured and has intervals to draw over time (plots.c). */
+bool h2b__report_over_time(const struct h2b_rdata_results *r, size_t i);
 
 /* The Profiles section (profiles.c): flame graphs and the DSO chart into dir (during the chart
  * stage), then the markdown. */

@@ -114,6 +114,7 @@ void h2b__report_mermaid(const struct h2b__report *rep, struct h2b_buf *o,
     case H2B__CHART_HISTORY:
     case H2B__CHART_DSO:
     case H2B__CHART_CAPACITY:
+    case H2B__CHART_OVER_TIME:
         break;
     }
     if (!rep->charts_rendered)

@@ -240,6 +240,17 @@ static const struct h2b_model_field fork_fields[] = {
 const struct h2b_model h2b_results_fork_model = {"fork", sizeof(struct h2b_results_fork),
                                                  fork_fields};
 
+#define T struct h2b_results_cell_interval
+static const struct h2b_model_field cell_interval_fields[] = {
+    F(T, start_s, REAL, 0),       F(T, end_s, REAL, 0),
+    F(T, offered_per_s, REAL, 0), F(T, achieved_per_s, REAL, 0),
+    F(T, errors, COUNT, 0),       F(T, p50_ns, COUNT, 0),
+    F(T, p99_ns, COUNT, 0),       END,
+};
+#undef T
+const struct h2b_model h2b_results_cell_interval_model = {
+    "cell interval", sizeof(struct h2b_results_cell_interval), cell_interval_fields};
+
 /* Runner-only fields are OMIT so that a load document (a cell too) does not carry them. */
 #define T struct h2b_results_cell
 static const struct h2b_model_field cell_fields[] = {
@@ -281,6 +292,8 @@ static const struct h2b_model_field cell_fields[] = {
     F(T, note, STRING, OMIT),
     SUB(T, slo, ARRAY, OMIT, h2b_results_slo_model),
     SUB(T, search, OBJECT, OMIT, h2b_results_search_model),
+    SUB(T, intervals, ARRAY, OMIT, h2b_results_cell_interval_model),
+    F(T, shape_bounds_s, NUMBERS, OMIT),
     END,
 };
 #undef T
@@ -608,6 +621,55 @@ bool h2b_results_cell_skipped(const struct h2b_results_cell *c)
     return c->status != NULL && strcmp(c->status, "skipped") == 0;
 }
 
+/* The over-time part of a cell (intervals, shape_bounds_s): bounded, and in the order a chart
+ * against time needs. */
+static int check_over_time(const struct h2b_results_cell *c, const struct h2b_json_src *src,
+                           const char *path, struct h2b_diag *d)
+{
+    char where[512], at[512];
+    const char *file = src ? src->file : NULL, *text = src ? src->text : NULL;
+    const char *ikey = H2B_MODEL_KEY(h2b_results_cell_model, struct h2b_results_cell, intervals);
+    const char *bkey =
+        H2B_MODEL_KEY(h2b_results_cell_model, struct h2b_results_cell, shape_bounds_s);
+    h2b_json_path_key(where, sizeof(where), path, ikey);
+    if (c->intervals.n > H2B_RESULTS_MAX_INTERVALS) {
+        h2b_diag_set(d, file, text, where, "%zu intervals: expected at most %d", c->intervals.n,
+                     H2B_RESULTS_MAX_INTERVALS);
+        return H2B_ERR_PARSE;
+    }
+    double prev = 0;
+    for (size_t i = 0; i < c->intervals.n; i++) {
+        const struct h2b_results_cell_interval *e =
+            h2b_model_array_at(&h2b_results_cell_interval_model, &c->intervals, i);
+        const char *why = isnan(e->start_s) || isnan(e->end_s) ? "expected start_s and end_s"
+                          : !(e->end_s >= e->start_s)          ? "expected end_s >= start_s"
+                          : !(e->start_s >= prev) ? "expected start_s at or after the previous "
+                                                    "interval's"
+                                                  : NULL;
+        if (why) {
+            h2b_json_path_index(at, sizeof(at), where, i);
+            h2b_diag_set(d, file, text, at, "%s", why);
+            return H2B_ERR_PARSE;
+        }
+        prev = e->start_s;
+    }
+    h2b_json_path_key(where, sizeof(where), path, bkey);
+    const struct h2b_model_nums *b = &c->shape_bounds_s;
+    if (b->n > H2B_RESULTS_MAX_SHAPE_BOUNDS) {
+        h2b_diag_set(d, file, text, where, "%zu boundaries: expected at most %d", b->n,
+                     H2B_RESULTS_MAX_SHAPE_BOUNDS);
+        return H2B_ERR_PARSE;
+    }
+    for (size_t i = 1; i < b->n; i++) {
+        if (!(b->v[i] > b->v[i - 1])) {
+            h2b_json_path_index(at, sizeof(at), where, i);
+            h2b_diag_set(d, file, text, at, "expected seconds above the previous boundary's");
+            return H2B_ERR_PARSE;
+        }
+    }
+    return H2B_OK;
+}
+
 int h2b_results_cell_check(const struct h2b_results_cell *c, const struct h2b_json_src *src,
                            const char *path, struct h2b_diag *d)
 {
@@ -631,7 +693,7 @@ int h2b_results_cell_check(const struct h2b_results_cell *c, const struct h2b_js
                      "req_per_s is null but the cell is not marked \"status\": \"failed\"");
         return H2B_ERR_PARSE;
     }
-    return H2B_OK;
+    return check_over_time(c, src, path, d);
 }
 
 static int decode_hist(const char *text, const struct h2b_json_src *src, const char *path,

@@ -175,6 +175,24 @@ struct h2b_results_search {
 extern const struct h2b_model h2b_results_interval_model, h2b_results_slo_model,
     h2b_results_search_model, h2b_results_search_step_model;
 
+/* One interval of a shaped cell (matrix[].intervals): the client's --interval-json line cut to
+ * what the report draws over time. Seconds from the start of the measurement, rates in req/s. */
+struct h2b_results_cell_interval {
+    struct h2b_model_base base;
+    double start_s, end_s;
+    double offered_per_s;  /* what the shape intended in it, per second; null: closed loop */
+    double achieved_per_s; /* requests ended in it, per second */
+    double errors;         /* failed requests that ended in it */
+    double p50_ns, p99_ns; /* latency from intended send times; null: no request ended in it */
+};
+
+extern const struct h2b_model h2b_results_cell_interval_model;
+
+/* Most intervals and stage boundaries a cell may carry (a day of 1 s intervals): a results file
+ * with more is refused (h2b_results_cell_check), and the runner records none beyond it. */
+#define H2B_RESULTS_MAX_INTERVALS 86400
+#define H2B_RESULTS_MAX_SHAPE_BOUNDS 100000
+
 /* One "matrix" cell (also the first part of an h2bench.load/1 document). */
 struct h2b_results_cell {
     struct h2b_model_base base;
@@ -207,6 +225,11 @@ struct h2b_results_cell {
     /* matrix.find_max: what the capacity search found (the cell's metrics are its last passing
      * step's); not present otherwise */
     struct h2b_results_search search;
+    /* matrix.stages / matrix.step: the load over time (of struct h2b_results_cell_interval, in
+     * order; absent: the cell was not shaped) and the shape's boundaries in seconds from the
+     * start of the measurement (where a stage or a step ends inside it) */
+    struct h2b_model_array intervals;
+    struct h2b_model_nums shape_bounds_s;
 };
 
 struct h2b_results_tool {
@@ -378,7 +401,10 @@ int h2b_results_load_from_json(const json_t *obj, const struct h2b_json_src *src
 int h2b_results_load_to_json(const struct h2b_results_load *l, json_t **out);
 
 /* Checks what a reader that renders cells relies on beyond the types: "status" is "ok",
- * "failed" or "skipped", a failed or skipped cell has a reason, a measured one has req_per_s. path
+ * "failed" or "skipped", a failed or skipped cell has a reason, a measured one has req_per_s,
+ * its intervals (at most H2B_RESULTS_MAX_INTERVALS) have start_s and end_s with end_s >= start_s
+ * and starts that never go back, its shape_bounds_s (at most H2B_RESULTS_MAX_SHAPE_BOUNDS)
+ * increase. path
  * is the cell's path. Returns H2B_OK or H2B_ERR_PARSE with d located. */
 int h2b_results_cell_check(const struct h2b_results_cell *c, const struct h2b_json_src *src,
                            const char *path, struct h2b_diag *d);

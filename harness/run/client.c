@@ -6,12 +6,18 @@
  * (client.latency_log), which costs h2load one write per request but gives every sample; we
  * fold those into the core histogram. The text parser keys on line prefixes, not positions, so
  * the "progress" and "spawning thread" chatter around the block does not matter.
+ *
+ * A shaped cell's --interval-json is read with load's own interval parser (the one `h2bench
+ * merge` uses), so the two cannot disagree about a line, and cut to what a cell keeps; its
+ * boundaries come from the shape parsed as the client parses it (load/shape.h).
  */
 #include "run/client.h"
 
 #include "core/error.h"
 #include "core/hist.h"
 #include "core/results.h"
+#include "load/load.h"
+#include "load/shape.h"
 
 #include <errno.h>
 #include <math.h>
@@ -289,6 +295,95 @@ int h2b_client_from_search_json(const json_t *obj, struct h2b_cell_metrics *m)
     return H2B_OK;
 }
 
+static void free_intervals(struct h2b_model_array *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        h2b_model_free(&h2b_results_cell_interval_model,
+                       h2b_model_array_at(&h2b_results_cell_interval_model, a, i));
+    free(a->v);
+    *a = (struct h2b_model_array){0};
+}
+
+int h2b_client_read_intervals(const char *path, struct h2b_cell_metrics *m, struct h2b_diag *d)
+{
+    struct h2b_results_interval *rows = NULL;
+    size_t n = 0;
+    int rc = h2b_load_intervals_read(path, &rows, &n, d);
+    if (rc != H2B_OK)
+        return rc;
+    if (n > H2B_RESULTS_MAX_INTERVALS) {
+        h2b_diag_at(d, path, 0, 0, "%zu intervals: a cell keeps at most %d", n,
+                    H2B_RESULTS_MAX_INTERVALS);
+        h2b_load_intervals_free(rows, n);
+        return H2B_ERR_PARSE;
+    }
+    struct h2b_model_array out = {0};
+    for (size_t i = 0; i < n && rc == H2B_OK; i++) {
+        struct h2b_results_cell_interval *e;
+        rc = h2b_model_array_push(&h2b_results_cell_interval_model, &out, (void **)&e);
+        if (rc != H2B_OK)
+            break;
+        const struct h2b_results_interval *r = &rows[i];
+        e->start_s = r->start_s;
+        e->end_s = r->end_s;
+        e->offered_per_s = r->offered_per_s;
+        e->achieved_per_s = r->achieved_per_s;
+        e->errors = r->errors;
+        /* percentiles of an interval in which nothing ended are null */
+        bool lat = r->latency_ns.base.present && r->ended > 0;
+        e->p50_ns = lat ? r->latency_ns.p50 : NAN;
+        e->p99_ns = lat ? r->latency_ns.p99 : NAN;
+    }
+    h2b_load_intervals_free(rows, n);
+    if (rc != H2B_OK) {
+        free_intervals(&out);
+        h2b_diag_at(d, NULL, 0, 0, "out of memory");
+        return rc;
+    }
+    free_intervals(&m->intervals);
+    m->intervals = out;
+    return H2B_OK;
+}
+
+int h2b_client_shape_bounds(const struct h2b_matrix_spec *m, double duration_s,
+                            struct h2b_model_nums *out)
+{
+    struct h2b_shape shape = {0};
+    struct h2b_diag d;
+    double warmup_s = 0;
+    int rc = H2B_ERR_INVAL;
+    if (m->stages) {
+        rc = h2b_shape_parse_stages(&shape, m->stages, m->rate, &d);
+    } else if (m->step) {
+        double rate, step;
+        uint64_t dur_ns;
+        warmup_s = m->warmup_s > 0 ? m->warmup_s : 0;
+        rc = h2b_shape_parse_step(m->step, &rate, &step, &dur_ns, &d);
+        if (rc == H2B_OK)
+            rc = h2b_shape_steps(&shape, rate, step, dur_ns,
+                                 (uint64_t)((warmup_s + duration_s) * 1e9 + 0.5));
+    }
+    if (rc != H2B_OK)
+        return rc == H2B_ERR_NOMEM ? rc : H2B_ERR_INVAL;
+    double *v = shape.nseg ? malloc(shape.nseg * sizeof(*v)) : NULL;
+    size_t n = 0;
+    if (shape.nseg && !v) {
+        h2b_shape_free(&shape);
+        return H2B_ERR_NOMEM;
+    }
+    /* a boundary is where a segment ends inside the measurement (not at its end) */
+    double end_s = m->stages ? (double)shape.total_ns / 1e9 : duration_s;
+    for (size_t i = 0; i < shape.nseg; i++) {
+        double t = (double)(shape.seg[i].start_ns + shape.seg[i].len_ns) / 1e9 - warmup_s;
+        if (t > 0 && t < end_s - 1e-9 && (n == 0 || t > v[n - 1]))
+            v[n++] = t;
+    }
+    h2b_shape_free(&shape);
+    rc = h2b_model_set_nums(out, v, n);
+    free(v);
+    return rc;
+}
+
 int h2b_client_parse_perf_stat(const char *text, uint64_t *instructions)
 {
     for (const char *line = text; line && *line;
@@ -325,6 +420,9 @@ void h2b_client_metrics_free(struct h2b_cell_metrics *m)
     m->slo = (struct h2b_model_array){0};
     h2b_model_free(&h2b_results_search_model, &m->search); /* a zeroed one owns nothing */
     memset(&m->search, 0, sizeof(m->search));
+    free_intervals(&m->intervals);
+    free(m->shape_bounds_s.v);
+    m->shape_bounds_s = (struct h2b_model_nums){0};
 }
 
 void h2b_client_argv_free(char **argv)
@@ -483,6 +581,8 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         add(&b, "--json");
         add(&b, "%s", call->json_out);
     }
+    if (!h2load && call->interval_json)
+        add(&b, "--interval-json=%s", call->interval_json);
     for (size_t i = 0; i < cl->nargs; i++)
         add(&b, "%s", cl->args[i]);
     add(&b, "%s", call->url);

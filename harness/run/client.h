@@ -41,6 +41,10 @@ struct h2b_cell_metrics {
     struct h2b_model_array slo;
     /* matrix.find_max: what the search found (not present otherwise); owned */
     struct h2b_results_search search;
+    /* matrix.stages / matrix.step: the client's intervals (of struct h2b_results_cell_interval)
+     * and the shape's boundaries in the measurement, seconds (absent: not shaped); owned */
+    struct h2b_model_array intervals;
+    struct h2b_model_nums shape_bounds_s;
 };
 
 /* Parses h2load's text output (stdout) into *m (zeroed first). Returns H2B_OK or
@@ -62,6 +66,20 @@ int h2b_client_from_json(const json_t *obj, struct h2b_cell_metrics *m);
  * no step) or H2B_ERR_NOMEM. */
 int h2b_client_from_search_json(const json_t *obj, struct h2b_cell_metrics *m);
 
+/* Reads the --interval-json file h2bench load wrote at path (hostile: at most
+ * H2B_JSON_MAX_FILE bytes and H2B_RESULTS_MAX_INTERVALS lines, each line's fields checked by
+ * load's own interval parser) into m->intervals, cut to what a cell keeps. Returns H2B_OK,
+ * H2B_ERR_PARSE (d: file, line and what was expected) or H2B_ERR_NOMEM. */
+int h2b_client_read_intervals(const char *path, struct h2b_cell_metrics *m, struct h2b_diag *d);
+
+/* The boundaries of the shape matrix m gives a cell (stages, or the steps of a staircase)
+ * that fall inside its measurement, which lasted duration_s after m's warm-up: seconds from the
+ * measurement's start, increasing, into *out (an empty array when none falls inside). m must
+ * have stages or step (validated by the scenario parser). Returns H2B_OK, H2B_ERR_INVAL (no
+ * shape, or one that does not parse) or H2B_ERR_NOMEM. */
+int h2b_client_shape_bounds(const struct h2b_matrix_spec *m, double duration_s,
+                            struct h2b_model_nums *out);
+
 /* Reads the instruction count from `perf stat -x, -e instructions:u` output (CSV; '#' lines
  * are comments). Returns H2B_OK, H2B_ERR_UNSUPPORTED ("<not supported>" / "<not counted>") or
  * H2B_ERR_PARSE. */
@@ -72,12 +90,13 @@ void h2b_client_metrics_free(struct h2b_cell_metrics *m);
 
 /* Everything a client command line needs beside the cell. */
 struct h2b_client_call {
-    const char *program;   /* path of the client executable */
-    const char *url;       /* full request URL */
-    const char *body_file; /* POST body file or NULL */
-    const char *json_out;  /* h2bench load --json destination */
-    const char *log_file;  /* h2load --log-file destination or NULL */
-    double duration_s;     /* > 0: timed run of this length instead of matrix.duration_s */
+    const char *program;       /* path of the client executable */
+    const char *url;           /* full request URL */
+    const char *body_file;     /* POST body file or NULL */
+    const char *json_out;      /* h2bench load --json destination */
+    const char *log_file;      /* h2load --log-file destination or NULL */
+    const char *interval_json; /* h2bench load --interval-json destination or NULL */
+    double duration_s;         /* > 0: timed run of this length instead of matrix.duration_s */
 };
 
 /* Builds the NULL-terminated argument vector for a cell into *argv (malloc'd strings and

@@ -284,6 +284,27 @@ static bool client_exit_ok(struct run *r, const struct h2b_cell *c, int status,
     return false;
 }
 
+/* A shaped cell's intervals (the client's --interval-json at path) and the shape's boundaries
+ * in its measurement of measured_s (stages: the shape's own length) into res->m; false with
+ * res->reason when the file is missing or malformed (the client's output is hostile too). */
+static bool over_time_read(const struct h2b_matrix_spec *m, double measured_s, const char *path,
+                           struct cell_result *res)
+{
+    struct h2b_diag d = {0};
+    int rc = h2b_client_read_intervals(path, &res->m, &d);
+    if (rc == H2B_OK)
+        rc = h2b_client_shape_bounds(m, measured_s, &res->m.shape_bounds_s);
+    else if (d.line > 0)
+        say(res->reason, sizeof(res->reason), "the client's intervals %s:%d:%d: %s", d.file, d.line,
+            d.column, d.message);
+    else
+        say(res->reason, sizeof(res->reason), "the client's intervals %s: %s",
+            d.file[0] ? d.file : path, d.message);
+    if (rc != H2B_OK && !res->reason[0])
+        say(res->reason, sizeof(res->reason), "the shape's boundaries: %s", h2b_strerror(rc));
+    return rc == H2B_OK;
+}
+
 /* One run of the client for cell i; duration_s > 0 overrides the matrix's (timed mode). */
 static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_result *res)
 {
@@ -291,7 +312,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     struct h2b_target *t = r->targets[inst_of(c)];
     const struct h2b_matrix_spec *m = &r->s->matrix;
     char url[1024], prog[4096], out_path[512], err_path[512], json_path[512], log_path[512];
-    char perf_path[512];
+    char perf_path[512], iv_path[512];
     struct h2b_diag why = {0};
     memset(res, 0, sizeof(*res));
     if (!attempt_ready(r, c, t, res))
@@ -302,6 +323,11 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     snprintf(json_path, sizeof(json_path), "%s/cell-%zu.json", r->dir, i);
     snprintf(log_path, sizeof(log_path), "%s/cell-%zu.log", r->dir, i);
     snprintf(perf_path, sizeof(perf_path), "%s/cell-%zu.perf", r->dir, i);
+    snprintf(iv_path, sizeof(iv_path), "%s/cell-%zu.intervals.ndjson", r->dir, i);
+    /* a shaped cell keeps its load over time: h2bench load's intervals (not a retry's stale) */
+    bool over_time = (m->stages || m->step) && r->s->client.kind == H2B_CLIENT_H2BENCH;
+    if (over_time)
+        unlink(iv_path);
     client_program(r, prog, sizeof(prog));
     struct h2b_client_call call = {
         .program = prog,
@@ -309,6 +335,7 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
         .body_file = r->body_file[0] ? r->body_file : NULL,
         .json_out = json_path,
         .log_file = r->s->client.latency_log ? log_path : NULL,
+        .interval_json = over_time ? iv_path : NULL,
         .duration_s = duration_s,
     };
     char **argv = NULL;
@@ -413,6 +440,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
             r->s->client.kind == H2B_CLIENT_H2LOAD ? out_path : json_path);
         return;
     }
+    if (over_time && !over_time_read(m, measured_s, iv_path, res))
+        return;
     if (counted && res->m.succeeded > 0) {
         res->have_instructions = true;
         res->instructions_per_request = (double)instructions / (double)res->m.succeeded;
@@ -458,6 +487,21 @@ static double u64_or_nan(bool have, uint64_t v)
 static double real_or_nan(bool have, double v)
 {
     return have && isfinite(v) ? v : NAN;
+}
+
+/* Appends a copy of every element of src (of structs described by m) to dst. H2B_OK or
+ * H2B_ERR_NOMEM (what was appended stays dst's). */
+static int copy_array(const struct h2b_model *m, struct h2b_model_array *dst,
+                      const struct h2b_model_array *src)
+{
+    int rc = H2B_OK;
+    for (size_t k = 0; k < src->n && rc == H2B_OK; k++) {
+        void *e;
+        rc = h2b_model_array_push(m, dst, &e);
+        if (rc == H2B_OK)
+            rc = h2b_model_copy(m, e, h2b_model_array_at(m, src, k));
+    }
+    return rc;
 }
 
 /* The results-model cell of cell i (core/results.h). Returns H2B_OK or H2B_ERR_NOMEM; *o is the
@@ -543,14 +587,16 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     }
     if (note[0])
         bad |= h2b_model_set_string(&o->note, note);
-    for (size_t k = 0; have && k < mt->slo.n && !bad; k++) {
-        void *e;
-        bad |= h2b_model_array_push(&h2b_results_slo_model, &o->slo, &e) != H2B_OK ||
-               h2b_model_copy(&h2b_results_slo_model, e,
-                              h2b_model_array_at(&h2b_results_slo_model, &mt->slo, k)) != H2B_OK;
-    }
+    if (have && !bad)
+        bad |= copy_array(&h2b_results_slo_model, &o->slo, &mt->slo) != H2B_OK;
     if (have && mt->search.base.present && !bad)
         bad |= h2b_model_copy(&h2b_results_search_model, &o->search, &mt->search) != H2B_OK;
+    if (have && !bad)
+        bad |=
+            copy_array(&h2b_results_cell_interval_model, &o->intervals, &mt->intervals) != H2B_OK;
+    if (have && mt->shape_bounds_s.v && !bad)
+        bad |= h2b_model_set_nums(&o->shape_bounds_s, mt->shape_bounds_s.v, mt->shape_bounds_s.n) !=
+               H2B_OK;
     return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 

@@ -3,7 +3,9 @@
  * diagnostics) on arbitrary bytes.
  *
  * Whatever it rejects must come with a message and a position inside the text; whatever it
- * accepts must survive locating every top-level field.
+ * accepts must survive locating every top-level field, and decoding with every cell checked as
+ * the report checks it (intervals and shape boundaries included), a refusal again with a
+ * message.
  */
 #include "core/error.h"
 #include "fuzz_input.h"
@@ -26,6 +28,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rv = h2b_results_read(path, &doc, &diag);
     if (rv == H2B_OK) {
         json_decref(doc);
+        struct h2b_results_doc *d = NULL;
+        char *dtext = NULL;
+        if (h2b_results_doc_load(path, &d, &dtext, &diag) == H2B_OK) {
+            struct h2b_json_src src = {path, dtext};
+            for (size_t i = 0; i < d->matrix.n; i++) {
+                char where[32];
+                h2b_json_path_index(where, sizeof(where), "matrix", i);
+                memset(&diag, 0, sizeof(diag));
+                if (h2b_results_cell_check(h2b_results_doc_cell(d, i), &src, where, &diag) !=
+                        H2B_OK &&
+                    diag.message[0] == '\0')
+                    abort();
+            }
+            h2b_results_doc_del(d);
+            free(dtext);
+        }
     } else if (diag.message[0] == '\0' || (diag.line != 0 && diag.line < 1) || diag.column < 0) {
         abort(); /* a rejection must say why, at a real place */
     }

@@ -46,6 +46,40 @@ cat "$TMP/ab.chk"
 expect_eq "compare/ab markdown holds" "$rc" 0
 expect_eq "compare's terminal table: no control bytes" "$(tr -d '\n' <"$TMP/cmp.txt" | tr -d '\040-\176\200-\377' | wc -c)" 0
 
+# a shaped cell's load over time (matrix[].intervals, shape_bounds_s): wrong types, too many
+# intervals, starts going back and boundaries out of order exit 2 naming the place; values at
+# the edge of a double and a hostile target name are drawn without breaking the markdown or
+# reaching the chart script as syntax
+bad_time() { # LABEL JQ MESSAGE
+    jq "$2" "$TMP/head.json" >"$TMP/time-$1.json"
+    err=$("$H2BENCH" report "$TMP/time-$1.json" -o "$TMP/time-$1" --gnuplot /nonexistent 2>&1)
+    expect_eq "over time $1: exit 2" "$?" 2
+    expect_match "over time $1: names the place" "$err" "time-$1\\.json:[0-9]+:[0-9]+: $3"
+}
+bad_time type '.matrix[0].intervals = [{"start_s": "0", "end_s": 1}]' \
+    'matrix\[0\]\.intervals\[0\]\.start_s: expected a non-negative number'
+bad_time object '.matrix[0].intervals = {"start_s": 0}' 'matrix\[0\]\.intervals: expected an array'
+bad_time huge '.matrix[0].intervals = [range(86401) | {start_s: ., end_s: (. + 1)}]' \
+    'matrix\[0\]\.intervals: 86401 intervals: expected at most 86400'
+bad_time back '.matrix[0].intervals = [{"start_s": 2, "end_s": 3}, {"start_s": 1, "end_s": 2}]' \
+    'matrix\[0\]\.intervals\[1\]: expected start_s at or after'
+bad_time bounds '.matrix[0].shape_bounds_s = [2, 1]' 'matrix\[0\]\.shape_bounds_s\[1\]: expected seconds above'
+jq '.matrix[0].intervals = [{"start_s": 0, "end_s": 1, "offered_per_s": 1e300, "achieved_per_s": 0,
+        "errors": 0, "p50_ns": 1, "p99_ns": 9007199254740991}, {"start_s": 1, "end_s": 1e300,
+        "offered_per_s": null, "achieved_per_s": 1e-300, "errors": 3, "p50_ns": null, "p99_ns": null}]
+    | .matrix[0].shape_bounds_s = [0.5, 1e300]' "$TMP/head.json" >"$TMP/time-edge.json"
+"$H2BENCH" report "$TMP/time-edge.json" -o "$TMP/time-edge" --gnuplot /nonexistent >"$TMP/time-edge.out" 2>&1
+expect_eq "over time edge values: report written" "$?" 0
+$CHECK "$TMP/time-edge/REPORT.md" 'Over time' >"$TMP/time-edge.chk"; rc=$?
+cat "$TMP/time-edge.chk"
+expect_eq "over time edge values: REPORT.md holds" "$rc" 0
+expect_eq "over time: the hostile target's backquotes dropped in the chart script" \
+    "$(grep -v '^#' "$TMP/time-edge/over-time-0.gp" | grep -c '`')" 0
+expect_eq "over time: the title carries the name, quoted" \
+    "$(grep -c "^set title 'Latency and rate over time: h2ref<b>|t 1x1" "$TMP/time-edge/over-time-0.gp")" 1
+expect_eq "over time: a null figure is missing data, not a number" \
+    "$(grep -vc '^#' "$TMP/time-edge/over-time-0.dat") $(grep -c ' ? ?' "$TMP/time-edge/over-time-0.dat")" '2 1'
+
 # report --summary (issue 30): the charts are Mermaid blocks, and a target or benchmark name
 # that would end a Mermaid string, statement or the ``` fence ends none of them.
 MM_TARGET=$'nghttpd"] [x`\n```\n%%{init: {}}%%<b>#quot;'

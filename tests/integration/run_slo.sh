@@ -54,7 +54,10 @@ scenario mixed '"connections": [1, 2], "duration_s": 2, "rate": 200, "slo_window
              "slo": {"h2ref:1x*": "p99<5s", "2x2": "p99<1us"}'
 # unjudgeable: p99.9 of ~100 requests
 scenario unjudged '"connections": [1], "duration_s": 1, "rate": 100, "slo": "p999<5s"'
-for s in pass mixed unjudged; do
+# a staircase after a warm-up: the shape starts with the run, the measurement 0.5 s later, so
+# its steps (100, 200, 300 req/s from 0, 1 and 2 s of the run) end 0.5 and 1.5 s into it
+scenario step '"connections": [2], "step": "100+100/1s", "duration_s": 2, "warmup_s": 0.5'
+for s in pass mixed unjudged step; do
     timeout 60 "$H2BENCH" run "$TMP/$s.json" --out "$TMP/$s.res.json" --no-progress \
         >"$TMP/$s.out" 2>"$TMP/$s.err"
     expect_eq "run $s: exit (a verdict is data, not a failed cell)" "$?" 0
@@ -71,6 +74,58 @@ expect_eq "pass: two windows of each objective" \
     "$(jq '[.matrix[0].slo[] | select(.scope == "window")] | length' "$TMP/pass.res.json")" 4
 expect_eq "pass: at most the stages' 350 requests, no single rate" \
     "$(jq '.matrix[0] | .requests >= 1 and .requests <= 351 and .rate == null' "$TMP/pass.res.json")" true
+# the load over time (matrix[].intervals): one interval per second of the shape, offered what
+# the shape intends in it (100 -> 200 over the first second: 150, then 200), the achieved rates
+# adding up to the requests the cell counted as ended, and the boundary between the stages.
+# (A request the client counts as ended just past the shape's end would add an empty span
+# [2, 2] with no rate: the spans with a length are the shape's seconds.)
+SPANS='[.matrix[0].intervals[] | select(.end_s > .start_s)]'
+expect_eq "pass: one interval per second of the shape" \
+    "$(jq -c "$SPANS | map([.start_s, .end_s])" "$TMP/pass.res.json")" '[[0,1],[1,2]]'
+expect_eq "pass: offered follows the shape" \
+    "$(jq -c "$SPANS | map(.offered_per_s * 1000 | round / 1000)" "$TMP/pass.res.json")" '[150,200]'
+expect_eq "pass: the intervals' achieved rates add up to the cell's ended requests" \
+    "$(jq '.matrix[0] | ([.intervals[] | (.achieved_per_s // 0) * (.end_s - .start_s)] | add) - (.succeeded + .failed) | fabs < 0.5' "$TMP/pass.res.json")" true
+expect_eq "pass: each interval's percentiles, p50 <= p99" \
+    "$(jq "$SPANS | map(.p50_ns > 0 and .p50_ns <= .p99_ns and .errors == 0) | all" "$TMP/pass.res.json")" true
+expect_eq "pass: the stages' boundary" "$(jq -c '.matrix[0].shape_bounds_s' "$TMP/pass.res.json")" '[1]'
+expect_eq "step: boundaries in the measurement, after the warm-up" \
+    "$(jq -c '.matrix[0].shape_bounds_s' "$TMP/step.res.json")" '[0.5,1.5]'
+expect_eq "step: offered per interval (half a step each side of a boundary)" \
+    "$(jq -c "$SPANS | map(.offered_per_s * 1000 | round / 1000)" "$TMP/step.res.json")" '[150,250]'
+expect_eq "mixed: an unshaped cell keeps no intervals" \
+    "$(jq '[.matrix[] | has("intervals") or has("shape_bounds_s")] | any' "$TMP/mixed.res.json")" false
+"$H2BENCH" report "$TMP/pass.res.json" "$TMP/step.res.json" -o "$TMP/rep-time" >"$TMP/rep-time.out" 2>&1
+expect_eq "report over time: exit" "$?" 0
+nstep=$(jq '.matrix[0].intervals | length' "$TMP/step.res.json")
+expect_match "report over time: the section's row" "$(cat "$TMP/rep-time/REPORT.md")" \
+    "^\\| h2ref \\| 2×2 \\| $nstep \\| 0\\.5, 1\\.5 \\| 150 - 250 \\| [0-9.]+ - [0-9.]+ \\| [0-9.]+ (ms|µs) \\|\$"
+expect_eq "report over time: the data file, an interval a line" \
+    "$(grep -vc '^#' "$TMP/rep-time/over-time-0.dat")" "$nstep"
+expect_eq "report over time: the boundaries in the script" \
+    "$(grep -o '^set arrow from [0-9.]*, graph 0 to [0-9.]*, graph 1 nohead' "$TMP/rep-time/over-time-0.gp" | tr '\n' ';')" \
+    'set arrow from 0.5, graph 0 to 0.5, graph 1 nohead;set arrow from 1.5, graph 0 to 1.5, graph 1 nohead;'
+if command -v gnuplot >/dev/null; then
+    expect_eq "report over time: chart drawn" "$(test -s "$TMP/rep-time/over-time-0.png" && echo yes)" yes
+    expect_match "report over time: chart linked with its alt text" "$(cat "$TMP/rep-time/REPORT.md")" \
+        '^!\[Latency and rate over time: h2ref 2x2 \(stage boundaries dotted\)\]\(over-time-0\.png\)'
+fi
+# a client whose intervals are malformed fails its cell, naming the file, the line and the field
+cat >"$TMP/badclient.sh" <<SH
+#!/bin/sh
+"$H2BENCH" "\$@"; rc=\$?
+for a; do
+    case \$a in --interval-json=*) printf '{"index": 0, "start_s": "soon"}\\n' >"\${a#--interval-json=}" ;; esac
+done
+exit \$rc
+SH
+chmod +x "$TMP/badclient.sh"
+jq --arg c "$TMP/badclient.sh" '.client.command = $c | .name = "badiv"' "$TMP/pass.json" >"$TMP/badiv.json"
+timeout 60 "$H2BENCH" run "$TMP/badiv.json" --out "$TMP/badiv.res.json" --no-progress \
+    >"$TMP/badiv.out" 2>"$TMP/badiv.err"
+expect_eq "bad intervals: the run says a cell failed" "$?" 3
+expect_match "bad intervals: the cell's reason" "$(jq -r '.matrix[0].status + ": " + .matrix[0].reason' "$TMP/badiv.res.json")" \
+    "^failed: the client's intervals .*cell-0\.intervals\.ndjson:1:[0-9]+: .*start_s"
 expect_eq "pass: figure under limit" \
     "$(jq '.matrix[0].slo[0] | .value < .limit and .limit == 5e9' "$TMP/pass.res.json")" true
 expect_eq "mixed: per-cell objectives" \

@@ -275,6 +275,53 @@ static void test_client_argv_slo(void)
     h2b_scenario_del(s);
 }
 
+/* A shaped cell's boundaries inside its measurement: stages from the cell's start, a
+ * staircase's steps from the run's start (a warm-up shifts them), neither the measurement's
+ * start nor its end; and its client gets --interval-json before the URL. */
+static void test_shape_bounds(void)
+{
+    struct h2b_scenario *s =
+        scenario("{\"name\": \"s\", \"targets\": [{}], \"matrix\": {\"connections\": [1], "
+                 "\"streams\": [1], \"rate\": 10, \"stages\": \"2s:100,1s:100,3s:0\"}}");
+    if (!s)
+        return;
+    struct h2b_model_nums b = {0};
+    CHECK_EQ_INT(h2b_client_shape_bounds(&s->matrix, 0, &b), H2B_OK);
+    CHECK_EQ_U64(b.n, 2);
+    CHECK(b.n == 2 && b.v[0] == 2 && b.v[1] == 3);
+    free(b.v);
+    struct h2b_cell c = {.connections = 1, .streams_requested = 1, .streams_effective = 1};
+    struct h2b_client_call call = {.program = "h2bench",
+                                   .url = "http://127.0.0.1:1/hello",
+                                   .json_out = "/d/cell-0.json",
+                                   .interval_json = "/d/cell-0.intervals.ndjson"};
+    char **argv = NULL, j[512] = "";
+    size_t used = 0;
+    CHECK_EQ_INT(h2b_client_argv(s, &c, &call, &argv), H2B_OK);
+    for (char **a = argv; a && *a; a++)
+        used += (size_t)snprintf(j + used, sizeof(j) - used, "%s ", *a);
+    h2b_client_argv_free(argv);
+    CHECK_STR(j, "h2bench load -c 1 -m 1 -t 1 --stages=2s:100,1s:100,3s:0 --total-rps 10 --json "
+                 "/d/cell-0.json --interval-json=/d/cell-0.intervals.ndjson "
+                 "http://127.0.0.1:1/hello ");
+    h2b_scenario_del(s);
+    s = scenario("{\"name\": \"s\", \"targets\": [{}], \"matrix\": {\"connections\": [1], "
+                 "\"streams\": [1], \"step\": \"100+50/1s\", \"duration_s\": 2.5, "
+                 "\"warmup_s\": 0.5}}");
+    if (!s)
+        return;
+    b = (struct h2b_model_nums){0};
+    CHECK_EQ_INT(h2b_client_shape_bounds(&s->matrix, 2.5, &b), H2B_OK);
+    CHECK(b.n == 2 && b.v[0] == 0.5 && b.v[1] == 1.5); /* 2.5 is the measurement's end */
+    free(b.v);
+    /* a timed cell extended (run_cell) ran longer than matrix.duration_s: more steps inside */
+    b = (struct h2b_model_nums){0};
+    CHECK_EQ_INT(h2b_client_shape_bounds(&s->matrix, 4, &b), H2B_OK);
+    CHECK(b.n == 4 && b.v[3] == 3.5);
+    free(b.v);
+    h2b_scenario_del(s);
+}
+
 /* The shape h2bench load --json writes (harness/load/report.c). */
 static void test_load_json(void)
 {
@@ -347,6 +394,7 @@ int main(void)
     test_h2load_text();
     test_client_argv();
     test_client_argv_slo();
+    test_shape_bounds();
     test_load_json();
     test_perf_stat();
     test_peer_expand();
