@@ -1210,6 +1210,9 @@ static int check_models(struct h2b_load_config *cfg, const struct parse_state *p
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--total-rps, --rps and --timing-script-file are different load "
                               "models: give one");
+    if (cfg->conn_shape_text &&
+        (rv = build_conn_shape(cfg, ps->conn_shape_is_step, ps->connections_given, err)) != H2B_OK)
+        return rv;
     /* h2load's rules for -r (a connection ramp) */
     if (cfg->conn_rate && cfg->duration_ns)
         return h2b__load_errf(err, H2B_ERR_INVAL,
@@ -1227,9 +1230,6 @@ static int check_models(struct h2b_load_config *cfg, const struct parse_state *p
     if (cfg->base_uri && (rv = apply_base_uri(cfg, err)) != H2B_OK)
         return rv;
     if ((rv = check_tls_options(cfg, err)) != H2B_OK)
-        return rv;
-    if (cfg->conn_shape_text &&
-        (rv = build_conn_shape(cfg, ps->conn_shape_is_step, ps->connections_given, err)) != H2B_OK)
         return rv;
     return H2B_OK;
 }

@@ -68,7 +68,6 @@ void h2b__load_ival_roll(struct h2b__load_worker *w)
     if (k > sh->i_last)
         k = sh->i_last;
     struct h2b__load_islot *s = &w->islot[w->iseq % w->nislot];
-    s->conns = w->conns_open; /* as the interval it fills ends */
     if (k > s->last) {
         uint64_t con = atomic_load_explicit(&w->icon, memory_order_acquire);
         if (w->iseq + 2 - con <= w->nislot) {

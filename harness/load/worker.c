@@ -547,7 +547,8 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns)
         w->rc = H2B_ERR_SYS;
         return false;
     }
-    if (w->islot && h2b__load_running(w)) /* the connections of the interval being filled */
+    /* the connections open as the interval being filled ends: the last turn's before its end */
+    if (w->islot && h2b__load_running(w) && w->now < w->i_end)
         w->islot[w->iseq % w->nislot].conns = w->conns_open;
     w->now = h2b_clock_now_ns();
     for (int i = 0; i < n; i++)
