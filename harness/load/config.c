@@ -758,7 +758,8 @@ static int build_conn_shape(struct h2b_load_config *cfg, bool step, bool connect
         double n, inc;
         uint64_t dur;
         if (!cfg->duration_ns)
-            return h2b__load_errf(err, H2B_ERR_INVAL, "--conn-step needs -D (how long the stairs go)");
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--conn-step needs -D (how long the stairs go)");
         if ((rv = h2b_shape_parse_conn_step(cfg->conn_shape_text, &n, &inc, &dur, err)) != H2B_OK)
             return rv;
         rv = h2b_shape_steps(&cfg->conn_shape, n, inc, dur, cfg->warmup_ns + cfg->duration_ns);
@@ -779,8 +780,8 @@ static int build_conn_shape(struct h2b_load_config *cfg, bool step, bool connect
     double peak = round(h2b_shape_peak(&cfg->conn_shape));
     if (peak < 1 || peak > H2B_SHAPE_MAX_CONNS)
         return h2b__load_errf(err, H2B_ERR_INVAL,
-                              "%s '%s': its peak rounds to %.0f connections (expected 1..%d)",
-                              flag, cfg->conn_shape_text, peak, H2B_SHAPE_MAX_CONNS);
+                              "%s '%s': its peak rounds to %.0f connections (expected 1..%d)", flag,
+                              cfg->conn_shape_text, peak, H2B_SHAPE_MAX_CONNS);
     if (!connections_given)
         cfg->connections = (uint32_t)peak;
     else if (cfg->connections < peak)
@@ -1340,8 +1341,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
                               cfg->threads, cfg->connections);
     if ((rv = check_objectives(cfg, &ps, err)) != H2B_OK)
         return rv;
-    if (!cfg->interval_ns && (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg ||
-                              cfg->conn_shape.nseg))
+    if (!cfg->interval_ns &&
+        (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg || cfg->conn_shape.nseg))
         cfg->interval_ns = H2B_NS_PER_SEC;
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
         return h2b__load_errf(err, H2B_ERR_INVAL,

@@ -96,7 +96,7 @@ struct h2b__load_life *h2b__serial_life(const struct h2b__load_worker *w, uint32
 #define H2B__SERIAL_HOOKS                                                                          \
     .start = h2b__serial_start, .on_event = h2b__serial_on_event,                                  \
     .rate = {h2b__serial_phase, h2b__serial_can_take, h2b__serial_submit},                         \
-    .timeouts = h2b__serial_timeouts, .deadline = h2b__serial_deadline, .stop = h2b__serial_stop, \
+    .timeouts = h2b__serial_timeouts, .deadline = h2b__serial_deadline, .stop = h2b__serial_stop,  \
     .life = h2b__serial_life
 
 #endif

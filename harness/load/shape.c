@@ -75,26 +75,30 @@ struct unit {
     double start_min, max;
 };
 
-static const struct unit RATES = {
-    "--stages",        "--step",
-    "rate",            "RATE",
-    "requests/s",      "0..1e9",
-    "0.001..1e9",      "100+50/5s",
-    "a rate in req/s", "the shape intends no request (every rate is 0)",
-    0.001,             MAX_RATE};
-static const struct unit CONNS = {
-    "--conn-stages",
-    "--conn-step",
-    "connections",
-    "N",
-    "connections",
-    "0..1000000",
-    "1..1000000",
-    "2+2/5s",
-    "a number of connections",
-    "the shape opens no connection (every value is 0)",
-    1,
-    H2B_SHAPE_MAX_CONNS};
+static const struct unit RATES = {"--stages",
+                                  "--step",
+                                  "rate",
+                                  "RATE",
+                                  "requests/s",
+                                  "0..1e9",
+                                  "0.001..1e9",
+                                  "100+50/5s",
+                                  "a rate in req/s",
+                                  "the shape intends no request (every rate is 0)",
+                                  0.001,
+                                  MAX_RATE};
+static const struct unit CONNS = {"--conn-stages",
+                                  "--conn-step",
+                                  "connections",
+                                  "N",
+                                  "connections",
+                                  "0..1000000",
+                                  "1..1000000",
+                                  "2+2/5s",
+                                  "a number of connections",
+                                  "the shape opens no connection (every value is 0)",
+                                  1,
+                                  H2B_SHAPE_MAX_CONNS};
 
 static int parse_stages(struct h2b_shape *s, const char *text, double start_rate,
                         const struct unit *u, struct h2b_diag *d)
@@ -138,8 +142,8 @@ static int parse_stages(struct h2b_shape *s, const char *text, double start_rate
             break;
         }
         if (out.total_ns + dur > MAX_SHAPE_NS) {
-            h2b_diag_at(d, u->flag, 1, (int)pos + 1,
-                        "stage %d: the shape is longer than 30 days", stage);
+            h2b_diag_at(d, u->flag, 1, (int)pos + 1, "stage %d: the shape is longer than 30 days",
+                        stage);
             rv = H2B_ERR_PARSE;
             break;
         }

@@ -36,11 +36,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_WAIT_NS (100 * H2B_NS_PER_MS) /* stop flag and progress are noticed this fast */
-#define LOGBUF_SIZE (64 * 1024)           /* --log-file rows per write(2) */
-#define NAP_BACKOFF_MAX 1024              /* turns without a nap after naps that found nothing */
-#define NAP_START_NS (20 * 1000)          /* --coalesce: the first nap */
-#define NAP_MIN_NS (5 * 1000)             /* --coalesce: the shortest nap */
+#define MAX_WAIT_NS (100 * H2B_NS_PER_MS)   /* stop flag and progress are noticed this fast */
+#define LOGBUF_SIZE (64 * 1024)             /* --log-file rows per write(2) */
+#define NAP_BACKOFF_MAX 1024                /* turns without a nap after naps that found nothing */
+#define NAP_START_NS (20 * 1000)            /* --coalesce: the first nap */
+#define NAP_MIN_NS (5 * 1000)               /* --coalesce: the shortest nap */
 #define CONN_FOLLOW_NS (10 * H2B_NS_PER_MS) /* --conn-stages: the longest wait between looks */
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -381,14 +381,14 @@ void h2b__load_release(struct h2b__load_worker *w, const struct h2b__load_rate *
  * lowest-numbered ones doing requests. One above the share winds down (budget 0: it submits
  * nothing more and closes, finished, once its requests have ended, each counted as usual); one
  * below it starts, or restarts once it has finished winding down; one still opening above it
- * winds down once it is up (until then conn_waiting makes every turn look again). A dead one (it failed without a response) stays dead, as in any
- * closed-loop run. */
+ * winds down once it is up (until then conn_waiting makes every turn look again). A dead one (it
+ * failed without a response) stays dead, as in any closed-loop run. */
 static void conn_follow(struct h2b__load_worker *w)
 {
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b__load_engine *e = w->eng;
-    uint32_t want = h2b_shape_share(&sh->cfg->conn_shape, w->now - sh->t0, sh->cfg->threads,
-                                    (uint32_t)w->id);
+    uint32_t want =
+        h2b_shape_share(&sh->cfg->conn_shape, w->now - sh->t0, sh->cfg->threads, (uint32_t)w->id);
     if (want > w->nconns)
         want = w->nconns;
     if (want == w->conn_want && !w->conn_waiting)

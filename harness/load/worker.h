@@ -83,12 +83,12 @@ struct h2b__load_worker {
     uint32_t conns_open; /* connections connecting or up (h2b__load_life_connect .. _closed) */
     uint32_t conn_want;  /* --conn-stages: this worker's share of the shape, as last applied */
     bool conn_waiting;   /* --conn-stages: a wanted connection is still winding down */
-    uint64_t next_pace; /* paced: earliest due time of a connection with a free stream */
-    char *logbuf;       /* --log-file rows waiting for one write(2) */
-    uint64_t todo;      /* -n: this worker's requests (h2load's progress is per 10% of them) */
-    uint64_t ended;     /* measured requests ended so far */
-    int phase;          /* -D: 0 before the first connection, 1 warm-up, 2 main, 3 over */
-    bool app_reported;  /* "Application protocol:" printed (worker 0) */
+    uint64_t next_pace;  /* paced: earliest due time of a connection with a free stream */
+    char *logbuf;        /* --log-file rows waiting for one write(2) */
+    uint64_t todo;       /* -n: this worker's requests (h2load's progress is per 10% of them) */
+    uint64_t ended;      /* measured requests ended so far */
+    int phase;           /* -D: 0 before the first connection, 1 warm-up, 2 main, 3 over */
+    bool app_reported;   /* "Application protocol:" printed (worker 0) */
     bool tls_reported;
     size_t loglen;
     struct h2b_arrival sched;
