@@ -75,30 +75,34 @@ struct unit {
     double start_min, max;
 };
 
-static const struct unit RATES = {"--stages",
-                                  "--step",
-                                  "rate",
-                                  "RATE",
-                                  "requests/s",
-                                  "0..1e9",
-                                  "0.001..1e9",
-                                  "100+50/5s",
-                                  "a rate in req/s",
-                                  "the shape intends no request (every rate is 0)",
-                                  0.001,
-                                  MAX_RATE};
-static const struct unit CONNS = {"--conn-stages",
-                                  "--conn-step",
-                                  "connections",
-                                  "N",
-                                  "connections",
-                                  "0..1000000",
-                                  "1..1000000",
-                                  "2+2/5s",
-                                  "a number of connections",
-                                  "the shape opens no connection (every value is 0)",
-                                  1,
-                                  H2B_SHAPE_MAX_CONNS};
+static const struct unit RATES = {
+    .flag = "--stages",
+    .step_flag = "--step",
+    .field = "rate",
+    .start = "RATE",
+    .what = "requests/s",
+    .range = "0..1e9",
+    .start_range = "0.001..1e9",
+    .step_example = "100+50/5s",
+    .value = "a rate in req/s",
+    .empty = "the shape intends no request (every rate is 0)",
+    .start_min = 0.001,
+    .max = MAX_RATE,
+};
+static const struct unit CONNS = {
+    .flag = "--conn-stages",
+    .step_flag = "--conn-step",
+    .field = "connections",
+    .start = "N",
+    .what = "connections",
+    .range = "0..1000000",
+    .start_range = "1..1000000",
+    .step_example = "2+2/5s",
+    .value = "a number of connections",
+    .empty = "the shape opens no connection (every value is 0)",
+    .start_min = 1,
+    .max = H2B_SHAPE_MAX_CONNS,
+};
 
 static int parse_stages(struct h2b_shape *s, const char *text, double start_rate,
                         const struct unit *u, struct h2b_diag *d)
