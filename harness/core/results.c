@@ -363,6 +363,7 @@ static const struct h2b_model_field interval_fields[] = {
     F(T, ended, COUNT, 0),
     F(T, succeeded, COUNT, 0),
     F(T, errors, COUNT, 0),
+    F(T, connections, COUNT, OMIT),
     SUB(T, latency_ns, OBJECT, 0, h2b_results_latency_model),
     F(T, latency_histogram, STRING, OMIT),
     F(T, coalesced, COUNT, OMIT),

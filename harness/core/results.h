@@ -277,6 +277,7 @@ struct h2b_results_interval {
     struct h2b_results_latency latency_ns;
     char *latency_histogram; /* h2b_hist_encode text: merges exactly, offline */
     double coalesced;        /* intervals a lagging reader folded into this one (left out when 0) */
+    double connections;      /* --conn-stages: connections open at its end (left out without one) */
 };
 
 /* What `h2bench load --json` writes: a matrix cell and the load generator's own fields. */

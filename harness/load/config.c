@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <openssl/ssl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -85,6 +86,7 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->json_path);
     free(cfg->hdr_log_path);
     free(cfg->shape_text);
+    free(cfg->conn_shape_text);
     free(cfg->interval_json_path);
     free(cfg->slo_text);
     if (cfg->slo) {
@@ -92,6 +94,7 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
         free(cfg->slo);
     }
     h2b_shape_free(&cfg->shape);
+    h2b_shape_free(&cfg->conn_shape);
     free(cfg->script_ns);
     free(cfg->script_path);
     free(cfg->base_unix);
@@ -219,6 +222,11 @@ void h2b_load_usage(FILE *f)
         "                          --total-rps (or 0) to each RATE over its DUR; the run lasts\n"
         "                          the stages (no -D), e.g. 10s:1000,30s:5000,10s:0\n"
         "      --step=R+S/DUR      open loop staircase: R req/s, R+S after DUR, R+2S ... (-D)\n"
+        "      --conn-stages=LIST  closed loop, connections shaped: DUR:N,... ramps the open\n"
+        "                          connections linearly from 0 to each N over its DUR (each\n"
+        "                          with -m streams); the run lasts the stages (no -D); -c is\n"
+        "                          the most (default: the peak), e.g. 10s:50,30s:50,10s:5\n"
+        "      --conn-step=N+S/DUR  closed loop staircase: N connections, N+S after DUR ... (-D)\n"
         "      --interval=DUR      length of the per-interval results (default 1s)\n"
         "      --interval-json=FILE  one JSON line per interval: offered and achieved rate,\n"
         "                          errors, that interval's exact latency percentiles\n"
@@ -523,6 +531,8 @@ enum {
     OPT_LATENCY,
     OPT_STAGES,
     OPT_STEP,
+    OPT_CONN_STAGES,
+    OPT_CONN_STEP,
     OPT_INTERVAL,
     OPT_INTERVAL_JSON,
     OPT_SLO,
@@ -592,6 +602,8 @@ static const struct option long_options[] = {
     {"h3", no_argument, NULL, OPT_H3},
     {"stages", required_argument, NULL, OPT_STAGES},
     {"step", required_argument, NULL, OPT_STEP},
+    {"conn-stages", required_argument, NULL, OPT_CONN_STAGES},
+    {"conn-step", required_argument, NULL, OPT_CONN_STEP},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"interval-json", required_argument, NULL, OPT_INTERVAL_JSON},
     {"slo", required_argument, NULL, OPT_SLO},
@@ -723,12 +735,70 @@ static int build_shape(struct h2b_load_config *cfg, bool step, struct h2b_diag *
     return H2B_OK;
 }
 
+/* --conn-stages or --conn-step (cfg->conn_shape_text) into cfg->conn_shape: a closed-loop run
+ * whose number of connections follows the shape, -c its most (by default the peak). Refuses the
+ * open loop's rates, -n and -r, which say otherwise how much load there is. */
+static int build_conn_shape(struct h2b_load_config *cfg, bool step, bool connections_given,
+                            struct h2b_diag *err)
+{
+    const char *flag = step ? "--conn-step" : "--conn-stages";
+    int rv;
+    if (cfg->rate > 0 || cfg->rps > 0 || cfg->shape_text || cfg->find_max || cfg->nscript)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "%s shapes the closed loop's connections: not with an open-loop "
+                              "rate (--total-rps, --rps, --stages, --step, --find-max, "
+                              "--timing-script-file)",
+                              flag);
+    if (cfg->requests_given || cfg->conn_rate)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "%s: not with -n (the shape sets the run's length) or -r (the "
+                              "shape ramps the connections)",
+                              flag);
+    if (step) {
+        double n, inc;
+        uint64_t dur;
+        if (!cfg->duration_ns)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--conn-step needs -D (how long the stairs go)");
+        if ((rv = h2b_shape_parse_conn_step(cfg->conn_shape_text, &n, &inc, &dur, err)) != H2B_OK)
+            return rv;
+        rv = h2b_shape_steps(&cfg->conn_shape, n, inc, dur, cfg->warmup_ns + cfg->duration_ns);
+        if (rv == H2B_ERR_INVAL)
+            return h2b__load_errf(err, rv, "--conn-step '%s': more than %d steps in -D",
+                                  cfg->conn_shape_text, H2B_SHAPE_MAX_SEGMENTS);
+        if (rv != H2B_OK)
+            return h2b__load_errf(err, rv, "out of memory");
+    } else {
+        if (cfg->duration_ns || cfg->warmup_ns)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--conn-stages sets the run's length: no -D or --warm-up-time");
+        if ((rv = h2b_shape_parse_conn_stages(&cfg->conn_shape, cfg->conn_shape_text, err)) !=
+            H2B_OK)
+            return rv;
+        cfg->duration_ns = cfg->conn_shape.total_ns;
+    }
+    double peak = round(h2b_shape_peak(&cfg->conn_shape));
+    if (peak < 1 || peak > H2B_SHAPE_MAX_CONNS)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "%s '%s': its peak rounds to %.0f connections (expected 1..%d)", flag,
+                              cfg->conn_shape_text, peak, H2B_SHAPE_MAX_CONNS);
+    if (!connections_given)
+        cfg->connections = (uint32_t)peak;
+    else if (cfg->connections < peak)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "-c %u is below the peak of %s '%s' (%.0f connections): -c is the "
+                              "most connections open",
+                              cfg->connections, flag, cfg->conn_shape_text, peak);
+    return H2B_OK;
+}
+
 #define NOT_MINE 1   /* an option group's answer for an option of another group */
 #define PARSE_STOP 2 /* an option group's answer for --version: the rest is not read */
 
 /* What the option groups share while one command line is parsed. */
 struct parse_state {
     bool shape_is_step, slo_abort, slo_grace_given;
+    bool conn_shape_is_step, connections_given;
     uint64_t slo_window, slo_grace;
     struct h2b_slo *slo;
     bool h1_clear; /* -p http/1.1 */
@@ -755,6 +825,7 @@ static int opt_workload(struct h2b_load_config *cfg, struct parse_state *ps, int
         if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
             return bad_value(err, rv, "-c", a, "1..1000000");
         cfg->connections = (uint32_t)v;
+        ps->connections_given = true;
         return H2B_OK;
     case 'm':
         if ((rv = h2b_cli_parse_u64(a, 1, 1000000, &v)) != H2B_OK)
@@ -861,6 +932,15 @@ static int opt_rate(struct h2b_load_config *cfg, struct parse_state *ps, int c, 
         if ((rv = set_string(&cfg->shape_text, a, err)) != H2B_OK)
             return rv;
         ps->shape_is_step = c == OPT_STEP;
+        return H2B_OK;
+    case OPT_CONN_STAGES:
+    case OPT_CONN_STEP:
+        if (cfg->conn_shape_text)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--conn-stages and --conn-step: give one shape, once");
+        if ((rv = set_string(&cfg->conn_shape_text, a, err)) != H2B_OK)
+            return rv;
+        ps->conn_shape_is_step = c == OPT_CONN_STEP;
         return H2B_OK;
     case OPT_INTERVAL:
         if ((rv = h2b_cli_parse_duration_ns(a, 1000000, MAX_DURATION, &v)) != H2B_OK)
@@ -1131,6 +1211,9 @@ static int check_models(struct h2b_load_config *cfg, const struct parse_state *p
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "--total-rps, --rps and --timing-script-file are different load "
                               "models: give one");
+    if (cfg->conn_shape_text &&
+        (rv = build_conn_shape(cfg, ps->conn_shape_is_step, ps->connections_given, err)) != H2B_OK)
+        return rv;
     /* h2load's rules for -r (a connection ramp) */
     if (cfg->conn_rate && cfg->duration_ns)
         return h2b__load_errf(err, H2B_ERR_INVAL,
@@ -1258,7 +1341,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
                               cfg->threads, cfg->connections);
     if ((rv = check_objectives(cfg, &ps, err)) != H2B_OK)
         return rv;
-    if (!cfg->interval_ns && (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg))
+    if (!cfg->interval_ns &&
+        (cfg->interval_json_path || cfg->hdr_log_path || cfg->shape.nseg || cfg->conn_shape.nseg))
         cfg->interval_ns = H2B_NS_PER_SEC;
     if (!cfg->duration_ns && cfg->rate == 0 && cfg->requests < cfg->connections)
         return h2b__load_errf(err, H2B_ERR_INVAL,

@@ -278,11 +278,13 @@ void h2b__h2_pace(struct h2b__load_worker *w);
 void h2b__h2_timeouts(struct h2b__load_worker *w);
 uint64_t h2b__h2_deadline(const struct h2b__load_worker *w);
 const struct h2b__load_life *h2b__h2_stop(struct h2b__load_worker *w, uint32_t i);
+struct h2b__load_life *h2b__h2_life(const struct h2b__load_worker *w, uint32_t i);
 
 #define H2B__H2_HOOKS                                                                              \
     .tag = "load", .ramp = true, .naps = true, .start = h2b__h2_start,                             \
     .on_event = h2b__h2_on_event, .flush = h2b__h2_flush,                                          \
     .rate = {h2b__h2_phase, h2b__h2_can_take, h2b__h2_submit}, .after_release = h2b__h2_pace,      \
-    .timeouts = h2b__h2_timeouts, .deadline = h2b__h2_deadline, .stop = h2b__h2_stop
+    .timeouts = h2b__h2_timeouts, .deadline = h2b__h2_deadline, .stop = h2b__h2_stop,              \
+    .life = h2b__h2_life
 
 #endif

@@ -726,6 +726,11 @@ uint64_t h2b__h2_deadline(const struct h2b__load_worker *w)
     return w->sh->paced ? w->next_pace : UINT64_MAX;
 }
 
+struct h2b__load_life *h2b__h2_life(const struct h2b__load_worker *w, uint32_t i)
+{
+    return &conn_at(w, i)->life;
+}
+
 const struct h2b__load_life *h2b__h2_stop(struct h2b__load_worker *w, uint32_t i)
 {
     const struct h2b__load_shared *sh = w->sh;

@@ -81,7 +81,7 @@ struct h3w {
 
 /* ---- helpers ---- */
 
-static struct h3w *hw_of(struct h2b__load_worker *w)
+static struct h3w *hw_of(const struct h2b__load_worker *w)
 {
     return w->es;
 }
@@ -634,6 +634,11 @@ static uint64_t deadline(const struct h2b__load_worker *w)
     return until;
 }
 
+static struct h2b__load_life *life(const struct h2b__load_worker *w, uint32_t i)
+{
+    return &hw_of(w)->conns[i].life;
+}
+
 static const struct h2b__load_life *stop(struct h2b__load_worker *w, uint32_t i)
 {
     struct h3c *c = &hw_of(w)->conns[i];
@@ -733,4 +738,5 @@ const struct h2b__load_engine h2b__h3_engine = {
     .timeouts = check_timeouts,
     .deadline = deadline,
     .stop = stop,
+    .life = life,
 };

@@ -75,7 +75,7 @@ void h2b__load_ival_roll(struct h2b__load_worker *w)
             atomic_store_explicit(&w->ipub, w->iseq, memory_order_release);
             s = &w->islot[w->iseq % w->nislot];
             s->first = k;
-            s->ended = s->succeeded = s->errors = 0; /* the aggregator reset the histogram */
+            s->ended = s->succeeded = s->errors = s->conns = 0; /* the aggregator reset it */
         }
         s->last = k;
     }
@@ -84,7 +84,7 @@ void h2b__load_ival_roll(struct h2b__load_worker *w)
 }
 
 struct acc {
-    uint64_t ended, succeeded, errors, coalesced;
+    uint64_t ended, succeeded, errors, coalesced, conns;
     struct h2b_hist *latency;
 };
 
@@ -189,9 +189,10 @@ static void merge_slot(struct h2b__load_iagg *a, struct h2b__load_islot *s)
     c->succeeded += s->succeeded;
     c->errors += s->errors;
     c->coalesced += folded;
+    c->conns += s->conns;
     h2b_hist_merge(c->latency, s->latency);
     h2b_hist_reset(s->latency);
-    s->ended = s->succeeded = s->errors = 0;
+    s->ended = s->succeeded = s->errors = s->conns = 0;
     if (k + 1 > a->seen)
         a->seen = k + 1;
 }
@@ -236,6 +237,8 @@ static int emit(struct h2b__load_iagg *a, uint64_t k, uint64_t span_ns)
     row->errors = (double)c->errors;
     if (c->coalesced)
         row->coalesced = (double)c->coalesced;
+    if (cfg->conn_shape.nseg)
+        row->connections = (double)c->conns;
     h2b_load_latency_of(&row->latency_ns, c->latency);
     char *enc = NULL;
     if (h2b_hist_encode(c->latency, &enc) != H2B_OK ||
@@ -248,7 +251,7 @@ static int emit(struct h2b__load_iagg *a, uint64_t k, uint64_t span_ns)
     a->nrows++;
     if (cfg->on_interval)
         cfg->on_interval(cfg->on_interval_ctx, row, c->latency);
-    c->ended = c->succeeded = c->errors = c->coalesced = 0;
+    c->ended = c->succeeded = c->errors = c->coalesced = c->conns = 0;
     h2b_hist_reset(c->latency);
     return H2B_OK;
 }

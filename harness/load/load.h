@@ -136,6 +136,10 @@ struct h2b_load_config {
      * start; with a shape, rate is its mean rate (what the report calls the target). */
     struct h2b_shape shape;
     char *shape_text; /* --stages or --step as given */
+    /* --conn-stages / --conn-step: the number of connections doing requests over time (closed
+     * loop); connections is the maximum. Empty (nseg 0) without one. */
+    struct h2b_shape conn_shape;
+    char *conn_shape_text; /* as given */
     /* per-interval results: on when interval_ns > 0 (--interval, default 1 s when
      * --interval-json, --hdr-log, --stages/--step or --slo-window asks for them) */
     uint64_t interval_ns;

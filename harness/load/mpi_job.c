@@ -196,6 +196,10 @@ int h2b_load_mpi_split(struct h2b_load_mpi_job *job, struct h2b_load_config *cfg
                        struct h2b_diag *err)
 {
     int r = job->rank, n = job->size;
+    if (n > 1 && cfg->conn_shape.nseg)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--conn-stages and --conn-step are not dealt over MPI ranks: run "
+                              "them on one host");
     if ((uint64_t)n > cfg->connections)
         return h2b__load_errf(err, H2B_ERR_INVAL,
                               "%d MPI ranks but -c %u connections: every rank needs at least one "

@@ -146,6 +146,20 @@ static void percentiles(FILE *f, const char *label, const struct h2b_hist *h, co
     fprintf(f, " max %s (%" PRIu64 " requests, %s)\n", b, h->total, what);
 }
 
+/* --conn-stages: the connections open at each interval's end (the first CONN_ROW_MAX). */
+#define CONN_ROW_MAX 30
+static void conn_ramp_row(FILE *f, const struct h2b_load_config *cfg,
+                          const struct h2b_load_result *res)
+{
+    fprintf(f, "connection ramp: %s; open at each %.3gs interval's end:", cfg->conn_shape_text,
+            (double)cfg->interval_ns / 1e9);
+    for (size_t i = 0; i < res->nintervals && i < CONN_ROW_MAX; i++)
+        fprintf(f, " %.0f", res->intervals[i].connections);
+    if (res->nintervals > CONN_ROW_MAX)
+        fprintf(f, " ... (%zu intervals; --interval-json has them all)", res->nintervals);
+    fprintf(f, "\n");
+}
+
 void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
                           const struct h2b_load_result *res)
 {
@@ -227,6 +241,8 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
             s->streams_effective,
             strcmp(res->alpn, "http/1.1") == 0 ? "" : "server SETTINGS_MAX_CONCURRENT_STREAMS ",
             server_max, res->alpn);
+    if (cfg->conn_shape.nseg)
+        conn_ramp_row(f, cfg, res);
     if (strcmp(res->engine, "fast") == 0 || strcmp(res->engine, "nghttp2") == 0)
         fprintf(f, "engine: %s; %" PRIu64 " connection(s) ended for HTTP/2 protocol errors\n",
                 res->engine, s->conn_errors);

@@ -300,6 +300,11 @@ uint64_t h2b__serial_deadline(const struct h2b__load_worker *w)
     return settling ? w->now + H2B_NS_PER_MS : UINT64_MAX;
 }
 
+struct h2b__load_life *h2b__serial_life(const struct h2b__load_worker *w, uint32_t i)
+{
+    return &conn_at(w, i)->life;
+}
+
 const struct h2b__load_life *h2b__serial_stop(struct h2b__load_worker *w, uint32_t i)
 {
     struct h2b__serial_conn *c = conn_at(w, i);

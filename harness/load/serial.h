@@ -91,10 +91,12 @@ bool h2b__serial_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t);
 void h2b__serial_timeouts(struct h2b__load_worker *w);
 uint64_t h2b__serial_deadline(const struct h2b__load_worker *w);
 const struct h2b__load_life *h2b__serial_stop(struct h2b__load_worker *w, uint32_t i);
+struct h2b__load_life *h2b__serial_life(const struct h2b__load_worker *w, uint32_t i);
 
 #define H2B__SERIAL_HOOKS                                                                          \
     .start = h2b__serial_start, .on_event = h2b__serial_on_event,                                  \
     .rate = {h2b__serial_phase, h2b__serial_can_take, h2b__serial_submit},                         \
-    .timeouts = h2b__serial_timeouts, .deadline = h2b__serial_deadline, .stop = h2b__serial_stop
+    .timeouts = h2b__serial_timeouts, .deadline = h2b__serial_deadline, .stop = h2b__serial_stop,  \
+    .life = h2b__serial_life
 
 #endif

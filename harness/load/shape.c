@@ -60,8 +60,52 @@ static int field(const char *text, size_t from, size_t to, char *buf, size_t n)
     return H2B_OK;
 }
 
-int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_rate,
-                           struct h2b_diag *d)
+/* What a shape's values are, as its flag's messages say them. */
+struct unit {
+    const char *flag;         /* "--stages" */
+    const char *step_flag;    /* "--step" */
+    const char *field;        /* a stage's value: "rate" */
+    const char *start;        /* the staircase's first value: "RATE" */
+    const char *what;         /* "requests/s" */
+    const char *range;        /* "0..1e9" */
+    const char *start_range;  /* "0.001..1e9" */
+    const char *step_example; /* "100+50/5s" */
+    const char *value;        /* "a rate in req/s" */
+    const char *empty;        /* a shape of zeros */
+    double start_min, max;
+};
+
+static const struct unit RATES = {
+    .flag = "--stages",
+    .step_flag = "--step",
+    .field = "rate",
+    .start = "RATE",
+    .what = "requests/s",
+    .range = "0..1e9",
+    .start_range = "0.001..1e9",
+    .step_example = "100+50/5s",
+    .value = "a rate in req/s",
+    .empty = "the shape intends no request (every rate is 0)",
+    .start_min = 0.001,
+    .max = MAX_RATE,
+};
+static const struct unit CONNS = {
+    .flag = "--conn-stages",
+    .step_flag = "--conn-step",
+    .field = "connections",
+    .start = "N",
+    .what = "connections",
+    .range = "0..1000000",
+    .start_range = "1..1000000",
+    .step_example = "2+2/5s",
+    .value = "a number of connections",
+    .empty = "the shape opens no connection (every value is 0)",
+    .start_min = 1,
+    .max = H2B_SHAPE_MAX_CONNS,
+};
+
+static int parse_stages(struct h2b_shape *s, const char *text, double start_rate,
+                        const struct unit *u, struct h2b_diag *d)
 {
     struct h2b_shape out = {0};
     size_t cap = 0, pos = 0, len = strlen(text);
@@ -69,7 +113,7 @@ int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_r
     int stage = 1, rv = H2B_OK;
     char buf[64];
     if (len == 0) {
-        h2b_diag_at(d, "--stages", 1, 1, "empty (expected DUR:RATE[,DUR:RATE...])");
+        h2b_diag_at(d, u->flag, 1, 1, "empty (expected DUR:%s[,DUR:%s...])", u->start, u->start);
         return H2B_ERR_PARSE;
     }
     for (;; stage++) {
@@ -77,9 +121,9 @@ int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_r
         size_t end = comma ? (size_t)(comma - text) : len;
         const char *colon = memchr(text + pos, ':', end - pos);
         if (!colon) {
-            h2b_diag_at(d, "--stages", 1, (int)pos + 1,
-                        "stage %d: expected DUR:RATE (a duration, a colon, a rate in req/s)",
-                        stage);
+            h2b_diag_at(d, u->flag, 1, (int)pos + 1,
+                        "stage %d: expected DUR:%s (a duration, a colon, %s)", stage, u->start,
+                        u->value);
             rv = H2B_ERR_PARSE;
             break;
         }
@@ -88,28 +132,27 @@ int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_r
         double target;
         if (field(text, pos, c, buf, sizeof(buf)) != H2B_OK ||
             h2b_cli_parse_duration_ns(buf, 1, MAX_SHAPE_NS, &dur) != H2B_OK) {
-            h2b_diag_at(d, "--stages", 1, (int)pos + 1,
+            h2b_diag_at(d, u->flag, 1, (int)pos + 1,
                         "stage %d: duration '%.*s': expected a duration > 0 (10s, 500ms)", stage,
                         (int)(c - pos), text + pos);
             rv = H2B_ERR_PARSE;
             break;
         }
         if (field(text, c + 1, end, buf, sizeof(buf)) != H2B_OK ||
-            h2b_cli_parse_double(buf, 0, MAX_RATE, &target) != H2B_OK) {
-            h2b_diag_at(d, "--stages", 1, (int)c + 2,
-                        "stage %d: rate '%.*s': expected requests/s in 0..1e9", stage,
-                        (int)(end - c - 1), text + c + 1);
+            h2b_cli_parse_double(buf, 0, u->max, &target) != H2B_OK) {
+            h2b_diag_at(d, u->flag, 1, (int)c + 2, "stage %d: %s '%.*s': expected %s in %s", stage,
+                        u->field, (int)(end - c - 1), text + c + 1, u->what, u->range);
             rv = H2B_ERR_PARSE;
             break;
         }
         if (out.total_ns + dur > MAX_SHAPE_NS) {
-            h2b_diag_at(d, "--stages", 1, (int)pos + 1,
-                        "stage %d: the shape is longer than 30 days", stage);
+            h2b_diag_at(d, u->flag, 1, (int)pos + 1, "stage %d: the shape is longer than 30 days",
+                        stage);
             rv = H2B_ERR_PARSE;
             break;
         }
         if ((rv = push(&out, &cap, dur, rate, target)) != H2B_OK) {
-            h2b_diag_at(d, "--stages", 1, (int)pos + 1, "stage %d: %s", stage,
+            h2b_diag_at(d, u->flag, 1, (int)pos + 1, "stage %d: %s", stage,
                         rv == H2B_ERR_NOMEM ? "out of memory" : "too many stages");
             rv = rv == H2B_ERR_NOMEM ? rv : H2B_ERR_PARSE;
             break;
@@ -120,7 +163,7 @@ int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_r
         pos = end + 1;
     }
     if (rv == H2B_OK && !(out.total > 0)) {
-        h2b_diag_at(d, "--stages", 1, 1, "the shape intends no request (every rate is 0)");
+        h2b_diag_at(d, u->flag, 1, 1, "%s", u->empty);
         rv = H2B_ERR_PARSE;
     }
     if (rv != H2B_OK) {
@@ -131,8 +174,19 @@ int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_r
     return H2B_OK;
 }
 
-int h2b_shape_parse_step(const char *text, double *rate, double *step, uint64_t *dur_ns,
-                         struct h2b_diag *d)
+int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_rate,
+                           struct h2b_diag *d)
+{
+    return parse_stages(s, text, start_rate, &RATES, d);
+}
+
+int h2b_shape_parse_conn_stages(struct h2b_shape *s, const char *text, struct h2b_diag *d)
+{
+    return parse_stages(s, text, 0, &CONNS, d);
+}
+
+static int parse_step(const char *text, double *rate, double *step, uint64_t *dur_ns,
+                      const struct unit *u, struct h2b_diag *d)
 {
     const char *plus = strchr(text, '+');
     const char *slash = plus ? strchr(plus, '/') : NULL;
@@ -140,31 +194,45 @@ int h2b_shape_parse_step(const char *text, double *rate, double *step, uint64_t 
     double r, st;
     uint64_t dur;
     if (!plus || !slash) {
-        h2b_diag_at(d, "--step", 1, 1, "expected RATE+STEP/DUR, like 100+50/5s");
+        h2b_diag_at(d, u->step_flag, 1, 1, "expected %s+STEP/DUR, like %s", u->start,
+                    u->step_example);
         return H2B_ERR_PARSE;
     }
     size_t p = (size_t)(plus - text), sl = (size_t)(slash - text), len = strlen(text);
     if (field(text, 0, p, buf, sizeof(buf)) != H2B_OK ||
-        h2b_cli_parse_double(buf, 0.001, MAX_RATE, &r) != H2B_OK) {
-        h2b_diag_at(d, "--step", 1, 1, "RATE '%.*s': expected requests/s in 0.001..1e9", (int)p,
-                    text);
+        h2b_cli_parse_double(buf, u->start_min, u->max, &r) != H2B_OK) {
+        h2b_diag_at(d, u->step_flag, 1, 1, "%s '%.*s': expected %s in %s", u->start, (int)p, text,
+                    u->what, u->start_range);
         return H2B_ERR_PARSE;
     }
     if (field(text, p + 1, sl, buf, sizeof(buf)) != H2B_OK ||
-        h2b_cli_parse_double(buf, 0, MAX_RATE, &st) != H2B_OK) {
-        h2b_diag_at(d, "--step", 1, (int)p + 2, "STEP '%.*s': expected requests/s in 0..1e9",
-                    (int)(sl - p - 1), plus + 1);
+        h2b_cli_parse_double(buf, 0, u->max, &st) != H2B_OK) {
+        h2b_diag_at(d, u->step_flag, 1, (int)p + 2, "STEP '%.*s': expected %s in %s",
+                    (int)(sl - p - 1), plus + 1, u->what, u->range);
         return H2B_ERR_PARSE;
     }
     if (field(text, sl + 1, len, buf, sizeof(buf)) != H2B_OK ||
         h2b_cli_parse_duration_ns(buf, 1000000, MAX_SHAPE_NS, &dur) != H2B_OK) {
-        h2b_diag_at(d, "--step", 1, (int)sl + 2, "DUR '%s': expected a duration >= 1ms", slash + 1);
+        h2b_diag_at(d, u->step_flag, 1, (int)sl + 2, "DUR '%s': expected a duration >= 1ms",
+                    slash + 1);
         return H2B_ERR_PARSE;
     }
     *rate = r;
     *step = st;
     *dur_ns = dur;
     return H2B_OK;
+}
+
+int h2b_shape_parse_step(const char *text, double *rate, double *step, uint64_t *dur_ns,
+                         struct h2b_diag *d)
+{
+    return parse_step(text, rate, step, dur_ns, &RATES, d);
+}
+
+int h2b_shape_parse_conn_step(const char *text, double *n, double *step, uint64_t *dur_ns,
+                              struct h2b_diag *d)
+{
+    return parse_step(text, n, step, dur_ns, &CONNS, d);
 }
 
 int h2b_shape_steps(struct h2b_shape *s, double rate, double step, uint64_t dur_ns,
@@ -262,4 +330,11 @@ double h2b_shape_peak(const struct h2b_shape *s)
             p = s->seg[i].r1;
     }
     return p;
+}
+
+uint32_t h2b_shape_share(const struct h2b_shape *s, uint64_t t_ns, uint32_t n, uint32_t k)
+{
+    double v = h2b_shape_rate_at(s, t_ns);
+    uint64_t total = v > 0 ? (uint64_t)llround(v) : 0;
+    return (uint32_t)(total / n + (k < total % n ? 1 : 0));
 }

@@ -8,6 +8,10 @@
  * (h2b_shape_time_of): the inverse of the shape's integral, so intended send times follow the
  * shape exactly and latency stays free of coordinated omission during a ramp.
  *
+ * The same shapes give the number of open connections of a closed-loop run: `--conn-stages
+ * 2s:8,2s:8,2s:2` (from 0) and `--conn-step 2+2/5s`; h2b_shape_share deals the value at t over the
+ * workers.
+ *
  * A shape is caller-owned, read-only once built, shared by every worker (no state changes).
  */
 #ifndef H2B_LOAD_SHAPE_H
@@ -20,6 +24,9 @@ struct h2b_diag;
 
 /* Longest shape: stages plus steps. A growable list with a maximum (STYLE rule 7). */
 #define H2B_SHAPE_MAX_SEGMENTS 100000
+
+/* The largest value of a connection shape (-c's own limit). */
+#define H2B_SHAPE_MAX_CONNS 1000000
 
 struct h2b_shape_seg {
     uint64_t start_ns; /* offset of the segment's start from the shape's origin */
@@ -42,10 +49,19 @@ struct h2b_shape {
 int h2b_shape_parse_stages(struct h2b_shape *s, const char *text, double start_rate,
                            struct h2b_diag *d);
 
+/* Parses --conn-stages text ("DUR:N,...": N open connections in 0..H2B_SHAPE_MAX_CONNS), from 0,
+ * as h2b_shape_parse_stages does (file "--conn-stages"). */
+int h2b_shape_parse_conn_stages(struct h2b_shape *s, const char *text, struct h2b_diag *d);
+
 /* Parses --step text "RATE+STEP/DUR" (RATE > 0, STEP >= 0 req/s, DUR > 0) into *rate, *step and
  * *dur_ns. H2B_OK or H2B_ERR_PARSE (d names the field and its column; outputs untouched). */
 int h2b_shape_parse_step(const char *text, double *rate, double *step, uint64_t *dur_ns,
                          struct h2b_diag *d);
+
+/* Parses --conn-step text "N+STEP/DUR" (N in 1..H2B_SHAPE_MAX_CONNS, STEP >= 0 connections) as
+ * h2b_shape_parse_step does (file "--conn-step"). */
+int h2b_shape_parse_conn_step(const char *text, double *n, double *step, uint64_t *dur_ns,
+                              struct h2b_diag *d);
 
 /* Builds the staircase: rate, rate+step, ... each held dur_ns, over total_ns (the last step cut
  * at total_ns). H2B_OK, H2B_ERR_INVAL (zero duration or rate, more than H2B_SHAPE_MAX_SEGMENTS
@@ -67,5 +83,10 @@ uint64_t h2b_shape_time_of(const struct h2b_shape *s, double n);
 
 /* The largest rate anywhere in the shape, req/s. */
 double h2b_shape_peak(const struct h2b_shape *s);
+
+/* A connection shape dealt over n > 0 workers: worker k's share of the value at t_ns, rounded
+ * to the nearest whole connection (0 outside the shape), as -c is dealt (n_total / n each, the
+ * first n_total % n one more). The n shares add up to the rounded value. */
+uint32_t h2b_shape_share(const struct h2b_shape *s, uint64_t t_ns, uint32_t n, uint32_t k);
 
 #endif

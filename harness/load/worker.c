@@ -36,11 +36,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_WAIT_NS (100 * H2B_NS_PER_MS) /* stop flag and progress are noticed this fast */
-#define LOGBUF_SIZE (64 * 1024)           /* --log-file rows per write(2) */
-#define NAP_BACKOFF_MAX 1024              /* turns without a nap after naps that found nothing */
-#define NAP_START_NS (20 * 1000)          /* --coalesce: the first nap */
-#define NAP_MIN_NS (5 * 1000)             /* --coalesce: the shortest nap */
+#define MAX_WAIT_NS (100 * H2B_NS_PER_MS)   /* stop flag and progress are noticed this fast */
+#define LOGBUF_SIZE (64 * 1024)             /* --log-file rows per write(2) */
+#define NAP_BACKOFF_MAX 1024                /* turns without a nap after naps that found nothing */
+#define NAP_START_NS (20 * 1000)            /* --coalesce: the first nap */
+#define NAP_MIN_NS (5 * 1000)               /* --coalesce: the shortest nap */
+#define CONN_FOLLOW_NS (10 * H2B_NS_PER_MS) /* --conn-stages: the longest wait between looks */
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -204,8 +205,9 @@ void h2b__load_life_init(struct h2b__load_life *l, const struct h2b__load_worker
     l->budget = budget_of(w->sh, requests, w->nconns, i);
 }
 
-void h2b__load_life_connect(struct h2b__load_life *l, const struct h2b__load_worker *w)
+void h2b__load_life_connect(struct h2b__load_life *l, struct h2b__load_worker *w)
 {
+    w->conns_open++;
     l->t_connect = w->now;
     if (l->t_first_start == 0)
         l->t_first_start = w->now;
@@ -373,13 +375,57 @@ void h2b__load_release(struct h2b__load_worker *w, const struct h2b__load_rate *
     }
 }
 
-/* ---- connection ramp (-r) and pacing ------------------------------------------------- */
+/* ---- connection ramps (-r, --conn-stages) and pacing ---------------------------------- */
+
+/* --conn-stages: the worker's connections follow its share of the shape (h2b_shape_share), the
+ * lowest-numbered ones doing requests. One above the share winds down (budget 0: it submits
+ * nothing more and closes, finished, once its requests have ended, each counted as usual); one
+ * below it starts, or restarts once it has finished winding down; one still opening above it
+ * winds down once it is up (until then conn_waiting makes every turn look again). A dead one (it
+ * failed without a response) stays dead, as in any closed-loop run. */
+static void conn_follow(struct h2b__load_worker *w)
+{
+    const struct h2b__load_shared *sh = w->sh;
+    const struct h2b__load_engine *e = w->eng;
+    uint32_t want =
+        h2b_shape_share(&sh->cfg->conn_shape, w->now - sh->t0, sh->cfg->threads, (uint32_t)w->id);
+    if (want > w->nconns)
+        want = w->nconns;
+    if (want == w->conn_want && !w->conn_waiting)
+        return;
+    w->conn_want = want;
+    w->conn_waiting = false;
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        struct h2b__load_life *l = e->life(w, i);
+        enum h2b__load_phase p = e->rate.phase(w, i);
+        if (i >= want) {
+            if (p == H2B__LOAD_READY)
+                l->budget = 0;
+            else if (p == H2B__LOAD_OPENING)
+                w->conn_waiting = true; /* winds down once it is up */
+        } else if (p == H2B__LOAD_IDLE || (p == H2B__LOAD_OVER && l->budget == 0)) {
+            l->budget = UINT64_MAX;
+            e->start(w, i);
+        } else if (p != H2B__LOAD_OVER && l->budget == 0) {
+            w->conn_waiting = true; /* restarts once it has closed */
+        }
+    }
+}
 
 /* Starts the next -r batch (all connections at once without -r, or for an engine that does not
  * ramp). */
 static void ramp(struct h2b__load_worker *w)
 {
     const struct h2b__load_shared *sh = w->sh;
+    if (sh->cfg->conn_shape.nseg) {
+        w->ramp_started = w->nconns; /* conn_follow starts them, every turn */
+        if (sh->info && sh->cfg->duration_ns && w->phase == 0) {
+            w->phase = 1;
+            h2b__load_info(w, "Warm-up started for thread #%d.\n", w->id);
+        }
+        conn_follow(w);
+        return;
+    }
     if (!w->eng->ramp) {
         while (w->ramp_started < w->nconns)
             w->eng->start(w, w->ramp_started++);
@@ -501,6 +547,9 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns)
         w->rc = H2B_ERR_SYS;
         return false;
     }
+    /* the connections open as the interval being filled ends: the last turn's before its end */
+    if (w->islot && h2b__load_running(w) && w->now < w->i_end)
+        w->islot[w->iseq % w->nislot].conns = w->conns_open;
     w->now = h2b_clock_now_ns();
     for (int i = 0; i < n; i++)
         t->on_event(events[i].data.ptr, events[i].events);
@@ -514,6 +563,8 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns)
         t->after_release(w);
     if (w->ramp_started < w->nconns && w->now >= w->next_ramp)
         ramp(w);
+    if (sh->cfg->conn_shape.nseg && h2b__load_running(w))
+        conn_follow(w);
     if (w->now >= w->next_tick) {
         t->timeouts(w);
         w->next_tick = w->now + w->tick_ns;
@@ -531,8 +582,9 @@ bool h2b__load_worker_done(const struct h2b__load_worker *w, h2b__load_phase_fn 
         return true;
     if (w->sh->rate_mode && w->sched_left == 0 && w->inflight == 0)
         return true;
+    bool parks = w->sh->cfg->conn_shape.nseg > 0; /* a finished one may restart */
     for (uint32_t i = 0; i < w->nconns; i++)
-        if (phase(w, i) != H2B__LOAD_OVER)
+        if (phase(w, i) != H2B__LOAD_OVER || (parks && w->eng->life(w, i)->budget == 0))
             return false;
     return true;
 }
@@ -556,6 +608,7 @@ enum h2b__load_next h2b__load_closed(struct h2b__load_worker *w, struct h2b__loa
                                      bool reached)
 {
     l->t_last_end = w->now;
+    w->conns_open--;
     if (!reached)
         w->stats.conns_failed++;
     if (l->budget > 0 && h2b__load_running(w) && l->responses > 0) {
@@ -581,6 +634,8 @@ static uint64_t wait_ns(const struct h2b__load_worker *w)
     uint64_t until = w->eng->deadline ? w->eng->deadline(w) : UINT64_MAX;
     if (w->ramp_started < w->nconns && w->next_ramp < until)
         until = w->next_ramp;
+    if (w->sh->cfg->conn_shape.nseg && w->now + CONN_FOLLOW_NS < until)
+        until = w->now + CONN_FOLLOW_NS; /* the shape's next step is noticed this fast */
     return h2b__load_wait_ns(w, until);
 }
 

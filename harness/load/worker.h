@@ -54,6 +54,7 @@ struct h2b__load_conn;
 struct h2b__load_islot {
     uint64_t first, last; /* interval indexes it covers (first < last: the ring was full) */
     uint64_t ended, succeeded, errors;
+    uint32_t conns; /* the worker's connections open when it was handed over */
     struct h2b_hist *latency;
 };
 
@@ -79,12 +80,15 @@ struct h2b__load_worker {
     uint32_t ramp_started; /* -r: connections started so far */
     uint32_t ramp_batch;   /* -r: this worker's share of the rate (per period) */
     uint64_t next_ramp;
-    uint64_t next_pace; /* paced: earliest due time of a connection with a free stream */
-    char *logbuf;       /* --log-file rows waiting for one write(2) */
-    uint64_t todo;      /* -n: this worker's requests (h2load's progress is per 10% of them) */
-    uint64_t ended;     /* measured requests ended so far */
-    int phase;          /* -D: 0 before the first connection, 1 warm-up, 2 main, 3 over */
-    bool app_reported;  /* "Application protocol:" printed (worker 0) */
+    uint32_t conns_open; /* connections connecting or up (h2b__load_life_connect .. _closed) */
+    uint32_t conn_want;  /* --conn-stages: this worker's share of the shape, as last applied */
+    bool conn_waiting;   /* --conn-stages: a wanted connection is still winding down */
+    uint64_t next_pace;  /* paced: earliest due time of a connection with a free stream */
+    char *logbuf;        /* --log-file rows waiting for one write(2) */
+    uint64_t todo;       /* -n: this worker's requests (h2load's progress is per 10% of them) */
+    uint64_t ended;      /* measured requests ended so far */
+    int phase;           /* -D: 0 before the first connection, 1 warm-up, 2 main, 3 over */
+    bool app_reported;   /* "Application protocol:" printed (worker 0) */
     bool tls_reported;
     size_t loglen;
     struct h2b_arrival sched;
@@ -162,8 +166,9 @@ struct h2b__load_life {
 void h2b__load_life_init(struct h2b__load_life *l, const struct h2b__load_worker *w,
                          uint32_t first_conn, uint32_t i, uint64_t requests);
 
-/* A connect starts (t_connect; the first one starts the active time). */
-void h2b__load_life_connect(struct h2b__load_life *l, const struct h2b__load_worker *w);
+/* A connect starts (t_connect; the first one starts the active time); w counts it open until
+ * h2b__load_closed. */
+void h2b__load_life_connect(struct h2b__load_life *l, struct h2b__load_worker *w);
 
 /* h2load's "Application protocol: PROTO" line on the info stream, once, by worker 0 at its first
  * connection that is up (every engine: h2, h2c, http/1.1, h3). */
@@ -324,6 +329,10 @@ struct h2b__load_engine {
     /* The run is over: connection i closes if it is open (nothing owed, no reconnect); returns
      * its life, for its rate. */
     const struct h2b__load_life *(*stop)(struct h2b__load_worker *w, uint32_t i);
+    /* Connection i's life, which the --conn-stages ramp steers through its budget: 0 winds the
+     * connection down (no new request; it closes, finished, once its requests have ended), a
+     * finished one restarts with start(). */
+    struct h2b__load_life *(*life)(const struct h2b__load_worker *w, uint32_t i);
 };
 
 /* One turn of a worker's loop, the same for every engine (the runtime's loop, w->eng's hooks): wait

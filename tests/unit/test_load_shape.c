@@ -2,6 +2,8 @@
  * test_load_shape.c - load shapes: --stages and --step parse (and refuse bad input naming the
  * field and its column), the integral and its inverse are exact, and a shaped schedule's
  * intended times follow the shape: worker i of t takes arrivals i, i + t, ... of one stream.
+ * Connection shapes (--conn-stages, --conn-step) parse with their own flag and words, and their
+ * value at t is dealt over the workers as -c is, the shares adding up to the rounded value.
  */
 #include "load/arrival.h"
 #include "load/shape.h"
@@ -159,8 +161,76 @@ static void shaped_schedule(void)
     h2b_shape_free(&s);
 }
 
+/* --conn-stages 2s:8,2s:8,2s:2 over 3 workers: the shares add up to the rounded value at every
+ * t, each is monotone where the shape is, and the first workers take the remainder. */
+static void conn_shares(void)
+{
+    struct h2b_shape s;
+    struct h2b_diag d = {0};
+    CHECK_EQ_INT(h2b_shape_parse_conn_stages(&s, "2s:8,2s:8,2s:2", &d), H2B_OK);
+    CHECK_EQ_U64(s.total_ns, 6 * S);
+    CHECK(fabs(h2b_shape_peak(&s) - 8) < 1e-9);
+    int sums = 1, monotone = 1;
+    uint32_t prev[3] = {0, 0, 0};
+    for (uint64_t t = 0; t < 6 * S; t += S / 100) {
+        uint32_t all = 0;
+        for (uint32_t k = 0; k < 3; k++) {
+            uint32_t v = h2b_shape_share(&s, t, 3, k);
+            all += v;
+            /* rising up to 2 s, flat to 4 s, falling after */
+            if ((t <= 2 * S && v < prev[k]) || (t > 4 * S && v > prev[k]))
+                monotone = 0;
+            prev[k] = v;
+        }
+        if (all != (uint32_t)llround(h2b_shape_rate_at(&s, t)))
+            sums = 0;
+    }
+    CHECK(sums);
+    CHECK(monotone);
+    /* at 1 s: 4 connections, 2 + 1 + 1; at 3 s: 8, 3 + 3 + 2; 5 s: 5, 2 + 2 + 1 */
+    CHECK_EQ_U64(h2b_shape_share(&s, 1 * S, 3, 0), 2);
+    CHECK_EQ_U64(h2b_shape_share(&s, 1 * S, 3, 2), 1);
+    CHECK_EQ_U64(h2b_shape_share(&s, 3 * S, 3, 1), 3);
+    CHECK_EQ_U64(h2b_shape_share(&s, 3 * S, 3, 2), 2);
+    CHECK_EQ_U64(h2b_shape_share(&s, 5 * S, 3, 0), 2);
+    CHECK_EQ_U64(h2b_shape_share(&s, 5 * S, 3, 2), 1);
+    /* rounding to the nearest: 0.5 connections at 125 ms (0 -> 8 over 2 s) is one */
+    CHECK_EQ_U64(h2b_shape_share(&s, S / 8, 1, 0), 1);
+    CHECK_EQ_U64(h2b_shape_share(&s, S / 8 - S / 100, 1, 0), 0);
+    CHECK_EQ_U64(h2b_shape_share(&s, 6 * S, 1, 0), 0); /* past the end */
+    h2b_shape_free(&s);
+
+    struct h2b_shape z = {0};
+    CHECK_EQ_INT(h2b_shape_parse_conn_stages(&z, "2s:8,1s:-3", &d), H2B_ERR_PARSE);
+    CHECK_STR(d.file, "--conn-stages");
+    CHECK_EQ_INT(d.column, 9);
+    CHECK(strstr(d.message, "stage 2: connections '-3'") != NULL);
+    CHECK_EQ_INT(h2b_shape_parse_conn_stages(&z, "2s:8,0s:3", &d), H2B_ERR_PARSE);
+    CHECK_EQ_INT(d.column, 6);
+    CHECK(strstr(d.message, "duration '0s'") != NULL);
+    CHECK_EQ_INT(h2b_shape_parse_conn_stages(&z, "1s:0", &d), H2B_ERR_PARSE);
+    CHECK(strstr(d.message, "no connection") != NULL);
+    CHECK(z.seg == NULL);
+
+    double n, st;
+    uint64_t dur;
+    CHECK_EQ_INT(h2b_shape_parse_conn_step("2+3/5s", &n, &st, &dur, &d), H2B_OK);
+    CHECK(n == 2 && st == 3 && dur == 5 * S);
+    CHECK_EQ_INT(h2b_shape_parse_conn_step("0+3/5s", &n, &st, &dur, &d), H2B_ERR_PARSE);
+    CHECK_STR(d.file, "--conn-step");
+    CHECK_EQ_INT(d.column, 1);
+    CHECK(strstr(d.message, "N '0'") != NULL);
+    CHECK_EQ_INT(h2b_shape_parse_conn_step("2+x/5s", &n, &st, &dur, &d), H2B_ERR_PARSE);
+    CHECK_EQ_INT(d.column, 3);
+    /* the rate's flag keeps its words */
+    CHECK_EQ_INT(h2b_shape_parse_step("-1+50/5s", &n, &st, &dur, &d), H2B_ERR_PARSE);
+    CHECK_STR(d.file, "--step");
+    CHECK(strstr(d.message, "requests/s") != NULL);
+}
+
 int main(void)
 {
+    conn_shares();
     stages_integral();
     stages_bad();
     steps();
