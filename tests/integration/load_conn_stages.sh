@@ -112,13 +112,7 @@ expect_eq "step: connections per interval" "$(jq -s -c 'map(.connections)' "$TMP
 expect_eq "step: 3 up" "$(jq '.connections_up' "$TMP/step.json")" 3
 
 # bad input: exit 2, the flags named (a shape as --stages says it: flag, column, stage, field)
-bad() { # WHAT EXPECTED-REGEX ARGS...
-    local what=$1 re=$2
-    shift 2
-    "$H2BENCH" load "$@" "$URL/hello" >/dev/null 2>"$TMP/bad.err"
-    expect_eq "$what: exit" "$?" 2
-    expect_match "$what: message" "$(head -1 "$TMP/bad.err")" "$re"
-}
+bad() { expect_load_refused "$@"; } # WHAT EXPECTED-REGEX ARGS...
 bad "negative count" "^h2bench load: --conn-stages:1:9: stage 2: connections '-3'" \
     --conn-stages 2s:8,1s:-3
 bad "zero duration" "^h2bench load: --conn-stages:1:6: stage 2: duration '0s'" \

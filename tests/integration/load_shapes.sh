@@ -66,13 +66,7 @@ expect_eq "step: the backlog at the end is within the release lag" \
     "$(jq '.unsent <= (300 * .open_loop.max_release_lag_ns / 1e9 | ceil) + 1' "$TMP/step.json")" true
 
 # bad shapes: exit 2, the flag, the column and the field named
-bad() { # WHAT EXPECTED-REGEX ARGS...
-    local what=$1 re=$2
-    shift 2
-    "$H2BENCH" load "$@" "$URL/hello" >/dev/null 2>"$TMP/bad.err"
-    expect_eq "$what: exit" "$?" 2
-    expect_match "$what: message" "$(head -1 "$TMP/bad.err")" "$re"
-}
+bad() { expect_load_refused "$@"; } # WHAT EXPECTED-REGEX ARGS...
 bad "negative rate" "^h2bench load: --stages:1:12: stage 2: rate '-3'" --stages 10s:100,5s:-3
 bad "zero duration" "^h2bench load: --stages:1:9: stage 2: duration '0s'" --stages 10s:100,0s:5
 bad "garbage" "^h2bench load: --stages:1:1: stage 1: expected DUR:RATE" --stages fast

@@ -69,11 +69,7 @@ expect_eq "grace: exit" "$rc" 1
 expect_eq "grace: ran to the end" "$(jq '.interrupted' "$TMP/grace.json")" false
 
 # unparsable objectives: exit 2, the column
-bad() { # WHAT REGEX SLO
-    "$H2BENCH" load --slo "$3" "$URL/hello" >/dev/null 2>"$TMP/bad.err"
-    expect_eq "$1: exit" "$?" 2
-    expect_match "$1: message" "$(head -1 "$TMP/bad.err")" "$2"
-}
+bad() { expect_load_refused "$1" "$2" --slo "$3"; } # WHAT REGEX SLO
 bad "no value" '^h2bench load: --slo:1:13: .*expected a duration' 'p99<5ms,p99<'
 bad "no operator" '^h2bench load: --slo:1:1: .*expected an operator' 'p99=5ms'
 bad "unknown metric" '^h2bench load: --slo:1:9: unknown metric .foo.' 'p99<5ms,foo<1ms'

@@ -35,3 +35,13 @@ stop_serve() {
 
 # url_port URL: the port of http://host:port
 url_port() { printf '%s\n' "${1##*:}"; }
+
+# expect_load_refused WHAT EXPECTED-REGEX ARGS...: `h2bench load ARGS $SERVE_URL/hello` exits 2
+# and its first line on stderr matches EXPECTED-REGEX (bad input is named before anything runs).
+expect_load_refused() {
+    local what=$1 re=$2
+    shift 2
+    "$H2BENCH" load "$@" "$SERVE_URL/hello" >/dev/null 2>"$TMP/refused.err"
+    expect_eq "$what: exit" "$?" 2
+    expect_match "$what: message" "$(head -1 "$TMP/refused.err")" "$re"
+}
