@@ -66,13 +66,9 @@ void h2b_model_free(const struct h2b_model *m, void *obj)
         case H2B_MODEL_INLINE:
             h2b_model_free(f->sub, MEMBER(obj, f, void));
             break;
-        case H2B_MODEL_ARRAY: {
-            struct h2b_model_array *a = MEMBER(obj, f, struct h2b_model_array);
-            for (size_t i = 0; i < a->n; i++)
-                h2b_model_free(f->sub, h2b_model_array_at(f->sub, a, i));
-            free(a->v);
+        case H2B_MODEL_ARRAY:
+            h2b_model_array_free(f->sub, MEMBER(obj, f, struct h2b_model_array));
             break;
-        }
         default:
             break;
         }
@@ -135,6 +131,15 @@ bool h2b_model_note_reason(const char *note, const char *metric, char *buf, size
 void *h2b_model_array_at(const struct h2b_model *m, const struct h2b_model_array *arr, size_t i)
 {
     return (char *)arr->v + i * m->size;
+}
+
+void h2b_model_array_free(const struct h2b_model *m, struct h2b_model_array *arr)
+{
+    for (size_t i = 0; i < arr->n; i++)
+        h2b_model_free(m, h2b_model_array_at(m, arr, i));
+    free(arr->v);
+    arr->v = NULL;
+    arr->n = 0;
 }
 
 int h2b_model_array_push(const struct h2b_model *m, struct h2b_model_array *arr, void **elem)

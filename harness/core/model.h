@@ -121,6 +121,9 @@ int h2b_model_array_push(const struct h2b_model *m, struct h2b_model_array *arr,
 /* Element i of arr (of structs described by m). */
 void *h2b_model_array_at(const struct h2b_model *m, const struct h2b_model_array *arr, size_t i);
 
+/* Frees every element of arr (of structs described by m) and the array; arr is left empty. */
+void h2b_model_array_free(const struct h2b_model *m, struct h2b_model_array *arr);
+
 /* The number member of obj whose key is key (for readers that name metrics by their results
  * key, such as the ceilings): its value (NAN when null), or NAN with *found false. */
 double h2b_model_number(const struct h2b_model *m, const void *obj, const char *key, bool *found);

@@ -175,12 +175,7 @@ int h2b_slo_parse(struct h2b_slo *s, const char *text, struct h2b_diag *d)
 
 void h2b_slo_free(struct h2b_slo *s)
 {
-    for (size_t i = 0; i < s->verdicts.n; i++)
-        h2b_model_free(&h2b_results_slo_model,
-                       h2b_model_array_at(&h2b_results_slo_model, &s->verdicts, i));
-    free(s->verdicts.v);
-    s->verdicts.v = NULL;
-    s->verdicts.n = 0;
+    h2b_model_array_free(&h2b_results_slo_model, &s->verdicts);
     h2b_hist_del(s->w_latency);
     s->w_latency = NULL;
 }

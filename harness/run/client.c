@@ -295,15 +295,6 @@ int h2b_client_from_search_json(const json_t *obj, struct h2b_cell_metrics *m)
     return H2B_OK;
 }
 
-static void free_intervals(struct h2b_model_array *a)
-{
-    for (size_t i = 0; i < a->n; i++)
-        h2b_model_free(&h2b_results_cell_interval_model,
-                       h2b_model_array_at(&h2b_results_cell_interval_model, a, i));
-    free(a->v);
-    *a = (struct h2b_model_array){0};
-}
-
 int h2b_client_read_intervals(const char *path, struct h2b_cell_metrics *m, struct h2b_diag *d)
 {
     struct h2b_results_interval *rows = NULL;
@@ -336,11 +327,11 @@ int h2b_client_read_intervals(const char *path, struct h2b_cell_metrics *m, stru
     }
     h2b_load_intervals_free(rows, n);
     if (rc != H2B_OK) {
-        free_intervals(&out);
+        h2b_model_array_free(&h2b_results_cell_interval_model, &out);
         h2b_diag_at(d, NULL, 0, 0, "out of memory");
         return rc;
     }
-    free_intervals(&m->intervals);
+    h2b_model_array_free(&h2b_results_cell_interval_model, &m->intervals);
     m->intervals = out;
     return H2B_OK;
 }
@@ -413,14 +404,10 @@ void h2b_client_metrics_free(struct h2b_cell_metrics *m)
 {
     free(m->histogram);
     m->histogram = NULL;
-    for (size_t i = 0; i < m->slo.n; i++)
-        h2b_model_free(&h2b_results_slo_model,
-                       h2b_model_array_at(&h2b_results_slo_model, &m->slo, i));
-    free(m->slo.v);
-    m->slo = (struct h2b_model_array){0};
+    h2b_model_array_free(&h2b_results_slo_model, &m->slo);
     h2b_model_free(&h2b_results_search_model, &m->search); /* a zeroed one owns nothing */
     memset(&m->search, 0, sizeof(m->search));
-    free_intervals(&m->intervals);
+    h2b_model_array_free(&h2b_results_cell_interval_model, &m->intervals);
     free(m->shape_bounds_s.v);
     m->shape_bounds_s = (struct h2b_model_nums){0};
 }
