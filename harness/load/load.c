@@ -258,6 +258,190 @@ int h2b_load_run(const struct h2b_load_config *cfg, FILE *progress, FILE *info,
     return h2b_load_run_hooked(cfg, progress ? print_tick : NULL, &pc, info, res, err);
 }
 
+/* TLS, the --npn-list probe and the engine: h2 (fast or nghttp2), HTTP/1.1, raw or h3. *h1 says
+ * whether the server's ALPN choice (or -h1) made it HTTP/1.1. */
+static int pick_engine(struct h2b__load_shared *sh, bool *h1, struct h2b_diag *err)
+{
+    const struct h2b_load_config *cfg = sh->cfg;
+    if (cfg->uris[0].tls && !cfg->h3 && !(sh->ssl_ctx = h2b__load_tls_context(cfg)))
+        return h2b__load_errf(err, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
+    sh->tls = sh->ssl_ctx != NULL;
+    *h1 = cfg->h1;
+    if (sh->ssl_ctx && !cfg->h1 && cfg->alpn) {
+        /* --npn-list: the protocol the server picks decides the engine, as in h2load */
+        char proto[256];
+        if (h2b__h1_probe_alpn(sh, proto, sizeof proto) != H2B_OK)
+            return h2b__load_errf(err, H2B_ERR_IO, "no connection to %s:%s could be made",
+                                  cfg->uris[0].host, cfg->uris[0].port);
+        if (strcmp(proto, "http/1.1") == 0)
+            *h1 = true;
+        else if (strcmp(proto, "h2") != 0)
+            return h2b__load_errf(
+                err, H2B_ERR_UNSUPPORTED,
+                "the server chose %s%s%s from --npn-list: neither h2 nor http/1.1",
+                *proto ? "'" : "no protocol", proto, *proto ? "'" : "");
+    }
+    sh->engine = cfg->engine == H2B_LOAD_ENGINE_FAST ? &h2b__h2_fast_engine : &h2b__h2_engine;
+    if (*h1)
+        sh->engine = &h2b__h1_engine;
+    if (cfg->raw_request)
+        sh->engine = &h2b__raw_engine;
+#ifdef H2B_HAVE_H3
+    if (cfg->h3)
+        sh->engine = &h2b__h3_engine;
+#endif
+    return H2B_OK;
+}
+
+/* The run's clock: its start (monotonic and wall), the warm-up and end deadlines, and the
+ * interval grid. Returns the wall-clock start in ns. */
+static uint64_t start_clock(struct h2b__load_shared *sh)
+{
+    const struct h2b_load_config *cfg = sh->cfg;
+    atomic_store(&stop_flag, 0);
+    sh->t0 = h2b_clock_now_ns();
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    sh->wall0_us = (uint64_t)wall.tv_sec * 1000000ULL + (uint64_t)wall.tv_nsec / 1000;
+    sh->t_measure = cfg->duration_ns ? sh->t0 + cfg->warmup_ns : 0;
+    sh->t_end = cfg->duration_ns ? sh->t0 + cfg->warmup_ns + cfg->duration_ns : 0;
+    if (cfg->interval_ns) {
+        sh->i_len = cfg->interval_ns;
+        sh->i_origin = sh->t_measure ? sh->t_measure : sh->t0;
+        sh->i_last = sh->t_end ? (sh->t_end - sh->i_origin - 1) / sh->i_len : UINT64_MAX;
+    }
+    return (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
+}
+
+/* Set up the nw workers, the connections and requests shared out as evenly as they go, and print
+ * h2load's "spawning thread" lines. On failure none is left set up. */
+static int init_workers(struct h2b__load_worker *w, uint32_t nw, struct h2b__load_shared *sh,
+                        FILE *info, struct h2b_diag *err)
+{
+    const struct h2b_load_config *cfg = sh->cfg;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < nw; i++) {
+        uint32_t nc = cfg->connections / nw + (i < cfg->connections % nw ? 1 : 0);
+        uint64_t nr = cfg->requests / nw + (i < cfg->requests % nw ? 1 : 0);
+        int rv = h2b__load_worker_init(&w[i], (int)i, sh, nc, first, nr);
+        if (rv != H2B_OK) {
+            h2b__load_errf(err, rv, "cannot set up worker %u: %s", i, h2b_strerror(rv));
+            for (uint32_t k = 0; k < i; k++)
+                h2b__load_worker_free(&w[k]);
+            return rv;
+        }
+        if (info)
+            spawn_line(info, cfg, i, nc, nr);
+        first += nc;
+    }
+    if (info)
+        fflush(info);
+    return H2B_OK;
+}
+
+/* Start the worker threads with SIGINT and SIGTERM blocked (the caller's handler runs on this
+ * thread). *started says how many run; a failure stops those. */
+static int start_workers(struct h2b__load_worker *w, uint32_t nw, uint32_t *started,
+                         struct h2b_diag *err)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rv = H2B_OK;
+    for (*started = 0; *started < nw; (*started)++) {
+        if (pthread_create(&w[*started].thread, NULL, h2b__load_worker_main, &w[*started]) != 0) {
+            rv = h2b__load_errf(err, H2B_ERR_SYS, "cannot start worker thread");
+            atomic_store(&stop_flag, 1);
+            break;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rv;
+}
+
+/* While the workers run: collect finished intervals and, once a second, a progress tick. */
+static void watch_workers(struct h2b__load_worker *w, uint32_t nw,
+                          const struct h2b__load_shared *sh, struct h2b__load_iagg *iagg,
+                          h2b_load_progress_fn hook, void *ctx)
+{
+    struct progress p = {.hook = hook, .ctx = ctx, .last = calloc(nw, sizeof(*p.last))};
+    if (hook && (!p.last || h2b_hist_new_default(&p.interval) != H2B_OK))
+        p.hook = NULL; /* no progress lines, the run goes on */
+    uint64_t next = sh->t0 + H2B_NS_PER_SEC;
+    while (!all_finished(w, nw)) {
+        h2b_clock_sleep_ns(20 * H2B_NS_PER_MS);
+        if (iagg && h2b__load_iagg_poll(iagg, w, false, 0) != H2B_OK)
+            atomic_store(&stop_flag, 1); /* out of memory: end the run, say so below */
+        if (p.hook && h2b_clock_now_ns() >= next && !all_finished(w, nw)) {
+            progress_tick(&p, w, nw, sh);
+            next += H2B_NS_PER_SEC;
+        }
+    }
+    h2b_hist_del(p.interval);
+    free(p.last);
+}
+
+/* Merge the joined workers' counts into res, and say how the run ended, which protocol it spoke
+ * and with which engine. t_end is when the last worker was joined. */
+static int merge_workers(struct h2b_load_result *res, struct h2b__load_worker *w, uint32_t nw,
+                         const struct h2b__load_shared *sh, bool h1, uint64_t t_end,
+                         struct h2b_diag *err)
+{
+    const struct h2b_load_config *cfg = sh->cfg;
+    int rv = h2b_load_stats_init(&res->s);
+    if (rv != H2B_OK)
+        return h2b__load_errf(err, rv, "out of memory");
+    res->conn_rps = calloc(cfg->connections, sizeof(*res->conn_rps));
+    for (uint32_t i = 0; i < nw && rv == H2B_OK; i++) {
+        rv = h2b_load_stats_merge(&res->s, &w[i].stats);
+        if (w[i].interrupted)
+            res->interrupted = true;
+        if (w[i].rc != H2B_OK)
+            rv = h2b__load_errf(err, w[i].rc, "worker %u failed: %s", i, h2b_strerror(w[i].rc));
+        if (res->conn_rps) {
+            memcpy(res->conn_rps + res->nconn_rps, w[i].conn_rps, w[i].nconns * sizeof(double));
+            res->nconn_rps += w[i].nconns;
+        }
+    }
+    /* No SETTINGS from any connection (no connection reached HTTP/2): neither value is
+     * known. A server that sent SETTINGS without MAX_CONCURRENT_STREAMS keeps UINT32_MAX,
+     * the protocol's "unlimited"; one that sent 0 has 0 and counts in conns_ok. */
+    if (res->s.conns_ok == 0) {
+        res->s.streams_effective = 0;
+        res->s.server_max_streams = 0;
+    }
+    if (!cfg->duration_ns)
+        res->measure_ns = res->wall_ns;
+    else if (res->interrupted || t_end < sh->t_end)
+        res->measure_ns = t_end > sh->t_measure ? t_end - sh->t_measure : 1;
+    else
+        res->measure_ns = cfg->duration_ns;
+    /* -D: workers end before the deadline only when none of their connections is left
+     * (a server that died or closed them all); h2load too stops then, but says nothing */
+    if (cfg->duration_ns && !res->interrupted && t_end < sh->t_end && rv == H2B_OK) {
+        res->ended_early = true;
+        snprintf(res->ended_early_reason, sizeof(res->ended_early_reason),
+                 "every connection closed or failed (%" PRIu64 " connected, %" PRIu64
+                 " connection attempts failed)",
+                 res->s.conns_ok, res->s.conns_failed);
+    }
+    snprintf(res->alpn, sizeof(res->alpn), "%s",
+             cfg->h3            ? "h3"
+             : cfg->raw_request ? "tcp"
+             : h1               ? "http/1.1"
+             : sh->ssl_ctx      ? "h2"
+                                : "h2c");
+    snprintf(res->engine, sizeof(res->engine), "%s",
+             cfg->h3                              ? "h3"
+             : cfg->raw_request                   ? "raw"
+             : h1                                 ? "h1"
+             : sh->engine == &h2b__h2_fast_engine ? "fast"
+                                                  : "nghttp2");
+    return rv;
+}
+
 int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn hook, void *ctx,
                         FILE *info, struct h2b_load_result *res, struct h2b_diag *err)
 {
@@ -267,6 +451,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     struct h2b__load_iagg *iagg = NULL;
     uint32_t nw = cfg->threads, started = 0;
     char content_length[32];
+    bool h1 = false;
     int rv;
     memset(res, 0, sizeof(*res));
     if (cfg->nuris == 0 || cfg->connections == 0 || nw == 0 || nw > cfg->connections || nw > 1024)
@@ -280,44 +465,9 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     sh.progress = hook != NULL;
     if ((rv = resolve(&sh, err)) != H2B_OK)
         return rv;
-    if (cfg->uris[0].tls && !cfg->h3 && !(sh.ssl_ctx = h2b__load_tls_context(cfg))) {
-        rv = h2b__load_errf(err, H2B_ERR_UNSUPPORTED, "cannot set up TLS (OpenSSL)");
+    if ((rv = pick_engine(&sh, &h1, err)) != H2B_OK)
         goto out;
-    }
-    sh.tls = sh.ssl_ctx != NULL;
-    bool h1 = cfg->h1;
-    if (sh.ssl_ctx && !cfg->h1 && cfg->alpn) {
-        /* --npn-list: the protocol the server picks decides the engine, as in h2load */
-        char proto[256];
-        if (h2b__h1_probe_alpn(&sh, proto, sizeof proto) != H2B_OK) {
-            rv = h2b__load_errf(err, H2B_ERR_IO, "no connection to %s:%s could be made",
-                                cfg->uris[0].host, cfg->uris[0].port);
-            goto out;
-        }
-        if (strcmp(proto, "http/1.1") == 0) {
-            h1 = true;
-        } else if (strcmp(proto, "h2") != 0) {
-            rv = h2b__load_errf(err, H2B_ERR_UNSUPPORTED,
-                                "the server chose %s%s%s from --npn-list: neither h2 nor http/1.1",
-                                *proto ? "'" : "no protocol", proto, *proto ? "'" : "");
-            goto out;
-        }
-    }
-    if (build_nva(&hdrs, cfg, content_length) != H2B_OK) {
-        rv = h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    sh.engine = cfg->engine == H2B_LOAD_ENGINE_FAST ? &h2b__h2_fast_engine : &h2b__h2_engine;
-    if (h1)
-        sh.engine = &h2b__h1_engine;
-    if (cfg->raw_request)
-        sh.engine = &h2b__raw_engine;
-#ifdef H2B_HAVE_H3
-    if (cfg->h3)
-        sh.engine = &h2b__h3_engine;
-#endif
-    w = calloc(nw, sizeof(*w));
-    if (!w) {
+    if (build_nva(&hdrs, cfg, content_length) != H2B_OK || !(w = calloc(nw, sizeof(*w)))) {
         rv = h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -328,72 +478,17 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         lim.rlim_cur = lim.rlim_max; /* 1000 connections need more than the usual 1024 fds */
         setrlimit(RLIMIT_NOFILE, &lim);
     }
-    atomic_store(&stop_flag, 0);
-    sh.t0 = h2b_clock_now_ns();
-    struct timespec wall;
-    clock_gettime(CLOCK_REALTIME, &wall);
-    sh.wall0_us = (uint64_t)wall.tv_sec * 1000000ULL + (uint64_t)wall.tv_nsec / 1000;
-    uint64_t start_wall_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
-    sh.t_measure = cfg->duration_ns ? sh.t0 + cfg->warmup_ns : 0;
-    sh.t_end = cfg->duration_ns ? sh.t0 + cfg->warmup_ns + cfg->duration_ns : 0;
-    if (cfg->interval_ns) {
-        sh.i_len = cfg->interval_ns;
-        sh.i_origin = sh.t_measure ? sh.t_measure : sh.t0;
-        sh.i_last = sh.t_end ? (sh.t_end - sh.i_origin - 1) / sh.i_len : UINT64_MAX;
-        if ((rv = h2b__load_iagg_new(&iagg, &sh, nw)) != H2B_OK) {
-            rv = h2b__load_errf(err, rv, "out of memory");
-            goto out;
-        }
+    uint64_t start_wall_ns = start_clock(&sh);
+    if (cfg->interval_ns && (rv = h2b__load_iagg_new(&iagg, &sh, nw)) != H2B_OK) {
+        rv = h2b__load_errf(err, rv, "out of memory");
+        goto out;
     }
-    uint32_t first = 0;
-    for (uint32_t i = 0; i < nw; i++) {
-        uint32_t nc = cfg->connections / nw + (i < cfg->connections % nw ? 1 : 0);
-        uint64_t nr = cfg->requests / nw + (i < cfg->requests % nw ? 1 : 0);
-        rv = h2b__load_worker_init(&w[i], (int)i, &sh, nc, first, nr);
-        if (rv != H2B_OK) {
-            h2b__load_errf(err, rv, "cannot set up worker %u: %s", i, h2b_strerror(rv));
-            for (uint32_t k = 0; k < i; k++)
-                h2b__load_worker_free(&w[k]);
-            goto out;
-        }
-        if (info)
-            spawn_line(info, cfg, i, nc, nr);
-        first += nc;
-    }
-    if (info)
-        fflush(info);
+    if ((rv = init_workers(w, nw, &sh, info, err)) != H2B_OK)
+        goto out;
     h2b_clock_rusage_ns(&rl, &rh, NULL);
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    rv = H2B_OK;
-    for (; started < nw; started++) {
-        if (pthread_create(&w[started].thread, NULL, h2b__load_worker_main, &w[started]) != 0) {
-            rv = h2b__load_errf(err, H2B_ERR_SYS, "cannot start worker thread");
-            atomic_store(&stop_flag, 1);
-            break;
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if ((hook || iagg) && rv == H2B_OK) {
-        struct progress p = {.hook = hook, .ctx = ctx, .last = calloc(nw, sizeof(*p.last))};
-        if (hook && (!p.last || h2b_hist_new_default(&p.interval) != H2B_OK))
-            p.hook = NULL; /* no progress lines, the run goes on */
-        uint64_t next = sh.t0 + H2B_NS_PER_SEC;
-        while (!all_finished(w, nw)) {
-            h2b_clock_sleep_ns(20 * H2B_NS_PER_MS);
-            if (iagg && h2b__load_iagg_poll(iagg, w, false, 0) != H2B_OK)
-                atomic_store(&stop_flag, 1); /* out of memory: end the run, say so below */
-            if (p.hook && h2b_clock_now_ns() >= next && !all_finished(w, nw)) {
-                progress_tick(&p, w, nw, &sh);
-                next += H2B_NS_PER_SEC;
-            }
-        }
-        h2b_hist_del(p.interval);
-        free(p.last);
-    }
+    rv = start_workers(w, nw, &started, err);
+    if ((hook || iagg) && rv == H2B_OK)
+        watch_workers(w, nw, &sh, iagg, hook, ctx);
     for (uint32_t i = 0; i < started; i++)
         pthread_join(w[i].thread, NULL);
     uint64_t t_end = h2b_clock_now_ns();
@@ -404,53 +499,8 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     res->cpu_sys_ns = uh - rh;
     res->wall_ns = t_end - sh.t0;
     res->start_wall_ns = start_wall_ns + (sh.t_measure > sh.t0 ? sh.t_measure - sh.t0 : 0);
-    if (rv == H2B_OK && (rv = h2b_load_stats_init(&res->s)) == H2B_OK) {
-        res->conn_rps = calloc(cfg->connections, sizeof(*res->conn_rps));
-        for (uint32_t i = 0; i < nw && rv == H2B_OK; i++) {
-            rv = h2b_load_stats_merge(&res->s, &w[i].stats);
-            if (w[i].interrupted)
-                res->interrupted = true;
-            if (w[i].rc != H2B_OK)
-                rv = h2b__load_errf(err, w[i].rc, "worker %u failed: %s", i, h2b_strerror(w[i].rc));
-            if (res->conn_rps) {
-                memcpy(res->conn_rps + res->nconn_rps, w[i].conn_rps, w[i].nconns * sizeof(double));
-                res->nconn_rps += w[i].nconns;
-            }
-        }
-        /* No SETTINGS from any connection (no connection reached HTTP/2): neither value is
-         * known. A server that sent SETTINGS without MAX_CONCURRENT_STREAMS keeps UINT32_MAX,
-         * the protocol's "unlimited"; one that sent 0 has 0 and counts in conns_ok. */
-        if (res->s.conns_ok == 0) {
-            res->s.streams_effective = 0;
-            res->s.server_max_streams = 0;
-        }
-        if (!cfg->duration_ns)
-            res->measure_ns = res->wall_ns;
-        else if (res->interrupted || t_end < sh.t_end)
-            res->measure_ns = t_end > sh.t_measure ? t_end - sh.t_measure : 1;
-        else
-            res->measure_ns = cfg->duration_ns;
-        /* -D: workers end before the deadline only when none of their connections is left
-         * (a server that died or closed them all); h2load too stops then, but says nothing */
-        if (cfg->duration_ns && !res->interrupted && t_end < sh.t_end && rv == H2B_OK) {
-            res->ended_early = true;
-            snprintf(res->ended_early_reason, sizeof(res->ended_early_reason),
-                     "every connection closed or failed (%" PRIu64 " connected, %" PRIu64
-                     " connection attempts failed)",
-                     res->s.conns_ok, res->s.conns_failed);
-        }
-        snprintf(res->alpn, sizeof(res->alpn), "%s",
-                 cfg->h3            ? "h3"
-                 : cfg->raw_request ? "tcp"
-                 : h1               ? "http/1.1"
-                 : sh.ssl_ctx       ? "h2"
-                                    : "h2c");
-        snprintf(res->engine, sizeof(res->engine), "%s",
-                 cfg->h3                             ? "h3"
-                 : cfg->raw_request                  ? "raw"
-                 : h1                                ? "h1"
-                 : sh.engine == &h2b__h2_fast_engine ? "fast"
-                                                     : "nghttp2");
+    if (rv == H2B_OK) {
+        rv = merge_workers(res, w, nw, &sh, h1, t_end, err);
         if (rv == H2B_OK && irv != H2B_OK)
             rv = h2b__load_errf(err, irv, "out of memory for the interval results");
         if (rv == H2B_OK && iagg)
