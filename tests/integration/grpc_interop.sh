@@ -89,6 +89,6 @@ if [ -x "$BIN/h2bench-grpcpp-echo" ]; then
         kill "$PEER_PID"
     fi
 else
-    echo "grpcpp peer not built (libgrpc++-dev, protobuf-compiler-grpc): its checks skipped"
+    echo "grpcpp peer not built (libgrpc++-dev, libprotobuf-dev, protobuf-compiler-grpc): its checks skipped"
 fi
 finish
