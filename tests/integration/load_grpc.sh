@@ -87,6 +87,10 @@ for cengine in fast nghttp2; do
         "$(jq '[.succeeded, .failed, .done, .grpc.status_codes."0"] | (.[0] > 0 and .[1] == 0 and .[0] == .[2] and .[0] == .[3])' \
             "$TMP/timed-$cengine.json")" true
 done
+# h2bench merge adds the parts' counts by grpc-status
+"$H2BENCH" merge "$TMP/unknown-fast.json" "$TMP/Bidi-fast.json" --json "$TMP/merged.json" >/dev/null
+expect_eq "merge: status counts add" "$(jq -c '[.grpc.status_codes, .succeeded, .failed]' "$TMP/merged.json")" \
+    '[{"12":50,"0":90},90,50]'
 # --fail-on-error: a failed call fails the run
 call unknown-fail --grpc /x.Y/Z --fail-on-error -n 4 "$U"
 expect_eq "--fail-on-error with failed calls: exit" "$RC" 1
