@@ -16,7 +16,8 @@
  *   allocation when warm. protobuf-c (Debian's libprotobuf-c) was the packaged choice: it would
  *   unpack every message into malloc'ed structs (a 4 MiB bytes field copied whole before the
  *   echo could start), and is a library on the request path, which issue 35 rules out; the
- *   fields here are five varints, one fixed64 and one bytes field.
+ *   fields here are five varints, one fixed64 and one bytes field. The varint and the message
+ *   prefix are core/grpcwire.h's, which `h2bench load --grpc` writes its requests with.
  * - Framing, as gRPC over HTTP/2 specifies it: a message is a compressed-flag byte, a 32-bit
  *   big-endian length and the message. A compressed message is UNIMPLEMENTED (no
  *   grpc-encoding is ever accepted), other flag bits INTERNAL, a length over H2B_GRPC_MAX_MSG
