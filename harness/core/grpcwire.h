@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define H2B_GRPC_PREFIX 5   /* compressed flag, 32-bit big-endian length */
+#define H2B_GRPC_PREFIX 5    /* compressed flag, 32-bit big-endian length */
 #define H2B_PB_VARINT_MAX 10 /* the longest varint of a 64-bit value */
 
 /* v as a protobuf varint at p (room for H2B_PB_VARINT_MAX bytes); returns its length. */

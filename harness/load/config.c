@@ -1178,8 +1178,9 @@ static int build_grpc(struct h2b_load_config *cfg, const struct parse_state *ps,
 {
     if (!cfg->grpc_method) {
         if (cfg->grpc_data_path || ps->grpc_size_given || ps->grpc_messages_given)
-            return h2b__load_errf(err, H2B_ERR_INVAL,
-                                  "--grpc-data, --grpc-size and --grpc-messages need --grpc METHOD");
+            return h2b__load_errf(
+                err, H2B_ERR_INVAL,
+                "--grpc-data, --grpc-size and --grpc-messages need --grpc METHOD");
         return H2B_OK;
     }
     if (cfg->h1 || cfg->h3 || cfg->raw_request || cfg->alpn)
@@ -1211,8 +1212,7 @@ static int build_grpc(struct h2b_load_config *cfg, const struct parse_state *ps,
     if (cfg->grpc_data_path) {
         rv = read_file(cfg->grpc_data_path, MAX_BODY, &msg, &msg_len);
         if (rv != H2B_OK)
-            return h2b__load_errf(err, H2B_ERR_NOTFOUND, "--grpc-data %s: %s",
-                                  cfg->grpc_data_path,
+            return h2b__load_errf(err, H2B_ERR_NOTFOUND, "--grpc-data %s: %s", cfg->grpc_data_path,
                                   rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
     }
     rv = h2b_load_grpc_body(cfg->grpc_kind, cfg->grpc_data_path ? msg : NULL, msg_len,

@@ -35,7 +35,7 @@ struct slot {
     uint64_t body_recv;     /* response DATA payload so far */
     int32_t stream_id;      /* 0 when the slot is free */
     uint32_t next_free;
-    uint8_t block; /* the header block being read: BLOCK_* (hook_begin_headers, hook_header) */
+    uint8_t block;    /* the header block being read: BLOCK_* (hook_begin_headers, hook_header) */
     uint8_t grpc_hdr; /* --grpc: grpc-status of the response's header block (trailers-only) */
 };
 

@@ -163,12 +163,12 @@ struct h2b_load_config {
     /* --grpc METHOD (grpc.h): every request is a call of this method, a POST whose body (body,
      * built by the parser) is grpc_messages length-prefixed messages; it succeeds only with
      * grpc-status 0. NULL: off. */
-    char *grpc_method;             /* the :path, with its leading '/' */
+    char *grpc_method; /* the :path, with its leading '/' */
     enum h2b_load_grpc_kind grpc_kind;
-    char *grpc_data_path;          /* --grpc-data FILE: one encoded message; NULL: --grpc-size */
-    uint64_t grpc_size;            /* --grpc-size: EchoMessage payload bytes (default 0) */
-    uint32_t grpc_messages;        /* --grpc-messages (default 1) */
-    int64_t grpc_expect;           /* response DATA bytes of a call with status 0; -1: unchecked */
+    char *grpc_data_path;   /* --grpc-data FILE: one encoded message; NULL: --grpc-size */
+    uint64_t grpc_size;     /* --grpc-size: EchoMessage payload bytes (default 0) */
+    uint32_t grpc_messages; /* --grpc-messages (default 1) */
+    int64_t grpc_expect;    /* response DATA bytes of a call with status 0; -1: unchecked */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
@@ -197,7 +197,7 @@ struct h2b_load_stats {
      * H2B_LOAD_GRPC_MISSING); only status 0 succeeds, every other one is failed (not errored:
      * the response was valid HTTP/2) */
     uint64_t grpc_status[H2B_LOAD_GRPC_COUNTS];
-    uint64_t grpc_mismatch; /* status 0, but not grpc_expect response bytes: failed too */
+    uint64_t grpc_mismatch;        /* status 0, but not grpc_expect response bytes: failed too */
     uint64_t bytes_total;          /* bytes received (after TLS decryption) */
     uint64_t bytes_headers;        /* HEADERS payload received (compressed) */
     uint64_t bytes_headers_decomp; /* sum of received header name + value lengths */

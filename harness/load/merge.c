@@ -127,8 +127,8 @@ static int add_codes(json_t **dst, const json_t *src, const struct h2b_json_src 
     {
         json_int_t a = json_integer_value(json_object_get(*dst, k)), b = json_integer_value(v);
         if (a > LLONG_MAX - b) {
-            h2b_diag_set(d, file->file, file->text, key,
-                         "the merged count of \"%s\" passes 2^63-1", k);
+            h2b_diag_set(d, file->file, file->text, key, "the merged count of \"%s\" passes 2^63-1",
+                         k);
             return H2B_ERR_PARSE;
         }
         if (json_object_set_new(*dst, k, json_integer(a + b)) != 0)
@@ -144,9 +144,10 @@ static int merge_grpc(struct h2b_results_grpc *m, const struct h2b_results_grpc 
                       const struct h2b_json_src *src, struct h2b_diag *d)
 {
     if (m->base.present != p->base.present) {
-        h2b_diag_set(d, src->file, src->text, "grpc",
-                     "expected a gRPC run like the first part's (`h2bench load --grpc`), or no gRPC "
-                     "in either");
+        h2b_diag_set(
+            d, src->file, src->text, "grpc",
+            "expected a gRPC run like the first part's (`h2bench load --grpc`), or no gRPC "
+            "in either");
         return H2B_ERR_PARSE;
     }
     if (!p->base.present)

@@ -417,9 +417,9 @@ static int grpc_json(struct h2b_results_grpc *g, const struct h2b_load_config *c
         if (i < H2B_LOAD_GRPC_OTHER)
             snprintf(k, sizeof k, "%u", i);
         if (s->grpc_status[i])
-            bad |= json_object_set_new(codes,
-                                       i < H2B_LOAD_GRPC_OTHER ? k : h2b_load_grpc_code_name(i),
-                                       json_integer((json_int_t)s->grpc_status[i]));
+            bad |=
+                json_object_set_new(codes, i < H2B_LOAD_GRPC_OTHER ? k : h2b_load_grpc_code_name(i),
+                                    json_integer((json_int_t)s->grpc_status[i]));
     }
     g->status_codes = codes;
     return bad;

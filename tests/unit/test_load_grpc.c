@@ -61,9 +61,8 @@ static void bodies(void)
     CHECK(memcmp(b, "\0\0\0\0\0", 5) == 0);
     free(b);
     /* ServerStream: one StreamRequest{count 3, size 10}; the answer 3 x (5 + 1 + 1 + 10) */
-    CHECK_EQ_INT(
-        h2b_load_grpc_body(H2B_LOAD_GRPC_SERVER_STREAM, NULL, 0, 10, 3, 64, &b, &n, &want),
-        H2B_OK);
+    CHECK_EQ_INT(h2b_load_grpc_body(H2B_LOAD_GRPC_SERVER_STREAM, NULL, 0, 10, 3, 64, &b, &n, &want),
+                 H2B_OK);
     static const uint8_t sreq[] = {0, 0, 0, 0, 4, 0x08, 3, 0x10, 10};
     CHECK_EQ_U64(n, sizeof sreq);
     CHECK(memcmp(b, sreq, n) == 0);
@@ -83,10 +82,10 @@ static void bodies(void)
     CHECK_EQ_U64(n, 3 * 17);
     CHECK_EQ_INT((int)want, 5 + 2 + 2 + 9);
     free(b);
-    /* 200 messages of 200 bytes: the summary's bytes (200 x 203 = 40,600) take a three-byte varint */
-    CHECK_EQ_INT(h2b_load_grpc_body(H2B_LOAD_GRPC_CLIENT_STREAM, NULL, 0, 200, 200, 1 << 20, &b,
-                                    &n, &want),
-                 H2B_OK);
+    /* 200 messages of 200 bytes: the summary's bytes (200 x 203) take a three-byte varint */
+    CHECK_EQ_INT(
+        h2b_load_grpc_body(H2B_LOAD_GRPC_CLIENT_STREAM, NULL, 0, 200, 200, 1 << 20, &b, &n, &want),
+        H2B_OK);
     CHECK_EQ_INT((int)want, 5 + 1 + 2 + 1 + 3 + 9);
     free(b);
     /* a file's message, sent as it is, twice; nothing to check it against */
@@ -114,8 +113,8 @@ static void statuses(void)
     struct {
         const char *v;
         unsigned want;
-    } t[] = {{"0", 0},   {"4", 4},   {"12", 12}, {"16", 16}, {"17", H2B_LOAD_GRPC_OTHER},
-             {"", 17},   {"07", 17}, {"-1", 17}, {"1 ", 17}, {"100", H2B_LOAD_GRPC_OTHER}};
+    } t[] = {{"0", 0}, {"4", 4},   {"12", 12}, {"16", 16}, {"17", H2B_LOAD_GRPC_OTHER},
+             {"", 17}, {"07", 17}, {"-1", 17}, {"1 ", 17}, {"100", H2B_LOAD_GRPC_OTHER}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         CHECK_EQ_INT(h2b_load_grpc_status_index((const uint8_t *)t[i].v, strlen(t[i].v)),
                      (int)t[i].want);
