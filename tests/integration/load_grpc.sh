@@ -7,7 +7,8 @@
 # gives DEADLINE_EXCEEDED (4) for every call; a server that is not gRPC (nghttpd) gives
 # "missing"; --grpc-data sends a file's message as it is; the python3-grpcio peer (and the
 # grpc++ peer when CMake built it) answer every call with status 0. Counts are exact. Bad
-# combinations exit 2 naming what is wrong.
+# combinations exit 2 naming what is wrong. A scenario whose matrix says "grpc" runs gRPC cells
+# against h2ref and the grpcio peer side by side.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 . "$(dirname "$0")/load_lib.sh"
@@ -169,6 +170,19 @@ if [ -x "$PY" ] && "$PY" -c 'import grpc' 2>/dev/null; then
     fi
 else
     echo "python3-grpcio not installed: the grpcio peer's checks skipped"
+fi
+# a scenario's matrix.grpc: every cell gRPC calls, h2ref and the grpcio peer side by side (the
+# peer's cells are skipped without python3-grpcio, and then only h2ref's are counted)
+timeout 280 "$H2BENCH" run "$SRC/tests/data/run/grpc-cells.json" --out "$TMP/run.json" \
+    >"$TMP/run.out" 2>"$TMP/run.err"
+expect_eq "run grpc-cells: exit" "$?" 0
+expect_eq "run grpc-cells: h2ref's 4 cells, every call status 0" \
+    "$(jq -c '[.matrix[] | select(.target == "h2ref") | [.requests, .succeeded, .failed]] | unique' "$TMP/run.json")" \
+    '[[1000,1000,0]]'
+if [ -x "$PY" ] && "$PY" -c 'import grpc' 2>/dev/null; then
+    expect_eq "run grpc-cells: grpcio's 4 cells, every call status 0" \
+        "$(jq -c '[.matrix[] | select(.target == "grpcio") | [.requests, .succeeded, .failed]] | (length|tostring) + (unique|tostring)' "$TMP/run.json")" \
+        '"4[[1000,1000,0]]"'
 fi
 if [ -x "$BIN/h2bench-grpcpp-echo" ]; then
     if start_peer grpcpp "$BIN/h2bench-grpcpp-echo" 127.0.0.1 0 2; then
