@@ -531,7 +531,7 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     o->frame_size = c->frame_size ? c->frame_size : NAN;
     o->window_bits = c->window_bits ? c->window_bits : NAN;
     bad |= h2b_model_set_string(&o->path, r->s->matrix.grpc_method ? r->s->matrix.grpc_method
-                                                                  : r->s->matrix.path);
+                                                                   : r->s->matrix.path);
     o->repeat = c->repeat;
     /* a shaped cell has no one offered rate (a p99_ms ceiling's rate never matches it) */
     bool shaped = r->s->matrix.stages || r->s->matrix.step;

@@ -865,8 +865,9 @@ static int parse_grpc(struct ctx *c, const json_t *v, struct h2b_matrix_spec *m)
     }
     rc = h2b_load_grpc_method(method, &m->grpc_method, &kind);
     if (rc == H2B_ERR_PARSE)
-        rc = fail(c, "matrix.grpc.method", "expected /SERVICE/METHOD, like /h2bench.Echo/Unary, "
-                                           "got \"%s\"",
+        rc = fail(c, "matrix.grpc.method",
+                  "expected /SERVICE/METHOD, like /h2bench.Echo/Unary, "
+                  "got \"%s\"",
                   method);
     if (rc)
         goto out;

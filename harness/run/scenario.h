@@ -104,7 +104,7 @@ struct h2b_matrix_spec {
     size_t nframe_sizes;
     uint32_t *window_bits; /* client stream and connection window 2^N-1 sweep; empty = default */
     size_t nwindow_bits;
-    char *path;             /* request path (default "/hello") */
+    char *path; /* request path (default "/hello") */
     /* matrix.grpc: every request a gRPC call (h2bench load --grpc METHOD --grpc-size SIZE
      * --grpc-messages MESSAGES); grpc_method NULL: plain HTTP requests */
     char *grpc_method;
