@@ -516,6 +516,20 @@ int h2b_results_load_set_mpi(json_t *doc, const struct h2b_results_mpi *m)
     return json_object_set_new(doc, "mpi", o) == 0 ? H2B_OK : H2B_ERR_NOMEM;
 }
 
+#define T struct h2b_results_grpc
+static const struct h2b_model_field grpc_fields[] = {
+    F(T, method, STRING, 0),
+    F(T, messages, COUNT, 0),
+    F(T, size, COUNT, 0),
+    F(T, data, STRING, 0),
+    F(T, expect_bytes, COUNT, 0),
+    F(T, status_codes, JSON, 0),
+    F(T, length_mismatches, COUNT, 0),
+    END,
+};
+#undef T
+static const struct h2b_model grpc_model = {"grpc", sizeof(struct h2b_results_grpc), grpc_fields};
+
 #define T struct h2b_results_load
 static const struct h2b_model_field load_fields[] = {
     F(T, schema, STRING, 0),
@@ -554,6 +568,7 @@ static const struct h2b_model_field load_fields[] = {
     SUB(T, tool, OBJECT, 0, tool_model),
     F(T, env, JSON, 0),
     SUB(T, mpi, OBJECT, OMIT, h2b_results_mpi_model),
+    SUB(T, grpc, OBJECT, OMIT, grpc_model),
     END,
 };
 #undef T

@@ -338,6 +338,17 @@ struct h2b_results_load {
     struct h2b_results_tool tool;
     json_t *env;
     struct h2b_results_mpi mpi; /* not present: not an MPI job (left out) */
+    /* `h2bench load --grpc`: the calls and their gRPC statuses; not present (left out) without */
+    struct h2b_results_grpc {
+        struct h2b_model_base base;
+        char *method;         /* the :path, "/h2bench.Echo/Unary" */
+        double messages;      /* --grpc-messages */
+        double size;          /* --grpc-size; null with --grpc-data */
+        char *data;           /* --grpc-data FILE; null with --grpc-size */
+        double expect_bytes;  /* response bytes a call with status 0 must carry; null: unchecked */
+        json_t *status_codes; /* {"0": N, ..., "16": N, "other": N, "missing": N}, non-zero only */
+        double length_mismatches; /* status 0, but not expect_bytes of response: failed */
+    } grpc;
 };
 
 /* A whole h2bench.result/1 document. */

@@ -56,6 +56,8 @@ void h2b_load_config_init(struct h2b_load_config *cfg)
     cfg->find_max_precision = 0.02;
     cfg->find_max_limit = 1e6;
     cfg->find_max_retries = 1;
+    cfg->grpc_messages = 1;
+    cfg->grpc_expect = -1;
 }
 
 void h2b_load_uri_free(struct h2b_load_uri *u)
@@ -89,6 +91,8 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->conn_shape_text);
     free(cfg->interval_json_path);
     free(cfg->slo_text);
+    free(cfg->grpc_method);
+    free(cfg->grpc_data_path);
     if (cfg->slo) {
         h2b_slo_free(cfg->slo);
         free(cfg->slo);
@@ -262,6 +266,13 @@ void h2b_load_usage(FILE *f)
         "      --no-progress       no progress lines\n"
         "      --h3                HTTP/3 over QUIC (h2load's flag; ngtcp2 + GnuTLS), https://\n"
         "                          URIs; -m is clamped to the server's initial_max_streams_bidi\n"
+        "      --grpc=METHOD       every request is a gRPC call of METHOD (/h2bench.Echo/Unary):\n"
+        "                          a POST of length-prefixed messages (h2c or TLS, both\n"
+        "                          engines); it succeeds only with grpc-status 0, and the\n"
+        "                          statuses are counted by code\n"
+        "      --grpc-size=N       each message an EchoMessage of N payload bytes (default 0)\n"
+        "      --grpc-data=FILE    each message FILE, an encoded protobuf message, sent as is\n"
+        "      --grpc-messages=N   messages per call (default 1; ServerStream: asked for)\n"
         "  -h, --help              this text\n"
         "\n"
         "Exit codes: 0 ok, 1 --fail-on-error and a request failed, --slo breached or not\n"
@@ -545,7 +556,11 @@ enum {
     OPT_FIND_MAX_START,
     OPT_FIND_MAX_PRECISION,
     OPT_FIND_MAX_LIMIT,
-    OPT_FIND_MAX_RETRIES
+    OPT_FIND_MAX_RETRIES,
+    OPT_GRPC,
+    OPT_GRPC_DATA,
+    OPT_GRPC_SIZE,
+    OPT_GRPC_MESSAGES
 };
 
 static const struct option long_options[] = {
@@ -617,6 +632,10 @@ static const struct option long_options[] = {
     {"find-max-precision", required_argument, NULL, OPT_FIND_MAX_PRECISION},
     {"find-max-limit", required_argument, NULL, OPT_FIND_MAX_LIMIT},
     {"find-max-retries", required_argument, NULL, OPT_FIND_MAX_RETRIES},
+    {"grpc", required_argument, NULL, OPT_GRPC},
+    {"grpc-data", required_argument, NULL, OPT_GRPC_DATA},
+    {"grpc-size", required_argument, NULL, OPT_GRPC_SIZE},
+    {"grpc-messages", required_argument, NULL, OPT_GRPC_MESSAGES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -798,6 +817,7 @@ static int build_conn_shape(struct h2b_load_config *cfg, bool step, bool connect
 /* What the option groups share while one command line is parsed. */
 struct parse_state {
     bool shape_is_step, slo_abort, slo_grace_given;
+    bool grpc_size_given, grpc_messages_given;
     bool conn_shape_is_step, connections_given;
     uint64_t slo_window, slo_grace;
     struct h2b_slo *slo;
@@ -1113,6 +1133,111 @@ static int opt_output(struct h2b_load_config *cfg, struct parse_state *ps, int c
     }
 }
 
+/* Options of one group: --grpc and its messages. Returns H2B_OK, an error (said in err), or
+ * NOT_MINE for another group's option. */
+static int opt_grpc(struct h2b_load_config *cfg, struct parse_state *ps, int c, const char *a,
+                    struct h2b_diag *err)
+{
+    uint64_t v;
+    int rv;
+    switch (c) {
+    case OPT_GRPC:
+        free(cfg->grpc_method);
+        cfg->grpc_method = NULL;
+        rv = h2b_load_grpc_method(a, &cfg->grpc_method, &cfg->grpc_kind);
+        if (rv == H2B_ERR_NOMEM)
+            return h2b__load_errf(err, rv, "out of memory");
+        if (rv != H2B_OK)
+            return bad_value(err, H2B_ERR_PARSE, "--grpc", a,
+                             "/SERVICE/METHOD, like /h2bench.Echo/Unary");
+        return H2B_OK;
+    case OPT_GRPC_DATA:
+        return set_string(&cfg->grpc_data_path, a, err);
+    case OPT_GRPC_SIZE:
+        if ((rv = h2b_cli_parse_size(a, 0, MAX_BODY, &v)) != H2B_OK)
+            return bad_value(err, rv, "--grpc-size", a, "payload bytes, 0..256M");
+        cfg->grpc_size = v;
+        ps->grpc_size_given = true;
+        return H2B_OK;
+    case OPT_GRPC_MESSAGES:
+        if ((rv = h2b_cli_parse_u64(a, 1, H2B_LOAD_GRPC_MAX_MESSAGES, &v)) != H2B_OK)
+            return bad_value(err, rv, "--grpc-messages", a, "1..1000000");
+        cfg->grpc_messages = (uint32_t)v;
+        ps->grpc_messages_given = true;
+        return H2B_OK;
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* --grpc once every other option is known: what it cannot go with, the path of every URI, the
+ * request headers gRPC needs (first, so that -H can still replace them) and the body of every
+ * call, built here once. */
+static int build_grpc(struct h2b_load_config *cfg, const struct parse_state *ps,
+                      struct h2b_diag *err)
+{
+    if (!cfg->grpc_method) {
+        if (cfg->grpc_data_path || ps->grpc_size_given || ps->grpc_messages_given)
+            return h2b__load_errf(
+                err, H2B_ERR_INVAL,
+                "--grpc-data, --grpc-size and --grpc-messages need --grpc METHOD");
+        return H2B_OK;
+    }
+    if (cfg->h1 || cfg->h3 || cfg->raw_request || cfg->alpn)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--grpc: gRPC runs over HTTP/2 (h2c or TLS): not with --h1, -p "
+                              "http/1.1, --h3, --raw or --npn-list");
+    if (cfg->body || ps->input_file || cfg->nscript)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--grpc: the method is every call's path and the messages its body: "
+                              "not with -d, -i or --timing-script-file");
+    if (cfg->grpc_data_path && ps->grpc_size_given)
+        return h2b__load_errf(err, H2B_ERR_INVAL,
+                              "--grpc-data and --grpc-size both give the message: use one");
+    for (size_t i = 0; i < cfg->nuris; i++) {
+        struct h2b_load_uri *u = &cfg->uris[i];
+        if (strcmp(u->path, "/") != 0)
+            return h2b__load_errf(err, H2B_ERR_INVAL,
+                                  "--grpc %s gives the path: the URI '%s://%s%s' must have none",
+                                  cfg->grpc_method, u->scheme, u->authority, u->path);
+        char *p = strdup(cfg->grpc_method);
+        if (!p)
+            return h2b__load_errf(err, H2B_ERR_NOMEM, "out of memory");
+        free(u->path);
+        u->path = p;
+    }
+    uint8_t *msg = NULL;
+    size_t msg_len = 0;
+    int rv;
+    if (cfg->grpc_data_path) {
+        rv = read_file(cfg->grpc_data_path, MAX_BODY, &msg, &msg_len);
+        if (rv != H2B_OK)
+            return h2b__load_errf(err, H2B_ERR_NOTFOUND, "--grpc-data %s: %s", cfg->grpc_data_path,
+                                  rv == H2B_ERR_IO ? strerror(errno) : h2b_strerror(rv));
+    }
+    rv = h2b_load_grpc_body(cfg->grpc_kind, cfg->grpc_data_path ? msg : NULL, msg_len,
+                            cfg->grpc_size, cfg->grpc_messages, MAX_BODY, &cfg->body,
+                            &cfg->body_len, &cfg->grpc_expect);
+    free(msg);
+    if (rv == H2B_ERR_RANGE)
+        return h2b__load_errf(err, rv,
+                              "--grpc: %u messages of that size are over the 256 MiB a request "
+                              "body may have",
+                              cfg->grpc_messages);
+    if (rv != H2B_OK)
+        return h2b__load_errf(err, rv, "out of memory");
+    /* gRPC's request fields go first: a later -H with the same name replaces them (build_nva) */
+    size_t n = cfg->nheaders;
+    if ((rv = add_header(cfg, "content-type: application/grpc", err)) != H2B_OK ||
+        (rv = add_header(cfg, "te: trailers", err)) != H2B_OK)
+        return rv;
+    struct h2b_load_header g[2] = {cfg->headers[n], cfg->headers[n + 1]};
+    memmove(cfg->headers + 2, cfg->headers, n * sizeof(*cfg->headers));
+    cfg->headers[0] = g[0];
+    cfg->headers[1] = g[1];
+    return H2B_OK;
+}
+
 /* Options of one group: the protocol, the engine and TLS. Returns H2B_OK, an error (said in err),
  * or NOT_MINE for another group's option. */
 static int opt_protocol(struct h2b_load_config *cfg, struct parse_state *ps, int c, const char *a,
@@ -1294,6 +1419,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
             g = opt_output(cfg, &ps, c, a, name, err);
         if (g == NOT_MINE)
             g = opt_protocol(cfg, &ps, c, a, name, err);
+        if (g == NOT_MINE)
+            g = opt_grpc(cfg, &ps, c, a, err);
         if (g == PARSE_STOP)
             return H2B_OK;
         if (g != NOT_MINE) {
@@ -1328,6 +1455,8 @@ int h2b_load_config_parse(struct h2b_load_config *cfg, int argc, char **argv, st
     if (cfg->nuris == 0)
         return h2b__load_errf(err, H2B_ERR_INVAL, "no URI given");
     if ((rv = check_models(cfg, &ps, err)) != H2B_OK)
+        return rv;
+    if ((rv = build_grpc(cfg, &ps, err)) != H2B_OK)
         return rv;
     if (cfg->nscript) {
         /* h2load: -n per client, at most the script's length, which is the default */

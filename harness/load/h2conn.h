@@ -35,7 +35,8 @@ struct slot {
     uint64_t body_recv;     /* response DATA payload so far */
     int32_t stream_id;      /* 0 when the slot is free */
     uint32_t next_free;
-    uint8_t block; /* the header block being read: BLOCK_* (hook_begin_headers, hook_header) */
+    uint8_t block;    /* the header block being read: BLOCK_* (hook_begin_headers, hook_header) */
+    uint8_t grpc_hdr; /* --grpc: grpc-status of the response's header block (trailers-only) */
 };
 
 enum {
@@ -216,6 +217,16 @@ static inline int hook_header(struct h2b__load_conn *c, struct slot *s, const ui
         /* 1xx are interim responses; the final status replaces them */
         if (v >= 200 && s->req.status == 0)
             s->req.status = (uint16_t)v;
+    } else if (namelen == 11 && c->w->sh->grpc && memcmp(name, "grpc-status", 11) == 0) {
+        if (!s || s->req.recorded)
+            return 0;
+        /* the trailers' status is the call's; the header block's counts only when nothing
+         * follows it (a trailers-only response: grpc_end) */
+        uint8_t code = h2b_load_grpc_status_index(value, valuelen);
+        if (s->block & BLOCK_TRAILERS)
+            s->req.grpc = code;
+        else
+            s->grpc_hdr = code;
     } else if (namelen == 14 && memcmp(name, "content-length", 14) == 0) {
         if (!s || s->req.recorded)
             return 0;
@@ -250,6 +261,18 @@ static inline int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len
         return 1;
     }
     return 0;
+}
+
+/* --grpc: s's response ended whole. Its status is the one its trailers carried; without a
+ * trailers block, the header block's when no DATA came (a trailers-only response), else none
+ * (counted as missing). A status 0 whose response is not the length the echo service answers
+ * with (cfg->grpc_expect) is a mismatch. */
+static inline void grpc_end(const struct h2b__load_conn *c, struct slot *s)
+{
+    if (!(s->block & BLOCK_TRAILERS))
+        s->req.grpc = s->body_recv == 0 ? s->grpc_hdr : H2B_LOAD_GRPC_NONE;
+    int64_t want = c->w->sh->cfg->grpc_expect;
+    s->req.grpc_mismatch = s->req.grpc == 0 && want >= 0 && s->body_recv != (uint64_t)want;
 }
 
 /* s's stream ended (error_code 0: normally). Frees the slot and tops the connection up. */

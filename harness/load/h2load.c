@@ -99,6 +99,7 @@ static bool submit(struct h2b__load_conn *c, uint64_t t_intended)
     s->content_length = -1;
     s->body_recv = 0;
     s->block = 0;
+    s->grpc_hdr = H2B_LOAD_GRPC_NONE;
     s->stream_id = id;
     if (c->inflight++ == 0)
         w->busy_conns++;
@@ -170,6 +171,8 @@ void h2b__h2_stream_close(struct h2b__load_conn *c, struct slot *s, uint32_t err
             how = OUT_RESET; /* RST_STREAM, REFUSED_STREAM after GOAWAY, or a stream error */
         else if (s->req.status == 0 || !body_complete(c, s))
             how = OUT_PROTOCOL; /* no final :status, or a body shorter than content-length */
+        else if (c->w->sh->grpc)
+            grpc_end(c, s);
         finish_request(c, s, how);
         if (s->req.status)
             c->life.responses++;

@@ -463,6 +463,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
         if (strcmp(cfg->headers[h].name, ":method") == 0)
             sh.method_head = strcmp(cfg->headers[h].value, "HEAD") == 0;
     sh.progress = hook != NULL;
+    sh.grpc = cfg->grpc_method != NULL;
     if ((rv = resolve(&sh, err)) != H2B_OK)
         return rv;
     if ((rv = pick_engine(&sh, &h1, err)) != H2B_OK)

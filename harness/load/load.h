@@ -20,6 +20,7 @@
 #define H2B_LOAD_LOAD_H
 
 #include "load/arrival.h"
+#include "load/grpc.h"
 #include "load/shape.h"
 #include "core/hist.h"
 #include "core/json.h"
@@ -159,6 +160,15 @@ struct h2b_load_config {
     double find_max_start, find_max_precision, find_max_limit;
     uint32_t find_max_retries; /* a failing step is tried again this many times (default 1) */
     char *slo_text;            /* --slo as given */
+    /* --grpc METHOD (grpc.h): every request is a call of this method, a POST whose body (body,
+     * built by the parser) is grpc_messages length-prefixed messages; it succeeds only with
+     * grpc-status 0. NULL: off. */
+    char *grpc_method; /* the :path, with its leading '/' */
+    enum h2b_load_grpc_kind grpc_kind;
+    char *grpc_data_path;   /* --grpc-data FILE: one encoded message; NULL: --grpc-size */
+    uint64_t grpc_size;     /* --grpc-size: EchoMessage payload bytes (default 0) */
+    uint32_t grpc_messages; /* --grpc-messages (default 1) */
+    int64_t grpc_expect;    /* response DATA bytes of a call with status 0; -1: unchecked */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
@@ -183,6 +193,11 @@ struct h2b_load_stats {
     uint64_t unsent;     /* --rate: intended before the end but never submitted (backlog) */
     uint64_t status[H2B_LOAD_STATUS_MAX];
     uint64_t status_other;
+    /* --grpc: the calls whose response ended, by grpc-status (0..16, H2B_LOAD_GRPC_OTHER,
+     * H2B_LOAD_GRPC_MISSING); only status 0 succeeds, every other one is failed (not errored:
+     * the response was valid HTTP/2) */
+    uint64_t grpc_status[H2B_LOAD_GRPC_COUNTS];
+    uint64_t grpc_mismatch;        /* status 0, but not grpc_expect response bytes: failed too */
     uint64_t bytes_total;          /* bytes received (after TLS decryption) */
     uint64_t bytes_headers;        /* HEADERS payload received (compressed) */
     uint64_t bytes_headers_decomp; /* sum of received header name + value lengths */

@@ -46,37 +46,64 @@ static double min_of(double a, double b)
     return isnan(a) ? b : isnan(b) ? a : a < b ? a : b;
 }
 
-/* Adds src's {"200": n, ...} into dst's. */
 /* The status codes' key, as the core model spells it (STYLE.md rule 16). */
 static const char *codes_key(void)
 {
     return H2B_MODEL_KEY(h2b_results_load_model, struct h2b_results_load, status_codes);
 }
 
-/* status_codes of one part: keys of three digits (or "other", what the load client counts
- * outside 100-599), values non-negative integers. Anything else is an input error. */
-static int check_codes(const json_t *codes, const struct h2b_json_src *src, struct h2b_diag *d)
+/* --grpc's counts by grpc-status: "grpc.status_codes" */
+static const char *grpc_codes_key(void)
 {
+    return "grpc.status_codes";
+}
+
+static bool http_code(const char *k)
+{
+    return (strlen(k) == 3 && k[0] >= '1' && k[0] <= '9' && k[1] >= '0' && k[1] <= '9' &&
+            k[2] >= '0' && k[2] <= '9') ||
+           strcmp(k, "other") == 0;
+}
+
+/* A key of grpc.status_codes: 0..16 as the load client writes them, "other" or "missing". */
+static bool grpc_code(const char *k)
+{
+    for (unsigned i = 0; i < H2B_LOAD_GRPC_COUNTS; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "%u", i);
+        if (strcmp(k, i < H2B_LOAD_GRPC_OTHER ? n : h2b_load_grpc_code_name(i)) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* status_codes of one part (or grpc.status_codes, grpc true): keys of three digits (or "other",
+ * what the load client counts outside 100-599; grpc: 0..16, "other" or "missing"), values
+ * non-negative integers. Anything else is an input error. */
+static int check_codes(const json_t *codes, const struct h2b_json_src *src, bool grpc,
+                       struct h2b_diag *d)
+{
+    const char *key = grpc ? grpc_codes_key() : codes_key();
     if (codes == NULL || json_is_null(codes))
         return H2B_OK;
     if (!json_is_object(codes)) {
-        h2b_diag_set(d, src->file, src->text, codes_key(), "expected an object");
+        h2b_diag_set(d, src->file, src->text, key, "expected an object");
         return H2B_ERR_PARSE;
     }
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)codes, k, v)
     {
-        bool three = strlen(k) == 3 && k[0] >= '1' && k[0] <= '9' && k[1] >= '0' && k[1] <= '9' &&
-                     k[2] >= '0' && k[2] <= '9';
-        if (!three && strcmp(k, "other") != 0) {
-            h2b_diag_set(d, src->file, src->text, codes_key(),
-                         "expected three-digit status codes (or \"other\") as keys");
+        if (grpc ? !grpc_code(k) : !http_code(k)) {
+            h2b_diag_set(d, src->file, src->text, key,
+                         grpc ? "expected grpc-status codes 0..16 (or \"other\", \"missing\") as "
+                                "keys"
+                              : "expected three-digit status codes (or \"other\") as keys");
             return H2B_ERR_PARSE;
         }
         if (!json_is_integer(v) || json_integer_value(v) < 0) {
-            h2b_diag_set(d, src->file, src->text, codes_key(),
-                         "expected a non-negative integer count for \"%s\"", three ? k : "other");
+            h2b_diag_set(d, src->file, src->text, key,
+                         "expected a non-negative integer count for \"%s\"", k);
             return H2B_ERR_PARSE;
         }
     }
@@ -85,7 +112,7 @@ static int check_codes(const json_t *codes, const struct h2b_json_src *src, stru
 
 /* Adds the counts of src (checked) to *dst; a sum past 2^63-1 is an input error. */
 static int add_codes(json_t **dst, const json_t *src, const struct h2b_json_src *file,
-                     struct h2b_diag *d)
+                     const char *key, struct h2b_diag *d)
 {
     if (!json_is_object(src))
         return H2B_OK;
@@ -100,14 +127,33 @@ static int add_codes(json_t **dst, const json_t *src, const struct h2b_json_src 
     {
         json_int_t a = json_integer_value(json_object_get(*dst, k)), b = json_integer_value(v);
         if (a > LLONG_MAX - b) {
-            h2b_diag_set(d, file->file, file->text, codes_key(),
-                         "the merged count of \"%s\" passes 2^63-1", k);
+            h2b_diag_set(d, file->file, file->text, key, "the merged count of \"%s\" passes 2^63-1",
+                         k);
             return H2B_ERR_PARSE;
         }
         if (json_object_set_new(*dst, k, json_integer(a + b)) != 0)
             return H2B_ERR_NOMEM;
     }
     return H2B_OK;
+}
+
+/* --grpc results: the parts ran the same calls (the first part's method, messages and sizes
+ * stay); their counts by status and their mismatches add. A part with gRPC calls beside one
+ * without is an input error. */
+static int merge_grpc(struct h2b_results_grpc *m, const struct h2b_results_grpc *p,
+                      const struct h2b_json_src *src, struct h2b_diag *d)
+{
+    if (m->base.present != p->base.present) {
+        h2b_diag_set(
+            d, src->file, src->text, "grpc",
+            "expected a gRPC run like the first part's (`h2bench load --grpc`), or no gRPC "
+            "in either");
+        return H2B_ERR_PARSE;
+    }
+    if (!p->base.present)
+        return H2B_OK;
+    m->length_mismatches = add(m->length_mismatches, p->length_mismatches);
+    return add_codes(&m->status_codes, p->status_codes, src, grpc_codes_key(), d);
 }
 
 /* Merges the encoded histogram src into *acc (decoded on first use). */
@@ -243,7 +289,8 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
             rv = H2B_ERR_PARSE;
             break;
         }
-        if ((rv = check_codes(part->status_codes, &srcs[i], d)) != H2B_OK)
+        if ((rv = check_codes(part->status_codes, &srcs[i], false, d)) != H2B_OK ||
+            (rv = check_codes(part->grpc.status_codes, &srcs[i], true, d)) != H2B_OK)
             break;
         const struct h2b_results_histograms *hs = &part->histograms;
         const char *texts[5] = {hs->latency, hs->service, hs->ttfb, hs->connect, hs->tls_handshake};
@@ -251,7 +298,9 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
             rv = add_hist(&acc[k], texts[k], srcs[i].file, names[k], d);
         if (rv == H2B_OK && i > 0) {
             add_part(&m, &p);
-            rv = add_codes(&m.status_codes, p.status_codes, &srcs[i], d);
+            rv = add_codes(&m.status_codes, p.status_codes, &srcs[i], codes_key(), d);
+            if (rv == H2B_OK)
+                rv = merge_grpc(&m.grpc, &p.grpc, &srcs[i], d);
             if (rv == H2B_OK && p.ended_early == 1 && !m.ended_early_reason && p.ended_early_reason)
                 rv = h2b_model_set_string(&m.ended_early_reason, p.ended_early_reason);
             if (rv == H2B_OK)

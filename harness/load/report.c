@@ -103,6 +103,28 @@ static void hist_row(FILE *f, const char *label, const struct h2b_hist *h)
     fprintf(f, "%s: %10s  %10s  %10s  %10s%9s%%\n", label, mn, mx, me, sd, pct);
 }
 
+/* --grpc: "grpc-status codes: 0 OK 998, 4 DEADLINE_EXCEEDED 2", and the length check. */
+static void grpc_text(FILE *f, const struct h2b_load_config *cfg, const struct h2b_load_stats *s)
+{
+    fprintf(f, "grpc-status codes:");
+    const char *sep = " ";
+    for (unsigned i = 0; i < H2B_LOAD_GRPC_COUNTS; i++)
+        if (s->grpc_status[i]) {
+            if (i < H2B_LOAD_GRPC_OTHER)
+                fprintf(f, "%s%u %s %" PRIu64, sep, i, h2b_load_grpc_code_name(i),
+                        s->grpc_status[i]);
+            else
+                fprintf(f, "%s%s %" PRIu64, sep, h2b_load_grpc_code_name(i), s->grpc_status[i]);
+            sep = ", ";
+        }
+    fprintf(f, "%s; %s %u message(s) per call", *sep == ' ' ? " none" : "", cfg->grpc_method,
+            cfg->grpc_messages);
+    if (cfg->grpc_expect >= 0)
+        fprintf(f, "; response length checked (%" PRId64 " bytes): %" PRIu64 " mismatched",
+                cfg->grpc_expect, s->grpc_mismatch);
+    fprintf(f, "\n");
+}
+
 static void rps_row(FILE *f, const double *v, size_t n)
 {
     double mn = 0, mx = 0, mean = 0, sd = 0, within = 0;
@@ -208,8 +230,8 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
                           : "from submission, failed included");
     percentiles(f, "service", s->service, "from HEADERS sent: the actual-send-time view");
     percentiles(f, "ttfb", s->ttfb, "per request, from HEADERS sent");
-    fprintf(f,
-            "goodput: %.2f req/s (2xx/3xx); status:", secs > 0 ? (double)s->succeeded / secs : 0);
+    fprintf(f, "goodput: %.2f req/s (%s); status:", secs > 0 ? (double)s->succeeded / secs : 0,
+            cfg->grpc_method ? "grpc-status 0" : "2xx/3xx");
     int shown = 0;
     for (int code = 0; code < H2B_LOAD_STATUS_MAX; code++)
         if (s->status[code]) {
@@ -219,6 +241,8 @@ void h2b_load_report_text(FILE *f, const struct h2b_load_config *cfg,
     if (s->status_other)
         fprintf(f, " other x%" PRIu64, s->status_other);
     fprintf(f, "%s\n", shown || s->status_other ? "" : " none");
+    if (cfg->grpc_method)
+        grpc_text(f, cfg, s);
     fprintf(f,
             "errors: %" PRIu64 " reset, %" PRIu64 " timed out, %" PRIu64 " protocol error, %" PRIu64
             " connection lost or not sent (%" PRIu64 " not sent); %" PRIu64
@@ -372,6 +396,35 @@ static int config_of(struct h2b_results_load_config *c, const struct h2b_load_co
     return bad ? H2B_ERR_NOMEM : H2B_OK;
 }
 
+/* --grpc's JSON object: the calls and their statuses (the model's "grpc"). */
+static int grpc_json(struct h2b_results_grpc *g, const struct h2b_load_config *cfg,
+                     const struct h2b_load_stats *s)
+{
+    g->base.present = true;
+    int bad = h2b_model_set_string(&g->method, cfg->grpc_method);
+    g->messages = cfg->grpc_messages;
+    if (cfg->grpc_data_path)
+        bad |= h2b_model_set_string(&g->data, cfg->grpc_data_path);
+    else
+        g->size = (double)cfg->grpc_size;
+    if (cfg->grpc_expect >= 0)
+        g->expect_bytes = (double)cfg->grpc_expect;
+    g->length_mismatches = (double)s->grpc_mismatch;
+    json_t *codes = json_object();
+    bad |= !codes;
+    for (unsigned i = 0; !bad && i < H2B_LOAD_GRPC_COUNTS; i++) {
+        char k[8];
+        if (i < H2B_LOAD_GRPC_OTHER)
+            snprintf(k, sizeof k, "%u", i);
+        if (s->grpc_status[i])
+            bad |=
+                json_object_set_new(codes, i < H2B_LOAD_GRPC_OTHER ? k : h2b_load_grpc_code_name(i),
+                                    json_integer((json_int_t)s->grpc_status[i]));
+    }
+    g->status_codes = codes;
+    return bad;
+}
+
 int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_load_result *res,
                          json_t **out)
 {
@@ -488,6 +541,8 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
                    H2B_OK;
     }
     bad |= config_of(&l.config, cfg) != H2B_OK;
+    if (cfg->grpc_method)
+        bad |= grpc_json(&l.grpc, cfg, s);
     l.tool.base.present = true;
     bad |= h2b_model_set_string(&l.tool.name, "h2bench");
     bad |= h2b_model_set_string(&l.tool.version, h2b_version());

@@ -60,6 +60,7 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
     ADD(unfinished);
     ADD(unsent);
     ADD(status_other);
+    ADD(grpc_mismatch);
     ADD(bytes_total);
     ADD(bytes_headers);
     ADD(bytes_headers_decomp);
@@ -80,6 +81,8 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
     }
     for (int i = 0; i < H2B_LOAD_STATUS_MAX; i++)
         dst->status[i] += src->status[i];
+    for (int i = 0; i < H2B_LOAD_GRPC_COUNTS; i++)
+        dst->grpc_status[i] += src->grpc_status[i];
     if (src->sched_lag_max_ns > dst->sched_lag_max_ns)
         dst->sched_lag_max_ns = src->sched_lag_max_ns;
     if (src->server_max_streams < dst->server_max_streams)

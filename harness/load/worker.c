@@ -146,15 +146,22 @@ bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
     uint16_t status = r->status;
     uint64_t now = w->now;
     uint64_t latency = now > t_intended ? now - t_intended : 0;
+    bool ok = how == OUT_RESPONSE && status >= 200 && status < 400;
+    if (w->sh->grpc && how == OUT_RESPONSE && status != 0) {
+        /* a call succeeds only on grpc-status 0 (and the length its echo must have) */
+        st->grpc_status[r->grpc == H2B_LOAD_GRPC_NONE ? H2B_LOAD_GRPC_MISSING : r->grpc]++;
+        st->grpc_mismatch += r->grpc_mismatch;
+        ok = ok && r->grpc == 0 && !r->grpc_mismatch;
+    }
     record_latency(w, latency);
     if (w->islot)
-        h2b__load_ival_note(w, latency, how == OUT_RESPONSE && status >= 200 && status < 400);
+        h2b__load_ival_note(w, latency, ok);
     if (t_sent)
         h2b_hist_record(st->service, now > t_sent ? now - t_sent : 0);
     report_progress(w);
     if (w->logbuf) /* h2load's row: from the send (the intended time if never sent) */
         log_row(w, t_sent ? t_sent : (t_intended > w->sh->t0 ? t_intended : w->sh->t0),
-                how == OUT_RESPONSE && status != 0 ? (int)status : -1);
+                how == OUT_RESPONSE && status != 0 && (ok || !w->sh->grpc) ? (int)status : -1);
     if (status != 0) {
         /* counted whatever happens to the rest of the response, as h2load does */
         if (status < H2B_LOAD_STATUS_MAX)
@@ -164,7 +171,7 @@ bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
     }
     if (how == OUT_RESPONSE && status != 0) {
         st->done++;
-        if (status >= 200 && status < 400)
+        if (ok)
             st->succeeded++;
         else
             st->failed++;

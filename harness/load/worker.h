@@ -39,6 +39,7 @@ struct h2b__load_shared {
     uint64_t wall0_us; /* CLOCK_REALTIME at t0, microseconds (--log-file) */
     FILE *info;        /* h2load's live lines (protocol, TLS, progress, phases); NULL = none */
     bool method_head; /* -H ':method: HEAD': responses carry no body whatever content-length says */
+    bool grpc;        /* --grpc: a response succeeds only with grpc-status 0 (grpc.h) */
     bool progress;    /* keep interval histograms for the progress line */
     atomic_int *stop; /* set by h2b_load_stop() */
     /* per-interval results (interval.c): interval k is [i_origin + k i_len, + i_len); i_len 0:
@@ -142,6 +143,8 @@ struct h2b__load_req {
     uint64_t t_submit;   /* --timeout runs from here */
     uint64_t t_sent;     /* the request went to the socket; 0 until then */
     uint16_t status;     /* the final status; 0 until one came */
+    uint8_t grpc;        /* --grpc: the call's grpc-status index (grpc.h), H2B_LOAD_GRPC_NONE */
+    bool grpc_mismatch;  /* --grpc: status 0 with a response of another length than expected */
     bool measured;       /* intended after warm-up */
     bool recorded;       /* already counted (timed out or broken before its stream closed) */
     bool busy;           /* in flight: between h2b__load_req_begin and h2b__load_req_end */
@@ -253,6 +256,8 @@ static inline void h2b__load_req_begin(struct h2b__load_worker *w, struct h2b__l
     r->t_submit = w->now;
     r->t_sent = t_sent;
     r->status = 0;
+    r->grpc = H2B_LOAD_GRPC_NONE;
+    r->grpc_mismatch = false;
     r->recorded = false;
     r->busy = true;
     r->measured = t_intended >= w->sh->t_measure;

@@ -558,6 +558,11 @@ int h2b_client_argv(const struct h2b_scenario *s, const struct h2b_cell *cell,
         add(&b, "-W");
         add(&b, "%u", cell->window_bits);
     }
+    if (m->grpc_method) {
+        add(&b, "--grpc=%s", m->grpc_method);
+        add(&b, "--grpc-size=%llu", (unsigned long long)m->grpc_size);
+        add(&b, "--grpc-messages=%u", m->grpc_messages);
+    }
     if (call->body_file) {
         add(&b, "-d");
         add(&b, "%s", call->body_file);

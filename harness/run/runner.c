@@ -317,7 +317,8 @@ static void run_attempt(struct run *r, size_t i, double duration_s, struct cell_
     memset(res, 0, sizeof(*res));
     if (!attempt_ready(r, c, t, res))
         return;
-    snprintf(url, sizeof(url), "%s%s", h2b_target_url(t), m->path);
+    /* a gRPC cell's path is its method: h2bench load --grpc takes the URI without one */
+    snprintf(url, sizeof(url), "%s%s", h2b_target_url(t), m->grpc_method ? "/" : m->path);
     snprintf(out_path, sizeof(out_path), "%s/cell-%zu.out", r->dir, i);
     snprintf(err_path, sizeof(err_path), "%s/cell-%zu.err", r->dir, i);
     snprintf(json_path, sizeof(json_path), "%s/cell-%zu.json", r->dir, i);
@@ -529,7 +530,8 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
                                 r->server_max_probed[c->target] ? "probe" : "configured");
     o->frame_size = c->frame_size ? c->frame_size : NAN;
     o->window_bits = c->window_bits ? c->window_bits : NAN;
-    bad |= h2b_model_set_string(&o->path, r->s->matrix.path);
+    bad |= h2b_model_set_string(&o->path, r->s->matrix.grpc_method ? r->s->matrix.grpc_method
+                                                                   : r->s->matrix.path);
     o->repeat = c->repeat;
     /* a shaped cell has no one offered rate (a p99_ms ceiling's rate never matches it) */
     bool shaped = r->s->matrix.stages || r->s->matrix.step;

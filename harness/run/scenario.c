@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/url.h"
 #include "run/expand.h"
+#include "load/grpc.h"
 #include "load/shape.h"
 #include "load/slo.h"
 
@@ -841,6 +842,53 @@ static int parse_slo_rules(struct ctx *c, const json_t *matrix, struct h2b_scena
     return H2B_OK;
 }
 
+/* matrix.grpc {method, size, messages}: gRPC calls in every cell, checked with the load
+ * generator's own parser (load/grpc.h) so a bad method is named here, not by a cell. */
+static int parse_grpc(struct ctx *c, const json_t *v, struct h2b_matrix_spec *m)
+{
+    static const char *const keys[] = {"method", "size", "messages", NULL};
+    json_t *g = NULL;
+    char *method = NULL;
+    int rc;
+    if (!json_object_get(v, "grpc"))
+        return H2B_OK;
+    if ((rc = get_object(c, v, "grpc", "matrix", keys, &g)) ||
+        (rc = get_string(c, g, "method", "matrix.grpc", NULL, &method)) ||
+        (rc = get_uint(c, g, "size", "matrix.grpc", 0, 1ULL << 28, 0, &m->grpc_size)) ||
+        (rc = get_u32(c, g, "messages", "matrix.grpc", 1, H2B_LOAD_GRPC_MAX_MESSAGES, 1,
+                      &m->grpc_messages)))
+        goto out;
+    enum h2b_load_grpc_kind kind;
+    if (!method) {
+        rc = fail(c, "matrix.grpc", "missing field 'method' (e.g. \"/h2bench.Echo/Unary\")");
+        goto out;
+    }
+    rc = h2b_load_grpc_method(method, &m->grpc_method, &kind);
+    if (rc == H2B_ERR_PARSE)
+        rc = fail(c, "matrix.grpc.method",
+                  "expected /SERVICE/METHOD, like /h2bench.Echo/Unary, "
+                  "got \"%s\"",
+                  method);
+    if (rc)
+        goto out;
+    if (json_object_get(v, "path") || json_object_get(v, "method") ||
+        json_object_get(v, "body_bytes")) {
+        rc = fail(c, "matrix.grpc",
+                  "the gRPC method is every call's path and its messages the body: not with "
+                  "matrix.path, matrix.method or matrix.body_bytes");
+        goto out;
+    }
+    for (size_t i = 0; i < m->nprotocols; i++)
+        if (m->protocols[i] != H2B_PROTO_H2) {
+            rc = fail(c, "matrix.grpc", "gRPC runs over HTTP/2: not with matrix.protocol \"%s\"",
+                      h2b_protocol_name(m->protocols[i]));
+            goto out;
+        }
+out:
+    free(method);
+    return rc;
+}
+
 static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *m)
 {
     char *order = NULL;
@@ -866,7 +914,7 @@ static int parse_matrix(struct ctx *c, const json_t *v, struct h2b_matrix_spec *
         (rc = get_string(c, v, "order", "matrix", "alternate", &order)) ||
         (rc = get_protocols(c, v, "protocol", "matrix", m->protocols, &m->nprotocols,
                             H2B_PROTO_H2)) ||
-        (rc = get_tls_list(c, v, m)))
+        (rc = get_tls_list(c, v, m)) || (rc = parse_grpc(c, v, m)))
         goto out;
     if (strcmp(order, "alternate") == 0) {
         m->order = H2B_ORDER_ALTERNATE;
@@ -970,7 +1018,7 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
         "connections", "streams",  "frame_size", "window_bits",  "path",     "method",
         "body_bytes",  "requests", "duration_s", "min_requests", "warmup_s", "aggregate_cap",
         "repeats",     "order",    "rate",       "protocol",     "tls",      "stages",
-        "step",        "slo",      "slo_window", "find_max",     NULL};
+        "step",        "slo",      "slo_window", "find_max",     "grpc",     NULL};
     static const char *const micro_keys[] = {"filter", "profile", "cpu", NULL};
     struct ctx c = {src, diag};
     struct h2b_scenario *s = calloc(1, sizeof(*s));
@@ -1019,6 +1067,13 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
                           : m->stages               ? "matrix.stages"
                           : m->step                 ? "matrix.step"
                                                     : NULL;
+        if (m->grpc_method && (s->client.kind != H2B_CLIENT_H2BENCH || s->budgets.enabled)) {
+            rc = fail(&c, "matrix.grpc",
+                      "gRPC cells are h2bench load's (h2load cannot read grpc-status), and "
+                      "per-request budgets do not send gRPC calls yet: not with client.type "
+                      "\"h2load\" or \"budgets\"");
+            goto fail;
+        }
         if (own && s->client.kind != H2B_CLIENT_H2BENCH) {
             rc = fail(&c, own,
                       "load shapes, objectives and the search are h2bench load's: "
@@ -1092,6 +1147,7 @@ void h2b_scenario_del(struct h2b_scenario *s)
     free(s->matrix.frame_sizes);
     free(s->matrix.window_bits);
     free(s->matrix.path);
+    free(s->matrix.grpc_method);
     free(s->matrix.method);
     free(s->matrix.stages);
     free(s->matrix.step);

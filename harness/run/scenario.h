@@ -104,7 +104,12 @@ struct h2b_matrix_spec {
     size_t nframe_sizes;
     uint32_t *window_bits; /* client stream and connection window 2^N-1 sweep; empty = default */
     size_t nwindow_bits;
-    char *path;             /* request path (default "/hello") */
+    char *path; /* request path (default "/hello") */
+    /* matrix.grpc: every request a gRPC call (h2bench load --grpc METHOD --grpc-size SIZE
+     * --grpc-messages MESSAGES); grpc_method NULL: plain HTTP requests */
+    char *grpc_method;
+    uint64_t grpc_size;
+    uint32_t grpc_messages;
     char *method;           /* "GET" (default) or "POST" */
     uint64_t body_bytes;    /* POST body size (0 for GET) */
     uint64_t min_requests;  /* a cell must complete at least this many (default 1000) */

@@ -16,7 +16,8 @@
  *   allocation when warm. protobuf-c (Debian's libprotobuf-c) was the packaged choice: it would
  *   unpack every message into malloc'ed structs (a 4 MiB bytes field copied whole before the
  *   echo could start), and is a library on the request path, which issue 35 rules out; the
- *   fields here are five varints, one fixed64 and one bytes field.
+ *   fields here are five varints, one fixed64 and one bytes field. The varint and the message
+ *   prefix are core/grpcwire.h's, which `h2bench load --grpc` writes its requests with.
  * - Framing, as gRPC over HTTP/2 specifies it: a message is a compressed-flag byte, a 32-bit
  *   big-endian length and the message. A compressed message is UNIMPLEMENTED (no
  *   grpc-encoding is ever accepted), other flag bits INTERNAL, a length over H2B_GRPC_MAX_MSG
@@ -34,6 +35,8 @@
  * window and 4 MiB held per stream).
  */
 #include "h2ref/grpc.h"
+
+#include "core/grpcwire.h"
 
 #include <string.h>
 
@@ -220,17 +223,6 @@ void h2b_grpc_rx(struct h2b_grpc *g, const uint8_t *p, size_t n, h2b_grpc_emit_f
 
 /* ---- protobuf, the few fields used ---- */
 
-static size_t varint_put(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 /* A varint at p[*i..n) into *v; false when truncated or longer than 10 bytes. */
 static bool varint_get(const uint8_t *p, size_t n, size_t *i, uint64_t *v)
 {
@@ -289,9 +281,7 @@ static bool pb_next(const uint8_t *p, size_t n, size_t *i, struct pb_field *f)
 /* A reply message msg[0..n) with its prefix, in g->small, sent by h2b_grpc_gen. */
 static void reply_small(struct h2b_grpc *g, const uint8_t *msg, size_t n)
 {
-    g->small[0] = 0;
-    g->small[1] = g->small[2] = g->small[3] = 0;
-    g->small[4] = (uint8_t)n;
+    h2b_grpc_prefix_put(g->small, (uint32_t)n);
     memmove(g->small + 5, msg, n);
     g->total = 5 + n;
 }
@@ -317,8 +307,7 @@ static void end_server_stream(struct h2b_grpc *g)
     }
     g->count = (uint32_t)count;
     g->size = (uint32_t)size;
-    uint8_t tmp[10];
-    g->total = g->count * (uint64_t)(6 + varint_put(tmp, size) + size);
+    g->total = g->count * (uint64_t)(6 + h2b_pb_varint_len(size) + size);
 }
 
 static void end_health(struct h2b_grpc *g)
@@ -350,9 +339,9 @@ static void end_client_stream(struct h2b_grpc *g)
     uint8_t m[1 + 10 + 1 + 10 + 1 + 8];
     size_t n = 0;
     m[n++] = 0x08; /* messages */
-    n += varint_put(m + n, g->nmsg);
+    n += h2b_pb_varint_put(m + n, g->nmsg);
     m[n++] = 0x10; /* bytes */
-    n += varint_put(m + n, g->bytes);
+    n += h2b_pb_varint_put(m + n, g->bytes);
     m[n++] = 0x19; /* fnv1a, fixed64 */
     for (int k = 0; k < 8; k++)
         m[n++] = (uint8_t)(g->fnv >> (8 * k));
@@ -409,13 +398,9 @@ void h2b_grpc_gen(const struct h2b_grpc *g, uint64_t off, uint8_t *dst, size_t n
     uint8_t head[5 + 1 + 10];
     size_t hl = 5;
     head[hl++] = 0x0a;
-    hl += varint_put(head + hl, g->size);
+    hl += h2b_pb_varint_put(head + hl, g->size);
     uint32_t mlen = (uint32_t)(hl - 5 + g->size);
-    head[0] = 0;
-    head[1] = (uint8_t)(mlen >> 24);
-    head[2] = (uint8_t)(mlen >> 16);
-    head[3] = (uint8_t)(mlen >> 8);
-    head[4] = (uint8_t)mlen;
+    h2b_grpc_prefix_put(head, mlen);
     uint64_t m = hl + g->size;
     while (n > 0) {
         uint64_t r = off % m;

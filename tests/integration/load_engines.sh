@@ -9,7 +9,8 @@
 # Cases: many small responses; 64 KiB bodies over a 16 KiB stream window (WINDOW_UPDATE both
 # ways); request bodies (-d, 40 KB over h2ref's 16 KiB window: the fast engine's send-side flow
 # control); mixed status codes and 404s; -H overrides; several URIs round-robin; --rate open
-# loop with a count. The JSON says which engine ran.
+# loop with a count; gRPC calls (--grpc: status codes from the trailers, echo lengths). The JSON
+# says which engine ran.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 . "$(dirname "$0")/load_lib.sh"
@@ -33,7 +34,7 @@ differ() {
         "fast/nghttp2"
     local q='[.requests, .started, .done, .succeeded, .failed, .errors, .timeouts, .resets,
               .protocol_errors, .not_sent, .unfinished, .status_codes, .traffic.headers_decompressed, .traffic.data,
-              .connections_up, .connections_failed, .connection_errors, .latency_ns.count]'
+              .connections_up, .connections_failed, .connection_errors, .latency_ns.count, .grpc]'
     local a b
     a=$(jq -c "$q" "$TMP/$name-fast.json")
     b=$(jq -c "$q" "$TMP/$name-nghttp2.json")
@@ -87,6 +88,15 @@ differ ref-headers -n 300 -c 3 -m 2 -H 'x-test: 1' -H 'user-agent: other' -H 'ho
 check_sane ref-headers 300
 differ ref-rate -n 300 -c 2 -m 4 --total-rps 2000 "$U/hello"
 check_sane ref-rate 300
+# gRPC calls (--grpc): the grpc-status read from the trailers (a trailers-only response for the
+# unknown method), counted by code; the whole "grpc" object must be equal
+differ ref-grpc -n 400 -c 2 -m 4 --grpc /h2bench.Echo/Bidi --grpc-size 3000 --grpc-messages 3 "$U"
+check_sane ref-grpc 400
+expect_eq "ref-grpc: all status 0" "$(jq -c .grpc.status_codes "$TMP/ref-grpc-fast.json")" '{"0":400}'
+differ ref-grpc-unknown -n 100 -c 2 -m 4 --grpc /h2bench.Echo/Nope "$U"
+check_sane ref-grpc-unknown 0
+expect_eq "ref-grpc-unknown: all UNIMPLEMENTED" \
+    "$(jq -c .grpc.status_codes "$TMP/ref-grpc-unknown-fast.json")" '{"12":100}'
 stop_serve "$SERVE_PID" >/dev/null
 
 start_serve h2ref-tls --threads 1 --tls || { finish; exit 1; }
