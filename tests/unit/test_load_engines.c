@@ -9,11 +9,14 @@
  * Both HTTP/2 engines (h2b__h2_fast_engine, h2b__h2_engine) run the same cases and must give the
  * same answers: the client preface, SETTINGS and the request HEADERS (decoded with nghttp2's
  * inflater: the run's header list in its order); a 200 response with a body fed whole and one
- * byte at a time; SETTINGS_MAX_CONCURRENT_STREAMS 1 (never two streams open); RST_STREAM on a
- * request (failed, the connection goes on); a bad :status (the client resets the stream) and a
- * body shorter than its content-length (protocol errors, the connection goes on); GOAWAY with a
- * last-stream-id below requests in flight (those are refused: failed as resets; the connection
- * closes once the rest has ended and reconnects for what it still owes); malformed frames (DATA
+ * byte at a time (one success, its status, body and header bytes counted);
+ * SETTINGS_MAX_CONCURRENT_STREAMS 1 (never two streams open), and 0 raised to 2 later (nothing,
+ * then two at once); RST_STREAM on a request (failed, the connection goes on); a bad :status
+ * (the client resets the stream and ignores the DATA that follows) and a body shorter than its
+ * content-length (protocol errors, the connection goes on); the server closing the connection
+ * under a request (failed; a reconnect for what is owed); GOAWAY with a last-stream-id below
+ * requests in flight (those are refused: failed as resets; the connection closes once the rest
+ * has ended and reconnects for what it still owes); malformed frames (DATA
  * on stream 0, a SETTINGS whose length is not a multiple of 6: GOAWAY with the error, the
  * connection ends, the request fails); a body larger than the client's windows, plain and
  * padded (WINDOW_UPDATEs for the stream and the connection come back); a 100, then a header
@@ -56,6 +59,7 @@
 #define QUIET_MS 20    /* a spell in which a well-behaved client sends no new stream */
 #define PAYLOAD_MAX (64 * 1024)
 #define URL "http://127.0.0.1:1/hello"
+#define NO_LIMIT UINT32_MAX /* h2_accept: no SETTINGS_MAX_CONCURRENT_STREAMS */
 
 /* HTTP/2 frame types and flags the server writes and reads */
 enum { F_DATA, F_HEADERS, F_RST = 3, F_SETTINGS, F_GOAWAY = 7, F_WINUP, F_CONTINUATION };
@@ -99,6 +103,7 @@ struct rig {
     unsigned winup_conn, winup_stream;
     unsigned open, max_open; /* streams the client opened that the server has not ended */
     unsigned headers;        /* request HEADERS frames, every connection */
+    uint64_t block_bytes;    /* response header blocks the server wrote */
     uint32_t goaway_code;    /* of the client's GOAWAY; UINT32_MAX: none came */
     char names[8][16], values[8][64];
     size_t nfields;
@@ -382,7 +387,7 @@ static void h2_to_eof(struct rig *r)
 }
 
 /* Accepts a connection and opens HTTP/2 on it: the server's SETTINGS (MAX_CONCURRENT_STREAMS
- * max_streams when it is not 0) at once, then the client's preface and SETTINGS (acknowledged). */
+ * max_streams unless NO_LIMIT) at once, then the client's preface and SETTINGS (acknowledged). */
 static bool h2_accept(struct rig *r, uint32_t max_streams)
 {
     if (!srv_accept(r))
@@ -399,7 +404,7 @@ static bool h2_accept(struct rig *r, uint32_t max_streams)
     r->conn_win = 65535;
     uint8_t iv[6] = {0, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS};
     put32(iv + 2, max_streams);
-    if (!send_frame(r, F_SETTINGS, 0, 0, iv, max_streams ? 6 : 0))
+    if (!send_frame(r, F_SETTINGS, 0, 0, iv, max_streams != NO_LIMIT ? 6 : 0))
         return false;
     uint8_t got[sizeof preface - 1];
     r->got_preface = srv_read(r, got, sizeof got) && memcmp(got, preface, sizeof got) == 0;
@@ -422,6 +427,7 @@ static size_t put_response_headers(struct rig *r, uint8_t *out, uint32_t sid, co
     uint8_t block[128];
     ssize_t n = nghttp2_hd_deflate_hd(r->def, block, sizeof block, nv, 2);
     CHECK(n > 0);
+    r->block_bytes += n > 0 ? (uint64_t)n : 0;
     return put_frame(out, F_HEADERS, FL_END_HEADERS | (end_stream ? FL_END_STREAM : 0), sid, block,
                      n > 0 ? (uint32_t)n : 0);
 }
@@ -497,7 +503,7 @@ static void h2_hello(const struct h2b__load_engine *eng, bool bytewise)
     struct rig r;
     rig_open(&r, eng, (const char *[]){"-n", "1", NULL});
     struct frame *f = malloc(sizeof *f);
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     CHECK(r.got_preface);
     CHECK(h2_until(&r, F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 1);
@@ -521,7 +527,8 @@ static void h2_hello(const struct h2b__load_engine *eng, bool bytewise)
     CHECK_EQ_U64(st->succeeded, 1);
     CHECK_EQ_U64(st->status[200], 1);
     CHECK_EQ_U64(st->bytes_data, 12);
-    CHECK(st->bytes_headers > 0);
+    CHECK_EQ_U64(st->bytes_headers, r.block_bytes);
+    CHECK_EQ_U64(st->bytes_headers_decomp, 7 + 3 + 14 + 2); /* :status 200 content-length 12 */
     CHECK_EQ_U64(st->conns_ok, 1);
     CHECK_EQ_U64(st->latency->total, 1);
     check_clean(&r);
@@ -564,7 +571,7 @@ static void h2_reset(const struct h2b__load_engine *eng)
     struct rig r;
     rig_open(&r, eng, (const char *[]){"-n", "2", "-m", "1", NULL});
     struct frame *f = malloc(sizeof *f);
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     CHECK(h2_until(&r, F_HEADERS, f));
     uint8_t code[4];
     put32(code, NGHTTP2_INTERNAL_ERROR);
@@ -599,7 +606,7 @@ static void h2_goaway(const struct h2b__load_engine *eng)
     struct rig r;
     rig_open(&r, eng, (const char *[]){"-n", "4", "-m", "3", NULL});
     struct frame *f = malloc(sizeof *f);
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     while (r.headers < 3 && h2_until(&r, F_HEADERS, f))
         ;
     CHECK_EQ_INT(r.headers, 3);
@@ -610,7 +617,7 @@ static void h2_goaway(const struct h2b__load_engine *eng)
     CHECK(h2_respond(&r, 1, "ok", false));
     h2_to_eof(&r);
     CHECK_EQ_INT(r.headers, 3); /* nothing new after GOAWAY */
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     CHECK(h2_until(&r, F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 1);
     CHECK(h2_respond(&r, 1, "ok", false));
@@ -640,7 +647,7 @@ static void h2_malformed(const struct h2b__load_engine *eng, uint8_t type, uint3
     struct rig r;
     rig_open(&r, eng, (const char *[]){"-n", "1", NULL});
     struct frame *f = malloc(sizeof *f);
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     CHECK(h2_until(&r, F_HEADERS, f));
     uint8_t zero[8] = {0};
     CHECK(send_frame(&r, type, 0, 0, zero, len));
@@ -673,7 +680,7 @@ static void h2_flow(const struct h2b__load_engine *eng, uint8_t pad)
     rig_open(&r, eng, (const char *[]){"-n", "1", "-w", "16", "-W", "16", NULL});
     struct frame *f = malloc(sizeof *f);
     uint8_t *out = calloc(1, 9 + CHUNK + 256);
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     CHECK_EQ_INT(r.peer_window, 65535);
     CHECK(h2_until(&r, F_HEADERS, f));
     size_t n = put_response_headers(&r, out, 1, "200", BODY, false);
@@ -723,7 +730,7 @@ static void h2_interim(const struct h2b__load_engine *eng, bool bytewise)
     rig_open(&r, eng, (const char *[]){"-n", "1", NULL});
     struct frame *f = malloc(sizeof *f);
     uint8_t out[512], block[128];
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     CHECK(h2_until(&r, F_HEADERS, f));
     nghttp2_nv nv[3] = {{(uint8_t *)":status", (uint8_t *)"100", 7, 3, 0},
                         {(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
@@ -771,7 +778,7 @@ static void h2_bad_response(const struct h2b__load_engine *eng)
     rig_open(&r, eng, (const char *[]){"-n", "3", "-m", "1", NULL});
     struct frame *f = malloc(sizeof *f);
     uint8_t out[256];
-    CHECK(h2_accept(&r, 0));
+    CHECK(h2_accept(&r, NO_LIMIT));
     CHECK(h2_until(&r, F_HEADERS, f));
     CHECK(srv_write(&r, out, put_response_headers(&r, out, 1, "20", 0, true), false));
     r.open--;
@@ -802,6 +809,98 @@ static void h2_bad_response(const struct h2b__load_engine *eng)
     rig_close(&r);
 }
 
+/* SETTINGS_MAX_CONCURRENT_STREAMS 0 holds every request back; a later SETTINGS that raises it
+ * to 2 lets two streams open at once (the slots grow on an idle connection). */
+static void h2_zero_streams(const struct h2b__load_engine *eng)
+{
+    struct rig r;
+    rig_open(&r, eng, (const char *[]){"-n", "4", "-m", "4", NULL});
+    struct frame *f = malloc(sizeof *f);
+    CHECK(h2_accept(&r, 0));
+    uint8_t iv[6] = {0, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 0, 0, 0, 2};
+    while (srv_pending(&r, QUIET_MS) && h2_next(&r, f))
+        ;
+    CHECK_EQ_INT(r.headers, 0);
+    CHECK(send_frame(&r, F_SETTINGS, 0, 0, iv, 6));
+    for (uint32_t k = 0; k < 4; k++) {
+        while (r.headers <= k && h2_until(&r, F_HEADERS, f))
+            ;
+        while (srv_pending(&r, QUIET_MS) && h2_next(&r, f)) /* a third would come now */
+            ;
+        CHECK(r.headers > k);
+        CHECK(h2_respond(&r, 2 * k + 1, "ok", false));
+    }
+    h2_to_eof(&r);
+    free(f);
+    rig_join(&r);
+    CHECK_EQ_INT(r.max_open, 2);
+    const struct h2b_load_stats *st = &r.w.stats;
+    CHECK_EQ_U64(st->done, 4);
+    CHECK_EQ_U64(st->server_max_streams, 0);
+    check_clean(&r);
+    rig_close(&r);
+}
+
+/* After the client reset a stream for a bad :status, the server's DATA already on its way for
+ * that stream is ignored: the connection goes on and the next request succeeds. */
+static void h2_after_reset(const struct h2b__load_engine *eng)
+{
+    struct rig r;
+    rig_open(&r, eng, (const char *[]){"-n", "2", "-m", "1", NULL});
+    struct frame *f = malloc(sizeof *f);
+    uint8_t out[256];
+    CHECK(h2_accept(&r, NO_LIMIT));
+    CHECK(h2_until(&r, F_HEADERS, f));
+    size_t n = put_response_headers(&r, out, 1, "2x0", 2, false);
+    CHECK(srv_write(&r, out, n, false));
+    CHECK(h2_until(&r, F_RST, f));
+    r.open--;
+    CHECK(send_frame(&r, F_DATA, FL_END_STREAM, 1, "xx", 2));
+    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK_EQ_INT(f->sid, 3);
+    CHECK(h2_respond(&r, 3, "ok", false));
+    h2_to_eof(&r);
+    free(f);
+    rig_join(&r);
+    CHECK_EQ_U64(r.goaway_code, UINT32_MAX);
+    const struct h2b_load_stats *st = &r.w.stats;
+    CHECK_EQ_U64(st->done, 1);
+    CHECK_EQ_U64(st->protocol_errors, 1);
+    CHECK_EQ_U64(st->conn_errors + st->reconnects, 0);
+    rig_close(&r);
+}
+
+/* The server closes the connection with a request in flight: it fails (the connection died);
+ * having had a response, the connection reconnects for the request it still owes. */
+static void h2_server_close(const struct h2b__load_engine *eng)
+{
+    struct rig r;
+    rig_open(&r, eng, (const char *[]){"-n", "3", "-m", "1", NULL});
+    struct frame *f = malloc(sizeof *f);
+    CHECK(h2_accept(&r, NO_LIMIT));
+    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_respond(&r, 1, "ok", false));
+    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK_EQ_INT(f->sid, 3);
+    CHECK(h2_accept(&r, NO_LIMIT)); /* closes the first connection, takes the client's next */
+    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK_EQ_INT(f->sid, 1);
+    CHECK(h2_respond(&r, 1, "ok", false));
+    h2_to_eof(&r);
+    free(f);
+    rig_join(&r);
+    const struct h2b_load_stats *st = &r.w.stats;
+    CHECK_EQ_U64(st->started, 3);
+    CHECK_EQ_U64(st->done, 2);
+    CHECK_EQ_U64(st->errored, 1);
+    CHECK_EQ_U64(st->failed, 1);
+    CHECK_EQ_U64(st->resets + st->protocol_errors + st->conn_errors + st->not_sent, 0);
+    CHECK_EQ_U64(st->reconnects, 1);
+    CHECK_EQ_U64(st->conns_ok, 2);
+    CHECK_EQ_INT(r.accepts, 2);
+    rig_close(&r);
+}
+
 static void h2_cases(const char *name, const struct h2b__load_engine *eng)
 {
     printf("engine %s\n", name);
@@ -811,6 +910,9 @@ static void h2_cases(const char *name, const struct h2b__load_engine *eng)
     h2_reset(eng);
     h2_bad_response(eng);
     h2_goaway(eng);
+    h2_zero_streams(eng);
+    h2_server_close(eng);
+    h2_after_reset(eng);
     h2_malformed(eng, F_DATA, 4, NGHTTP2_PROTOCOL_ERROR);       /* DATA on stream 0 */
     h2_malformed(eng, F_SETTINGS, 5, NGHTTP2_FRAME_SIZE_ERROR); /* not a multiple of 6 */
     h2_flow(eng, 0);
