@@ -37,6 +37,7 @@
  */
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/h2wire.h"
 #include "load/engine.h"
 #include "test.h"
 
@@ -60,13 +61,6 @@
 #define PAYLOAD_MAX (64 * 1024)
 #define URL "http://127.0.0.1:1/hello"
 #define NO_LIMIT UINT32_MAX /* h2_accept: no SETTINGS_MAX_CONCURRENT_STREAMS */
-
-/* HTTP/2 frame types and flags the server writes and reads */
-enum { F_DATA, F_HEADERS, F_RST = 3, F_SETTINGS, F_GOAWAY = 7, F_WINUP, F_CONTINUATION };
-#define FL_END_STREAM 0x1
-#define FL_ACK 0x1
-#define FL_END_HEADERS 0x4
-#define FL_PADDED 0x8
 
 static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -244,29 +238,11 @@ static bool srv_pending(const struct rig *r, int ms)
 
 /* ---- HTTP/2: the server's frames ------------------------------------------------------- */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Appends one frame to out (which has room: the callers size it). Returns its size. */
 static size_t put_frame(uint8_t *out, uint8_t type, uint8_t flags, uint32_t sid, const void *p,
                         uint32_t len)
 {
-    out[0] = (uint8_t)(len >> 16);
-    out[1] = (uint8_t)(len >> 8);
-    out[2] = (uint8_t)len;
-    out[3] = type;
-    out[4] = flags;
-    put32(out + 5, sid);
+    h2b_h2wire_hd_put(out, len, type, flags, sid);
     if (len)
         memcpy(out + 9, p, len);
     return 9 + (size_t)len;
@@ -314,12 +290,12 @@ static void decode_request(struct rig *r, const uint8_t *p, size_t n)
 /* The client's SETTINGS: its initial window; acknowledged. */
 static void on_settings(struct rig *r, const struct frame *f)
 {
-    if (f->flags & FL_ACK)
+    if (f->flags & H2B_FL_ACK)
         return;
     for (uint32_t i = 0; i + 6 <= f->len; i += 6)
         if ((f->p[i] << 8 | f->p[i + 1]) == NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)
-            r->peer_window = get32(f->p + i + 2);
-    send_frame(r, F_SETTINGS, FL_ACK, 0, NULL, 0);
+            r->peer_window = h2b_h2wire_get32(f->p + i + 2);
+    send_frame(r, H2B_F_SETTINGS, H2B_FL_ACK, 0, NULL, 0);
 }
 
 /* The client's next frame, with the server's bookkeeping done (SETTINGS acknowledged, windows
@@ -329,37 +305,39 @@ static bool h2_next(struct rig *r, struct frame *f)
     uint8_t hd[9];
     if (!srv_read(r, hd, 9))
         return false;
-    f->len = (uint32_t)hd[0] << 16 | (uint32_t)hd[1] << 8 | hd[2];
-    f->type = hd[3];
-    f->flags = hd[4];
-    f->sid = get32(hd + 5) & 0x7fffffffU;
+    struct h2b_h2wire_hd h = h2b_h2wire_hd_get(hd);
+    f->len = h.len;
+    f->type = h.type;
+    f->flags = h.flags;
+    f->sid = h.id;
     if (f->len > PAYLOAD_MAX || !srv_read(r, f->p, f->len)) {
         CHECK(f->len <= PAYLOAD_MAX);
         return false;
     }
     switch (f->type) {
-    case F_SETTINGS:
+    case H2B_F_SETTINGS:
         on_settings(r, f);
         break;
-    case F_HEADERS:
+    case H2B_F_HEADERS:
         r->headers++;
         if (++r->open > r->max_open)
             r->max_open = r->open;
-        CHECK_EQ_INT(f->flags & (FL_END_HEADERS | FL_END_STREAM), FL_END_HEADERS | FL_END_STREAM);
+        CHECK_EQ_INT(f->flags & (H2B_FL_END_HEADERS | H2B_FL_END_STREAM),
+                     H2B_FL_END_HEADERS | H2B_FL_END_STREAM);
         decode_request(r, f->p, f->len);
         break;
-    case F_WINUP:
+    case H2B_F_WINUP:
         if (f->sid == 0) {
             r->winup_conn++;
-            r->conn_win += get32(f->p) & 0x7fffffffU;
+            r->conn_win += h2b_h2wire_get32(f->p) & 0x7fffffffU;
         } else {
             r->winup_stream++;
-            r->str_win += get32(f->p) & 0x7fffffffU;
+            r->str_win += h2b_h2wire_get32(f->p) & 0x7fffffffU;
         }
         break;
-    case F_GOAWAY:
+    case H2B_F_GOAWAY:
         if (f->len >= 8)
-            r->goaway_code = get32(f->p + 4);
+            r->goaway_code = h2b_h2wire_get32(f->p + 4);
         break;
     default:
         break;
@@ -403,14 +381,14 @@ static bool h2_accept(struct rig *r, uint32_t max_streams)
     r->open = 0;
     r->conn_win = 65535;
     uint8_t iv[6] = {0, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS};
-    put32(iv + 2, max_streams);
-    if (!send_frame(r, F_SETTINGS, 0, 0, iv, max_streams != NO_LIMIT ? 6 : 0))
+    h2b_h2wire_put32(iv + 2, max_streams);
+    if (!send_frame(r, H2B_F_SETTINGS, 0, 0, iv, max_streams != NO_LIMIT ? 6 : 0))
         return false;
     uint8_t got[sizeof preface - 1];
     r->got_preface = srv_read(r, got, sizeof got) && memcmp(got, preface, sizeof got) == 0;
     struct frame *f = malloc(sizeof *f);
-    bool ok = r->got_preface && f && h2_next(r, f) && f->type == F_SETTINGS && f->sid == 0 &&
-              !(f->flags & FL_ACK);
+    bool ok = r->got_preface && f && h2_next(r, f) && f->type == H2B_F_SETTINGS && f->sid == 0 &&
+              !(f->flags & H2B_FL_ACK);
     free(f);
     r->str_win = r->peer_window;
     return ok;
@@ -428,8 +406,8 @@ static size_t put_response_headers(struct rig *r, uint8_t *out, uint32_t sid, co
     ssize_t n = nghttp2_hd_deflate_hd(r->def, block, sizeof block, nv, 2);
     CHECK(n > 0);
     r->block_bytes += n > 0 ? (uint64_t)n : 0;
-    return put_frame(out, F_HEADERS, FL_END_HEADERS | (end_stream ? FL_END_STREAM : 0), sid, block,
-                     n > 0 ? (uint32_t)n : 0);
+    return put_frame(out, H2B_F_HEADERS, H2B_FL_END_HEADERS | (end_stream ? H2B_FL_END_STREAM : 0),
+                     sid, block, n > 0 ? (uint32_t)n : 0);
 }
 
 /* A 200 response with body (HEADERS, then one DATA frame), written whole or byte by byte. */
@@ -439,7 +417,7 @@ static bool h2_respond(struct rig *r, uint32_t sid, const char *body, bool bytew
     size_t blen = strlen(body);
     size_t n = put_response_headers(r, out, sid, "200", blen, blen == 0);
     if (blen)
-        n += put_frame(out + n, F_DATA, FL_END_STREAM, sid, body, (uint32_t)blen);
+        n += put_frame(out + n, H2B_F_DATA, H2B_FL_END_STREAM, sid, body, (uint32_t)blen);
     r->open--;
     return srv_write(r, out, n, bytewise);
 }
@@ -484,12 +462,37 @@ static void rig_close(struct rig *r)
     h2b_load_config_free(&r->cfg);
 }
 
-/* Nothing counted as failed, and every byte each side wrote was read by the other. */
-static void check_clean(const struct rig *r)
+/* What a case's run must have counted: every count below is checked exactly. */
+struct want {
+    uint64_t started, done, succeeded; /* whole responses (done), 2xx or 3xx among them */
+    uint64_t resets, protocol, died;   /* errored: reset or refused, broken HTTP, the connection */
+    uint64_t conn_errors;              /* connections the client ended with GOAWAY(error) */
+    uint64_t status200;                /* :status 200 counted; 0: one per response (done) */
+    uint64_t data;                     /* DATA payload (HTTP/2) or body bytes */
+    unsigned conns;                    /* connections that came up, each accepted by the server */
+};
+
+/* The worker's counts are x's, each connection after the first was a reconnect, every request
+ * ended has its latency, and every byte each side wrote was read by the other. */
+static void check_counts(const struct rig *r, const struct want *x)
 {
     const struct h2b_load_stats *st = &r->w.stats;
-    CHECK_EQ_U64(st->failed + st->errored + st->resets + st->protocol_errors + st->not_sent, 0);
-    CHECK_EQ_U64(st->conn_errors, 0);
+    uint64_t errored = x->resets + x->protocol + x->died;
+    CHECK_EQ_U64(st->started, x->started);
+    CHECK_EQ_U64(st->done, x->done);
+    CHECK_EQ_U64(st->succeeded, x->succeeded);
+    CHECK_EQ_U64(st->errored, errored);
+    CHECK_EQ_U64(st->failed, x->done - x->succeeded + errored);
+    CHECK_EQ_U64(st->resets, x->resets);
+    CHECK_EQ_U64(st->protocol_errors, x->protocol);
+    CHECK_EQ_U64(st->timeouts + st->not_sent + st->unfinished + st->unsent, 0);
+    CHECK_EQ_U64(st->conn_errors, x->conn_errors);
+    CHECK_EQ_U64(st->status[200], x->status200 ? x->status200 : x->done);
+    CHECK_EQ_U64(st->bytes_data, x->data);
+    CHECK_EQ_U64(st->conns_ok, x->conns);
+    CHECK_EQ_U64(st->reconnects, x->conns - 1);
+    CHECK_EQ_U64(r->accepts, x->conns);
+    CHECK_EQ_U64(st->latency->total, x->done + errored);
     CHECK_EQ_U64(st->bytes_total, r->sent);
     CHECK_EQ_U64(st->bytes_sent, r->recvd);
 }
@@ -505,7 +508,7 @@ static void h2_hello(const struct h2b__load_engine *eng, bool bytewise)
     struct frame *f = malloc(sizeof *f);
     CHECK(h2_accept(&r, NO_LIMIT));
     CHECK(r.got_preface);
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 1);
     /* the run's header list, in its order: :path, :scheme, :authority, :method (h2load's) */
     CHECK_EQ_INT(r.nfields, 5);
@@ -522,16 +525,10 @@ static void h2_hello(const struct h2b__load_engine *eng, bool bytewise)
     free(f);
     rig_join(&r);
     const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 1);
-    CHECK_EQ_U64(st->done, 1);
-    CHECK_EQ_U64(st->succeeded, 1);
-    CHECK_EQ_U64(st->status[200], 1);
-    CHECK_EQ_U64(st->bytes_data, 12);
+    check_counts(&r,
+                 &(struct want){.started = 1, .done = 1, .succeeded = 1, .data = 12, .conns = 1});
     CHECK_EQ_U64(st->bytes_headers, r.block_bytes);
     CHECK_EQ_U64(st->bytes_headers_decomp, 7 + 3 + 14 + 2); /* :status 200 content-length 12 */
-    CHECK_EQ_U64(st->conns_ok, 1);
-    CHECK_EQ_U64(st->latency->total, 1);
-    check_clean(&r);
     CHECK_EQ_INT(r.headers, 1);
     CHECK_EQ_INT(r.accepts, 1);
     rig_close(&r);
@@ -545,7 +542,7 @@ static void h2_one_stream(const struct h2b__load_engine *eng)
     struct frame *f = malloc(sizeof *f);
     CHECK(h2_accept(&r, 1));
     for (uint32_t k = 0; k < 3; k++) {
-        CHECK(h2_until(&r, F_HEADERS, f));
+        CHECK(h2_until(&r, H2B_F_HEADERS, f));
         CHECK_EQ_INT(f->sid, 2 * k + 1);
         while (srv_pending(&r, QUIET_MS) && h2_next(&r, f)) /* a second HEADERS would come now */
             ;
@@ -557,11 +554,10 @@ static void h2_one_stream(const struct h2b__load_engine *eng)
     CHECK_EQ_INT(r.max_open, 1);
     CHECK_EQ_INT(r.headers, 3);
     const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->done, 3);
-    CHECK_EQ_U64(st->succeeded, 3);
+    check_counts(&r,
+                 &(struct want){.started = 3, .done = 3, .succeeded = 3, .data = 6, .conns = 1});
     CHECK_EQ_U64(st->server_max_streams, 1);
     CHECK_EQ_U64(st->streams_effective, 1);
-    check_clean(&r);
     rig_close(&r);
 }
 
@@ -572,28 +568,20 @@ static void h2_reset(const struct h2b__load_engine *eng)
     rig_open(&r, eng, (const char *[]){"-n", "2", "-m", "1", NULL});
     struct frame *f = malloc(sizeof *f);
     CHECK(h2_accept(&r, NO_LIMIT));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     uint8_t code[4];
-    put32(code, NGHTTP2_INTERNAL_ERROR);
-    CHECK(send_frame(&r, F_RST, 0, f->sid, code, 4));
+    h2b_h2wire_put32(code, NGHTTP2_INTERNAL_ERROR);
+    CHECK(send_frame(&r, H2B_F_RST, 0, f->sid, code, 4));
     r.open--;
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 3);
     CHECK(h2_respond(&r, 3, "ok", false));
     h2_to_eof(&r);
     free(f);
     rig_join(&r);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 2);
-    CHECK_EQ_U64(st->done, 1);
-    CHECK_EQ_U64(st->succeeded, 1);
-    CHECK_EQ_U64(st->resets, 1);
-    CHECK_EQ_U64(st->errored, 1);
-    CHECK_EQ_U64(st->failed, 1);
-    CHECK_EQ_U64(st->reconnects, 0);
-    CHECK_EQ_U64(st->conns_ok, 1);
-    CHECK_EQ_U64(st->conn_errors, 0);
-    CHECK_EQ_INT(r.accepts, 1);
+    check_counts(&r,
+                 &(struct want){
+                     .started = 2, .done = 1, .succeeded = 1, .resets = 1, .data = 2, .conns = 1});
     rig_close(&r);
 }
 
@@ -607,35 +595,26 @@ static void h2_goaway(const struct h2b__load_engine *eng)
     rig_open(&r, eng, (const char *[]){"-n", "4", "-m", "3", NULL});
     struct frame *f = malloc(sizeof *f);
     CHECK(h2_accept(&r, NO_LIMIT));
-    while (r.headers < 3 && h2_until(&r, F_HEADERS, f))
+    while (r.headers < 3 && h2_until(&r, H2B_F_HEADERS, f))
         ;
     CHECK_EQ_INT(r.headers, 3);
     uint8_t ga[8];
-    put32(ga, 1);
-    put32(ga + 4, NGHTTP2_NO_ERROR);
-    CHECK(send_frame(&r, F_GOAWAY, 0, 0, ga, 8));
+    h2b_h2wire_put32(ga, 1);
+    h2b_h2wire_put32(ga + 4, NGHTTP2_NO_ERROR);
+    CHECK(send_frame(&r, H2B_F_GOAWAY, 0, 0, ga, 8));
     CHECK(h2_respond(&r, 1, "ok", false));
     h2_to_eof(&r);
     CHECK_EQ_INT(r.headers, 3); /* nothing new after GOAWAY */
     CHECK(h2_accept(&r, NO_LIMIT));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 1);
     CHECK(h2_respond(&r, 1, "ok", false));
     h2_to_eof(&r);
     free(f);
     rig_join(&r);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 4);
-    CHECK_EQ_U64(st->done, 2);
-    CHECK_EQ_U64(st->succeeded, 2);
-    CHECK_EQ_U64(st->resets, 2);
-    CHECK_EQ_U64(st->errored, 2);
-    CHECK_EQ_U64(st->failed, 2);
-    CHECK_EQ_U64(st->not_sent, 0);
-    CHECK_EQ_U64(st->reconnects, 1);
-    CHECK_EQ_U64(st->conns_ok, 2);
-    CHECK_EQ_U64(st->conn_errors, 0);
-    CHECK_EQ_INT(r.accepts, 2);
+    check_counts(&r,
+                 &(struct want){
+                     .started = 4, .done = 2, .succeeded = 2, .resets = 2, .data = 4, .conns = 2});
     rig_close(&r);
 }
 
@@ -648,23 +627,14 @@ static void h2_malformed(const struct h2b__load_engine *eng, uint8_t type, uint3
     rig_open(&r, eng, (const char *[]){"-n", "1", NULL});
     struct frame *f = malloc(sizeof *f);
     CHECK(h2_accept(&r, NO_LIMIT));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     uint8_t zero[8] = {0};
     CHECK(send_frame(&r, type, 0, 0, zero, len));
     h2_to_eof(&r);
     free(f);
     rig_join(&r);
     CHECK_EQ_U64(r.goaway_code, want);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 1);
-    CHECK_EQ_U64(st->done, 0);
-    CHECK_EQ_U64(st->errored, 1);
-    CHECK_EQ_U64(st->failed, 1);
-    CHECK_EQ_U64(st->resets + st->protocol_errors, 0);
-    CHECK_EQ_U64(st->conn_errors, 1);
-    CHECK_EQ_U64(st->conns_ok, 1);
-    CHECK_EQ_U64(st->reconnects, 0);
-    CHECK_EQ_INT(r.accepts, 1);
+    check_counts(&r, &(struct want){.started = 1, .died = 1, .conn_errors = 1, .conns = 1});
     rig_close(&r);
 }
 
@@ -682,7 +652,7 @@ static void h2_flow(const struct h2b__load_engine *eng, uint8_t pad)
     uint8_t *out = calloc(1, 9 + CHUNK + 256);
     CHECK(h2_accept(&r, NO_LIMIT));
     CHECK_EQ_INT(r.peer_window, 65535);
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     size_t n = put_response_headers(&r, out, 1, "200", BODY, false);
     CHECK(srv_write(&r, out, n, false));
     size_t left = BODY;
@@ -700,8 +670,8 @@ static void h2_flow(const struct h2b__load_engine *eng, uint8_t pad)
         left -= k;
         r.conn_win -= k + over;
         r.str_win -= k + over;
-        uint8_t fl = (uint8_t)((left == 0 ? FL_END_STREAM : 0) | (pad ? FL_PADDED : 0));
-        n = put_frame(out, F_DATA, fl, 1, zeros, k + over);
+        uint8_t fl = (uint8_t)((left == 0 ? H2B_FL_END_STREAM : 0) | (pad ? H2B_FL_PADDED : 0));
+        n = put_frame(out, H2B_F_DATA, fl, 1, zeros, k + over);
         out[9] = pad ? pad : 0; /* the pad length (a zero byte of the body without padding) */
         ok = srv_write(&r, out, n, false);
     }
@@ -713,11 +683,8 @@ static void h2_flow(const struct h2b__load_engine *eng, uint8_t pad)
     rig_join(&r);
     CHECK(r.winup_conn > 0);
     CHECK(r.winup_stream > 0);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->done, 1);
-    CHECK_EQ_U64(st->succeeded, 1);
-    CHECK_EQ_U64(st->bytes_data, BODY);
-    check_clean(&r);
+    check_counts(&r,
+                 &(struct want){.started = 1, .done = 1, .succeeded = 1, .data = BODY, .conns = 1});
     rig_close(&r);
 }
 
@@ -731,23 +698,24 @@ static void h2_interim(const struct h2b__load_engine *eng, bool bytewise)
     struct frame *f = malloc(sizeof *f);
     uint8_t out[512], block[128];
     CHECK(h2_accept(&r, NO_LIMIT));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     nghttp2_nv nv[3] = {{(uint8_t *)":status", (uint8_t *)"100", 7, 3, 0},
                         {(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
                         {(uint8_t *)"content-length", (uint8_t *)"2", 14, 1, 0}};
     ssize_t b1 = nghttp2_hd_deflate_hd(r.def, block, sizeof block, nv, 1);
-    size_t n = put_frame(out, F_HEADERS, FL_END_HEADERS, 1, block, (uint32_t)(b1 > 0 ? b1 : 0));
+    size_t n =
+        put_frame(out, H2B_F_HEADERS, H2B_FL_END_HEADERS, 1, block, (uint32_t)(b1 > 0 ? b1 : 0));
     ssize_t b2 = nghttp2_hd_deflate_hd(r.def, block, sizeof block, nv + 1, 2);
     CHECK(b1 > 0 && b2 > 1);
-    n += put_frame(out + n, F_HEADERS, 0, 1, block, 1);
+    n += put_frame(out + n, H2B_F_HEADERS, 0, 1, block, 1);
     size_t cut = n; /* the CONTINUATION's frame header: out[cut, cut + 9) */
-    n += put_frame(out + n, F_CONTINUATION, FL_END_HEADERS, 1, block + 1,
+    n += put_frame(out + n, H2B_F_CONT, H2B_FL_END_HEADERS, 1, block + 1,
                    (uint32_t)(b2 > 1 ? b2 - 1 : 0));
-    n += put_frame(out + n, F_DATA, 0, 1, "ok", 2);
+    n += put_frame(out + n, H2B_F_DATA, 0, 1, "ok", 2);
     nghttp2_nv trailer = {(uint8_t *)"x-checksum", (uint8_t *)"1", 10, 1, 0};
     ssize_t b3 = nghttp2_hd_deflate_hd(r.def, block, sizeof block, &trailer, 1);
     CHECK(b3 > 0);
-    n += put_frame(out + n, F_HEADERS, FL_END_HEADERS | FL_END_STREAM, 1, block,
+    n += put_frame(out + n, H2B_F_HEADERS, H2B_FL_END_HEADERS | H2B_FL_END_STREAM, 1, block,
                    (uint32_t)(b3 > 0 ? b3 : 0));
     /* The CONTINUATION's frame header goes whole: nghttp2 without the fix of its issue 2817
      * (PR 2818; Debian 12's 1.52.0 with the CVE-2024-28182 backport is one) counts every read
@@ -760,12 +728,9 @@ static void h2_interim(const struct h2b__load_engine *eng, bool bytewise)
     free(f);
     rig_join(&r);
     const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->done, 1);
-    CHECK_EQ_U64(st->succeeded, 1);
-    CHECK_EQ_U64(st->status[200], 1);
+    check_counts(&r,
+                 &(struct want){.started = 1, .done = 1, .succeeded = 1, .data = 2, .conns = 1});
     CHECK_EQ_U64(st->status[100], 0);
-    CHECK_EQ_U64(st->bytes_data, 2);
-    check_clean(&r);
     rig_close(&r);
 }
 
@@ -779,33 +744,30 @@ static void h2_bad_response(const struct h2b__load_engine *eng)
     struct frame *f = malloc(sizeof *f);
     uint8_t out[256];
     CHECK(h2_accept(&r, NO_LIMIT));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK(srv_write(&r, out, put_response_headers(&r, out, 1, "20", 0, true), false));
     r.open--;
-    CHECK(h2_until(&r, F_RST, f));
+    CHECK(h2_until(&r, H2B_F_RST, f));
     CHECK_EQ_INT(f->sid, 1);
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 3);
     size_t n = put_response_headers(&r, out, 3, "200", 5, false);
-    n += put_frame(out + n, F_DATA, FL_END_STREAM, 3, "ok", 2);
+    n += put_frame(out + n, H2B_F_DATA, H2B_FL_END_STREAM, 3, "ok", 2);
     CHECK(srv_write(&r, out, n, false));
     r.open--;
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 5);
     CHECK(h2_respond(&r, 5, "ok", false));
     h2_to_eof(&r);
     free(f);
     rig_join(&r);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 3);
-    CHECK_EQ_U64(st->done, 1);
-    CHECK_EQ_U64(st->succeeded, 1);
-    CHECK_EQ_U64(st->protocol_errors, 2);
-    CHECK_EQ_U64(st->errored, 2);
-    CHECK_EQ_U64(st->failed, 2);
-    CHECK_EQ_U64(st->resets + st->conn_errors + st->reconnects, 0);
-    CHECK_EQ_U64(st->status[200], 2); /* a status is counted whatever happens to the body */
-    CHECK_EQ_INT(r.accepts, 1);
+    check_counts(&r, &(struct want){.started = 3,
+                                    .done = 1,
+                                    .succeeded = 1,
+                                    .protocol = 2,
+                                    .status200 = 2,
+                                    .data = 4,
+                                    .conns = 1});
     rig_close(&r);
 }
 
@@ -821,9 +783,9 @@ static void h2_zero_streams(const struct h2b__load_engine *eng)
     while (srv_pending(&r, QUIET_MS) && h2_next(&r, f))
         ;
     CHECK_EQ_INT(r.headers, 0);
-    CHECK(send_frame(&r, F_SETTINGS, 0, 0, iv, 6));
+    CHECK(send_frame(&r, H2B_F_SETTINGS, 0, 0, iv, 6));
     for (uint32_t k = 0; k < 4; k++) {
-        while (r.headers <= k && h2_until(&r, F_HEADERS, f))
+        while (r.headers <= k && h2_until(&r, H2B_F_HEADERS, f))
             ;
         while (srv_pending(&r, QUIET_MS) && h2_next(&r, f)) /* a third would come now */
             ;
@@ -835,14 +797,15 @@ static void h2_zero_streams(const struct h2b__load_engine *eng)
     rig_join(&r);
     CHECK_EQ_INT(r.max_open, 2);
     const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->done, 4);
+    check_counts(&r,
+                 &(struct want){.started = 4, .done = 4, .succeeded = 4, .data = 8, .conns = 1});
     CHECK_EQ_U64(st->server_max_streams, 0);
-    check_clean(&r);
     rig_close(&r);
 }
 
 /* After the client reset a stream for a bad :status, the server's DATA already on its way for
- * that stream is ignored: the connection goes on and the next request succeeds. */
+ * that stream is ignored: the connection goes on and the next request succeeds. (Its counts are
+ * not checked whole here: the fast engine counts the ignored DATA's bytes, nghttp2 does not.) */
 static void h2_after_reset(const struct h2b__load_engine *eng)
 {
     struct rig r;
@@ -850,13 +813,13 @@ static void h2_after_reset(const struct h2b__load_engine *eng)
     struct frame *f = malloc(sizeof *f);
     uint8_t out[256];
     CHECK(h2_accept(&r, NO_LIMIT));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     size_t n = put_response_headers(&r, out, 1, "2x0", 2, false);
     CHECK(srv_write(&r, out, n, false));
-    CHECK(h2_until(&r, F_RST, f));
+    CHECK(h2_until(&r, H2B_F_RST, f));
     r.open--;
-    CHECK(send_frame(&r, F_DATA, FL_END_STREAM, 1, "xx", 2));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(send_frame(&r, H2B_F_DATA, H2B_FL_END_STREAM, 1, "xx", 2));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 3);
     CHECK(h2_respond(&r, 3, "ok", false));
     h2_to_eof(&r);
@@ -878,26 +841,20 @@ static void h2_server_close(const struct h2b__load_engine *eng)
     rig_open(&r, eng, (const char *[]){"-n", "3", "-m", "1", NULL});
     struct frame *f = malloc(sizeof *f);
     CHECK(h2_accept(&r, NO_LIMIT));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK(h2_respond(&r, 1, "ok", false));
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 3);
     CHECK(h2_accept(&r, NO_LIMIT)); /* closes the first connection, takes the client's next */
-    CHECK(h2_until(&r, F_HEADERS, f));
+    CHECK(h2_until(&r, H2B_F_HEADERS, f));
     CHECK_EQ_INT(f->sid, 1);
     CHECK(h2_respond(&r, 1, "ok", false));
     h2_to_eof(&r);
     free(f);
     rig_join(&r);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 3);
-    CHECK_EQ_U64(st->done, 2);
-    CHECK_EQ_U64(st->errored, 1);
-    CHECK_EQ_U64(st->failed, 1);
-    CHECK_EQ_U64(st->resets + st->protocol_errors + st->conn_errors + st->not_sent, 0);
-    CHECK_EQ_U64(st->reconnects, 1);
-    CHECK_EQ_U64(st->conns_ok, 2);
-    CHECK_EQ_INT(r.accepts, 2);
+    check_counts(
+        &r,
+        &(struct want){.started = 3, .done = 2, .succeeded = 2, .died = 1, .data = 4, .conns = 2});
     rig_close(&r);
 }
 
@@ -913,8 +870,8 @@ static void h2_cases(const char *name, const struct h2b__load_engine *eng)
     h2_zero_streams(eng);
     h2_server_close(eng);
     h2_after_reset(eng);
-    h2_malformed(eng, F_DATA, 4, NGHTTP2_PROTOCOL_ERROR);       /* DATA on stream 0 */
-    h2_malformed(eng, F_SETTINGS, 5, NGHTTP2_FRAME_SIZE_ERROR); /* not a multiple of 6 */
+    h2_malformed(eng, H2B_F_DATA, 4, NGHTTP2_PROTOCOL_ERROR);       /* DATA on stream 0 */
+    h2_malformed(eng, H2B_F_SETTINGS, 5, NGHTTP2_FRAME_SIZE_ERROR); /* not a multiple of 6 */
     h2_flow(eng, 0);
     h2_flow(eng, 200);
     h2_interim(eng, false);
@@ -956,15 +913,8 @@ static void h1_hello(bool bytewise)
     char c;
     CHECK(!srv_read(&r, &c, 1) && r.eof);
     rig_join(&r);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 2);
-    CHECK_EQ_U64(st->done, 2);
-    CHECK_EQ_U64(st->succeeded, 2);
-    CHECK_EQ_U64(st->status[200], 2);
-    CHECK_EQ_U64(st->bytes_data, 24);
-    CHECK_EQ_U64(st->conns_ok, 1);
-    CHECK_EQ_U64(st->reconnects, 0);
-    check_clean(&r);
+    check_counts(&r,
+                 &(struct want){.started = 2, .done = 2, .succeeded = 2, .data = 24, .conns = 1});
     rig_close(&r);
 }
 
@@ -990,15 +940,9 @@ static void h1_close(void)
     CHECK(!srv_read(&r, head, 1) && r.eof);
     rig_join(&r);
     const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->done, 2);
-    CHECK_EQ_U64(st->succeeded, 2);
-    CHECK_EQ_U64(st->status[200], 2);
+    check_counts(
+        &r, &(struct want){.started = 2, .done = 2, .succeeded = 2, .data = 2 + 15, .conns = 2});
     CHECK_EQ_U64(st->status[100], 0);
-    CHECK_EQ_U64(st->bytes_data, 2 + 15);
-    CHECK_EQ_U64(st->reconnects, 1);
-    CHECK_EQ_U64(st->conns_ok, 2);
-    CHECK_EQ_INT(r.accepts, 2);
-    check_clean(&r);
     rig_close(&r);
 }
 
@@ -1015,13 +959,7 @@ static void serial_broken(const struct h2b__load_engine *eng, const char *const 
     char c;
     CHECK(!srv_read(&r, &c, 1) && r.eof);
     rig_join(&r);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 1);
-    CHECK_EQ_U64(st->done, 0);
-    CHECK_EQ_U64(st->protocol_errors, 1);
-    CHECK_EQ_U64(st->errored, 1);
-    CHECK_EQ_U64(st->failed, 1);
-    CHECK_EQ_U64(st->reconnects, 0);
+    check_counts(&r, &(struct want){.started = 1, .protocol = 1, .conns = 1});
     rig_close(&r);
 }
 
@@ -1043,13 +981,8 @@ static void raw_hello(void)
     char c;
     CHECK(!srv_read(&r, &c, 1) && r.eof);
     rig_join(&r);
-    const struct h2b_load_stats *st = &r.w.stats;
-    CHECK_EQ_U64(st->started, 2);
-    CHECK_EQ_U64(st->done, 2);
-    CHECK_EQ_U64(st->succeeded, 2);
-    CHECK_EQ_U64(st->status[200], 2);
-    CHECK_EQ_U64(st->bytes_data, 40);
-    check_clean(&r);
+    check_counts(&r,
+                 &(struct want){.started = 2, .done = 2, .succeeded = 2, .data = 40, .conns = 1});
     rig_close(&r);
 }
 
