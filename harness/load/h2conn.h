@@ -151,8 +151,9 @@ static inline void hook_begin_headers(struct h2b__load_conn *c, struct slot *s)
     }
 }
 
-/* One response header field of s (NULL: a stream no longer ours). Returns 1 when the response
- * is broken (the request is counted as a protocol error; the engine resets the stream). */
+/* One response header field of s (NULL: a stream no longer ours, which h2fast.c still decodes
+ * and nghttp2 does not report). Returns 1 when the response is broken (the request is counted
+ * as a protocol error; the engine resets the stream). */
 /* The field rules of nghttp2's HTTP messaging for a response (off in the nghttp2 engine, see
  * load.c, so both engines apply them here, and h2load resets the stream for each): a name is
  * lowercase token characters (':' first only for pseudo-headers); the only pseudo-header is
@@ -193,14 +194,16 @@ static inline bool field_ok(struct slot *s, const uint8_t *name, size_t namelen)
 static inline int hook_header(struct h2b__load_conn *c, struct slot *s, const uint8_t *name,
                               size_t namelen, const uint8_t *value, size_t valuelen)
 {
+    if (!s)
+        return 0; /* a stream we closed: uncounted, as nghttp2 (and so h2load) reports none */
     if (h2b__load_measuring(c->w))
         c->w->stats.bytes_headers_decomp += namelen + valuelen;
-    if (s && !s->req.recorded && !field_ok(s, name, namelen)) {
+    if (!s->req.recorded && !field_ok(s, name, namelen)) {
         finish_request(c, s, OUT_PROTOCOL);
         return 1;
     }
     if (namelen == 7 && name[0] == ':' && memcmp(name, ":status", 7) == 0) {
-        if (!s || s->req.recorded)
+        if (s->req.recorded)
             return 0;
         unsigned v = 0;
         bool valid = valuelen == 3;
@@ -228,7 +231,7 @@ static inline int hook_header(struct h2b__load_conn *c, struct slot *s, const ui
         else
             s->grpc_hdr = code;
     } else if (namelen == 14 && memcmp(name, "content-length", 14) == 0) {
-        if (!s || s->req.recorded)
+        if (s->req.recorded)
             return 0;
         int64_t n = 0;
         bool valid = valuelen > 0 && valuelen <= 18;
@@ -245,13 +248,16 @@ static inline int hook_header(struct h2b__load_conn *c, struct slot *s, const ui
     return 0;
 }
 
-/* len DATA payload bytes of s (NULL: not ours). Returns 1 when the body overran its
- * content-length (counted as a protocol error; the engine resets the stream). */
+/* len DATA payload bytes of s (NULL: a stream we closed, uncounted as in hook_header).
+ * Returns 1 when the body overran its content-length (counted as a protocol error; the engine
+ * resets the stream). */
 static inline int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len)
 {
+    if (!s)
+        return 0;
     if (h2b__load_measuring(c->w))
         c->w->stats.bytes_data += len;
-    if (!s || s->req.recorded)
+    if (s->req.recorded)
         return 0;
     s->body_recv += len;
     if (s->content_length >= 0 && s->body_recv > (uint64_t)s->content_length &&

@@ -858,7 +858,7 @@ static int frame_end(struct h2b_h2f *f)
     }
     case H2B_F_HEADERS:
     case H2B_F_CONT: {
-        if (f->cb->header_bytes)
+        if (f->cb->header_bytes && f->hdr_slot != H2B_H2F_NO_SLOT) /* see h2fast.h */
             f->cb->header_bytes(f->u, f->fbody_end - (f->ftype == H2B_F_HEADERS ? f->preneed : 0));
         if (f->hdr_cont)
             return 0;

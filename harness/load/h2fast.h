@@ -25,7 +25,9 @@ struct h2b_h2f_cb {
      * reset with PROTOCOL_ERROR (stream_close follows). */
     int (*header)(void *u, uint32_t slot, const uint8_t *name, size_t namelen, const uint8_t *value,
                   size_t valuelen);
-    /* the header block fragment bytes of one HEADERS or CONTINUATION frame (no padding) */
+    /* the header block fragment bytes of one HEADERS or CONTINUATION frame (no padding) of a
+     * stream still ours once the fragment is decoded (not one we closed or just reset for a
+     * broken field: nghttp2 reports neither, so h2load counts neither) */
     void (*header_bytes)(void *u, size_t n);
     /* DATA payload bytes (padding excluded); slot as for header. Non-zero: reset the stream. */
     int (*data)(void *u, uint32_t slot, size_t n);
