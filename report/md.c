@@ -27,18 +27,6 @@
 #define MAX_REPEATS 256
 #define B(x) char x[64]
 
-static const char *env_str(const struct h2b_rdata_results *r, const char *key)
-{
-    json_t *v = json_object_get(r->env, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static long env_long(const struct h2b_rdata_results *r, const char *key)
-{
-    json_t *v = json_object_get(r->env, key);
-    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
-}
-
 /* Every string from a results file (names, targets, reasons, notes, environment) goes out
  * through the one escaper for where it lands (core/buf.h): txt() for markdown text, code() for
  * a code span. NULL prints nothing. */
@@ -132,12 +120,54 @@ static long count_repeats(const struct h2b_rdata_results *r)
     return max + 1;
 }
 
+/* Anything else the producer recorded in env, so no fingerprint field is silently lost: the
+ * scalar fields of env as the model writes it (its table's order, then the keys it does not
+ * know, in the file's order), less those method() shows on lines of their own. */
+static void also_recorded(const struct h2b_results_env *env, struct h2b_buf *o)
+{
+#define SHOWN(member) offsetof(struct h2b_results_env, member)
+    static const size_t shown[] = {
+        SHOWN(cpu_model), SHOWN(cpus),    SHOWN(kernel),        SHOWN(compiler), SHOWN(build_type),
+        SHOWN(nghttp2),   SHOWN(openssl), SHOWN(perf_counters), SHOWN(pinning),  SHOWN(warnings)};
+#undef SHOWN
+    json_t *all = NULL;
+    if (h2b_model_to_json(&h2b_results_env_model, env, &all) != H2B_OK) {
+        o->err = o->err ? o->err : H2B_ERR_NOMEM;
+        return;
+    }
+    const char *key;
+    json_t *v;
+    bool first = true;
+    json_object_foreach(all, key, v)
+    {
+        bool is_shown = false;
+        for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
+            is_shown =
+                is_shown || strcmp(h2b_model_key_at(&h2b_results_env_model, shown[k]), key) == 0;
+        if (is_shown || !(json_is_string(v) || json_is_number(v) || json_is_boolean(v)))
+            continue;
+        h2b_buf_puts(o, first ? "- **Also recorded:** " : ", ");
+        txt(o, key);
+        h2b_buf_puts(o, " ");
+        if (json_is_string(v))
+            code(o, json_string_value(v));
+        else if (json_is_integer(v))
+            h2b_buf_printf(o, "%lld", (long long)json_integer_value(v));
+        else if (json_is_real(v))
+            h2b_buf_printf(o, "%g", json_real_value(v));
+        else
+            h2b_buf_puts(o, json_is_true(v) ? "true" : "false");
+        first = false;
+    }
+    if (!first)
+        h2b_buf_puts(o, ".\n");
+    json_decref(all);
+}
+
 static void method(const struct h2b__report *rep, struct h2b_buf *o)
 {
-    static const char *const known[] = {"cpu_model",  "cpus",     "kernel",  "compiler",
-                                        "build_type", "nghttp2",  "openssl", "perf_counters",
-                                        "pinning",    "warnings", NULL};
     const struct h2b_rdata_results *r = rep->head;
+    const struct h2b_results_env *env = r->env;
     h2b_buf_puts(o, "\n## Method\n\n");
     h2b_buf_puts(o, "- **Scenario:** ");
     if (r->scenario_name)
@@ -160,53 +190,49 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
     h2b_buf_puts(o, ", measured ");
     txt(o, r->created);
     h2b_buf_puts(o, ".\n");
-    const char *cpu = env_str(r, "cpu_model");
-    long cpus = env_long(r, "cpus");
+    double cpus = env->cpus;
     h2b_buf_puts(o, "- **Machine:** ");
-    txt(o, cpu ? cpu : "unknown CPU");
+    txt(o, env->cpu_model ? env->cpu_model : "unknown CPU");
     if (cpus > 0)
-        h2b_buf_printf(o, ", %ld CPU%s", cpus, cpus == 1 ? "" : "s");
-    const char *kernel = env_str(r, "kernel");
-    if (kernel) {
-        h2b_buf_puts(o, strncmp(kernel, "Linux", 5) == 0 ? ", " : ", Linux ");
-        txt(o, kernel);
+        h2b_buf_printf(o, ", %.0f CPU%s", cpus, cpus == 1 ? "" : "s");
+    if (env->kernel) {
+        h2b_buf_puts(o, strncmp(env->kernel, "Linux", 5) == 0 ? ", " : ", Linux ");
+        txt(o, env->kernel);
     }
     h2b_buf_puts(o, ".\n");
-    const char *bt = env_str(r, "build_type");
+    const char *bt = env->build_type;
     h2b_buf_puts(o, "- **Build:** ");
-    txt(o, env_str(r, "compiler") ? env_str(r, "compiler") : "unknown compiler");
+    txt(o, env->compiler ? env->compiler : "unknown compiler");
     h2b_buf_puts(o, ", ");
     txt(o, bt ? bt : "unknown");
     h2b_buf_puts(o, " build");
-    if (env_str(r, "nghttp2")) {
+    if (env->nghttp2) {
         h2b_buf_puts(o, "; nghttp2 ");
-        txt(o, env_str(r, "nghttp2"));
+        txt(o, env->nghttp2);
     }
-    if (env_str(r, "openssl")) {
+    if (env->openssl) {
         h2b_buf_puts(o, ", OpenSSL ");
-        txt(o, env_str(r, "openssl"));
+        txt(o, env->openssl);
     }
     h2b_buf_puts(o, ".");
     if (bt && strcmp(bt, "Release") != 0)
         h2b_buf_printf(o, " **Not a Release build: these numbers do not count for gates.**");
     h2b_buf_puts(o, "\n");
-    json_t *pin = json_object_get(r->env, "pinning");
-    json_t *srv = json_object_get(pin, "server"), *cli = json_object_get(pin, "client");
-    if (json_is_string(srv) && json_is_string(cli)) {
+    const struct h2b_results_pinning *pin = &env->pinning;
+    if (pin->server && pin->client) {
         h2b_buf_puts(o, "- **Pinning:** servers on CPU ");
-        txt(o, json_string_value(srv));
+        txt(o, pin->server);
         h2b_buf_puts(o, ", the client on CPU ");
-        txt(o, json_string_value(cli));
+        txt(o, pin->client);
         h2b_buf_puts(o, ".\n");
     } else
         h2b_buf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
                         "names the CPUs of each target and of the client).\n");
-    json_t *pc = json_object_get(r->env, "perf_counters");
-    if (json_is_boolean(pc))
+    if (env->perf_counters != H2B_MODEL_NULL_BOOL)
         h2b_buf_printf(o, "- **Hardware counters:** %s.\n",
-                       json_is_true(pc) ? "available (instructions/op from perf_event_open)"
-                                        : "not available on this machine; instructions/op "
-                                          "only where callgrind measured them");
+                       env->perf_counters ? "available (instructions/op from perf_event_open)"
+                                          : "not available on this machine; instructions/op "
+                                            "only where callgrind measured them");
     if (r->n_cells > 0) {
         long reps = count_repeats(r);
         h2b_buf_printf(o,
@@ -236,45 +262,15 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
                            "benchmark; percentiles merged across forks from histograms.\n",
                            fmin, fmax);
     }
-    /* Anything else the producer recorded in env, so no fingerprint field is silently lost. */
-    const char *key;
-    json_t *v;
-    bool first = true;
-    json_object_foreach(r->env, key, v)
-    {
-        bool is_known = false;
-        for (const char *const *k = known; *k; k++)
-            is_known = is_known || strcmp(*k, key) == 0;
-        if (is_known || !(json_is_string(v) || json_is_number(v) || json_is_boolean(v)))
-            continue;
-        h2b_buf_puts(o, first ? "- **Also recorded:** " : ", ");
-        txt(o, key);
-        h2b_buf_puts(o, " ");
-        if (json_is_string(v))
-            code(o, json_string_value(v));
-        else if (json_is_integer(v))
-            h2b_buf_printf(o, "%lld", (long long)json_integer_value(v));
-        else if (json_is_real(v))
-            h2b_buf_printf(o, "%g", json_real_value(v));
-        else
-            h2b_buf_puts(o, json_is_true(v) ? "true" : "false");
-        first = false;
-    }
-    if (!first)
-        h2b_buf_puts(o, ".\n");
-    json_t *warn = json_object_get(r->env, "warnings");
-    size_t wi;
-    json_array_foreach(warn, wi, v)
-    {
-        if (json_is_string(v)) {
-            h2b_buf_puts(o, "- **Warning:** ");
-            txt(o, json_string_value(v));
-            h2b_buf_puts(o, "\n");
-        }
+    also_recorded(env, o);
+    for (size_t i = 0; i < env->warnings.n; i++) {
+        h2b_buf_puts(o, "- **Warning:** ");
+        txt(o, env->warnings.v[i]);
+        h2b_buf_puts(o, "\n");
     }
     h2b_buf_printf(o, "\n> Absolute numbers hold for this machine only");
     if (cpus > 0)
-        h2b_buf_printf(o, " (%ld CPU%s, shared with whatever else ran)", cpus,
+        h2b_buf_printf(o, " (%.0f CPU%s, shared with whatever else ran)", cpus,
                        cpus == 1 ? "" : "s");
     h2b_buf_puts(o, ". Compare ratios measured side by side in one run; do not compare these "
                     "numbers with another machine's.\n");
@@ -995,7 +991,7 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
     run_line(o, head, " (");
     h2b_buf_puts(o, "). The verdict of `h2bench compare` on these two files, row for row: ");
     h2b_ab_verdict_line(o, rep->compare, "");
-    const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
+    const char *bcpu = base->env->cpu_model, *hcpu = head->env->cpu_model;
     if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0) {
         h2b_buf_puts(o, "\n**The two runs were measured on different CPUs (");
         txt(o, bcpu);

@@ -134,7 +134,7 @@ static int convert(const struct h2b_json_src *src, struct h2b_results_doc *doc,
     r->scenario_name = doc->scenario.name;
     r->scenario_file = doc->scenario.file;
     r->scenario_sha256 = doc->scenario.sha256;
-    r->env = doc->env;
+    r->env = &doc->env;
     size_t nm = doc->micro.n, nc = doc->matrix.n;
     r->micro = calloc(nm ? nm : 1, sizeof(*r->micro));
     r->cells = calloc(nc ? nc : 1, sizeof(*r->cells));

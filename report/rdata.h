@@ -16,6 +16,7 @@
 
 struct h2b_hist;
 struct h2b_results_doc;
+struct h2b_results_env;
 
 struct h2b_rdata_micro {
     const char *name;
@@ -63,7 +64,7 @@ struct h2b_rdata_results {
     const char *created;
     const char *tool_name, *tool_version, *git_commit;
     const char *scenario_name, *scenario_file, *scenario_sha256;
-    void *env; /* the "env" object (json_t *, borrowed from doc) */
+    const struct h2b_results_env *env; /* model's env (a view: model owns it) */
     struct h2b_rdata_micro *micro;
     size_t n_micro;
     struct h2b_rdata_cell *cells;

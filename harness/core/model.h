@@ -10,7 +10,8 @@
  *
  * Values and "null": numbers are stored as double and NAN means null or absent (a writer never
  * writes a non-finite number); strings are owned char * (NULL: null/absent); booleans are int
- * (H2B_MODEL_NULL_BOOL: null/absent); number arrays are struct h2b_model_nums (v NULL: absent);
+ * (H2B_MODEL_NULL_BOOL: null/absent); number arrays are struct h2b_model_nums (v NULL: absent),
+ * string arrays struct h2b_model_strs (v NULL: absent);
  * H2B_MODEL_JSON members are an owned json_t * taken verbatim (NULL: absent); sub-objects are
  * embedded modelled structs whose base.present says whether the object was there (false: null
  * or absent).
@@ -35,6 +36,7 @@ enum h2b_model_kind {
     H2B_MODEL_REAL,     /* double; a number >= 0, written as a real */
     H2B_MODEL_BOOL,     /* int: 0, 1 or H2B_MODEL_NULL_BOOL */
     H2B_MODEL_NUMBERS,  /* struct h2b_model_nums: numbers >= 0 (integers with H2B_MODEL_INT) */
+    H2B_MODEL_STRINGS,  /* struct h2b_model_strs: non-empty strings */
     H2B_MODEL_OBJECT,   /* an embedded struct described by field.sub */
     H2B_MODEL_JSON,     /* json_t *: any value, kept verbatim (REQUIRED: a required object) */
     H2B_MODEL_ARRAY,    /* struct h2b_model_array of structs described by field.sub */
@@ -57,6 +59,11 @@ struct h2b_model_base {
 
 struct h2b_model_nums {
     double *v; /* NULL: absent or null */
+    size_t n;
+};
+
+struct h2b_model_strs {
+    char **v; /* NULL: absent or null; each element owned */
     size_t n;
 };
 

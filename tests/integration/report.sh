@@ -181,6 +181,18 @@ expect_eq "wrong type: exit" "$?" 2
 expect_match "wrong type: names the field" "$(cat "$TMP/stderr")" \
     "$bad/type.json:[0-9]+:[0-9]+: micro\[0\]\.p99_ns: expected a non-negative integer"
 
+# env is modelled like the rest: a fingerprint field of the wrong type is located, not skipped
+jq '.env.cpus = "two"' "$DATA/head.json" >"$bad/env.json"
+"$H2BENCH" report "$bad/env.json" -o "$TMP/keep" 2>"$TMP/stderr"
+expect_eq "env field of the wrong type: exit" "$?" 2
+expect_match "env field of the wrong type: names the field" "$(cat "$TMP/stderr")" \
+    "$bad/env.json:[0-9]+:[0-9]+: env\.cpus: expected a non-negative integer"
+jq '.env.warnings += [7]' "$DATA/head.json" >"$bad/env-warning.json"
+"$H2BENCH" report "$bad/env-warning.json" -o "$TMP/keep" 2>"$TMP/stderr"
+expect_eq "env warning not a string: exit" "$?" 2
+expect_match "env warning not a string: names the element" "$(cat "$TMP/stderr")" \
+    "$bad/env-warning.json:[0-9]+:[0-9]+: env\.warnings\[1\]: expected a non-empty string"
+
 sed 's|h2bench.result/1|h2bench.result/9|' "$DATA/head.json" >"$bad/schema.json"
 "$H2BENCH" report "$bad/schema.json" -o "$TMP/keep" 2>"$TMP/stderr"
 expect_eq "wrong schema: exit" "$?" 2
