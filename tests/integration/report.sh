@@ -165,6 +165,16 @@ before=$(snapshot)
 expect_eq "gnuplot failing: exit" "$?" 3
 expect_match "gnuplot failing: message" "$(cat "$TMP/stderr")" 'rendering charts: /bin/false exited'
 expect_eq "gnuplot failing: output untouched" "$(snapshot)" "$before"
+# its error quoted from the end of its log: the last lines, a long log's start left out
+printf '#!/bin/sh\nseq 1 400\necho "plot x"\necho "     ^"\necho "line 3: undefined variable: x"\necho\nexit 1\n' \
+    >"$TMP/badgnuplot"
+chmod +x "$TMP/badgnuplot"
+"$H2BENCH" report "${RUNS[@]}" -o "$TMP/keep" --gnuplot "$TMP/badgnuplot" 2>"$TMP/stderr"
+expect_eq "gnuplot error: exit" "$?" 3
+expect_match "gnuplot error: its last lines quoted" "$(tr '\n' '|' <"$TMP/stderr")" \
+    'exited with status 1: .*\|399\|400\|plot x\|     \^\|line 3: undefined variable: x\|$'
+expect_eq "gnuplot error: the log's start left out" "$(grep -c '^1$' "$TMP/stderr")" 0
+expect_eq "gnuplot error: output untouched" "$(snapshot)" "$before"
 
 bad=$TMP/bad
 mkdir -p "$bad"
