@@ -59,10 +59,10 @@ static void run_line(struct h2b_buf *o, const struct h2b_rdata_results *x, const
     code(o, h2b__basename(x->path));
     h2b_buf_puts(o, sep);
     h2b_buf_puts(o, "measured ");
-    txt(o, x->created);
-    if (x->git_commit) {
+    txt(o, x->model->created);
+    if (x->tool->git_commit) {
         h2b_buf_puts(o, ", commit ");
-        code(o, x->git_commit);
+        code(o, x->tool->git_commit);
     }
 }
 
@@ -70,8 +70,8 @@ static void run_line(struct h2b_buf *o, const struct h2b_rdata_results *x, const
  * (`h2bench micro --json`, what `make gate` writes) have none and say what they hold instead. */
 static void subject(struct h2b_buf *o, const struct h2b_rdata_results *r)
 {
-    if (r->scenario_name)
-        txt(o, r->scenario_name);
+    if (r->scenario->name)
+        txt(o, r->scenario->name);
     else if (r->n_cells == 0)
         h2b_buf_printf(o, "%zu micro benchmark%s", r->n_micro, r->n_micro == 1 ? "" : "s");
     else
@@ -84,14 +84,14 @@ static void title(const struct h2b__report *rep, struct h2b_buf *o)
     h2b_buf_puts(o, "# h2bench performance report: ");
     subject(o, r);
     h2b_buf_puts(o, "\n\nMeasured ");
-    txt(o, r->created);
+    txt(o, r->model->created);
     h2b_buf_puts(o, " with ");
-    txt(o, r->tool_name);
+    txt(o, r->tool->name);
     h2b_buf_puts(o, " ");
-    txt(o, r->tool_version);
-    if (r->git_commit) {
+    txt(o, r->tool->version);
+    if (r->tool->git_commit) {
         h2b_buf_puts(o, " (commit ");
-        code(o, r->git_commit);
+        code(o, r->tool->git_commit);
         h2b_buf_puts(o, ")");
     }
     h2b_buf_puts(o, "; results ");
@@ -170,25 +170,25 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
     const struct h2b_results_env *env = r->env;
     h2b_buf_puts(o, "\n## Method\n\n");
     h2b_buf_puts(o, "- **Scenario:** ");
-    if (r->scenario_name)
-        code(o, r->scenario_name);
+    if (r->scenario->name)
+        code(o, r->scenario->name);
     else if (r->n_cells == 0)
         h2b_buf_puts(o, "none (`h2bench micro --json` runs no scenario file)");
     else
         h2b_buf_puts(o, "none recorded in the results file");
-    if (r->scenario_file) {
+    if (r->scenario->file) {
         h2b_buf_puts(o, " from ");
-        code(o, r->scenario_file);
+        code(o, r->scenario->file);
     }
-    if (r->scenario_sha256) {
+    if (r->scenario->sha256) {
         char sha[13];
-        snprintf(sha, sizeof sha, "%.12s", r->scenario_sha256);
+        snprintf(sha, sizeof sha, "%.12s", r->scenario->sha256);
         h2b_buf_puts(o, " (sha256 ");
         code(o, sha);
         h2b_buf_puts(o, ")");
     }
     h2b_buf_puts(o, ", measured ");
-    txt(o, r->created);
+    txt(o, r->model->created);
     h2b_buf_puts(o, ".\n");
     double cpus = env->cpus;
     h2b_buf_puts(o, "- **Machine:** ");
@@ -1008,8 +1008,9 @@ size_t h2b__report_history_run(const struct h2b__report *rep, const struct h2b_h
 {
     for (size_t r = 0; r < rep->n_runs; r++) {
         const struct h2b_rdata_results *x = rep->runs[r];
-        if (x->created && x->git_commit && strcmp(x->created, p->created) == 0 &&
-            strcmp(x->git_commit, p->commit) == 0)
+        if (x->model->created && x->tool->git_commit &&
+            strcmp(x->model->created, p->created) == 0 &&
+            strcmp(x->tool->git_commit, p->commit) == 0)
             return r;
     }
     return rep->n_runs;

@@ -388,7 +388,7 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     }
     for (size_t r = 0; r < rep->n_runs; r++) {
         char label[16];
-        snprintf(label, sizeof(label), "%.10s", rep->runs[r]->created);
+        snprintf(label, sizeof(label), "%.10s", rep->runs[r]->model->created);
         /* "N\n" . 'date': the date comes from a results file, so it is a quoted literal */
         h2b_buf_printf(&xtics, "%s\"%zu\\n\".", r ? ", " : "", r + 1);
         h2b_chart_quote(&xtics, label);

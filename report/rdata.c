@@ -127,13 +127,8 @@ void h2b_rdata_results_del(struct h2b_rdata_results *r)
 static int convert(const struct h2b_json_src *src, struct h2b_results_doc *doc,
                    struct h2b_rdata_results *r, struct h2b_diag *d)
 {
-    r->created = doc->created;
-    r->tool_name = doc->tool.name;
-    r->tool_version = doc->tool.version;
-    r->git_commit = doc->tool.git_commit;
-    r->scenario_name = doc->scenario.name;
-    r->scenario_file = doc->scenario.file;
-    r->scenario_sha256 = doc->scenario.sha256;
+    r->tool = &doc->tool;
+    r->scenario = &doc->scenario;
     r->env = &doc->env;
     size_t nm = doc->micro.n, nc = doc->matrix.n;
     r->micro = calloc(nm ? nm : 1, sizeof(*r->micro));

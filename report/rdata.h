@@ -17,6 +17,8 @@
 struct h2b_hist;
 struct h2b_results_doc;
 struct h2b_results_env;
+struct h2b_results_scenario;
+struct h2b_results_tool;
 
 struct h2b_rdata_micro {
     const char *name;
@@ -61,10 +63,10 @@ struct h2b_rdata_cell {
 struct h2b_rdata_results {
     char *path;
     struct h2b_results_doc *model; /* the decoded document, owner of every string below */
-    const char *created;
-    const char *tool_name, *tool_version, *git_commit;
-    const char *scenario_name, *scenario_file, *scenario_sha256;
-    const struct h2b_results_env *env; /* model's env (a view: model owns it) */
+    /* views of model's sections (created is model->created) */
+    const struct h2b_results_tool *tool;
+    const struct h2b_results_scenario *scenario;
+    const struct h2b_results_env *env;
     struct h2b_rdata_micro *micro;
     size_t n_micro;
     struct h2b_rdata_cell *cells;
