@@ -242,9 +242,9 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
                        reps > 1 ? "; tables show the median of the repeats" : "");
     }
     if (r->n_micro > 0) {
-        long fmin = -1, fmax = -1;
+        double fmin = -1, fmax = -1;
         for (size_t i = 0; i < r->n_micro; i++) {
-            long f = r->micro[i].forks;
+            double f = r->micro[i].forks;
             if (f > 0 && (fmin < 0 || f < fmin))
                 fmin = f;
             if (f > fmax)
@@ -252,13 +252,13 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
         }
         if (fmin > 0 && fmin == fmax)
             h2b_buf_printf(o,
-                           "- **Forks:** every component benchmark ran in %ld fresh "
+                           "- **Forks:** every component benchmark ran in %.0f fresh "
                            "process%s; percentiles merged across forks from histograms, "
                            "never averaged.\n",
                            fmin, fmin == 1 ? "" : "es");
         else if (fmin > 0)
             h2b_buf_printf(o,
-                           "- **Forks:** %ld to %ld fresh processes per component "
+                           "- **Forks:** %.0f to %.0f fresh processes per component "
                            "benchmark; percentiles merged across forks from histograms.\n",
                            fmin, fmax);
     }
@@ -360,7 +360,7 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
                     "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     bool notes = false;
     for (size_t i = 0; i < r->n_micro; i++) {
-        const struct h2b_rdata_micro *m = &r->micro[i];
+        const struct h2b_results_micro *m = &r->micro[i];
         B(a);
         B(b);
         B(c);
@@ -376,7 +376,7 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
                        h2b_fmt_ns(m->p99_ns, e, 64), h2b_fmt_ns(m->p999_ns, f, 64),
                        h2b_fmt_count(m->instructions_per_op, g, 64));
         if (m->forks > 0)
-            h2b_buf_printf(o, "%ld |\n", m->forks);
+            h2b_buf_printf(o, "%.0f |\n", m->forks);
         else
             h2b_buf_puts(o, "n/a |\n");
         notes = notes || m->note || m->error;
@@ -387,7 +387,7 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
         const char **lp = calloc(r->n_micro, sizeof(*lp));
         bool failed = false;
         for (size_t i = 0; i < r->n_micro && texts && labels && lp; i++) {
-            const struct h2b_rdata_micro *m = &r->micro[i];
+            const struct h2b_results_micro *m = &r->micro[i];
             if (m->error) {
                 if (!failed)
                     h2b_buf_puts(o, "\nFailed benchmarks:\n\n");
@@ -1091,11 +1091,11 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
         code(o, name);
         h2b_buf_puts(o, " ns/op |");
         for (size_t r = 0; r < rep->n_runs; r++) {
-            const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
+            const struct h2b_results_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
             B(a);
             h2b_buf_printf(o, " %s |", m ? h2b_fmt_ns(m->ns_per_op, a, 64) : "—");
         }
-        const struct h2b_rdata_micro *m0 = h2b_rdata_micro_find(first, name);
+        const struct h2b_results_micro *m0 = h2b_rdata_micro_find(first, name);
         B(z);
         h2b_buf_printf(o, " %s |\n",
                        m0 ? h2b_fmt_ratio(rep->head->micro[i].ns_per_op, m0->ns_per_op, z, 64)

@@ -1,10 +1,13 @@
 /*
  * rdata.h - results and ceilings files as the report reads them.
  *
- * Loads an h2bench.result/1 document, validates the fields the report uses and exposes them as
- * plain structs. Strings point into the parsed document and live as long as the owning
- * h2b_rdata_results. (Ceilings are read by the gate engine, gates/ceilings.h.) Numbers that are
- * null or absent are NAN ("not measured"); the report prints them as such, never as 0.
+ * Loads an h2bench.result/1 document, validates the fields the report uses and exposes them:
+ * the tool, scenario, env and micro entries as views of the decoded model (r->model owns them),
+ * the matrix cells as flat structs with what the tables derive (a protocol label, the latency
+ * summary as an array, the decoded histogram), whose strings point into the model. All live as
+ * long as the owning h2b_rdata_results. (Ceilings are read by the gate engine, gates/ceilings.h.)
+ * Numbers that are null or absent are NAN ("not measured"); the report prints them as such,
+ * never as 0.
  */
 #ifndef H2B_REPORT_RDATA_H
 #define H2B_REPORT_RDATA_H
@@ -17,25 +20,9 @@
 struct h2b_hist;
 struct h2b_results_doc;
 struct h2b_results_env;
+struct h2b_results_micro;
 struct h2b_results_scenario;
 struct h2b_results_tool;
-
-struct h2b_rdata_micro {
-    const char *name;
-    double ns_per_op;
-    double bytes_per_op;
-    double allocs_per_op;
-    double p50_ns, p99_ns, p999_ns;
-    double instructions_per_op;
-    long forks;        /* 0 when absent */
-    double *p99_forks; /* per-fork p99 in ns, NULL when absent */
-    size_t n_p99_forks;
-    double *ns_forks; /* per-fork ns/op, NULL when absent */
-    size_t n_ns_forks;
-    const char *note;      /* NULL when absent */
-    const char *error;     /* the benchmark failed ("error"), NULL otherwise */
-    struct h2b_hist *hist; /* decoded "histogram", NULL when absent */
-};
 
 /* Indexes into h2b_rdata_cell.latency_ns. */
 enum { H2B_LAT_MIN, H2B_LAT_P50, H2B_LAT_P90, H2B_LAT_P99, H2B_LAT_P999, H2B_LAT_MAX, H2B_LAT_N };
@@ -67,7 +54,7 @@ struct h2b_rdata_results {
     const struct h2b_results_tool *tool;
     const struct h2b_results_scenario *scenario;
     const struct h2b_results_env *env;
-    struct h2b_rdata_micro *micro;
+    const struct h2b_results_micro *micro; /* a view: model's micro entries (histograms checked) */
     size_t n_micro;
     struct h2b_rdata_cell *cells;
     size_t n_cells;
@@ -82,7 +69,7 @@ int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, str
 void h2b_rdata_results_del(struct h2b_rdata_results *r);
 
 /* The micro entry named name, or NULL. */
-const struct h2b_rdata_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
-                                                   const char *name);
+const struct h2b_results_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
+                                                     const char *name);
 
 #endif
