@@ -536,7 +536,7 @@ static void streams_label(const struct h2b__report *rep, struct h2b__cellkey k, 
             const struct h2b_rdata_cell *c = &rep->head->cells[i];
             if (c->connections == k.connections && c->streams_requested == k.streams &&
                 strcmp(c->target, rep->targets[t]) == 0) {
-                eff[t] = c->streams_effective;
+                eff[t] = (long)c->e->streams_effective;
                 break;
             }
         }
@@ -605,7 +605,7 @@ static void resources(const struct h2b__report *rep, struct h2b_buf *o)
     const struct h2b_rdata_results *r = rep->head;
     bool any = false;
     for (size_t i = 0; i < r->n_cells && !any; i++)
-        any = !isnan(r->cells[i].server_cpu_s) || !isnan(r->cells[i].server_rss_kib);
+        any = !isnan(r->cells[i].e->server_cpu_s) || !isnan(r->cells[i].e->server_rss_kib);
     if (!any)
         return;
     h2b_buf_puts(o, "\n### Server resources\n\nServer CPU time per request and the server's "
@@ -638,7 +638,7 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
     bool header = false;
     for (size_t i = 0; i < r->n_cells; i++) {
         const struct h2b_rdata_cell *c = &r->cells[i];
-        if (!(c->failed || c->failed_requests > 0 || c->errors > 0))
+        if (!(c->failed || c->e->failed > 0 || c->e->errors > 0))
             continue;
         if (!header)
             h2b_buf_puts(o, "\n### Failures and errors\n\n");
@@ -652,12 +652,12 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
         B(b);
         if (c->failed) {
             h2b_buf_printf(o, "**cell %s**: ", c->skipped ? "skipped" : "failed");
-            txt(o, c->reason);
+            txt(o, c->e->reason);
             h2b_buf_puts(o, "\n");
         } else
             h2b_buf_printf(o, "%s failed requests, %s errors\n",
-                           h2b_fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
-                           h2b_fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
+                           h2b_fmt_count(isnan(c->e->failed) ? 0 : c->e->failed, a, 64),
+                           h2b_fmt_count(isnan(c->e->errors) ? 0 : c->e->errors, b, 64));
     }
     const char **texts = calloc(r->n_cells ? r->n_cells : 1, sizeof(*texts));
     char(*labels)[160] = calloc(r->n_cells ? r->n_cells : 1, sizeof(*labels));
@@ -665,7 +665,7 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
     if (texts && labels && lp) {
         for (size_t i = 0; i < r->n_cells; i++) {
             const struct h2b_rdata_cell *c = &r->cells[i];
-            texts[i] = c->note;
+            texts[i] = c->e->note;
             snprintf(labels[i], sizeof(labels[i]), "%s at %ld × %ld, repeat %ld", c->target,
                      c->connections, c->streams_requested, c->repeat);
             lp[i] = labels[i];
@@ -870,7 +870,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
     if (r->n_cells == 0)
         return;
     h2b_buf_puts(o, "\n## End-to-end matrix\n\n");
-    const char *client = r->cells[0].client;
+    const char *client = r->cells[0].e->client;
     h2b_buf_printf(o, "%zu target%s (", rep->n_targets, rep->n_targets == 1 ? "" : "s");
     for (size_t t = 0; t < rep->n_targets; t++) {
         h2b_buf_puts(o, t ? ", " : "");

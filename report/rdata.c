@@ -52,21 +52,10 @@ static int load_cell(const struct h2b_results_cell *e, const struct h2b_json_src
     }
     m->skipped = h2b_results_cell_skipped(e);
     m->floor = e->target_type && strcmp(e->target_type, "floor") == 0;
-    m->client = e->client;
+    m->e = e;
     m->connections = (long)e->connections;
     m->streams_requested = (long)e->streams_requested;
-    m->streams_effective = (long)e->streams_effective;
     m->repeat = (long)e->repeat;
-    m->requests = e->requests;
-    m->succeeded = e->succeeded;
-    m->failed_requests = e->failed;
-    m->errors = e->errors;
-    m->duration_s = e->duration_s;
-    m->req_per_s = e->req_per_s;
-    m->bytes_per_s = e->bytes_per_s;
-    m->client_cpu_s = e->client_cpu_s;
-    m->server_cpu_s = e->server_cpu_s;
-    m->server_rss_kib = e->server_rss_kib;
     const struct h2b_results_latency *l = &e->latency_ns;
     m->latency_ns[H2B_LAT_MIN] = l->min;
     m->latency_ns[H2B_LAT_P50] = l->p50;
@@ -75,8 +64,6 @@ static int load_cell(const struct h2b_results_cell *e, const struct h2b_json_src
     m->latency_ns[H2B_LAT_P999] = l->p999;
     m->latency_ns[H2B_LAT_MAX] = l->max;
     m->failed = !h2b_results_cell_ok(e);
-    m->reason = e->reason;
-    m->note = e->note;
     return h2b_results_cell_hist(e, src, p, &m->hist, d);
 }
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 struct h2b_hist;
+struct h2b_results_cell;
 struct h2b_results_doc;
 struct h2b_results_env;
 struct h2b_results_micro;
@@ -27,24 +28,20 @@ struct h2b_results_tool;
 /* Indexes into h2b_rdata_cell.latency_ns. */
 enum { H2B_LAT_MIN, H2B_LAT_P50, H2B_LAT_P90, H2B_LAT_P99, H2B_LAT_P999, H2B_LAT_MAX, H2B_LAT_N };
 
+/* A matrix cell as the report's tables group and draw it: the model's cell (a view; every metric
+ * is read there) and what the tables derive from it. */
 struct h2b_rdata_cell {
+    const struct h2b_results_cell *e;
     const char *target;    /* the target, or target_label when the results have a protocol axis */
     char target_label[96]; /* "h2ref/h1+tls": protocols side by side, one column each */
     bool skipped;          /* "status": "skipped" (the target cannot serve it); failed too */
     bool floor;            /* "target_type": "floor": the kernel's floor, not a server */
-    const char *client;    /* NULL when absent */
-    long connections;
+    long connections;      /* the grouping keys, as the tables print them */
     long streams_requested;
-    long streams_effective;
     long repeat;
-    double requests, succeeded, failed_requests, errors;
-    double duration_s, req_per_s, bytes_per_s;
-    double client_cpu_s, server_cpu_s, server_rss_kib;
-    double latency_ns[H2B_LAT_N];
-    bool failed;        /* the cell was not measured ("status": "failed", with "reason") */
-    const char *reason; /* why it failed, NULL otherwise */
-    const char *note;
-    struct h2b_hist *hist;
+    double latency_ns[H2B_LAT_N]; /* e->latency_ns by H2B_LAT_* */
+    bool failed;           /* the cell was not measured ("status": "failed", with "reason") */
+    struct h2b_hist *hist; /* e's histogram decoded; NULL when it has none */
 };
 
 struct h2b_rdata_results {
