@@ -321,48 +321,39 @@ int h2b_fs_read_file(const char *path, size_t max, char **out, size_t *len, stru
     return rv;
 }
 
-/* The file at path (at most 16 MiB: a log's end is what a reason quotes) with its trailing
- * newlines, carriage returns and spaces removed, into *text (*len bytes); false when it cannot
- * be read. */
-static bool read_trimmed(const char *path, char **text, size_t *len)
-{
-    if (h2b_fs_read_file(path, 16u << 20, text, len, NULL) != H2B_OK)
-        return false;
-    char *t = *text;
-    while (*len > 0 && (t[*len - 1] == '\n' || t[*len - 1] == '\r' || t[*len - 1] == ' '))
-        t[--*len] = '\0';
-    return true;
-}
-
-void h2b_fs_last_line(const char *path, char *buf, size_t size)
+/* The end of the file at path (read up to 16 MiB: a log's end is what a reason quotes), trailing
+ * newlines, carriage returns and spaces off, into buf: its last line cut to size - 1 bytes
+ * (line), or its last size - 1 bytes. "" when it cannot be read. */
+static void file_end(const char *path, bool line, char *buf, size_t size)
 {
     char *text;
     size_t len;
     if (size == 0)
         return;
     buf[0] = '\0';
-    if (!read_trimmed(path, &text, &len))
+    if (h2b_fs_read_file(path, 16u << 20, &text, &len, NULL) != H2B_OK)
         return;
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+        text[--len] = '\0';
     size_t start = len;
-    while (start > 0 && text[start - 1] != '\n')
-        start--;
+    if (line) {
+        while (start > 0 && text[start - 1] != '\n')
+            start--;
+    } else {
+        start = len - (len < size - 1 ? len : size - 1);
+    }
     snprintf(buf, size, "%s", text + start);
     free(text);
 }
 
+void h2b_fs_last_line(const char *path, char *buf, size_t size)
+{
+    file_end(path, true, buf, size);
+}
+
 void h2b_fs_tail(const char *path, char *buf, size_t size)
 {
-    char *text;
-    size_t len;
-    if (size == 0)
-        return;
-    buf[0] = '\0';
-    if (!read_trimmed(path, &text, &len))
-        return;
-    size_t keep = len < size - 1 ? len : size - 1;
-    memcpy(buf, text + len - keep, keep);
-    buf[keep] = '\0';
-    free(text);
+    file_end(path, false, buf, size);
 }
 
 static int write_all(int fd, const char *p, size_t n)
