@@ -1,6 +1,6 @@
 /*
  * fs.c - mkdir -p, remove-tree, the executable's own path, PATH search, a bounded read of a
- * whole descriptor or file, a file's last line, atomic writes and output locks (fs.h).
+ * whole descriptor or file, a file's last line or end, atomic writes and output locks (fs.h).
  *
  * Approach: mkdir -p walks the path once, creating each prefix and accepting EEXIST; remove-tree
  * is nftw(FTW_DEPTH | FTW_PHYS) so children go before their directory and symbolic links are
