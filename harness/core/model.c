@@ -112,6 +112,19 @@ int h2b_model_set_nums(struct h2b_model_nums *member, const double *v, size_t n)
     return H2B_OK;
 }
 
+int h2b_model_strs_push(struct h2b_model_strs *strs, const char *s, size_t len)
+{
+    char *copy = strndup(s, len);
+    char **v = copy ? realloc(strs->v, (strs->n + 1) * sizeof(*v)) : NULL;
+    if (!v) {
+        free(copy);
+        return H2B_ERR_NOMEM;
+    }
+    v[strs->n++] = copy;
+    strs->v = v;
+    return H2B_OK;
+}
+
 int h2b_model_note_add(char **note, const char *metric, const char *reason)
 {
     size_t old = *note ? strlen(*note) : 0;

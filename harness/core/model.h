@@ -121,6 +121,10 @@ int h2b_model_set_string(char **member, const char *value);
 /* Sets a number array member to a copy of v[0..n) (n 0: an empty array, not null). */
 int h2b_model_set_nums(struct h2b_model_nums *member, const double *v, size_t n);
 
+/* Appends a copy of s[0..len) to a string array member (an absent one becomes an array).
+ * Returns H2B_OK or H2B_ERR_NOMEM (strs unchanged). */
+int h2b_model_strs_push(struct h2b_model_strs *strs, const char *s, size_t len);
+
 /* Appends a new initialised element to arr (of structs described by m); *elem points at it.
  * Returns H2B_OK or H2B_ERR_NOMEM (arr unchanged). */
 int h2b_model_array_push(const struct h2b_model *m, struct h2b_model_array *arr, void **elem);
