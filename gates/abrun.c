@@ -227,16 +227,16 @@ static int resolve(const char *top, const char *rev, char *commit, size_t size, 
     return H2B_OK;
 }
 
+/* True when the file at path holds exactly text. */
 static bool file_has(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strcmp(buf, text) == 0;
+    size_t want = strlen(text), len;
+    char *have;
+    if (h2b_fs_read_file(path, want, &have, &len, NULL) != H2B_OK)
+        return false; /* missing, unreadable or longer than text */
+    bool same = len == want && memcmp(have, text, want) == 0;
+    free(have);
+    return same;
 }
 
 static int write_text(const char *path, const char *text, struct h2b_diag *d)

@@ -16,6 +16,7 @@
 #include "core/results.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -29,6 +30,8 @@
 /* the fingerprint's instructions_source: the micro entries' field of that name */
 #define FP_INSTRUCTIONS_SOURCE                                                                     \
     h2b_model_key_at(&h2b_results_micro_model, MICRO(instructions_source))
+/* A ceilings file's fingerprint names each fact by its key in the results' env. */
+#define ENV_KEY(member) H2B_MODEL_KEY(h2b_results_env_model, struct h2b_results_env, member)
 static const struct {
     size_t member;
     const char *label, *unit;
@@ -344,23 +347,23 @@ int h2b_fingerprint_copy(struct h2b_fingerprint *to, const struct h2b_fingerprin
     return H2B_OK;
 }
 
-int h2b_fingerprint_from_env(const json_t *env, struct h2b_fingerprint *fp)
+int h2b_fingerprint_from_env(const struct h2b_results_env *env, struct h2b_fingerprint *fp)
 {
     memset(fp, 0, sizeof(*fp));
-    if (!json_is_object(env))
+    if (!env->base.present)
         return H2B_OK;
     fp->set = true;
-    const json_t *cpus = json_object_get(env, "cpus");
-    fp->cpus = json_is_integer(cpus) ? (int)json_integer_value(cpus) : 0;
-    int rv = dup_field(&fp->cpu_model, json_string_value(json_object_get(env, "cpu_model")));
+    /* cpus is a count of CPUs online: one beyond int is no machine, "not recorded" */
+    fp->cpus = env->cpus >= 1 && env->cpus <= INT_MAX ? (int)env->cpus : 0;
+    int rv = dup_field(&fp->cpu_model, env->cpu_model);
     if (rv == H2B_OK)
-        rv = dup_field(&fp->kernel, json_string_value(json_object_get(env, "kernel")));
+        rv = dup_field(&fp->kernel, env->kernel);
     if (rv == H2B_OK)
-        rv = dup_field(&fp->compiler, json_string_value(json_object_get(env, "compiler")));
+        rv = dup_field(&fp->compiler, env->compiler);
     if (rv == H2B_OK)
-        rv = dup_field(&fp->build_type, json_string_value(json_object_get(env, "build_type")));
+        rv = dup_field(&fp->build_type, env->build_type);
     if (rv == H2B_OK)
-        rv = dup_field(&fp->nghttp2, json_string_value(json_object_get(env, "nghttp2")));
+        rv = dup_field(&fp->nghttp2, env->nghttp2);
     if (rv != H2B_OK)
         h2b_fingerprint_free(fp);
     return rv;
@@ -379,9 +382,9 @@ bool h2b_fingerprint_same_build(const struct h2b_fingerprint *want,
 {
     if (!want->set)
         return true;
-    return same_str("compiler", want->compiler, have->compiler, why, size) &&
+    return same_str(ENV_KEY(compiler), want->compiler, have->compiler, why, size) &&
            same_str("build type", want->build_type, have->build_type, why, size) &&
-           same_str("nghttp2", want->nghttp2, have->nghttp2, why, size);
+           same_str(ENV_KEY(nghttp2), want->nghttp2, have->nghttp2, why, size);
 }
 
 bool h2b_fingerprint_same_machine(const struct h2b_fingerprint *want,
@@ -389,8 +392,8 @@ bool h2b_fingerprint_same_machine(const struct h2b_fingerprint *want,
 {
     if (!want->set)
         return true;
-    if (!same_str("cpu_model", want->cpu_model, have->cpu_model, why, size) ||
-        !same_str("kernel", want->kernel, have->kernel, why, size))
+    if (!same_str(ENV_KEY(cpu_model), want->cpu_model, have->cpu_model, why, size) ||
+        !same_str(ENV_KEY(kernel), want->kernel, have->kernel, why, size))
         return false;
     if (want->cpus && want->cpus != have->cpus) {
         snprintf(why, size, "%d CPUs here", have->cpus);
@@ -401,8 +404,8 @@ bool h2b_fingerprint_same_machine(const struct h2b_fingerprint *want,
 
 static int parse_fingerprint(struct parse *p, const json_t *v, struct h2b_fingerprint *fp)
 {
-    const char *const keys[] = {"cpu_model",  "kernel",  "compiler",
-                                "build_type", "nghttp2", FP_INSTRUCTIONS_SOURCE};
+    const char *const keys[] = {ENV_KEY(cpu_model),  ENV_KEY(kernel),  ENV_KEY(compiler),
+                                ENV_KEY(build_type), ENV_KEY(nghttp2), FP_INSTRUCTIONS_SOURCE};
     if (!json_is_object(v)) {
         bad(p, "fingerprint",
             "expected an object (cpu_model, cpus, kernel, compiler, "
@@ -418,7 +421,7 @@ static int parse_fingerprint(struct parse *p, const json_t *v, struct h2b_finger
     json_object_foreach((json_t *)v, key, item)
     {
         h2b_json_path_key(sub, sizeof(sub), "fingerprint", key);
-        if (strcmp(key, "cpus") == 0) {
+        if (strcmp(key, ENV_KEY(cpus)) == 0) {
             if (!json_is_integer(item) || json_integer_value(item) < 1 ||
                 json_integer_value(item) > 65536)
                 bad(p, sub, "expected a CPU count 1..65536, found %s", type_name(item));
@@ -454,8 +457,9 @@ static int fingerprint_to_json(const struct h2b_fingerprint *fp, json_t *root)
     json_t *o = json_object();
     if (!o || json_object_set_new(root, "fingerprint", o))
         return H2B_ERR_NOMEM;
-    const char *keys[] = {
-        "cpu_model", "cpus", "kernel", "compiler", "build_type", "nghttp2", FP_INSTRUCTIONS_SOURCE};
+    const char *keys[] = {ENV_KEY(cpu_model),    ENV_KEY(cpus),       ENV_KEY(kernel),
+                          ENV_KEY(compiler),     ENV_KEY(build_type), ENV_KEY(nghttp2),
+                          FP_INSTRUCTIONS_SOURCE};
     const char *vals[] = {fp->cpu_model,          NULL,           fp->kernel,
                           fp->compiler,           fp->build_type, fp->nghttp2,
                           fp->instructions_source};

@@ -81,8 +81,10 @@ struct h2b_fingerprint {
     int cpus;
 };
 
-/* Fills fp from a results file's env object (instructions_source left NULL). H2B_OK or NOMEM. */
-int h2b_fingerprint_from_env(const json_t *env, struct h2b_fingerprint *fp);
+/* Fills fp from a results file's env (instructions_source left NULL; set: env was present).
+ * H2B_OK or NOMEM. */
+struct h2b_results_env;
+int h2b_fingerprint_from_env(const struct h2b_results_env *env, struct h2b_fingerprint *fp);
 
 /* Frees fp's strings and clears it. */
 void h2b_fingerprint_free(struct h2b_fingerprint *fp);

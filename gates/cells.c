@@ -274,7 +274,7 @@ static bool p99_applies(const struct h2b_fingerprint *want, const struct match *
 {
     for (size_t i = 0; i < n; i++) {
         struct h2b_fingerprint have = {0};
-        if (h2b_fingerprint_from_env(docs[ms[i].doc]->env, &have) != H2B_OK) {
+        if (h2b_fingerprint_from_env(&docs[ms[i].doc]->env, &have) != H2B_OK) {
             snprintf(na, size, "not applicable (out of memory reading %.200s)", ms[i].path);
             return false;
         }

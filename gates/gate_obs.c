@@ -72,16 +72,15 @@ static int set_invalid(struct h2b_gate_set *s, const char *path, const char *wha
 }
 
 /* Gate numbers come only from Release builds without sanitizers (STYLE.md rule 12). */
-static int check_env(struct h2b_gate_set *s, const char *path, const json_t *env)
+static int check_env(struct h2b_gate_set *s, const char *path, const struct h2b_results_env *env)
 {
-    const char *bt;
+    const char *bt = env->build_type;
     char san[128], what[256];
-    const json_t *sv = json_object_get(env, "sanitizers");
-    if (!json_is_array(sv) && !json_is_string(sv))
+    if (!env->sanitizers.v)
         return set_invalid(s, path,
                            "env.sanitizers is missing: cannot tell whether the numbers "
                            "come from a sanitizer build");
-    h2b_results_env_build(env, &bt, san, sizeof(san));
+    h2b_results_env_sanitizers(env, san, sizeof(san));
     if (san[0]) {
         snprintf(what, sizeof(what), "measured in a build with sanitizers (%s)", san);
         return set_invalid(s, path, what);
@@ -149,9 +148,9 @@ int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_
     if (!source)
         return H2B_ERR_NOMEM;
     s->n_sources++;
-    int rv = check_env(s, path, doc->env);
+    int rv = check_env(s, path, &doc->env);
     if (rv == H2B_OK && !s->env.set)
-        rv = h2b_fingerprint_from_env(doc->env, &s->env);
+        rv = h2b_fingerprint_from_env(&doc->env, &s->env);
     if (rv != H2B_OK)
         return rv;
     size_t n = doc->micro.n;

@@ -121,7 +121,7 @@ static int add_line(struct h2b_histset *h, const struct h2b_results_hline *l)
 
 /* "cpu_model, N cpus, kernel, compiler, build_type, nghttp2 V": the fields that decide
  * whether two measurements are comparable (gates/ceilings.h). */
-static int fingerprint_text(const json_t *env, char **out)
+static int fingerprint_text(const struct h2b_results_env *env, char **out)
 {
     struct h2b_fingerprint fp;
     int rv = h2b_fingerprint_from_env(env, &fp);
@@ -196,20 +196,23 @@ static int file_lines(const char *path, int (*each)(void *arg, const struct h2b_
     h2b_model_init(&h2b_results_doc_model, &rd);
     h2b_results_load_init(&ld);
     char when[32] = "";
-    const json_t *env = NULL;
+    struct h2b_results_env lenv; /* a load document's, decoded */
+    h2b_model_init(&h2b_results_env_model, &lenv);
+    const struct h2b_results_env *env = &lenv;
     if (schema && strcmp(schema, H2B_RESULTS_SCHEMA) == 0) {
         rv = h2b_model_from_json(&h2b_results_doc_model, doc, &src, "", H2B_MODEL_CONTRACT, &rd, d);
         if (rv != H2B_OK)
             goto out;
         r.commit = rd.tool.git_commit;
         r.created = rd.created;
-        env = rd.env;
+        env = &rd.env;
     } else if (schema && strcmp(schema, H2B_RESULTS_LOAD_SCHEMA) == 0) {
         rv = h2b_results_load_from_json(doc, &src, &ld, d);
         if (rv != H2B_OK)
             goto out;
+        if ((rv = h2b_results_load_env(&ld, &src, &lenv, d)) != H2B_OK)
+            goto out;
         r.commit = ld.tool.git_commit;
-        env = ld.env;
         /* a load document carries no time of its own: the file's */
         struct stat st;
         struct tm tm;
@@ -237,6 +240,7 @@ out:
     free(r.fingerprint);
     h2b_model_free(&h2b_results_doc_model, &rd);
     h2b_results_load_free(&ld);
+    h2b_model_free(&h2b_results_env_model, &lenv);
     json_decref(doc);
     free(text);
     return rv;

@@ -13,6 +13,7 @@
 #include "report/chart.h"
 #include "core/error.h"
 #include "core/buf.h"
+#include "core/fs.h"
 #include "core/proc.h"
 
 #include <errno.h>
@@ -108,35 +109,6 @@ int h2b_chart_script(const char *name, const char *tmpl, const char *title,
     return H2B_OK;
 }
 
-/* Copies the last lines of the log into tail[0..size). */
-static void log_tail(const char *path, char *tail, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    if (!feof(f)) {
-        /* keep the end: gnuplot's error is the last thing it prints */
-        fseek(f, -(long)(sizeof(buf) - 1), SEEK_END);
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-    }
-    fclose(f);
-    buf[n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
-    const char *start = buf;
-    if (n > 600)
-        start = buf + n - 600;
-    size_t len = strlen(start);
-    if (size == 0)
-        return;
-    if (len >= size)
-        len = size - 1;
-    memcpy(tail, start, len);
-    tail[len] = '\0';
-}
-
 int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *const *scripts,
                           size_t nscripts, const char *log_name, struct h2b_diag *diag)
 {
@@ -173,8 +145,10 @@ int h2b_chart_run_gnuplot(const char *gnuplot, const char *dir, const char *cons
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return H2B_OK;
-    char tail[700] = "";
-    log_tail(log_path, tail, sizeof(tail));
+    /* gnuplot's error is the last thing it prints (the line, a caret, the message): its last
+     * 320 bytes, so that the message's end still fits the diagnostic after the words before */
+    char tail[321];
+    h2b_fs_tail(log_path, tail, sizeof(tail));
     if (WIFEXITED(status))
         h2b_diag_at(diag, NULL, 0, 0, "%s exited with status %d: %s", gnuplot, WEXITSTATUS(status),
                     tail);

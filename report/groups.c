@@ -10,6 +10,7 @@
  * of a group and its cell keys).
  */
 #include "report/groups.h"
+#include "core/results.h"
 #include "core/error.h"
 #include "core/hist.h"
 #include "core/stats.h"
@@ -80,7 +81,7 @@ size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
         double v;
         switch (which) {
         case H2B__GROUP_RPS:
-            v = c->req_per_s;
+            v = c->e->req_per_s;
             break;
         case H2B__GROUP_P50:
             v = c->latency_ns[H2B_LAT_P50];
@@ -89,10 +90,10 @@ size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
             v = c->latency_ns[H2B_LAT_P99];
             break;
         case H2B__GROUP_SERVER_NS_PER_REQ:
-            v = c->requests > 0 ? c->server_cpu_s * 1e9 / c->requests : NAN;
+            v = c->e->requests > 0 ? c->e->server_cpu_s * 1e9 / c->e->requests : NAN;
             break;
         default:
-            v = c->server_rss_kib;
+            v = c->e->server_rss_kib;
         }
         if (!isnan(v))
             out[n++] = v;

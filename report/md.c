@@ -27,18 +27,6 @@
 #define MAX_REPEATS 256
 #define B(x) char x[64]
 
-static const char *env_str(const struct h2b_rdata_results *r, const char *key)
-{
-    json_t *v = json_object_get(r->env, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static long env_long(const struct h2b_rdata_results *r, const char *key)
-{
-    json_t *v = json_object_get(r->env, key);
-    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
-}
-
 /* Every string from a results file (names, targets, reasons, notes, environment) goes out
  * through the one escaper for where it lands (core/buf.h): txt() for markdown text, code() for
  * a code span. NULL prints nothing. */
@@ -71,10 +59,10 @@ static void run_line(struct h2b_buf *o, const struct h2b_rdata_results *x, const
     code(o, h2b__basename(x->path));
     h2b_buf_puts(o, sep);
     h2b_buf_puts(o, "measured ");
-    txt(o, x->created);
-    if (x->git_commit) {
+    txt(o, x->model->created);
+    if (x->tool->git_commit) {
         h2b_buf_puts(o, ", commit ");
-        code(o, x->git_commit);
+        code(o, x->tool->git_commit);
     }
 }
 
@@ -82,8 +70,8 @@ static void run_line(struct h2b_buf *o, const struct h2b_rdata_results *x, const
  * (`h2bench micro --json`, what `make gate` writes) have none and say what they hold instead. */
 static void subject(struct h2b_buf *o, const struct h2b_rdata_results *r)
 {
-    if (r->scenario_name)
-        txt(o, r->scenario_name);
+    if (r->scenario->name)
+        txt(o, r->scenario->name);
     else if (r->n_cells == 0)
         h2b_buf_printf(o, "%zu micro benchmark%s", r->n_micro, r->n_micro == 1 ? "" : "s");
     else
@@ -96,14 +84,14 @@ static void title(const struct h2b__report *rep, struct h2b_buf *o)
     h2b_buf_puts(o, "# h2bench performance report: ");
     subject(o, r);
     h2b_buf_puts(o, "\n\nMeasured ");
-    txt(o, r->created);
+    txt(o, r->model->created);
     h2b_buf_puts(o, " with ");
-    txt(o, r->tool_name);
+    txt(o, r->tool->name);
     h2b_buf_puts(o, " ");
-    txt(o, r->tool_version);
-    if (r->git_commit) {
+    txt(o, r->tool->version);
+    if (r->tool->git_commit) {
         h2b_buf_puts(o, " (commit ");
-        code(o, r->git_commit);
+        code(o, r->tool->git_commit);
         h2b_buf_puts(o, ")");
     }
     h2b_buf_puts(o, "; results ");
@@ -132,120 +120,31 @@ static long count_repeats(const struct h2b_rdata_results *r)
     return max + 1;
 }
 
-static void method(const struct h2b__report *rep, struct h2b_buf *o)
+/* Anything else the producer recorded in env, so no fingerprint field is silently lost: the
+ * scalar fields of env as the model writes it (its table's order, then the keys it does not
+ * know, in the file's order), less those method() shows on lines of their own. */
+static void also_recorded(const struct h2b_results_env *env, struct h2b_buf *o)
 {
-    static const char *const known[] = {"cpu_model",  "cpus",     "kernel",  "compiler",
-                                        "build_type", "nghttp2",  "openssl", "perf_counters",
-                                        "pinning",    "warnings", NULL};
-    const struct h2b_rdata_results *r = rep->head;
-    h2b_buf_puts(o, "\n## Method\n\n");
-    h2b_buf_puts(o, "- **Scenario:** ");
-    if (r->scenario_name)
-        code(o, r->scenario_name);
-    else if (r->n_cells == 0)
-        h2b_buf_puts(o, "none (`h2bench micro --json` runs no scenario file)");
-    else
-        h2b_buf_puts(o, "none recorded in the results file");
-    if (r->scenario_file) {
-        h2b_buf_puts(o, " from ");
-        code(o, r->scenario_file);
+#define SHOWN(member) offsetof(struct h2b_results_env, member)
+    static const size_t shown[] = {
+        SHOWN(cpu_model), SHOWN(cpus),    SHOWN(kernel),        SHOWN(compiler), SHOWN(build_type),
+        SHOWN(nghttp2),   SHOWN(openssl), SHOWN(perf_counters), SHOWN(pinning),  SHOWN(warnings)};
+#undef SHOWN
+    json_t *all = NULL;
+    if (h2b_model_to_json(&h2b_results_env_model, env, &all) != H2B_OK) {
+        o->err = o->err ? o->err : H2B_ERR_NOMEM;
+        return;
     }
-    if (r->scenario_sha256) {
-        char sha[13];
-        snprintf(sha, sizeof sha, "%.12s", r->scenario_sha256);
-        h2b_buf_puts(o, " (sha256 ");
-        code(o, sha);
-        h2b_buf_puts(o, ")");
-    }
-    h2b_buf_puts(o, ", measured ");
-    txt(o, r->created);
-    h2b_buf_puts(o, ".\n");
-    const char *cpu = env_str(r, "cpu_model");
-    long cpus = env_long(r, "cpus");
-    h2b_buf_puts(o, "- **Machine:** ");
-    txt(o, cpu ? cpu : "unknown CPU");
-    if (cpus > 0)
-        h2b_buf_printf(o, ", %ld CPU%s", cpus, cpus == 1 ? "" : "s");
-    const char *kernel = env_str(r, "kernel");
-    if (kernel) {
-        h2b_buf_puts(o, strncmp(kernel, "Linux", 5) == 0 ? ", " : ", Linux ");
-        txt(o, kernel);
-    }
-    h2b_buf_puts(o, ".\n");
-    const char *bt = env_str(r, "build_type");
-    h2b_buf_puts(o, "- **Build:** ");
-    txt(o, env_str(r, "compiler") ? env_str(r, "compiler") : "unknown compiler");
-    h2b_buf_puts(o, ", ");
-    txt(o, bt ? bt : "unknown");
-    h2b_buf_puts(o, " build");
-    if (env_str(r, "nghttp2")) {
-        h2b_buf_puts(o, "; nghttp2 ");
-        txt(o, env_str(r, "nghttp2"));
-    }
-    if (env_str(r, "openssl")) {
-        h2b_buf_puts(o, ", OpenSSL ");
-        txt(o, env_str(r, "openssl"));
-    }
-    h2b_buf_puts(o, ".");
-    if (bt && strcmp(bt, "Release") != 0)
-        h2b_buf_printf(o, " **Not a Release build: these numbers do not count for gates.**");
-    h2b_buf_puts(o, "\n");
-    json_t *pin = json_object_get(r->env, "pinning");
-    json_t *srv = json_object_get(pin, "server"), *cli = json_object_get(pin, "client");
-    if (json_is_string(srv) && json_is_string(cli)) {
-        h2b_buf_puts(o, "- **Pinning:** servers on CPU ");
-        txt(o, json_string_value(srv));
-        h2b_buf_puts(o, ", the client on CPU ");
-        txt(o, json_string_value(cli));
-        h2b_buf_puts(o, ".\n");
-    } else
-        h2b_buf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
-                        "names the CPUs of each target and of the client).\n");
-    json_t *pc = json_object_get(r->env, "perf_counters");
-    if (json_is_boolean(pc))
-        h2b_buf_printf(o, "- **Hardware counters:** %s.\n",
-                       json_is_true(pc) ? "available (instructions/op from perf_event_open)"
-                                        : "not available on this machine; instructions/op "
-                                          "only where callgrind measured them");
-    if (r->n_cells > 0) {
-        long reps = count_repeats(r);
-        h2b_buf_printf(o,
-                       "- **Repeats:** each matrix cell measured %ld time%s, targets "
-                       "alternating within each cell%s.\n",
-                       reps, reps == 1 ? "" : "s",
-                       reps > 1 ? "; tables show the median of the repeats" : "");
-    }
-    if (r->n_micro > 0) {
-        long fmin = -1, fmax = -1;
-        for (size_t i = 0; i < r->n_micro; i++) {
-            long f = r->micro[i].forks;
-            if (f > 0 && (fmin < 0 || f < fmin))
-                fmin = f;
-            if (f > fmax)
-                fmax = f;
-        }
-        if (fmin > 0 && fmin == fmax)
-            h2b_buf_printf(o,
-                           "- **Forks:** every component benchmark ran in %ld fresh "
-                           "process%s; percentiles merged across forks from histograms, "
-                           "never averaged.\n",
-                           fmin, fmin == 1 ? "" : "es");
-        else if (fmin > 0)
-            h2b_buf_printf(o,
-                           "- **Forks:** %ld to %ld fresh processes per component "
-                           "benchmark; percentiles merged across forks from histograms.\n",
-                           fmin, fmax);
-    }
-    /* Anything else the producer recorded in env, so no fingerprint field is silently lost. */
     const char *key;
     json_t *v;
     bool first = true;
-    json_object_foreach(r->env, key, v)
+    json_object_foreach(all, key, v)
     {
-        bool is_known = false;
-        for (const char *const *k = known; *k; k++)
-            is_known = is_known || strcmp(*k, key) == 0;
-        if (is_known || !(json_is_string(v) || json_is_number(v) || json_is_boolean(v)))
+        bool is_shown = false;
+        for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
+            is_shown =
+                is_shown || strcmp(h2b_model_key_at(&h2b_results_env_model, shown[k]), key) == 0;
+        if (is_shown || !(json_is_string(v) || json_is_number(v) || json_is_boolean(v)))
             continue;
         h2b_buf_puts(o, first ? "- **Also recorded:** " : ", ");
         txt(o, key);
@@ -262,19 +161,116 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
     }
     if (!first)
         h2b_buf_puts(o, ".\n");
-    json_t *warn = json_object_get(r->env, "warnings");
-    size_t wi;
-    json_array_foreach(warn, wi, v)
-    {
-        if (json_is_string(v)) {
-            h2b_buf_puts(o, "- **Warning:** ");
-            txt(o, json_string_value(v));
-            h2b_buf_puts(o, "\n");
+    json_decref(all);
+}
+
+static void method(const struct h2b__report *rep, struct h2b_buf *o)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    const struct h2b_results_env *env = r->env;
+    h2b_buf_puts(o, "\n## Method\n\n");
+    h2b_buf_puts(o, "- **Scenario:** ");
+    if (r->scenario->name)
+        code(o, r->scenario->name);
+    else if (r->n_cells == 0)
+        h2b_buf_puts(o, "none (`h2bench micro --json` runs no scenario file)");
+    else
+        h2b_buf_puts(o, "none recorded in the results file");
+    if (r->scenario->file) {
+        h2b_buf_puts(o, " from ");
+        code(o, r->scenario->file);
+    }
+    if (r->scenario->sha256) {
+        char sha[13];
+        snprintf(sha, sizeof sha, "%.12s", r->scenario->sha256);
+        h2b_buf_puts(o, " (sha256 ");
+        code(o, sha);
+        h2b_buf_puts(o, ")");
+    }
+    h2b_buf_puts(o, ", measured ");
+    txt(o, r->model->created);
+    h2b_buf_puts(o, ".\n");
+    double cpus = env->cpus;
+    h2b_buf_puts(o, "- **Machine:** ");
+    txt(o, env->cpu_model ? env->cpu_model : "unknown CPU");
+    if (cpus > 0)
+        h2b_buf_printf(o, ", %.0f CPU%s", cpus, cpus == 1 ? "" : "s");
+    if (env->kernel) {
+        h2b_buf_puts(o, strncmp(env->kernel, "Linux", 5) == 0 ? ", " : ", Linux ");
+        txt(o, env->kernel);
+    }
+    h2b_buf_puts(o, ".\n");
+    const char *bt = env->build_type;
+    h2b_buf_puts(o, "- **Build:** ");
+    txt(o, env->compiler ? env->compiler : "unknown compiler");
+    h2b_buf_puts(o, ", ");
+    txt(o, bt ? bt : "unknown");
+    h2b_buf_puts(o, " build");
+    if (env->nghttp2) {
+        h2b_buf_puts(o, "; nghttp2 ");
+        txt(o, env->nghttp2);
+    }
+    if (env->openssl) {
+        h2b_buf_puts(o, ", OpenSSL ");
+        txt(o, env->openssl);
+    }
+    h2b_buf_puts(o, ".");
+    if (bt && strcmp(bt, "Release") != 0)
+        h2b_buf_printf(o, " **Not a Release build: these numbers do not count for gates.**");
+    h2b_buf_puts(o, "\n");
+    const struct h2b_results_pinning *pin = &env->pinning;
+    if (pin->server && pin->client) {
+        h2b_buf_puts(o, "- **Pinning:** servers on CPU ");
+        txt(o, pin->server);
+        h2b_buf_puts(o, ", the client on CPU ");
+        txt(o, pin->client);
+        h2b_buf_puts(o, ".\n");
+    } else
+        h2b_buf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
+                        "names the CPUs of each target and of the client).\n");
+    if (env->perf_counters != H2B_MODEL_NULL_BOOL)
+        h2b_buf_printf(o, "- **Hardware counters:** %s.\n",
+                       env->perf_counters ? "available (instructions/op from perf_event_open)"
+                                          : "not available on this machine; instructions/op "
+                                            "only where callgrind measured them");
+    if (r->n_cells > 0) {
+        long reps = count_repeats(r);
+        h2b_buf_printf(o,
+                       "- **Repeats:** each matrix cell measured %ld time%s, targets "
+                       "alternating within each cell%s.\n",
+                       reps, reps == 1 ? "" : "s",
+                       reps > 1 ? "; tables show the median of the repeats" : "");
+    }
+    if (r->n_micro > 0) {
+        double fmin = -1, fmax = -1;
+        for (size_t i = 0; i < r->n_micro; i++) {
+            double f = r->micro[i].forks;
+            if (f > 0 && (fmin < 0 || f < fmin))
+                fmin = f;
+            if (f > fmax)
+                fmax = f;
         }
+        if (fmin > 0 && fmin == fmax)
+            h2b_buf_printf(o,
+                           "- **Forks:** every component benchmark ran in %.0f fresh "
+                           "process%s; percentiles merged across forks from histograms, "
+                           "never averaged.\n",
+                           fmin, fmin == 1 ? "" : "es");
+        else if (fmin > 0)
+            h2b_buf_printf(o,
+                           "- **Forks:** %.0f to %.0f fresh processes per component "
+                           "benchmark; percentiles merged across forks from histograms.\n",
+                           fmin, fmax);
+    }
+    also_recorded(env, o);
+    for (size_t i = 0; i < env->warnings.n; i++) {
+        h2b_buf_puts(o, "- **Warning:** ");
+        txt(o, env->warnings.v[i]);
+        h2b_buf_puts(o, "\n");
     }
     h2b_buf_printf(o, "\n> Absolute numbers hold for this machine only");
     if (cpus > 0)
-        h2b_buf_printf(o, " (%ld CPU%s, shared with whatever else ran)", cpus,
+        h2b_buf_printf(o, " (%.0f CPU%s, shared with whatever else ran)", cpus,
                        cpus == 1 ? "" : "s");
     h2b_buf_puts(o, ". Compare ratios measured side by side in one run; do not compare these "
                     "numbers with another machine's.\n");
@@ -364,7 +360,7 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
                     "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     bool notes = false;
     for (size_t i = 0; i < r->n_micro; i++) {
-        const struct h2b_rdata_micro *m = &r->micro[i];
+        const struct h2b_results_micro *m = &r->micro[i];
         B(a);
         B(b);
         B(c);
@@ -380,7 +376,7 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
                        h2b_fmt_ns(m->p99_ns, e, 64), h2b_fmt_ns(m->p999_ns, f, 64),
                        h2b_fmt_count(m->instructions_per_op, g, 64));
         if (m->forks > 0)
-            h2b_buf_printf(o, "%ld |\n", m->forks);
+            h2b_buf_printf(o, "%.0f |\n", m->forks);
         else
             h2b_buf_puts(o, "n/a |\n");
         notes = notes || m->note || m->error;
@@ -391,7 +387,7 @@ static void micro(const struct h2b__report *rep, struct h2b_buf *o)
         const char **lp = calloc(r->n_micro, sizeof(*lp));
         bool failed = false;
         for (size_t i = 0; i < r->n_micro && texts && labels && lp; i++) {
-            const struct h2b_rdata_micro *m = &r->micro[i];
+            const struct h2b_results_micro *m = &r->micro[i];
             if (m->error) {
                 if (!failed)
                     h2b_buf_puts(o, "\nFailed benchmarks:\n\n");
@@ -540,7 +536,7 @@ static void streams_label(const struct h2b__report *rep, struct h2b__cellkey k, 
             const struct h2b_rdata_cell *c = &rep->head->cells[i];
             if (c->connections == k.connections && c->streams_requested == k.streams &&
                 strcmp(c->target, rep->targets[t]) == 0) {
-                eff[t] = c->streams_effective;
+                eff[t] = (long)c->e->streams_effective;
                 break;
             }
         }
@@ -609,7 +605,7 @@ static void resources(const struct h2b__report *rep, struct h2b_buf *o)
     const struct h2b_rdata_results *r = rep->head;
     bool any = false;
     for (size_t i = 0; i < r->n_cells && !any; i++)
-        any = !isnan(r->cells[i].server_cpu_s) || !isnan(r->cells[i].server_rss_kib);
+        any = !isnan(r->cells[i].e->server_cpu_s) || !isnan(r->cells[i].e->server_rss_kib);
     if (!any)
         return;
     h2b_buf_puts(o, "\n### Server resources\n\nServer CPU time per request and the server's "
@@ -642,7 +638,7 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
     bool header = false;
     for (size_t i = 0; i < r->n_cells; i++) {
         const struct h2b_rdata_cell *c = &r->cells[i];
-        if (!(c->failed || c->failed_requests > 0 || c->errors > 0))
+        if (!(c->failed || c->e->failed > 0 || c->e->errors > 0))
             continue;
         if (!header)
             h2b_buf_puts(o, "\n### Failures and errors\n\n");
@@ -656,12 +652,12 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
         B(b);
         if (c->failed) {
             h2b_buf_printf(o, "**cell %s**: ", c->skipped ? "skipped" : "failed");
-            txt(o, c->reason);
+            txt(o, c->e->reason);
             h2b_buf_puts(o, "\n");
         } else
             h2b_buf_printf(o, "%s failed requests, %s errors\n",
-                           h2b_fmt_count(isnan(c->failed_requests) ? 0 : c->failed_requests, a, 64),
-                           h2b_fmt_count(isnan(c->errors) ? 0 : c->errors, b, 64));
+                           h2b_fmt_count(isnan(c->e->failed) ? 0 : c->e->failed, a, 64),
+                           h2b_fmt_count(isnan(c->e->errors) ? 0 : c->e->errors, b, 64));
     }
     const char **texts = calloc(r->n_cells ? r->n_cells : 1, sizeof(*texts));
     char(*labels)[160] = calloc(r->n_cells ? r->n_cells : 1, sizeof(*labels));
@@ -669,7 +665,7 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
     if (texts && labels && lp) {
         for (size_t i = 0; i < r->n_cells; i++) {
             const struct h2b_rdata_cell *c = &r->cells[i];
-            texts[i] = c->note;
+            texts[i] = c->e->note;
             snprintf(labels[i], sizeof(labels[i]), "%s at %ld × %ld, repeat %ld", c->target,
                      c->connections, c->streams_requested, c->repeat);
             lp[i] = labels[i];
@@ -874,7 +870,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
     if (r->n_cells == 0)
         return;
     h2b_buf_puts(o, "\n## End-to-end matrix\n\n");
-    const char *client = r->cells[0].client;
+    const char *client = r->cells[0].e->client;
     h2b_buf_printf(o, "%zu target%s (", rep->n_targets, rep->n_targets == 1 ? "" : "s");
     for (size_t t = 0; t < rep->n_targets; t++) {
         h2b_buf_puts(o, t ? ", " : "");
@@ -995,7 +991,7 @@ static void ab(const struct h2b__report *rep, struct h2b_buf *o)
     run_line(o, head, " (");
     h2b_buf_puts(o, "). The verdict of `h2bench compare` on these two files, row for row: ");
     h2b_ab_verdict_line(o, rep->compare, "");
-    const char *bcpu = env_str(base, "cpu_model"), *hcpu = env_str(head, "cpu_model");
+    const char *bcpu = base->env->cpu_model, *hcpu = head->env->cpu_model;
     if (bcpu && hcpu && strcmp(bcpu, hcpu) != 0) {
         h2b_buf_puts(o, "\n**The two runs were measured on different CPUs (");
         txt(o, bcpu);
@@ -1012,8 +1008,9 @@ size_t h2b__report_history_run(const struct h2b__report *rep, const struct h2b_h
 {
     for (size_t r = 0; r < rep->n_runs; r++) {
         const struct h2b_rdata_results *x = rep->runs[r];
-        if (x->created && x->git_commit && strcmp(x->created, p->created) == 0 &&
-            strcmp(x->git_commit, p->commit) == 0)
+        if (x->model->created && x->tool->git_commit &&
+            strcmp(x->model->created, p->created) == 0 &&
+            strcmp(x->tool->git_commit, p->commit) == 0)
             return r;
     }
     return rep->n_runs;
@@ -1094,11 +1091,11 @@ static void history(const struct h2b__report *rep, struct h2b_buf *o)
         code(o, name);
         h2b_buf_puts(o, " ns/op |");
         for (size_t r = 0; r < rep->n_runs; r++) {
-            const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
+            const struct h2b_results_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
             B(a);
             h2b_buf_printf(o, " %s |", m ? h2b_fmt_ns(m->ns_per_op, a, 64) : "—");
         }
-        const struct h2b_rdata_micro *m0 = h2b_rdata_micro_find(first, name);
+        const struct h2b_results_micro *m0 = h2b_rdata_micro_find(first, name);
         B(z);
         h2b_buf_printf(o, " %s |\n",
                        m0 ? h2b_fmt_ratio(rep->head->micro[i].ns_per_op, m0->ns_per_op, z, 64)

@@ -66,7 +66,7 @@ static int plot_micro(struct h2b__report *rep, const char *dir)
     h2b_buf_init(&plot);
     h2b_buf_puts(&data, "# benchmark ns_per_op p99_ns\n");
     for (size_t i = 0; i < r->n_micro; i++) {
-        const struct h2b_rdata_micro *m = &r->micro[i];
+        const struct h2b_results_micro *m = &r->micro[i];
         h2b__report_dat_quoted(&data, m->name);
         h2b_buf_printf(&data, " %.6g", m->ns_per_op > 0 ? m->ns_per_op : NAN);
         if (m->p99_ns > 0)
@@ -356,7 +356,7 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     for (size_t i = 0; i < rep->head->n_micro; i++) {
         const char *name = rep->head->micro[i].name;
         for (size_t r = 0; r < nr; r++) {
-            const struct h2b_rdata_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
+            const struct h2b_results_micro *m = h2b_rdata_micro_find(rep->runs[r], name);
             v[r] = m ? m->ns_per_op : NAN;
         }
         char title[160];
@@ -388,7 +388,7 @@ static int plot_history(struct h2b__report *rep, const char *dir)
     }
     for (size_t r = 0; r < rep->n_runs; r++) {
         char label[16];
-        snprintf(label, sizeof(label), "%.10s", rep->runs[r]->created);
+        snprintf(label, sizeof(label), "%.10s", rep->runs[r]->model->created);
         /* "N\n" . 'date': the date comes from a results file, so it is a quoted literal */
         h2b_buf_printf(&xtics, "%s\"%zu\\n\".", r ? ", " : "", r + 1);
         h2b_chart_quote(&xtics, label);

@@ -146,13 +146,13 @@ static bool most_regressed(const struct h2b__report *rep, size_t *bi, size_t *hi
     bool found = false;
     for (size_t i = 0; i < rep->head->n_cells; i++) {
         const struct h2b_rdata_cell *h = &rep->head->cells[i];
-        if (!server_profile(rep->head, i) || h->failed || !(h->req_per_s > 0))
+        if (!server_profile(rep->head, i) || h->failed || !(h->e->req_per_s > 0))
             continue;
         struct h2b__cellkey k = {h->connections, h->streams_requested};
         size_t b = profiled_cell(rep->base, h->target, k);
-        if (b == SIZE_MAX || rep->base->cells[b].failed || !(rep->base->cells[b].req_per_s > 0))
+        if (b == SIZE_MAX || rep->base->cells[b].failed || !(rep->base->cells[b].e->req_per_s > 0))
             continue;
-        double q = h->req_per_s / rep->base->cells[b].req_per_s;
+        double q = h->e->req_per_s / rep->base->cells[b].e->req_per_s;
         if (!found || q < *ratio) {
             found = true;
             *ratio = q;
@@ -370,11 +370,11 @@ void h2b__report_profiles_md(const struct h2b__report *rep, struct h2b_buf *o)
     /* where a profiled cell has no profile, its note says why */
     for (size_t i = 0; i < r->n_cells; i++) {
         const struct h2b_results_cell *c = r->model ? h2b_results_doc_cell(r->model, i) : NULL;
-        if (c && c->profile.base.present && !server_profile(r, i) && r->cells[i].note) {
+        if (c && c->profile.base.present && !server_profile(r, i) && r->cells[i].e->note) {
             h2b_buf_printf(o,
                            "\n%s %ld × %ld: no profile (see the cell's note: ", r->cells[i].target,
                            r->cells[i].connections, r->cells[i].streams_requested);
-            h2b__report_md_code(o, r->cells[i].note);
+            h2b__report_md_code(o, r->cells[i].e->note);
             h2b_buf_puts(o, ").\n");
         }
     }

@@ -2,9 +2,10 @@
  * rdata.c - load results files for the report.
  *
  * The contract and every key belong to core's results model (h2b_results_doc_load decodes and
- * validates with file:line:column diagnostics). This file takes what the report needs into flat
- * structs, runs the model's checks a renderer relies on (a cell's status and reason) and
- * decodes the histograms, so a malformed file is found before a line of the report is written.
+ * validates with file:line:column diagnostics). This file points the report at the model's
+ * sections, takes what the tables derive from each matrix cell into a flat struct, runs the
+ * model's checks a renderer relies on (a cell's status and reason) and decodes the histograms,
+ * so a malformed file is found before a line of the report is written.
  *
  * Rejected: rendering straight from the JSON tree. Every table would then repeat the type checks
  * and a malformed file would be found half-way through writing a report.
@@ -20,37 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int copy_forks(const struct h2b_model_nums *from, double **out, size_t *n)
+/* A micro entry's histogram is not drawn, but a bad encoding is an input error all the same. */
+static int check_micro(const struct h2b_results_micro *e, const struct h2b_json_src *src,
+                       const char *p, struct h2b_diag *d)
 {
-    if (!from->v)
-        return H2B_OK;
-    if (!(*out = calloc(from->n ? from->n : 1, sizeof(**out))))
-        return H2B_ERR_NOMEM;
-    if (from->n)
-        memcpy(*out, from->v, from->n * sizeof(**out));
-    *n = from->n;
-    return H2B_OK;
-}
-
-static int load_micro(const struct h2b_results_micro *e, const struct h2b_json_src *src,
-                      const char *p, struct h2b_rdata_micro *m, struct h2b_diag *d)
-{
-    m->name = e->name;
-    m->ns_per_op = e->ns_per_op;
-    m->bytes_per_op = e->bytes_per_op;
-    m->allocs_per_op = e->allocs_per_op;
-    m->p50_ns = e->p50_ns;
-    m->p99_ns = e->p99_ns;
-    m->p999_ns = e->p999_ns;
-    m->instructions_per_op = e->instructions_per_op;
-    m->forks = isnan(e->forks) ? 0 : (long)e->forks;
-    m->note = e->note;
-    m->error = e->error;
-    int rc;
-    if ((rc = copy_forks(&e->fork_p99_ns, &m->p99_forks, &m->n_p99_forks)) ||
-        (rc = copy_forks(&e->fork_ns_per_op, &m->ns_forks, &m->n_ns_forks)))
-        return rc;
-    return h2b_results_micro_hist(e, src, p, &m->hist, d);
+    struct h2b_hist *h = NULL;
+    int rc = h2b_results_micro_hist(e, src, p, &h, d);
+    h2b_hist_del(h);
+    return rc;
 }
 
 /* Whether a cell is not the default cleartext h2 (matrix.protocol, matrix.tls). */
@@ -74,21 +52,10 @@ static int load_cell(const struct h2b_results_cell *e, const struct h2b_json_src
     }
     m->skipped = h2b_results_cell_skipped(e);
     m->floor = e->target_type && strcmp(e->target_type, "floor") == 0;
-    m->client = e->client;
+    m->e = e;
     m->connections = (long)e->connections;
     m->streams_requested = (long)e->streams_requested;
-    m->streams_effective = (long)e->streams_effective;
     m->repeat = (long)e->repeat;
-    m->requests = e->requests;
-    m->succeeded = e->succeeded;
-    m->failed_requests = e->failed;
-    m->errors = e->errors;
-    m->duration_s = e->duration_s;
-    m->req_per_s = e->req_per_s;
-    m->bytes_per_s = e->bytes_per_s;
-    m->client_cpu_s = e->client_cpu_s;
-    m->server_cpu_s = e->server_cpu_s;
-    m->server_rss_kib = e->server_rss_kib;
     const struct h2b_results_latency *l = &e->latency_ns;
     m->latency_ns[H2B_LAT_MIN] = l->min;
     m->latency_ns[H2B_LAT_P50] = l->p50;
@@ -97,21 +64,13 @@ static int load_cell(const struct h2b_results_cell *e, const struct h2b_json_src
     m->latency_ns[H2B_LAT_P999] = l->p999;
     m->latency_ns[H2B_LAT_MAX] = l->max;
     m->failed = !h2b_results_cell_ok(e);
-    m->reason = e->reason;
-    m->note = e->note;
     return h2b_results_cell_hist(e, src, p, &m->hist, d);
 }
 
 static void results_free(struct h2b_rdata_results *r)
 {
-    for (size_t i = 0; i < r->n_micro; i++) {
-        free(r->micro[i].p99_forks);
-        free(r->micro[i].ns_forks);
-        h2b_hist_del(r->micro[i].hist);
-    }
     for (size_t i = 0; i < r->n_cells; i++)
         h2b_hist_del(r->cells[i].hist);
-    free(r->micro);
     free(r->cells);
     h2b_results_doc_del(r->model);
     free(r->path);
@@ -127,25 +86,20 @@ void h2b_rdata_results_del(struct h2b_rdata_results *r)
 static int convert(const struct h2b_json_src *src, struct h2b_results_doc *doc,
                    struct h2b_rdata_results *r, struct h2b_diag *d)
 {
-    r->created = doc->created;
-    r->tool_name = doc->tool.name;
-    r->tool_version = doc->tool.version;
-    r->git_commit = doc->tool.git_commit;
-    r->scenario_name = doc->scenario.name;
-    r->scenario_file = doc->scenario.file;
-    r->scenario_sha256 = doc->scenario.sha256;
-    r->env = doc->env;
+    r->tool = &doc->tool;
+    r->scenario = &doc->scenario;
+    r->env = &doc->env;
     size_t nm = doc->micro.n, nc = doc->matrix.n;
-    r->micro = calloc(nm ? nm : 1, sizeof(*r->micro));
+    r->micro = doc->micro.v;
+    r->n_micro = nm;
     r->cells = calloc(nc ? nc : 1, sizeof(*r->cells));
-    if (r->micro == NULL || r->cells == NULL)
+    if (r->cells == NULL)
         return H2B_ERR_NOMEM;
     char p[64];
     int rc;
     for (size_t i = 0; i < nm; i++) {
-        r->n_micro = i + 1; /* so that a failure frees what this entry allocated */
         h2b_json_path_index(p, sizeof(p), "micro", i);
-        if ((rc = load_micro(h2b_results_doc_micro(doc, i), src, p, &r->micro[i], d)))
+        if ((rc = check_micro(&r->micro[i], src, p, d)))
             return rc;
     }
     bool label = false;
@@ -197,8 +151,8 @@ int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, str
     return H2B_OK;
 }
 
-const struct h2b_rdata_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
-                                                   const char *name)
+const struct h2b_results_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
+                                                     const char *name)
 {
     for (size_t i = 0; i < r->n_micro; i++) {
         if (strcmp(r->micro[i].name, name) == 0)

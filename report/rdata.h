@@ -1,10 +1,13 @@
 /*
  * rdata.h - results and ceilings files as the report reads them.
  *
- * Loads an h2bench.result/1 document, validates the fields the report uses and exposes them as
- * plain structs. Strings point into the parsed document and live as long as the owning
- * h2b_rdata_results. (Ceilings are read by the gate engine, gates/ceilings.h.) Numbers that are
- * null or absent are NAN ("not measured"); the report prints them as such, never as 0.
+ * Loads an h2bench.result/1 document, validates the fields the report uses and exposes them:
+ * the tool, scenario, env and micro entries as views of the decoded model (r->model owns them),
+ * the matrix cells as flat structs with what the tables derive (a protocol label, the latency
+ * summary as an array, the decoded histogram), whose strings point into the model. All live as
+ * long as the owning h2b_rdata_results. (Ceilings are read by the gate engine, gates/ceilings.h.)
+ * Numbers that are null or absent are NAN ("not measured"); the report prints them as such,
+ * never as 0.
  */
 #ifndef H2B_REPORT_RDATA_H
 #define H2B_REPORT_RDATA_H
@@ -15,56 +18,40 @@
 #include <stddef.h>
 
 struct h2b_hist;
+struct h2b_results_cell;
 struct h2b_results_doc;
-
-struct h2b_rdata_micro {
-    const char *name;
-    double ns_per_op;
-    double bytes_per_op;
-    double allocs_per_op;
-    double p50_ns, p99_ns, p999_ns;
-    double instructions_per_op;
-    long forks;        /* 0 when absent */
-    double *p99_forks; /* per-fork p99 in ns, NULL when absent */
-    size_t n_p99_forks;
-    double *ns_forks; /* per-fork ns/op, NULL when absent */
-    size_t n_ns_forks;
-    const char *note;      /* NULL when absent */
-    const char *error;     /* the benchmark failed ("error"), NULL otherwise */
-    struct h2b_hist *hist; /* decoded "histogram", NULL when absent */
-};
+struct h2b_results_env;
+struct h2b_results_micro;
+struct h2b_results_scenario;
+struct h2b_results_tool;
 
 /* Indexes into h2b_rdata_cell.latency_ns. */
 enum { H2B_LAT_MIN, H2B_LAT_P50, H2B_LAT_P90, H2B_LAT_P99, H2B_LAT_P999, H2B_LAT_MAX, H2B_LAT_N };
 
+/* A matrix cell as the report's tables group and draw it: the model's cell (a view; every metric
+ * is read there) and what the tables derive from it. */
 struct h2b_rdata_cell {
+    const struct h2b_results_cell *e;
     const char *target;    /* the target, or target_label when the results have a protocol axis */
     char target_label[96]; /* "h2ref/h1+tls": protocols side by side, one column each */
     bool skipped;          /* "status": "skipped" (the target cannot serve it); failed too */
     bool floor;            /* "target_type": "floor": the kernel's floor, not a server */
-    const char *client;    /* NULL when absent */
-    long connections;
+    long connections;      /* the grouping keys, as the tables print them */
     long streams_requested;
-    long streams_effective;
     long repeat;
-    double requests, succeeded, failed_requests, errors;
-    double duration_s, req_per_s, bytes_per_s;
-    double client_cpu_s, server_cpu_s, server_rss_kib;
-    double latency_ns[H2B_LAT_N];
-    bool failed;        /* the cell was not measured ("status": "failed", with "reason") */
-    const char *reason; /* why it failed, NULL otherwise */
-    const char *note;
-    struct h2b_hist *hist;
+    double latency_ns[H2B_LAT_N]; /* e->latency_ns by H2B_LAT_* */
+    bool failed;           /* the cell was not measured ("status": "failed", with "reason") */
+    struct h2b_hist *hist; /* e's histogram decoded; NULL when it has none */
 };
 
 struct h2b_rdata_results {
     char *path;
     struct h2b_results_doc *model; /* the decoded document, owner of every string below */
-    const char *created;
-    const char *tool_name, *tool_version, *git_commit;
-    const char *scenario_name, *scenario_file, *scenario_sha256;
-    void *env; /* the "env" object (json_t *, borrowed from doc) */
-    struct h2b_rdata_micro *micro;
+    /* views of model's sections (created is model->created) */
+    const struct h2b_results_tool *tool;
+    const struct h2b_results_scenario *scenario;
+    const struct h2b_results_env *env;
+    const struct h2b_results_micro *micro; /* a view: model's micro entries (histograms checked) */
     size_t n_micro;
     struct h2b_rdata_cell *cells;
     size_t n_cells;
@@ -79,7 +66,7 @@ int h2b_rdata_results_load(const char *path, struct h2b_rdata_results **out, str
 void h2b_rdata_results_del(struct h2b_rdata_results *r);
 
 /* The micro entry named name, or NULL. */
-const struct h2b_rdata_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
-                                                   const char *name);
+const struct h2b_results_micro *h2b_rdata_micro_find(const struct h2b_rdata_results *r,
+                                                     const char *name);
 
 #endif

@@ -30,8 +30,8 @@ import sys
 # (key, path regex or None for anywhere, reason). Keep this short: every entry is a place where
 # the same spelling means something that is not a results field.
 ALLOW = [
-    ("nghttp2", None, "the library's name: an engine (--engine nghttp2), an env fingerprint "
-     "field (env.c's, not modelled) and a DSO class name"),
+    ("nghttp2", None, "the library's name: an engine (--engine nghttp2), a DSO class name and "
+     "the env field env.c writes (its readers take the key from h2b_results_env_model)"),
     ("p50", None, "a percentile label in text tables and A/B rows (latency_ns.p50 is the key)"),
     ("p90", None, "a percentile label in text tables (latency_ns.p90 is the key)"),
     ("p99", None, "a percentile label in text tables and A/B rows (latency_ns.p99 is the key)"),

@@ -8,12 +8,17 @@
  * fewer than two CPUs) also becomes a plain-language line in "warnings", so a report can show it
  * without knowing every field.
  *
+ * The facts fill struct h2b_results_env and the results model writes it, so the keys are the
+ * table's (results.c) for the writer and every reader alike; a fact's warning names it by its
+ * row's key.
+ *
  * The perf probe opens the counter and also counts a short loop: some hypervisors accept the
  * open and then count nothing, which would turn instructions/op into silent zeros.
  */
 #include "core/env.h"
 #include "core/cpu.h"
 #include "core/error.h"
+#include "core/results.h"
 #include "core/version.h"
 
 #include <errno.h>
@@ -21,7 +26,9 @@
 #include <nghttp2/nghttp2.h>
 #include <openssl/crypto.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -107,49 +114,46 @@ static bool read_cpu_model(char *buf, size_t size)
     return found;
 }
 
-/* Sets key to a string, or to null with a warning when value is NULL. */
-static int set_string(json_t *env, json_t *warnings, const char *key, const char *value)
+#define FACT(member) offsetof(struct h2b_results_env, member)
+
+/* Sets the string member at offset of env to a copy of value, or leaves it null with a warning
+ * naming its key when value is NULL. */
+static int set_fact(struct h2b_results_env *env, size_t offset, const char *value)
 {
     if (value == NULL) {
         char w[128];
-        snprintf(w, sizeof(w), "%s could not be determined", key);
-        if (json_array_append_new(warnings, json_string(w)) != 0)
-            return H2B_ERR_NOMEM;
-        return json_object_set_new(env, key, json_null()) ? H2B_ERR_NOMEM : H2B_OK;
+        int n = snprintf(w, sizeof(w), "%s could not be determined",
+                         h2b_model_key_at(&h2b_results_env_model, offset));
+        return h2b_model_strs_push(&env->warnings, w, (size_t)n);
     }
-    return json_object_set_new(env, key, json_string(value)) ? H2B_ERR_NOMEM : H2B_OK;
+    return h2b_model_set_string((char **)(void *)((char *)env + offset), value);
 }
 
-static int warn(json_t *warnings, const char *text)
+static int warn(struct h2b_results_env *env, const char *text)
 {
-    return json_array_append_new(warnings, json_string(text)) ? H2B_ERR_NOMEM : H2B_OK;
+    return h2b_model_strs_push(&env->warnings, text, strlen(text));
 }
 
-/* The sanitizer list "address,undefined" as a JSON array. */
-static json_t *sanitizer_array(const char *list)
+/* The sanitizer list "address,undefined" (or ';'-separated) into env->sanitizers: an array,
+ * empty for a normal build. */
+static int set_sanitizers(struct h2b_results_env *env, const char *list)
 {
-    json_t *a = json_array();
-    while (a && *list) {
+    if (!(env->sanitizers.v = calloc(1, sizeof(char *))))
+        return H2B_ERR_NOMEM;
+    while (*list) {
         size_t n = strcspn(list, ",;");
-        if (n > 0 && json_array_append_new(a, json_stringn(list, n)) != 0) {
-            json_decref(a);
-            return NULL;
-        }
+        if (n > 0 && h2b_model_strs_push(&env->sanitizers, list, n) != H2B_OK)
+            return H2B_ERR_NOMEM;
         list += n;
         if (*list)
             list++;
     }
-    return a;
+    return H2B_OK;
 }
 
-int h2b_env_collect(json_t **out)
+/* The facts of this machine and build into env (initialised; the caller frees it). */
+static int collect(struct h2b_results_env *env)
 {
-    json_t *env = json_object();
-    json_t *warnings = json_array();
-    int rv = H2B_ERR_NOMEM;
-    if (env == NULL || warnings == NULL)
-        goto out_free;
-
     char buf[512], model[256], kernel[300];
     const char *model_p = read_cpu_model(model, sizeof(model)) ? model : NULL;
     struct utsname uts;
@@ -172,61 +176,56 @@ int h2b_env_collect(json_t **out)
     const char *sanitizers = h2b_version_sanitizers();
     int cpus = h2b_cpu_online();
 
-    if ((rv = set_string(env, warnings, "cpu_model", model_p)) != H2B_OK ||
-        json_object_set_new(env, "cpus", json_integer(cpus)) != 0 ||
-        (rv = set_string(env, warnings, "cpus_allowed", allowed_list[0] ? allowed_list : NULL)) !=
-            H2B_OK ||
-        (rv = set_string(env, warnings, "kernel", kernel_p)) != H2B_OK ||
-        (rv = set_string(env, warnings, "compiler", h2b_version_compiler())) != H2B_OK ||
-        (rv = set_string(env, warnings, "compiler_flags", h2b_version_c_flags())) != H2B_OK ||
-        (rv = set_string(env, warnings, "build_type", build_type)) != H2B_OK ||
-        json_object_set_new(env, "sanitizers", sanitizer_array(sanitizers)) != 0 ||
-        (rv = set_string(env, warnings, "nghttp2", ng ? ng->version_str : NULL)) != H2B_OK ||
-        (rv = set_string(env, warnings, "openssl", OpenSSL_version(OPENSSL_VERSION_STRING))) !=
-            H2B_OK ||
-        (rv = set_string(env, warnings, "jansson", jansson_version_str())) != H2B_OK ||
-        (rv = set_string(env, warnings, "git_commit", h2b_version_git_commit())) != H2B_OK ||
-        (rv = set_string(env, warnings, "hostname", host_p)) != H2B_OK ||
-        json_object_set_new(env, "perf_counters", json_boolean(perf)) != 0 ||
-        (rv = set_string(env, warnings, "perf_counters_reason", perf ? "" : reason)) != H2B_OK) {
-        rv = H2B_ERR_NOMEM;
-        goto out_free;
-    }
+    env->warnings.v = calloc(1, sizeof(char *)); /* present, and empty until a warning */
+    env->cpus = cpus;
+    env->perf_counters = perf;
+    if (!env->warnings.v || set_fact(env, FACT(cpu_model), model_p) ||
+        set_fact(env, FACT(cpus_allowed), allowed_list[0] ? allowed_list : NULL) ||
+        set_fact(env, FACT(kernel), kernel_p) ||
+        set_fact(env, FACT(compiler), h2b_version_compiler()) ||
+        set_fact(env, FACT(compiler_flags), h2b_version_c_flags()) ||
+        set_fact(env, FACT(build_type), build_type) || set_sanitizers(env, sanitizers) ||
+        set_fact(env, FACT(nghttp2), ng ? ng->version_str : NULL) ||
+        set_fact(env, FACT(openssl), OpenSSL_version(OPENSSL_VERSION_STRING)) ||
+        set_fact(env, FACT(jansson), jansson_version_str()) ||
+        set_fact(env, FACT(git_commit), h2b_version_git_commit()) ||
+        set_fact(env, FACT(hostname), host_p) ||
+        set_fact(env, FACT(perf_counters_reason), perf ? "" : reason))
+        return H2B_ERR_NOMEM;
 
-    if (!perf) {
-        if ((rv = warn(warnings, "no hardware performance counters (see perf_counters_reason): "
-                                 "instructions_per_op comes from callgrind or is null")) != H2B_OK)
-            goto out_free;
-    }
+    if (!perf && warn(env, "no hardware performance counters (see perf_counters_reason): "
+                           "instructions_per_op comes from callgrind or is null") != H2B_OK)
+        return H2B_ERR_NOMEM;
     if (strcmp(build_type, "Release") != 0) {
         snprintf(buf, sizeof(buf),
                  "%s build: numbers are not comparable with Release results and must not feed "
                  "gates",
                  build_type[0] ? build_type : "unspecified");
-        if ((rv = warn(warnings, buf)) != H2B_OK)
-            goto out_free;
+        if (warn(env, buf) != H2B_OK)
+            return H2B_ERR_NOMEM;
     }
     if (sanitizers[0]) {
         snprintf(buf, sizeof(buf),
                  "built with sanitizers (%s): timings are inflated and the counting allocator is "
                  "disabled",
                  sanitizers);
-        if ((rv = warn(warnings, buf)) != H2B_OK)
-            goto out_free;
+        if (warn(env, buf) != H2B_OK)
+            return H2B_ERR_NOMEM;
     }
-    if (cpus < 2 && (rv = warn(warnings, "fewer than 2 CPUs: server and client cannot be pinned "
-                                         "to disjoint CPUs")) != H2B_OK)
-        goto out_free;
-    if (json_object_set_new(env, "warnings", warnings) != 0) {
-        warnings = NULL; /* json_object_set_new consumed it even on failure */
-        rv = H2B_ERR_NOMEM;
-        goto out_free;
-    }
-    *out = env;
+    if (cpus < 2 &&
+        warn(env, "fewer than 2 CPUs: server and client cannot be pinned to disjoint CPUs") !=
+            H2B_OK)
+        return H2B_ERR_NOMEM;
     return H2B_OK;
+}
 
-out_free:
-    json_decref(warnings);
-    json_decref(env);
+int h2b_env_collect(json_t **out)
+{
+    struct h2b_results_env env;
+    h2b_model_init(&h2b_results_env_model, &env);
+    int rv = collect(&env);
+    if (rv == H2B_OK)
+        rv = h2b_model_to_json(&h2b_results_env_model, &env, out);
+    h2b_model_free(&h2b_results_env_model, &env);
     return rv;
 }

@@ -16,8 +16,9 @@
  * build_type, sanitizers (array), nghttp2, openssl, jansson (runtime library versions),
  * git_commit, hostname, perf_counters (bool), perf_counters_reason ("" when usable) and
  * warnings (array of strings: everything that makes numbers from this run less comparable).
- * Fields that cannot be determined are null with a warning. On success *out owns a new object.
- * Returns H2B_OK or H2B_ERR_NOMEM. Thread-safe. */
+ * Fields that cannot be determined are null with a warning. Written through the results model
+ * (struct h2b_results_env, core/results.h), the table every reader of env decodes with. On
+ * success *out owns a new object. Returns H2B_OK or H2B_ERR_NOMEM. Thread-safe. */
 int h2b_env_collect(json_t **out);
 
 /* Probes whether a user-space hardware instruction counter can be opened and counts

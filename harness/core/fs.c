@@ -1,6 +1,6 @@
 /*
  * fs.c - mkdir -p, remove-tree, the executable's own path, PATH search, a bounded read of a
- * whole descriptor or file, a file's last line, atomic writes and output locks (fs.h).
+ * whole descriptor or file, a file's last line or end, atomic writes and output locks (fs.h).
  *
  * Approach: mkdir -p walks the path once, creating each prefix and accepting EEXIST; remove-tree
  * is nftw(FTW_DEPTH | FTW_PHYS) so children go before their directory and symbolic links are
@@ -321,7 +321,10 @@ int h2b_fs_read_file(const char *path, size_t max, char **out, size_t *len, stru
     return rv;
 }
 
-void h2b_fs_last_line(const char *path, char *buf, size_t size)
+/* The end of the file at path (read up to 16 MiB: a log's end is what a reason quotes), trailing
+ * newlines, carriage returns and spaces off, into buf: its last line cut to size - 1 bytes
+ * (line), or its last size - 1 bytes. "" when it cannot be read. */
+static void file_end(const char *path, bool line, char *buf, size_t size)
 {
     char *text;
     size_t len;
@@ -333,10 +336,24 @@ void h2b_fs_last_line(const char *path, char *buf, size_t size)
     while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
         text[--len] = '\0';
     size_t start = len;
-    while (start > 0 && text[start - 1] != '\n')
-        start--;
+    if (line) {
+        while (start > 0 && text[start - 1] != '\n')
+            start--;
+    } else {
+        start = len - (len < size - 1 ? len : size - 1);
+    }
     snprintf(buf, size, "%s", text + start);
     free(text);
+}
+
+void h2b_fs_last_line(const char *path, char *buf, size_t size)
+{
+    file_end(path, true, buf, size);
+}
+
+void h2b_fs_tail(const char *path, char *buf, size_t size)
+{
+    file_end(path, false, buf, size);
 }
 
 static int write_all(int fd, const char *p, size_t n)

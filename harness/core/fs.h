@@ -78,6 +78,11 @@ int h2b_fs_read_file(const char *path, size_t max, char **out, size_t *len, stru
  * line. Reads at most 16 MiB (a log's tail is what a reason quotes). */
 void h2b_fs_last_line(const char *path, char *buf, size_t size);
 
+/* The end of the file at path into buf: its last size - 1 bytes (all of it when shorter), after
+ * the same trimming as h2b_fs_last_line; "" when it cannot be read. For a program's log whose
+ * error may span its last few lines (gnuplot's: the line quoted, a caret, the message). */
+void h2b_fs_tail(const char *path, char *buf, size_t size);
+
 /* The directory of the running executable into buf (h2b_self_exe without its last
  * component). Same codes. */
 int h2b_self_dir(char *buf, size_t size);

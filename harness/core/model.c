@@ -47,6 +47,15 @@ void h2b_model_init(const struct h2b_model *m, void *obj)
     }
 }
 
+static void free_strs(struct h2b_model_strs *strs)
+{
+    for (size_t i = 0; i < strs->n; i++)
+        free(strs->v[i]);
+    free(strs->v);
+    strs->v = NULL;
+    strs->n = 0;
+}
+
 void h2b_model_free(const struct h2b_model *m, void *obj)
 {
     if (!obj)
@@ -58,6 +67,9 @@ void h2b_model_free(const struct h2b_model *m, void *obj)
             break;
         case H2B_MODEL_NUMBERS:
             free(MEMBER(obj, f, struct h2b_model_nums)->v);
+            break;
+        case H2B_MODEL_STRINGS:
+            free_strs(MEMBER(obj, f, struct h2b_model_strs));
             break;
         case H2B_MODEL_JSON:
             json_decref(*MEMBER(obj, f, json_t *));
@@ -97,6 +109,19 @@ int h2b_model_set_nums(struct h2b_model_nums *member, const double *v, size_t n)
     free(member->v);
     member->v = copy;
     member->n = n;
+    return H2B_OK;
+}
+
+int h2b_model_strs_push(struct h2b_model_strs *strs, const char *s, size_t len)
+{
+    char *copy = strndup(s, len);
+    char **v = copy ? realloc(strs->v, (strs->n + 1) * sizeof(*v)) : NULL;
+    if (!v) {
+        free(copy);
+        return H2B_ERR_NOMEM;
+    }
+    v[strs->n++] = copy;
+    strs->v = v;
     return H2B_OK;
 }
 
@@ -211,10 +236,31 @@ static int decode_fields(const struct h2b_model *m, const json_t *obj,
                          const struct h2b_json_src *src, const char *path, unsigned mode, void *out,
                          struct h2b_diag *d);
 
-/* The elements of the array at path into a malloc'd vector *vals: each a sub entry or, sub
- * NULL, a number (a double). *n counts the elements decoded, so after a failure the caller
- * frees exactly those (and *vals, which may be set). */
-static int decode_elems(const struct h2b_model *sub, const json_t *v,
+/* One element of an array field of kind kind (ARRAY: a sub entry, NUMBERS: a double,
+ * STRINGS: an owned copy of a non-empty string) at path into slot. */
+static int decode_elem(enum h2b_model_kind kind, const struct h2b_model *sub, const json_t *e,
+                       const struct h2b_json_src *src, const char *path, unsigned mode, void *slot,
+                       struct h2b_diag *d)
+{
+    const char *s;
+    int rv;
+    switch (kind) {
+    case H2B_MODEL_ARRAY:
+        return h2b_model_from_json(sub, e, src, path, mode, slot, d);
+    case H2B_MODEL_STRINGS:
+        *(char **)slot = NULL;
+        rv = h2b_json_check_string(src, e, path, H2B_JSON_REQUIRED, &s, d);
+        return rv == H2B_OK ? h2b_model_set_string(slot, s) : rv;
+    default:
+        /* H2B_MODEL_INT shapes the writing; any number is read (legacy files wrote reals) */
+        return h2b_json_check_double(src, e, path, H2B_JSON_REQUIRED, 0, DBL_MAX, slot, d);
+    }
+}
+
+/* The elements of the array at path into a malloc'd vector *vals, each decoded by decode_elem.
+ * *n counts the elements decoded, so after a failure the caller frees exactly those (and *vals,
+ * which may be set). */
+static int decode_elems(enum h2b_model_kind kind, const struct h2b_model *sub, const json_t *v,
                         const struct h2b_json_src *src, const char *path, unsigned flags,
                         unsigned mode, void **vals, size_t *n, struct h2b_diag *d)
 {
@@ -222,7 +268,10 @@ static int decode_elems(const struct h2b_model *sub, const json_t *v,
     int rv = h2b_json_check_array(src, v, path, flags, &arr, d);
     if (rv != H2B_OK)
         return rv;
-    size_t len = json_array_size(arr), size = sub ? sub->size : sizeof(double);
+    size_t len = json_array_size(arr);
+    size_t size = kind == H2B_MODEL_ARRAY     ? sub->size
+                  : kind == H2B_MODEL_STRINGS ? sizeof(char *)
+                                              : sizeof(double);
     *vals = malloc((len ? len : 1) * size);
     *n = 0;
     if (!*vals)
@@ -230,11 +279,8 @@ static int decode_elems(const struct h2b_model *sub, const json_t *v,
     for (size_t i = 0; i < len; i++) {
         char item[600];
         h2b_json_path_index(item, sizeof(item), path, i);
-        const json_t *e = json_array_get(arr, i);
-        void *slot = (char *)*vals + i * size;
-        /* H2B_MODEL_INT shapes the writing; any number is read (legacy files wrote reals) */
-        rv = sub ? h2b_model_from_json(sub, e, src, item, mode, slot, d)
-                 : h2b_json_check_double(src, e, item, H2B_JSON_REQUIRED, 0, DBL_MAX, slot, d);
+        rv = decode_elem(kind, sub, json_array_get(arr, i), src, item, mode,
+                         (char *)*vals + i * size, d);
         if (rv != H2B_OK)
             return rv;
         *n = i + 1;
@@ -247,7 +293,7 @@ static int decode_array(const struct h2b_model_field *f, const json_t *v,
                         unsigned mode, struct h2b_model_array *out, struct h2b_diag *d)
 {
     /* on failure the elements decoded so far are freed with the array */
-    return decode_elems(f->sub, v, src, path, flags, mode, &out->v, &out->n, d);
+    return decode_elems(H2B_MODEL_ARRAY, f->sub, v, src, path, flags, mode, &out->v, &out->n, d);
 }
 
 static int decode_nums(const json_t *v, const struct h2b_json_src *src, const char *path,
@@ -255,7 +301,7 @@ static int decode_nums(const json_t *v, const struct h2b_json_src *src, const ch
 {
     void *vals = NULL;
     size_t n = 0;
-    int rv = decode_elems(NULL, v, src, path, flags, 0, &vals, &n, d);
+    int rv = decode_elems(H2B_MODEL_NUMBERS, NULL, v, src, path, flags, 0, &vals, &n, d);
     if (rv != H2B_OK) {
         free(vals);
         return rv;
@@ -263,6 +309,17 @@ static int decode_nums(const json_t *v, const struct h2b_json_src *src, const ch
     out->v = vals;
     out->n = n;
     return H2B_OK;
+}
+
+static int decode_strs(const json_t *v, const struct h2b_json_src *src, const char *path,
+                       unsigned flags, struct h2b_model_strs *out, struct h2b_diag *d)
+{
+    void *vals = NULL;
+    int rv = decode_elems(H2B_MODEL_STRINGS, NULL, v, src, path, flags, 0, &vals, &out->n, d);
+    out->v = vals;
+    if (rv != H2B_OK)
+        free_strs(out); /* the strings decoded before the bad one */
+    return rv;
 }
 
 /* Decodes one field whose value (NULL: absent) sits at path. */
@@ -304,6 +361,9 @@ static int decode_field(const struct h2b_model_field *f, const json_t *v,
         break;
     case H2B_MODEL_NUMBERS:
         rv = decode_nums(v, src, path, flags, MEMBER(out, f, struct h2b_model_nums), d);
+        break;
+    case H2B_MODEL_STRINGS:
+        rv = decode_strs(v, src, path, flags, MEMBER(out, f, struct h2b_model_strs), d);
         break;
     case H2B_MODEL_OBJECT:
         rv = h2b_json_check_object(src, v, path, flags, &(json_t *){NULL}, d);
@@ -391,11 +451,48 @@ static json_t *number(double v, bool integer)
     return integer ? json_integer((json_int_t)v) : json_real(v);
 }
 
+/* Element i of member, the list of field f (NUMBERS, STRINGS or ARRAY), as a new JSON value;
+ * NULL on allocation failure. */
+static json_t *encode_elem(const struct h2b_model_field *f, const void *member, size_t i)
+{
+    json_t *e = NULL;
+    switch (f->kind) {
+    case H2B_MODEL_NUMBERS:
+        return number(((const struct h2b_model_nums *)member)->v[i], f->flags & H2B_MODEL_INT);
+    case H2B_MODEL_STRINGS:
+        return json_string(((const struct h2b_model_strs *)member)->v[i]);
+    default:
+        return h2b_model_to_json(f->sub, h2b_model_array_at(f->sub, member, i), &e) == H2B_OK
+                   ? e
+                   : NULL;
+    }
+}
+
+/* member, the list of field f whose vector is v (NULL: null) with n elements, as JSON: null or
+ * an array of its elements. NULL on allocation failure. */
+static json_t *encode_list(const struct h2b_model_field *f, const void *member, const void *v,
+                           size_t n, bool *is_null)
+{
+    *is_null = v == NULL;
+    if (*is_null)
+        return json_null();
+    json_t *j = json_array();
+    for (size_t i = 0; j && i < n; i++) {
+        if (json_array_append_new(j, encode_elem(f, member, i)) != 0) {
+            json_decref(j);
+            j = NULL;
+        }
+    }
+    return j;
+}
+
 /* The JSON value of field f of obj; NULL on allocation failure. *is_null tells a null apart. */
 static json_t *encode_field(const struct h2b_model_field *f, const void *obj, bool *is_null)
 {
-    json_t *j = NULL, *e;
+    json_t *j = NULL;
     const struct h2b_model_nums *nums;
+    const struct h2b_model_strs *strs;
+    const struct h2b_model_array *arr;
     const char *s;
     int bv;
     *is_null = false;
@@ -415,19 +512,10 @@ static json_t *encode_field(const struct h2b_model_field *f, const void *obj, bo
         return *is_null ? json_null() : json_boolean(bv);
     case H2B_MODEL_NUMBERS:
         nums = CMEMBER(obj, f, struct h2b_model_nums);
-        *is_null = nums->v == NULL;
-        if (*is_null)
-            return json_null();
-        if (!(j = json_array()))
-            return NULL;
-        for (size_t i = 0; i < nums->n; i++) {
-            if (!(e = number(nums->v[i], f->flags & H2B_MODEL_INT)) ||
-                json_array_append_new(j, e) != 0) {
-                json_decref(j);
-                return NULL;
-            }
-        }
-        return j;
+        return encode_list(f, nums, nums->v, nums->n, is_null);
+    case H2B_MODEL_STRINGS:
+        strs = CMEMBER(obj, f, struct h2b_model_strs);
+        return encode_list(f, strs, strs->v, strs->n, is_null);
     case H2B_MODEL_OBJECT:
         *is_null = !CMEMBER(obj, f, struct h2b_model_base)->present;
         if (*is_null)
@@ -437,22 +525,9 @@ static json_t *encode_field(const struct h2b_model_field *f, const void *obj, bo
         j = *(json_t *const *)(const void *)((const char *)obj + f->offset);
         *is_null = j == NULL;
         return j ? json_incref(j) : json_null();
-    case H2B_MODEL_ARRAY: {
-        const struct h2b_model_array *a = CMEMBER(obj, f, struct h2b_model_array);
-        *is_null = a->v == NULL;
-        if (*is_null)
-            return json_null();
-        if (!(j = json_array()))
-            return NULL;
-        for (size_t i = 0; i < a->n; i++) {
-            if (h2b_model_to_json(f->sub, h2b_model_array_at(f->sub, a, i), &e) != H2B_OK ||
-                json_array_append_new(j, e) != 0) {
-                json_decref(j);
-                return NULL;
-            }
-        }
-        return j;
-    }
+    case H2B_MODEL_ARRAY:
+        arr = CMEMBER(obj, f, struct h2b_model_array);
+        return encode_list(f, arr, arr->v, arr->n, is_null);
     case H2B_MODEL_INLINE:
         break; /* encode_fields writes its fields into the enclosing object */
     }

@@ -10,7 +10,8 @@
  *
  * Values and "null": numbers are stored as double and NAN means null or absent (a writer never
  * writes a non-finite number); strings are owned char * (NULL: null/absent); booleans are int
- * (H2B_MODEL_NULL_BOOL: null/absent); number arrays are struct h2b_model_nums (v NULL: absent);
+ * (H2B_MODEL_NULL_BOOL: null/absent); number arrays are struct h2b_model_nums (v NULL: absent),
+ * string arrays struct h2b_model_strs (v NULL: absent);
  * H2B_MODEL_JSON members are an owned json_t * taken verbatim (NULL: absent); sub-objects are
  * embedded modelled structs whose base.present says whether the object was there (false: null
  * or absent).
@@ -35,6 +36,7 @@ enum h2b_model_kind {
     H2B_MODEL_REAL,     /* double; a number >= 0, written as a real */
     H2B_MODEL_BOOL,     /* int: 0, 1 or H2B_MODEL_NULL_BOOL */
     H2B_MODEL_NUMBERS,  /* struct h2b_model_nums: numbers >= 0 (integers with H2B_MODEL_INT) */
+    H2B_MODEL_STRINGS,  /* struct h2b_model_strs: non-empty strings */
     H2B_MODEL_OBJECT,   /* an embedded struct described by field.sub */
     H2B_MODEL_JSON,     /* json_t *: any value, kept verbatim (REQUIRED: a required object) */
     H2B_MODEL_ARRAY,    /* struct h2b_model_array of structs described by field.sub */
@@ -57,6 +59,11 @@ struct h2b_model_base {
 
 struct h2b_model_nums {
     double *v; /* NULL: absent or null */
+    size_t n;
+};
+
+struct h2b_model_strs {
+    char **v; /* NULL: absent or null; each element owned */
     size_t n;
 };
 
@@ -113,6 +120,10 @@ int h2b_model_set_string(char **member, const char *value);
 
 /* Sets a number array member to a copy of v[0..n) (n 0: an empty array, not null). */
 int h2b_model_set_nums(struct h2b_model_nums *member, const double *v, size_t n);
+
+/* Appends a copy of s[0..len) to a string array member (an absent one becomes an array).
+ * Returns H2B_OK or H2B_ERR_NOMEM (strs unchanged). */
+int h2b_model_strs_push(struct h2b_model_strs *strs, const char *s, size_t len);
 
 /* Appends a new initialised element to arr (of structs described by m); *elem points at it.
  * Returns H2B_OK or H2B_ERR_NOMEM (arr unchanged). */

@@ -336,7 +336,8 @@ struct h2b_results_load {
         char *latency, *service, *ttfb, *connect, *tls_handshake;
     } histograms;
     struct h2b_results_tool tool;
-    json_t *env;
+    json_t *env; /* as h2b_env_collect built it (the load command writes it); readers decode it
+                    with h2b_results_load_env */
     struct h2b_results_mpi mpi; /* not present: not an MPI job (left out) */
     /* `h2bench load --grpc`: the calls and their gRPC statuses; not present (left out) without */
     struct h2b_results_grpc {
@@ -351,13 +352,39 @@ struct h2b_results_load {
     } grpc;
 };
 
+/* env.pinning: the CPUs the runner pinned the servers and the client to (cpu lists, "0-1,4"). */
+struct h2b_results_pinning {
+    struct h2b_model_base base;
+    char *server, *client;
+};
+
+/* The "env" section: the fingerprint of the machine, the build and the libraries a result was
+ * measured with (h2b_env_collect writes it; env.h says what each field holds). Every field may
+ * be null or absent (a fact that could not be determined, with a line in warnings saying so, or
+ * a file written before the field existed); keys the table does not know stay in base.extra, in
+ * the file's order, so a reader can still show them. */
+struct h2b_results_env {
+    struct h2b_model_base base;
+    char *cpu_model;
+    double cpus; /* CPUs online */
+    char *cpus_allowed, *kernel, *compiler, *compiler_flags, *build_type;
+    struct h2b_model_strs sanitizers; /* absent: cannot tell whether it was a sanitizer build */
+    char *nghttp2, *openssl, *jansson, *git_commit, *hostname;
+    int perf_counters;                  /* hardware instruction counters usable */
+    char *perf_counters_reason;         /* why not ("" when usable) */
+    struct h2b_model_strs warnings;     /* what makes these numbers less comparable */
+    struct h2b_results_pinning pinning; /* the runner's; not present: not recorded */
+};
+
+extern const struct h2b_model h2b_results_env_model;
+
 /* A whole h2bench.result/1 document. */
 struct h2b_results_doc {
     struct h2b_model_base base;
     char *schema, *created;
     struct h2b_results_tool tool;
     struct h2b_results_scenario scenario;
-    json_t *env;                   /* env.c's fingerprint */
+    struct h2b_results_env env;
     struct h2b_model_array micro;  /* of struct h2b_results_micro */
     struct h2b_model_array matrix; /* of struct h2b_results_cell */
 };
@@ -411,6 +438,11 @@ void h2b_results_load_free(struct h2b_results_load *l);
 int h2b_results_load_from_json(const json_t *obj, const struct h2b_json_src *src,
                                struct h2b_results_load *out, struct h2b_diag *d);
 int h2b_results_load_to_json(const struct h2b_results_load *l, json_t **out);
+
+/* Decodes l's "env" (src: l's file, may be NULL) into *out (initialised here; not present when
+ * l has none). Returns H2B_OK, H2B_ERR_PARSE (d says where) or H2B_ERR_NOMEM. */
+int h2b_results_load_env(const struct h2b_results_load *l, const struct h2b_json_src *src,
+                         struct h2b_results_env *out, struct h2b_diag *d);
 
 /* Checks what a reader that renders cells relies on beyond the types: "status" is "ok",
  * "failed" or "skipped", a failed or skipped cell has a reason, a measured one has req_per_s,
@@ -471,9 +503,8 @@ int h2b_results_set_cell_budgets(json_t *doc, size_t i, const struct h2b_results
 /* Sets env.pinning {server, client}. Returns H2B_OK, H2B_ERR_INVAL (no env) or NOMEM. */
 int h2b_results_set_pinning(json_t *doc, const char *server, const char *client);
 
-/* env's build facts: *build_type (NULL when absent) and the sanitizers joined with "," into
- * san ("" when none). */
-void h2b_results_env_build(const json_t *env, const char **build_type, char *san, size_t size);
+/* The sanitizers of env joined with "," into san ("" when none or not recorded). */
+void h2b_results_env_sanitizers(const struct h2b_results_env *env, char *san, size_t size);
 
 /* Checks doc against the schema: schema string, created, tool, scenario, env, and each micro and
  * matrix entry's fields and types. src locates errors (may be NULL). Returns H2B_OK or

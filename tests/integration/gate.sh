@@ -203,4 +203,9 @@ expect_match "forks 0: named" "$(cat "$TMP/err")" 'forks is 0 but it has 3 fork 
 jq 'del(.env.sanitizers)' "$D/results-pass.json" >"$TMP/nosan.json"
 expect_eq "no env.sanitizers: invalid" "$(gate --ceilings "$C" --results "$TMP/nosan.json")" 3
 expect_match "no env.sanitizers: named" "$(cat "$TMP/err")" 'env.sanitizers is missing'
+jq '.env.sanitizers = "address"' "$D/results-pass.json" >"$TMP/san-string.json"
+expect_eq "env.sanitizers not an array: input error" \
+    "$(gate --ceilings "$C" --results "$TMP/san-string.json")" 2
+expect_match "env.sanitizers not an array: located" "$(cat "$TMP/err")" \
+    'san-string\.json:[0-9]+:[0-9]+: env\.sanitizers: expected an array'
 finish

@@ -55,4 +55,18 @@ sed 's/"requests": [0-9]*/"requests": "many"/' "$TMP/l1.json" >"$TMP/bad.json"
 "$H2BENCH" compare "$TMP/bad.json" "$TMP/l2.json" >/dev/null 2>"$TMP/err"
 expect_eq "malformed load result exit" "$?" 2
 expect_match "malformed load result position" "$(cat "$TMP/err")" 'bad\.json:[0-9]+:[0-9]+: requests'
+# its env too, which the report, compare, the gate and the history read through the same model
+jq '.env.kernel = 6' "$TMP/l1.json" >"$TMP/bad-env.json"
+"$H2BENCH" report "$TMP/bad-env.json" -o "$TMP/rb" >/dev/null 2>"$TMP/err"
+expect_eq "load result with a bad env: report exit" "$?" 2
+expect_match "load result with a bad env: located" "$(cat "$TMP/err")" \
+    'bad-env\.json:[0-9]+:[0-9]+: env\.kernel: expected a non-empty string'
+"$H2BENCH" history --append "$TMP/hist" "$TMP/bad-env.json" >/dev/null 2>"$TMP/err"
+expect_eq "load result with a bad env: history exit" "$?" 2
+expect_match "load result with a bad env: history names it" "$(cat "$TMP/err")" 'env\.kernel'
+# the machine a load result was measured on is its history series' fingerprint
+"$H2BENCH" history --append "$TMP/hist" "$TMP/l1.json" >/dev/null 2>"$TMP/err"
+expect_eq "load result into a history: exit ($(head -c 200 "$TMP/err"))" "$?" 0
+expect_match "its fingerprint is the env's" "$(cat "$TMP"/hist/*.jsonl 2>/dev/null | head -n 1)" \
+    "\"fingerprint\": ?\"$(jq -r '.env.cpu_model | gsub("[()@.]"; ".")' "$TMP/l1.json"), $(jq -r .env.cpus "$TMP/l1.json") cpus, "
 finish

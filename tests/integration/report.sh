@@ -165,6 +165,16 @@ before=$(snapshot)
 expect_eq "gnuplot failing: exit" "$?" 3
 expect_match "gnuplot failing: message" "$(cat "$TMP/stderr")" 'rendering charts: /bin/false exited'
 expect_eq "gnuplot failing: output untouched" "$(snapshot)" "$before"
+# its error quoted from the end of its log: the last lines, a long log's start left out
+printf '#!/bin/sh\nseq 1 400\necho "plot x"\necho "     ^"\necho "line 3: undefined variable: x"\necho\nexit 1\n' \
+    >"$TMP/badgnuplot"
+chmod +x "$TMP/badgnuplot"
+"$H2BENCH" report "${RUNS[@]}" -o "$TMP/keep" --gnuplot "$TMP/badgnuplot" 2>"$TMP/stderr"
+expect_eq "gnuplot error: exit" "$?" 3
+expect_match "gnuplot error: its last lines quoted" "$(tr '\n' '|' <"$TMP/stderr")" \
+    'exited with status 1: .*\|399\|400\|plot x\|     \^\|line 3: undefined variable: x\|$'
+expect_eq "gnuplot error: the log's start left out" "$(grep -c '^1$' "$TMP/stderr")" 0
+expect_eq "gnuplot error: output untouched" "$(snapshot)" "$before"
 
 bad=$TMP/bad
 mkdir -p "$bad"
@@ -180,6 +190,18 @@ sed '0,/"p99_ns": [0-9]*/s//"p99_ns": "fast"/' "$DATA/head.json" >"$bad/type.jso
 expect_eq "wrong type: exit" "$?" 2
 expect_match "wrong type: names the field" "$(cat "$TMP/stderr")" \
     "$bad/type.json:[0-9]+:[0-9]+: micro\[0\]\.p99_ns: expected a non-negative integer"
+
+# env is modelled like the rest: a fingerprint field of the wrong type is located, not skipped
+jq '.env.cpus = "two"' "$DATA/head.json" >"$bad/env.json"
+"$H2BENCH" report "$bad/env.json" -o "$TMP/keep" 2>"$TMP/stderr"
+expect_eq "env field of the wrong type: exit" "$?" 2
+expect_match "env field of the wrong type: names the field" "$(cat "$TMP/stderr")" \
+    "$bad/env.json:[0-9]+:[0-9]+: env\.cpus: expected a non-negative integer"
+jq '.env.warnings += [7]' "$DATA/head.json" >"$bad/env-warning.json"
+"$H2BENCH" report "$bad/env-warning.json" -o "$TMP/keep" 2>"$TMP/stderr"
+expect_eq "env warning not a string: exit" "$?" 2
+expect_match "env warning not a string: names the element" "$(cat "$TMP/stderr")" \
+    "$bad/env-warning.json:[0-9]+:[0-9]+: env\.warnings\[1\]: expected a non-empty string"
 
 sed 's|h2bench.result/1|h2bench.result/9|' "$DATA/head.json" >"$bad/schema.json"
 "$H2BENCH" report "$bad/schema.json" -o "$TMP/keep" 2>"$TMP/stderr"

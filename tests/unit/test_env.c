@@ -5,6 +5,7 @@
  */
 #include "core/env.h"
 #include "core/error.h"
+#include "core/results.h"
 #include "test.h"
 #include "core/version.h"
 
@@ -74,6 +75,21 @@ int main(void)
         CHECK_STR(env_reason, reason);
         CHECK(perf_warning);
     }
+    /* what the collector writes, the results model reads back unchanged (one table for both) */
+    struct h2b_results_env model;
+    struct h2b_diag d;
+    CHECK_EQ_INT(h2b_model_from_json(&h2b_results_env_model, env, NULL, "env", H2B_MODEL_CONTRACT,
+                                     &model, &d),
+                 H2B_OK);
+    json_t *back = NULL;
+    CHECK_EQ_INT(h2b_model_to_json(&h2b_results_env_model, &model, &back), H2B_OK);
+    CHECK(back && json_equal(back, env));
+    char *a = json_dumps(env, 0), *b = back ? json_dumps(back, 0) : NULL;
+    CHECK(a && b && strcmp(a, b) == 0); /* the same keys in the same order */
+    free(a);
+    free(b);
+    json_decref(back);
+    h2b_model_free(&h2b_results_env_model, &model);
     json_decref(env);
     return test_report();
 }

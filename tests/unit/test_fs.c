@@ -3,7 +3,7 @@
  * non-executable files skipped, an empty entry is the current directory), a path taken as it
  * is, and the failures (not found, buffer too small); h2b_fs_mkdir_p; h2b_fd_read_all;
  * h2b_fs_read_file (missing, a directory, over the bound, a FIFO with no writer) and
- * h2b_fs_last_line; h2b_fs_output_check.
+ * h2b_fs_last_line and h2b_fs_tail; h2b_fs_output_check.
  */
 #include "core/error.h"
 #include "core/json.h"
@@ -204,6 +204,32 @@ static void test_last_line(void)
     CHECK_STR(line, "");
 }
 
+/* h2b_fs_tail: the end of the file, several lines if they fit, the same trimming. */
+static void test_tail(void)
+{
+    static const struct {
+        const char *text;
+        size_t size;
+        const char *want;
+    } cases[] = {
+        {"line 3: plot x\n       ^\nundefined variable: x\n\n", 64,
+         "line 3: plot x\n       ^\nundefined variable: x"},
+        {"first\r\nsecond  \r\n", 64, "first\r\nsecond"},
+        {"0123456789abcdef\n", 5, "cdef"},
+        {"abc", 4, "abc"},
+        {"", 64, ""},
+    };
+    char path[PATH_MAX], tail[64];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_text("log", cases[i].text, path, sizeof(path));
+        h2b_fs_tail(path, tail, cases[i].size);
+        CHECK_STR(tail, cases[i].want);
+    }
+    snprintf(path, sizeof(path), "%s/nosuch", root);
+    h2b_fs_tail(path, tail, sizeof(tail));
+    CHECK_STR(tail, "");
+}
+
 /* h2b_fs_output_check: what each kind of output accepts, and the message naming the culprit. */
 static void test_output_check(void)
 {
@@ -260,6 +286,7 @@ int main(void)
     test_fd_read_all();
     test_read_file();
     test_last_line();
+    test_tail();
     test_output_check();
     h2b_fs_remove_tree(root);
     return test_report();

@@ -216,12 +216,12 @@ static void test_results_validation(void)
         CHECK_EQ_U64(r->n_micro, 1);
         CHECK(r->micro[0].ns_per_op == 12.5 && isnan(r->micro[0].p99_ns));
         CHECK(isnan(r->micro[0].instructions_per_op));
-        CHECK_EQ_U64(r->micro[0].n_p99_forks, 3);
+        CHECK_EQ_U64(r->micro[0].fork_p99_ns.n, 3);
         CHECK_EQ_U64(r->n_cells, 2);
-        CHECK(!r->cells[0].failed && r->cells[0].failed_requests == 0);
+        CHECK(!r->cells[0].failed && r->cells[0].e->failed == 0);
         CHECK(r->cells[0].latency_ns[H2B_LAT_P50] == 10);
         CHECK(isnan(r->cells[0].latency_ns[H2B_LAT_P99]));
-        CHECK(r->cells[1].failed && strcmp(r->cells[1].reason, "died") == 0);
+        CHECK(r->cells[1].failed && strcmp(r->cells[1].e->reason, "died") == 0);
         CHECK(h2b_rdata_micro_find(r, "x") == &r->micro[0]);
         CHECK(h2b_rdata_micro_find(r, "y") == NULL);
     }

@@ -196,6 +196,15 @@ static const struct {
      13, 5, "matrix[0]: expected an object, got 7"},
     {"tool without version", "\"version\": \"0.1.0\", ", "", H2B_ERR_PARSE, 4, 11,
      "tool.version: missing required field (expected a non-empty string)"},
+    {"env cpus as a string", "\"cpus\": 2", "\"cpus\": \"2\"", H2B_ERR_PARSE, 6, 19,
+     "env.cpus: expected a non-negative integer, got \"2\""},
+    {"env sanitizer not a string", "\"perf_counters\": false}",
+     "\"perf_counters\": false, \"sanitizers\": [\"address\", 7]}", H2B_ERR_PARSE, 6, 72,
+     "env.sanitizers[1]: expected a non-empty string, got 7"},
+    {"env pinning not an object", "\"cpus\": 2", "\"cpus\": 2, \"pinning\": \"0\"", H2B_ERR_PARSE,
+     6, 33, "env.pinning: expected an object, got \"0\""},
+    {"env missing", "\"env\": {\"cpus\": 2, \"perf_counters\": false},\n", "", H2B_ERR_PARSE, 0, 0,
+     NULL},
 };
 
 static void test_malformed(void)
@@ -240,6 +249,83 @@ static void test_malformed(void)
         }
     }
     unlink(path);
+}
+
+/* The env section: every field env.c writes is read into its member, keys the table does not
+ * know are kept in the file's order and written back after the known ones, nulls stay null. */
+static void test_env_model(void)
+{
+    json_error_t jerr;
+    json_t *in = json_loads(
+        "{\"zeta\": \"z\", \"cpu_model\": \"EPYC\", \"cpus\": 2, \"cpus_allowed\": \"0-1\","
+        " \"kernel\": \"Linux 6\", \"compiler\": \"GNU 12\", \"compiler_flags\": \"-O3\","
+        " \"build_type\": \"Release\", \"sanitizers\": [\"address\", \"undefined\"],"
+        " \"nghttp2\": \"1.52.0\", \"openssl\": \"3.0\", \"jansson\": \"2.14\","
+        " \"git_commit\": \"abc\", \"hostname\": null, \"perf_counters\": false,"
+        " \"perf_counters_reason\": \"\", \"warnings\": [\"w1\", \"w2\"],"
+        " \"pinning\": {\"server\": \"0\", \"client\": \"1\", \"numa\": 0}, \"alpha\": 3}",
+        0, &jerr);
+    CHECK(in != NULL);
+    struct h2b_results_env env;
+    struct h2b_diag d;
+    CHECK_EQ_INT(
+        h2b_model_from_json(&h2b_results_env_model, in, NULL, "env", H2B_MODEL_CONTRACT, &env, &d),
+        H2B_OK);
+    CHECK(env.base.present);
+    CHECK_STR(env.cpu_model, "EPYC");
+    CHECK(env.cpus == 2);
+    CHECK_STR(env.cpus_allowed, "0-1");
+    CHECK_STR(env.kernel, "Linux 6");
+    CHECK_STR(env.compiler, "GNU 12");
+    CHECK_STR(env.compiler_flags, "-O3");
+    CHECK_STR(env.build_type, "Release");
+    CHECK_STR(env.nghttp2, "1.52.0");
+    CHECK_STR(env.openssl, "3.0");
+    CHECK_STR(env.jansson, "2.14");
+    CHECK_STR(env.git_commit, "abc");
+    CHECK(env.hostname == NULL);
+    CHECK_EQ_INT(env.perf_counters, 0);
+    CHECK_STR(env.perf_counters_reason, "");
+    CHECK_EQ_INT(env.warnings.n, 2);
+    CHECK_STR(env.warnings.n == 2 ? env.warnings.v[1] : "", "w2");
+    CHECK_STR(env.pinning.server, "0");
+    CHECK_STR(env.pinning.client, "1");
+    char san[64];
+    h2b_results_env_sanitizers(&env, san, sizeof(san));
+    CHECK_STR(san, "address,undefined");
+    /* the unknown keys, in the file's order, after the known ones; the null kept as null */
+    json_t *out = NULL;
+    CHECK_EQ_INT(h2b_model_to_json(&h2b_results_env_model, &env, &out), H2B_OK);
+    static const char *const order[] = {
+        "cpu_model",      "cpus",       "cpus_allowed", "kernel",        "compiler",
+        "compiler_flags", "build_type", "sanitizers",   "nghttp2",       "openssl",
+        "jansson",        "git_commit", "hostname",     "perf_counters", "perf_counters_reason",
+        "warnings",       "pinning",    "zeta",         "alpha"};
+    size_t i = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(out, key, v)
+    {
+        CHECK(i < sizeof(order) / sizeof(order[0]) && strcmp(key, order[i]) == 0);
+        i++;
+    }
+    CHECK_EQ_INT(i, sizeof(order) / sizeof(order[0]));
+    CHECK(json_is_null(json_object_get(out, "hostname")));
+    json_t *numa = json_object_get(json_object_get(out, "pinning"), "numa");
+    CHECK(json_is_integer(numa) && json_integer_value(numa) == 0);
+    json_decref(out);
+    h2b_model_free(&h2b_results_env_model, &env);
+    CHECK(env.sanitizers.v == NULL && env.cpu_model == NULL && isnan(env.cpus));
+    json_decref(in);
+
+    /* an empty env is present with every field null; a null one is not present */
+    in = json_object();
+    CHECK_EQ_INT(h2b_model_from_json(&h2b_results_env_model, in, NULL, "env", 0, &env, &d), H2B_OK);
+    CHECK(env.base.present && env.sanitizers.v == NULL && env.perf_counters == H2B_MODEL_NULL_BOOL);
+    h2b_results_env_sanitizers(&env, san, sizeof(san));
+    CHECK_STR(san, "");
+    h2b_model_free(&h2b_results_env_model, &env);
+    json_decref(in);
 }
 
 /* The model: legacy per-fork keys read as the current ones and never written; unknown keys pass
@@ -356,6 +442,7 @@ int main(void)
     test_round_trip();
     test_malformed();
     test_model();
+    test_env_model();
     test_budget_table();
     rmdir(tmpdir);
     return test_report();
