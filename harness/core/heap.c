@@ -5,9 +5,14 @@
  * node's new position back, which is what makes remove and rekey O(log n). Rejected: a timer
  * wheel (O(1), but its resolution would have to follow the smallest configured timeout and
  * the /delay milliseconds) and a sorted list (O(n) insertion, the defect this replaces).
+ *
+ * Invariants: every node in the array knows its place (v[i]->pos == i + 1) and no node's key is
+ * below its parent's. The O(1) part (the node handed in is, or is not, where it says) is asserted
+ * on every call; the whole-array walk only with H2B_CHECK_SLOW (core/check.h), after each change.
  */
 #include "core/heap.h"
 
+#include "core/check.h"
 #include "core/error.h"
 
 #include <stdlib.h>
@@ -39,6 +44,23 @@ int h2b_heap_reserve(struct h2b_heap *h, uint32_t n)
     h->v = v;
     h->cap = cap;
     return H2B_OK;
+}
+
+/* The invariants over the whole array, O(n). */
+static bool ordered(const struct h2b_heap *h)
+{
+    if (h->n > h->cap)
+        return false;
+    for (uint32_t i = 0; i < h->n; i++)
+        if (h->v[i]->pos != i + 1 || (i > 0 && h->v[(i - 1) / 2]->key > h->v[i]->key))
+            return false;
+    return true;
+}
+
+/* x is the node at its recorded place in h. */
+static bool holds(const struct h2b_heap *h, const struct h2b_heap_node *x)
+{
+    return x->pos != 0 && x->pos <= h->n && h->v[x->pos - 1] == x;
 }
 
 static void place(struct h2b_heap *h, uint32_t i, struct h2b_heap_node *x)
@@ -82,9 +104,12 @@ int h2b_heap_push(struct h2b_heap *h, struct h2b_heap_node *x, uint64_t key)
     int rc = h2b_heap_reserve(h, 1);
     if (rc != H2B_OK)
         return rc;
+    H2B_ASSERT(x->pos == 0); /* in no heap */
     x->key = key;
     place(h, h->n++, x);
     sift_up(h, h->n - 1);
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(ordered(h));
     return H2B_OK;
 }
 
@@ -92,6 +117,7 @@ void h2b_heap_remove(struct h2b_heap *h, struct h2b_heap_node *x)
 {
     if (x->pos == 0)
         return;
+    H2B_ASSERT(holds(h, x)); /* in this heap, not another */
     uint32_t i = x->pos - 1;
     x->pos = 0;
     struct h2b_heap_node *last = h->v[--h->n];
@@ -102,14 +128,19 @@ void h2b_heap_remove(struct h2b_heap *h, struct h2b_heap_node *x)
         sift_up(h, i);
     else
         sift_down(h, i);
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(ordered(h));
 }
 
 void h2b_heap_rekey(struct h2b_heap *h, struct h2b_heap_node *x, uint64_t key)
 {
+    H2B_ASSERT(holds(h, x));
     uint64_t old = x->key;
     x->key = key;
     if (key < old)
         sift_up(h, x->pos - 1);
     else if (key > old)
         sift_down(h, x->pos - 1);
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(ordered(h));
 }

@@ -12,10 +12,11 @@
  * queue and the send queue did, O(n) in the queue's length), and one list type per use (eight
  * hand-written unlinks, issue 31).
  *
- * The invariants are asserted (core/check.h, in every build, O(1) each): a node is inserted
- * only while unlinked, unlinked only while linked, and its neighbours point back at it. A head
- * is initialized with h2b_list_init before use. Not thread-safe: one owner, as everything per
- * worker.
+ * The invariants are asserted (core/check.h): in every build, a node is inserted only while
+ * unlinked and unlinked only while linked; with H2B_CHECK_SLOW also that its neighbours point
+ * back at it (two more loads per operation: the per-request budget of the reference server
+ * could not carry them, these lists being on its request path). A head is initialized with
+ * h2b_list_init before use. Not thread-safe: one owner, as everything per worker.
  */
 #ifndef H2B_CORE_LIST_H
 #define H2B_CORE_LIST_H
@@ -27,7 +28,7 @@
 
 /* A list's head, or an element's place in one (the same type: the head is the sentinel). */
 struct h2b_list {
-    struct h2b_list *next, *prev; /* NULL in a node that is in no list */
+    struct h2b_list *next, *prev; /* next is NULL in a node that is in no list */
 };
 
 /* The element of type type whose member member is node. */
@@ -37,6 +38,14 @@ struct h2b_list {
 /* The first element of the list head, or NULL when it is empty. */
 #define H2B_LIST_FIRST(head, type, member)                                                         \
     (h2b_list_empty(head) ? NULL : H2B_LIST_ENTRY((head)->next, type, member))
+
+/* Takes the first element of the list head out of it and returns it; NULL when it is empty. */
+#define H2B_LIST_POP(head, type, member)                                                           \
+    ((type *)h2b__list_container(h2b_list_pop(head), offsetof(type, member)))
+
+/* Visits each node of head in order; the loop's body unlinks none. pos is a struct h2b_list
+ * pointer the caller declares. */
+#define H2B_LIST_FOREACH(pos, head) for ((pos) = (head)->next; (pos) != (head); (pos) = (pos)->next)
 
 /* Visits each node of head in order; the loop's body may unlink (or free) the node it is on,
  * but no other. pos and tmp are struct h2b_list pointers the caller declares. */
@@ -51,7 +60,6 @@ static inline void h2b_list_init(struct h2b_list *head)
 
 static inline bool h2b_list_empty(const struct h2b_list *head)
 {
-    H2B_ASSERT(head->next != NULL); /* initialized */
     return head->next == head;
 }
 
@@ -65,7 +73,9 @@ static inline bool h2b_list_linked(const struct h2b_list *node)
 static inline void h2b__list_insert(struct h2b_list *prev, struct h2b_list *next,
                                     struct h2b_list *node)
 {
-    H2B_ASSERT(node->next == NULL && prev->next == next && next->prev == prev);
+    H2B_ASSERT(node->next == NULL); /* in no list */
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(prev->next == next && next->prev == prev);
     node->prev = prev;
     node->next = next;
     prev->next = node;
@@ -87,10 +97,31 @@ static inline void h2b_list_insert_head(struct h2b_list *head, struct h2b_list *
 /* Takes node out of the list it is in; aborts if it is in none. */
 static inline void h2b_list_unlink(struct h2b_list *node)
 {
-    H2B_ASSERT(node->next != NULL && node->next->prev == node && node->prev->next == node);
+    H2B_ASSERT(node->next != NULL); /* in a list */
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(node->next->prev == node && node->prev->next == node);
     node->prev->next = node->next;
     node->next->prev = node->prev;
-    node->next = node->prev = NULL;
+    node->next = NULL; /* prev is left stale: next alone says "in no list" */
+}
+
+/* Takes the first node out of head and returns it; NULL when head is empty. No assert: the node
+ * is linked by construction (the queues' pop, on the request path). */
+static inline struct h2b_list *h2b_list_pop(struct h2b_list *head)
+{
+    struct h2b_list *node = head->next;
+    if (node == head)
+        return NULL;
+    head->next = node->next;
+    node->next->prev = head;
+    node->next = NULL;
+    return node;
+}
+
+/* The element at offset off before node, or NULL for NULL (H2B_LIST_POP). */
+static inline void *h2b__list_container(struct h2b_list *node, size_t off)
+{
+    return node ? (void *)((char *)node - off) : NULL;
 }
 
 /* Moves every node of src, in order, to dst (whose old content is forgotten: pass an empty or

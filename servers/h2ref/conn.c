@@ -192,10 +192,9 @@ bool h2b_conn_ctx_has_dirty(const struct h2b_conn_ctx *ctx)
 
 struct h2b_conn *h2b_conn_ctx_pop_dirty(struct h2b_conn_ctx *ctx)
 {
-    struct h2b_dirty *d = H2B_LIST_FIRST(&ctx->env.dirty, struct h2b_dirty, link);
+    struct h2b_dirty *d = H2B_LIST_POP(&ctx->env.dirty, struct h2b_dirty, link);
     if (!d)
         return NULL;
-    h2b_list_unlink(&d->link);
     return (struct h2b_conn *)(void *)d; /* dq is the first member */
 }
 

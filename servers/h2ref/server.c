@@ -607,13 +607,23 @@ static void worker_start_drain(struct worker *w, uint64_t now)
     }
 }
 
+/* One bounded turn for each connection that may hold more input (those that still do go on the
+ * list again, for the next turn). */
+static void more_turn(struct worker *w)
+{
+    struct h2b_list turn;
+    h2b_list_take(&turn, &w->more);
+    for (struct sconn *sc; (sc = H2B_LIST_POP(&turn, struct sconn, rlink)) != NULL;) {
+        sc->in_rlist = false;
+        conn_readable(sc);
+    }
+}
+
 /* Frees the connections closed this turn. */
 static void bury(struct worker *w)
 {
-    for (struct sconn *sc; (sc = H2B_LIST_FIRST(&w->grave, struct sconn, link)) != NULL;) {
-        h2b_list_unlink(&sc->link);
+    for (struct sconn *sc; (sc = H2B_LIST_POP(&w->grave, struct sconn, link)) != NULL;)
         free(sc);
-    }
 }
 
 static void *worker_main(void *arg)
@@ -677,14 +687,8 @@ static void *worker_main(void *arg)
             if (e & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
                 conn_readable(sc);
         }
-        /* One bounded turn for each connection that may hold more input. */
-        struct h2b_list turn;
-        h2b_list_take(&turn, &w->more);
-        for (struct sconn *sc; (sc = H2B_LIST_FIRST(&turn, struct sconn, rlink)) != NULL;) {
-            h2b_list_unlink(&sc->rlink);
-            sc->in_rlist = false;
-            conn_readable(sc);
-        }
+        if (!h2b_list_empty(&w->more))
+            more_turn(w);
         struct h2b_conn *c;
         while ((c = h2b_conn_ctx_pop_dirty(w->ctx)) != NULL) {
             struct sconn *sc = h2b_conn_user(c);
