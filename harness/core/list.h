@@ -32,8 +32,7 @@ struct h2b_list {
 };
 
 /* The element of type type whose member member is node. */
-#define H2B_LIST_ENTRY(node, type, member)                                                         \
-    ((type *)(void *)((char *)(node) - offsetof(type, member)))
+#define H2B_LIST_ENTRY(node, type, member) ((type *)h2b__list_at((node), offsetof(type, member)))
 
 /* The first element of the list head, or NULL when it is empty. */
 #define H2B_LIST_FIRST(head, type, member)                                                         \
@@ -50,7 +49,14 @@ struct h2b_list {
 /* Visits each node of head in order; the loop's body may unlink (or free) the node it is on,
  * but no other. pos and tmp are struct h2b_list pointers the caller declares. */
 #define H2B_LIST_FOREACH_SAFE(pos, tmp, head)                                                      \
-    for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); (pos) = (tmp), (tmp) = (pos)->next)
+    for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head);                               \
+         (pos) = (tmp), (tmp) = (pos)->next)
+
+/* The element at offset off before node (H2B_LIST_ENTRY). */
+static inline void *h2b__list_at(struct h2b_list *node, size_t off)
+{
+    return (char *)node - off;
+}
 
 /* An empty list. */
 static inline void h2b_list_init(struct h2b_list *head)

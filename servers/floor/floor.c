@@ -41,11 +41,11 @@
 
 struct fconn {
     int fd;
-    uint32_t got;              /* bytes of the request being read */
-    uint32_t owed;             /* whole requests not answered yet */
-    uint32_t sent;             /* bytes of the answer being written */
-    uint32_t events;           /* what epoll watches */
-    struct h2b_list link;      /* the open ones, closed at the stop */
+    uint32_t got;         /* bytes of the request being read */
+    uint32_t owed;        /* whole requests not answered yet */
+    uint32_t sent;        /* bytes of the answer being written */
+    uint32_t events;      /* what epoll watches */
+    struct h2b_list link; /* the open ones, closed at the stop */
 };
 
 struct floor {

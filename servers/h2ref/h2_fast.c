@@ -146,7 +146,7 @@ struct fconn {
     nghttp2_hd_inflater *inf;
     struct h2b_list streams; /* of fstream.link, newest first */
     struct fstream *last_st;
-    struct h2b_list q; /* the send queue, of fstream.qlink */
+    struct h2b_list q;     /* the send queue, of fstream.qlink */
     struct h2b_ctimer tm;  /* idle and slow-client timer, in ctx->timers (ctimer.h) */
     struct h2b_outbuf out; /* outbuf.h */
     /* state */

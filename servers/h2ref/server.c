@@ -126,10 +126,10 @@ struct server {
     int nworkers;
     struct worker *w;
     atomic_uint nconns;
-    _Atomic uint64_t mem_used; /* buffers held by all workers (--memory-budget) */
-    struct h2b_files files;    /* open docroot files (handlers.h's budgets) */
-    struct h2b_stats stats;    /* written by the accepting thread only */
-    pthread_mutex_t ip_lock;   /* the accepting thread counts up, workers count down */
+    _Atomic uint64_t mem_used;      /* buffers held by all workers (--memory-budget) */
+    struct h2b_files files;         /* open docroot files (handlers.h's budgets) */
+    struct h2b_stats stats;         /* written by the accepting thread only */
+    pthread_mutex_t ip_lock;        /* the accepting thread counts up, workers count down */
     struct h2b_list ip[IP_BUCKETS]; /* of ipent, by a hash of the address */
 };
 
@@ -178,8 +178,8 @@ static bool ip_acquire(struct server *srv, const struct sockaddr_storage *ss, st
     bool ok = false;
     pthread_mutex_lock(&srv->ip_lock);
     struct ipent *e = NULL;
-    struct h2b_list *pos, *tmp;
-    H2B_LIST_FOREACH_SAFE(pos, tmp, bucket)
+    struct h2b_list *pos;
+    H2B_LIST_FOREACH(pos, bucket)
     {
         struct ipent *x = H2B_LIST_ENTRY(pos, struct ipent, link);
         if (x->len == len && memcmp(x->addr, key, len) == 0) {

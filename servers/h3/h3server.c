@@ -168,13 +168,13 @@ struct h2b_h3_server {
     socklen_t locallen;
     struct cidslot *map;
     size_t mapmask;
-    size_t mapn; /* slots in use */
+    size_t mapn;           /* slots in use */
     struct h2b_list conns; /* of h3conn.link */
     uint32_t nconns;
     struct h2b_list touched; /* of h3conn.tlink, newest first */
-    struct h2b_heap delays; /* /delay streams by deadline (core/heap.h, as the HTTP/2 engines) */
-    _Atomic uint64_t *used; /* /echo ring bytes held against cfg.memory_budget: the count shared
-                             * with the HTTP/2 workers, or &own_used */
+    struct h2b_heap delays;  /* /delay streams by deadline (core/heap.h, as the HTTP/2 engines) */
+    _Atomic uint64_t *used;  /* /echo ring bytes held against cfg.memory_budget: the count shared
+                              * with the HTTP/2 workers, or &own_used */
     _Atomic uint64_t own_used;
     bool blocked; /* the socket said EAGAIN: wait for EPOLLOUT */
     bool draining;

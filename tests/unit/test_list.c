@@ -7,7 +7,6 @@
 #include "core/list.h"
 #include "test.h"
 
-
 struct item {
     int v;
     struct h2b_list node;
