@@ -10,6 +10,7 @@
  * one per engine (the gate's and the report's had drifted apart in their error rules).
  */
 #include "core/buf.h"
+#include "core/check.h"
 #include "core/error.h"
 
 #include <stdarg.h>
@@ -61,6 +62,7 @@ void h2b_buf_append(struct h2b_buf *b, const char *s, size_t n)
 {
     if (reserve(b, n) != H2B_OK)
         return;
+    H2B_ASSERT(n < b->cap - b->len); /* reserve made room for n and the NUL */
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
@@ -91,6 +93,7 @@ void h2b_buf_printf(struct h2b_buf *b, const char *fmt, ...)
         va_end(ap);
     }
     b->len += (size_t)n;
+    H2B_ASSERT(b->len < b->cap); /* the text and its NUL fit */
 }
 
 void h2b_buf_xml(struct h2b_buf *b, const char *s)

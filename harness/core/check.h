@@ -13,6 +13,16 @@
 
 #define H2B_ASSERT(cond) ((cond) ? (void)0 : h2b__assert_fail(#cond, __FILE__, __LINE__, __func__))
 
+/* H2B_CHECK_SLOW is 1 in a build configured with -DH2B_DEBUG_INVARIANTS=ON (the asan and fuzz
+ * presets), else 0. An invariant whose check walks a whole structure (a heap's order: O(n) per
+ * operation) is written `if (H2B_CHECK_SLOW) H2B_ASSERT(...)`: compiled and type-checked
+ * everywhere, run only there. The O(1) ones stay plain H2B_ASSERTs, in every build. */
+#ifdef H2B_DEBUG_INVARIANTS
+#define H2B_CHECK_SLOW 1
+#else
+#define H2B_CHECK_SLOW 0
+#endif
+
 /* Reports the failed assertion and aborts. Async-signal-safe (write(2) and abort(3) only). */
 _Noreturn void h2b__assert_fail(const char *expr, const char *file, int line, const char *func);
 

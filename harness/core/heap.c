@@ -5,12 +5,21 @@
  * node's new position back, which is what makes remove and rekey O(log n). Rejected: a timer
  * wheel (O(1), but its resolution would have to follow the smallest configured timeout and
  * the /delay milliseconds) and a sorted list (O(n) insertion, the defect this replaces).
+ *
+ * Invariants: every node in the array knows its place (v[i]->pos == i + 1) and no node's key is
+ * below its parent's. The O(1) part (the node handed in is, or is not, where it says) is asserted
+ * on every call; with H2B_CHECK_SLOW (core/check.h), after each change, a walk over the whole
+ * array (up to SLOW_CHECK_MAX nodes; above, the moved node against its parent and children).
  */
 #include "core/heap.h"
 
+#include "core/check.h"
 #include "core/error.h"
 
 #include <stdlib.h>
+
+/* Heaps up to this many nodes are checked whole after each change under H2B_CHECK_SLOW. */
+#define SLOW_CHECK_MAX 256
 
 void h2b_heap_init(struct h2b_heap *h)
 {
@@ -39,6 +48,37 @@ int h2b_heap_reserve(struct h2b_heap *h, uint32_t n)
     h->v = v;
     h->cap = cap;
     return H2B_OK;
+}
+
+/* The invariants at index i: its node knows its place, and its key is between its parent's and
+ * its children's. */
+static bool ordered_at(const struct h2b_heap *h, uint32_t i)
+{
+    const struct h2b_heap_node *x = h->v[i];
+    uint32_t c = 2 * i + 1;
+    return x->pos == i + 1 && (i == 0 || h->v[(i - 1) / 2]->key <= x->key) &&
+           (c >= h->n || x->key <= h->v[c]->key) && (c + 1 >= h->n || x->key <= h->v[c + 1]->key);
+}
+
+/* The invariants after a change that left a node at index i (UINT32_MAX: none): over the whole
+ * array, O(n), while the heap is small; around i for a large one, where a walk per operation
+ * would make the debug build's timers quadratic (a server's 15,000 /delay streams). */
+static bool ordered(const struct h2b_heap *h, uint32_t i)
+{
+    if (h->n > h->cap)
+        return false;
+    if (h->n > SLOW_CHECK_MAX)
+        return i >= h->n || ordered_at(h, i);
+    for (uint32_t k = 0; k < h->n; k++)
+        if (!ordered_at(h, k))
+            return false;
+    return true;
+}
+
+/* x is the node at its recorded place in h. */
+static bool holds(const struct h2b_heap *h, const struct h2b_heap_node *x)
+{
+    return x->pos != 0 && x->pos <= h->n && h->v[x->pos - 1] == x;
 }
 
 static void place(struct h2b_heap *h, uint32_t i, struct h2b_heap_node *x)
@@ -82,9 +122,12 @@ int h2b_heap_push(struct h2b_heap *h, struct h2b_heap_node *x, uint64_t key)
     int rc = h2b_heap_reserve(h, 1);
     if (rc != H2B_OK)
         return rc;
+    H2B_ASSERT(x->pos == 0); /* in no heap */
     x->key = key;
     place(h, h->n++, x);
     sift_up(h, h->n - 1);
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(ordered(h, x->pos - 1));
     return H2B_OK;
 }
 
@@ -92,6 +135,7 @@ void h2b_heap_remove(struct h2b_heap *h, struct h2b_heap_node *x)
 {
     if (x->pos == 0)
         return;
+    H2B_ASSERT(holds(h, x)); /* in this heap, not another */
     uint32_t i = x->pos - 1;
     x->pos = 0;
     struct h2b_heap_node *last = h->v[--h->n];
@@ -102,14 +146,19 @@ void h2b_heap_remove(struct h2b_heap *h, struct h2b_heap_node *x)
         sift_up(h, i);
     else
         sift_down(h, i);
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(ordered(h, last->pos - 1));
 }
 
 void h2b_heap_rekey(struct h2b_heap *h, struct h2b_heap_node *x, uint64_t key)
 {
+    H2B_ASSERT(holds(h, x));
     uint64_t old = x->key;
     x->key = key;
     if (key < old)
         sift_up(h, x->pos - 1);
     else if (key > old)
         sift_down(h, x->pos - 1);
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(ordered(h, x->pos - 1));
 }

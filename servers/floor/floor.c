@@ -19,6 +19,7 @@
 #include "floor/floor.h"
 
 #include "core/error.h"
+#include "core/list.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,11 +41,11 @@
 
 struct fconn {
     int fd;
-    uint32_t got;              /* bytes of the request being read */
-    uint32_t owed;             /* whole requests not answered yet */
-    uint32_t sent;             /* bytes of the answer being written */
-    uint32_t events;           /* what epoll watches */
-    struct fconn *prev, *next; /* the open ones, closed at the stop */
+    uint32_t got;         /* bytes of the request being read */
+    uint32_t owed;        /* whole requests not answered yet */
+    uint32_t sent;        /* bytes of the answer being written */
+    uint32_t events;      /* what epoll watches */
+    struct h2b_list link; /* the open ones, closed at the stop */
 };
 
 struct floor {
@@ -53,18 +54,13 @@ struct floor {
     uint8_t *resp;
     uint8_t rx[RX_SIZE];
     uint32_t open;
-    struct fconn *conns;
+    struct h2b_list conns;
 };
 
 static void conn_close(struct floor *f, struct fconn *c)
 {
     close(c->fd); /* leaves the epoll set */
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        f->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    h2b_list_unlink(&c->link);
     free(c);
     f->open--;
 }
@@ -146,10 +142,7 @@ static void on_accept(struct floor *f)
             continue;
         }
         f->open++;
-        c->next = f->conns;
-        if (f->conns)
-            f->conns->prev = c;
-        f->conns = c;
+        h2b_list_insert_head(&f->conns, &c->link);
     }
 }
 
@@ -223,6 +216,7 @@ int h2b_floor_serve(const struct h2b_floor_config *cfg, struct h2b_diag *diag)
     }
     f->cfg = cfg;
     f->lfd = f->sfd = -1;
+    h2b_list_init(&f->conns);
     int rc = H2B_ERR_SYS;
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -269,8 +263,8 @@ int h2b_floor_serve(const struct h2b_floor_config *cfg, struct h2b_diag *diag)
         }
     }
 out:
-    while (f->conns)
-        conn_close(f, f->conns);
+    for (struct fconn *c; (c = H2B_LIST_FIRST(&f->conns, struct fconn, link)) != NULL;)
+        conn_close(f, c);
     if (f->lfd >= 0)
         close(f->lfd);
     if (f->sfd >= 0)

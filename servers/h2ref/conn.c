@@ -118,6 +118,7 @@ int h2b_conn_ctx_new(struct h2b_conn_ctx **out, const struct h2b_conn_config *cf
     update_date(ctx);
     ctx->env = (struct h2b_engine_env){
         .cfg = &ctx->cfg, .stats = &ctx->stats, .date = ctx->date, .pool = &ctx->pool};
+    h2b_list_init(&ctx->env.dirty);
     ctx->h2 = cfg->engine == H2B_ENGINE_FAST ? &h2b_h2_fast_engine : &h2b_h2_nghttp2_engine;
     if (h2b_h1_engine.ctx_new(&ctx->h1ctx, &ctx->env) != H2B_OK)
         goto out_free;
@@ -186,17 +187,14 @@ void h2b_conn_mark_dirty(struct h2b_conn *c)
 
 bool h2b_conn_ctx_has_dirty(const struct h2b_conn_ctx *ctx)
 {
-    return ctx->env.dirty != NULL;
+    return !h2b_list_empty(&ctx->env.dirty);
 }
 
 struct h2b_conn *h2b_conn_ctx_pop_dirty(struct h2b_conn_ctx *ctx)
 {
-    struct h2b_dirty *d = ctx->env.dirty;
+    struct h2b_dirty *d = H2B_LIST_POP(&ctx->env.dirty, struct h2b_dirty, link);
     if (!d)
         return NULL;
-    ctx->env.dirty = d->next;
-    d->next = NULL;
-    d->on = false;
     return (struct h2b_conn *)(void *)d; /* dq is the first member */
 }
 
@@ -226,12 +224,8 @@ void h2b_conn_del(struct h2b_conn *c)
     if (!c)
         return;
     struct h2b_conn_ctx *ctx = c->ctx;
-    if (c->dq.on) {
-        struct h2b_dirty **pp = &ctx->env.dirty;
-        while (*pp != &c->dq)
-            pp = &(*pp)->next;
-        *pp = c->dq.next;
-    }
+    if (h2b_list_linked(&c->dq.link))
+        h2b_list_unlink(&c->dq.link);
     c->eng->del(c->e);
     H2B_ASSERT(ctx->nconns > 0);
     ctx->nconns--;

@@ -23,6 +23,7 @@
 #ifndef H2B_H2REF_ENGINE_H
 #define H2B_H2REF_ENGINE_H
 
+#include "core/list.h"
 #include "core/pool.h"
 #include "h2ref/conn.h"
 #include "h2ref/stats.h"
@@ -35,8 +36,7 @@
 /* A connection's place in its thread's dirty queue (the core's struct h2b_conn starts with
  * one). */
 struct h2b_dirty {
-    struct h2b_dirty *next;
-    bool on; /* in the queue */
+    struct h2b_list link; /* in the queue while linked */
 };
 
 /* What the core lends every engine context of one thread, for the context's life. */
@@ -47,17 +47,14 @@ struct h2b_engine_env {
     struct h2b_pool *pool;             /* nghttp2's size-class allocator (HPACK, sessions) */
     h2b_conn_stats_fn stats_fn;        /* /stats: the server-wide JSON, or NULL */
     void *stats_arg;
-    struct h2b_dirty *dirty; /* the dirty queue: its head */
+    struct h2b_list dirty; /* the dirty queue (of struct h2b_dirty), newest first */
 };
 
 /* Queues d (once) for the core's h2b_conn_ctx_pop_dirty. */
 static inline void h2b_engine_mark_dirty(struct h2b_engine_env *env, struct h2b_dirty *d)
 {
-    if (d->on)
-        return;
-    d->on = true;
-    d->next = env->dirty;
-    env->dirty = d;
+    if (!h2b_list_linked(&d->link))
+        h2b_list_insert_head(&env->dirty, &d->link);
 }
 
 /* One protocol engine. void *ectx is the engine's per-thread context, void *e one of its

@@ -176,6 +176,7 @@ static bool out_put(struct h1conn *h, const void *p, size_t n)
             return false;
         h->olen = h->ooff = 0;
     }
+    H2B_ASSERT(n <= BUF_SIZE - h->olen); /* every caller checked out_room */
     memcpy(h->obuf + h->olen, p, n);
     h->olen += n;
     return true;
@@ -307,6 +308,7 @@ static void fail(struct h1conn *h, enum h2b_stat why)
 
 static void next_request(struct h1conn *h)
 {
+    H2B_ASSERT(h->state != S_DELAY); /* a delayed request is answered by its timer first */
     h->state = S_HEAD;
     if (h->close_after || h->shut)
         h->closing = true;
@@ -354,6 +356,7 @@ static bool respond_stats(struct h1conn *h, const struct h2b_response *rs)
 /* The response of a request whose body (if any) has all arrived; echo's is already out. */
 static void respond(struct h1conn *h)
 {
+    H2B_ASSERT(h->state != S_DELAY); /* answered once: the timer leaves S_DELAY first */
     struct h1ctx *ctx = h->ctx;
     struct h2b_request rq = {.route = h->route, .method = h->method, .arg = h->arg, .rx = h->rx};
     struct h2b_response rs;
@@ -411,6 +414,7 @@ static void reject(struct h1conn *h, int err)
 /* A head parsed: set up the request. */
 static void begin(struct h1conn *h, const struct h2b_h1_head *hd)
 {
+    H2B_ASSERT(h->state == S_HEAD); /* a head is parsed only between requests */
     h->method = (uint8_t)h2b_method_parse(hd->method.p, hd->method.n);
     h->head_req = h->method == H2B_METHOD_HEAD;
     h->upload = h2b_method_upload(h->method);
@@ -544,6 +548,7 @@ static void drain_ibuf(struct h1conn *h)
     if (h->ilen == 0)
         return;
     size_t used = take(h, h->ibuf, h->ilen);
+    H2B_ASSERT(used <= h->ilen);
     if (h->closing || h->fatal)
         used = h->ilen; /* nothing more is read */
     memmove(h->ibuf, h->ibuf + used, h->ilen - used);

@@ -64,6 +64,7 @@
 #include "h2ref/handlers.h"
 #include "h2ref/grpc.h"
 #include "core/heap.h"
+#include "core/list.h"
 #include "h2ref/ctimer.h"
 #include "h2ref/guard.h"
 #include "h2ref/h2_hpack.h"
@@ -95,8 +96,8 @@ static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 enum block { HB_NONE, HB_REQUEST, HB_TRAILERS, HB_DISCARD };
 
 struct fstream {
-    struct fstream *anext, *aprev; /* the connection's streams; free list (anext) */
-    struct fstream *qnext;         /* send queue */
+    struct h2b_list qlink; /* the send queue, while linked (first: the most used) */
+    struct h2b_list link;  /* the connection's streams */
     struct fconn *conn;
     struct h2b_heap_node dnode; /* /delay: in ctx->delays */
     uint32_t id;
@@ -110,7 +111,6 @@ struct fstream {
     bool responded; /* response chosen */
     bool hdr_sent;
     bool done_out; /* response END_STREAM queued */
-    bool queued;   /* in the send queue */
     bool blocked;  /* waits for send window */
     bool delayed;
     bool dropped; /* echo reset for memory */
@@ -144,8 +144,9 @@ struct fconn {
     struct fctx *ctx;
     struct h2b_dirty *owner; /* the core's connection, in the dirty queue */
     nghttp2_hd_inflater *inf;
-    struct fstream *streams, *last_st;
-    struct fstream *q_head, *q_tail;
+    struct h2b_list streams; /* of fstream.link, newest first */
+    struct fstream *last_st;
+    struct h2b_list q;     /* the send queue, of fstream.qlink */
     struct h2b_ctimer tm;  /* idle and slow-client timer, in ctx->timers (ctimer.h) */
     struct h2b_outbuf out; /* outbuf.h */
     /* state */
@@ -329,45 +330,40 @@ static struct fstream *find(struct fconn *h, uint32_t id)
 {
     if (h->last_st && h->last_st->id == id)
         return h->last_st;
-    for (struct fstream *st = h->streams; st; st = st->anext)
+    struct h2b_list *pos;
+    H2B_LIST_FOREACH(pos, &h->streams)
+    {
+        struct fstream *st = H2B_LIST_ENTRY(pos, struct fstream, link);
         if (st->id == id)
             return h->last_st = st;
+    }
     return NULL;
 }
 
 static void q_push(struct fconn *h, struct fstream *st)
 {
-    if (st->queued || st->done_out || st->delayed || !st->responded)
+    if (h2b_list_linked(&st->qlink) || st->done_out || st->delayed || !st->responded)
         return;
-    st->queued = true;
     st->blocked = false;
-    st->qnext = NULL;
-    if (h->q_tail)
-        h->q_tail->qnext = st;
-    else
-        h->q_head = st;
-    h->q_tail = st;
+    h2b_list_insert_tail(&h->q, &st->qlink);
 }
 
-static void q_unlink(struct fconn *h, struct fstream *st)
+/* The connection's window opened: every stream that waited for it goes back in the queue. */
+static void unblock_all(struct fconn *h)
 {
-    if (!st->queued)
-        return;
-    struct fstream **pp = &h->q_head, *prev = NULL;
-    while (*pp != st) {
-        H2B_ASSERT(*pp != NULL); /* a queued stream is in the queue */
-        prev = *pp;
-        pp = &(*pp)->qnext;
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &h->streams)
+    {
+        struct fstream *st = H2B_LIST_ENTRY(pos, struct fstream, link);
+        if (st->blocked && st->swin > 0)
+            q_push(h, st);
     }
-    *pp = st->qnext;
-    if (h->q_tail == st)
-        h->q_tail = prev;
-    st->queued = false;
 }
 
 static void stream_release(struct fconn *h, struct fstream *st)
 {
-    q_unlink(h, st);
+    if (h2b_list_linked(&st->qlink))
+        h2b_list_unlink(&st->qlink);
     if (st->delayed) {
         h2b_heap_remove(&h->ctx->delays, &st->dnode);
         H2B_ASSERT(h->ndelayed > 0);
@@ -386,12 +382,7 @@ static void stream_release(struct fconn *h, struct fstream *st)
     bool echo = st->body == H2B_BODY_ECHO || is_echo_upload(st);
     if (echo && st->hold.chunks.bytes > 0)
         consume(h, NULL, (uint32_t)st->hold.chunks.bytes);
-    if (st->aprev)
-        st->aprev->anext = st->anext;
-    else
-        h->streams = st->anext;
-    if (st->anext)
-        st->anext->aprev = st->aprev;
+    h2b_list_unlink(&st->link);
     h2b_wmem_stream_release(&h->ctx->wm, st, &st->hold, &h->held, echo, &h->ctx->cfg,
                             h->ctx->stats);
 }
@@ -483,6 +474,8 @@ enum { W_ROOM = -1, W_IDLE = 0, W_MORE = 1, W_DONE = 2 };
 /* The response is out (END_STREAM queued): the stream closes once the request is complete. */
 static void out_done(struct fconn *h, struct fstream *st)
 {
+    if (H2B_CHECK_SLOW) /* O(1), but on every request: the budgets gate could not carry it */
+        H2B_ASSERT(!st->done_out); /* -> half-closed (local), once: one END_STREAM a stream */
     st->done_out = true;
     h->tm.progress = true;
     if (st->eof_in)
@@ -669,19 +662,12 @@ static int write_data(struct fconn *h, struct fstream *st)
 /* Writes queued responses while there is room: round robin, one frame per stream a turn. */
 static void fill(struct fconn *h)
 {
-    while (h->q_head && !h->fatal) {
-        struct fstream *st = h->q_head;
-        h->q_head = st->qnext;
-        if (!h->q_head)
-            h->q_tail = NULL;
-        st->queued = false;
+    struct h2b_list *node;
+    while (!h->fatal && (node = h2b_list_pop(&h->q)) != NULL) {
+        struct fstream *st = H2B_LIST_ENTRY(node, struct fstream, qlink);
         int rv = !st->hdr_sent ? write_headers(h, st) : write_data(h, st);
         if (rv < 0) { /* no room: back to the front */
-            st->queued = true;
-            st->qnext = h->q_head;
-            h->q_head = st;
-            if (!h->q_tail)
-                h->q_tail = st;
+            h2b_list_insert_head(&h->q, &st->qlink);
             break;
         }
         if (rv == W_MORE)
@@ -774,6 +760,10 @@ static bool hb_feed(struct fconn *h, const uint8_t *p, size_t n, bool final)
 /* The request is complete (END_STREAM): check the body length, answer it. */
 static void request_end(struct fconn *h, struct fstream *st)
 {
+    /* open -> half-closed (remote), once: a frame on a half-closed stream was refused at its
+     * start (begin_headers, begin_data); checked where out_done's check is */
+    if (H2B_CHECK_SLOW)
+        H2B_ASSERT(!st->eof_in);
     st->eof_in = true;
     if (!h2b_h2_reqcheck_body(&st->rc, st->req.rx, true)) {
         rst(h, st->id, st, H2B_E_PROTOCOL);
@@ -888,12 +878,18 @@ static void apply_iwin(struct fconn *h)
     h->peer_iwin = h->iwin_new;
     if (delta == 0)
         return;
-    for (struct fstream *st = h->streams; st; st = st->anext) {
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &h->streams)
+    {
+        struct fstream *st = H2B_LIST_ENTRY(pos, struct fstream, link);
         st->swin += delta;
         if (st->swin > MAX_WIN) {
             conn_error(h, H2B_E_FLOW);
             return;
         }
+        /* a send leaves the window >= 0 and INITIAL_WINDOW_SIZE is 0..2^31-1, so no change of
+         * it takes a stream's window below -(2^31-1) (RFC 9113 6.9.2) */
+        H2B_ASSERT(st->swin >= -MAX_WIN);
         if (st->blocked && st->swin > 0)
             q_push(h, st);
     }
@@ -917,10 +913,7 @@ static void open_stream(struct fconn *h, uint32_t id)
         st->conn = h;
         st->id = id;
         st->swin = h->peer_iwin;
-        st->anext = h->streams;
-        if (h->streams)
-            h->streams->aprev = st;
-        h->streams = st;
+        h2b_list_insert_head(&h->streams, &st->link);
         h->held.nstreams++;
         h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_OPEN, 1);
         h2b_stats_add(h->ctx->stats, H2B_STAT_STREAMS_TOTAL, 1);
@@ -1253,10 +1246,10 @@ static void frame_prefix(struct fconn *h)
             }
             bool was = h->conn_swin <= 0;
             h->conn_swin += inc;
+            /* SETTINGS never change the connection's window: it is >= 0 before the update */
+            H2B_ASSERT(h->conn_swin > 0 && h->conn_swin <= MAX_WIN);
             if (was && h->conn_swin > 0)
-                for (struct fstream *st = h->streams; st; st = st->anext)
-                    if (st->blocked && st->swin > 0)
-                        q_push(h, st);
+                unblock_all(h);
             return;
         }
         struct fstream *st = find(h, id);
@@ -1271,6 +1264,7 @@ static void frame_prefix(struct fconn *h)
             return;
         }
         st->swin += inc;
+        H2B_ASSERT(st->swin > -MAX_WIN && st->swin <= MAX_WIN);
         if (st->blocked && st->swin > 0 && h->conn_swin > 0)
             q_push(h, st);
         return;
@@ -1685,6 +1679,8 @@ static int fast_conn_new(void **out, void *ectx, struct h2b_dirty *owner)
         return H2B_ERR_NOMEM;
     h->ctx = ctx;
     h->owner = owner;
+    h2b_list_init(&h->streams);
+    h2b_list_init(&h->q);
     h2b_flood_init(&h->flood, cfg->flood_burst, ctx->now);
     h2b_ctimer_init(&h->tm, ctx->now);
     h->conn_swin = 65535;
@@ -1707,8 +1703,8 @@ static void fast_del(void *e)
     if (!h)
         return;
     h2b_heap_remove(&h->ctx->timers, &h->tm.node);
-    while (h->streams)
-        stream_release(h, h->streams);
+    for (struct fstream *st; (st = H2B_LIST_FIRST(&h->streams, struct fstream, link)) != NULL;)
+        stream_release(h, st);
     if (h->inf)
         nghttp2_hd_inflate_del(h->inf);
     out_reset(h);
@@ -1777,7 +1773,7 @@ static bool fast_done(const void *e)
     const struct fconn *h = e;
     if (h->fatal)
         return true;
-    if (h2b_outbuf_pending(&h->out) || (!h->terminated && h->q_head))
+    if (h2b_outbuf_pending(&h->out) || (!h->terminated && !h2b_list_empty(&h->q)))
         return false;
     if (h->terminated)
         return true;
@@ -1800,9 +1796,12 @@ static void fast_input_closed(void *e)
      * (CANCEL; released at once if its response is already out), so the connection ends once
      * the complete requests are answered, not at the slow-client timeout. Not a flood charge:
      * the peer's FIN ends its input only once. */
-    struct fstream *next;
-    for (struct fstream *st = h->streams; st && !h->fatal; st = next) {
-        next = st->anext;
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &h->streams)
+    {
+        struct fstream *st = H2B_LIST_ENTRY(pos, struct fstream, link);
+        if (h->fatal)
+            break;
         if (st->eof_in)
             continue;
         if (st->done_out)

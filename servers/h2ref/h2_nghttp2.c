@@ -40,6 +40,7 @@
 #include "core/error.h"
 #include "core/h2wire.h"
 #include "core/heap.h"
+#include "core/list.h"
 #include "core/pool_nghttp2.h"
 #include "h2ref/ctimer.h"
 #include "h2ref/engine.h"
@@ -63,8 +64,8 @@
 enum list { L_NONE, L_READY, L_DELAY };
 
 struct stream {
-    struct stream *next, *prev;   /* ready or delay list; free list (next) */
-    struct stream *anext, *aprev; /* all streams of the connection */
+    struct h2b_list rlink; /* the ready list, while list is L_READY */
+    struct h2b_list link;  /* all streams of the connection */
     struct ngconn *conn;
     int32_t id;
     uint8_t list;
@@ -91,8 +92,8 @@ struct ngconn {
     struct ngctx *ctx;
     struct h2b_dirty *owner; /* the core's connection, in the dirty queue */
     nghttp2_session *sess;
-    struct stream *ready_head, *ready_tail;
-    struct stream *streams; /* every open stream, released on ng_del */
+    struct h2b_list ready;   /* of stream.rlink, oldest first */
+    struct h2b_list streams; /* of stream.link: every open stream, released on ng_del */
     /* the stream whose request headers are being decoded: on_header and on_frame_recv skip
      * nghttp2's stream map for it (a header block arrives in one piece, CONTINUATIONs next) */
     struct stream *hdr_st;
@@ -274,20 +275,12 @@ static void ng_sent(void *e, size_t n)
 static void ready_unlink(struct ngconn *c, struct stream *st)
 {
     if (st->list == L_READY) {
-        if (st->prev)
-            st->prev->next = st->next;
-        else
-            c->ready_head = st->next;
-        if (st->next)
-            st->next->prev = st->prev;
-        else
-            c->ready_tail = st->prev;
+        h2b_list_unlink(&st->rlink);
     } else if (st->list == L_DELAY) {
         h2b_heap_remove(&c->ctx->delays, &st->dnode);
         H2B_ASSERT(c->ndelayed > 0);
         c->ndelayed--;
     }
-    st->next = st->prev = NULL;
     st->list = L_NONE;
 }
 
@@ -296,13 +289,7 @@ static void ready_push(struct ngconn *c, struct stream *st)
     if (st->list != L_NONE || st->responded)
         return;
     st->list = L_READY;
-    st->next = NULL;
-    st->prev = c->ready_tail;
-    if (c->ready_tail)
-        c->ready_tail->next = st;
-    else
-        c->ready_head = st;
-    c->ready_tail = st;
+    h2b_list_insert_tail(&c->ready, &st->rlink);
 }
 
 /* Queues st until its /delay deadline; false when there is no memory for it. */
@@ -503,7 +490,7 @@ static __attribute__((noinline)) ssize_t grpc_read(nghttp2_session *sess, struct
 static void dispatch(struct ngconn *c)
 {
     struct stream *st;
-    while ((st = c->ready_head) != NULL) {
+    while ((st = H2B_LIST_FIRST(&c->ready, struct stream, rlink)) != NULL) {
         ready_unlink(c, st);
         respond(c, st);
     }
@@ -527,10 +514,7 @@ static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *frame, v
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     st->conn = c;
     st->id = frame->hd.stream_id;
-    st->anext = c->streams;
-    if (c->streams)
-        c->streams->aprev = st;
-    c->streams = st;
+    h2b_list_insert_head(&c->streams, &st->link);
     nghttp2_session_set_stream_user_data(sess, st->id, st);
     c->hdr_st = st;
     c->held.nstreams++;
@@ -814,12 +798,7 @@ static void stream_release(struct ngconn *c, struct stream *st)
         h2b_heap_remove(&c->ctx->delays, &st->dnode);
         st->deadline = false;
     }
-    if (st->aprev)
-        st->aprev->anext = st->anext;
-    else
-        c->streams = st->anext;
-    if (st->anext)
-        st->anext->aprev = st->aprev;
+    h2b_list_unlink(&st->link);
     h2b_wmem_stream_release(&c->ctx->wm, st, &st->hold, &c->held,
                             st->req.route == H2B_ROUTE_ECHO || st->grpc, &c->ctx->cfg,
                             c->ctx->stats);
@@ -986,6 +965,8 @@ static int ng_conn_new(void **out, void *ectx, struct h2b_dirty *owner)
         return H2B_ERR_NOMEM;
     c->ctx = ctx;
     c->owner = owner;
+    h2b_list_init(&c->ready);
+    h2b_list_init(&c->streams);
     h2b_flood_init(&c->flood, ctx->cfg.flood_burst, ctx->now);
     h2b_ctimer_init(&c->tm, ctx->now);
     c->preface_left = (uint8_t)(sizeof NGHTTP2_CLIENT_MAGIC - 1);
@@ -1027,8 +1008,8 @@ static void ng_del(void *e)
         return;
     h2b_heap_remove(&c->ctx->timers, &c->tm.node);
     /* nghttp2_session_del calls no stream-close callbacks: release our streams here. */
-    while (c->streams)
-        stream_release(c, c->streams);
+    for (struct stream *st; (st = H2B_LIST_FIRST(&c->streams, struct stream, link)) != NULL;)
+        stream_release(c, st);
     nghttp2_session_del(c->sess);
     out_reset(c);
     free(c);
@@ -1211,9 +1192,13 @@ static void ng_input_closed(void *e)
      * (CANCEL) so that the connection ends once the complete ones are answered, not at the
      * slow-client timeout (h2_fast.c does the same). nghttp2 closes the stream, and our
      * on_stream_close releases it, once the RST_STREAM is sent. */
-    for (struct stream *st = c->streams; st; st = st->anext)
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &c->streams)
+    {
+        const struct stream *st = H2B_LIST_ENTRY(pos, struct stream, link);
         if (!st->eof_in)
             nghttp2_submit_rst_stream(c->sess, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+    }
     mark_dirty(c);
 }
 

@@ -63,12 +63,15 @@ static inline uint8_t *h2b_outbuf_detach(struct h2b_outbuf *o)
  * and an iovec entry, and fills them). */
 static inline uint8_t *h2b_outbuf_append(struct h2b_outbuf *o, size_t n)
 {
+    H2B_ASSERT(n <= H2B_OUTBUF_SIZE - o->len); /* the caller checked the room */
     uint8_t *dst = o->buf + o->len;
     struct iovec *last = h2b_outbuf_pending(o) ? &o->iov[o->niov - 1] : NULL;
-    if (last && (uint8_t *)last->iov_base + last->iov_len == dst)
+    if (last && (uint8_t *)last->iov_base + last->iov_len == dst) {
         last->iov_len += n;
-    else
+    } else {
+        H2B_ASSERT(o->niov < H2B_OUT_IOV_MAX); /* ... and an entry */
         o->iov[o->niov++] = (struct iovec){.iov_base = dst, .iov_len = n};
+    }
     o->len += n;
     o->pending += n;
     return dst;
@@ -108,6 +111,7 @@ static inline bool h2b_outbuf_sent(struct h2b_outbuf *o, size_t n)
             n = 0;
         }
     }
+    H2B_ASSERT(n == 0); /* pending counted every byte of the entries */
     return o->ifirst == o->niov;
 }
 

@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "core/cpu.h"
 #include "core/error.h"
+#include "core/list.h"
 #include "h2ref/tls.h"
 
 #include <errno.h>
@@ -64,7 +65,7 @@
 
 /* Open connections of one source address (--max-connections-per-ip). */
 struct ipent {
-    struct ipent *next;
+    struct h2b_list link; /* its bucket */
     uint8_t addr[16];
     uint8_t len; /* 4 or 16 */
     uint32_t n;
@@ -79,8 +80,8 @@ struct handoff {
 struct worker;
 
 struct sconn {
-    struct sconn *next, *prev;   /* worker's connections */
-    struct sconn *rnext, *rprev; /* more-to-read list, or linger list */
+    struct h2b_list link;  /* worker's connections; once closed, the grave */
+    struct h2b_list rlink; /* more-to-read list, or linger list */
     struct worker *w;
     struct h2b_conn *conn;
     SSL *ssl;
@@ -90,10 +91,6 @@ struct sconn {
     bool rdhup; /* EPOLLRDHUP seen: the peer's FIN is queued behind the data, read until it */
     bool eof;   /* read() returned 0 */
     uint64_t linger_until;
-};
-
-struct slist {
-    struct sconn *head, *tail;
 };
 
 struct server;
@@ -111,10 +108,10 @@ struct worker {
     size_t qlen, qcap;
     atomic_bool stop;
     uint8_t *rbuf;
-    struct sconn *conns;
+    struct h2b_list conns;
     size_t nconns;
-    struct slist more, linger;
-    struct sconn *grave; /* closed this turn, freed at its end */
+    struct h2b_list more, linger; /* of sconn.rlink */
+    struct h2b_list grave;        /* closed this turn, freed at its end */
     bool draining;
     bool no_pwait2;        /* epoll_pwait2 is missing: millisecond epoll_wait instead */
     int lfd;               /* the listener, when this worker accepts itself (one worker) */
@@ -129,11 +126,11 @@ struct server {
     int nworkers;
     struct worker *w;
     atomic_uint nconns;
-    _Atomic uint64_t mem_used; /* buffers held by all workers (--memory-budget) */
-    struct h2b_files files;    /* open docroot files (handlers.h's budgets) */
-    struct h2b_stats stats;    /* written by the accepting thread only */
-    pthread_mutex_t ip_lock;   /* the accepting thread counts up, workers count down */
-    struct ipent *ip[IP_BUCKETS];
+    _Atomic uint64_t mem_used;      /* buffers held by all workers (--memory-budget) */
+    struct h2b_files files;         /* open docroot files (handlers.h's budgets) */
+    struct h2b_stats stats;         /* written by the accepting thread only */
+    pthread_mutex_t ip_lock;        /* the accepting thread counts up, workers count down */
+    struct h2b_list ip[IP_BUCKETS]; /* of ipent, by a hash of the address */
 };
 
 /* ---- connections per source address ---- */
@@ -158,6 +155,15 @@ static uint8_t addr_key(const struct sockaddr_storage *ss, uint8_t out[16])
     return 0;
 }
 
+/* The bucket of the address key[0..len). */
+static struct h2b_list *ip_bucket(struct server *srv, const uint8_t *key, uint8_t len)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (uint8_t i = 0; i < len; i++)
+        h = (h ^ key[i]) * 16777619u;
+    return &srv->ip[h % IP_BUCKETS];
+}
+
 /* Counts one more connection from ss; false when its address is at the limit (or no memory).
  * *out gets the entry to release with ip_release (NULL without a limit). */
 static bool ip_acquire(struct server *srv, const struct sockaddr_storage *ss, struct ipent **out)
@@ -168,20 +174,23 @@ static bool ip_acquire(struct server *srv, const struct sockaddr_storage *ss, st
     uint8_t len = limit ? addr_key(ss, key) : 0;
     if (len == 0)
         return true;
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (uint8_t i = 0; i < len; i++)
-        h = (h ^ key[i]) * 16777619u;
-    struct ipent **pp = &srv->ip[h % IP_BUCKETS];
+    struct h2b_list *bucket = ip_bucket(srv, key, len);
     bool ok = false;
     pthread_mutex_lock(&srv->ip_lock);
-    struct ipent *e = *pp;
-    while (e && !(e->len == len && memcmp(e->addr, key, len) == 0))
-        e = e->next;
+    struct ipent *e = NULL;
+    struct h2b_list *pos;
+    H2B_LIST_FOREACH(pos, bucket)
+    {
+        struct ipent *x = H2B_LIST_ENTRY(pos, struct ipent, link);
+        if (x->len == len && memcmp(x->addr, key, len) == 0) {
+            e = x;
+            break;
+        }
+    }
     if (!e && (e = calloc(1, sizeof *e)) != NULL) {
         memcpy(e->addr, key, len);
         e->len = len;
-        e->next = *pp;
-        *pp = e;
+        h2b_list_insert_head(bucket, &e->link);
     }
     if (e && e->n < limit) {
         e->n++;
@@ -199,13 +208,7 @@ static void ip_release(struct server *srv, struct ipent *e)
         return;
     pthread_mutex_lock(&srv->ip_lock);
     if (--e->n == 0) {
-        uint32_t h = 2166136261u;
-        for (uint8_t i = 0; i < e->len; i++)
-            h = (h ^ e->addr[i]) * 16777619u;
-        struct ipent **pp = &srv->ip[h % IP_BUCKETS];
-        while (*pp != e)
-            pp = &(*pp)->next;
-        *pp = e->next;
+        h2b_list_unlink(&e->link);
         free(e);
     }
     pthread_mutex_unlock(&srv->ip_lock);
@@ -218,32 +221,6 @@ void h2b_server_config_defaults(struct h2b_server_config *cfg)
     cfg->host = "127.0.0.1";
     cfg->max_connections = 4096;
     cfg->drain_ns = 3 * H2B_NS_PER_SEC;
-}
-
-/* ---- intrusive list for more-to-read and linger ---- */
-
-static void slist_push(struct slist *l, struct sconn *sc)
-{
-    sc->rnext = NULL;
-    sc->rprev = l->tail;
-    if (l->tail)
-        l->tail->rnext = sc;
-    else
-        l->head = sc;
-    l->tail = sc;
-}
-
-static void slist_remove(struct slist *l, struct sconn *sc)
-{
-    if (sc->rprev)
-        sc->rprev->rnext = sc->rnext;
-    else
-        l->head = sc->rnext;
-    if (sc->rnext)
-        sc->rnext->rprev = sc->rprev;
-    else
-        l->tail = sc->rprev;
-    sc->rnext = sc->rprev = NULL;
 }
 
 /* ---- /stats: the sum of every worker ---- */
@@ -267,18 +244,10 @@ static void conn_close(struct sconn *sc)
         return;
     struct worker *w = sc->w;
     sc->closed = true;
-    if (sc->in_rlist) {
-        slist_remove(&w->more, sc);
-        sc->in_rlist = false;
-    }
-    if (sc->lingering)
-        slist_remove(&w->linger, sc);
-    if (sc->prev)
-        sc->prev->next = sc->next;
-    else
-        w->conns = sc->next;
-    if (sc->next)
-        sc->next->prev = sc->prev;
+    if (sc->in_rlist || sc->lingering) /* on the more-to-read or the linger list */
+        h2b_list_unlink(&sc->rlink);
+    sc->in_rlist = false;
+    h2b_list_unlink(&sc->link);
     w->nconns--;
     h2b_conn_del(sc->conn);
     sc->conn = NULL;
@@ -289,8 +258,7 @@ static void conn_close(struct sconn *sc)
     sc->ip = NULL;
     atomic_fetch_sub(&w->srv->nconns, 1);
     close(sc->fd);
-    sc->next = w->grave;
-    w->grave = sc;
+    h2b_list_insert_head(&w->grave, &sc->link);
 }
 
 /* The session is over: close now if it failed, otherwise half-close and linger. */
@@ -304,7 +272,7 @@ static void conn_finish(struct sconn *sc)
     h2b_conn_del(sc->conn);
     sc->conn = NULL;
     if (sc->in_rlist) {
-        slist_remove(&w->more, sc);
+        h2b_list_unlink(&sc->rlink);
         sc->in_rlist = false;
     }
     if (sc->ssl)
@@ -312,7 +280,7 @@ static void conn_finish(struct sconn *sc)
     shutdown(sc->fd, SHUT_WR);
     sc->lingering = true;
     sc->linger_until = h2b_clock_now_ns() + LINGER_NS;
-    slist_push(&w->linger, sc);
+    h2b_list_insert_tail(&w->linger, &sc->rlink);
 }
 
 /* Writes iovecs as TLS records until done or the socket is full. With partial writes on,
@@ -399,7 +367,7 @@ static void more_to_read(struct sconn *sc)
 {
     if (!sc->in_rlist) {
         sc->in_rlist = true;
-        slist_push(&sc->w->more, sc);
+        h2b_list_insert_tail(&sc->w->more, &sc->rlink);
     }
 }
 
@@ -547,10 +515,7 @@ static void conn_adopt(struct worker *w, int fd, struct ipent *ip)
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = sc};
     if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
         goto out_conn;
-    sc->next = w->conns;
-    if (w->conns)
-        w->conns->prev = sc;
-    w->conns = sc;
+    h2b_list_insert_head(&w->conns, &sc->link);
     w->nconns++;
     if (w->draining)
         conn_close(sc);
@@ -608,10 +573,11 @@ static void listener_watch(struct worker *w, bool on)
 static struct timespec *worker_timeout(struct worker *w, uint64_t now, struct timespec *ts)
 {
     uint64_t d = h2b_conn_ctx_next_deadline(w->ctx);
-    if (w->more.head || h2b_conn_ctx_has_dirty(w->ctx))
+    if (!h2b_list_empty(&w->more) || h2b_conn_ctx_has_dirty(w->ctx))
         d = now;
-    if (w->linger.head && w->linger.head->linger_until < d)
-        d = w->linger.head->linger_until;
+    const struct sconn *first = H2B_LIST_FIRST(&w->linger, struct sconn, rlink);
+    if (first && first->linger_until < d)
+        d = first->linger_until;
     if (w->draining && w->drain_until < d)
         d = w->drain_until;
     if (w->listen_pause && w->listen_pause < d)
@@ -630,13 +596,34 @@ static void worker_start_drain(struct worker *w, uint64_t now)
         listener_watch(w, false);
     w->draining = true;
     w->drain_until = now + w->srv->cfg.drain_ns;
-    for (struct sconn *sc = w->conns, *next; sc; sc = next) {
-        next = sc->next;
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &w->conns)
+    {
+        struct sconn *sc = H2B_LIST_ENTRY(pos, struct sconn, link);
         if (sc->handshaking || sc->lingering)
             conn_close(sc);
         else
             h2b_conn_shutdown(sc->conn);
     }
+}
+
+/* One bounded turn for each connection that may hold more input (those that still do go on the
+ * list again, for the next turn). */
+static void more_turn(struct worker *w)
+{
+    struct h2b_list turn;
+    h2b_list_take(&turn, &w->more);
+    for (struct sconn *sc; (sc = H2B_LIST_POP(&turn, struct sconn, rlink)) != NULL;) {
+        sc->in_rlist = false;
+        conn_readable(sc);
+    }
+}
+
+/* Frees the connections closed this turn. */
+static void bury(struct worker *w)
+{
+    for (struct sconn *sc; (sc = H2B_LIST_POP(&w->grave, struct sconn, link)) != NULL;)
+        free(sc);
 }
 
 static void *worker_main(void *arg)
@@ -700,14 +687,8 @@ static void *worker_main(void *arg)
             if (e & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
                 conn_readable(sc);
         }
-        /* One bounded turn for each connection that may hold more input. */
-        struct slist turn = w->more;
-        w->more.head = w->more.tail = NULL;
-        for (struct sconn *sc = turn.head; sc; sc = turn.head) {
-            slist_remove(&turn, sc);
-            sc->in_rlist = false;
-            conn_readable(sc);
-        }
+        if (!h2b_list_empty(&w->more))
+            more_turn(w);
         struct h2b_conn *c;
         while ((c = h2b_conn_ctx_pop_dirty(w->ctx)) != NULL) {
             struct sconn *sc = h2b_conn_user(c);
@@ -716,29 +697,22 @@ static void *worker_main(void *arg)
             else
                 conn_flush(sc);
         }
-        while (w->linger.head && w->linger.head->linger_until <= now)
-            conn_close(w->linger.head);
+        for (struct sconn *sc; (sc = H2B_LIST_FIRST(&w->linger, struct sconn, rlink)) != NULL &&
+                               sc->linger_until <= now;)
+            conn_close(sc);
         if (w->listen_pause && now >= w->listen_pause && !w->draining) {
             listener_watch(w, true);
             w->listen_pause = 0;
         }
         if (atomic_load_explicit(&w->stop, memory_order_acquire) && !w->draining)
             worker_start_drain(w, now);
-        while (w->grave) {
-            struct sconn *sc = w->grave;
-            w->grave = sc->next;
-            free(sc);
-        }
+        bury(w);
         if (w->draining && (w->nconns == 0 || now >= w->drain_until))
             break;
     }
-    while (w->conns)
-        conn_close(w->conns);
-    while (w->grave) {
-        struct sconn *sc = w->grave;
-        w->grave = sc->next;
-        free(sc);
-    }
+    for (struct sconn *sc; (sc = H2B_LIST_FIRST(&w->conns, struct sconn, link)) != NULL;)
+        conn_close(sc);
+    bury(w);
     return NULL;
 }
 
@@ -837,6 +811,10 @@ static int worker_init(struct server *srv, struct worker *w, int idx)
     w->ep = epoll_create1(EPOLL_CLOEXEC);
     w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     w->rbuf = malloc(RBUF_SIZE);
+    h2b_list_init(&w->conns);
+    h2b_list_init(&w->more);
+    h2b_list_init(&w->linger);
+    h2b_list_init(&w->grave);
     pthread_mutex_init(&w->lock, NULL);
     atomic_init(&w->stop, false);
     if (w->ep < 0 || w->evfd < 0 || !w->rbuf)
@@ -942,6 +920,8 @@ int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
     srv->cfg = *cfg;
     srv->docroot_fd = -1;
     pthread_mutex_init(&srv->ip_lock, NULL);
+    for (int i = 0; i < IP_BUCKETS; i++)
+        h2b_list_init(&srv->ip[i]);
     srv->nworkers = cfg->threads > 0 ? cfg->threads : h2b_cpu_online();
     int lfd = -1, sfd = -1, started = 0;
     if (cfg->docroot) {
@@ -1047,9 +1027,8 @@ out:
         close(srv->docroot_fd);
     SSL_CTX_free(srv->ssl);
     for (int i = 0; i < IP_BUCKETS; i++) { /* entries left by connections closed at exit */
-        while (srv->ip[i]) {
-            struct ipent *e = srv->ip[i];
-            srv->ip[i] = e->next;
+        for (struct ipent *e; (e = H2B_LIST_FIRST(&srv->ip[i], struct ipent, link)) != NULL;) {
+            h2b_list_unlink(&e->link);
             free(e);
         }
     }

@@ -40,6 +40,7 @@
 #include "core/cpu.h"
 #include "core/error.h"
 #include "core/heap.h"
+#include "core/list.h"
 #include "core/json.h"
 #include "core/h3quic.h"
 #include "core/h3tls.h"
@@ -126,8 +127,8 @@ struct cidslot {
 };
 
 struct h3stream {
-    struct h3stream *next, *prev; /* the connection's streams */
-    struct h2b_heap_node dnode;   /* in the server's /delay heap, keyed by the deadline (ns) */
+    struct h2b_list link;       /* the connection's streams */
+    struct h2b_heap_node dnode; /* in the server's /delay heap, keyed by the deadline (ns) */
     struct h3conn *c;
     int64_t id;
     uint8_t route, method, body; /* enum h2b_route, enum h2b_method, enum body */
@@ -147,12 +148,12 @@ struct h3conn {
     socklen_t remotelen;
     struct cidkey cids[MAX_CIDS];
     unsigned ncids;
-    struct h3conn *next, *prev; /* all connections */
-    struct h3conn *wnext;       /* touched this turn */
-    struct h3stream *streams;
+    struct h2b_list link;    /* all connections */
+    struct h2b_list tlink;   /* the touched list, while linked (touched this turn) */
+    struct h2b_list streams; /* of h3stream.link */
     uint32_t nstreams;
     uint64_t echo_bytes; /* /echo rings this connection holds (cfg.echo_conn_max) */
-    bool touched, dead, shut;
+    bool dead, shut;
 };
 
 struct h2b_h3_server {
@@ -167,13 +168,13 @@ struct h2b_h3_server {
     socklen_t locallen;
     struct cidslot *map;
     size_t mapmask;
-    size_t mapn; /* slots in use */
-    struct h3conn *conns;
+    size_t mapn;           /* slots in use */
+    struct h2b_list conns; /* of h3conn.link */
     uint32_t nconns;
-    struct h3conn *touched;
-    struct h2b_heap delays; /* /delay streams by deadline (core/heap.h, as the HTTP/2 engines) */
-    _Atomic uint64_t *used; /* /echo ring bytes held against cfg.memory_budget: the count shared
-                             * with the HTTP/2 workers, or &own_used */
+    struct h2b_list touched; /* of h3conn.tlink, newest first */
+    struct h2b_heap delays;  /* /delay streams by deadline (core/heap.h, as the HTTP/2 engines) */
+    _Atomic uint64_t *used;  /* /echo ring bytes held against cfg.memory_budget: the count shared
+                              * with the HTTP/2 workers, or &own_used */
     _Atomic uint64_t own_used;
     bool blocked; /* the socket said EAGAIN: wait for EPOLLOUT */
     bool draining;
@@ -276,11 +277,8 @@ static void cid_del(struct h3conn *c, const uint8_t *p, size_t n)
 
 static void touch(struct h3conn *c)
 {
-    if (!c->touched && !c->dead) {
-        c->touched = true;
-        c->wnext = c->s->touched;
-        c->s->touched = c;
-    }
+    if (!h2b_list_linked(&c->tlink) && !c->dead)
+        h2b_list_insert_head(&c->s->touched, &c->tlink);
 }
 
 static void update_date(struct h2b_h3_server *s)
@@ -358,12 +356,7 @@ static void stream_free(struct h3stream *st)
 {
     struct h3conn *c = st->c;
     delay_unlink(c->s, st);
-    if (st->prev)
-        st->prev->next = st->next;
-    else
-        c->streams = st->next;
-    if (st->next)
-        st->next->prev = st->prev;
+    h2b_list_unlink(&st->link);
     c->nstreams--;
     ring_give(st);
     free(st->heap);
@@ -600,10 +593,7 @@ static int h_begin_headers(nghttp3_conn *h, int64_t id, void *ud, void *sud)
         return NGHTTP3_ERR_CALLBACK_FAILURE;
     st->c = c;
     st->id = id;
-    st->next = c->streams;
-    if (c->streams)
-        c->streams->prev = st;
-    c->streams = st;
+    h2b_list_insert_head(&c->streams, &st->link);
     c->nstreams++;
     c->s->c[C_STREAMS_TOTAL]++;
     nghttp3_conn_set_stream_user_data(h, id, st);
@@ -910,14 +900,12 @@ static void conn_free(struct h3conn *c)
     while (c->ncids > 0)
         cid_del(c, c->cids[c->ncids - 1].data, c->cids[c->ncids - 1].len);
     h2b_h3quic_free(&c->b); /* nghttp3_conn_del calls no callbacks: our streams go below */
-    while (c->streams)
-        stream_free(c->streams);
-    if (c->prev)
-        c->prev->next = c->next;
-    else if (s->conns == c)
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    for (struct h3stream *st; (st = H2B_LIST_FIRST(&c->streams, struct h3stream, link)) != NULL;)
+        stream_free(st);
+    if (h2b_list_linked(&c->tlink))
+        h2b_list_unlink(&c->tlink);
+    if (h2b_list_linked(&c->link))
+        h2b_list_unlink(&c->link);
     s->nconns--;
     s->c[C_CONNS_OPEN]--;
     free(c);
@@ -942,6 +930,7 @@ static struct h3conn *conn_new(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
         return NULL;
     h2b_h3quic_init(&c->b);
     c->s = s;
+    h2b_list_init(&c->streams);
     memcpy(&c->remote, from, fromlen);
     c->remotelen = fromlen;
     ngtcp2_cid scid;
@@ -989,10 +978,7 @@ static struct h3conn *conn_new(struct h2b_h3_server *s, const ngtcp2_pkt_hd *hd,
         goto out_free;
     if (h2b_h3quic_tls(&c->b, true, s->cred, NULL) != 0)
         goto out_free;
-    c->next = s->conns;
-    if (s->conns)
-        s->conns->prev = c;
-    s->conns = c;
+    h2b_list_insert_head(&s->conns, &c->link);
     s->nconns++;
     s->c[C_CONNS_OPEN]++;
     s->c[C_CONNS_TOTAL]++;
@@ -1190,7 +1176,10 @@ static void run_timers(struct h2b_h3_server *s)
         delay_unlink(s, st);
         respond(st);
     }
-    for (struct h3conn *c = s->conns; c; c = c->next) {
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &s->conns)
+    {
+        struct h3conn *c = H2B_LIST_ENTRY(pos, struct h3conn, link);
         if (c->dead || ngtcp2_conn_get_expiry(c->b.q) > s->now)
             continue;
         int rv = ngtcp2_conn_handle_expiry(c->b.q, s->now);
@@ -1207,12 +1196,11 @@ static void run_timers(struct h2b_h3_server *s)
 
 static bool flush_touched(struct h2b_h3_server *s)
 {
-    struct h3conn *list = s->touched;
-    s->touched = NULL;
+    struct h2b_list list;
+    h2b_list_take(&list, &s->touched);
     bool again = false;
-    for (struct h3conn *c = list, *next; c; c = next) {
-        next = c->wnext;
-        c->touched = false;
+    for (struct h3conn *c; (c = H2B_LIST_FIRST(&list, struct h3conn, tlink)) != NULL;) {
+        h2b_list_unlink(&c->tlink);
         if (s->blocked) {
             touch(c);
             continue;
@@ -1228,18 +1216,12 @@ static bool flush_touched(struct h2b_h3_server *s)
 static void reap(struct h2b_h3_server *s)
 {
     bool freed = false;
-    for (struct h3conn *c = s->conns, *next; c; c = next) {
-        next = c->next;
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &s->conns)
+    {
+        struct h3conn *c = H2B_LIST_ENTRY(pos, struct h3conn, link);
         if (c->dead) {
-            if (c->touched) { /* unlink from the touched list */
-                struct h3conn **pp = &s->touched;
-                while (*pp && *pp != c)
-                    pp = &(*pp)->wnext;
-                if (*pp)
-                    *pp = c->wnext;
-                c->touched = false;
-            }
-            conn_free(c);
+            conn_free(c); /* out of the touched list too */
             freed = true;
         }
     }
@@ -1258,7 +1240,10 @@ static uint64_t next_deadline(struct h2b_h3_server *s)
     const struct h2b_heap_node *top = h2b_heap_top(&s->delays);
     if (top && top->key < d)
         d = top->key;
-    for (struct h3conn *c = s->conns; c; c = c->next) {
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &s->conns)
+    {
+        struct h3conn *c = H2B_LIST_ENTRY(pos, struct h3conn, link);
         uint64_t e = ngtcp2_conn_get_expiry(c->b.q);
         if (e < d)
             d = e;
@@ -1272,7 +1257,10 @@ static void begin_drain(struct h2b_h3_server *s)
 {
     s->draining = true;
     s->drain_deadline = s->now + s->cfg.drain_ns;
-    for (struct h3conn *c = s->conns; c; c = c->next) {
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &s->conns)
+    {
+        struct h3conn *c = H2B_LIST_ENTRY(pos, struct h3conn, link);
         if (c->b.h && !c->shut) {
             nghttp3_conn_shutdown(c->b.h);
             c->shut = true;
@@ -1285,9 +1273,13 @@ static bool drained(const struct h2b_h3_server *s)
 {
     if (s->now >= s->drain_deadline)
         return true;
-    for (const struct h3conn *c = s->conns; c; c = c->next)
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &s->conns)
+    {
+        const struct h3conn *c = H2B_LIST_ENTRY(pos, const struct h3conn, link);
         if (!c->dead && c->nstreams > 0)
             return false;
+    }
     return true;
 }
 
@@ -1329,7 +1321,10 @@ static void *server_main(void *arg)
         }
         run_timers(s);
     }
-    for (struct h3conn *c = s->conns; c; c = c->next) {
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &s->conns)
+    {
+        struct h3conn *c = H2B_LIST_ENTRY(pos, struct h3conn, link);
         if (c->dead)
             continue;
         ngtcp2_connection_close_error_set_application_error(&c->b.err, NGHTTP3_H3_NO_ERROR, NULL,
@@ -1438,8 +1433,8 @@ static int bind_udp(struct h2b_h3_server *s, uint16_t *port, struct h2b_diag *di
 
 static void server_free(struct h2b_h3_server *s)
 {
-    while (s->conns)
-        conn_free(s->conns);
+    for (struct h3conn *c; (c = H2B_LIST_FIRST(&s->conns, struct h3conn, link)) != NULL;)
+        conn_free(c);
     if (s->cred)
         gnutls_certificate_free_credentials(s->cred);
     if (s->fd >= 0)
@@ -1462,6 +1457,8 @@ int h2b_h3_server_start(struct h2b_h3_server **out, const struct h2b_h3_server_c
         return H2B_ERR_NOMEM;
     s->cfg = *cfg;
     s->fd = s->evfd = s->epfd = -1;
+    h2b_list_init(&s->conns);
+    h2b_list_init(&s->touched);
     atomic_init(&s->own_used, 0);
     s->used = cfg->memory_used ? cfg->memory_used : &s->own_used;
     size_t slots = 64;

@@ -7,10 +7,15 @@
 #ifndef H2B_TEST_H
 #define H2B_TEST_H
 
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int test_passed, test_failed;
 
@@ -68,6 +73,25 @@ static inline int test_write_text(const char *path, const char *text)
         return -1;
     int rv = fputs(text, f) < 0 ? -1 : 0;
     return fclose(f) != 0 ? -1 : rv;
+}
+
+/* Runs fn in a child process with its stderr discarded; true when the child died of SIGABRT (a
+ * failed H2B_ASSERT), false when it returned or died otherwise. */
+static inline bool test_aborts(void (*fn)(void))
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, STDERR_FILENO);
+        fn();
+        _exit(0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return false;
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
 }
 
 /* The closing line and the exit status; a test that made no check fails (it tested nothing). */

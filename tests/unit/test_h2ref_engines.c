@@ -51,6 +51,7 @@ static void rig_open(struct rig *r, const struct h2b_engine *eng)
                                      .stats = &r->stats,
                                      .date = "Fri, 04 Dec 2026 23:00:00 GMT",
                                      .pool = &r->pool};
+    h2b_list_init(&r->env.dirty);
     CHECK_EQ_INT(eng->ctx_new(&r->ectx, &r->env), H2B_OK);
     CHECK_EQ_INT(eng->conn_new(&r->e, r->ectx, &r->dirty), H2B_OK);
 }
@@ -305,10 +306,10 @@ static void case_shutdown(const struct h2b_engine *eng)
     size_t n = client_start(in);
     CHECK_EQ_INT(feed(&r, in, n, false), H2B_OK);
     drain(&r);
-    CHECK(r.env.dirty == NULL);
+    CHECK(h2b_list_empty(&r.env.dirty));
     eng->shutdown(r.e);
-    CHECK(r.env.dirty == &r.dirty); /* marked for the core to flush */
-    CHECK(r.dirty.on);
+    CHECK(r.env.dirty.next == &r.dirty.link); /* marked for the core to flush */
+    CHECK(h2b_list_linked(&r.dirty.link));
     drain(&r);
     struct seen s = parse(&r);
     CHECK(s.goaway);

@@ -3,6 +3,7 @@
  * random pushes, removes and rekeys keep every node's position right and the top minimal, and
  * a decreasing key sequence (the /delay defect's pattern) costs O(log n) moves per push.
  */
+#include "core/check.h"
 #include "core/error.h"
 #include "core/heap.h"
 #include "test.h"
@@ -32,8 +33,72 @@ static bool consistent(const struct h2b_heap *h)
     return true;
 }
 
+/* Misuses the asserts catch (core/check.h): a node pushed twice, a node of another heap removed
+ * or rekeyed; and a key changed behind the heap's back, caught only where the O(n) order check
+ * is compiled in (H2B_CHECK_SLOW). */
+static void push_twice(void)
+{
+    struct h2b_heap h;
+    struct h2b_heap_node x = {0};
+    h2b_heap_init(&h);
+    h2b_heap_push(&h, &x, 1);
+    h2b_heap_push(&h, &x, 2);
+}
+
+static void remove_from_other(void)
+{
+    struct h2b_heap a, b;
+    struct h2b_heap_node x = {0}, y = {0};
+    h2b_heap_init(&a);
+    h2b_heap_init(&b);
+    h2b_heap_push(&a, &x, 1);
+    h2b_heap_push(&a, &y, 2);
+    h2b_heap_remove(&b, &y);
+}
+
+static void rekey_outside(void)
+{
+    struct h2b_heap h;
+    struct h2b_heap_node x = {0};
+    h2b_heap_init(&h);
+    h2b_heap_rekey(&h, &x, 5);
+}
+
+static void key_behind_back(void)
+{
+    struct h2b_heap h;
+    struct h2b_heap_node x[3] = {{0}};
+    h2b_heap_init(&h);
+    for (int i = 0; i < 3; i++)
+        h2b_heap_push(&h, &x[i], (uint64_t)(10 + i));
+    x[2].key = 1; /* below its parent, without h2b_heap_rekey */
+    h2b_heap_rekey(&h, &x[1], 20);
+}
+
+static void used_well(void)
+{
+    struct h2b_heap h;
+    struct h2b_heap_node x[3] = {{0}};
+    h2b_heap_init(&h);
+    for (int i = 0; i < 3; i++)
+        h2b_heap_push(&h, &x[i], (uint64_t)(10 + i));
+    h2b_heap_rekey(&h, &x[2], 1);
+    h2b_heap_remove(&h, &x[0]);
+    h2b_heap_free(&h);
+}
+
+static void test_misuse(void)
+{
+    CHECK(!test_aborts(used_well));
+    CHECK(test_aborts(push_twice));
+    CHECK(test_aborts(remove_from_other));
+    CHECK(test_aborts(rekey_outside));
+    CHECK_EQ_INT(test_aborts(key_behind_back), H2B_CHECK_SLOW);
+}
+
 int main(void)
 {
+    test_misuse();
     struct h2b_heap h;
     h2b_heap_init(&h);
     CHECK(h2b_heap_top(&h) == NULL);
