@@ -96,7 +96,7 @@ static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 enum block { HB_NONE, HB_REQUEST, HB_TRAILERS, HB_DISCARD };
 
 struct fstream {
-    struct h2b_list qlink; /* the send queue, while linked (first: the most used) */
+    struct fstream *qnext; /* the send queue: singly linked, not core/list.h (list.h says why) */
     struct h2b_list link;  /* the connection's streams */
     struct fconn *conn;
     struct h2b_heap_node dnode; /* /delay: in ctx->delays */
@@ -111,6 +111,7 @@ struct fstream {
     bool responded; /* response chosen */
     bool hdr_sent;
     bool done_out; /* response END_STREAM queued */
+    bool queued;   /* in the send queue */
     bool blocked;  /* waits for send window */
     bool delayed;
     bool dropped; /* echo reset for memory */
@@ -146,9 +147,9 @@ struct fconn {
     nghttp2_hd_inflater *inf;
     struct h2b_list streams; /* of fstream.link, newest first */
     struct fstream *last_st;
-    struct h2b_list q;     /* the send queue, of fstream.qlink */
-    struct h2b_ctimer tm;  /* idle and slow-client timer, in ctx->timers (ctimer.h) */
-    struct h2b_outbuf out; /* outbuf.h */
+    struct fstream *q_head, *q_tail; /* the send queue, through fstream.qnext */
+    struct h2b_ctimer tm;            /* idle and slow-client timer, in ctx->timers (ctimer.h) */
+    struct h2b_outbuf out;           /* outbuf.h */
     /* state */
     bool fatal, terminated, shut, peer_goaway, input_closed, calm;
     bool iwin_due;     /* the SETTINGS frame being read carries INITIAL_WINDOW_SIZE ... */
@@ -342,10 +343,32 @@ static struct fstream *find(struct fconn *h, uint32_t id)
 
 static void q_push(struct fconn *h, struct fstream *st)
 {
-    if (h2b_list_linked(&st->qlink) || st->done_out || st->delayed || !st->responded)
+    if (st->queued || st->done_out || st->delayed || !st->responded)
         return;
+    st->queued = true;
     st->blocked = false;
-    h2b_list_insert_tail(&h->q, &st->qlink);
+    st->qnext = NULL;
+    if (h->q_tail)
+        h->q_tail->qnext = st;
+    else
+        h->q_head = st;
+    h->q_tail = st;
+}
+
+/* Takes a queued stream out of the send queue, at its release (a reset or the connection's end
+ * while its response waited for room or window): a walk from the head, off the request path. */
+static void q_unlink(struct fconn *h, struct fstream *st)
+{
+    struct fstream **pp = &h->q_head, *prev = NULL;
+    while (*pp != st) {
+        H2B_ASSERT(*pp != NULL); /* a queued stream is in the queue */
+        prev = *pp;
+        pp = &(*pp)->qnext;
+    }
+    *pp = st->qnext;
+    if (h->q_tail == st)
+        h->q_tail = prev;
+    st->queued = false;
 }
 
 /* The connection's window opened: every stream that waited for it goes back in the queue. */
@@ -362,8 +385,8 @@ static void unblock_all(struct fconn *h)
 
 static void stream_release(struct fconn *h, struct fstream *st)
 {
-    if (h2b_list_linked(&st->qlink))
-        h2b_list_unlink(&st->qlink);
+    if (st->queued)
+        q_unlink(h, st);
     if (st->delayed) {
         h2b_heap_remove(&h->ctx->delays, &st->dnode);
         H2B_ASSERT(h->ndelayed > 0);
@@ -662,12 +685,19 @@ static int write_data(struct fconn *h, struct fstream *st)
 /* Writes queued responses while there is room: round robin, one frame per stream a turn. */
 static void fill(struct fconn *h)
 {
-    struct h2b_list *node;
-    while (!h->fatal && (node = h2b_list_pop(&h->q)) != NULL) {
-        struct fstream *st = H2B_LIST_ENTRY(node, struct fstream, qlink);
+    while (h->q_head && !h->fatal) {
+        struct fstream *st = h->q_head;
+        h->q_head = st->qnext;
+        if (!h->q_head)
+            h->q_tail = NULL;
+        st->queued = false;
         int rv = !st->hdr_sent ? write_headers(h, st) : write_data(h, st);
         if (rv < 0) { /* no room: back to the front */
-            h2b_list_insert_head(&h->q, &st->qlink);
+            st->queued = true;
+            st->qnext = h->q_head;
+            h->q_head = st;
+            if (!h->q_tail)
+                h->q_tail = st;
             break;
         }
         if (rv == W_MORE)
@@ -1680,7 +1710,6 @@ static int fast_conn_new(void **out, void *ectx, struct h2b_dirty *owner)
     h->ctx = ctx;
     h->owner = owner;
     h2b_list_init(&h->streams);
-    h2b_list_init(&h->q);
     h2b_flood_init(&h->flood, cfg->flood_burst, ctx->now);
     h2b_ctimer_init(&h->tm, ctx->now);
     h->conn_swin = 65535;
@@ -1773,7 +1802,7 @@ static bool fast_done(const void *e)
     const struct fconn *h = e;
     if (h->fatal)
         return true;
-    if (h2b_outbuf_pending(&h->out) || (!h->terminated && !h2b_list_empty(&h->q)))
+    if (h2b_outbuf_pending(&h->out) || (!h->terminated && h->q_head))
         return false;
     if (h->terminated)
         return true;

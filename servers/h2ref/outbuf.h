@@ -63,13 +63,15 @@ static inline uint8_t *h2b_outbuf_detach(struct h2b_outbuf *o)
  * and an iovec entry, and fills them). */
 static inline uint8_t *h2b_outbuf_append(struct h2b_outbuf *o, size_t n)
 {
-    H2B_ASSERT(n <= H2B_OUTBUF_SIZE - o->len); /* the caller checked the room */
+    if (H2B_CHECK_SLOW) /* per frame: the budgets gate could not carry these two */
+        H2B_ASSERT(n <= H2B_OUTBUF_SIZE - o->len); /* the caller checked the room */
     uint8_t *dst = o->buf + o->len;
     struct iovec *last = h2b_outbuf_pending(o) ? &o->iov[o->niov - 1] : NULL;
     if (last && (uint8_t *)last->iov_base + last->iov_len == dst) {
         last->iov_len += n;
     } else {
-        H2B_ASSERT(o->niov < H2B_OUT_IOV_MAX); /* ... and an entry */
+        if (H2B_CHECK_SLOW)
+            H2B_ASSERT(o->niov < H2B_OUT_IOV_MAX); /* ... and an entry */
         o->iov[o->niov++] = (struct iovec){.iov_base = dst, .iov_len = n};
     }
     o->len += n;
