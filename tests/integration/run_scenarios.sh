@@ -23,10 +23,13 @@ done
 # The shipped scenarios are valid; matrix.json expands to 12 cells per target with effective
 # streams 40 at (100, 100) and 4 at (1000, 10) and (1000, 100); its floor target has 12 cells of
 # effective 1 (the run skips those with more than one requested stream).
-for s in quick matrix h2load-matrix bulk ci budgets protocols protocols-bulk; do
+for s in quick matrix h2load-matrix bulk ci budgets protocols protocols-bulk grpc grpc-stream; do
     "$H2BENCH" run "$SRC/scenarios/$s.json" --dry-run >"$TMP/$s.plan" 2>"$TMP/err"
     expect_eq "scenarios/$s.json dry run exit" "$?" 0
 done
+# grpc.json: 9 cells for each of h2ref, grpcpp and grpcio, none capped (at most 100 x 100)
+expect_match "grpc: 27 cells" "$(cat "$TMP/grpc.plan")" '^grpc: 27 cells \(3 targets\)'
+expect_match "grpc-stream: 3 cells" "$(cat "$TMP/grpc-stream.plan")" '^grpc-stream: 3 cells \(3 targets\)'
 plan=$(cat "$TMP/matrix.plan")
 expect_match "matrix: 48 cells" "$plan" '^matrix: 48 cells \(4 targets\)'
 expect_eq "matrix: cells of floor" "$(grep -cE "^ +[0-9]+ +floor +[0-9]+ +[0-9]+ +1 +1 " "$TMP/matrix.plan")" 12
