@@ -22,6 +22,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -155,6 +156,20 @@ static int peer_argv(struct h2b_target *t, const struct h2b_target_env *env, cha
     int rc = h2b_peers_prepare(env->peers, peer, variant, &vars, &argv, diag);
     if (rc)
         return rc;
+    /* A peer h2bench builds itself (h2bench-grpcpp-echo) is found beside the running h2bench
+     * first, in build/bin or the install's bindir, then in PATH as any other command. */
+    char self[PATH_MAX], beside[PATH_MAX + 256];
+    if (!strchr(argv[0], '/') && h2b_self_dir(self, sizeof(self)) == H2B_OK &&
+        (size_t)snprintf(beside, sizeof(beside), "%s/%s", self, argv[0]) < sizeof(beside) &&
+        access(beside, X_OK) == 0) {
+        char *full = strdup(beside);
+        if (!full) {
+            free_argv(argv);
+            return H2B_ERR_NOMEM;
+        }
+        free(argv[0]);
+        argv[0] = full;
+    }
     /* Extra scenario arguments go after the template's: most servers let later flags win. */
     if (spec->nargs) {
         size_t n = 0;

@@ -189,6 +189,19 @@ if [ -x "$BIN/h2bench-grpcpp-echo" ]; then
         peer_calls grpcpp
         kill "$PEER_PID"
     fi
+    # h2bench run finds the peer it builds beside itself, with its directory not in PATH
+    cat >"$TMP/grpcpp-cell.json" <<'JSON'
+{"name": "grpcpp-cell", "targets": [{"name": "grpcpp", "type": "peer", "peer": "grpcpp", "threads": 1}],
+ "client": {"type": "h2bench", "threads": 1},
+ "matrix": {"connections": [2], "streams": [4], "requests": 1000,
+            "grpc": {"method": "/h2bench.Echo/Unary", "size": 100}}}
+JSON
+    PATH=/usr/bin:/bin timeout 120 "$H2BENCH" run "$TMP/grpcpp-cell.json" --no-progress \
+        --out "$TMP/grpcpp-run.json" >"$TMP/grpcpp-run.out" 2>&1
+    expect_eq "run grpcpp cell (peer beside h2bench, not in PATH): exit" "$?" 0
+    expect_eq "run grpcpp cell: every call status 0" \
+        "$(jq -c '[.matrix[] | [.requests, .succeeded, .failed]]' "$TMP/grpcpp-run.json")" \
+        '[[1000,1000,0]]'
 else
     echo "grpcpp peer not built (libgrpc++-dev, protobuf-compiler-grpc): its checks skipped"
 fi
