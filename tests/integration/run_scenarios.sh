@@ -27,7 +27,8 @@ for s in quick matrix h2load-matrix bulk ci budgets protocols protocols-bulk grp
     "$H2BENCH" run "$SRC/scenarios/$s.json" --dry-run >"$TMP/$s.plan" 2>"$TMP/err"
     expect_eq "scenarios/$s.json dry run exit" "$?" 0
 done
-# grpc.json: 9 cells for each of h2ref, grpcpp and grpcio, none capped (at most 100 x 100)
+# grpc.json: 9 cells for each of h2ref, grpcpp and grpcio (100 x 100 runs 40 streams: the
+# aggregate cap of 4096)
 expect_match "grpc: 27 cells" "$(cat "$TMP/grpc.plan")" '^grpc: 27 cells \(3 targets\)'
 expect_match "grpc-stream: 3 cells" "$(cat "$TMP/grpc-stream.plan")" '^grpc-stream: 3 cells \(3 targets\)'
 plan=$(cat "$TMP/matrix.plan")
