@@ -57,25 +57,6 @@ for engine in fast nghttp2; do
     expect_eq "$engine: clean exit" "$?" 0
 done
 
-# start_peer NAME CMD...: a gRPC peer that prints "listening on http://HOST:PORT"; sets PEER_HP
-# and PEER_PID.
-start_peer() {
-    local name=$1
-    shift
-    "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-    PEER_PID=$!
-    PIDS+=("$PEER_PID")
-    PEER_HP=
-    for _ in $(seq 100); do
-        PEER_HP=$(sed -n 's/^listening on http:\/\///p' "$TMP/$name.out")
-        [ -n "$PEER_HP" ] && return 0
-        kill -0 "$PEER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    fail "$name: not ready: $(cat "$TMP/$name.err")"
-    return 1
-}
-
 # The gRPC peers (servers/peers/) pass the same checks: they answer what h2ref answers.
 sed -e 's/{host}/127.0.0.1/; s/{port}/0/; s/{threads}/2/' \
     "$SRC/servers/peers/grpcio-echo.py.in" >"$TMP/grpcio-echo.py"

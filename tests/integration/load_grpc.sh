@@ -125,23 +125,7 @@ start_nghttpd "$TMP/www"
 call nghttpd --grpc /h2bench.Echo/Unary -n 20 -c 2 "http://127.0.0.1:$PORT"
 expect_calls nghttpd 0 20 '{"missing":20}'
 
-# the gRPC peers (servers/peers/), started as grpc_interop.sh starts them
-start_peer() { # NAME CMD...: sets PEER_HP, PEER_PID
-    local name=$1
-    shift
-    "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-    PEER_PID=$!
-    PIDS+=("$PEER_PID")
-    PEER_HP=
-    for _ in $(seq 100); do
-        PEER_HP=$(sed -n 's/^listening on http:\/\///p' "$TMP/$name.out")
-        [ -n "$PEER_HP" ] && return 0
-        kill -0 "$PEER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    fail "$name: not ready: $(cat "$TMP/$name.err")"
-    return 1
-}
+# the gRPC peers (servers/peers/), started by serve_lib.sh's start_peer
 peer_calls() { # NAME: unary on both engines, and the streaming methods
     local e m t
     for e in fast nghttp2; do

@@ -45,3 +45,22 @@ expect_load_refused() {
     expect_eq "$what: exit" "$?" 2
     expect_match "$what: message" "$(head -1 "$TMP/refused.err")" "$re"
 }
+
+# start_peer NAME CMD...: a peer that prints "listening on http://HOST:PORT" (the gRPC peers of
+# servers/peers/); sets PEER_HP and PEER_PID, and adds the pid to PIDS (stopped at exit).
+start_peer() {
+    local name=$1
+    shift
+    "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    PEER_PID=$!
+    PIDS+=("$PEER_PID")
+    PEER_HP=
+    for _ in $(seq 100); do
+        PEER_HP=$(sed -n 's/^listening on http:\/\///p' "$TMP/$name.out")
+        [ -n "$PEER_HP" ] && return 0
+        kill -0 "$PEER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "$name: not ready: $(cat "$TMP/$name.err")"
+    return 1
+}
