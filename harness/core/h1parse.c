@@ -249,7 +249,11 @@ int h2b_h1_parse_request(const uint8_t *buf, size_t len, const struct h2b_h1_lim
             return H2B_H1_INCOMPLETE;
         if (buf[skip] == '\r' && buf[skip + 1] == '\n')
             return H2B_H1_BAD; /* more empty lines than that: not a client's stray CRLF */
-        int rv = h2b_h1_parse_request(buf + skip, len - skip, lim, out);
+        /* the skipped lines count against max_head: what a caller buffers for one head stays
+         * within it */
+        struct h2b_h1_limits rest = *lim;
+        rest.max_head = lim->max_head > skip ? lim->max_head - skip : 0;
+        int rv = h2b_h1_parse_request(buf + skip, len - skip, &rest, out);
         return rv > 0 ? rv + (int)skip : rv;
     }
     size_t scan = len < lim->max_head ? len : lim->max_head;

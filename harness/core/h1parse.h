@@ -56,13 +56,13 @@ unsigned h2b_h1_err_status(int err);
 
 /* Parses a request head at the start of buf[0..len). Returns the head's length (> 0), 0 when
  * it is incomplete and within the limits, or a negative enum h2b_h1_err. Up to 4 empty lines
- * before the request line are skipped (counted in the length). Strict: CRLF line ends, one SP
- * between request-line parts, origin-form targets, absolute-form ones (http or https: target
- * is then their path, "/" for none), or "*" for OPTIONS, token
- * names with no space before the colon, no obs-fold, no control characters in values, one Host
- * for HTTP/1.1, Content-Length digits only and given once, Transfer-Encoding exactly "chunked"
- * (HTTP/1.1 only) and never with Content-Length. "Connection: close" (or HTTP/1.0 without
- * keep-alive) sets close. */
+ * before the request line are skipped (counted in the length and against max_head). Strict:
+ * CRLF line ends, one SP between request-line parts, origin-form targets, absolute-form ones
+ * (http or https: target is then their path, "/" for none), or "*" for OPTIONS, token names with no
+ * space before the colon, no obs-fold, no control characters in values, one Host for HTTP/1.1,
+ * Content-Length digits only and given once, Transfer-Encoding exactly "chunked" (HTTP/1.1 only)
+ * and never with Content-Length. "Connection: close" (or HTTP/1.0 without keep-alive) sets close.
+ */
 int h2b_h1_parse_request(const uint8_t *buf, size_t len, const struct h2b_h1_limits *lim,
                          struct h2b_h1_head *out);
 
