@@ -243,6 +243,16 @@ static const char *ab_option(struct ab_opts *a, int c, char *arg)
     }
 }
 
+/* One option for h2b_cmd_getopt: ab_option's complaint, if any, is the usage error. */
+static int ab_take(void *ctx, int c, char *arg)
+{
+    const char *bad = ab_option(ctx, c, arg);
+    if (!bad)
+        return -1;
+    fprintf(stderr, "h2bench ab: %s, got '%s'\n", bad, arg);
+    return H2B_EXIT_USAGE;
+}
+
 /* Parses argv into a. Returns -1 to go on and run, or the exit code (help, bad input). */
 static int ab_parse(int argc, char **argv, struct ab_opts *a)
 {
@@ -253,22 +263,9 @@ static int ab_parse(int argc, char **argv, struct ab_opts *a)
                                   .cpu = 0,
                                   .progress = on_progress},
                           .judge = {.threshold = 0.10, .confidence = 0.99}};
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return H2B_EXIT_OK;
-        }
-        if (c < O_BASE || c > O_MD)
-            return h2b_cmd_bad_option("ab", argv[optind - 1], longopts);
-        const char *bad = ab_option(a, c, optarg);
-        if (bad) {
-            fprintf(stderr, "h2bench ab: %s, got '%s'\n", bad, optarg);
-            return H2B_EXIT_USAGE;
-        }
-    }
+    int ec = h2b_cmd_getopt("ab", argc, argv, longopts, O_BASE, O_MD, usage, ab_take, a);
+    if (ec >= 0)
+        return ec;
     if (optind < argc) {
         fprintf(stderr, "h2bench ab: unexpected argument '%s'\n\n", argv[optind]);
         usage(stderr);

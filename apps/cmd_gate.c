@@ -449,8 +449,9 @@ struct gate_opts {
 };
 
 /* Applies option c to o. Returns -1 to go on, or the exit code of a bad value. */
-static int gate_option(struct gate_opts *o, int c, char *arg)
+static int gate_option(void *ctx, int c, char *arg)
 {
+    struct gate_opts *o = ctx;
     switch (c) {
     case O_CEILINGS:
         o->ceilings = arg;
@@ -607,20 +608,10 @@ static int gate_parse(int argc, char **argv, struct gate_opts *o)
     o->headroom = 0.35;
     o->cal.confirm = 1;
     h2b_history_opts_default(&o->hopt);
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return H2B_EXIT_OK;
-        }
-        if (c < O_CEILINGS || c > O_P_VALUE)
-            return h2b_cmd_bad_option("gate", argv[optind - 1], longopts);
-        int ec = gate_option(o, c, optarg);
-        if (ec >= 0)
-            return ec;
-    }
+    int ec =
+        h2b_cmd_getopt("gate", argc, argv, longopts, O_CEILINGS, O_P_VALUE, usage, gate_option, o);
+    if (ec >= 0)
+        return ec;
     for (; optind < argc; optind++) {
         if (o->n_results == MAX_RESULTS) {
             fprintf(stderr, "h2bench gate: at most %d results files\n", MAX_RESULTS);

@@ -43,6 +43,15 @@ int h2b_cmd_write_text(const char *path, const char *text);
 struct option;
 int h2b_cmd_bad_option(const char *cmd, const char *arg, const struct option *opts);
 
+/* The option loop of a command whose options are codes lo..hi handled by one function
+ * (output.c): getopt_long over argv with longopts; -h and --help (code 'h') print usage to
+ * stdout and return H2B_EXIT_OK; a code outside lo..hi is h2b_cmd_bad_option's; every other goes
+ * to on_option(ctx, code, optarg), which returns -1 to go on or the exit code to stop with.
+ * Returns -1 with optind at the first operand, or the exit code. */
+int h2b_cmd_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, int lo,
+                   int hi, void (*usage)(FILE *), int (*on_option)(void *ctx, int c, char *arg),
+                   void *ctx);
+
 /* An output path checked before the work starts (core/fs.h h2b_fs_output_check): H2B_EXIT_OK
  * (path NULL too), or "h2bench CMD: FLAG PATH: why" on stderr and H2B_EXIT_USAGE. */
 int h2b_cmd_check_output(const char *cmd, const char *flag, const char *path,

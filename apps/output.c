@@ -55,6 +55,27 @@ int h2b_cmd_bad_option(const char *cmd, const char *arg, const struct option *op
     return H2B_EXIT_USAGE;
 }
 
+int h2b_cmd_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, int lo,
+                   int hi, void (*usage)(FILE *), int (*on_option)(void *ctx, int c, char *arg),
+                   void *ctx)
+{
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return H2B_EXIT_OK;
+        }
+        if (c < lo || c > hi)
+            return h2b_cmd_bad_option(cmd, argv[optind - 1], longopts);
+        int ec = on_option(ctx, c, optarg);
+        if (ec >= 0)
+            return ec;
+    }
+    return -1;
+}
+
 int h2b_cmd_check_output(const char *cmd, const char *flag, const char *path,
                          enum h2b_fs_output kind)
 {
