@@ -189,6 +189,32 @@ expect_eq "run grpc-cells: exit" "$?" 0
 expect_eq "run grpc-cells: h2ref's 4 cells, every call status 0" \
     "$(jq -c '[.matrix[] | select(.target == "h2ref") | [.requests, .succeeded, .failed]] | unique' "$TMP/run.json")" \
     '[[1000,1000,0]]'
+# a scenario with matrix.grpc and budgets: the budget passes send the same gRPC calls (POST,
+# application/grpc, te: trailers, the call's body), and count one only with grpc-status 0: h2ref
+# allocates nothing per warm call and reads and writes once per round of 4 calls; an unknown
+# method's calls (UNIMPLEMENTED) leave every budget null, naming the status
+"$H2BENCH" --version | grep -q sanitizers && san=1 || san=0
+timeout 280 "$H2BENCH" run "$SRC/tests/data/run/grpc-budgets.json" --no-progress \
+    --out "$TMP/gb.json" >"$TMP/gb.out" 2>&1
+expect_eq "run grpc-budgets: exit" "$?" 0
+if [ "$san" = 1 ]; then
+    expect_match "grpc budgets: RSS per connection measured (sanitizer build)" \
+        "$(jq '.matrix[0].budgets.rss_per_connection_kib' "$TMP/gb.json")" '^[0-9.]+$'
+else
+    expect_eq "grpc budgets: allocs, bytes, reads, writes per call" \
+        "$(jq -c '.matrix[0].budgets | [.allocs_per_request, .bytes_per_request, .reads_per_request, .writes_per_request]' "$TMP/gb.json")" \
+        '[0,0,0.25,0.25]'
+fi
+jq '.matrix.grpc.method = "/h2bench.Echo/Nope" | .budgets.rss_connections = 2' \
+    "$SRC/tests/data/run/grpc-budgets.json" >"$TMP/gb-nope.json"
+timeout 280 "$H2BENCH" run "$TMP/gb-nope.json" --no-progress --out "$TMP/gb-nope-r.json" \
+    >"$TMP/gb-nope.out" 2>&1
+expect_eq "grpc budgets, unknown method: the cell failed, exit" "$?" 3
+expect_eq "grpc budgets, unknown method: every budget null" \
+    "$(jq -c '.matrix[0].budgets | [.allocs_per_request, .reads_per_request, .rss_per_connection_kib]' "$TMP/gb-nope-r.json")" \
+    '[null,null,null]'
+expect_match "grpc budgets, unknown method: the reason names the status" \
+    "$(jq -r '.matrix[0].budgets.note' "$TMP/gb-nope-r.json")" 'grpc-status other than 0'
 if [ -x "$PY" ] && "$PY" -c 'import grpc' 2>/dev/null; then
     expect_eq "run grpc-cells: grpcio's 4 cells, every call status 0" \
         "$(jq -c '[.matrix[] | select(.target == "grpcio") | [.requests, .succeeded, .failed]] | (length|tostring) + (unique|tostring)' "$TMP/run.json")" \
