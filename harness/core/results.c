@@ -525,6 +525,7 @@ static const struct h2b_model_field grpc_fields[] = {
     F(T, expect_bytes, COUNT, 0),
     F(T, status_codes, JSON, 0),
     F(T, length_mismatches, COUNT, 0),
+    F(T, content_mismatches, COUNT, 0),
     END,
 };
 #undef T

@@ -349,6 +349,9 @@ struct h2b_results_load {
         double expect_bytes;  /* response bytes a call with status 0 must carry; null: unchecked */
         json_t *status_codes; /* {"0": N, ..., "16": N, "other": N, "missing": N}, non-zero only */
         double length_mismatches; /* status 0, but not expect_bytes of response: failed */
+        /* status 0 and expect_bytes, but other bytes than the echo's: failed; null where the
+         * bytes are not checked */
+        double content_mismatches;
     } grpc;
 };
 

@@ -93,6 +93,7 @@ void h2b_load_config_free(struct h2b_load_config *cfg)
     free(cfg->slo_text);
     free(cfg->grpc_method);
     free(cfg->grpc_data_path);
+    h2b_load_grpc_reply_free(&cfg->grpc_reply);
     if (cfg->slo) {
         h2b_slo_free(cfg->slo);
         free(cfg->slo);
@@ -1224,6 +1225,9 @@ static int build_grpc(struct h2b_load_config *cfg, const struct parse_state *ps,
                               "--grpc: %u messages of that size are over the 256 MiB a request "
                               "body may have",
                               cfg->grpc_messages);
+    if (rv == H2B_OK)
+        rv = h2b_load_grpc_reply(cfg->grpc_kind, cfg->grpc_size, cfg->grpc_messages, cfg->body,
+                                 cfg->body_len, cfg->grpc_expect, &cfg->grpc_reply);
     if (rv != H2B_OK)
         return h2b__load_errf(err, rv, "out of memory");
     /* gRPC's request fields go first: a later -H with the same name replaces them (build_nva) */

@@ -7,12 +7,16 @@
  * which the server's gRPC code writes with too): an EchoMessage is one bytes field, a
  * StreamRequest two varints. The response is not decoded: a call succeeds on grpc-status 0
  * in its trailers (h2conn.h reads it in both engines), and where the body was built here and
- * the method is h2bench.Echo's, the length of what came back is checked against the length
- * the echo service answers with (the length of the request's messages for Unary and Bidi, of
- * the StreamSummary for ClientStream, of `count` generated messages for ServerStream): a
- * counter compared at the stream's end, no byte looked at.
- * Rejected: checking every byte of the echo (a hash of every response byte per call, which
- * h2load's -d runs do not pay either); protobuf-c (a library and mallocs for two fields).
+ * the method is h2bench.Echo's, what came back is checked against what the echo service
+ * answers: its length (of the request's messages for Unary and Bidi, of the StreamSummary for
+ * ClientStream, of `count` generated messages for ServerStream) at the stream's end, and its
+ * bytes as they arrive, compared with a reply known before the run (h2b_load_grpc_reply: the
+ * request body itself for the echoes, one generated message that ServerStream repeats, the
+ * summary with its hash computed once): a memcmp per DATA chunk, nothing decoded, nothing
+ * allocated per call.
+ * Rejected: a hash of every response byte compared at the end (the same pass over the bytes,
+ * and a mismatch found only after the last one); protobuf-c (a library and mallocs for two
+ * fields).
  */
 #include "load/grpc.h"
 
@@ -136,10 +140,9 @@ static int64_t expected(enum h2b_load_grpc_kind kind, uint64_t size, uint32_t me
     case H2B_LOAD_GRPC_CLIENT_STREAM: {
         if (size == 0)
             return -1;
-        uint64_t total = msg_len * messages;
-        /* StreamSummary: messages (varint), bytes (varint), fnv1a (fixed64) */
-        return (int64_t)(H2B_GRPC_PREFIX + 1 + h2b_pb_varint_len(messages) + 1 +
-                         h2b_pb_varint_len(total) + 1 + 8);
+        uint8_t m[H2B_GRPC_SUMMARY_MAX]; /* the hash does not change the length: 0 stands in */
+        return (int64_t)(H2B_GRPC_PREFIX +
+                         h2b_grpc_summary_put(m, messages, msg_len * messages, 0));
     }
     default:
         return -1;
@@ -182,4 +185,47 @@ int h2b_load_grpc_body(enum h2b_load_grpc_kind kind, const uint8_t *msg, size_t 
     *body = b;
     *len = total;
     return H2B_OK;
+}
+
+int h2b_load_grpc_reply(enum h2b_load_grpc_kind kind, uint64_t size, uint32_t messages,
+                        const uint8_t *body, size_t body_len, int64_t expect,
+                        struct h2b_load_grpc_reply *out)
+{
+    *out = (struct h2b_load_grpc_reply){0};
+    if (expect < 0 || body_len == 0)
+        return H2B_OK;
+    if (kind == H2B_LOAD_GRPC_UNARY || kind == H2B_LOAD_GRPC_BIDI) {
+        out->unit = body; /* the echo: the request's bytes */
+        out->unit_len = body_len;
+        return H2B_OK;
+    }
+    size_t n;
+    uint8_t *u;
+    if (kind == H2B_LOAD_GRPC_SERVER_STREAM) { /* each message of the stream the same */
+        n = H2B_GRPC_PREFIX + (size_t)echo_message(NULL, size);
+        if (!(u = malloc(n)))
+            return H2B_ERR_NOMEM;
+        h2b_grpc_prefix_put(u, (uint32_t)(n - H2B_GRPC_PREFIX));
+        echo_message(u + H2B_GRPC_PREFIX, size);
+    } else { /* ClientStream: the summary of the body's messages, prefixes left out */
+        size_t one = body_len / messages;
+        uint64_t h = H2B_FNV_BASIS;
+        for (uint32_t i = 0; i < messages; i++)
+            h = h2b_fnv1a(h, body + i * one + H2B_GRPC_PREFIX, one - H2B_GRPC_PREFIX);
+        if (!(u = malloc(H2B_GRPC_PREFIX + H2B_GRPC_SUMMARY_MAX)))
+            return H2B_ERR_NOMEM;
+        n = h2b_grpc_summary_put(u + H2B_GRPC_PREFIX, messages,
+                                 (uint64_t)(one - H2B_GRPC_PREFIX) * messages, h);
+        h2b_grpc_prefix_put(u, (uint32_t)n);
+        n += H2B_GRPC_PREFIX;
+    }
+    out->unit = out->own = u;
+    out->unit_len = n;
+    return H2B_OK;
+}
+
+void h2b_load_grpc_reply_free(struct h2b_load_grpc_reply *r)
+{
+    free(r->own);
+    *r = (struct h2b_load_grpc_reply){0};
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The status counts of a run: grpc-status 0..16 (gRPC's codes), then two more. */
 #define H2B_LOAD_GRPC_OTHER 17   /* a grpc-status that is not one of 0..16 */
@@ -52,5 +53,42 @@ int h2b_load_grpc_method(const char *method, char **path, enum h2b_load_grpc_kin
 int h2b_load_grpc_body(enum h2b_load_grpc_kind kind, const uint8_t *msg, size_t msg_len,
                        uint64_t size, uint32_t messages, size_t max, uint8_t **body, size_t *len,
                        int64_t *expect);
+
+/* The response a call of h2bench.Echo with status 0 must carry, byte for byte: byte k of its
+ * DATA is unit[k % unit_len], for k below the expected length (h2b_load_grpc_body's *expect):
+ * the request body itself for Unary and Bidi, one generated message for ServerStream, the
+ * StreamSummary for ClientStream. unit NULL: not checked. */
+struct h2b_load_grpc_reply {
+    const uint8_t *unit; /* the body (not owned), or own */
+    size_t unit_len;     /* > 0 when unit is set */
+    uint8_t *own;        /* unit when built here (malloc'd), freed by h2b_load_grpc_reply_free */
+};
+
+/* The reply of a call whose request body is body[0..body_len) as h2b_load_grpc_body built it
+ * from the same kind, size and messages with its expect (-1, or a message from a file: *out
+ * left unchecked, unit NULL). body must outlive *out. Returns H2B_OK or H2B_ERR_NOMEM (*out
+ * then unchecked). */
+int h2b_load_grpc_reply(enum h2b_load_grpc_kind kind, uint64_t size, uint32_t messages,
+                        const uint8_t *body, size_t body_len, int64_t expect,
+                        struct h2b_load_grpc_reply *out);
+
+void h2b_load_grpc_reply_free(struct h2b_load_grpc_reply *r);
+
+/* Are p[0..n), the response DATA bytes at offset off of a call, what r says they must be?
+ * r->unit must be set. No allocation, one memcmp per piece of the unit they cover. */
+static inline bool h2b_load_grpc_reply_match(const struct h2b_load_grpc_reply *r, uint64_t off,
+                                             const uint8_t *p, size_t n)
+{
+    size_t k = (size_t)(off % r->unit_len);
+    while (n > 0) {
+        size_t m = r->unit_len - k < n ? r->unit_len - k : n;
+        if (memcmp(p, r->unit + k, m) != 0)
+            return false;
+        p += m;
+        n -= m;
+        k = 0;
+    }
+    return true;
+}
 
 #endif

@@ -248,10 +248,11 @@ static inline int hook_header(struct h2b__load_conn *c, struct slot *s, const ui
     return 0;
 }
 
-/* len DATA payload bytes of s (NULL: a stream we closed, uncounted as in hook_header).
+/* DATA payload bytes p[0..len) of s (NULL: a stream we closed, uncounted as in hook_header).
+ * --grpc with a known reply: bytes other than the echo's mark the call (grpc_end counts it).
  * Returns 1 when the body overran its content-length (counted as a protocol error; the engine
  * resets the stream). */
-static inline int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len)
+static inline int hook_data(struct h2b__load_conn *c, struct slot *s, const uint8_t *p, size_t len)
 {
     if (!s)
         return 0;
@@ -259,6 +260,10 @@ static inline int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len
         c->w->stats.bytes_data += len;
     if (s->req.recorded)
         return 0;
+    const struct h2b_load_config *cfg = c->w->sh->cfg;
+    if (cfg->grpc_reply.unit && !s->req.grpc_wrong &&
+        s->body_recv + len <= (uint64_t)cfg->grpc_expect) /* past it: a length mismatch */
+        s->req.grpc_wrong = !h2b_load_grpc_reply_match(&cfg->grpc_reply, s->body_recv, p, len);
     s->body_recv += len;
     if (s->content_length >= 0 && s->body_recv > (uint64_t)s->content_length &&
         !body_complete(c, s) && s->req.status != 0) {
@@ -272,13 +277,16 @@ static inline int hook_data(struct h2b__load_conn *c, struct slot *s, size_t len
 /* --grpc: s's response ended whole. Its status is the one its trailers carried; without a
  * trailers block, the header block's when no DATA came (a trailers-only response), else none
  * (counted as missing). A status 0 whose response is not the length the echo service answers
- * with (cfg->grpc_expect) is a mismatch. */
+ * with (cfg->grpc_expect) is a length mismatch; of that length but other bytes (hook_data), a
+ * content mismatch. */
 static inline void grpc_end(const struct h2b__load_conn *c, struct slot *s)
 {
     if (!(s->block & BLOCK_TRAILERS))
         s->req.grpc = s->body_recv == 0 ? s->grpc_hdr : H2B_LOAD_GRPC_NONE;
     int64_t want = c->w->sh->cfg->grpc_expect;
-    s->req.grpc_mismatch = s->req.grpc == 0 && want >= 0 && s->body_recv != (uint64_t)want;
+    bool checked = s->req.grpc == 0 && want >= 0;
+    s->req.grpc_mismatch = checked && s->body_recv != (uint64_t)want;
+    s->req.grpc_wrong = checked && !s->req.grpc_mismatch && s->req.grpc_wrong;
 }
 
 /* s's stream ended (error_code 0: normally). Frees the slot and tops the connection up. */

@@ -754,7 +754,7 @@ static int frame_chunk(struct h2b_h2f *f, const uint8_t *p, size_t n, bool final
     switch (f->ftype) {
     case H2B_F_DATA: {
         uint32_t slot = f->fslot;
-        int rv = f->cb->data(f->u, slot, n);
+        int rv = f->cb->data(f->u, slot, p, n);
         if (rv != 0 && slot != H2B_H2F_NO_SLOT && f->st[slot].sid == f->fsid) {
             h2b_h2f_reset(f, slot, H2B_E_PROTOCOL);
             f->fslot = H2B_H2F_NO_SLOT;

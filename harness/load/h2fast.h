@@ -29,8 +29,9 @@ struct h2b_h2f_cb {
      * stream still ours once the fragment is decoded (not one we closed or just reset for a
      * broken field: nghttp2 reports neither, so h2load counts neither) */
     void (*header_bytes)(void *u, size_t n);
-    /* DATA payload bytes (padding excluded); slot as for header. Non-zero: reset the stream. */
-    int (*data)(void *u, uint32_t slot, size_t n);
+    /* DATA payload bytes p[0..n) (padding excluded; a frame may come in several pieces); slot
+     * as for header. Non-zero: reset the stream. */
+    int (*data)(void *u, uint32_t slot, const uint8_t *p, size_t n);
     /* the server's SETTINGS (not an ACK) were applied */
     void (*settings)(void *u);
     /* the server sent GOAWAY (streams above its last-stream-id are closed right after) */

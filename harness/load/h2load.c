@@ -294,10 +294,10 @@ static void fast_header_bytes(void *u, size_t n)
         c->w->stats.bytes_headers += n;
 }
 
-static int fast_data(void *u, uint32_t slot, size_t n)
+static int fast_data(void *u, uint32_t slot, const uint8_t *p, size_t n)
 {
     struct h2b__load_conn *c = u;
-    return hook_data(c, fast_slot(c, slot), n);
+    return hook_data(c, fast_slot(c, slot), p, n);
 }
 
 static void fast_settings(void *u)

@@ -109,12 +109,11 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream
                          const uint8_t *data, size_t len, void *user_data)
 {
     (void)flags;
-    (void)data;
     struct h2b__load_conn *c = user_data;
     struct slot *s = slot_of(c, session, stream_id);
     if (s && s->stream_id != stream_id)
         s = NULL;
-    if (hook_data(c, s, len)) {
+    if (hook_data(c, s, data, len)) {
         nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_PROTOCOL_ERROR);
         mark_dirty(c);
     }

@@ -169,6 +169,7 @@ struct h2b_load_config {
     uint64_t grpc_size;     /* --grpc-size: EchoMessage payload bytes (default 0) */
     uint32_t grpc_messages; /* --grpc-messages (default 1) */
     int64_t grpc_expect;    /* response DATA bytes of a call with status 0; -1: unchecked */
+    struct h2b_load_grpc_reply grpc_reply; /* and those bytes (unit NULL: unchecked) */
 };
 
 /* Everything a run measured. Counts follow h2load: succeeded = 2xx/3xx; failed = everything
@@ -197,9 +198,10 @@ struct h2b_load_stats {
      * H2B_LOAD_GRPC_MISSING); only status 0 succeeds, every other one is failed (not errored:
      * the response was valid HTTP/2) */
     uint64_t grpc_status[H2B_LOAD_GRPC_COUNTS];
-    uint64_t grpc_mismatch;        /* status 0, but not grpc_expect response bytes: failed too */
-    uint64_t bytes_total;          /* bytes received (after TLS decryption) */
-    uint64_t bytes_headers;        /* HEADERS payload received (compressed) */
+    uint64_t grpc_mismatch; /* status 0, but not grpc_expect response bytes: failed too */
+    uint64_t grpc_wrong;    /* status 0 and the length right, but other bytes than grpc_reply */
+    uint64_t bytes_total;   /* bytes received (after TLS decryption) */
+    uint64_t bytes_headers; /* HEADERS payload received (compressed) */
     uint64_t bytes_headers_decomp; /* sum of received header name + value lengths */
     uint64_t bytes_data;           /* DATA payload received */
     uint64_t bytes_sent;           /* bytes written (before TLS encryption) */

@@ -153,6 +153,7 @@ static int merge_grpc(struct h2b_results_grpc *m, const struct h2b_results_grpc 
     if (!p->base.present)
         return H2B_OK;
     m->length_mismatches = add(m->length_mismatches, p->length_mismatches);
+    m->content_mismatches = add(m->content_mismatches, p->content_mismatches);
     return add_codes(&m->status_codes, p->status_codes, src, grpc_codes_key(), d);
 }
 

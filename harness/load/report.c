@@ -103,7 +103,8 @@ static void hist_row(FILE *f, const char *label, const struct h2b_hist *h)
     fprintf(f, "%s: %10s  %10s  %10s  %10s%9s%%\n", label, mn, mx, me, sd, pct);
 }
 
-/* --grpc: "grpc-status codes: 0 OK 998, 4 DEADLINE_EXCEEDED 2", and the length check. */
+/* --grpc: "grpc-status codes: 0 OK 998, 4 DEADLINE_EXCEEDED 2", and the length and content
+ * checks. */
 static void grpc_text(FILE *f, const struct h2b_load_config *cfg, const struct h2b_load_stats *s)
 {
     fprintf(f, "grpc-status codes:");
@@ -122,6 +123,8 @@ static void grpc_text(FILE *f, const struct h2b_load_config *cfg, const struct h
     if (cfg->grpc_expect >= 0)
         fprintf(f, "; response length checked (%" PRId64 " bytes): %" PRIu64 " mismatched",
                 cfg->grpc_expect, s->grpc_mismatch);
+    if (cfg->grpc_reply.unit)
+        fprintf(f, "; content checked: %" PRIu64 " mismatched", s->grpc_wrong);
     fprintf(f, "\n");
 }
 
@@ -410,6 +413,8 @@ static int grpc_json(struct h2b_results_grpc *g, const struct h2b_load_config *c
     if (cfg->grpc_expect >= 0)
         g->expect_bytes = (double)cfg->grpc_expect;
     g->length_mismatches = (double)s->grpc_mismatch;
+    if (cfg->grpc_reply.unit)
+        g->content_mismatches = (double)s->grpc_wrong;
     json_t *codes = json_object();
     bad |= !codes;
     for (unsigned i = 0; !bad && i < H2B_LOAD_GRPC_COUNTS; i++) {

@@ -61,6 +61,7 @@ int h2b_load_stats_merge(struct h2b_load_stats *dst, const struct h2b_load_stats
     ADD(unsent);
     ADD(status_other);
     ADD(grpc_mismatch);
+    ADD(grpc_wrong);
     ADD(bytes_total);
     ADD(bytes_headers);
     ADD(bytes_headers_decomp);

@@ -148,10 +148,11 @@ bool h2b__load_record(struct h2b__load_worker *w, const struct h2b__load_req *r,
     uint64_t latency = now > t_intended ? now - t_intended : 0;
     bool ok = how == OUT_RESPONSE && status >= 200 && status < 400;
     if (w->sh->grpc && how == OUT_RESPONSE && status != 0) {
-        /* a call succeeds only on grpc-status 0 (and the length its echo must have) */
+        /* a call succeeds only on grpc-status 0 (and the length and bytes its echo must have) */
         st->grpc_status[r->grpc == H2B_LOAD_GRPC_NONE ? H2B_LOAD_GRPC_MISSING : r->grpc]++;
         st->grpc_mismatch += r->grpc_mismatch;
-        ok = ok && r->grpc == 0 && !r->grpc_mismatch;
+        st->grpc_wrong += r->grpc_wrong;
+        ok = ok && r->grpc == 0 && !r->grpc_mismatch && !r->grpc_wrong;
     }
     record_latency(w, latency);
     if (w->islot)

@@ -145,6 +145,7 @@ struct h2b__load_req {
     uint16_t status;     /* the final status; 0 until one came */
     uint8_t grpc;        /* --grpc: the call's grpc-status index (grpc.h), H2B_LOAD_GRPC_NONE */
     bool grpc_mismatch;  /* --grpc: status 0 with a response of another length than expected */
+    bool grpc_wrong;     /* --grpc: response bytes other than the echo's (grpc.h's reply) */
     bool measured;       /* intended after warm-up */
     bool recorded;       /* already counted (timed out or broken before its stream closed) */
     bool busy;           /* in flight: between h2b__load_req_begin and h2b__load_req_end */
@@ -258,6 +259,7 @@ static inline void h2b__load_req_begin(struct h2b__load_worker *w, struct h2b__l
     r->status = 0;
     r->grpc = H2B_LOAD_GRPC_NONE;
     r->grpc_mismatch = false;
+    r->grpc_wrong = false;
     r->recorded = false;
     r->busy = true;
     r->measured = t_intended >= w->sh->t_measure;

@@ -24,7 +24,10 @@
  * The driver: one thread, one epoll loop, nghttp2 client sessions writing through mem_send
  * into one buffer per connection, in lockstep rounds (each connection sends `streams`
  * requests, the next round waits for every response). A phase ends with nothing in flight, so
- * a snapshot is taken with the target idle.
+ * a snapshot is taken with the target idle. A request is the matrix's GET, or its gRPC call
+ * (struct h2b_budget_request): the body built once by the runner, sent from an offset kept in
+ * the stream's user data beside the marks of what the response said, so the driver holds no
+ * state per stream; a call counts only with grpc-status 0.
  *
  * Held rounds. Lockstep alone does not fix what the target sees with several connections: the
  * driver writes them one after the other and the target's epoll wakes for the first, then for
@@ -118,11 +121,32 @@ struct h2b_budget_client {
     uint32_t n;
     char authority[H2B_URL_AUTHORITY_MAX + 1];
     char path[1024];
+    bool grpc;           /* the request: a gRPC call (struct h2b_budget_request) */
+    const uint8_t *body; /* its body, the caller's */
+    size_t body_len;
     uint64_t done, bad; /* this phase: complete responses, non-2xx or reset */
     char bad_why[128];
 };
 
 static nghttp2_session_callbacks *client_callbacks(void);
+
+/* A stream's user data: what its response said (MARK_*), and the request body bytes sent so far
+ * above the mark bits (a gRPC call's body, data_read). */
+#define MARK_2XX 1u
+#define MARK_NOT_2XX 2u
+#define MARK_GRPC_OK 4u  /* grpc-status: 0 */
+#define MARK_GRPC_BAD 8u /* any other grpc-status */
+#define MARK_BITS 4
+
+static uintptr_t stream_word(nghttp2_session *s, int32_t sid)
+{
+    return (uintptr_t)nghttp2_session_get_stream_user_data(s, sid);
+}
+
+static void stream_mark(nghttp2_session *s, int32_t sid, uintptr_t mark)
+{
+    nghttp2_session_set_stream_user_data(s, sid, (void *)(stream_word(s, sid) | mark));
+}
 
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
@@ -130,9 +154,15 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 {
     (void)flags;
     (void)arg;
-    if (f->hd.type == NGHTTP2_HEADERS && namelen == 7 && memcmp(name, ":status", 7) == 0) {
+    if (f->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    if (namelen == 7 && memcmp(name, ":status", 7) == 0) {
         bool ok = valuelen == 3 && value[0] == '2';
-        nghttp2_session_set_stream_user_data(s, f->hd.stream_id, ok ? (void *)1 : (void *)2);
+        stream_mark(s, f->hd.stream_id, ok ? MARK_2XX : MARK_NOT_2XX);
+    } else if (namelen == 11 && memcmp(name, "grpc-status", 11) == 0) {
+        /* in the trailers, or in a trailers-only response's one block */
+        bool ok = valuelen == 1 && value[0] == '0';
+        stream_mark(s, f->hd.stream_id, ok ? MARK_GRPC_OK : MARK_GRPC_BAD);
     }
     return 0;
 }
@@ -140,17 +170,39 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 static int on_stream_close(nghttp2_session *s, int32_t sid, uint32_t code, void *arg)
 {
     struct bconn *c = arg;
-    void *mark = nghttp2_session_get_stream_user_data(s, sid);
+    uintptr_t mark = stream_word(s, sid);
+    bool grpc_ok = !c->owner->grpc || (mark & (MARK_GRPC_OK | MARK_GRPC_BAD)) == MARK_GRPC_OK;
     c->inflight--;
-    if (code == NGHTTP2_NO_ERROR && mark == (void *)1) {
+    if (code == NGHTTP2_NO_ERROR && (mark & (MARK_2XX | MARK_NOT_2XX)) == MARK_2XX && grpc_ok) {
         c->owner->done++;
     } else {
         c->owner->bad++;
         say(c->owner->bad_why, sizeof(c->owner->bad_why), "%s",
-            mark == (void *)2 ? "a response was not 2xx"
-                              : "a stream was reset or ended without a response");
+            mark & MARK_NOT_2XX ? "a response was not 2xx"
+            : code != NGHTTP2_NO_ERROR || !(mark & MARK_2XX)
+                ? "a stream was reset or ended without a response"
+            : mark & MARK_GRPC_BAD ? "a gRPC call ended with a grpc-status other than 0"
+                                   : "a gRPC call ended without grpc-status");
     }
     return 0;
+}
+
+/* A gRPC call's request body: the client's body from the offset kept in the stream's word. */
+static ssize_t data_read(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *src, void *arg)
+{
+    (void)src;
+    const struct bconn *c = arg;
+    uintptr_t word = stream_word(s, sid);
+    size_t off = (size_t)(word >> MARK_BITS);
+    size_t n = c->owner->body_len - off < length ? c->owner->body_len - off : length;
+    memcpy(buf, c->owner->body + off, n);
+    off += n;
+    nghttp2_session_set_stream_user_data(
+        s, sid, (void *)(((uintptr_t)off << MARK_BITS) | (word & ((1u << MARK_BITS) - 1))));
+    if (off == c->owner->body_len)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)n;
 }
 
 static nghttp2_session_callbacks *client_callbacks(void)
@@ -179,14 +231,21 @@ static void conn_pump(struct h2b_budget_client *cl, struct bconn *c)
         return;
     while (c->left > 0 && c->inflight < c->max_inflight) {
         const nghttp2_nv nv[] = {
-            {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)":method", (uint8_t *)(cl->grpc ? "POST" : "GET"), 7, cl->grpc ? 4 : 3,
+             NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)":authority", (uint8_t *)cl->authority, 10, strlen(cl->authority),
              NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)":path", (uint8_t *)cl->path, 5, strlen(cl->path), NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)"user-agent", (uint8_t *)"h2bench-budget", 10, 14, NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
+             NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)"te", (uint8_t *)"trailers", 2, 8, NGHTTP2_NV_FLAG_NONE},
         };
-        if (nghttp2_submit_request(c->sess, NULL, nv, 5, NULL, NULL) < 0) {
+        /* a gRPC call: the body from data_read, whose offset starts at 0 in the stream word */
+        const nghttp2_data_provider body = {.source.ptr = NULL, .read_callback = data_read};
+        if (nghttp2_submit_request(c->sess, NULL, nv, cl->grpc ? 7 : 5, cl->grpc ? &body : NULL,
+                                   NULL) < 0) {
             c->dead = true;
             return;
         }
@@ -237,8 +296,9 @@ static void conn_input(struct h2b_budget_client *cl, struct bconn *c)
     conn_pump(cl, c);
 }
 
-int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url, const char *path,
-                           uint32_t n, uint64_t timeout_ns, struct h2b_diag *diag)
+int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
+                           const struct h2b_budget_request *req, uint32_t n, uint64_t timeout_ns,
+                           struct h2b_diag *diag)
 {
     struct h2b_url u;
     struct h2b_diag d = {0};
@@ -261,7 +321,10 @@ int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
     if (!cl || !(cl->conns = calloc(n, sizeof(*cl->conns))) || !client_callbacks())
         goto fail;
     say(cl->authority, sizeof(cl->authority), "%s", u.authority);
-    say(cl->path, sizeof(cl->path), "%s", path);
+    say(cl->path, sizeof(cl->path), "%s", req->path);
+    cl->grpc = req->grpc;
+    cl->body = req->body;
+    cl->body_len = req->body_len;
     if ((cl->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
         rc = H2B_ERR_SYS;
         h2b_diag_at(diag, NULL, 0, 0, "epoll_create1: %s", strerror(errno));
@@ -551,7 +614,7 @@ static int open_held(struct h2b_budget_client **cl, const struct h2b_budget_job 
                      const struct h2b_target *t, uint32_t n, uint64_t timeout_ns,
                      struct h2b_diag *diag)
 {
-    int rc = h2b_budget_client_open(cl, h2b_target_url(t), job->path, n, timeout_ns, diag);
+    int rc = h2b_budget_client_open(cl, h2b_target_url(t), &job->req, n, timeout_ns, diag);
     if (rc == H2B_OK)
         h2b_budget_client_hold(*cl, h2b_target_pid(t));
     return rc;
@@ -572,7 +635,7 @@ static void measure_rss(const struct h2b_budget_job *job, struct h2b_target *t,
         h2b_diag_at(&why, NULL, 0, 0, "budgets.rss_connections is 0");
         goto out;
     }
-    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, 1, PHASE_TIMEOUT_NS, &why) ||
+    if (h2b_budget_client_open(&cl, h2b_target_url(t), &job->req, 1, PHASE_TIMEOUT_NS, &why) ||
         h2b_budget_client_phase(cl, 10, 1, PHASE_TIMEOUT_NS, &done, &why))
         goto out;
     h2b_budget_client_del(cl);
@@ -582,7 +645,7 @@ static void measure_rss(const struct h2b_budget_job *job, struct h2b_target *t,
         h2b_diag_at(&why, NULL, 0, 0, "cannot read the target's VmRSS");
         goto out;
     }
-    if (h2b_budget_client_open(&cl, h2b_target_url(t), job->path, r, PHASE_TIMEOUT_NS, &why) ||
+    if (h2b_budget_client_open(&cl, h2b_target_url(t), &job->req, r, PHASE_TIMEOUT_NS, &why) ||
         h2b_budget_client_phase(cl, 1, 1, PHASE_TIMEOUT_NS, &done, &why))
         goto out;
     h2b_budget_page_settle(page, SETTLE_STABLE_NS, SETTLE_MAX_NS, &snap);

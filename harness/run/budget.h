@@ -50,12 +50,23 @@ struct h2b_budget_values {
     uint64_t warmup_requests, requests; /* N1 and N2 as done */
 };
 
+/* The request every phase sends: a GET of path, or (grpc) a gRPC call: a POST of path (the
+ * method) with content-type application/grpc and te: trailers whose body is body[0..body_len)
+ * (length-prefixed messages, load/grpc.h's h2b_load_grpc_body), which succeeds only with a 2xx
+ * and grpc-status 0. Not owned: the caller's, alive while a client uses it. */
+struct h2b_budget_request {
+    const char *path;
+    bool grpc;
+    const uint8_t *body;
+    size_t body_len;
+};
+
 /* One target's budget passes. */
 struct h2b_budget_job {
     const struct h2b_target_spec *spec;
     struct h2b_target_env env; /* self, peers, docroot, ready_path; dir is a parent directory */
     const struct h2b_budgets_spec *budgets;
-    const char *path;    /* request path (the matrix's) */
+    struct h2b_budget_request req; /* the matrix's path, or its gRPC calls (matrix.grpc) */
     const char *preload; /* h2bench-budget.so, or NULL when not found (then: null + reason) */
 };
 
@@ -83,15 +94,17 @@ bool h2b_budget_find_preload(const char *self, char *buf, size_t size);
 struct h2b_budget_client;
 struct h2b_diag; /* core/json.h */
 
-/* Opens n h2c connections to base_url (http://host:port) that will GET path. Returns H2B_OK,
- * H2B_ERR_INVAL, H2B_ERR_UNSUPPORTED (https), H2B_ERR_NOTFOUND, H2B_ERR_SYS or H2B_ERR_NOMEM;
- * diag (may be NULL) says why. *out untouched on failure. */
-int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url, const char *path,
-                           uint32_t n, uint64_t timeout_ns, struct h2b_diag *diag);
+/* Opens n h2c connections to base_url (http://host:port) that will send req (copied; its path
+ * at most 1023 bytes, its body the caller's). Returns H2B_OK, H2B_ERR_INVAL,
+ * H2B_ERR_UNSUPPORTED (https), H2B_ERR_NOTFOUND, H2B_ERR_SYS or H2B_ERR_NOMEM; diag (may be
+ * NULL) says why. *out untouched on failure. */
+int h2b_budget_client_open(struct h2b_budget_client **out, const char *base_url,
+                           const struct h2b_budget_request *req, uint32_t n, uint64_t timeout_ns,
+                           struct h2b_diag *diag);
 
 /* Every connection completes per_conn requests, at most streams in flight each. Returns H2B_OK
- * when all got a 2xx response, else an error and diag (may be NULL) says why; *done counts the
- * completed. */
+ * when all got a 2xx response (and for gRPC calls grpc-status 0), else an error and diag (may be
+ * NULL) says why; *done counts the completed. */
 int h2b_budget_client_phase(struct h2b_budget_client *c, uint64_t per_conn, uint32_t streams,
                             uint64_t timeout_ns, uint64_t *done, struct h2b_diag *diag);
 

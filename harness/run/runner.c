@@ -35,6 +35,7 @@
 #include "core/proc.h"
 #include "run/profile.h"
 #include "core/results.h"
+#include "load/grpc.h"
 #include "run/scenario.h"
 #include "run/target.h"
 
@@ -866,6 +867,32 @@ static void set_budgets(json_t *results, size_t i, const struct h2b_budget_value
     h2b_model_free(&h2b_results_budgets_model, &b);
 }
 
+/* The request the budget passes send: the matrix's GET of its path, or with matrix.grpc its
+ * gRPC call, whose body (*body, malloc'd, the caller's to free) is built as h2bench load
+ * --grpc builds it (load/grpc.h), so a budget cell costs what a timed cell's call costs. */
+static int budget_request(const struct h2b_matrix_spec *m, struct h2b_budget_request *req,
+                          uint8_t **body)
+{
+    *req = (struct h2b_budget_request){.path = m->path};
+    *body = NULL;
+    if (!m->grpc_method)
+        return H2B_OK;
+    char *path = NULL;
+    enum h2b_load_grpc_kind kind;
+    size_t len = 0;
+    int64_t expect;
+    int rc = h2b_load_grpc_method(m->grpc_method, &path, &kind);
+    free(path); /* the method as the scenario parser stored it is already the path */
+    if (rc == H2B_OK)
+        rc = h2b_load_grpc_body(kind, NULL, 0, m->grpc_size, m->grpc_messages, 1u << 28, body, &len,
+                                &expect);
+    if (rc != H2B_OK)
+        return rc;
+    *req = (struct h2b_budget_request){
+        .path = m->grpc_method, .grpc = true, .body = *body, .body_len = len};
+    return H2B_OK;
+}
+
 /* The budget passes (budget.h): per started target, each distinct matrix point it ran, on
  * fresh instances after the timed cells (their targets are stopped by then, so the passes
  * compete with nothing). Every matrix entry of that point gets the point's "budgets". */
@@ -875,11 +902,18 @@ static int run_budgets(struct run *r)
     size_t ran = cells < r->ncells ? cells : r->ncells;
     char preload[4096];
     bool have_preload = h2b_budget_find_preload(r->o->self, preload, sizeof(preload));
+    struct h2b_budget_request req;
+    uint8_t *body;
+    int rc = budget_request(&r->s->matrix, &req, &body);
+    if (rc != H2B_OK)
+        return rc;
     for (size_t t = 0; t < r->s->ntargets && !interrupted; t++) {
         struct h2b_budget_values *pts = calloc(ran ? ran : 1, sizeof(*pts));
         size_t np = 0;
-        if (!pts)
+        if (!pts) {
+            free(body);
             return H2B_ERR_NOMEM;
+        }
         for (size_t i = 0; i < ran; i++) {
             const struct h2b_cell *c = &r->cells[i];
             /* the passes start the cleartext h2 instance: other cells get no budgets */
@@ -904,7 +938,7 @@ static int run_budgets(struct run *r)
                     .docroot = r->docroot,
                     .ready_path = r->s->matrix.path},
             .budgets = &r->s->budgets,
-            .path = r->s->matrix.path,
+            .req = req,
             .preload = have_preload ? preload : NULL,
         };
         if (np)
@@ -919,6 +953,7 @@ static int run_budgets(struct run *r)
         }
         free(pts);
     }
+    free(body);
     h2b__run_print_budgets(r, r->results);
     return H2B_OK;
 }

@@ -1067,11 +1067,10 @@ int h2b_scenario_load(const json_t *doc, const struct h2b_json_src *src,
                           : m->stages               ? "matrix.stages"
                           : m->step                 ? "matrix.step"
                                                     : NULL;
-        if (m->grpc_method && (s->client.kind != H2B_CLIENT_H2BENCH || s->budgets.enabled)) {
+        if (m->grpc_method && s->client.kind != H2B_CLIENT_H2BENCH) {
             rc = fail(&c, "matrix.grpc",
-                      "gRPC cells are h2bench load's (h2load cannot read grpc-status), and "
-                      "per-request budgets do not send gRPC calls yet: not with client.type "
-                      "\"h2load\" or \"budgets\"");
+                      "gRPC cells are h2bench load's (h2load cannot read grpc-status): not with "
+                      "client.type \"h2load\"");
             goto fail;
         }
         if (own && s->client.kind != H2B_CLIENT_H2BENCH) {

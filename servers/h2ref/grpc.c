@@ -126,15 +126,6 @@ bool h2b_grpc_start(const struct h2b_request *rq, struct h2b_grpc *g)
 
 /* ---- request messages ---- */
 
-uint64_t h2b_grpc_fnv(uint64_t h, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static void fail(struct h2b_grpc *g, uint8_t status, const char *msg)
 {
     if (g->status == H2B_GRPC_PENDING) {
@@ -188,7 +179,7 @@ static bool msg_bytes(struct h2b_grpc *g, const uint8_t *p, size_t n, h2b_grpc_e
         return emit(arg, p, n);
     if (g->method == H2B_GRPC_CLIENT_STREAM) {
         g->bytes += n;
-        g->fnv = h2b_grpc_fnv(g->fnv, p, n);
+        g->fnv = h2b_fnv1a(g->fnv, p, n);
     } else if (!g->small_over && g->small_len + n <= H2B_GRPC_SMALL) {
         memcpy(g->small + g->small_len, p, n);
         g->small_len = (uint8_t)(g->small_len + n);
@@ -336,15 +327,8 @@ static void end_health(struct h2b_grpc *g)
 
 static void end_client_stream(struct h2b_grpc *g)
 {
-    uint8_t m[1 + 10 + 1 + 10 + 1 + 8];
-    size_t n = 0;
-    m[n++] = 0x08; /* messages */
-    n += h2b_pb_varint_put(m + n, g->nmsg);
-    m[n++] = 0x10; /* bytes */
-    n += h2b_pb_varint_put(m + n, g->bytes);
-    m[n++] = 0x19; /* fnv1a, fixed64 */
-    for (int k = 0; k < 8; k++)
-        m[n++] = (uint8_t)(g->fnv >> (8 * k));
+    uint8_t m[H2B_GRPC_SUMMARY_MAX];
+    size_t n = h2b_grpc_summary_put(m, g->nmsg, g->bytes, g->fnv);
     reply_small(g, m, n);
 }
 

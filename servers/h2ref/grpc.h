@@ -153,8 +153,4 @@ static inline size_t h2b_grpc_status_str(char out[3], uint8_t status)
     return 2;
 }
 
-/* The FNV-1a 64-bit hash of p[0..n) continued from h (start: H2B_FNV_BASIS). */
-#define H2B_FNV_BASIS 0xcbf29ce484222325ull
-uint64_t h2b_grpc_fnv(uint64_t h, const uint8_t *p, size_t n);
-
 #endif

@@ -132,13 +132,17 @@ static void header_bytes(void *u, size_t n)
         abort();
 }
 
-static int data_cb(void *u, uint32_t slot, size_t n)
+static int data_cb(void *u, uint32_t slot, const uint8_t *p, size_t n)
 {
     struct ctx *x = u;
     if (slot != H2B_H2F_NO_SLOT && (slot >= x->nslots || !x->open[slot]))
         abort();
     if (n > 16777215)
         abort();
+    if (n > 0) { /* the bytes are the frame's: ASan sees a read past them */
+        volatile uint8_t edge = (uint8_t)(p[0] ^ p[n - 1]);
+        (void)edge;
+    }
     mix_u64(x, 2 + (uint64_t)slot);
     mix_u64(x, n);
     return slot != H2B_H2F_NO_SLOT && (x->opts & 4);

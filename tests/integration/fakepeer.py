@@ -38,6 +38,13 @@ Usage: fakepeer.py MODE [UNIX_SOCKET_PATH]
   goaway  waits for 4 requests in flight, sends GOAWAY with the second lowest id as
           last-stream-id, answers the 2 lowest and ignores the rest (the client must fail them:
           REFUSED_STREAM)
+  grpcwrong  a gRPC echo that answers with wrong bytes: every request's HEADERS gets 200
+          with content-type application/grpc, every request message comes back as soon as it
+          is whole, with the last byte of its payload flipped (an empty one as an EchoMessage
+          of one byte 1; left out when the client's windows lack room for it), so it still
+          parses, and the request's end gets
+          trailers with grpc-status 0: right lengths and statuses, wrong contents
+          (load_grpc.sh, grpc_interop.sh)
   capture answers every request with 200 and no body, and prints each request's header block
           (the HEADERS and CONTINUATION fragments joined) as "block CONN N HEX": CONN counts
           the connections from 1 in accept order, N the blocks on that connection from 1
@@ -59,7 +66,7 @@ CONTINUATION, WINDOW_UPDATE = 9, 8
 PADDED, PRIORITY_FLAG = 0x8, 0x20
 MODES = ("silent", "noread", "reset", "zerostreams", "zerowindow", "push", "endless", "short",
          "badstatus", "split", "splitnc", "shrink", "tablesize", "goaway", "pingflood", "trailer",
-         "trailerstatus", "pseudo", "upper", "connhdr", "capture")
+         "trailerstatus", "pseudo", "upper", "connhdr", "capture", "grpcwrong")
 REFUSED_STREAM, CANCEL = 7, 8
 
 
@@ -187,6 +194,70 @@ def capture(conn, sid, flags, payload, block):
     return b""
 
 
+GRPC_HEAD = STATUS_200 + literal(31, b"application/grpc")  # content-type
+GRPC_OK = b"\x00" + bytes([11]) + b"grpc-status" + bytes([1]) + b"0"  # literal, new name
+
+
+class Windows:
+    """grpcwrong: the client's flow-control windows for what this server sends (RFC 9113 6.9)."""
+
+    def __init__(self):
+        self.initial, self.conn, self.stream = 65535, 65535, {}
+
+    def update(self, ftype, sid, payload):
+        if ftype == SETTINGS:
+            for i in range(0, len(payload) - 5, 6):
+                k, v = struct.unpack(">HI", payload[i:i + 6])
+                if k == INITIAL_WINDOW_SIZE:
+                    for s in self.stream:
+                        self.stream[s] += v - self.initial
+                    self.initial = v
+        elif ftype == WINDOW_UPDATE:
+            inc = struct.unpack(">I", payload)[0] & 0x7FFFFFFF
+            if sid == 0:
+                self.conn += inc
+            elif sid in self.stream:
+                self.stream[sid] += inc
+
+    def take(self, sid, n):
+        """True (and the windows spent) when n bytes of sid's DATA may go now."""
+        if n > self.conn or n > self.stream.setdefault(sid, self.initial):
+            return False
+        self.conn -= n
+        self.stream[sid] -= n
+        return True
+
+
+def grpc_wrong(conn, win, bufs, ftype, flags, sid, payload):
+    """grpcwrong's answer to one frame of the client's (SETTINGS and PING are serve()'s); bufs
+    holds each stream's request bytes not yet a whole message."""
+    out = b""
+    if ftype == HEADERS:
+        win.stream[sid] = win.initial
+        bufs[sid] = b""
+        out += frame(HEADERS, END_HEADERS, sid, GRPC_HEAD)
+    elif ftype == DATA and sid in bufs:
+        if payload:  # the request body's bytes are consumed: give them back to the client
+            inc = struct.pack(">I", len(payload))
+            out += frame(WINDOW_UPDATE, 0, 0, inc) + frame(WINDOW_UPDATE, 0, sid, inc)
+        buf = bufs[sid] + payload
+        while len(buf) >= 5 and len(buf) >= 5 + struct.unpack(">I", buf[1:5])[0]:
+            n = struct.unpack(">I", buf[1:5])[0]
+            msg, buf = buf[5:5 + n], buf[5 + n:]
+            msg = msg[:-1] + bytes([msg[-1] ^ 1]) if msg else b"\x0a\x01\x01"
+            msg = b"\0" + struct.pack(">I", len(msg)) + msg
+            if win.take(sid, len(msg)):
+                for i in range(0, len(msg), 16384):
+                    out += frame(DATA, 0, sid, msg[i:i + 16384])
+        bufs[sid] = buf
+    if ftype in (HEADERS, DATA) and flags & END_STREAM and sid in bufs:
+        out += frame(HEADERS, END_HEADERS | END_STREAM, sid, GRPC_OK)
+        win.stream.pop(sid, None)
+        del bufs[sid]
+    if out:
+        conn.send(out)
+
+
 def serve(mode, sock, number=0):
     conn = Conn(sock, bytewise=mode.startswith("split"))
     conn.number = number
@@ -194,6 +265,7 @@ def serve(mode, sock, number=0):
     send = conn.send
     body = {}  # shrink: request body bytes per stream
     pending = []  # goaway: streams in flight
+    win, bufs = Windows(), {}  # grpcwrong
     try:
         if mode == "silent":
             while sock.recv(65536):
@@ -210,6 +282,8 @@ def serve(mode, sock, number=0):
         if mode == "endless":
             threading.Thread(target=endless_writer, args=(conn,), daemon=True).start()
         for ftype, flags, sid, payload in frames(sock):
+            if mode == "grpcwrong" and not flags & ACK:
+                win.update(ftype, sid, payload)
             if ftype == SETTINGS and not flags & ACK:
                 send(frame(SETTINGS, ACK, 0))
                 if mode == "noread":
@@ -220,6 +294,8 @@ def serve(mode, sock, number=0):
                         send(burst)
             elif ftype == PING and not flags & ACK:
                 send(frame(PING, ACK, 0, payload))
+            elif mode == "grpcwrong":
+                grpc_wrong(conn, win, bufs, ftype, flags, sid, payload)
             elif ftype == RST:
                 conn.streams.discard(sid)
             elif ftype == DATA and mode == "shrink":

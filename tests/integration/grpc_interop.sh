@@ -4,7 +4,10 @@
 # grpc-proto health.proto) calls `h2bench serve` under each HTTP/2 engine: unary (up to a 4 MiB
 # message, and one byte over: RESOURCE_EXHAUSTED), server, client and bidirectional streaming,
 # the health check, unknown methods, a compressed call, a deadline, concurrent calls; every
-# message's content is checked. Then grpc_raw.py sends what no gRPC library sends (malformed
+# message's content is checked. The grpc++ client (h2bench-grpcpp-client, when CMake built it)
+# makes the same kinds of calls through libgrpc++ under each engine too, and against the grpc++
+# echo peer as a control; against a server that echoes wrong bytes (fakepeer.py grpcwrong)
+# every one of its checks fails. Then grpc_raw.py sends what no gRPC library sends (malformed
 # and lying prefixes, a message cut by the request's end, wrong content-types, deadlines only
 # the server can enforce, a reset mid-message) and checks each status. The gRPC peers
 # (servers/peers/: python3-grpcio, and grpc++ when CMake built it) pass grpc_client.py's checks
@@ -19,16 +22,17 @@ HEALTH=/usr/share/grpc-proto/grpc/health/v1/health.proto
 command -v protoc >/dev/null || skip "protoc (protobuf-compiler) not installed"
 [ -f "$HEALTH" ] || skip "grpc-proto not installed ($HEALTH)"
 
+CLIENT=$BIN/h2bench-grpcpp-client
 mkdir -p "$TMP/stubs"
 protoc -I "$SRC/servers/h2ref/grpc" -I "$(dirname "$HEALTH")" --python_out="$TMP/stubs" \
     "$SRC/servers/h2ref/grpc/echo.proto" "$HEALTH" 2>"$TMP/protoc.err" ||
     { fail "protoc: $(cat "$TMP/protoc.err")"; finish; exit; }
 
-# run_py NAME SCRIPT ARGS...: each "ok"/"FAIL" line of the script is one check.
-run_py() {
+# run_checks NAME CMD...: each "ok"/"FAIL" line of the command is one check.
+run_checks() {
     local name=$1
     shift
-    timeout 300 "$PY" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    timeout 300 "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
     local rc=$?
     local oks fails
     oks=$(grep -c '^ok ' "$TMP/$name.out")
@@ -45,8 +49,9 @@ run_py() {
 for engine in fast nghttp2; do
     start_serve "srv-$engine" --threads 1 --engine "$engine" || continue
     hp=${SERVE_URL#http://}
-    run_py "grpcio-$engine" "$(dirname "$0")/grpc_client.py" "$hp" "$TMP/stubs"
-    run_py "raw-$engine" "$(dirname "$0")/grpc_raw.py" "${hp%:*}" "${hp##*:}"
+    run_checks "grpcio-$engine" "$PY" "$(dirname "$0")/grpc_client.py" "$hp" "$TMP/stubs"
+    run_checks "raw-$engine" "$PY" "$(dirname "$0")/grpc_raw.py" "${hp%:*}" "${hp##*:}"
+    if [ -x "$CLIENT" ]; then run_checks "grpcpp-$engine" "$CLIENT" "$hp"; fi
     # every call was answered: the server's /stats counts them, and it is still healthy
     stats=$(curl -s --http2-prior-knowledge "$SERVE_URL/stats")
     expect_match "$engine: /stats counts the calls" "$(printf '%s' "$stats" | jq '.requests')" \
@@ -61,15 +66,29 @@ done
 sed -e 's/{host}/127.0.0.1/; s/{port}/0/; s/{threads}/2/' \
     "$SRC/servers/peers/grpcio-echo.py.in" >"$TMP/grpcio-echo.py"
 if start_peer grpcio "$PY" "$TMP/grpcio-echo.py"; then
-    run_py "grpcio-peer" "$(dirname "$0")/grpc_client.py" "$PEER_HP" "$TMP/stubs" peer
+    run_checks "grpcio-peer" "$PY" "$(dirname "$0")/grpc_client.py" "$PEER_HP" "$TMP/stubs" peer
     kill "$PEER_PID"
 fi
 if [ -x "$BIN/h2bench-grpcpp-echo" ]; then
     if start_peer grpcpp "$BIN/h2bench-grpcpp-echo" 127.0.0.1 0 2; then
-        run_py "grpcpp-peer" "$(dirname "$0")/grpc_client.py" "$PEER_HP" "$TMP/stubs" peer
+        run_checks "grpcpp-peer" "$PY" "$(dirname "$0")/grpc_client.py" "$PEER_HP" "$TMP/stubs" peer
+        # the control: the grpc++ client passes against the grpc++ server
+        run_checks "grpcpp-client-peer" "$CLIENT" "$PEER_HP"
+        kill "$PEER_PID"
+    fi
+    # The grpc++ client's checks can fail: a server that answers each message with its last
+    # byte flipped (the statuses and lengths right) fails every one of them, and the client
+    # exits 1. They are as many as the checks h2ref passed.
+    if start_peer grpcwrong "$PY" "$(dirname "$0")/fakepeer.py" grpcwrong; then
+        timeout 300 "$CLIENT" "$PEER_HP" >"$TMP/grpcpp-wrong.out" 2>"$TMP/grpcpp-wrong.err"
+        expect_eq "grpcpp client against wrong bytes: exit" "$?" 1
+        expect_eq "grpcpp client against wrong bytes: no check passed" \
+            "$(grep -c '^ok ' "$TMP/grpcpp-wrong.out")" 0
+        expect_eq "grpcpp client against wrong bytes: every check failed" \
+            "$(grep -c '^FAIL ' "$TMP/grpcpp-wrong.out")" "$(grep -c '^ok ' "$TMP/grpcpp-fast.out")"
         kill "$PEER_PID"
     fi
 else
-    echo "grpcpp peer not built (libgrpc++-dev, libprotobuf-dev, protobuf-compiler-grpc): its checks skipped"
+    echo "grpcpp peer and client not built (libgrpc++-dev, libprotobuf-dev, protobuf-compiler-grpc): their checks skipped"
 fi
 finish

@@ -3,7 +3,9 @@
 # h2bench serve under both server engines, over h2c and TLS, driven by both client engines:
 # every unary call succeeds and is counted under grpc-status 0; an unknown method's calls are
 # all UNIMPLEMENTED (12) and failed; ClientStream, Bidi and ServerStream with --grpc-messages 3
-# succeed with the response length the echo service must give; a deadline the server enforces
+# succeed with the response length and bytes the echo service must give (and a server that
+# answers other bytes of the right length fails every call, counted as content mismatches, with
+# both engines); a deadline the server enforces
 # gives DEADLINE_EXCEEDED (4) for every call; a server that is not gRPC (nghttpd) gives
 # "missing"; --grpc-data sends a file's message as it is; the python3-grpcio peer (and the
 # grpc++ peer when CMake built it) answer every call with status 0. Counts are exact. Bad
@@ -42,11 +44,11 @@ for sengine in fast nghttp2; do
             call "$t" --engine "$cengine" --grpc /h2bench.Echo/Unary --grpc-size 100 \
                 -n $N -c 3 -m 4 "$U"
             expect_calls "$t" $N 0 "{\"0\":$N}"
-            expect_eq "$t: echo lengths checked" \
-                "$(jq -c '[.grpc.expect_bytes, .grpc.length_mismatches, .engine]' "$TMP/$t.json")" \
-                "[107,0,\"$cengine\"]"
+            expect_eq "$t: echo lengths and contents checked" \
+                "$(jq -c '[.grpc.expect_bytes, .grpc.length_mismatches, .grpc.content_mismatches, .engine]' "$TMP/$t.json")" \
+                "[107,0,0,\"$cengine\"]"
             expect_match "$t: text line" "$(cat "$TMP/$t.out")" \
-                "grpc-status codes: 0 OK $N; /h2bench.Echo/Unary 1 message\\(s\\) per call; response length checked \\(107 bytes\\): 0 mismatched"
+                "grpc-status codes: 0 OK $N; /h2bench.Echo/Unary 1 message\\(s\\) per call; response length checked \\(107 bytes\\): 0 mismatched; content checked: 0 mismatched"
         done
         stop_serve "$SERVE_PID" >/dev/null
     done
@@ -67,8 +69,8 @@ for cengine in fast nghttp2; do
         call "$t" --engine "$cengine" --grpc "/h2bench.Echo/${m%%:*}" --grpc-size 10 \
             --grpc-messages 3 -n 90 -c 2 -m 3 "$U"
         expect_calls "$t" 90 0 '{"0":90}'
-        expect_eq "$t: length" "$(jq -c '[.grpc.expect_bytes, .grpc.length_mismatches, .grpc.messages]' "$TMP/$t.json")" \
-            "[${m#*:},0,3]"
+        expect_eq "$t: length and content" "$(jq -c '[.grpc.expect_bytes, .grpc.length_mismatches, .grpc.content_mismatches, .grpc.messages]' "$TMP/$t.json")" \
+            "[${m#*:},0,0,3]"
     done
     # Unary with 3 messages is a bad request: INTERNAL (13) from the server
     call "unary3-$cengine" --engine "$cengine" --grpc /h2bench.Echo/Unary --grpc-messages 3 \
@@ -125,6 +127,28 @@ start_nghttpd "$TMP/www"
 call nghttpd --grpc /h2bench.Echo/Unary -n 20 -c 2 "http://127.0.0.1:$PORT"
 expect_calls nghttpd 0 20 '{"missing":20}'
 
+# a gRPC echo that answers every message with its last byte flipped (fakepeer.py grpcwrong): the
+# lengths and statuses right, the bytes wrong; every call failed, counted as a content mismatch
+# and not as a length one, and --fail-on-error exits 1
+if start_peer grpcwrong python3 "$(dirname "$0")/fakepeer.py" grpcwrong; then
+    for e in fast nghttp2; do
+        for m in Unary:1 Bidi:3; do
+            t="wrong-${m%%:*}-$e"
+            call "$t" --engine "$e" --grpc "/h2bench.Echo/${m%%:*}" --grpc-size 100 \
+                --grpc-messages "${m#*:}" --fail-on-error -n 40 -c 2 -m 4 "http://$PEER_HP"
+            expect_eq "$t: --fail-on-error exit" "$RC" 1
+            expect_eq "$t: succeeded/failed/errored" \
+                "$(jq -c '[.succeeded, .failed, .errors]' "$TMP/$t.json" 2>&1)" "[0,40,0]"
+            expect_eq "$t: status 0, right lengths, wrong bytes" \
+                "$(jq -c '[.grpc.status_codes, .grpc.length_mismatches, .grpc.content_mismatches]' "$TMP/$t.json")" \
+                '[{"0":40},0,40]'
+            expect_match "$t: text line" "$(cat "$TMP/$t.out")" \
+                "response length checked \\([0-9]+ bytes\\): 0 mismatched; content checked: 40 mismatched"
+        done
+    done
+    kill "$PEER_PID"
+fi
+
 # the gRPC peers (servers/peers/), started by serve_lib.sh's start_peer
 peer_calls() { # NAME: unary on both engines, and the streaming methods
     local e m t
@@ -132,14 +156,16 @@ peer_calls() { # NAME: unary on both engines, and the streaming methods
         call "$1-$e" --engine "$e" --grpc /h2bench.Echo/Unary --grpc-size 100 -n 200 -c 2 -m 4 \
             "http://$PEER_HP"
         expect_calls "$1-$e" 200 0 '{"0":200}'
-        expect_eq "$1-$e: echo lengths" "$(jq .grpc.length_mismatches "$TMP/$1-$e.json")" 0
+        expect_eq "$1-$e: echo lengths and contents" \
+            "$(jq -c '[.grpc.length_mismatches, .grpc.content_mismatches]' "$TMP/$1-$e.json")" '[0,0]'
     done
     for m in Bidi ClientStream ServerStream; do
         t="$1-$m"
         call "$t" --grpc "/h2bench.Echo/$m" --grpc-size 10 --grpc-messages 3 -n 30 -c 1 -m 3 \
             "http://$PEER_HP"
         expect_calls "$t" 30 0 '{"0":30}'
-        expect_eq "$t: lengths" "$(jq .grpc.length_mismatches "$TMP/$t.json")" 0
+        expect_eq "$t: lengths and contents" \
+            "$(jq -c '[.grpc.length_mismatches, .grpc.content_mismatches]' "$TMP/$t.json")" '[0,0]'
     done
     call "$1-unknown" --grpc /h2bench.Echo/Nope -n 10 "http://$PEER_HP"
     expect_calls "$1-unknown" 0 10 '{"12":10}'
@@ -163,6 +189,32 @@ expect_eq "run grpc-cells: exit" "$?" 0
 expect_eq "run grpc-cells: h2ref's 4 cells, every call status 0" \
     "$(jq -c '[.matrix[] | select(.target == "h2ref") | [.requests, .succeeded, .failed]] | unique' "$TMP/run.json")" \
     '[[1000,1000,0]]'
+# a scenario with matrix.grpc and budgets: the budget passes send the same gRPC calls (POST,
+# application/grpc, te: trailers, the call's body), and count one only with grpc-status 0: h2ref
+# allocates nothing per warm call and reads and writes once per round of 4 calls; an unknown
+# method's calls (UNIMPLEMENTED) leave every budget null, naming the status
+"$H2BENCH" --version | grep -q sanitizers && san=1 || san=0
+timeout 280 "$H2BENCH" run "$SRC/tests/data/run/grpc-budgets.json" --no-progress \
+    --out "$TMP/gb.json" >"$TMP/gb.out" 2>&1
+expect_eq "run grpc-budgets: exit" "$?" 0
+if [ "$san" = 1 ]; then
+    expect_match "grpc budgets: RSS per connection measured (sanitizer build)" \
+        "$(jq '.matrix[0].budgets.rss_per_connection_kib' "$TMP/gb.json")" '^[0-9.]+$'
+else
+    expect_eq "grpc budgets: allocs, bytes, reads, writes per call" \
+        "$(jq -c '.matrix[0].budgets | [.allocs_per_request, .bytes_per_request, .reads_per_request, .writes_per_request]' "$TMP/gb.json")" \
+        '[0,0,0.25,0.25]'
+fi
+jq '.matrix.grpc.method = "/h2bench.Echo/Nope" | .budgets.rss_connections = 2' \
+    "$SRC/tests/data/run/grpc-budgets.json" >"$TMP/gb-nope.json"
+timeout 280 "$H2BENCH" run "$TMP/gb-nope.json" --no-progress --out "$TMP/gb-nope-r.json" \
+    >"$TMP/gb-nope.out" 2>&1
+expect_eq "grpc budgets, unknown method: the cell failed, exit" "$?" 3
+expect_eq "grpc budgets, unknown method: every budget null" \
+    "$(jq -c '.matrix[0].budgets | [.allocs_per_request, .reads_per_request, .rss_per_connection_kib]' "$TMP/gb-nope-r.json")" \
+    '[null,null,null]'
+expect_match "grpc budgets, unknown method: the reason names the status" \
+    "$(jq -r '.matrix[0].budgets.note' "$TMP/gb-nope-r.json")" 'grpc-status other than 0'
 if [ -x "$PY" ] && "$PY" -c 'import grpc' 2>/dev/null; then
     expect_eq "run grpc-cells: grpcio's 4 cells, every call status 0" \
         "$(jq -c '[.matrix[] | select(.target == "grpcio") | [.requests, .succeeded, .failed]] | (length|tostring) + (unique|tostring)' "$TMP/run.json")" \

@@ -23,7 +23,8 @@ done
 # The shipped scenarios are valid; matrix.json expands to 12 cells per target with effective
 # streams 40 at (100, 100) and 4 at (1000, 10) and (1000, 100); its floor target has 12 cells of
 # effective 1 (the run skips those with more than one requested stream).
-for s in quick matrix h2load-matrix bulk ci budgets protocols protocols-bulk grpc grpc-stream; do
+for s in quick matrix h2load-matrix bulk ci budgets budgets-grpc protocols protocols-bulk grpc \
+    grpc-stream; do
     "$H2BENCH" run "$SRC/scenarios/$s.json" --dry-run >"$TMP/$s.plan" 2>"$TMP/err"
     expect_eq "scenarios/$s.json dry run exit" "$?" 0
 done
@@ -31,6 +32,8 @@ done
 # aggregate cap of 4096)
 expect_match "grpc: 27 cells" "$(cat "$TMP/grpc.plan")" '^grpc: 27 cells \(3 targets\)'
 expect_match "grpc-stream: 3 cells" "$(cat "$TMP/grpc-stream.plan")" '^grpc-stream: 3 cells \(3 targets\)'
+expect_match "budgets-grpc: 8 cells" "$(cat "$TMP/budgets-grpc.plan")" \
+    '^budgets-grpc: 8 cells \(2 targets\)'
 plan=$(cat "$TMP/matrix.plan")
 expect_match "matrix: 48 cells" "$plan" '^matrix: 48 cells \(4 targets\)'
 expect_eq "matrix: cells of floor" "$(grep -cE "^ +[0-9]+ +floor +[0-9]+ +[0-9]+ +1 +1 " "$TMP/matrix.plan")" 12

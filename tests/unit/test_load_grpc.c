@@ -2,10 +2,12 @@
  * test_load_grpc.c - `h2bench load --grpc`'s pure parts (harness/load/grpc.c): METHOD's two
  * spellings and what is refused, the body of every kind of call byte for byte (prefixes,
  * EchoMessage, StreamRequest, a file's message sent as is), the response length h2bench.Echo
- * must answer with, the limit on the body, and grpc-status values as count indexes.
+ * must answer with, the limit on the body, the reply its bytes are checked against (and the
+ * check, piece by piece across the reply's repeats), and grpc-status values as count indexes.
  */
 #include "load/grpc.h"
 #include "core/error.h"
+#include "core/grpcwire.h"
 #include "test.h"
 
 #include <stdlib.h>
@@ -108,6 +110,64 @@ static void bodies(void)
     CHECK_STR((char *)b, "untouched");
 }
 
+/* Builds kind's body and reply; checks the reply's unit against want[0..want_len). */
+static void reply_of(enum h2b_load_grpc_kind kind, uint64_t size, uint32_t messages,
+                     const uint8_t *want, size_t want_len)
+{
+    uint8_t *b = NULL;
+    size_t n = 0;
+    int64_t expect = 0;
+    struct h2b_load_grpc_reply r;
+    CHECK_EQ_INT(h2b_load_grpc_body(kind, NULL, 0, size, messages, 1 << 20, &b, &n, &expect),
+                 H2B_OK);
+    CHECK_EQ_INT(h2b_load_grpc_reply(kind, size, messages, b, n, expect, &r), H2B_OK);
+    CHECK(r.unit != NULL && r.unit_len == want_len && memcmp(r.unit, want, want_len) == 0);
+    /* the whole expected response matches, in any pieces; one flipped byte does not */
+    uint8_t whole[512];
+    CHECK(expect > 0 && (size_t)expect <= sizeof whole);
+    for (int64_t k = 0; k < expect; k++)
+        whole[k] = r.unit[(size_t)k % r.unit_len];
+    CHECK(h2b_load_grpc_reply_match(&r, 0, whole, (size_t)expect));
+    bool pieces = true;
+    for (int64_t k = 0; k < expect; k += 7)
+        pieces &= h2b_load_grpc_reply_match(&r, (uint64_t)k, whole + k,
+                                            (size_t)(expect - k < 7 ? expect - k : 7));
+    CHECK(pieces);
+    whole[expect - 1] ^= 1;
+    CHECK(!h2b_load_grpc_reply_match(&r, 0, whole, (size_t)expect));
+    CHECK(!h2b_load_grpc_reply_match(&r, (uint64_t)expect - 1, whole + expect - 1, 1));
+    h2b_load_grpc_reply_free(&r);
+    CHECK(r.unit == NULL && r.own == NULL);
+    free(b);
+}
+
+static void replies(void)
+{
+    /* Unary and Bidi: the request body itself */
+    static const uint8_t unary[] = {0, 0, 0, 0, 5, 0x0a, 3, 0, 1, 2};
+    reply_of(H2B_LOAD_GRPC_UNARY, 3, 1, unary, sizeof unary);
+    static const uint8_t bidi[] = {0, 0, 0, 0, 4, 0x0a, 2, 0, 1, 0, 0, 0, 0, 4, 0x0a, 2, 0, 1};
+    reply_of(H2B_LOAD_GRPC_BIDI, 2, 2, bidi, sizeof bidi);
+    /* ServerStream: one generated message, repeated count times */
+    static const uint8_t sstream[] = {0, 0, 0, 0, 6, 0x0a, 4, 0, 1, 2, 3};
+    reply_of(H2B_LOAD_GRPC_SERVER_STREAM, 4, 3, sstream, sizeof sstream);
+    /* ClientStream of 2 x 1 byte: messages 2, bytes 6, FNV-1a of 0a 01 00 0a 01 00 */
+    static const uint8_t m2[] = {0x0a, 1, 0, 0x0a, 1, 0};
+    uint64_t h = h2b_fnv1a(H2B_FNV_BASIS, m2, sizeof m2);
+    uint8_t cstream[5 + 5 + 8] = {0, 0, 0, 0, 13, 0x08, 2, 0x10, 6, 0x19};
+    for (int k = 0; k < 8; k++)
+        cstream[10 + k] = (uint8_t)(h >> (8 * k));
+    reply_of(H2B_LOAD_GRPC_CLIENT_STREAM, 1, 2, cstream, 5 + 5 + 8);
+    /* FNV-1a's published value for "a" */
+    CHECK_EQ_U64(h2b_fnv1a(H2B_FNV_BASIS, (const uint8_t *)"a", 1), 0xaf63dc4c8601ec8cull);
+    /* unchecked (expect -1): no reply */
+    struct h2b_load_grpc_reply r;
+    CHECK_EQ_INT(h2b_load_grpc_reply(H2B_LOAD_GRPC_GENERIC, 1, 1, unary, sizeof unary, -1, &r),
+                 H2B_OK);
+    CHECK(r.unit == NULL);
+    h2b_load_grpc_reply_free(&r);
+}
+
 static void statuses(void)
 {
     struct {
@@ -130,6 +190,7 @@ int main(void)
 {
     methods();
     bodies();
+    replies();
     statuses();
     return test_report();
 }

@@ -32,10 +32,11 @@ static int header(void *u, uint32_t slot, const uint8_t *name, size_t namelen, c
     return 0;
 }
 
-static int data_cb(void *u, uint32_t slot, size_t n)
+static int data_cb(void *u, uint32_t slot, const uint8_t *p, size_t n)
 {
     (void)u;
     (void)slot;
+    (void)p;
     (void)n;
     return 0;
 }
