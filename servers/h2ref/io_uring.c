@@ -54,9 +54,10 @@
 #include <unistd.h>
 
 #define SQ_ENTRIES 256
-#define CQ_ENTRIES (SQ_ENTRIES * 64)
-#define BUF_COUNT 256 /* provided receive buffers per worker (a power of 2) */
-#define BUF_SIZE (16 * 1024)
+#define CQ_ENTRIES (SQ_ENTRIES * 16)
+#define BUF_COUNT 128 /* provided receive buffers per worker (a power of 2) */
+#define BUF_SIZE (8 * 1024)
+#define HOLD_MAX 8 /* held input that pauses a connection's receive (epoll's 64 KiB read turn) */
 #define BUF_GROUP 0
 #define CQE_BATCH 256
 #define CQE_ROUNDS 16 /* batches per turn: timers and dirty connections run in between */
@@ -70,7 +71,12 @@ struct h2b__uconn {
     struct msghdr mh;
     struct iovec iov[H2B_OUT_IOV_MAX]; /* the send in flight (the core's array may change) */
     struct h2b_list zlink;             /* the ring's zombies, once buried with ops in flight */
+    struct h2b_list slink;             /* the ring's starved list (ENOBUFS) */
+    uint64_t send_turn;                /* the loop turn that queued the send in flight */
+    unsigned hhead, htail, nheld;      /* held input: a FIFO of buffer ids (h2b__uring.next) */
     bool recv_armed, send_busy, poll_armed, buried;
+    bool paused;  /* receive cancelled while input is held; re-armed once it is all in */
+    bool starved; /* on the starved list */
 };
 
 struct h2b__uring {
@@ -78,6 +84,11 @@ struct h2b__uring {
     struct io_uring_buf_ring *br;
     uint8_t *bufs; /* BUF_COUNT x BUF_SIZE */
     uint64_t wake; /* the eventfd's counter, read through the ring */
+    unsigned held; /* buffers held by connections */
+    uint64_t turn; /* loop turns: SQEs queued in turn T go to the kernel as turn T + 1 begins */
+    uint16_t next[BUF_COUNT]; /* held input: the next buffer of the same connection */
+    uint32_t len[BUF_COUNT];  /* held input: the bytes in the buffer */
+    struct h2b_list starved;  /* connections whose receive ended on ENOBUFS, of uconn.slink */
     bool accept_want, accept_armed;
     struct h2b_list zombies; /* closed connections waiting for their last completion */
 };
@@ -184,6 +195,109 @@ static void uflush(struct sconn *sc)
     }
     set_data(sqe, sc, OP_SEND);
     u->send_busy = true;
+    u->send_turn = sc->w->ring->turn;
+}
+
+/* Gives buffer bid back to the kernel. */
+static void buf_return(struct h2b__uring *r, unsigned bid)
+{
+    io_uring_buf_ring_add(r->br, r->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid,
+                          io_uring_buf_ring_mask(BUF_COUNT), 0);
+    io_uring_buf_ring_advance(r->br, 1);
+}
+
+/* Hands one received buffer to the core (unless sc is closed) and gives it back. */
+static void feed(struct sconn *sc, unsigned bid, uint32_t len)
+{
+    struct h2b__uring *r = sc->w->ring;
+    if (!sc->closed && !sc->lingering &&
+        h2b_conn_recv(sc->conn, r->bufs + (size_t)bid * BUF_SIZE, len) != H2B_OK)
+        h2b__conn_close(sc);
+    buf_return(r, bid);
+}
+
+/* Takes the oldest held buffer of sc; false when none is held. */
+static bool hold_pop(struct sconn *sc, unsigned *bid, uint32_t *len)
+{
+    struct h2b__uconn *u = sc->u;
+    struct h2b__uring *r = sc->w->ring;
+    if (u->nheld == 0)
+        return false;
+    *bid = u->hhead;
+    *len = r->len[u->hhead];
+    u->hhead = r->next[u->hhead];
+    u->nheld--;
+    r->held--;
+    return true;
+}
+
+/* Gives every held buffer of sc back without reading it (sc is closed). */
+static void hold_drop(struct sconn *sc)
+{
+    unsigned bid;
+    uint32_t len;
+    while (hold_pop(sc, &bid, &len))
+        buf_return(sc->w->ring, bid);
+}
+
+/* Feeds sc's held input while no send is in flight, HOLD_MAX buffers (epoll's read turn) before
+ * each flush; re-arms a paused receive once nothing is held. */
+static void feed_held(struct sconn *sc)
+{
+    struct h2b__uconn *u = sc->u;
+    while (u->nheld > 0 && !u->send_busy && !sc->closed) {
+        unsigned bid;
+        uint32_t len;
+        for (int i = 0; i < HOLD_MAX && hold_pop(sc, &bid, &len); i++)
+            feed(sc, bid, len);
+        uflush(sc);
+    }
+    if (sc->closed) {
+        hold_drop(sc);
+        return;
+    }
+    if (u->nheld == 0 && u->paused && !u->recv_armed && !sc->eof && !sc->lingering) {
+        u->paused = false;
+        arm_recv(sc);
+    }
+}
+
+/* Input of a cleartext connection. While its send has not yet had its chance (queued this turn,
+ * or handed to the kernel as this turn began and the completion not seen yet) the input is held:
+ * the epoll loop's synchronous send drains output between two reads, and the engines'
+ * backpressure (HTTP/1.1's /echo, the output queue guards) counts on output that can drain before
+ * more input comes. HOLD_MAX held pauses the receive (cancelled at once, re-armed once all is in;
+ * what the kernel had completed by then is held too, bounded by the buffer ring: the other
+ * connections meet ENOBUFS and wait on the starved list for a turn or two). A send still in
+ * flight a turn later waits for a full socket: the input goes in, as epoll's next read would, and
+ * a client that sends on without reading meets the engine's guards. */
+static void on_data(struct sconn *sc, unsigned bid, uint32_t len)
+{
+    struct h2b__uconn *u = sc->u;
+    struct h2b__uring *r = sc->w->ring;
+    if (u->send_busy && r->turn <= u->send_turn + 1) {
+        r->len[bid] = len;
+        if (u->nheld++ == 0)
+            u->hhead = bid;
+        else
+            r->next[u->htail] = (uint16_t)bid;
+        u->htail = bid;
+        r->held++;
+        if (u->nheld >= HOLD_MAX && u->recv_armed && !u->paused) {
+            u->paused = true;
+            cancel(r, sc, OP_RECV);
+            io_uring_submit(&r->ring); /* now: the kernel fills buffers as fast as data comes */
+        }
+        return;
+    }
+    unsigned hb;
+    uint32_t hl;
+    while (hold_pop(sc, &hb, &hl)) /* the older input first */
+        feed(sc, hb, hl);
+    feed(sc, bid, len);
+    if (sc->closed)
+        hold_drop(sc);
+    uflush(sc);
 }
 
 static void on_recv(struct worker *w, struct sconn *sc, const struct io_uring_cqe *cqe)
@@ -195,16 +309,10 @@ static void on_recv(struct worker *w, struct sconn *sc, const struct io_uring_cq
         u->recv_armed = false;
     if (cqe->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
-        uint8_t *buf = r->bufs + (size_t)bid * BUF_SIZE;
-        if (cqe->res > 0 && !sc->closed && !sc->lingering) {
-            if (h2b_conn_recv(sc->conn, buf, (size_t)cqe->res) != H2B_OK)
-                h2b__conn_close(sc);
-            else
-                uflush(sc);
-        }
-        io_uring_buf_ring_add(r->br, buf, BUF_SIZE, (unsigned short)bid,
-                              io_uring_buf_ring_mask(BUF_COUNT), 0);
-        io_uring_buf_ring_advance(r->br, 1);
+        if (cqe->res > 0 && !sc->closed && !sc->lingering)
+            on_data(sc, bid, (uint32_t)cqe->res);
+        else
+            buf_return(r, bid);
     }
     if (sc->closed)
         return;
@@ -213,17 +321,50 @@ static void on_recv(struct worker *w, struct sconn *sc, const struct io_uring_cq
             h2b__conn_close(sc);
             return;
         }
+        unsigned hb;
+        uint32_t hl;
+        while (hold_pop(sc, &hb, &hl)) /* the input before the FIN first */
+            feed(sc, hb, hl);
+        if (sc->closed) {
+            hold_drop(sc);
+            return;
+        }
         sc->eof = true;
         h2b_conn_input_closed(sc->conn);
         uflush(sc);
         return;
     }
-    if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -EINTR && cqe->res != -EAGAIN) {
+    if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -EINTR && cqe->res != -EAGAIN &&
+        cqe->res != -ECANCELED) {
         h2b__conn_close(sc); /* ECONNRESET and such */
         return;
     }
-    if (!more && !sc->closed)
-        arm_recv(sc); /* ENOBUFS: this batch has returned buffers by the time it is submitted */
+    if (more || u->recv_armed || sc->closed)
+        return;
+    if (u->paused && u->nheld == 0) /* the held input went in before this end arrived */
+        u->paused = false;
+    if (u->paused)
+        return;                 /* feed_held re-arms */
+    if (cqe->res == -ENOBUFS) { /* re-armed once buffers are back (starved_rearm) */
+        if (!u->starved) {
+            u->starved = true;
+            h2b_list_insert_tail(&r->starved, &u->slink);
+        }
+        return;
+    }
+    arm_recv(sc);
+}
+
+/* Re-arms the receives that ended on ENOBUFS, once the kernel has buffers again. */
+static void starved_rearm(struct h2b__uring *r)
+{
+    if (r->held >= BUF_COUNT)
+        return;
+    for (struct h2b__uconn *u; (u = H2B_LIST_POP(&r->starved, struct h2b__uconn, slink)) != NULL;) {
+        u->starved = false;
+        if (!u->owner->closed && !u->recv_armed && !u->paused)
+            arm_recv(u->owner);
+    }
 }
 
 static void on_send(struct sconn *sc, int res)
@@ -237,7 +378,8 @@ static void on_send(struct sconn *sc, int res)
     }
     if (res > 0)
         h2b_conn_sent(sc->conn, (size_t)res);
-    uflush(sc); /* the rest of a short send, and what was queued meanwhile */
+    uflush(sc);    /* the rest of a short send, and what was queued meanwhile */
+    feed_held(sc); /* the input that waited for it */
 }
 
 static void on_accept(struct worker *w, const struct io_uring_cqe *cqe, uint64_t now)
@@ -322,6 +464,7 @@ void *h2b__uring_worker_main(void *arg)
         } else {
             io_uring_submit_and_wait_timeout(&r->ring, &first, 1, NULL, NULL);
         }
+        r->turn++;
         uint64_t now = h2b_clock_now_ns();
         h2b_conn_ctx_tick(w->ctx, now);
         struct io_uring_cqe *cqes[CQE_BATCH];
@@ -333,6 +476,7 @@ void *h2b__uring_worker_main(void *arg)
             if (got < CQE_BATCH)
                 break;
         }
+        starved_rearm(r);
         if (h2b__worker_turn_end(w, now, dirty_flush))
             break;
     }
@@ -368,6 +512,11 @@ void h2b__uring_release(struct sconn *sc)
 {
     struct h2b__uconn *u = sc->u;
     struct h2b__uring *r = sc->w->ring;
+    hold_drop(sc);
+    if (u->starved) {
+        h2b_list_unlink(&u->slink);
+        u->starved = false;
+    }
     if (u->recv_armed)
         cancel(r, sc, OP_RECV);
     if (u->send_busy)
@@ -414,6 +563,7 @@ int h2b__uring_init(struct worker *w, char *why, size_t cap)
         return H2B_ERR_NOMEM;
     }
     h2b_list_init(&r->zombies);
+    h2b_list_init(&r->starved);
     struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
                                 .cq_entries = CQ_ENTRIES};
     int rc = io_uring_queue_init_params(SQ_ENTRIES, &r->ring, &p);
@@ -446,9 +596,7 @@ int h2b__uring_init(struct worker *w, char *why, size_t cap)
         goto out_bufs;
     }
     for (unsigned i = 0; i < BUF_COUNT; i++)
-        io_uring_buf_ring_add(r->br, r->bufs + (size_t)i * BUF_SIZE, BUF_SIZE, (unsigned short)i,
-                              io_uring_buf_ring_mask(BUF_COUNT), (int)i);
-    io_uring_buf_ring_advance(r->br, BUF_COUNT);
+        buf_return(r, i);
     /* The wake read goes through the ring, which waits only on a blocking file (a non-blocking
      * one completes with -EAGAIN); writers never block on an eventfd short of 2^64 - 2. */
     int fl = fcntl(w->evfd, F_GETFL);
