@@ -130,9 +130,9 @@ void h2b__accepted(struct server *srv, int fd, const struct sockaddr_storage *ss
 /* How long to sleep: until the next timer, 0 with work pending, NULL for ever. */
 struct timespec *h2b__worker_timeout(struct worker *w, uint64_t now, struct timespec *ts);
 
-/* The end of one loop turn: more-to-read, dirty connections, lingering, drain. flush flushes a
- * dirty connection. Returns true when the worker is done. */
-bool h2b__worker_turn_end(struct worker *w, uint64_t now, void (*flush)(struct sconn *));
+/* The end of one io_uring loop turn: more-to-read, dirty connections (h2b__uring_flush),
+ * lingering, drain. Returns true when the worker is done. */
+bool h2b__worker_turn_end(struct worker *w, uint64_t now);
 
 /* Frees what is left at the worker's exit (every connection closed, the grave buried). */
 void h2b__worker_close_all(struct worker *w);
@@ -143,6 +143,9 @@ void h2b__worker_close_all(struct worker *w);
  * one-line reason in why[0..cap) (io_uring refused, missing, or built without liburing); w is
  * then left on epoll. H2B_URING_FAIL=1 in the environment forces the failure (tests). */
 int h2b__uring_init(struct worker *w, char *why, size_t cap);
+
+/* Flushes sc's output: a send through the ring (one in flight), or TLS's synchronous path. */
+void h2b__uring_flush(struct sconn *sc);
 
 /* Starts (on) or stops w's multishot accept on its listener w->lfd. */
 void h2b__uring_listen(struct worker *w, bool on);
@@ -157,12 +160,9 @@ void *h2b__uring_worker_main(void *arg);
  * H2B_ERR_NOMEM. */
 int h2b__uring_adopt(struct sconn *sc);
 
-/* sc was closed: cancels its operations; the connection core, the socket and sc are freed at
- * its last completion (or by h2b__uring_free). */
+/* sc was closed: cancels its operations and puts it in the ring's grave; the connection core,
+ * the socket and sc are freed at the turn's end or at its last completion (or by
+ * h2b__uring_free). */
 void h2b__uring_release(struct sconn *sc);
-
-/* Frees the closed sc (from the grave), or, with operations still in flight, keeps it until the
- * last of them completes. */
-void h2b__uring_bury(struct sconn *sc);
 
 #endif

@@ -90,6 +90,7 @@ struct h2b__uring {
     uint32_t len[BUF_COUNT];  /* held input: the bytes in the buffer */
     struct h2b_list starved;  /* connections whose receive ended on ENOBUFS, of uconn.slink */
     bool accept_want, accept_armed;
+    struct h2b_list grave;   /* closed this turn, of sconn.link: freed at its end (bury) */
     struct h2b_list zombies; /* closed connections waiting for their last completion */
 };
 
@@ -436,10 +437,18 @@ static void on_cqe(struct worker *w, const struct io_uring_cqe *cqe, uint64_t no
     }
 }
 
-/* Flushes a dirty connection (the turn's end). */
-static void dirty_flush(struct sconn *sc)
+/* Frees the connections closed this turn; those with operations in flight wait for the last
+ * completion (on_cqe) among the zombies. */
+static void bury(struct h2b__uring *r)
 {
-    uflush(sc);
+    for (struct sconn *sc; (sc = H2B_LIST_POP(&r->grave, struct sconn, link)) != NULL;) {
+        if (busy(sc->u)) {
+            sc->u->buried = true;
+            h2b_list_insert_tail(&r->zombies, &sc->u->zlink);
+        } else {
+            final_free(sc);
+        }
+    }
 }
 
 void *h2b__uring_worker_main(void *arg)
@@ -477,10 +486,19 @@ void *h2b__uring_worker_main(void *arg)
                 break;
         }
         starved_rearm(r);
-        if (h2b__worker_turn_end(w, now, dirty_flush))
+        if (w->listen_pause && now >= w->listen_pause && !w->draining) {
+            h2b__uring_listen(w, true); /* the pause after EMFILE is over */
+            w->listen_pause = 0;
+        }
+        bool done = h2b__worker_turn_end(w, now);
+        if (w->draining && r->accept_want)
+            h2b__uring_listen(w, false);
+        bury(r);
+        if (done)
             break;
     }
     h2b__worker_close_all(w);
+    bury(r);
     io_uring_submit(&r->ring); /* the cancels; the rest completes in h2b__uring_free */
     return NULL;
 }
@@ -517,22 +535,13 @@ void h2b__uring_release(struct sconn *sc)
         h2b_list_unlink(&u->slink);
         u->starved = false;
     }
+    h2b_list_insert_head(&r->grave, &sc->link);
     if (u->recv_armed)
         cancel(r, sc, OP_RECV);
     if (u->send_busy)
         cancel(r, sc, OP_SEND); /* the core holds the bytes it reads: freed after its CQE */
     if (u->poll_armed)
         cancel(r, sc, OP_POLL);
-}
-
-void h2b__uring_bury(struct sconn *sc)
-{
-    if (busy(sc->u)) {
-        sc->u->buried = true;
-        h2b_list_insert_tail(&sc->w->ring->zombies, &sc->u->zlink);
-        return;
-    }
-    final_free(sc);
 }
 
 /* Why this kernel cannot run the backend, or NULL: multishot receive needs Linux 6.0. */
@@ -563,6 +572,7 @@ int h2b__uring_init(struct worker *w, char *why, size_t cap)
         return H2B_ERR_NOMEM;
     }
     h2b_list_init(&r->zombies);
+    h2b_list_init(&r->grave);
     h2b_list_init(&r->starved);
     struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
                                 .cq_entries = CQ_ENTRIES};
@@ -635,7 +645,17 @@ void h2b__uring_free(struct worker *w)
         fcntl(w->evfd, F_SETFL, fl | O_NONBLOCK);
 }
 
+void h2b__uring_flush(struct sconn *sc)
+{
+    uflush(sc);
+}
+
 #else /* built without liburing: serve --io uring falls back to epoll */
+
+void h2b__uring_flush(struct sconn *sc)
+{
+    (void)sc;
+}
 
 int h2b__uring_init(struct worker *w, char *why, size_t cap)
 {
@@ -670,11 +690,6 @@ int h2b__uring_adopt(struct sconn *sc)
 void h2b__uring_release(struct sconn *sc)
 {
     (void)sc;
-}
-
-void h2b__uring_bury(struct sconn *sc)
-{
-    free(sc);
 }
 
 #endif

@@ -193,10 +193,11 @@ static void conn_close(struct sconn *sc)
     ip_release(w->srv, sc->ip);
     sc->ip = NULL;
     atomic_fetch_sub(&w->srv->nconns, 1);
-    if (sc->u) /* io_uring: the core, the socket and sc wait for the last completion */
+    if (sc->u) { /* io_uring: the core, the socket and sc wait for the last completion */
         h2b__uring_release(sc);
-    else
-        close(sc->fd);
+        return;
+    }
+    close(sc->fd);
     h2b_list_insert_head(&w->grave, &sc->link);
 }
 
@@ -502,7 +503,7 @@ static void worker_wake(struct worker *w)
 }
 
 /* Adopts what the accepting thread queued (the eventfd was read). */
-static void adopt_queued(struct worker *w)
+static inline __attribute__((always_inline)) void adopt_queued(struct worker *w)
 {
     struct handoff hs[64];
     for (;;) {
@@ -533,10 +534,6 @@ static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worke
 
 static void listener_watch(struct worker *w, bool on)
 {
-    if (w->ring) {
-        h2b__uring_listen(w, on);
-        return;
-    }
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listener_tag};
     epoll_ctl(w->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, w->lfd, &ev);
 }
@@ -563,7 +560,7 @@ static struct timespec *worker_timeout(struct worker *w, uint64_t now, struct ti
     return ts;
 }
 
-static void worker_start_drain(struct worker *w, uint64_t now)
+static inline __attribute__((always_inline)) void worker_start_drain(struct worker *w, uint64_t now)
 {
     if (w->lfd >= 0 && !w->listen_pause)
         listener_watch(w, false);
@@ -582,7 +579,7 @@ static void worker_start_drain(struct worker *w, uint64_t now)
 
 /* One bounded turn for each connection that may hold more input (those that still do go on the
  * list again, for the next turn). */
-static void more_turn(struct worker *w)
+static inline __attribute__((always_inline)) void more_turn(struct worker *w)
 {
     struct h2b_list turn;
     h2b_list_take(&turn, &w->more);
@@ -596,17 +593,14 @@ static void more_turn(struct worker *w)
 static void bury(struct worker *w)
 {
     for (struct sconn *sc; (sc = H2B_LIST_POP(&w->grave, struct sconn, link)) != NULL;) {
-        if (sc->u)
-            h2b__uring_bury(sc); /* now, or at its last completion */
-        else
-            free(sc);
+        free(sc);
     }
 }
 
-/* The end of a loop turn (both loops; inlined, flush a constant: the epoll loop pays no call).
+/* The end of a loop turn (both loops; inlined, uring a constant: the epoll loop pays nothing).
  * Returns true when the worker is done. */
 static inline __attribute__((always_inline)) bool turn_end(struct worker *w, uint64_t now,
-                                                           void (*flush)(struct sconn *))
+                                                           bool uring)
 {
     if (!h2b_list_empty(&w->more))
         more_turn(w);
@@ -615,8 +609,10 @@ static inline __attribute__((always_inline)) bool turn_end(struct worker *w, uin
         struct sconn *sc = h2b_conn_user(c);
         if (h2b_conn_fatal(c))
             conn_close(sc);
+        else if (uring)
+            h2b__uring_flush(sc);
         else
-            flush(sc);
+            conn_flush(sc);
     }
     for (struct sconn *sc;
          (sc = H2B_LIST_FIRST(&w->linger, struct sconn, rlink)) != NULL && sc->linger_until <= now;)
@@ -686,7 +682,7 @@ static void *worker_main(void *arg)
                 continue;
             conn_event(sc, evs[i].events);
         }
-        if (turn_end(w, now, conn_flush))
+        if (turn_end(w, now, false))
             break;
     }
     close_all(w);
@@ -888,7 +884,8 @@ static void admit(struct server *srv, int fd, const struct sockaddr_storage *ss,
 /* Accepts until EAGAIN (bounded); returns false when accept should pause (EMFILE and such).
  * Connections go to direct when given (a single worker accepting in its own loop), otherwise
  * round-robin through the workers' queues. */
-static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worker *direct)
+static __attribute__((noinline)) bool accept_burst(struct server *srv, int lfd, unsigned *rr,
+                                                   struct worker *direct)
 {
     for (int i = 0; i < ACCEPT_BURST; i++) {
         struct sockaddr_storage ss;
@@ -987,7 +984,10 @@ int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
     bool direct = srv->nworkers == 1;
     if (direct) {
         srv->w[0].lfd = lfd;
-        listener_watch(&srv->w[0], true);
+        if (srv->w[0].ring)
+            h2b__uring_listen(&srv->w[0], true);
+        else
+            listener_watch(&srv->w[0], true);
     }
     for (; started < srv->nworkers; started++) {
         void *(*loop)(void *) = srv->io == H2B_IO_URING ? h2b__uring_worker_main : worker_main;
@@ -1096,9 +1096,9 @@ struct timespec *h2b__worker_timeout(struct worker *w, uint64_t now, struct time
     return worker_timeout(w, now, ts);
 }
 
-bool h2b__worker_turn_end(struct worker *w, uint64_t now, void (*flush)(struct sconn *))
+bool h2b__worker_turn_end(struct worker *w, uint64_t now)
 {
-    return turn_end(w, now, flush);
+    return turn_end(w, now, true);
 }
 
 void h2b__worker_close_all(struct worker *w)
