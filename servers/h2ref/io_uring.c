@@ -94,12 +94,16 @@ struct h2b__uring {
     struct h2b_list zombies; /* closed connections waiting for their last completion */
 };
 
-/* The next SQE; a full queue is submitted first (never dropped). */
+/* The next SQE; a full queue is submitted first (never dropped). A kernel that refuses to
+ * submit while completions overflowed (-EBUSY) gets them flushed into the CQ ring first (the
+ * loop consumes each batch before handling it, so there is room). */
 static struct io_uring_sqe *get_sqe(struct h2b__uring *r)
 {
     struct io_uring_sqe *sqe;
-    while ((sqe = io_uring_get_sqe(&r->ring)) == NULL)
-        io_uring_submit(&r->ring);
+    while ((sqe = io_uring_get_sqe(&r->ring)) == NULL) {
+        if (io_uring_submit(&r->ring) == -EBUSY)
+            io_uring_get_events(&r->ring);
+    }
     return sqe;
 }
 
@@ -477,11 +481,16 @@ void *h2b__uring_worker_main(void *arg)
         uint64_t now = h2b_clock_now_ns();
         h2b_conn_ctx_tick(w->ctx, now);
         struct io_uring_cqe *cqes[CQE_BATCH];
+        struct io_uring_cqe batch[CQE_BATCH];
         for (int round = 0; round < CQE_ROUNDS; round++) {
+            /* copied out and consumed first: the handlers' submissions never meet a CQ ring
+             * full of completions this loop still holds */
             unsigned got = io_uring_peek_batch_cqe(&r->ring, cqes, CQE_BATCH);
             for (unsigned i = 0; i < got; i++)
-                on_cqe(w, cqes[i], now);
+                batch[i] = *cqes[i];
             io_uring_cq_advance(&r->ring, got);
+            for (unsigned i = 0; i < got; i++)
+                on_cqe(w, &batch[i], now);
             if (got < CQE_BATCH)
                 break;
         }
