@@ -72,6 +72,7 @@ struct h2b__uconn {
     struct iovec iov[H2B_OUT_IOV_MAX]; /* the send in flight (the core's array may change) */
     struct h2b_list zlink;             /* the ring's zombies, once buried with ops in flight */
     struct h2b_list slink;             /* the ring's starved list (ENOBUFS) */
+    struct h2b_list hlink;             /* the ring's holders, while input is held */
     uint64_t send_turn;                /* the loop turn that queued the send in flight */
     unsigned hhead, htail, nheld;      /* held input: a FIFO of buffer ids (h2b__uring.next) */
     bool recv_armed, send_busy, poll_armed, buried;
@@ -89,6 +90,7 @@ struct h2b__uring {
     uint16_t next[BUF_COUNT]; /* held input: the next buffer of the same connection */
     uint32_t len[BUF_COUNT];  /* held input: the bytes in the buffer */
     struct h2b_list starved;  /* connections whose receive ended on ENOBUFS, of uconn.slink */
+    struct h2b_list holders;  /* connections holding input, of uconn.hlink */
     bool accept_want, accept_armed;
     struct h2b_list grave;   /* closed this turn, of sconn.link: freed at its end (bury) */
     struct h2b_list zombies; /* closed connections waiting for their last completion */
@@ -231,7 +233,8 @@ static bool hold_pop(struct sconn *sc, unsigned *bid, uint32_t *len)
     *bid = u->hhead;
     *len = r->len[u->hhead];
     u->hhead = r->next[u->hhead];
-    u->nheld--;
+    if (--u->nheld == 0)
+        h2b_list_unlink(&u->hlink);
     r->held--;
     return true;
 }
@@ -267,6 +270,33 @@ static void feed_held(struct sconn *sc)
     }
 }
 
+/* The turn's end: a connection whose send has been in the kernel a whole turn waits for a full
+ * socket (a peer that does not read): its held input goes in, as epoll's reads would have put it,
+ * and its receive resumes, so the engine's guards see what the peer sends and the buffers go
+ * back to the ring instead of waiting for the slow-client timeout. */
+static void holders_turn(struct h2b__uring *r)
+{
+    struct h2b_list *pos, *tmp;
+    H2B_LIST_FOREACH_SAFE(pos, tmp, &r->holders)
+    {
+        struct h2b__uconn *u = H2B_LIST_ENTRY(pos, struct h2b__uconn, hlink);
+        struct sconn *sc = u->owner;
+        if (u->send_busy && r->turn <= u->send_turn + 1)
+            continue; /* its send has not had its chance yet */
+        unsigned bid;
+        uint32_t len;
+        while (hold_pop(sc, &bid, &len))
+            feed(sc, bid, len);
+        if (sc->closed)
+            continue;
+        if (u->paused && !u->recv_armed && !sc->eof && !sc->lingering) {
+            u->paused = false;
+            arm_recv(sc);
+        }
+        uflush(sc);
+    }
+}
+
 /* Input of a cleartext connection. While its send has not yet had its chance (queued this turn,
  * or handed to the kernel as this turn began and the completion not seen yet) the input is held:
  * the epoll loop's synchronous send drains output between two reads, and the engines'
@@ -282,9 +312,10 @@ static void on_data(struct sconn *sc, unsigned bid, uint32_t len)
     struct h2b__uring *r = sc->w->ring;
     if (u->send_busy && r->turn <= u->send_turn + 1) {
         r->len[bid] = len;
-        if (u->nheld++ == 0)
+        if (u->nheld++ == 0) {
             u->hhead = bid;
-        else
+            h2b_list_insert_tail(&r->holders, &u->hlink);
+        } else
             r->next[u->htail] = (uint16_t)bid;
         u->htail = bid;
         r->held++;
@@ -470,6 +501,10 @@ void *h2b__uring_worker_main(void *arg)
     for (;;) {
         struct timespec ts;
         const struct timespec *tmo = h2b__worker_timeout(w, h2b_clock_now_ns(), &ts);
+        if (!h2b_list_empty(&r->holders)) { /* held input: its send gets one turn (holders_turn) */
+            ts = (struct timespec){0};
+            tmo = &ts;
+        }
         struct io_uring_cqe *first;
         if (tmo) {
             struct __kernel_timespec kts = {.tv_sec = tmo->tv_sec, .tv_nsec = tmo->tv_nsec};
@@ -494,6 +529,7 @@ void *h2b__uring_worker_main(void *arg)
             if (got < CQE_BATCH)
                 break;
         }
+        holders_turn(r);
         starved_rearm(r);
         if (w->listen_pause && now >= w->listen_pause && !w->draining) {
             h2b__uring_listen(w, true); /* the pause after EMFILE is over */
@@ -583,6 +619,7 @@ int h2b__uring_init(struct worker *w, char *why, size_t cap)
     h2b_list_init(&r->zombies);
     h2b_list_init(&r->grave);
     h2b_list_init(&r->starved);
+    h2b_list_init(&r->holders);
     struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
                                 .cq_entries = CQ_ENTRIES};
     int rc = io_uring_queue_init_params(SQ_ENTRIES, &r->ring, &p);

@@ -98,4 +98,27 @@ EOF
     expect_eq "$name: server exit" "$rc" 0
     expect_eq "$name: stderr empty" "$(cat "$TMP/$name.err")" ""
 done
+
+# 4. A client that uploads to /echo and never reads: on epoll the engine's output-queue guard cuts
+# it once its input backs up; on uring too (input held behind a send that cannot complete goes in
+# after a turn), not only when the slow-client timeout (60 s here) would.
+H2B_TEST_IO=uring start_serve noread --threads 1 --slow-timeout 60s || { finish; exit; }
+python3 - "$(url_port "$SERVE_URL")" <<'EOF2'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+body = 64 << 20
+s.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % body)
+s.settimeout(30)  # a bound only: the guard answers at once
+chunk, sent = b"x" * 65536, 0
+try:
+    while sent < body:
+        sent += s.send(chunk)
+except OSError:
+    pass  # reset by the server's guard: what this case waits for
+EOF2
+expect_match "noread: cut by the output queue guard" "$(stats_field "$SERVE_URL" guard_outbound_queue)" '^[1-9]'
+expect_eq "noread: serves after" "$(curl -s "$SERVE_URL/hello")" "Hello, World!"
+stop_serve "$SERVE_PID"; rc=$?
+expect_eq "noread server exit" "$rc" 0
 finish
