@@ -27,7 +27,7 @@ count() {
     SPID=$!
     local url=
     for _ in $(seq 100); do
-        url=$(sed -n 's/^listening on //p' "$TMP/serve.out")
+        url=$(sed -n 's/^listening on //p' "$TMP/serve.out" 2>/dev/null)
         [ -n "$url" ] && break
         sleep 0.05
     done
