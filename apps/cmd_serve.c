@@ -64,6 +64,11 @@ static void usage(FILE *f)
         "                          implies --tls\n"
         "  --h3-no-retry           accept QUIC connections without a Retry round trip\n"
         "                          (default: every new connection proves its address)\n"
+        "  --io epoll|uring        how workers move bytes: epoll readiness with recv/send (the\n"
+        "                          default), or io_uring (multishot accept and receive into\n"
+        "                          provided buffers, sends batched per loop turn; TLS\n"
+        "                          connections poll through the ring); uring falls back to\n"
+        "                          epoll, with one line on stderr, when io_uring is refused\n"
         "  --help                  this text\n\n"
         "endpoints: / and /hello, /bytes/N, POST /sink, POST /echo, /status/NNN, "
         "/delay/MS,\n"
@@ -97,7 +102,8 @@ enum {
     O_HELP,
     O_H3,
     O_H3_NO_RETRY,
-    O_ENGINE
+    O_ENGINE,
+    O_IO
 };
 
 static const struct option options[] = {
@@ -128,6 +134,7 @@ static const struct option options[] = {
     {"h3", no_argument, NULL, O_H3},
     {"h3-no-retry", no_argument, NULL, O_H3_NO_RETRY},
     {"engine", required_argument, NULL, O_ENGINE},
+    {"io", required_argument, NULL, O_IO},
     {NULL, 0, NULL, 0},
 };
 
@@ -258,6 +265,14 @@ static int serve_option(struct serve_opts *o, int opt, const char *arg)
         else
             rc = H2B_ERR_INVAL;
         break;
+    case O_IO:
+        if (strcmp(arg, "epoll") == 0)
+            cfg->io = H2B_IO_EPOLL;
+        else if (strcmp(arg, "uring") == 0)
+            cfg->io = H2B_IO_URING;
+        else
+            rc = H2B_ERR_INVAL;
+        break;
     default: /* 'h', O_HELP */
         return 1;
     }
@@ -269,13 +284,14 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 {
     h2b_server_config_defaults(&o->cfg);
     o->cfg.ready = stdout;
+    o->cfg.notice = stderr;
     o->threads_set = o->h3 = false;
     o->h3_retry = true;
     int opt;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt != 'h' && (opt < O_HOST || opt > O_ENGINE))
+        if (opt != 'h' && (opt < O_HOST || opt > O_IO))
             return h2b_cmd_bad_option("serve", argv[optind - 1], options);
         int rc = serve_option(o, opt, optarg);
         if (rc == 1) {

@@ -34,6 +34,7 @@
 #include "core/cpu.h"
 #include "core/error.h"
 #include "core/list.h"
+#include "h2ref/io.h"
 #include "h2ref/tls.h"
 
 #include <errno.h>
@@ -61,77 +62,6 @@
 #define LINGER_NS (2 * H2B_NS_PER_SEC)
 #define MAX_EVENTS 256
 #define ACCEPT_BURST 256
-#define IP_BUCKETS 1024
-
-/* Open connections of one source address (--max-connections-per-ip). */
-struct ipent {
-    struct h2b_list link; /* its bucket */
-    uint8_t addr[16];
-    uint8_t len; /* 4 or 16 */
-    uint32_t n;
-};
-
-/* A connection on its way from the accepting thread to a worker. */
-struct handoff {
-    int fd;
-    struct ipent *ip;
-};
-
-struct worker;
-
-struct sconn {
-    struct h2b_list link;  /* worker's connections; once closed, the grave */
-    struct h2b_list rlink; /* more-to-read list, or linger list */
-    struct worker *w;
-    struct h2b_conn *conn;
-    SSL *ssl;
-    struct ipent *ip; /* source address count, or NULL without a per-address limit */
-    int fd;
-    bool in_rlist, lingering, handshaking, write_blocked, closed;
-    bool rdhup; /* EPOLLRDHUP seen: the peer's FIN is queued behind the data, read until it */
-    bool eof;   /* read() returned 0 */
-    uint64_t linger_until;
-};
-
-struct server;
-
-struct worker {
-    struct server *srv;
-    int idx;
-    int cpu;
-    pthread_t th;
-    int ep;
-    int evfd;
-    struct h2b_conn_ctx *ctx;
-    pthread_mutex_t lock;
-    struct handoff *queue;
-    size_t qlen, qcap;
-    atomic_bool stop;
-    uint8_t *rbuf;
-    struct h2b_list conns;
-    size_t nconns;
-    struct h2b_list more, linger; /* of sconn.rlink */
-    struct h2b_list grave;        /* closed this turn, freed at its end */
-    bool draining;
-    bool no_pwait2;        /* epoll_pwait2 is missing: millisecond epoll_wait instead */
-    int lfd;               /* the listener, when this worker accepts itself (one worker) */
-    uint64_t listen_pause; /* accept paused (EMFILE) until then; 0: accepting */
-    uint64_t drain_until;
-};
-
-struct server {
-    struct h2b_server_config cfg;
-    SSL_CTX *ssl;
-    int docroot_fd;
-    int nworkers;
-    struct worker *w;
-    atomic_uint nconns;
-    _Atomic uint64_t mem_used;      /* buffers held by all workers (--memory-budget) */
-    struct h2b_files files;         /* open docroot files (handlers.h's budgets) */
-    struct h2b_stats stats;         /* written by the accepting thread only */
-    pthread_mutex_t ip_lock;        /* the accepting thread counts up, workers count down */
-    struct h2b_list ip[IP_BUCKETS]; /* of ipent, by a hash of the address */
-};
 
 /* ---- connections per source address ---- */
 
@@ -161,7 +91,7 @@ static struct h2b_list *ip_bucket(struct server *srv, const uint8_t *key, uint8_
     uint32_t h = 2166136261u; /* FNV-1a */
     for (uint8_t i = 0; i < len; i++)
         h = (h ^ key[i]) * 16777619u;
-    return &srv->ip[h % IP_BUCKETS];
+    return &srv->ip[h % H2B_IP_BUCKETS];
 }
 
 /* Counts one more connection from ss; false when its address is at the limit (or no memory).
@@ -233,7 +163,11 @@ static int stats_json(void *arg, char *buf, size_t cap)
     h2b_stats_accumulate(&sum, &srv->stats);
     for (int i = 0; i < srv->nworkers; i++)
         h2b_stats_accumulate(&sum, h2b_conn_ctx_stats(srv->w[i].ctx));
-    return h2b_stats_json(&sum, h2b_alloc_counting_available(), buf, cap);
+    int len = h2b_stats_json(&sum, h2b_alloc_counting_available(), buf, cap);
+    if (len < 0)
+        return len;
+    return h2b_stats_json_io(buf, cap, len, srv->io == H2B_IO_URING ? "uring" : "epoll",
+                             srv->io_fallback);
 }
 
 /* ---- connection life ---- */
@@ -249,14 +183,20 @@ static void conn_close(struct sconn *sc)
     sc->in_rlist = false;
     h2b_list_unlink(&sc->link);
     w->nconns--;
-    h2b_conn_del(sc->conn);
-    sc->conn = NULL;
+    if (!sc->u) {
+        h2b_conn_del(sc->conn);
+        sc->conn = NULL;
+    }
     SSL_free(sc->ssl);
     sc->ssl = NULL;
     /* release the slots before close(): a client that saw the close may connect again at once */
     ip_release(w->srv, sc->ip);
     sc->ip = NULL;
     atomic_fetch_sub(&w->srv->nconns, 1);
+    if (sc->u) { /* io_uring: the core, the socket and sc wait for the last completion */
+        h2b__uring_release(sc);
+        return;
+    }
     close(sc->fd);
     h2b_list_insert_head(&w->grave, &sc->link);
 }
@@ -491,6 +431,24 @@ static void conn_readable(struct sconn *sc)
         plain_read(sc);
 }
 
+/* Readiness events on sc (both loops: epoll's, and io_uring's for TLS connections). */
+static inline __attribute__((always_inline)) void conn_event(struct sconn *sc, uint32_t e)
+{
+    /* EPOLLOUT is in nearly every event mask (the socket is writable); only a
+     * connection that was blocked or is handshaking has something to resume. */
+    if ((e & EPOLLOUT) && (sc->write_blocked || sc->handshaking)) {
+        sc->write_blocked = false;
+        if (sc->handshaking)
+            tls_handshake(sc);
+        else
+            conn_flush(sc);
+    }
+    if (e & (EPOLLRDHUP | EPOLLHUP))
+        sc->rdhup = true;
+    if (e & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
+        conn_readable(sc);
+}
+
 static void conn_adopt(struct worker *w, int fd, struct ipent *ip)
 {
     struct server *srv = w->srv;
@@ -512,9 +470,15 @@ static void conn_adopt(struct worker *w, int fd, struct ipent *ip)
     /* cleartext: the h2c preface or an HTTP/1.1 request, told apart by the first bytes */
     if (!srv->ssl && h2b_conn_set_proto(sc->conn, H2B_PROTO_DETECT) != H2B_OK)
         goto out_conn;
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = sc};
-    if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-        goto out_conn;
+    if (w->ring) {
+        if (h2b__uring_adopt(sc) != H2B_OK)
+            goto out_conn;
+    } else {
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                                 .data.ptr = sc};
+        if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+            goto out_conn;
+    }
     h2b_list_insert_head(&w->conns, &sc->link);
     w->nconns++;
     if (w->draining)
@@ -538,11 +502,9 @@ static void worker_wake(struct worker *w)
     (void)r; /* a full counter still wakes the worker */
 }
 
-static void worker_adopt_queue(struct worker *w)
+/* Adopts what the accepting thread queued (the eventfd was read). */
+static inline __attribute__((always_inline)) void adopt_queued(struct worker *w)
 {
-    uint64_t v;
-    ssize_t r = read(w->evfd, &v, sizeof v);
-    (void)r;
     struct handoff hs[64];
     for (;;) {
         size_t n = 0;
@@ -555,6 +517,14 @@ static void worker_adopt_queue(struct worker *w)
         for (size_t i = 0; i < n; i++)
             conn_adopt(w, hs[i].fd, hs[i].ip);
     }
+}
+
+static void worker_adopt_queue(struct worker *w)
+{
+    uint64_t v;
+    ssize_t r = read(w->evfd, &v, sizeof v);
+    (void)r;
+    adopt_queued(w);
 }
 
 /* epoll data of a listener registered in a worker's own loop. */
@@ -590,7 +560,7 @@ static struct timespec *worker_timeout(struct worker *w, uint64_t now, struct ti
     return ts;
 }
 
-static void worker_start_drain(struct worker *w, uint64_t now)
+static inline __attribute__((always_inline)) void worker_start_drain(struct worker *w, uint64_t now)
 {
     if (w->lfd >= 0 && !w->listen_pause)
         listener_watch(w, false);
@@ -609,7 +579,7 @@ static void worker_start_drain(struct worker *w, uint64_t now)
 
 /* One bounded turn for each connection that may hold more input (those that still do go on the
  * list again, for the next turn). */
-static void more_turn(struct worker *w)
+static inline __attribute__((always_inline)) void more_turn(struct worker *w)
 {
     struct h2b_list turn;
     h2b_list_take(&turn, &w->more);
@@ -622,8 +592,46 @@ static void more_turn(struct worker *w)
 /* Frees the connections closed this turn. */
 static void bury(struct worker *w)
 {
-    for (struct sconn *sc; (sc = H2B_LIST_POP(&w->grave, struct sconn, link)) != NULL;)
+    for (struct sconn *sc; (sc = H2B_LIST_POP(&w->grave, struct sconn, link)) != NULL;) {
         free(sc);
+    }
+}
+
+/* The end of a loop turn (both loops; inlined, uring a constant: the epoll loop pays nothing).
+ * Returns true when the worker is done. */
+static inline __attribute__((always_inline)) bool turn_end(struct worker *w, uint64_t now,
+                                                           bool uring)
+{
+    if (!h2b_list_empty(&w->more))
+        more_turn(w);
+    struct h2b_conn *c;
+    while ((c = h2b_conn_ctx_pop_dirty(w->ctx)) != NULL) {
+        struct sconn *sc = h2b_conn_user(c);
+        if (h2b_conn_fatal(c))
+            conn_close(sc);
+        else if (uring)
+            h2b__uring_flush(sc);
+        else
+            conn_flush(sc);
+    }
+    for (struct sconn *sc;
+         (sc = H2B_LIST_FIRST(&w->linger, struct sconn, rlink)) != NULL && sc->linger_until <= now;)
+        conn_close(sc);
+    if (w->listen_pause && now >= w->listen_pause && !w->draining) {
+        listener_watch(w, true);
+        w->listen_pause = 0;
+    }
+    if (atomic_load_explicit(&w->stop, memory_order_acquire) && !w->draining)
+        worker_start_drain(w, now);
+    bury(w);
+    return w->draining && (w->nconns == 0 || now >= w->drain_until);
+}
+
+static void close_all(struct worker *w)
+{
+    for (struct sconn *sc; (sc = H2B_LIST_FIRST(&w->conns, struct sconn, link)) != NULL;)
+        conn_close(sc);
+    bury(w);
 }
 
 static void *worker_main(void *arg)
@@ -672,47 +680,12 @@ static void *worker_main(void *arg)
             }
             if (sc->closed)
                 continue;
-            uint32_t e = evs[i].events;
-            /* EPOLLOUT is in nearly every event mask (the socket is writable); only a
-             * connection that was blocked or is handshaking has something to resume. */
-            if ((e & EPOLLOUT) && (sc->write_blocked || sc->handshaking)) {
-                sc->write_blocked = false;
-                if (sc->handshaking)
-                    tls_handshake(sc);
-                else
-                    conn_flush(sc);
-            }
-            if (e & (EPOLLRDHUP | EPOLLHUP))
-                sc->rdhup = true;
-            if (e & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
-                conn_readable(sc);
+            conn_event(sc, evs[i].events);
         }
-        if (!h2b_list_empty(&w->more))
-            more_turn(w);
-        struct h2b_conn *c;
-        while ((c = h2b_conn_ctx_pop_dirty(w->ctx)) != NULL) {
-            struct sconn *sc = h2b_conn_user(c);
-            if (h2b_conn_fatal(c))
-                conn_close(sc);
-            else
-                conn_flush(sc);
-        }
-        for (struct sconn *sc; (sc = H2B_LIST_FIRST(&w->linger, struct sconn, rlink)) != NULL &&
-                               sc->linger_until <= now;)
-            conn_close(sc);
-        if (w->listen_pause && now >= w->listen_pause && !w->draining) {
-            listener_watch(w, true);
-            w->listen_pause = 0;
-        }
-        if (atomic_load_explicit(&w->stop, memory_order_acquire) && !w->draining)
-            worker_start_drain(w, now);
-        bury(w);
-        if (w->draining && (w->nconns == 0 || now >= w->drain_until))
+        if (turn_end(w, now, false))
             break;
     }
-    for (struct sconn *sc; (sc = H2B_LIST_FIRST(&w->conns, struct sconn, link)) != NULL;)
-        conn_close(sc);
-    bury(w);
+    close_all(w);
     return NULL;
 }
 
@@ -759,8 +732,9 @@ static int listen_on(const struct h2b_server_config *cfg, int *out, struct h2b_d
     return H2B_OK;
 }
 
-static void print_ready(const struct h2b_server_config *cfg, int lfd)
+static void print_ready(const struct server *srv, int lfd)
 {
+    const struct h2b_server_config *cfg = &srv->cfg;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     unsigned port = cfg->port;
@@ -774,6 +748,12 @@ static void print_ready(const struct h2b_server_config *cfg, int lfd)
     FILE *f = cfg->ready;
     if (!f)
         return;
+    if (cfg->io == H2B_IO_URING) { /* asked for: say what runs, before the line waited for */
+        if (srv->io == H2B_IO_URING)
+            fprintf(f, "io: uring\n");
+        else
+            fprintf(f, "io: epoll (io_uring unavailable: %s)\n", srv->io_fallback);
+    }
     fprintf(f, "listening on %s://%s%s%s:%u\n", cfg->tls ? "https" : "http", v6 ? "[" : "",
             cfg->host, v6 ? "]" : "", port);
     fflush(f);
@@ -836,6 +816,7 @@ static int worker_init(struct server *srv, struct worker *w, int idx)
 
 static void worker_free(struct worker *w)
 {
+    h2b__uring_free(w); /* before the context: connections waiting for completions go first */
     h2b_conn_ctx_del(w->ctx);
     if (w->ep >= 0)
         close(w->ep);
@@ -871,10 +852,40 @@ static bool worker_push(struct worker *w, int fd, struct ipent *ip)
     return true;
 }
 
+/* Admits the accepted fd from ss: the connection limits, then to direct or round-robin through
+ * the workers' queues (*rr). */
+static void admit(struct server *srv, int fd, const struct sockaddr_storage *ss, unsigned *rr,
+                  struct worker *direct)
+{
+    if (atomic_load(&srv->nconns) >= srv->cfg.max_connections) {
+        h2b_stats_add(&srv->stats, H2B_STAT_GUARD_MAXCONN, 1);
+        close(fd);
+        return;
+    }
+    struct ipent *ip;
+    if (!ip_acquire(srv, ss, &ip)) {
+        h2b_stats_add(&srv->stats, H2B_STAT_GUARD_MAXCONN_IP, 1);
+        close(fd);
+        return;
+    }
+    atomic_fetch_add(&srv->nconns, 1);
+    if (direct) {
+        conn_adopt(direct, fd, ip);
+        return;
+    }
+    struct worker *w = &srv->w[(*rr)++ % (unsigned)srv->nworkers];
+    if (!worker_push(w, fd, ip)) {
+        close(fd);
+        ip_release(srv, ip);
+        atomic_fetch_sub(&srv->nconns, 1);
+    }
+}
+
 /* Accepts until EAGAIN (bounded); returns false when accept should pause (EMFILE and such).
  * Connections go to direct when given (a single worker accepting in its own loop), otherwise
  * round-robin through the workers' queues. */
-static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worker *direct)
+static __attribute__((noinline)) bool accept_burst(struct server *srv, int lfd, unsigned *rr,
+                                                   struct worker *direct)
 {
     for (int i = 0; i < ACCEPT_BURST; i++) {
         struct sockaddr_storage ss;
@@ -885,30 +896,26 @@ static bool accept_burst(struct server *srv, int lfd, unsigned *rr, struct worke
                 continue;
             return errno == EAGAIN || errno == EWOULDBLOCK;
         }
-        if (atomic_load(&srv->nconns) >= srv->cfg.max_connections) {
-            h2b_stats_add(&srv->stats, H2B_STAT_GUARD_MAXCONN, 1);
-            close(fd);
-            continue;
-        }
-        struct ipent *ip;
-        if (!ip_acquire(srv, &ss, &ip)) {
-            h2b_stats_add(&srv->stats, H2B_STAT_GUARD_MAXCONN_IP, 1);
-            close(fd);
-            continue;
-        }
-        atomic_fetch_add(&srv->nconns, 1);
-        if (direct) {
-            conn_adopt(direct, fd, ip);
-            continue;
-        }
-        struct worker *w = &srv->w[(*rr)++ % (unsigned)srv->nworkers];
-        if (!worker_push(w, fd, ip)) {
-            close(fd);
-            ip_release(srv, ip);
-            atomic_fetch_sub(&srv->nconns, 1);
-        }
+        admit(srv, fd, &ss, rr, direct);
     }
     return true;
+}
+
+/* Puts every worker on io_uring, or all of them on epoll with the reason in srv->io_fallback
+ * (and one line on cfg.notice) when a ring cannot be set up. */
+static void use_uring(struct server *srv)
+{
+    for (int i = 0; i < srv->nworkers; i++) {
+        if (h2b__uring_init(&srv->w[i], srv->io_fallback, sizeof srv->io_fallback) != H2B_OK) {
+            for (int j = 0; j < i; j++)
+                h2b__uring_free(&srv->w[j]);
+            if (srv->cfg.notice)
+                fprintf(srv->cfg.notice, "h2bench serve: --io uring: %s; using epoll\n",
+                        srv->io_fallback);
+            return;
+        }
+    }
+    srv->io = H2B_IO_URING;
 }
 
 int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
@@ -920,7 +927,7 @@ int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
     srv->cfg = *cfg;
     srv->docroot_fd = -1;
     pthread_mutex_init(&srv->ip_lock, NULL);
-    for (int i = 0; i < IP_BUCKETS; i++)
+    for (int i = 0; i < H2B_IP_BUCKETS; i++)
         h2b_list_init(&srv->ip[i]);
     srv->nworkers = cfg->threads > 0 ? cfg->threads : h2b_cpu_online();
     int lfd = -1, sfd = -1, started = 0;
@@ -970,20 +977,27 @@ int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
             goto out_workers;
         }
     }
+    srv->io = H2B_IO_EPOLL;
+    if (cfg->io == H2B_IO_URING)
+        use_uring(srv);
     /* One worker accepts in its own loop: no handoff, no thread switch per connection. */
     bool direct = srv->nworkers == 1;
     if (direct) {
         srv->w[0].lfd = lfd;
-        listener_watch(&srv->w[0], true);
+        if (srv->w[0].ring)
+            h2b__uring_listen(&srv->w[0], true);
+        else
+            listener_watch(&srv->w[0], true);
     }
     for (; started < srv->nworkers; started++) {
-        if (pthread_create(&srv->w[started].th, NULL, worker_main, &srv->w[started]) != 0) {
+        void *(*loop)(void *) = srv->io == H2B_IO_URING ? h2b__uring_worker_main : worker_main;
+        if (pthread_create(&srv->w[started].th, NULL, loop, &srv->w[started]) != 0) {
             h2b_diag_at(d, NULL, 0, 0, "cannot start worker threads");
             rc = H2B_ERR_SYS;
             goto out_stop;
         }
     }
-    print_ready(cfg, lfd);
+    print_ready(srv, lfd);
     unsigned rr = 0;
     bool accepting = true;
     for (;;) {
@@ -1026,7 +1040,7 @@ out:
     if (srv->docroot_fd >= 0)
         close(srv->docroot_fd);
     SSL_CTX_free(srv->ssl);
-    for (int i = 0; i < IP_BUCKETS; i++) { /* entries left by connections closed at exit */
+    for (int i = 0; i < H2B_IP_BUCKETS; i++) { /* entries left by connections closed at exit */
         for (struct ipent *e; (e = H2B_LIST_FIRST(&srv->ip[i], struct ipent, link)) != NULL;) {
             h2b_list_unlink(&e->link);
             free(e);
@@ -1035,4 +1049,59 @@ out:
     pthread_mutex_destroy(&srv->ip_lock);
     free(srv);
     return rc;
+}
+
+/* ---- for the io_uring loop (io.h) ---- */
+
+void h2b__conn_close(struct sconn *sc)
+{
+    conn_close(sc);
+}
+
+void h2b__conn_event(struct sconn *sc, uint32_t events)
+{
+    conn_event(sc, events);
+}
+
+void h2b__conn_flush(struct sconn *sc)
+{
+    conn_flush(sc);
+}
+
+void h2b__conn_finish(struct sconn *sc)
+{
+    conn_finish(sc);
+}
+
+void h2b__worker_adopt_queued(struct worker *w)
+{
+    adopt_queued(w);
+}
+
+void h2b__accepted(struct server *srv, int fd, const struct sockaddr_storage *ss, unsigned *rr,
+                   struct worker *direct)
+{
+    struct sockaddr_storage peer = {0};
+    socklen_t sl = sizeof peer;
+    if (!ss) { /* a multishot accept gives no address; only the per-address limit needs it */
+        if (srv->cfg.max_connections_per_ip && getpeername(fd, (struct sockaddr *)&peer, &sl) != 0)
+            peer.ss_family = AF_UNSPEC;
+        ss = &peer;
+    }
+    admit(srv, fd, ss, rr, direct);
+}
+
+struct timespec *h2b__worker_timeout(struct worker *w, uint64_t now, struct timespec *ts)
+{
+    return worker_timeout(w, now, ts);
+}
+
+bool h2b__worker_turn_end(struct worker *w, uint64_t now)
+{
+    return turn_end(w, now, true);
+}
+
+void h2b__worker_close_all(struct worker *w)
+{
+    close_all(w);
 }

@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* How workers move bytes: epoll readiness and recv/send, or io_uring completions. */
+enum h2b_io { H2B_IO_EPOLL, H2B_IO_URING };
+
 struct h2b_server_config {
     struct h2b_conn_config conn; /* protocol settings, limits and timeouts */
     const char *host;            /* address to bind (default "127.0.0.1") */
@@ -34,6 +37,9 @@ struct h2b_server_config {
                               * descriptor limit leaves fewer beside max_connections + 128 */
     uint64_t drain_ns;       /* graceful shutdown: wait this long for in-flight streams */
     FILE *ready;             /* the "listening on" line goes here (cmd_serve: stdout); NULL: none */
+    FILE *notice;            /* the io_uring fallback line goes here (cmd_serve: stderr); NULL */
+    enum h2b_io io;          /* default epoll; uring falls back to epoll when io_uring is refused
+                              * (an "io:" line before the ready line and one on stderr say so) */
 };
 
 /* Fills cfg with the defaults (including h2b_conn_config_defaults). */

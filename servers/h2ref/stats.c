@@ -125,3 +125,22 @@ int h2b_stats_json(const struct h2b_stats *s, bool counting_available, char *buf
     ok = ok && put(buf, cap, &len, "\"rss_kib\":%llu}\n", (unsigned long long)h2b_stats_rss_kib());
     return ok ? (int)len : H2B_ERR_RANGE;
 }
+
+int h2b_stats_json_io(char *buf, size_t cap, int len, const char *io, const char *fallback)
+{
+    if (len < 2 || (size_t)len > cap || buf[len - 2] != '}' || buf[len - 1] != '\n')
+        return H2B_ERR_RANGE;
+    size_t n = (size_t)len - 2; /* reopen the object */
+    int ok = put(buf, cap, &n, ",\"io\":\"%s\",\"io_fallback\":", io);
+    if (ok && fallback && fallback[0]) {
+        ok = put(buf, cap, &n, "\"");
+        for (const char *p = fallback; ok && *p; p++) /* JSON-safe: quotes, backslashes, controls */
+            ok = put(buf, cap, &n, "%c",
+                     (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) ? '?' : *p);
+        ok = ok && put(buf, cap, &n, "\"");
+    } else {
+        ok = ok && put(buf, cap, &n, "null");
+    }
+    ok = ok && put(buf, cap, &n, "}\n");
+    return ok ? (int)n : H2B_ERR_RANGE;
+}

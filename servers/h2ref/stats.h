@@ -83,6 +83,11 @@ const char *h2b_stats_name(enum h2b_stat i);
  * process. Returns the length written, or H2B_ERR_RANGE if cap is too small. */
 int h2b_stats_json(const struct h2b_stats *s, bool counting_available, char *buf, size_t cap);
 
+/* Adds the server's I/O backend to the JSON object h2b_stats_json wrote into buf[0..len):
+ * "io" (io, e.g. "uring") and "io_fallback" (why io_uring was not used, or null). Returns the
+ * new length, or H2B_ERR_RANGE when buf is too small or buf[0..len) is not such an object. */
+int h2b_stats_json_io(char *buf, size_t cap, int len, const char *io, const char *fallback);
+
 /* Resident set size of this process in KiB, or 0 if /proc is unreadable. */
 uint64_t h2b_stats_rss_kib(void);
 

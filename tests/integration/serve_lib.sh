@@ -4,16 +4,22 @@
 # $TMP/NAME.out, stderr to $TMP/NAME.err), waits up to 10 s for its "listening on" line, sets
 # SERVE_PID and SERVE_URL (http[s]://127.0.0.1:PORT). Returns 1 if it never got ready.
 # H2B_TEST_ENGINE=fast|nghttp2 in the environment runs the server with that --engine (the
-# *_nghttp2 test variants in CMakeLists.txt set it).
+# *_nghttp2 test variants in CMakeLists.txt set it); H2B_TEST_IO=epoll|uring with that --io (the
+# *.uring variants), and a server that fell back from uring to epoll fails the test.
 start_serve() {
     local name=$1
     shift
-    "$H2BENCH" serve ${H2B_TEST_ENGINE:+--engine "$H2B_TEST_ENGINE"} "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    "$H2BENCH" serve ${H2B_TEST_ENGINE:+--engine "$H2B_TEST_ENGINE"} ${H2B_TEST_IO:+--io "$H2B_TEST_IO"} \
+        "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     SERVE_PID=$!
     PIDS+=("$SERVE_PID")
     SERVE_URL=
     for _ in $(seq 100); do
         SERVE_URL=$(sed -n 's/^listening on \(https\{0,1\}:\/\/.*\)$/\1/p' "$TMP/$name.out")
+        if [ -n "$SERVE_URL" ] && [ "${H2B_TEST_IO:-}" = uring ] && ! grep -qx 'io: uring' "$TMP/$name.out"; then
+            fail "$name: --io uring is not running: $(grep '^io:' "$TMP/$name.out")"
+            return 1
+        fi
         [ -n "$SERVE_URL" ] && return 0
         kill -0 "$SERVE_PID" 2>/dev/null || break
         sleep 0.1
