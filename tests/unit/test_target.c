@@ -107,7 +107,9 @@ static int fake_main(int argc, char **argv)
         printf("out-line\n");
         fprintf(stderr, "err-line\n");
         fflush(NULL);
-        int fd = listen_on((uint16_t)atoi(argv[2]), &port);
+        char *end;
+        unsigned long want = strtoul(argv[2], &end, 10);
+        int fd = *end || want == 0 || want > 65535 ? -1 : listen_on((uint16_t)want, &port);
         if (fd < 0)
             return 71;
         serve_h1(fd);
