@@ -488,6 +488,12 @@ int main(int argc, char **argv)
     if (argc > 2 && (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "floor-serve") == 0 ||
                      strcmp(argv[1], "--serve") == 0))
         return fake_main(argc, argv);
+    if (argc > 1) {
+        /* started with arguments it does not know (a broken command line): never the tests,
+         * which would start this binary again */
+        fprintf(stderr, "test_target: unexpected arguments\n");
+        return 2;
+    }
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0 || !mkdtemp(tmpdir)) {
         perror("setup");
