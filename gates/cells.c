@@ -196,8 +196,9 @@ int h2b_cell_gates_from_json(const json_t *cells, const struct h2b_json_src *src
             if ((rc = parse_metric(mv, mpath, (enum h2b_cell_metric)m, src, &e->m[m], d)))
                 goto out;
             if (m == H2B_CELL_MIN_RATIO && strcmp(e->m[m].reference, e->target) == 0) {
-                h2b_json_path_key(mpath, sizeof(mpath), mpath, "reference");
-                rc = fail_at(d, src, mpath, "a target cannot be its own reference");
+                char rpath[PATH_LEN];
+                h2b_json_path_key(rpath, sizeof(rpath), mpath, "reference");
+                rc = fail_at(d, src, rpath, "a target cannot be its own reference");
                 goto out;
             }
         }
@@ -260,7 +261,7 @@ static double median_rps(const struct match *ms, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < n && k < 256; i++) {
         const struct h2b_results_cell *c = ms[i].cell;
-        if (c->status && strcmp(c->status, "ok") == 0 && !isnan(c->req_per_s))
+        if (h2b_results_cell_ok(c) && !isnan(c->req_per_s))
             v[k++] = c->req_per_s;
     }
     return h2b_stats_median(v, k);
@@ -296,7 +297,7 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
     row->ceiling = c->max;
     for (size_t i = 0; i < n; i++) {
         const struct h2b_results_cell *cell = ms[i].cell;
-        if (!cell->status || strcmp(cell->status, "ok") != 0) {
+        if (!h2b_results_cell_ok(cell)) {
             row->status = H2B_GATE_INVALID;
             h2b_buf_printf(ev, "the cell failed in %s: %s", ms[i].path,
                            cell->reason ? cell->reason : "(no reason)");

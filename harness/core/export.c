@@ -158,6 +158,10 @@ static int add_micro(struct list *l, const struct h2b_results_micro *e)
 
 static int add_cell(struct list *l, const struct h2b_results_cell *c)
 {
+    /* A failed or skipped cell's numbers, when it has any, are those of a partial run: not
+     * tracked, as a failed micro benchmark's are not. */
+    if (!h2b_results_cell_ok(c))
+        return H2B_OK;
     char name[NAME_MAX_LEN];
     snprintf(name, sizeof(name), "%s %s c=%.0f s=%.0f", c->target ? c->target : "?",
              c->client ? c->client : "?", c->connections, c->streams_requested);
@@ -212,7 +216,7 @@ static int collect(const json_t *doc, struct list *l)
                 rv = add_cell(l, &c);
             h2b_results_cell_free(&c);
         }
-        return rv;
+        return rv == H2B_ERR_PARSE ? H2B_ERR_INVAL : rv;
     }
     const char *schema = json_string_value(json_object_get(doc, "schema"));
     if (!schema || strcmp(schema, H2B_RESULTS_LOAD_SCHEMA) != 0)

@@ -12,7 +12,9 @@
  * "matrix" cells) or an `h2bench load --json` document (one cell). Matrix cells with the same
  * key (target, client, connections, streams_requested) and different repeats become one series:
  * the median over the repeats, with the smallest and largest as BMF's bounds. A metric that is
- * null ("not measured here") is left out, never written as 0. Measures:
+ * null ("not measured here") is left out, never written as 0; so is a micro benchmark that
+ * failed ("error") and a cell that did not end "ok" (its numbers, if any, are a partial run's).
+ * Measures:
  *
  *   micro:  latency (ns/op, bounds: fastest and slowest fork), p99-latency (ns), bytes-per-op,
  *           allocs-per-op, instructions (per op); GAB bigger-is-better: ops/s.
@@ -27,7 +29,8 @@
 #include <stdbool.h>
 
 /* The BMF object for doc. Returns H2B_OK with *out (caller decrefs), H2B_ERR_INVAL (doc is
- * neither a results nor a load document) or H2B_ERR_NOMEM. */
+ * neither a results nor a load document, or an entry of it does not decode) or H2B_ERR_NOMEM;
+ * *out untouched on failure. */
 int h2b_export_bmf(const json_t *doc, json_t **out);
 
 /* The GAB array for doc: the smaller-is-better metrics, or with bigger the bigger-is-better ones
