@@ -5,10 +5,11 @@
  * One io_uring_submit_and_wait_timeout per loop turn submits everything the last turn queued and
  * waits for the next completion or timer (the timeout is the ring's own: no timer fd, no timeout
  * SQE). The completions of a turn are handled in batches:
- *   - cleartext receives are multishot into a provided-buffer ring (one per worker, 256 x 16 KiB):
- *     each completion hands its buffer to h2b_conn_recv (the core copies what it keeps) and goes
- *     straight back to the buffer ring. -ENOBUFS (the ring ran dry) and any other end of a
- *     multishot (no IORING_CQE_F_MORE) re-arm the receive, after this batch returned its buffers;
+ *   - cleartext receives are multishot into a provided-buffer ring (one per worker, BUF_COUNT x
+ * BUF_SIZE: 128 x 8 KiB): each completion hands its buffer to h2b_conn_recv (the core copies what
+ * it keeps) and goes straight back to the buffer ring. -ENOBUFS (the ring ran dry) and any other
+ * end of a multishot (no IORING_CQE_F_MORE) re-arm the receive, after this batch returned its
+ * buffers;
  *   - sends: at most one in flight per connection (ordering), from a copy of the core's iovecs
  *     (the bytes they reference stay put until h2b_conn_sent); a short send reports what went
  *     and submits the rest with whatever was queued meanwhile;
@@ -17,7 +18,7 @@
  *   - the listener (one worker) takes a multishot accept; the accepting thread's handoff wake is
  *     a read of the worker's eventfd through the ring.
  * A full submission queue is submitted and the SQE retried, never dropped; the completion queue
- * is 64 times the submission queue (IORING_SETUP_CQSIZE) and the kernel must keep what does not
+ * is 16 times the submission queue (IORING_SETUP_CQSIZE) and the kernel must keep what does not
  * fit (IORING_FEAT_NODROP; peeking flushes it).
  *
  * A connection closed with operations in flight has them cancelled; its connection core (which
