@@ -39,7 +39,8 @@
 # code (kernel, libnghttp2, libc, the server's own binary, other libraries) and the top symbols.
 # Shares of time: on a shared machine they move with the other work (label them so).
 #
-# SERVERS="h2bench h2o" picks the servers (default: h2bench nghttpd h2o); BASE_BIN=DIR adds
+# SERVERS="h2bench h2o" picks the servers (default: h2bench nghttpd h2o; "uring" is h2bench serve
+# --io uring, the same binary on its io_uring backend, e.g. SERVERS="h2bench uring h2o"); BASE_BIN=DIR adds
 # "base", the h2bench of another build (DIR/h2bench), run the same way beside this one: an A/B
 # of a server change in one run, alternating (e.g. a worktree of main at BASE_BIN=../main/build/bin).
 #
@@ -76,9 +77,9 @@ case "$THREADS" in
 esac
 for s in $SERVERS; do
     case "$s" in
-    h2bench | nghttpd | h2o) ;;
+    h2bench | uring | nghttpd | h2o) ;;
     base) [ -n "$BASE" ] || { echo "server-vs-peers: server base needs BASE_BIN" >&2; exit 2; } ;;
-    *) echo "server-vs-peers: unknown server '$s' in SERVERS (h2bench nghttpd h2o base)" >&2; exit 2 ;;
+    *) echo "server-vs-peers: unknown server '$s' in SERVERS (h2bench uring nghttpd h2o base)" >&2; exit 2 ;;
     esac
 done
 TICK=$(getconf CLK_TCK)
@@ -126,10 +127,14 @@ else
     SCPU=0-$((THREADS - 1)) CCPU=0-$((THREADS - 1)) CTHREADS=$THREADS
 fi
 
-# start_h2bench NAME BINARY: h2bench serve as server NAME (h2bench, or base for BASE_BIN).
+# start_h2bench NAME BINARY [ARGS...]: h2bench serve as server NAME (h2bench, uring with --io
+# uring, or base for BASE_BIN).
 start_h2bench() {
-    taskset -c "$SCPU" "$2" serve --threads "$THREADS" --cpus "$SCPU" --max-connections 8192 \
-        >"$TMP/$1.out" 2>"$TMP/$1.err" &
+    local name=$1 bin=$2
+    shift 2
+    taskset -c "$SCPU" "$bin" serve --threads "$THREADS" --cpus "$SCPU" --max-connections 8192 \
+        "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    set -- "$name" "$bin"
     eval "PID_$1=\$!"
     PIDS+=("$!")
     local u=
@@ -144,6 +149,11 @@ start_h2bench() {
 
 has h2bench && start_h2bench h2bench "$H2BENCH"
 has base && start_h2bench base "$BASE"
+if has uring; then
+    start_h2bench uring "$H2BENCH" --io uring
+    grep -qx 'io: uring' "$TMP/uring.out" ||
+        { echo "server-vs-peers: --io uring fell back: $(grep '^io:' "$TMP/uring.out")" >&2; exit 3; }
+fi
 
 # nghttpd: same stream limit and windows as ours (1 MiB stream, 16 MiB connection).
 if has nghttpd; then
@@ -170,8 +180,8 @@ fi
 
 path_for() { # server, kind
     case "$1:$2" in
-    h2bench:hello | base:hello) echo /hello ;;
-    h2bench:mib | base:mib) echo /bytes/1048576 ;;
+    h2bench:hello | base:hello | uring:hello) echo /hello ;;
+    h2bench:mib | base:mib | uring:mib) echo /bytes/1048576 ;;
     *:hello) echo /hello ;;
     *:mib) echo /1m ;;
     esac
