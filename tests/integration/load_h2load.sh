@@ -25,16 +25,21 @@ bps_of() { # bytes/s from "traffic: ... (N) total" over the -D seconds given
 client_rps_mean() { sed -nE 's/^req\/s +: +[0-9.]+ +[0-9.]+ +([0-9.]+) .*/\1/p'; }
 
 # 1. Warm-up is excluded: the same --rps run with and without a warm-up gives bytes/s, req/s and
-#    per-client req/s within 3 % of each other and of h2load's.
+#    per-client req/s within 3 % of each other, and of h2load's within 3 % plus however far
+#    h2load's own req/s fell short of the 400 it was asked for (2 clients at 200) in this run: on a
+#    busy machine h2load's pacing slips (382 in one CI run), and that is h2load's, not a meaning
+#    that differs. A meaning that differs (warm-up counted, --rps per run) is off by 2x.
 "$H2BENCH" load --rps 200 -c 2 -D 1 "$URL/hello" >"$TMP/nowarm.out" 2>/dev/null
 "$H2BENCH" load --rps 200 -c 2 -D 1 --warm-up-time=1s --json "$TMP/warm.json" "$URL/hello" \
     >"$TMP/warm.out" 2>/dev/null
 h2load --rps 200 -c 2 -D 1 "$URL/hello" >"$TMP/h2l-rps.out"
+h2l_short=$(rps_of <"$TMP/h2l-rps.out" | awk '{d = (400 - $1) / 400 * 100; print (d < 0 ? -d : d)}')
 for what in rps_of "bps_of 1" client_rps_mean; do
     a=$($what <"$TMP/nowarm.out") b=$($what <"$TMP/warm.out") h=$($what <"$TMP/h2l-rps.out")
-    echo "warm-up: $what: without $a, with $b, h2load $h"
+    tol=$(awk -v s="$h2l_short" 'BEGIN {print 3 + s}')
+    echo "warm-up: $what: without $a, with $b, h2load $h (h2load $h2l_short % off its rate: within $tol %)"
     if within "$b" "$a" 3; then ok; else fail "warm-up changes $what: $a without, $b with"; fi
-    if within "$b" "$h" 3; then ok; else fail "$what with warm-up $b vs h2load's $h"; fi
+    if within "$b" "$h" "$tol"; then ok; else fail "$what with warm-up $b vs h2load's $h"; fi
 done
 expect_eq "warm-up: every measured request came after it" "$(jq '.started' "$TMP/warm.json")" \
     "$(jq '.requests + .unfinished' "$TMP/warm.json")"

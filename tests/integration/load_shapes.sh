@@ -11,8 +11,9 @@ URL=$SERVE_URL
 # A 3-stage ramp: 0 -> 400 req/s over 2 s, up to 800 over 2 s, down to 200 over 2 s. The shape
 # intends 400 + 1200 + 1000 = 2600 requests. A request counts in the interval it ended in, so the
 # one intended just before a boundary may end after it: an interval may differ from the
-# integral by 2 % plus what the shape intends during that interval's slowest request (its max
-# latency, measured in the same run), never more.
+# integral by 2 % plus what the shape intends during the slowest request that may cross the
+# interval's end (the max latency of that interval and of the next, where such a request is
+# recorded; measured in the same run), never more (shape_table.py).
 "$H2BENCH" load --stages 2s:400,2s:800,2s:200 -c 4 -m 16 -t 2 --no-progress \
     --interval-json "$TMP/iv.ndjson" --json "$TMP/stages.json" "$URL/hello" >"$TMP/stages.out"
 expect_eq "stages: exit" "$?" 0
