@@ -118,6 +118,9 @@ void h2b__conn_flush(struct sconn *sc);
 /* The session is over: close now if it failed, otherwise half-close and linger. */
 void h2b__conn_finish(struct sconn *sc);
 
+/* A worker thread's start, either loop: its name, its CPU, its allocation counting. */
+void h2b__worker_thread_start(struct worker *w);
+
 /* Adopts the connections queued for w by the accepting thread (the eventfd was read). */
 void h2b__worker_adopt_queued(struct worker *w);
 

@@ -45,9 +45,7 @@
 
 #ifdef H2B_HAVE_URING
 
-#include "core/alloc.h"
 #include "core/clock.h"
-#include "core/cpu.h"
 #include "h2ref/outbuf.h"
 
 #include <errno.h>
@@ -496,13 +494,7 @@ void *h2b__uring_worker_main(void *arg)
 {
     struct worker *w = arg;
     struct h2b__uring *r = w->ring;
-    char name[16];
-    snprintf(name, sizeof name, "h2b-w%d", w->idx);
-    pthread_setname_np(pthread_self(), name);
-    if (w->cpu >= 0)
-        h2b_cpu_pin_self_to(w->cpu);
-    h2b_alloc_reset();
-    h2b_alloc_arm();
+    h2b__worker_thread_start(w);
     arm_wake(w);
     for (;;) {
         struct timespec ts;

@@ -634,9 +634,8 @@ static void close_all(struct worker *w)
     bury(w);
 }
 
-static void *worker_main(void *arg)
+void h2b__worker_thread_start(struct worker *w)
 {
-    struct worker *w = arg;
     char name[16];
     snprintf(name, sizeof name, "h2b-w%d", w->idx);
     pthread_setname_np(pthread_self(), name);
@@ -645,6 +644,12 @@ static void *worker_main(void *arg)
     /* Count this thread's allocations for /stats (a no-op without the interposer). */
     h2b_alloc_reset();
     h2b_alloc_arm();
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    h2b__worker_thread_start(w);
     struct epoll_event evs[MAX_EVENTS];
     for (;;) {
         struct timespec ts;
