@@ -17,6 +17,7 @@
  */
 #include "prof/prof_int.h"
 
+#include "core/array.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -135,14 +136,10 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return H2B_OK;
-    size_t n = *cap ? *cap * 2 : 64;
-    while (n < need)
-        n *= 2;
-    void *a = realloc(*arr, n * elem);
+    void *a = h2b_array_grow(*arr, cap, need, elem, 64);
     if (!a)
         return H2B_ERR_NOMEM;
     *arr = a;
-    *cap = n;
     return H2B_OK;
 }
 
