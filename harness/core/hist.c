@@ -31,6 +31,7 @@
  * truncated or edited histogram in a results file is rejected instead of decoded into nonsense.
  */
 #include "core/hist.h"
+#include "core/array.h"
 #include "core/error.h"
 
 #include <math.h>
@@ -244,12 +245,10 @@ struct bytes {
 static int put_byte(struct bytes *b, unsigned char c)
 {
     if (b->len == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        unsigned char *p = realloc(b->p, cap);
+        unsigned char *p = h2b_array_grow(b->p, &b->cap, b->len + 1, 1, 256);
         if (p == NULL)
             return H2B_ERR_NOMEM;
         b->p = p;
-        b->cap = cap;
     }
     b->p[b->len++] = c;
     return H2B_OK;

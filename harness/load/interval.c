@@ -20,6 +20,7 @@
 #include "load/engine.h"
 #include "core/check.h"
 #include "core/clock.h"
+#include "core/array.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/results.h"
@@ -212,12 +213,11 @@ static int emit(struct h2b__load_iagg *a, uint64_t k, uint64_t span_ns)
     const struct h2b__load_shared *sh = a->sh;
     const struct h2b_load_config *cfg = sh->cfg;
     if (a->nrows == a->cap) {
-        size_t n = a->cap ? a->cap * 2 : 64;
-        struct h2b_results_interval *r = realloc(a->rows, n * sizeof(*r));
+        struct h2b_results_interval *r =
+            h2b_array_grow(a->rows, &a->cap, a->nrows + 1, sizeof(*r), 64);
         if (!r)
             return H2B_ERR_NOMEM;
         a->rows = r;
-        a->cap = n;
     }
     struct acc *c = &a->acc[k % a->nacc];
     struct h2b_results_interval *row = &a->rows[a->nrows];

@@ -14,6 +14,7 @@
  * from a reconstructed engine result (it would need the whole engine configuration, which a
  * results file only summarises).
  */
+#include "core/array.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hist.h"
@@ -423,15 +424,13 @@ int h2b_load_intervals_parse(const char *file, const char *text, size_t len,
         if (a == b)
             continue; /* a blank line (the file's last newline) */
         if (n == cap) {
-            size_t c = cap ? cap * 2 : 64;
-            struct h2b_results_interval *r =
-                c < SIZE_MAX / sizeof(*r) ? realloc(v, c * sizeof(*r)) : NULL;
+            struct h2b_results_interval *r = h2b_array_grow(v, &cap, n + 1, sizeof(*r), 64);
             if (!r) {
                 rv = H2B_ERR_NOMEM;
                 h2b_diag_at(d, NULL, 0, 0, "out of memory");
                 break;
             }
-            v = r, cap = c;
+            v = r;
         }
         h2b_model_init(&h2b_results_interval_model, &v[n]);
         rv = parse_row(file, text + a, b - a, line, &v[n], prev, d);

@@ -9,6 +9,7 @@
  * times would follow the shape only approximately, and drift with the step).
  */
 #include "load/shape.h"
+#include "core/array.h"
 #include "core/cli.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -32,12 +33,10 @@ static int push(struct h2b_shape *s, size_t *cap, uint64_t len_ns, double r0, do
     if (s->nseg == H2B_SHAPE_MAX_SEGMENTS)
         return H2B_ERR_INVAL;
     if (s->nseg == *cap) {
-        size_t n = *cap ? *cap * 2 : 8;
-        struct h2b_shape_seg *g = realloc(s->seg, n * sizeof(*g));
+        struct h2b_shape_seg *g = h2b_array_grow(s->seg, cap, s->nseg + 1, sizeof(*g), 8);
         if (!g)
             return H2B_ERR_NOMEM;
         s->seg = g;
-        *cap = n;
     }
     struct h2b_shape_seg *g = &s->seg[s->nseg++];
     g->start_ns = s->total_ns;

@@ -23,6 +23,7 @@
  */
 #include "prof/prof_int.h"
 
+#include "core/array.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -62,12 +63,10 @@ static int tree_node(struct tree *t, uint32_t frame, uint32_t depth, uint32_t *o
     if (t->len >= MAX_NODES)
         return H2B_ERR_RANGE;
     if (t->len == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 1024;
-        struct node *n = realloc(t->n, cap * sizeof(*n));
+        struct node *n = h2b_array_grow(t->n, &t->cap, t->len + 1, sizeof(*n), 1024);
         if (!n)
             return H2B_ERR_NOMEM;
         t->n = n;
-        t->cap = cap;
     }
     t->n[t->len] = (struct node){frame, UINT32_MAX, UINT32_MAX, depth, 0, 0, 0};
     if (depth > t->max_depth)

@@ -17,6 +17,7 @@
  */
 #include "prof/prof_int.h"
 
+#include "core/array.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -135,14 +136,10 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return H2B_OK;
-    size_t n = *cap ? *cap * 2 : 64;
-    while (n < need)
-        n *= 2;
-    void *a = realloc(*arr, n * elem);
+    void *a = h2b_array_grow(*arr, cap, need, elem, 64);
     if (!a)
         return H2B_ERR_NOMEM;
     *arr = a;
-    *cap = n;
     return H2B_OK;
 }
 
@@ -524,18 +521,6 @@ out:
     return rc;
 }
 
-int h2b_prof_read_script(struct h2b_prof *p, const char *path, struct h2b_diag *diag)
-{
-    char *text;
-    size_t len;
-    int rc = h2b_fs_read_file(path, H2B_PROF_MAX_TEXT, &text, &len, diag);
-    if (rc)
-        return rc;
-    rc = h2b_prof_parse_script(p, text, len, path, diag);
-    free(text);
-    return rc;
-}
-
 /* One folded line (NUL-terminated, no newline) into p. */
 static int fold_line(struct h2b_prof *p, char *s, const char *path, int line, struct h2b_diag *diag)
 {
@@ -596,19 +581,15 @@ static int fold_line(struct h2b_prof *p, char *s, const char *path, int line, st
     return rc;
 }
 
-int h2b_prof_read_folded(struct h2b_prof *p, const char *path, struct h2b_diag *diag)
+/* Folded stacks text[0, len) (NUL-terminated, cut into lines in place) into p. */
+static int parse_folded(struct h2b_prof *p, char *text, size_t len, const char *path,
+                        struct h2b_diag *diag)
 {
-    char *text;
-    size_t len;
-    int rc = h2b_fs_read_file(path, H2B_PROF_MAX_TEXT, &text, &len, diag);
-    if (rc)
-        return rc;
     if (memchr(text, '\0', len)) {
         h2b_diag_at(diag, path, 0, 0, "not a text file (NUL byte)");
-        free(text);
         return H2B_ERR_PARSE;
     }
-    int line = 0;
+    int rc = H2B_OK, line = 0;
     for (char *q = text; *q && rc == H2B_OK;) {
         char *nl = strchr(q, '\n');
         if (nl)
@@ -621,8 +602,32 @@ int h2b_prof_read_folded(struct h2b_prof *p, const char *path, struct h2b_diag *
             rc = fold_line(p, q, path, line, diag);
         q = nl ? nl + 1 : q + n;
     }
+    return rc;
+}
+
+/* The file at path (at most H2B_PROF_MAX_TEXT bytes) into p: perf script's text, or folded
+ * stacks when folded. */
+static int read_profile(struct h2b_prof *p, const char *path, bool folded, struct h2b_diag *diag)
+{
+    char *text;
+    size_t len;
+    int rc = h2b_fs_read_file(path, H2B_PROF_MAX_TEXT, &text, &len, diag);
+    if (rc)
+        return rc;
+    rc = folded ? parse_folded(p, text, len, path, diag)
+                : h2b_prof_parse_script(p, text, len, path, diag);
     free(text);
     return rc;
+}
+
+int h2b_prof_read_script(struct h2b_prof *p, const char *path, struct h2b_diag *diag)
+{
+    return read_profile(p, path, false, diag);
+}
+
+int h2b_prof_read_folded(struct h2b_prof *p, const char *path, struct h2b_diag *diag)
+{
+    return read_profile(p, path, true, diag);
 }
 
 /* ---- summary ---- */

@@ -13,6 +13,7 @@
  */
 #include "run/client.h"
 
+#include "core/array.h"
 #include "core/error.h"
 #include "core/hist.h"
 #include "core/results.h"
@@ -434,14 +435,12 @@ static void add(struct argv_builder *b, const char *fmt, ...)
     if (b->rc)
         return;
     if (b->n + 2 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 32;
-        char **v = realloc(b->v, cap * sizeof(*v));
+        char **v = h2b_array_grow(b->v, &b->cap, b->n + 2, sizeof(*v), 32);
         if (!v) {
             b->rc = H2B_ERR_NOMEM;
             return;
         }
         b->v = v;
-        b->cap = cap;
     }
     va_list ap;
     va_start(ap, fmt);

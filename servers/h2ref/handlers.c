@@ -254,15 +254,21 @@ enum h2b_method h2b_method_parse(const uint8_t *p, size_t n)
 
 /* ---- responses ---- */
 
+/* id names ct (enum h2b_ct), the identity an engine indexes by. */
+static void set_ct(struct h2b_response *rs, uint8_t id, const char *ct, size_t len)
+{
+    rs->ct_id = id;
+    rs->ct = ct;
+    rs->ct_len = len;
+}
+
 /* (static: with -fPIC an exported function is not inlined into its neighbours) */
 static void empty_response(struct h2b_response *rs, unsigned status)
 {
     rs->status = status;
     rs->body = H2B_BODY_NONE;
     rs->has_cl = true;
-    rs->ct_id = H2B_CT_TEXT;
-    rs->ct = ct_text;
-    rs->ct_len = sizeof ct_text - 1;
+    set_ct(rs, H2B_CT_TEXT, ct_text, sizeof ct_text - 1);
     rs->mem = NULL;
     rs->len = 0;
 }
@@ -300,9 +306,7 @@ static __attribute__((noinline)) void grpc_response(const struct h2b_request *rq
         return;
     }
     rs->body = H2B_BODY_GRPC;
-    rs->ct_id = H2B_CT_GRPC;
-    rs->ct = ct_grpc;
-    rs->ct_len = sizeof ct_grpc - 1;
+    set_ct(rs, H2B_CT_GRPC, ct_grpc, sizeof ct_grpc - 1);
     rs->has_cl = false;
     rs->headers_only = false;
 }
@@ -318,9 +322,7 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
     case H2B_ROUTE_BYTES:
         rs->body = H2B_BODY_PATTERN;
         rs->len = rq->arg;
-        rs->ct_id = H2B_CT_OCTET;
-        rs->ct = ct_octet;
-        rs->ct_len = sizeof ct_octet - 1;
+        set_ct(rs, H2B_CT_OCTET, ct_octet, sizeof ct_octet - 1);
         break;
     case H2B_ROUTE_SINK: {
         if (!h2b_method_upload(rq->method)) {
@@ -339,9 +341,7 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
             break;
         }
         rs->body = H2B_BODY_ECHO;
-        rs->ct_id = H2B_CT_OCTET;
-        rs->ct = ct_octet;
-        rs->ct_len = sizeof ct_octet - 1;
+        set_ct(rs, H2B_CT_OCTET, ct_octet, sizeof ct_octet - 1);
         rs->has_cl = false;
         break;
     case H2B_ROUTE_STATUS:
@@ -353,17 +353,14 @@ void h2b_handle(const struct h2b_request *rq, char *text, struct h2b_response *r
         break;
     case H2B_ROUTE_STATS:
         rs->body = H2B_BODY_STATS;
-        rs->ct_id = H2B_CT_JSON;
-        rs->ct = ct_json;
-        rs->ct_len = sizeof ct_json - 1;
+        set_ct(rs, H2B_CT_JSON, ct_json, sizeof ct_json - 1);
         break;
     case H2B_ROUTE_FILE:
         rs->body = H2B_BODY_FILE;
         rs->len = rq->file_len;
         /* file_type_of's index: always in the table */
-        rs->ct_id = file_types[rq->file_type].id;
-        rs->ct = file_types[rq->file_type].ct;
-        rs->ct_len = file_types[rq->file_type].ct_len;
+        set_ct(rs, file_types[rq->file_type].id, file_types[rq->file_type].ct,
+               file_types[rq->file_type].ct_len);
         break;
     case H2B_ROUTE_BAD:
         rs->status = 400;
