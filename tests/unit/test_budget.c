@@ -13,7 +13,8 @@
  * (h2b_budget_measure): a URL target gets every metric null with the reason; a command target
  * without the preload gets its RSS per connection measured and the counts null with the reason;
  * with the preload (not under sanitizers, whose runtime refuses it) the counts are measured over
- * exactly N2 requests; the instruction pass is refused with its reason when switched off or
+ * exactly N2 requests; under sanitizers a bundled target gets only its RSS, the rest null with
+ * why; the instruction pass is refused with its reason when switched off or
  * when valgrind is not on PATH (callgrind itself is not run here: integration.budgets does).
  */
 #include "run/budget.h"
@@ -71,7 +72,8 @@ static struct h2b_target *start_server(const char *sub)
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s/%s", tmpdir, sub);
     CHECK_EQ_INT(h2b_fs_mkdir_p(dir, 0755), H2B_OK);
-    struct h2b_target_spec spec = server_spec();
+    static struct h2b_target_spec spec; /* the target keeps a pointer to it */
+    spec = server_spec();
     struct h2b_target_env env = {.self = run_rig_self, .dir = dir, .ready_path = "/hello"};
     struct h2b_target *t = NULL;
     struct h2b_diag d = {0};
@@ -411,6 +413,40 @@ static void test_measure_no_start(void)
     check_reason(&v, H2B_BUDGET_INSTRUCTIONS, "budgets.instructions is false");
 }
 
+#ifdef H2B_SANITIZED
+/* A sanitized h2bench's bundled server (this binary, as sanitized): RSS is measured on a plain
+ * instance, every other metric null with why (the sanitizer runtime owns malloc). */
+static void test_measure_sanitized(void)
+{
+    char dir[PATH_MAX], name[] = "h2ref";
+    snprintf(dir, sizeof(dir), "%s/sanitized", tmpdir);
+    CHECK_EQ_INT(h2b_fs_mkdir_p(dir, 0755), H2B_OK);
+    struct h2b_target_spec spec = {.name = name,
+                                   .kind = H2B_TARGET_BUNDLED,
+                                   .cpus = cpus0,
+                                   .threads = 1,
+                                   .ready_timeout_s = 60};
+    struct h2b_budgets_spec budgets = {.enabled = true,
+                                       .warmup_requests = 10,
+                                       .requests = 20,
+                                       .instructions = true,
+                                       .rss_connections = 2};
+    struct h2b_budget_job job = {
+        .spec = &spec,
+        .env = {.self = run_rig_self, .dir = dir, .ready_path = "/hello"},
+        .budgets = &budgets,
+        .req = hello,
+        .preload = "/nonexistent/h2bench-budget.so",
+    };
+    struct h2b_budget_values v = {.connections = 1, .streams = 1};
+    h2b_budget_measure(&job, &v, 1, NULL);
+    CHECK(v.have[H2B_BUDGET_RSS_PER_CONN]);
+    for (int m = 0; m < H2B_BUDGET_NMETRICS; m++)
+        if (m != H2B_BUDGET_RSS_PER_CONN)
+            check_reason(&v, (enum h2b_budget_metric)m, "built with sanitizers");
+}
+#endif
+
 #ifndef H2B_SANITIZED
 #ifdef H2B_BUDGET_SO
 /* The counting pass with the real preload: per-request counts over exactly N2 requests. */
@@ -481,6 +517,9 @@ int main(int argc, char **argv)
     test_measure_url();
     test_measure_plain();
     test_measure_no_start();
+#ifdef H2B_SANITIZED
+    test_measure_sanitized();
+#endif
 #ifndef H2B_SANITIZED
 #ifdef H2B_BUDGET_SO
     test_measure_counts();
