@@ -13,7 +13,8 @@
  * status, reason and null metrics for each way a client fails, and that the results file is
  * still written with the exit code saying cells failed; --fail-fast; a target that never starts
  * and one that dies during a cell (its remaining cells fail with the reason, not restarted);
- * SIGINT: the cells done are written and nothing more runs; the dry run's plan; the exit codes
+ * SIGINT: the cells done are written and nothing more runs; the budget passes' figures on every
+ * cell of their point; the dry run's plan; the exit codes
  * of a malformed scenario, a bad --filter and an unwritable results path.
  */
 #include "run/runner.h"
@@ -436,6 +437,59 @@ static void test_interrupt(void)
     CHECK_EQ_INT(unsetenv("H2B_T_CLIENT"), 0);
 }
 
+/* A "budgets" block: after the timed cells, each distinct point of the target measured once
+ * on a fresh instance, and every matrix entry of that point (here both repeats) given its
+ * budgets; the preload is found beside this binary (build/lib) unless sanitized. */
+static void test_budgets(void)
+{
+    static const char scenario[] =
+        "{\"name\": \"budgets\", \"targets\": [{\"name\": \"a\", \"cpus\": \"0\"}],"
+        " \"client\": {\"cpus\": \"0\", \"timeout_s\": 60},"
+        " \"matrix\": {\"connections\": [1, 2], \"streams\": [3], \"requests\": 20,"
+        " \"min_requests\": 20, \"repeats\": 2},"
+        " \"budgets\": {\"warmup_requests\": 10, \"requests\": 30, \"instructions\": false,"
+        " \"rss_connections\": 2}}";
+    struct outcome r;
+    CHECK_EQ_INT(unsetenv("H2B_T_CLIENT"), 0);
+    run_scenario("budgets", scenario, (struct h2b_run_options){0}, &r);
+    CHECK_EQ_INT(r.rc, H2B_OK);
+    CHECK_EQ_U64(r.sum.cells_ok, 4);
+    struct h2b_results_doc *doc = load_results(r.out);
+    if (doc && doc->matrix.n == 4) {
+        for (size_t k = 0; k < 4; k++) {
+            const struct h2b_results_cell *c = h2b_results_doc_cell(doc, k);
+            const struct h2b_results_budgets *b = &c->budgets;
+            CHECK(b->base.present);
+            CHECK(isfinite(h2b_results_budget_get(b, H2B_BUDGET_RSS_PER_CONN)));
+            CHECK(isnan(h2b_results_budget_get(b, H2B_BUDGET_INSTRUCTIONS)));
+            char why[256] = "";
+            CHECK(h2b_model_note_reason(b->note, "instructions_per_request", why, sizeof(why)));
+#ifndef H2B_SANITIZED
+            CHECK_STR(why, "budgets.instructions is false");
+            /* N2 per connection rounded up: 30 on one connection, 2 x 15 on two */
+            CHECK(b->warmup_requests == 10);
+            CHECK(b->measured_requests == 30);
+            CHECK(isfinite(h2b_results_budget_get(b, H2B_BUDGET_READS)));
+            CHECK(h2b_results_budget_get(b, H2B_BUDGET_READS) > 0);
+#else
+            check_has(why, "built with sanitizers");
+#endif
+        }
+        /* the two repeats of a point carry the one measurement of that point */
+        const struct h2b_results_budgets *b0 = &h2b_results_doc_cell(doc, 0)->budgets;
+        const struct h2b_results_budgets *b2 = &h2b_results_doc_cell(doc, 2)->budgets;
+        for (int m = 0; m < H2B_BUDGET_NMETRICS; m++) {
+            double x = h2b_results_budget_get(b0, (enum h2b_budget_metric)m);
+            double y = h2b_results_budget_get(b2, (enum h2b_budget_metric)m);
+            CHECK((isnan(x) && isnan(y)) || x == y);
+        }
+    } else {
+        CHECK(!"4 cells in the results");
+    }
+    h2b_results_doc_del(doc);
+    outcome_free(&r);
+}
+
 /* The dry run starts nothing, writes nothing and prints the plan: the configured maxima. */
 static void test_dry_run(void)
 {
@@ -521,6 +575,7 @@ int main(int argc, char **argv)
     test_client_failures();
     test_target_failures();
     test_interrupt();
+    test_budgets();
     CHECK_EQ_INT(h2b_fs_remove_tree(tmpdir), H2B_OK);
     return test_report();
 }
