@@ -72,6 +72,23 @@ static uint64_t client_requests(const char *url, uint32_t c, uint32_t m, uint64_
     return done;
 }
 
+/* Whether process pid has ended (a zombie, or gone): /proc/PID/stat's state. */
+static bool ended(long pid)
+{
+    char path[64], text[512] = "";
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *paren = strrchr(text, ')');
+    return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+/* SIGKILLs the target ($H2B_T_PIDFILE) and waits until it has ended, so that the runner finds
+ * it dead whenever it looks after this client (bounded, only against a hang). */
 static void kill_target(void)
 {
     char *text = NULL;
@@ -79,8 +96,9 @@ static void kill_target(void)
     const char *pidfile = getenv("H2B_T_PIDFILE");
     if (pidfile && h2b_fs_read_file(pidfile, 64, &text, &len, NULL) == H2B_OK) {
         long pid = strtol(text, NULL, 10);
-        if (pid > 1)
-            kill((pid_t)pid, SIGKILL);
+        if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+            for (int i = 0; i < 3000 && !ended(pid); i++)
+                h2b_clock_sleep_ns(10 * H2B_NS_PER_MS);
     }
     free(text);
 }
