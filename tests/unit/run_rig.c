@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "h2ref/server.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,10 @@ int run_rig_serve(int argc, char **argv)
         fprintf(stderr, "fake server: cannot write %s\n", pidfile);
         return 70;
     }
+    /* armed by a test: this server's start interrupts the run that started it */
+    const char *arm = getenv("H2B_T_ARM");
+    if (arm && *arm && unlink(arm) == 0)
+        kill(getppid(), SIGINT);
     struct h2b_diag d = {0};
     int rc = h2b_server_run(&cfg, &d);
     if (rc != H2B_OK) {

@@ -5,8 +5,10 @@
  * --cpus L --max-streams M) or with "--serve PORT" (a command target's line), it runs the
  * reference server (servers/h2ref) in that child on 127.0.0.1, prints its "listening on" line
  * and, when H2B_T_PIDFILE names a file, first writes its process id there (for a test that
- * kills it). The server lives in run_rig.c: servers/h2ref/conn.h and run/scenario.h both name
- * their protocols H2B_PROTO_*, so no file includes both.
+ * kills it); when the file $H2B_T_ARM exists, it removes it and sends SIGINT to its parent (the
+ * run that started it: a test that interrupts a run at a given target start). The server lives in
+ * run_rig.c: servers/h2ref/conn.h and run/scenario.h both name their protocols H2B_PROTO_*, so no
+ * file includes both.
  */
 #ifndef H2B_TEST_RUN_RIG_H
 #define H2B_TEST_RUN_RIG_H

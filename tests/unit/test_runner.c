@@ -135,6 +135,9 @@ static int fake_client(int argc, char **argv)
         return 0;
     if (strcmp(mode, "killtarget") == 0)
         kill_target();
+    const char *arm = getenv("H2B_T_ARM");
+    if (strcmp(mode, "arm") == 0 && arm && test_write_text(arm, "armed\n") != 0)
+        return 70;
     if (strcmp(mode, "sigint") == 0)
         kill(getppid(), SIGINT);
     uint64_t per_conn = (n + c - 1) / c;
@@ -508,6 +511,47 @@ static void test_budgets(void)
     outcome_free(&r);
 }
 
+/* SIGINT during the budget passes (the first pass's target sends it as it starts, armed by the
+ * last cell's client): the run stopped early, so it says so and exits as interrupted; the
+ * interrupted target's pass completes, the next target gets none. */
+static void test_budgets_interrupted(void)
+{
+    static const char scenario[] =
+        "{\"name\": \"budgets-stop\", \"targets\": [{\"name\": \"a\", \"cpus\": \"0\"},"
+        " {\"name\": \"b\", \"cpus\": \"0\"}],"
+        " \"client\": {\"cpus\": \"0\", \"timeout_s\": 60},"
+        " \"matrix\": {\"connections\": [1, 2], \"streams\": [1], \"requests\": 20,"
+        " \"min_requests\": 20},"
+        " \"budgets\": {\"warmup_requests\": 10, \"requests\": 10, \"instructions\": false,"
+        " \"rss_connections\": 1}}";
+    char arm[PATH_MAX + 16];
+    snprintf(arm, sizeof(arm), "%s/arm", tmpdir);
+    CHECK_EQ_INT(setenv("H2B_T_ARM", arm, 1), 0);
+    CHECK_EQ_INT(setenv("H2B_T_CLIENT", "2=arm", 1), 0);
+    struct outcome r;
+    run_scenario("budgets-stop", scenario, (struct h2b_run_options){0}, &r);
+    CHECK_EQ_INT(r.rc, H2B_ERR_INTERRUPTED);
+    CHECK(r.sum.interrupted);
+    CHECK_EQ_U64(r.sum.cells_ok, 4);
+    check_has(r.log, "interrupted during the budget passes");
+    struct stat st;
+    CHECK(stat(arm, &st) != 0); /* a budget instance took it */
+    struct h2b_results_doc *doc = load_results(r.out);
+    if (doc && doc->matrix.n == 4) {
+        for (size_t k = 0; k < 4; k++) {
+            const struct h2b_results_cell *c = h2b_results_doc_cell(doc, k);
+            CHECK_STR(c->status, "ok");
+            CHECK(c->budgets.base.present == (strcmp(c->target, "a") == 0));
+        }
+    } else {
+        CHECK(!"4 cells in the results");
+    }
+    h2b_results_doc_del(doc);
+    outcome_free(&r);
+    CHECK_EQ_INT(unsetenv("H2B_T_CLIENT"), 0);
+    CHECK_EQ_INT(unsetenv("H2B_T_ARM"), 0);
+}
+
 /* The dry run starts nothing, writes nothing and prints the plan: the configured maxima. */
 static void test_dry_run(void)
 {
@@ -594,6 +638,7 @@ int main(int argc, char **argv)
     test_target_failures();
     test_interrupt();
     test_budgets();
+    test_budgets_interrupted();
     CHECK_EQ_INT(h2b_fs_remove_tree(tmpdir), H2B_OK);
     return test_report();
 }
