@@ -5,9 +5,12 @@
  * to the target with the budget driver and writes an h2bench.load/1 object where --json says).
  * H2B_T_CLIENT picks, by the cell's connections, what the client does instead ("2=exit3,3=kill9"):
  * exit 3 with a line on stderr, die of SIGKILL, write no JSON, complete too few requests, kill
- * the target (its pid in $H2B_T_PIDFILE) or send SIGINT to the runner.
+ * the target (its pid in $H2B_T_PIDFILE), send SIGINT to the runner, arm the next target start
+ * to send it (run_rig.h), or fail unless the report ($H2B_T_REPORT) already shows the table's
+ * header.
  *
- * What is asserted: the cells run and recorded in expansion order (alternate targets, --filter,
+ * What is asserted: the table's header is out (flushed) before the first client runs; the cells
+ * run and recorded in expansion order (alternate targets, --filter,
  * --repeat, effective streams from the probed maximum); an ok cell's record (what the target
  * answered, server CPU and RSS observed, the probe as the maximum's source); a failed cell's
  * status, reason and null metrics for each way a client fails, and that the results file is
@@ -133,6 +136,19 @@ static int fake_client(int argc, char **argv)
         raise(SIGKILL);
     if (strcmp(mode, "nojson") == 0)
         return 0;
+    if (strcmp(mode, "sawheader") == 0) {
+        /* the table's header is out before the first cell's client runs */
+        char *report = NULL;
+        size_t len = 0;
+        const char *path = getenv("H2B_T_REPORT");
+        bool seen = path && h2b_fs_read_file(path, 1u << 20, &report, &len, NULL) == H2B_OK &&
+                    strstr(report, "cell  target");
+        free(report);
+        if (!seen) {
+            fprintf(stderr, "fake client: no header in the report yet\n");
+            return 3;
+        }
+    }
     if (strcmp(mode, "killtarget") == 0)
         kill_target();
     const char *arm = getenv("H2B_T_ARM");
@@ -190,7 +206,11 @@ static void run_scenario(const char *name, const char *text, struct h2b_run_opti
         o.out = r->out;
     o.self = run_rig_self;
     o.repeat = o.repeat ? o.repeat : 1;
-    o.report = open_memstream(&r->report, &rlen);
+    /* the report a real file, as stdout redirected is: what is not flushed is not there yet */
+    char report[PATH_MAX + 16];
+    snprintf(report, sizeof(report), "%s/%s.report", tmpdir, name);
+    CHECK_EQ_INT(setenv("H2B_T_REPORT", report, 1), 0);
+    o.report = fopen(report, "w");
     o.log = open_memstream(&r->log, &llen);
     CHECK(o.report && o.log);
     if (!o.report || !o.log)
@@ -198,6 +218,7 @@ static void run_scenario(const char *name, const char *text, struct h2b_run_opti
     r->rc = h2b_run(&o, &r->sum, &r->diag);
     fclose(o.report);
     fclose(o.log);
+    CHECK_EQ_INT(h2b_fs_read_file(report, 1u << 20, &r->report, &rlen, NULL), H2B_OK);
 }
 
 /* Removes the run directory a failed run kept ("logs kept in DIR" on its log). */
@@ -248,7 +269,7 @@ static void test_ok_run(void)
         " \"matrix\": {\"connections\": [1, 2], \"streams\": [1, 4], \"requests\": 40,"
         " \"min_requests\": 40, \"aggregate_cap\": 6}}";
     struct outcome r;
-    CHECK_EQ_INT(unsetenv("H2B_T_CLIENT"), 0);
+    CHECK_EQ_INT(setenv("H2B_T_CLIENT", "2=sawheader", 1), 0);
     run_scenario("ok", scenario, (struct h2b_run_options){.filter = "2x*", .repeat = 2}, &r);
     CHECK_EQ_INT(r.rc, H2B_OK);
     if (r.rc != H2B_OK)
@@ -294,7 +315,9 @@ static void test_ok_run(void)
         }
         h2b_results_doc_del(doc);
     }
+    check_has(r.report, "cell  target");
     outcome_free(&r);
+    CHECK_EQ_INT(unsetenv("H2B_T_CLIENT"), 0);
 }
 
 /* Every way a cell's client fails, each its own cell (by its connections): the cell failed with
