@@ -213,8 +213,13 @@ static void run_scenario(const char *name, const char *text, struct h2b_run_opti
     o.report = fopen(report, "w");
     o.log = open_memstream(&r->log, &llen);
     CHECK(o.report && o.log);
-    if (!o.report || !o.log)
+    if (!o.report || !o.log) {
+        if (o.report)
+            fclose(o.report);
+        if (o.log)
+            fclose(o.log);
         return;
+    }
     r->rc = h2b_run(&o, &r->sum, &r->diag);
     fclose(o.report);
     fclose(o.log);
