@@ -197,6 +197,7 @@ void h2b__run_print_header(const struct run *r)
     fprintf(r->o->report, "%4s  %-9s%s%-6s %6s %9s %11s %9s %8s %8s %7s %6s %6s %8s%s\n", "cell",
             "target", axis ? " " : "", axis ? "proto" : "", "conns", "streams", "req/s", "GB/s",
             "p50", "p99", "failed", "cli_s", "srv_s", "srv_KiB", axis ? " rec/rsp tls" : "");
+    fflush(r->o->report); /* out before the first cell runs, as each cell's line is */
 }
 
 static void print_cells_plan(const struct run *r)

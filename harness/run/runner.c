@@ -1087,6 +1087,11 @@ int h2b_run(const struct h2b_run_options *o, struct h2b_run_summary *sum, struct
         }
         if (r.s->budgets.enabled && (rc = run_budgets(&r)))
             goto out;
+        if (interrupted && !sum->interrupted) {
+            /* after the cells: the remaining targets' budgets (and the micro suites) skipped */
+            h2b__run_warn(&r, "interrupted during the budget passes\n");
+            sum->interrupted = true;
+        }
     }
     if (r.s->micro.enabled && !(o->fail_fast && sum->cells_failed) && !interrupted) {
         if (!r.dir[0] && (rc = h2b__run_dir_prepare(&r)))
