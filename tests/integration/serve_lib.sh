@@ -1,5 +1,7 @@
 # serve_lib.sh - start `h2bench serve` for a test and learn its URL. Source after lib.sh.
 
+declare -A SERVE_NAMES # PID -> the NAME given to start_serve
+
 # start_serve NAME [serve options...]: starts the server in the background (stdout to
 # $TMP/NAME.out, stderr to $TMP/NAME.err), waits up to 10 s for its "listening on" line, sets
 # SERVE_PID and SERVE_URL (http[s]://127.0.0.1:PORT). Returns 1 if it never got ready.
@@ -13,6 +15,7 @@ start_serve() {
         "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     SERVE_PID=$!
     PIDS+=("$SERVE_PID")
+    SERVE_NAMES[$SERVE_PID]=$name
     SERVE_URL=
     for _ in $(seq 100); do
         SERVE_URL=$(sed -n 's/^listening on \(https\{0,1\}:\/\/.*\)$/\1/p' "$TMP/$name.out")
@@ -34,7 +37,8 @@ start_serve() {
     return 1
 }
 
-# stop_serve PID: SIGTERM, then the exit code (waits at most 10 s before SIGKILL).
+# stop_serve PID: SIGTERM, then the exit code (waits at most 10 s before SIGKILL). A server that
+# exits other than 0 has the end of its stderr printed (a sanitizer's report, an H2B_ASSERT).
 stop_serve() {
     kill -TERM "$1" 2>/dev/null
     for _ in $(seq 100); do
@@ -43,6 +47,12 @@ stop_serve() {
     done
     kill -KILL "$1" 2>/dev/null
     wait "$1"
+    local rc=$? name=${SERVE_NAMES[$1]:-}
+    if [ "$rc" -ne 0 ] && [ -n "$name" ] && [ -s "$TMP/$name.err" ]; then
+        echo "server '$name' exited $rc after SIGTERM; the end of its stderr:"
+        tail -n 80 "$TMP/$name.err" | sed 's/^/  | /'
+    fi
+    return "$rc"
 }
 
 # url_port URL: the port of http://host:port
