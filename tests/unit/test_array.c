@@ -47,6 +47,8 @@ int main(void)
     size_t cap4 = 8;
     unsigned char *d = malloc(8);
     CHECK(d != NULL);
+    if (!d)
+        return test_report();
     d[7] = 42;
     CHECK(h2b_array_grow(d, &cap4, SIZE_MAX, 1, 8) == NULL); /* doubling would pass SIZE_MAX */
     CHECK_EQ_U64(cap4, 8);
