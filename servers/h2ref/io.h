@@ -98,47 +98,46 @@ struct server {
     struct h2b_stats stats;             /* written by the accepting thread only */
     pthread_mutex_t ip_lock;            /* the accepting thread counts up, workers count down */
     struct h2b_list ip[H2B_IP_BUCKETS]; /* of ipent, by a hash of the address */
+    const struct h2b__core *core;       /* server.c's operations, for io_uring.c */
     enum h2b_io io;                     /* the backend running (after any fallback) */
     char io_fallback[128];              /* why uring fell back to epoll; "" when it did not */
 };
 
-/* ---- server.c, for the io_uring loop ---- */
-
-/* Closes sc (idempotent): unlinks it, releases its counts; on io_uring the connection core, the
- * socket and sc itself go once its last operation has completed (h2b__uring_release). */
-void h2b__conn_close(struct sconn *sc);
-
-/* Handles readiness events (EPOLLIN, EPOLLOUT, ...) on sc the way the epoll loop does: TLS
- * handshakes, reads and writes, and lingering reads. */
-void h2b__conn_event(struct sconn *sc, uint32_t events);
-
-/* Flushes sc's output with the synchronous write path (TLS). */
-void h2b__conn_flush(struct sconn *sc);
-
-/* The session is over: close now if it failed, otherwise half-close and linger. */
-void h2b__conn_finish(struct sconn *sc);
-
-/* A worker thread's start, either loop: its name, its CPU, its allocation counting. */
-void h2b__worker_thread_start(struct worker *w);
-
-/* Adopts the connections queued for w by the accepting thread (the eventfd was read). */
-void h2b__worker_adopt_queued(struct worker *w);
-
-/* Admits one accepted fd: the connection limits, then to direct (or round-robin to a worker
- * through *rr). Closes fd when a limit refuses it. ss: the peer's address (NULL: look it up
- * when a per-address limit needs it). */
-void h2b__accepted(struct server *srv, int fd, const struct sockaddr_storage *ss, unsigned *rr,
-                   struct worker *direct);
-
-/* How long to sleep: until the next timer, 0 with work pending, NULL for ever. */
-struct timespec *h2b__worker_timeout(struct worker *w, uint64_t now, struct timespec *ts);
-
-/* The end of one io_uring loop turn: more-to-read, dirty connections (h2b__uring_flush),
- * lingering, drain. Returns true when the worker is done. */
-bool h2b__worker_turn_end(struct worker *w, uint64_t now);
-
-/* Frees what is left at the worker's exit (every connection closed, the grave buried). */
-void h2b__worker_close_all(struct worker *w);
+/* ---- server.c's operations, for the io_uring loop ----
+ * The connection core and the worker's turn, which both loops share, stay in server.c (the epoll
+ * loop calls them directly: its hot path is gated to the instruction). io_uring.c reaches them
+ * only through this table (struct server's core), so it uses none of server.c's names: server.c
+ * starts the backend and the backend calls back, and the two files do not use each other's names
+ * in a circle (scripts/name-deps.py). The indirect calls cost the uring loop a few instructions
+ * per completion. */
+struct h2b__core {
+    /* A worker thread's start, either loop: its name, its CPU, its allocation counting. */
+    void (*thread_start)(struct worker *w);
+    /* Closes sc (idempotent): unlinks it, releases its counts; on io_uring the connection core,
+     * the socket and sc itself go once its last operation has completed (h2b__uring_release). */
+    void (*conn_close)(struct sconn *sc);
+    /* Handles readiness events (EPOLLIN, EPOLLOUT, ...) on sc the way the epoll loop does: TLS
+     * handshakes, reads and writes, and lingering reads. */
+    void (*conn_event)(struct sconn *sc, uint32_t events);
+    /* Flushes sc's output with the synchronous write path (TLS). */
+    void (*conn_flush)(struct sconn *sc);
+    /* The session is over: close now if it failed, otherwise half-close and linger. */
+    void (*conn_finish)(struct sconn *sc);
+    /* Adopts the connections queued for w by the accepting thread (the eventfd was read). */
+    void (*adopt_queued)(struct worker *w);
+    /* Admits one accepted fd: the connection limits, then to direct (or round-robin to a worker
+     * through *rr). Closes fd when a limit refuses it. ss: the peer's address (NULL: look it up
+     * when a per-address limit needs it). */
+    void (*accepted)(struct server *srv, int fd, const struct sockaddr_storage *ss, unsigned *rr,
+                     struct worker *direct);
+    /* How long to sleep: until the next timer, 0 with work pending, NULL for ever. */
+    struct timespec *(*timeout)(struct worker *w, uint64_t now, struct timespec *ts);
+    /* The end of one io_uring loop turn: more-to-read, dirty connections (h2b__uring_flush),
+     * lingering, drain. Returns true when the worker is done. */
+    bool (*turn_end)(struct worker *w, uint64_t now);
+    /* Frees what is left at the worker's exit (every connection closed, the grave buried). */
+    void (*close_all)(struct worker *w);
+};
 
 /* ---- io_uring.c ---- */
 

@@ -103,6 +103,12 @@ struct h2b__uring {
 /* The next SQE; a full queue is submitted first (never dropped). A kernel that refuses to
  * submit while completions overflowed (-EBUSY) gets them flushed into the CQ ring first (the
  * loop consumes each batch before handling it, so there is room). */
+/* server.c's operations (io.h): the connection core and the worker's turn */
+static inline const struct h2b__core *ops(const struct worker *w)
+{
+    return w->srv->core;
+}
+
 static struct io_uring_sqe *get_sqe(struct h2b__uring *r)
 {
     struct io_uring_sqe *sqe;
@@ -177,7 +183,7 @@ static void cancel(struct h2b__uring *r, const void *p, unsigned op)
 static void uflush(struct sconn *sc)
 {
     if (sc->ssl) {
-        h2b__conn_flush(sc);
+        ops(sc->w)->conn_flush(sc);
         return;
     }
     struct h2b__uconn *u = sc->u;
@@ -186,12 +192,12 @@ static void uflush(struct sconn *sc)
     const struct iovec *iov;
     int cnt = h2b_conn_output(sc->conn, &iov);
     if (cnt < 0) {
-        h2b__conn_close(sc);
+        ops(sc->w)->conn_close(sc);
         return;
     }
     if (cnt == 0) {
         if (h2b_conn_done(sc->conn))
-            h2b__conn_finish(sc);
+            ops(sc->w)->conn_finish(sc);
         return;
     }
     memcpy(u->iov, iov, (size_t)cnt * sizeof *iov);
@@ -223,7 +229,7 @@ static void feed(struct sconn *sc, unsigned bid, uint32_t len)
     struct h2b__uring *r = sc->w->ring;
     if (!sc->closed && !sc->lingering &&
         h2b_conn_recv(sc->conn, r->bufs + (size_t)bid * BUF_SIZE, len) != H2B_OK)
-        h2b__conn_close(sc);
+        ops(sc->w)->conn_close(sc);
     buf_return(r, bid);
 }
 
@@ -358,7 +364,7 @@ static void on_recv(struct worker *w, struct sconn *sc, const struct io_uring_cq
         return;
     if (cqe->res == 0) { /* the peer's FIN: the responses due still go out, then close */
         if (sc->lingering) {
-            h2b__conn_close(sc);
+            ops(sc->w)->conn_close(sc);
             return;
         }
         unsigned hb;
@@ -376,7 +382,7 @@ static void on_recv(struct worker *w, struct sconn *sc, const struct io_uring_cq
     }
     if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -EINTR && cqe->res != -EAGAIN &&
         cqe->res != -ECANCELED) {
-        h2b__conn_close(sc); /* ECONNRESET and such */
+        ops(sc->w)->conn_close(sc); /* ECONNRESET and such */
         return;
     }
     if (more || u->recv_armed || sc->closed)
@@ -413,7 +419,7 @@ static void on_send(struct sconn *sc, int res)
     if (sc->closed)
         return;
     if (res < 0 && res != -EINTR && res != -EAGAIN) {
-        h2b__conn_close(sc);
+        ops(sc->w)->conn_close(sc);
         return;
     }
     if (res > 0)
@@ -429,7 +435,7 @@ static void on_accept(struct worker *w, const struct io_uring_cqe *cqe, uint64_t
         r->accept_armed = false;
     if (cqe->res >= 0) {
         if (r->accept_want)
-            h2b__accepted(w->srv, cqe->res, NULL, NULL, w);
+            ops(w)->accepted(w->srv, cqe->res, NULL, NULL, w);
         else
             close(cqe->res);
     } else if (cqe->res != -ECANCELED && cqe->res != -EINTR && cqe->res != -EAGAIN &&
@@ -447,7 +453,7 @@ static void on_cqe(struct worker *w, const struct io_uring_cqe *cqe, uint64_t no
     unsigned op = (unsigned)(data & OP_MASK);
     void *p = (void *)(uintptr_t)(data & ~(uint64_t)OP_MASK);
     if (op == OP_WAKE) {
-        h2b__worker_adopt_queued(w);
+        ops(w)->adopt_queued(w);
         arm_wake(w);
         return;
     }
@@ -466,7 +472,7 @@ static void on_cqe(struct worker *w, const struct io_uring_cqe *cqe, uint64_t no
         if (!(cqe->flags & IORING_CQE_F_MORE))
             sc->u->poll_armed = false;
         if (!sc->closed && cqe->res > 0)
-            h2b__conn_event(sc, (uint32_t)cqe->res);
+            ops(sc->w)->conn_event(sc, (uint32_t)cqe->res);
         if (!sc->closed && !sc->u->poll_armed)
             arm_poll(sc);
     }
@@ -494,11 +500,11 @@ void *h2b__uring_worker_main(void *arg)
 {
     struct worker *w = arg;
     struct h2b__uring *r = w->ring;
-    h2b__worker_thread_start(w);
+    ops(w)->thread_start(w);
     arm_wake(w);
     for (;;) {
         struct timespec ts;
-        const struct timespec *tmo = h2b__worker_timeout(w, h2b_clock_now_ns(), &ts);
+        const struct timespec *tmo = ops(w)->timeout(w, h2b_clock_now_ns(), &ts);
         if (!h2b_list_empty(&r->holders)) { /* held input: its send gets one turn (holders_turn) */
             ts = (struct timespec){0};
             tmo = &ts;
@@ -533,14 +539,14 @@ void *h2b__uring_worker_main(void *arg)
             h2b__uring_listen(w, true); /* the pause after EMFILE is over */
             w->listen_pause = 0;
         }
-        bool done = h2b__worker_turn_end(w, now);
+        bool done = ops(w)->turn_end(w, now);
         if (w->draining && r->accept_want)
             h2b__uring_listen(w, false);
         bury(r);
         if (done)
             break;
     }
-    h2b__worker_close_all(w);
+    ops(w)->close_all(w);
     bury(r);
     io_uring_submit(&r->ring); /* the cancels; the rest completes in h2b__uring_free */
     return NULL;

@@ -634,7 +634,7 @@ static void close_all(struct worker *w)
     bury(w);
 }
 
-void h2b__worker_thread_start(struct worker *w)
+static void worker_thread_start(struct worker *w)
 {
     char name[16];
     snprintf(name, sizeof name, "h2b-w%d", w->idx);
@@ -649,7 +649,7 @@ void h2b__worker_thread_start(struct worker *w)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    h2b__worker_thread_start(w);
+    worker_thread_start(w);
     struct epoll_event evs[MAX_EVENTS];
     for (;;) {
         struct timespec ts;
@@ -923,6 +923,8 @@ static void use_uring(struct server *srv)
     srv->io = H2B_IO_URING;
 }
 
+static const struct h2b__core core_ops; /* at the end of the file */
+
 int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
 {
     int rc = H2B_OK;
@@ -930,6 +932,7 @@ int h2b_server_run(const struct h2b_server_config *cfg, struct h2b_diag *d)
     if (!srv)
         return H2B_ERR_NOMEM;
     srv->cfg = *cfg;
+    srv->core = &core_ops;
     srv->docroot_fd = -1;
     pthread_mutex_init(&srv->ip_lock, NULL);
     for (int i = 0; i < H2B_IP_BUCKETS; i++)
@@ -1056,35 +1059,35 @@ out:
     return rc;
 }
 
-/* ---- for the io_uring loop (io.h) ---- */
+/* ---- the core's operations, for the io_uring loop (io.h's struct h2b__core) ---- */
 
-void h2b__conn_close(struct sconn *sc)
+static void core_conn_close(struct sconn *sc)
 {
     conn_close(sc);
 }
 
-void h2b__conn_event(struct sconn *sc, uint32_t events)
+static void core_conn_event(struct sconn *sc, uint32_t events)
 {
     conn_event(sc, events);
 }
 
-void h2b__conn_flush(struct sconn *sc)
+static void core_conn_flush(struct sconn *sc)
 {
     conn_flush(sc);
 }
 
-void h2b__conn_finish(struct sconn *sc)
+static void core_conn_finish(struct sconn *sc)
 {
     conn_finish(sc);
 }
 
-void h2b__worker_adopt_queued(struct worker *w)
+static void core_adopt_queued(struct worker *w)
 {
     adopt_queued(w);
 }
 
-void h2b__accepted(struct server *srv, int fd, const struct sockaddr_storage *ss, unsigned *rr,
-                   struct worker *direct)
+static void core_accepted(struct server *srv, int fd, const struct sockaddr_storage *ss,
+                          unsigned *rr, struct worker *direct)
 {
     struct sockaddr_storage peer = {0};
     socklen_t sl = sizeof peer;
@@ -1096,17 +1099,30 @@ void h2b__accepted(struct server *srv, int fd, const struct sockaddr_storage *ss
     admit(srv, fd, ss, rr, direct);
 }
 
-struct timespec *h2b__worker_timeout(struct worker *w, uint64_t now, struct timespec *ts)
+static struct timespec *core_timeout(struct worker *w, uint64_t now, struct timespec *ts)
 {
     return worker_timeout(w, now, ts);
 }
 
-bool h2b__worker_turn_end(struct worker *w, uint64_t now)
+static bool core_turn_end(struct worker *w, uint64_t now)
 {
     return turn_end(w, now, true);
 }
 
-void h2b__worker_close_all(struct worker *w)
+static void core_close_all(struct worker *w)
 {
     close_all(w);
 }
+
+static const struct h2b__core core_ops = {
+    .thread_start = worker_thread_start,
+    .conn_close = core_conn_close,
+    .conn_event = core_conn_event,
+    .conn_flush = core_conn_flush,
+    .conn_finish = core_conn_finish,
+    .adopt_queued = core_adopt_queued,
+    .accepted = core_accepted,
+    .timeout = core_timeout,
+    .turn_end = core_turn_end,
+    .close_all = core_close_all,
+};
