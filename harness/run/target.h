@@ -56,7 +56,7 @@ bool h2b_target_serves(const struct h2b_target_spec *spec, const struct h2b_peer
 /* Starts (or, for a URL target, reaches) spec and waits until it answers. Returns H2B_OK, or
  * an error (H2B_ERR_TIMEOUT: never answered; H2B_ERR_CLOSED: exited) and diag (may be NULL)
  * says why, quoting the target's log. *out untouched on failure; a process started on the way
- * is stopped again. */
+ * is stopped again. The target keeps spec (not a copy): spec must outlive it. */
 int h2b_target_start(struct h2b_target **out, const struct h2b_target_spec *spec,
                      const struct h2b_target_env *env, struct h2b_diag *diag);
 
