@@ -24,13 +24,15 @@ done
 # streams 40 at (100, 100) and 4 at (1000, 10) and (1000, 100); its floor target has 12 cells of
 # effective 1 (the run skips those with more than one requested stream).
 for s in quick matrix h2load-matrix bulk ci budgets budgets-grpc protocols protocols-bulk grpc \
-    grpc-stream; do
+    grpc-stream uring; do
     "$H2BENCH" run "$SRC/scenarios/$s.json" --dry-run >"$TMP/$s.plan" 2>"$TMP/err"
     expect_eq "scenarios/$s.json dry run exit" "$?" 0
 done
 # grpc.json: 9 cells for each of h2ref, grpcpp and grpcio (100 x 100 runs 40 streams: the
 # aggregate cap of 4096)
 expect_match "grpc: 27 cells" "$(cat "$TMP/grpc.plan")" '^grpc: 27 cells \(3 targets\)'
+# uring.json: h2ref on both backends, h2o and the floor at 4 x 2 points
+expect_match "uring: 32 cells" "$(cat "$TMP/uring.plan")" '^uring: 32 cells \(4 targets\)'
 expect_match "grpc-stream: 3 cells" "$(cat "$TMP/grpc-stream.plan")" '^grpc-stream: 3 cells \(3 targets\)'
 expect_match "budgets-grpc: 8 cells" "$(cat "$TMP/budgets-grpc.plan")" \
     '^budgets-grpc: 8 cells \(2 targets\)'
