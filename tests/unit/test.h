@@ -94,6 +94,17 @@ static inline bool test_aborts(void (*fn)(void))
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
 }
 
+/* A check that want occurs in text (NULL: it does not); on failure both are printed. */
+static inline void check_has(const char *text, const char *want)
+{
+    if (!text || !strstr(text, want)) {
+        fprintf(stderr, "\"%s\" not in:\n%s\n", want, text ? text : "(null)");
+        CHECK(false);
+    } else {
+        CHECK(true);
+    }
+}
+
 /* The closing line and the exit status; a test that made no check fails (it tested nothing). */
 static inline int test_report(void)
 {

@@ -38,16 +38,6 @@
 
 static char tmpdir[] = "/tmp/h2b_test_budget.XXXXXX";
 
-static void check_has(const char *text, const char *want)
-{
-    if (!strstr(text, want)) {
-        fprintf(stderr, "\"%s\" not in:\n%s\n", want, text);
-        CHECK(false);
-    } else {
-        CHECK(true);
-    }
-}
-
 static const struct h2b_budget_request hello = {.path = "/hello"};
 
 /* A command target: this binary's fake server on a port the target module picks. */

@@ -173,16 +173,6 @@ static int fake_client(int argc, char **argv)
 
 /* ---- helpers ---- */
 
-static void check_has(const char *text, const char *want)
-{
-    if (!text || !strstr(text, want)) {
-        fprintf(stderr, "\"%s\" not in:\n%s\n", want, text ? text : "(null)");
-        CHECK(false);
-    } else {
-        CHECK(true);
-    }
-}
-
 /* One h2b_run: the scenario text written to tmpdir/NAME.json, results to tmpdir/NAME.out.json;
  * what it printed in report and log (malloc'd, the caller's). */
 struct outcome {

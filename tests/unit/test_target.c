@@ -147,16 +147,6 @@ static const char *record_of(const char *dir)
     return text;
 }
 
-static void check_has(const char *text, const char *want)
-{
-    if (!strstr(text, want)) {
-        fprintf(stderr, "\"%s\" not in:\n%s\n", want, text);
-        CHECK(false);
-    } else {
-        CHECK(true);
-    }
-}
-
 /* A fresh private directory for one target (the env's dir). */
 static void target_dir(char *buf, size_t size, const char *name)
 {
