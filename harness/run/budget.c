@@ -11,7 +11,8 @@
  *  2. instructions: started under valgrind --tool=callgrind --instr-atstart=no; per point the
  *     N1 phase and one more N2 phase run uninstrumented (nghttpd's first N2 after a 500-request
  *     warm-up still cost 0.4 % more than the next two, which agreed within 0.01 %), then twice:
- * callgrind_control -i on, N2 requests, a pause for the tail, -i off, -d (dump); each dump's
+ * instrumentation on, N2 requests, a pause for the tail, instrumentation off and a dump (vgdb
+ * monitor commands; the pause lasts until the target is back in its event wait); each dump's
  * "totals:" line is that run's instruction count. The two must agree within 0.5 %; otherwise the
  * metric is null with both numbers. h2ref's two runs differ by 0.02 % at most (glibc's free
  * lists: 4106.1 and 4106.8 per request at 10 x 10), but a server that allocates per request
@@ -94,6 +95,7 @@
 #define PHASE_TIMEOUT_NS (120 * H2B_NS_PER_SEC)
 #define VALGRIND_PHASE_TIMEOUT_NS (600 * H2B_NS_PER_SEC)
 #define TAIL_NS (300 * H2B_NS_PER_MS)
+#define TAIL_MAX_NS (5 * H2B_NS_PER_SEC)
 #define INSTR_TOLERANCE 0.005
 
 /* Reasons are cut to their buffer (core/error.h). */
@@ -414,26 +416,34 @@ static int wait_round(struct h2b_budget_client *cl, uint64_t deadline, uint64_t 
 #define HOLD_IDLE_GAP_NS (1 * H2B_NS_PER_MS)
 #define HOLD_MAX_NS (2 * H2B_NS_PER_SEC)
 
-/* Waits until every thread of the target has slept through HOLD_IDLE_GAP_NS without running,
- * so that it is back in its event wait when it is stopped; then stops its process group and
- * waits until every thread is stopped. False (the round then runs unheld) when the target
- * cannot be seen or does not settle within HOLD_MAX_NS. */
-static bool hold_stop(pid_t pid)
+/* wait_idle: true once every thread of the target has slept through HOLD_IDLE_GAP_NS without
+ * running (it is back in its event wait, with nothing left to do); false when the target cannot
+ * be seen or is still busy at `end`.
+ * hold_stop: waits for that, then stops the target's process group and waits until every thread
+ * is stopped. False (the round then runs unheld) when the target cannot be seen or does not
+ * settle within HOLD_MAX_NS. */
+static bool wait_idle(pid_t pid, uint64_t end)
 {
-    uint64_t end = h2b_clock_now_ns() + HOLD_MAX_NS, prev = UINT64_MAX;
+    uint64_t prev = UINT64_MAX;
     struct h2b_proc_threads t;
     for (;;) {
         if (h2b_proc_threads_look(pid, &t) != H2B_OK)
             return false;
         bool asleep = t.sleeping == t.threads;
         if (asleep && t.run_ns == prev)
-            break;
+            return true;
         prev = asleep ? t.run_ns : UINT64_MAX;
         if (h2b_clock_now_ns() > end)
             return false;
         h2b_clock_sleep_ns(HOLD_IDLE_GAP_NS);
     }
-    if (kill(-pid, SIGSTOP) != 0)
+}
+
+static bool hold_stop(pid_t pid)
+{
+    uint64_t end = h2b_clock_now_ns() + HOLD_MAX_NS;
+    struct h2b_proc_threads t;
+    if (!wait_idle(pid, end) || kill(-pid, SIGSTOP) != 0)
         return false;
     while (h2b_proc_threads_look(pid, &t) == H2B_OK && t.stopped < t.threads) {
         if (h2b_clock_now_ns() > end)
@@ -796,7 +806,7 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
     h2b_budget_page_del(page);
 }
 
-/* Runs argv to completion (short tools: callgrind_control); true on exit status 0. */
+/* Runs argv to completion (short tools: vgdb); true on exit status 0. */
 static bool run_tool(char *const argv[], const char *log)
 {
     struct h2b_proc *p = NULL;
@@ -808,6 +818,15 @@ static bool run_tool(char *const argv[], const char *log)
     int rc = h2b_proc_wait(p, 60 * H2B_NS_PER_SEC, &status);
     h2b_proc_del(p);
     return rc == H2B_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The pause before instrumentation goes on or off: until the target is back in its event wait
+ * with nothing left to do (the frees and the EAGAIN read the last response set off), or
+ * TAIL_NS when its threads cannot be seen or are still busy after TAIL_MAX_NS. */
+static void wait_tail(pid_t pid)
+{
+    if (!wait_idle(pid, h2b_clock_now_ns() + TAIL_MAX_NS))
+        h2b_clock_sleep_ns(TAIL_NS);
 }
 
 /* The "totals:" line of a callgrind dump. */
@@ -843,15 +862,15 @@ static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budge
             set_null(&v[i], H2B_BUDGET_INSTRUCTIONS, "budgets.instructions is false");
         return;
     }
-    if (!have_program("valgrind") || !have_program("callgrind_control")) {
+    if (!have_program("valgrind") || !have_program("vgdb")) {
         for (size_t i = 0; i < n; i++)
             set_null(&v[i], H2B_BUDGET_INSTRUCTIONS,
-                     "valgrind/callgrind_control not installed (apt-get install valgrind)");
+                     "valgrind/vgdb not installed (apt-get install valgrind)");
         return;
     }
     say(dir, sizeof(dir), "%s/instructions", job->env.dir);
     say(out_opt, sizeof(out_opt), "--callgrind-out-file=%s/callgrind.out", dir);
-    say(tool_log, sizeof(tool_log), "%s/callgrind_control.log", dir);
+    say(tool_log, sizeof(tool_log), "%s/vgdb.log", dir);
     const char *wrapper[] = {"valgrind", "--tool=callgrind", "--instr-atstart=no", out_opt, NULL};
     if (progress)
         fprintf(progress, "budgets %s: instruction pass (callgrind)\n", job->spec->name);
@@ -860,10 +879,16 @@ static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budge
             set_null(&v[i], H2B_BUDGET_INSTRUCTIONS, why.message);
         return;
     }
-    say(pid, sizeof(pid), "%d", (int)h2b_target_pid(t));
-    char *on[] = {"callgrind_control", "-i", "on", pid, NULL};
-    char *off[] = {"callgrind_control", "-i", "off", pid, NULL};
-    char *dumpcmd[] = {"callgrind_control", "-d", pid, NULL};
+    pid_t tpid = h2b_target_pid(t);
+    say(pid, sizeof(pid), "--pid=%d", (int)tpid);
+    /* vgdb itself, not callgrind_control (a Perl script that lists the gdbservers and then runs
+     * vgdb once per command: 0.26 s a call here). --max-invoke-ms=1: the target sits blocked in
+     * its event wait, and vgdb would otherwise wait 100 ms before it wakes the gdbserver with
+     * ptrace, as callgrind_control's vgdb does; the wake is the same either way. Off and dump
+     * go in one call. */
+    char *on[] = {"vgdb", pid, "--max-invoke-ms=1", "instrumentation", "on", NULL};
+    char *offdump[] = {"vgdb", pid, "--max-invoke-ms=1", "instrumentation", "off", "-c",
+                       "dump", NULL};
     unsigned dumps = 0;
     for (size_t i = 0; i < n; i++) {
         struct h2b_budget_values *p = &v[i];
@@ -879,21 +904,20 @@ static void instructions_pass(const struct h2b_budget_job *job, struct h2b_budge
                 H2B_OK)
             goto point_done;
         for (int run = 0; run < 2; run++) {
-            h2b_clock_sleep_ns(TAIL_NS);
+            wait_tail(tpid);
             if (!run_tool(on, tool_log)) {
-                h2b_diag_at(&pwhy, NULL, 0, 0, "callgrind_control -i on failed (see %s)", tool_log);
+                h2b_diag_at(&pwhy, NULL, 0, 0, "vgdb instrumentation on failed (see %s)", tool_log);
                 goto point_done;
             }
             int rc = h2b_budget_client_phase(cl, n2, p->streams, VALGRIND_PHASE_TIMEOUT_NS,
                                              &got[run], &pwhy);
-            h2b_clock_sleep_ns(TAIL_NS);
-            bool off_ok = run_tool(off, tool_log);
-            bool dump_ok = run_tool(dumpcmd, tool_log);
+            wait_tail(tpid);
+            bool dump_ok = run_tool(offdump, tool_log);
             dumps += dump_ok;
             if (rc != H2B_OK)
                 goto point_done;
             say(dump, sizeof(dump), "%s/callgrind.out.%u", dir, dumps);
-            if (!off_ok || !dump_ok || !read_totals(dump, &instr[run])) {
+            if (!dump_ok || !read_totals(dump, &instr[run])) {
                 h2b_diag_at(&pwhy, NULL, 0, 0, "no callgrind totals in %s (see %s)", dump,
                             tool_log);
                 goto point_done;

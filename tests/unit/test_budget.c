@@ -374,7 +374,7 @@ static void test_measure_plain(void)
     h2b_budget_measure(&job, v, 1, NULL);
     CHECK_EQ_INT(setenv("PATH", saved, 1), 0);
     check_reason(&v[0], H2B_BUDGET_RSS_PER_CONN, "budgets.rss_connections is 0");
-    check_reason(&v[0], H2B_BUDGET_INSTRUCTIONS, "valgrind/callgrind_control not installed");
+    check_reason(&v[0], H2B_BUDGET_INSTRUCTIONS, "valgrind/vgdb not installed");
 }
 
 /* A target that cannot start: every metric of the passes that needed it null with why. */
