@@ -304,27 +304,23 @@ static int trial_scenario(struct ctx *x, int kind, const char *unit, char *const
     argv[argc] = NULL;
     struct h2b_gate_set *s = NULL;
     struct h2b_gate_report *gr = NULL;
-    struct h2b_results_doc *doc = NULL;
     int rv = h2b__gate_spawn(argv, envp, true, x->d);
     if (rv != H2B_OK)
         goto out;
     if ((rv = load_gated(x, path, &s)) != H2B_OK)
         goto out;
-    if ((rv = h2b_results_doc_load(path, &doc, NULL, x->d)) != H2B_OK)
-        goto out;
     struct h2b_gate_options gopt = {0};
     if ((rv = h2b_gate_check(x->c, s, &gopt, &gr)) != H2B_OK)
         goto out;
+    /* the cells are judged on the document the set loaded (one read of the file) */
     if (x->g) {
-        const struct h2b_results_doc *docs[] = {doc};
-        const char *paths[] = {path};
-        rv = h2b_cell_gates_check(x->g, docs, paths, 1, &x->c->fingerprint, false, gr);
+        rv = h2b_cell_gates_check(x->g, s->docs, (const char *const *)s->sources, s->n_sources,
+                                  &x->c->fingerprint, false, gr);
         if (rv != H2B_OK)
             goto out;
     }
     rv = record_gate(x, kind, gr, unit);
 out:
-    h2b_results_doc_del(doc);
     h2b_gate_report_del(gr);
     h2b_gate_set_del(s);
     unlink(path);

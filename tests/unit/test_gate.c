@@ -3,6 +3,7 @@
 #include "gates/ceilings.h"
 #include "core/error.h"
 #include "gates/gate.h"
+#include "gate_fixture.h"
 #include "test.h"
 
 #include <math.h>
@@ -16,29 +17,26 @@ static bool near(double a, double b, double tol)
 static struct h2b_gate_set *one(const char *name, double bytes, double allocs, double *forks,
                                 size_t n)
 {
-    struct h2b_gate_set *s;
-    if (h2b_gate_set_new(&s) != H2B_OK)
+    struct h2b_results_doc *d = fixture_doc();
+    struct h2b_results_micro *e = d ? fixture_micro(d, name) : NULL;
+    if (!e || (n && h2b_model_set_nums(&e->fork_p99_ns, forks, n) != H2B_OK)) {
+        h2b_results_doc_del(d);
         return NULL;
-    s->obs = calloc(1, sizeof(*s->obs));
-    s->count = 1;
-    struct h2b_gate_obs *o = &s->obs[0];
-    o->name = strdup(name);
-    o->source = "memory";
-    o->value[H2B_METRIC_BYTES_PER_OP] = bytes;
-    o->value[H2B_METRIC_ALLOCS_PER_OP] = allocs;
-    o->value[H2B_METRIC_P99_NS] = n ? forks[n - 1] : 0;
-    o->has[H2B_METRIC_BYTES_PER_OP] = o->has[H2B_METRIC_ALLOCS_PER_OP] = true;
-    o->has[H2B_METRIC_P99_NS] = true;
-    o->p50_ns = 100;
-    o->p999_ns = 5000;
-    o->samples = NAN; /* unknown: does not block a p99 ceiling */
-    o->forks = (int)n;
-    if (n) {
-        o->p99_forks = malloc(n * sizeof(double));
-        memcpy(o->p99_forks, forks, n * sizeof(double));
-        o->n_p99_forks = n;
     }
-    return s;
+    e->bytes_per_op = bytes;
+    e->allocs_per_op = allocs;
+    e->p99_ns = n ? forks[n - 1] : 0;
+    e->p50_ns = 100;
+    e->p999_ns = 5000;
+    e->samples = NAN; /* unknown: does not block a p99 ceiling */
+    e->forks = n ? (double)n : NAN;
+    return fixture_set(d);
+}
+
+/* The entry behind observation i of s (the model the view reads), to change it. */
+static struct h2b_results_micro *entry(const struct h2b_gate_set *s, size_t i)
+{
+    return (struct h2b_results_micro *)s->obs[i].e;
 }
 
 static void test_ceilings_round_trip(void)
@@ -130,7 +128,7 @@ static void test_check(void)
     /* Allocation the runner flags as not deterministic (amortised growth): the next whole unit
      * above the largest value, so the wobble never fails but one more per op does. */
     struct h2b_gate_set *wob = one("bench", 1090.757, 10.0313, forks, 3);
-    wob->obs[0].alloc_nondeterministic = true;
+    entry(wob, 0)->alloc_deterministic = 0;
     const struct h2b_gate_set *wruns[] = {wob};
     p = NULL;
     CHECK_EQ_INT(h2b_gate_propose(wruns, 1, &popt, &p), H2B_OK);
@@ -142,7 +140,7 @@ static void test_check(void)
     h2b_ceilings_del(p);
 
     /* Too few samples per fork for a p99: no p99 ceiling, a baseline note instead. */
-    wob->obs[0].samples = 3 * 9000.0;
+    entry(wob, 0)->samples = 3 * 9000.0;
     p = NULL;
     CHECK_EQ_INT(h2b_gate_propose(wruns, 1, &popt, &p), H2B_OK);
     pb = p ? h2b_ceilings_find(p, "bench") : NULL;
