@@ -14,6 +14,10 @@
  * change measured too loosely to exclude 1 + threshold is reported, not failed. Exact counts
  * fail on any increase, as in the gate.
  *
+ * The sides are gate sets (views of the results model, gate.h); what is copied is what outlives
+ * them or mixes them: a row's benchmark name (the report outlives the sets), and a side's fork
+ * values gathered from several entries into the one sample the bootstrap resamples.
+ *
  * Rejected: Welch's t interval (compare's second table until issue 30): it assumes normal fork
  * means, and a p99 over forks is skewed with occasional far outliers. Rejected: pairing fork i of
  * the base with fork i of the head (the ABBA rounds): pairing would cancel slow drift better, but
@@ -194,6 +198,7 @@ static int fork_values(const struct side *sd, bool p99, double **v, size_t *n)
     for (size_t i = 0; i < sd->n; i++) {
         const struct h2b_gate_obs *o = sd->obs[i];
         size_t k = forks_of(o, p99, &f);
+        H2B_ASSERT(m + (k ? k : 1) <= total); /* counted in the first pass */
         if (k) {
             memcpy(out + m, f, k * sizeof(*out));
             m += k;

@@ -23,6 +23,7 @@
  * trials from a model of the noise (CodSpeed's approach): the point is a measured rate.
  */
 #include "gates/calibrate.h"
+#include "core/check.h"
 #include "gates/ab.h"
 #include "gates/abrun.h"
 #include "gates/cells.h"
@@ -125,6 +126,7 @@ static int record(struct ctx *x, int kind, const char *gate, const char *unit, e
         }
         r->count++;
     }
+    H2B_ASSERT(kind >= 0 && kind < H2B_CALIB_NINJECT);
     struct h2b_calib_count *k = &row->c[kind];
     k->trials++;
     k->hits += o == HIT;

@@ -6,7 +6,9 @@
  * confirmation round (only the breached benchmarks, so a round costs seconds, not the suite),
  * and a breach fails only if every round breaches too. Renderers (gate_render.c) work on the
  * finished rows, so the table, markdown and JUnit outputs can never disagree about the verdict.
- * Observations are gate_obs.c's, the runner gate_runner.c's, proposals gate_propose.c's.
+ * Observations are gate_obs.c's (views of the results model), the runner gate_runner.c's,
+ * proposals gate_propose.c's. A row copies its benchmark's name and writes its evidence: the
+ * report outlives the results it judged (h2b_gate_evaluate frees the set before it returns it).
  *
  * Why the best fork's p99: interference from other processes (a compiler on the other core, a
  * timer interrupt storm) only ever adds latency, so across independent forks the lowest p99 is the
@@ -17,6 +19,7 @@
 #include "gates/gate.h"
 #include "gates/gate_int.h"
 #include "core/buf.h"
+#include "core/check.h"
 #include "core/error.h"
 #include "core/clock.h"
 
@@ -316,6 +319,7 @@ static int confirm(struct h2b_gate_report *r, const struct h2b_gate_options *opt
             if (pend[i].name)
                 names[k++] = pend[i].name;
         }
+        H2B_ASSERT(k == live); /* a breach leaves the pending list only by settling */
         r->confirm_runs++;
         rv = opt->rerun(opt->rerun_arg, names, k, p99);
         if (rv != H2B_OK) {
@@ -440,6 +444,7 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
         rv = evaluate_bench(r, &c->benches[i], obs, n, pend, &n_pend, &ap, opt->strict);
         if (rv != H2B_OK)
             goto out_err;
+        H2B_ASSERT(n_pend <= i + 1); /* one p99 breach at most per benchmark: pend has count */
     }
     if (n_pend) {
         rv = confirm(r, opt, pend, n_pend);
@@ -474,6 +479,8 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
     }
     for (size_t i = 0; i < r->count; i++)
         h2b__gate_count_row(r, &r->rows[i]);
+    H2B_ASSERT((size_t)(r->passed + r->failed + r->missing + r->ungated + r->invalid +
+                        r->not_applicable) == r->count); /* every row counted once */
     sort_rows(r);
     if (r->invalid || (opt->strict && r->not_applicable))
         r->exit_code = 3;
