@@ -1,9 +1,10 @@
 /*
  * gate.h - check microbenchmark results against stored ceilings; propose ceilings from runs.
  *
- * The gate reads `micro` entries of `h2bench.result/1` files into an observation set, evaluates
- * every ceiling of a `struct h2b_ceilings`, confirms p99 breaches by re-running only the
- * breached benchmarks, and renders the verdict as a terminal table, markdown and JUnit XML.
+ * The gate reads `micro` entries of `h2bench.result/1` files into an observation set (views of
+ * the results model's entries, in documents the set keeps), evaluates every ceiling of a
+ * `struct h2b_ceilings`, confirms p99 breaches by re-running only the breached benchmarks, and
+ * renders the verdict as a terminal table, markdown and JUnit XML.
  *
  * Policy (docs/gates.md has the reasoning):
  *   - bytes_per_op, allocs_per_op, instructions_per_op: exact. current > max fails (one byte
