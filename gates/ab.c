@@ -14,6 +14,10 @@
  * change measured too loosely to exclude 1 + threshold is reported, not failed. Exact counts
  * fail on any increase, as in the gate.
  *
+ * The sides are gate sets (views of the results model, gate.h); what is copied is what outlives
+ * them or mixes them: a row's benchmark name (the report outlives the sets), and a side's fork
+ * values gathered from several entries into the one sample the bootstrap resamples.
+ *
  * Rejected: Welch's t interval (compare's second table until issue 30): it assumes normal fork
  * means, and a p99 over forks is skewed with occasional far outliers. Rejected: pairing fork i of
  * the base with fork i of the head (the ABBA rounds): pairing would cancel slow drift better, but
@@ -23,6 +27,7 @@
 #include "gates/ab.h"
 #include "gates/abtable.h"
 #include "core/buf.h"
+#include "core/check.h"
 #include "core/error.h"
 #include "core/rand.h"
 #include "core/stats.h"
@@ -156,19 +161,30 @@ static void collect(const struct h2b_gate_set *s, const char *name, struct side 
 {
     out->n = 0;
     for (size_t i = 0; i < s->count && out->n < sizeof(out->obs) / sizeof(out->obs[0]); i++) {
-        if (strcmp(s->obs[i].name, name) == 0)
+        if (strcmp(s->obs[i].e->name, name) == 0)
             out->obs[out->n++] = &s->obs[i];
     }
 }
 
+/* The per-fork values of a time metric of o (fork_p99_ns or fork_ns_per_op): their count, 0
+ * when the entry has none. */
+static size_t forks_of(const struct h2b_gate_obs *o, bool p99, const double **f)
+{
+    const struct h2b_model_nums *nums = p99 ? &o->e->fork_p99_ns : &o->e->fork_ns_per_op;
+    *f = nums->v;
+    return nums->v ? nums->n : 0;
+}
+
 /* Every fork's value of a time metric over the side's observations: the per-fork arrays, or
- * the entry's single value when it has none. *v is malloc'd (NULL when there is nothing). */
+ * the entry's single value when it has none. *v is malloc'd (NULL when there is nothing): a
+ * copy, since it gathers the forks of several entries into the one sample the bootstrap
+ * resamples. */
 static int fork_values(const struct side *sd, bool p99, double **v, size_t *n)
 {
     size_t total = 0;
+    const double *f;
     for (size_t i = 0; i < sd->n; i++) {
-        const struct h2b_gate_obs *o = sd->obs[i];
-        size_t k = p99 ? o->n_p99_forks : o->n_ns_forks;
+        size_t k = forks_of(sd->obs[i], p99, &f);
         total += k ? k : 1;
     }
     *v = NULL;
@@ -181,15 +197,14 @@ static int fork_values(const struct side *sd, bool p99, double **v, size_t *n)
     size_t m = 0;
     for (size_t i = 0; i < sd->n; i++) {
         const struct h2b_gate_obs *o = sd->obs[i];
-        size_t k = p99 ? o->n_p99_forks : o->n_ns_forks;
-        const double *f = p99 ? o->p99_forks : o->ns_forks;
+        size_t k = forks_of(o, p99, &f);
+        H2B_ASSERT(m + (k ? k : 1) <= total); /* counted in the first pass */
         if (k) {
             memcpy(out + m, f, k * sizeof(*out));
             m += k;
         } else {
-            double x = p99 ? o->value[H2B_METRIC_P99_NS] : o->ns_per_op;
-            bool has = p99 ? o->has[H2B_METRIC_P99_NS] : !isnan(o->ns_per_op);
-            if (has)
+            double x = p99 ? o->e->p99_ns : o->e->ns_per_op;
+            if (!isnan(x))
                 out[m++] = x;
         }
     }
@@ -208,9 +223,10 @@ static double samples_per_fork(const struct side *sd)
     double least = INFINITY;
     for (size_t i = 0; i < sd->n; i++) {
         const struct h2b_gate_obs *o = sd->obs[i];
-        if (isnan(o->samples) || o->forks <= 0)
+        int forks = h2b_gate_obs_forks(o);
+        if (isnan(o->e->samples) || forks <= 0)
             continue;
-        double per = o->samples / o->forks;
+        double per = o->e->samples / forks;
         if (per < least)
             least = per;
     }
@@ -293,12 +309,13 @@ static bool exact_of(const struct side *sd, int m, double *v, bool *nondet)
     *nondet = false;
     for (size_t i = 0; i < sd->n; i++) {
         const struct h2b_gate_obs *o = sd->obs[i];
-        if (!o->has[m])
+        double x = h2b_gate_obs_value(o, (enum h2b_metric)m);
+        if (isnan(x))
             continue;
-        if (!any || o->value[m] > *v)
-            *v = o->value[m];
+        if (!any || x > *v)
+            *v = x;
         any = true;
-        if (o->alloc_nondeterministic && m != H2B_METRIC_INSTRUCTIONS_PER_OP)
+        if (h2b_gate_obs_nondeterministic(o) && m != H2B_METRIC_INSTRUCTIONS_PER_OP)
             *nondet = true;
     }
     return any;
@@ -377,7 +394,7 @@ static void sort_rows(struct h2b_ab_report *r)
 static bool seen_before(const struct h2b_gate_set *s, size_t i)
 {
     for (size_t j = 0; j < i; j++) {
-        if (strcmp(s->obs[j].name, s->obs[i].name) == 0)
+        if (strcmp(s->obs[j].e->name, s->obs[i].e->name) == 0)
             return true;
     }
     return false;
@@ -386,8 +403,8 @@ static bool seen_before(const struct h2b_gate_set *s, size_t i)
 static const char *failed_bench(const struct h2b_gate_set *s)
 {
     for (size_t i = 0; i < s->count; i++) {
-        if (s->obs[i].error)
-            return s->obs[i].name;
+        if (s->obs[i].e->error)
+            return s->obs[i].e->name;
     }
     return NULL;
 }
@@ -491,15 +508,15 @@ int h2b_ab_judge(const struct h2b_gate_set *base, const struct h2b_gate_set *hea
     }
     for (size_t i = 0; i < base->count && rv == H2B_OK; i++) {
         if (!seen_before(base, i))
-            rv = judge_bench(r, base, head, base->obs[i].name, opt);
+            rv = judge_bench(r, base, head, base->obs[i].e->name, opt);
     }
     for (size_t i = 0; i < head->count && rv == H2B_OK; i++) {
         struct side a;
         if (seen_before(head, i))
             continue;
-        collect(base, head->obs[i].name, &a);
+        collect(base, head->obs[i].e->name, &a);
         if (a.n == 0)
-            rv = judge_bench(r, base, head, head->obs[i].name, opt);
+            rv = judge_bench(r, base, head, head->obs[i].e->name, opt);
     }
     if (rv != H2B_OK)
         goto out;
@@ -779,27 +796,20 @@ static int merge_into(struct h2b_ab_report *into, struct h2b_ab_report *from)
     return H2B_OK;
 }
 
-int h2b_ab_judge_files(const char *base_path, const char *head_path,
-                       const struct h2b_ab_options *opt, struct h2b_ab_report **out,
-                       struct h2b_diag *diag)
+/* The verdict on the first document of each set, whatever it holds (the sets' views of them
+ * are the micro side; the documents themselves the cells'). */
+static int judge_sets(const struct h2b_gate_set *sa, const struct h2b_gate_set *sb,
+                      const struct h2b_ab_options *opt, struct h2b_ab_report **out)
 {
-    struct h2b_gate_set *sa = NULL, *sb = NULL;
-    struct h2b_results_doc *da = NULL, *db = NULL;
+    H2B_ASSERT(sa->n_sources == 1 && sb->n_sources == 1);
+    const struct h2b_results_doc *da = sa->docs[0], *db = sb->docs[0];
     struct h2b_ab_report *r = NULL, *cells = NULL;
-    int rv = h2b_gate_set_load(&base_path, 1, &sa, diag);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_load(&head_path, 1, &sb, diag);
-    if (rv == H2B_OK)
-        rv = h2b_results_doc_load(base_path, &da, NULL, diag);
-    if (rv == H2B_OK)
-        rv = h2b_results_doc_load(head_path, &db, NULL, diag);
-    if (rv != H2B_OK)
-        goto out;
+    int rv = H2B_OK;
     bool micro = sa->count || sb->count, matrix = da->matrix.n || db->matrix.n;
     if (micro)
         rv = h2b_ab_judge(sa, sb, opt, &r);
     if (rv == H2B_OK && matrix)
-        rv = h2b_ab_judge_cells(da, base_path, db, head_path, opt, r ? &cells : &r);
+        rv = h2b_ab_judge_cells(da, sa->sources[0], db, sb->sources[0], opt, r ? &cells : &r);
     if (rv == H2B_OK && cells)
         rv = merge_into(r, cells);
     if (rv == H2B_OK && !r) {
@@ -814,12 +824,41 @@ int h2b_ab_judge_files(const char *base_path, const char *head_path,
             r->exit_code = 3;
         }
     }
-out:
-    h2b_results_doc_del(da);
-    h2b_results_doc_del(db);
+    return hand_over(r, rv, out);
+}
+
+int h2b_ab_judge_files(const char *base_path, const char *head_path,
+                       const struct h2b_ab_options *opt, struct h2b_ab_report **out,
+                       struct h2b_diag *diag)
+{
+    struct h2b_gate_set *sa = NULL, *sb = NULL;
+    int rv = h2b_gate_set_load(&base_path, 1, &sa, diag);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_load(&head_path, 1, &sb, diag);
+    if (rv == H2B_OK)
+        rv = judge_sets(sa, sb, opt, out);
     h2b_gate_set_del(sa);
     h2b_gate_set_del(sb);
-    return hand_over(r, rv, out);
+    return rv;
+}
+
+int h2b_ab_judge_docs(const struct h2b_results_doc *base, const char *base_path,
+                      const struct h2b_results_doc *head, const char *head_path,
+                      const struct h2b_ab_options *opt, struct h2b_ab_report **out)
+{
+    struct h2b_gate_set *sa = NULL, *sb = NULL;
+    int rv = h2b_gate_set_new(&sa);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_new(&sb);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_add(sa, base_path, base);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_add(sb, head_path, head);
+    if (rv == H2B_OK)
+        rv = judge_sets(sa, sb, opt, out);
+    h2b_gate_set_del(sa);
+    h2b_gate_set_del(sb);
+    return rv;
 }
 
 /* ---------------------------------------------------------------- rendering */

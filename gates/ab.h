@@ -117,6 +117,13 @@ int h2b_ab_judge_files(const char *base_path, const char *head_path,
                        const struct h2b_ab_options *opt, struct h2b_ab_report **out,
                        struct h2b_diag *diag);
 
+/* As h2b_ab_judge_files, on two documents the caller has read already (the report's runs):
+ * borrowed for the call; the paths name them in the notes. Returns H2B_OK, H2B_ERR_NOMEM or
+ * H2B_ERR_INVAL (options). */
+int h2b_ab_judge_docs(const struct h2b_results_doc *base, const char *base_path,
+                      const struct h2b_results_doc *head, const char *head_path,
+                      const struct h2b_ab_options *opt, struct h2b_ab_report **out);
+
 void h2b_ab_report_del(struct h2b_ab_report *r);
 
 /* A row as the one A/B table shows it (gates/abtable.h); v points into row. */

@@ -16,7 +16,9 @@
  * the files of a side are merged (h2b_ab_merge_results, through the results model) into
  * base.json and head.json, and the
  * verdict is h2b_ab_judge on those two files, so `h2bench compare base.json head.json` gives the
- * same verdict and exit code.
+ * same verdict and exit code. The merge is the one place here that copies results data: a merged
+ * entry (its fork arrays joined, its medians taken) is derived from several files and written
+ * out as a file of its own, so it cannot be a view of any one of them.
  *
  * Why a shared clone. `git worktree add` (what ab did first) registers the checkout in the
  * user's .git/worktrees: `git worktree list` shows it after every run, and an interrupted or
@@ -36,6 +38,7 @@
  */
 #include "gates/abrun.h"
 #include "core/error.h"
+#include "core/check.h"
 #include "core/fs.h"
 #include "core/hist.h"
 #include "core/proc.h"
@@ -191,6 +194,7 @@ static int make_env(struct env *e, char *const *extra, const char *src, const ch
         e->v[e->n++] = extra[j];
     e->v[e->n++] = e->owned[0];
     e->v[e->n++] = e->owned[1];
+    H2B_ASSERT(e->n < n_env + n_extra + 3); /* the slots calloc'd above, the NULL included */
     e->v[e->n] = NULL;
     return H2B_OK;
 }
@@ -403,6 +407,7 @@ static int invoke(struct side *s, const struct h2b_ab_run_options *o, bool h2ben
     }
     if (callgrind)
         argv[argc++] = "--callgrind";
+    H2B_ASSERT(argc < (int)(sizeof(argv) / sizeof(argv[0]))); /* room for the NULL */
     argv[argc] = NULL;
     struct env e;
     int rv = make_env(&e, s->env, s->src, s->build);

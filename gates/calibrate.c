@@ -23,6 +23,7 @@
  * trials from a model of the noise (CodSpeed's approach): the point is a measured rate.
  */
 #include "gates/calibrate.h"
+#include "core/check.h"
 #include "gates/ab.h"
 #include "gates/abrun.h"
 #include "gates/cells.h"
@@ -125,6 +126,7 @@ static int record(struct ctx *x, int kind, const char *gate, const char *unit, e
         }
         r->count++;
     }
+    H2B_ASSERT(kind >= 0 && kind < H2B_CALIB_NINJECT);
     struct h2b_calib_count *k = &row->c[kind];
     k->trials++;
     k->hits += o == HIT;
@@ -304,27 +306,23 @@ static int trial_scenario(struct ctx *x, int kind, const char *unit, char *const
     argv[argc] = NULL;
     struct h2b_gate_set *s = NULL;
     struct h2b_gate_report *gr = NULL;
-    struct h2b_results_doc *doc = NULL;
     int rv = h2b__gate_spawn(argv, envp, true, x->d);
     if (rv != H2B_OK)
         goto out;
     if ((rv = load_gated(x, path, &s)) != H2B_OK)
         goto out;
-    if ((rv = h2b_results_doc_load(path, &doc, NULL, x->d)) != H2B_OK)
-        goto out;
     struct h2b_gate_options gopt = {0};
     if ((rv = h2b_gate_check(x->c, s, &gopt, &gr)) != H2B_OK)
         goto out;
+    /* the cells are judged on the document the set loaded (one read of the file) */
     if (x->g) {
-        const struct h2b_results_doc *docs[] = {doc};
-        const char *paths[] = {path};
-        rv = h2b_cell_gates_check(x->g, docs, paths, 1, &x->c->fingerprint, false, gr);
+        rv = h2b_cell_gates_check(x->g, s->docs, (const char *const *)s->sources, s->n_sources,
+                                  &x->c->fingerprint, false, gr);
         if (rv != H2B_OK)
             goto out;
     }
     rv = record_gate(x, kind, gr, unit);
 out:
-    h2b_results_doc_del(doc);
     h2b_gate_report_del(gr);
     h2b_gate_set_del(s);
     unlink(path);

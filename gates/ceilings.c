@@ -59,6 +59,15 @@ const char *h2b_metric_unit(enum h2b_metric m)
     return (unsigned)m < H2B_METRIC_COUNT ? metrics[m].unit : "";
 }
 
+double h2b_metric_value(const struct h2b_results_micro *e, enum h2b_metric m)
+{
+    if ((unsigned)m >= H2B_METRIC_COUNT)
+        return NAN;
+    double v;
+    memcpy(&v, (const char *)e + metrics[m].member, sizeof(v));
+    return v;
+}
+
 int h2b_metric_from_key(const char *key)
 {
     for (int m = 0; m < H2B_METRIC_COUNT; m++) {
@@ -347,26 +356,19 @@ int h2b_fingerprint_copy(struct h2b_fingerprint *to, const struct h2b_fingerprin
     return H2B_OK;
 }
 
-int h2b_fingerprint_from_env(const struct h2b_results_env *env, struct h2b_fingerprint *fp)
+void h2b_fingerprint_view(const struct h2b_results_env *env, struct h2b_fingerprint *fp)
 {
     memset(fp, 0, sizeof(*fp));
     if (!env->base.present)
-        return H2B_OK;
+        return;
     fp->set = true;
     /* cpus is a count of CPUs online: one beyond int is no machine, "not recorded" */
     fp->cpus = env->cpus >= 1 && env->cpus <= INT_MAX ? (int)env->cpus : 0;
-    int rv = dup_field(&fp->cpu_model, env->cpu_model);
-    if (rv == H2B_OK)
-        rv = dup_field(&fp->kernel, env->kernel);
-    if (rv == H2B_OK)
-        rv = dup_field(&fp->compiler, env->compiler);
-    if (rv == H2B_OK)
-        rv = dup_field(&fp->build_type, env->build_type);
-    if (rv == H2B_OK)
-        rv = dup_field(&fp->nghttp2, env->nghttp2);
-    if (rv != H2B_OK)
-        h2b_fingerprint_free(fp);
-    return rv;
+    fp->cpu_model = env->cpu_model;
+    fp->kernel = env->kernel;
+    fp->compiler = env->compiler;
+    fp->build_type = env->build_type;
+    fp->nghttp2 = env->nghttp2;
 }
 
 static bool same_str(const char *key, const char *want, const char *have, char *why, size_t size)

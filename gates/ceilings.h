@@ -51,6 +51,11 @@ const char *h2b_metric_unit(enum h2b_metric m);
 /* Looks a key up: the metric, or -1 when key names no metric. */
 int h2b_metric_from_key(const char *key);
 
+/* The value of metric m in the micro entry e, read from the member the metric names (the one
+ * whose results key is h2b_metric_key(m)): NAN when it is null or m is out of range. */
+struct h2b_results_micro;
+double h2b_metric_value(const struct h2b_results_micro *e, enum h2b_metric m);
+
 struct h2b_ceiling {
     bool set;
     double max; /* the largest passing value, in the metric's unit */
@@ -71,20 +76,24 @@ struct h2b_ceiling_bench {
     struct h2b_baseline baseline;
 };
 
-/* Where ceilings were set (and where results were measured: h2b_fingerprint_from_env). The
+/* Where ceilings were set (and where results were measured: h2b_fingerprint_view). The
  * machine part (cpu_model, cpus, kernel) plus the build part decide whether absolute p99
  * ceilings apply; the build part (compiler, build_type, nghttp2, instructions_source) whether
  * instruction counts are comparable. A NULL string or cpus 0 is "not recorded". */
 struct h2b_fingerprint {
     bool set;
-    char *cpu_model, *kernel, *compiler, *build_type, *nghttp2, *instructions_source; /* owned */
+    /* owned, except in a view of a results file's env (h2b_fingerprint_view) */
+    char *cpu_model, *kernel, *compiler, *build_type, *nghttp2, *instructions_source;
     int cpus;
 };
 
-/* Fills fp from a results file's env (instructions_source left NULL; set: env was present).
- * H2B_OK or NOMEM. */
+/* Fills fp as a view of a results file's env (set: env was present; instructions_source left
+ * NULL): its strings are env's own, not copies. It is valid while env lives and is never passed
+ * to h2b_fingerprint_free (it owns nothing); for comparing (h2b_fingerprint_same_*) and printing
+ * a results file's fingerprint without allocating. A fingerprint that must outlive env (a
+ * proposal's) is h2b_fingerprint_copy of the view. */
 struct h2b_results_env;
-int h2b_fingerprint_from_env(const struct h2b_results_env *env, struct h2b_fingerprint *fp);
+void h2b_fingerprint_view(const struct h2b_results_env *env, struct h2b_fingerprint *fp);
 
 /* Frees fp's strings and clears it. */
 void h2b_fingerprint_free(struct h2b_fingerprint *fp);

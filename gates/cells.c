@@ -274,14 +274,9 @@ static bool p99_applies(const struct h2b_fingerprint *want, const struct match *
                         const struct h2b_results_doc *const *docs, char *na, size_t size)
 {
     for (size_t i = 0; i < n; i++) {
-        struct h2b_fingerprint have = {0};
-        if (h2b_fingerprint_from_env(&docs[ms[i].doc]->env, &have) != H2B_OK) {
-            snprintf(na, size, "not applicable (out of memory reading %.200s)", ms[i].path);
-            return false;
-        }
-        bool same = h2b_gate_machine_applies(want, &have, na, size);
-        h2b_fingerprint_free(&have);
-        if (!same)
+        struct h2b_fingerprint have; /* a view of the document's env: nothing to free */
+        h2b_fingerprint_view(&docs[ms[i].doc]->env, &have);
+        if (!h2b_gate_machine_applies(want, &have, na, size))
             return false;
     }
     return true;

@@ -4,9 +4,12 @@
  * own SLO verdicts and capacity searches (cells.c), into one report.
  *
  * Approach: the orchestration `h2bench gate` had in apps/cmd_gate.c moved here unchanged, so the
- * report (which judged only the benchmarks) gets the same rows. Rejected: the report calling
- * the cells' checks itself (a second copy of the order and of the error handling, the way the two
- * had drifted apart).
+ * report (which judged only the benchmarks) gets the same rows. Both entry points end in one
+ * judge(): h2b_gate_evaluate reads the results files into a gate set (the set keeps the
+ * documents, and the cells are judged on those same documents: each file is read once), and
+ * h2b_gate_evaluate_docs lends the set documents the caller already read (the report's).
+ * Rejected: the report calling the cells' checks itself (a second copy of the order and of the
+ * error handling, the way the two had drifted apart).
  */
 #include "gates/evaluate.h"
 
@@ -26,34 +29,43 @@ static bool filter_selects(const struct h2b_ceilings *c, const struct h2b_gate_s
             return true;
     }
     for (size_t i = 0; i < s->count; i++) {
-        if (regexec(re, s->obs[i].name, 0, NULL, 0) == 0)
+        if (regexec(re, s->obs[i].e->name, 0, NULL, 0) == 0)
             return true;
     }
     return false;
 }
 
-/* The cells' rows into r: the ceilings' "cells" section (if any) against the results' matrix
- * cells, and every cell's SLO verdicts and capacity search. */
-static int check_cells(const char *ceilings_path, const char *const *results, size_t n,
+/* The cells' rows into r: the ceilings' "cells" section (if any) against the matrix cells of
+ * the documents s holds (read once, for the benchmarks and the cells alike), and every cell's
+ * SLO verdicts and capacity searches. */
+static int check_cells(const char *ceilings_path, const struct h2b_gate_set *s,
                        const struct h2b_fingerprint *fp, bool strict, struct h2b_gate_report *r,
                        struct h2b_diag *diag)
 {
     struct h2b_cell_gates *g = NULL;
-    struct h2b_results_doc *docs[H2B_GATE_EVAL_MAX_RESULTS] = {0};
     int rv = h2b_cell_gates_load(ceilings_path, &g, diag);
     if (rv != H2B_OK)
         return rv == H2B_ERR_NOMEM ? rv : H2B_ERR_PARSE;
-    for (size_t i = 0; i < n && rv == H2B_OK; i++)
-        rv = h2b_results_doc_load(results[i], &docs[i], NULL, diag);
-    if (rv == H2B_OK) {
-        const struct h2b_results_doc *const *cdocs = (const struct h2b_results_doc *const *)docs;
-        if ((g && h2b_cell_gates_check(g, cdocs, results, n, fp, strict, r) != H2B_OK) ||
-            h2b_cell_slo_check(cdocs, results, n, r) != H2B_OK)
-            rv = H2B_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        h2b_results_doc_del(docs[i]);
+    const char *const *paths = (const char *const *)s->sources;
+    if ((g && h2b_cell_gates_check(g, s->docs, paths, s->n_sources, fp, strict, r) != H2B_OK) ||
+        h2b_cell_slo_check(s->docs, paths, s->n_sources, r) != H2B_OK)
+        rv = H2B_ERR_NOMEM;
     h2b_cell_gates_del(g);
+    return rv;
+}
+
+/* The verdict on the results in s by the ceilings in out->ceilings (read from ceilings_path):
+ * the benchmarks, then the cells. */
+static int judge(const char *ceilings_path, const struct h2b_gate_set *s,
+                 const struct h2b_gate_options *opt, struct h2b_gate_eval *out,
+                 struct h2b_diag *diag)
+{
+    if (opt->filter && !filter_selects(out->ceilings, s, opt->filter))
+        return H2B_ERR_NOTFOUND;
+    int rv = h2b_gate_check(out->ceilings, s, opt, &out->report);
+    if (rv == H2B_OK)
+        rv = check_cells(ceilings_path, s, &out->ceilings->fingerprint, opt->strict, out->report,
+                         diag);
     return rv;
 }
 
@@ -68,13 +80,26 @@ int h2b_gate_evaluate(const char *ceilings_path, const char *const *results, siz
     int rv = h2b_ceilings_load(ceilings_path, &out->ceilings, on_diag, arg);
     if (rv == H2B_OK)
         rv = h2b_gate_set_load(results, n, &s, diag);
-    if (rv == H2B_OK && opt->filter && !filter_selects(out->ceilings, s, opt->filter))
-        rv = H2B_ERR_NOTFOUND;
     if (rv == H2B_OK)
-        rv = h2b_gate_check(out->ceilings, s, opt, &out->report);
+        rv = judge(ceilings_path, s, opt, out, diag);
+    h2b_gate_set_del(s);
+    return rv;
+}
+
+int h2b_gate_evaluate_docs(const char *ceilings_path, const struct h2b_results_doc *const *docs,
+                           const char *const *paths, size_t n, const struct h2b_gate_options *opt,
+                           h2b_diag_fn on_diag, void *arg, struct h2b_gate_eval *out,
+                           struct h2b_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    struct h2b_gate_set *s = NULL;
+    int rv = h2b_ceilings_load(ceilings_path, &out->ceilings, on_diag, arg);
     if (rv == H2B_OK)
-        rv = check_cells(ceilings_path, results, n, &out->ceilings->fingerprint, opt->strict,
-                         out->report, diag);
+        rv = h2b_gate_set_new(&s);
+    for (size_t i = 0; i < n && rv == H2B_OK; i++)
+        rv = h2b_gate_set_add(s, paths[i], docs[i]);
+    if (rv == H2B_OK)
+        rv = judge(ceilings_path, s, opt, out, diag);
     h2b_gate_set_del(s);
     return rv;
 }

@@ -33,6 +33,17 @@ int h2b_gate_evaluate(const char *ceilings_path, const char *const *results, siz
                       const struct h2b_gate_options *opt, h2b_diag_fn on_diag, void *arg,
                       struct h2b_gate_eval *out, struct h2b_diag *diag);
 
+/*
+ * As h2b_gate_evaluate, on n documents the caller has read already (paths[i] names docs[i] in
+ * the evidence): the same verdict, without reading the files again. The documents are borrowed
+ * for the call only; the report judges the runs it renders with it.
+ */
+struct h2b_results_doc;
+int h2b_gate_evaluate_docs(const char *ceilings_path, const struct h2b_results_doc *const *docs,
+                           const char *const *paths, size_t n, const struct h2b_gate_options *opt,
+                           h2b_diag_fn on_diag, void *arg, struct h2b_gate_eval *out,
+                           struct h2b_diag *diag);
+
 void h2b_gate_eval_free(struct h2b_gate_eval *e);
 
 #endif

@@ -6,7 +6,9 @@
  * confirmation round (only the breached benchmarks, so a round costs seconds, not the suite),
  * and a breach fails only if every round breaches too. Renderers (gate_render.c) work on the
  * finished rows, so the table, markdown and JUnit outputs can never disagree about the verdict.
- * Observations are gate_obs.c's, the runner gate_runner.c's, proposals gate_propose.c's.
+ * Observations are gate_obs.c's (views of the results model), the runner gate_runner.c's,
+ * proposals gate_propose.c's. A row copies its benchmark's name and writes its evidence: the
+ * report outlives the results it judged (h2b_gate_evaluate frees the set before it returns it).
  *
  * Why the best fork's p99: interference from other processes (a compiler on the other core, a
  * timer interrupt storm) only ever adds latency, so across independent forks the lowest p99 is the
@@ -17,6 +19,7 @@
 #include "gates/gate.h"
 #include "gates/gate_int.h"
 #include "core/buf.h"
+#include "core/check.h"
 #include "core/error.h"
 #include "core/clock.h"
 
@@ -85,7 +88,7 @@ double h2b__gate_exact_value(const struct h2b_gate_obs *const *obs, size_t n, in
 {
     double hi = -INFINITY, lo = INFINITY;
     for (size_t i = 0; i < n; i++) {
-        double v = obs[i]->value[m];
+        double v = h2b_gate_obs_value(obs[i], (enum h2b_metric)m);
         hi = v > hi ? v : hi;
         lo = v < lo ? v : lo;
     }
@@ -97,17 +100,20 @@ double h2b__gate_exact_value(const struct h2b_gate_obs *const *obs, size_t n, in
 static void fmt_forks(struct h2b_buf *b, const struct h2b_gate_obs *const *obs, size_t n)
 {
     size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += obs[i]->n_p99_forks ? obs[i]->n_p99_forks : 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct h2b_model_nums *f = &obs[i]->e->fork_p99_ns;
+        total += f->v && f->n ? f->n : 1;
+    }
     h2b_buf_printf(b, "best of %zu fork p99s (", total);
     const char *sep = "";
     for (size_t i = 0; i < n; i++) {
-        if (!obs[i]->n_p99_forks) {
-            h2b_buf_printf(b, "%s%.0f merged", sep, obs[i]->value[H2B_METRIC_P99_NS]);
+        const struct h2b_model_nums *f = &obs[i]->e->fork_p99_ns;
+        if (!f->v || !f->n) {
+            h2b_buf_printf(b, "%s%.0f merged", sep, obs[i]->e->p99_ns);
             sep = ", ";
         }
-        for (size_t k = 0; k < obs[i]->n_p99_forks; k++) {
-            h2b_buf_printf(b, "%s%.0f", sep, obs[i]->p99_forks[k]);
+        for (size_t k = 0; f->v && k < f->n; k++) {
+            h2b_buf_printf(b, "%s%.0f", sep, f->v[k]);
             sep = ", ";
         }
     }
@@ -167,9 +173,11 @@ static void fingerprint_verdict(const struct h2b_ceilings *c, const struct h2b_g
 {
     char why[256] = "";
     const struct h2b_fingerprint *fp = &c->fingerprint;
+    struct h2b_fingerprint have; /* a view of the results' env */
+    h2b_gate_set_fingerprint(s, &have);
     a->want = fp;
-    a->machine = h2b_gate_machine_applies(fp, &s->env, a->machine_why, sizeof(a->machine_why));
-    a->build = h2b_fingerprint_same_build(fp, &s->env, why, sizeof(why));
+    a->machine = h2b_gate_machine_applies(fp, &have, a->machine_why, sizeof(a->machine_why));
+    a->build = h2b_fingerprint_same_build(fp, &have, why, sizeof(why));
     snprintf(a->build_why, sizeof(a->build_why),
              "not applicable (counted with %.60s %.20s, nghttp2 %.20s; %.200s)",
              fp->compiler ? fp->compiler : "another compiler", fp->build_type ? fp->build_type : "",
@@ -210,7 +218,8 @@ static int evaluate_bench(struct h2b_gate_report *r, const struct h2b_ceiling_be
         if (m == H2B_METRIC_INSTRUCTIONS_PER_OP && !ap->build)
             na = ap->build_why;
         for (size_t i = 0; !na && m == H2B_METRIC_INSTRUCTIONS_PER_OP && i < n; i++) {
-            const char *want = ap->want->instructions_source, *have = obs[i]->instructions_source;
+            const char *want = ap->want->instructions_source,
+                       *have = obs[i]->e->instructions_source;
             if (want && have && strcmp(want, have) != 0) {
                 snprintf(src_why, sizeof(src_why),
                          "not applicable (counted with %.30s; %.30s in %.150s)", want, have,
@@ -230,15 +239,16 @@ static int evaluate_bench(struct h2b_gate_report *r, const struct h2b_ceiling_be
         /* A benchmark that failed, or a ceiling on a metric this run did not measure, cannot
          * pass. */
         for (size_t i = 0; i < n && row->status != H2B_GATE_INVALID; i++) {
-            if (obs[i]->error) {
+            const struct h2b_results_micro *e = obs[i]->e;
+            if (e->error) {
                 row->status = H2B_GATE_INVALID;
                 row->failing = true;
-                h2b_buf_printf(&b, "the benchmark failed in %s: %s", obs[i]->source, obs[i]->error);
-            } else if (!obs[i]->has[m]) {
+                h2b_buf_printf(&b, "the benchmark failed in %s: %s", obs[i]->source, e->error);
+            } else if (!h2b_gate_obs_has(obs[i], (enum h2b_metric)m)) {
                 row->status = H2B_GATE_INVALID;
                 row->failing = true;
                 h2b_buf_printf(&b, "%s is null in %s: %s", h2b_metric_key(m), obs[i]->source,
-                               obs[i]->note ? obs[i]->note : "no reason given");
+                               e->note ? e->note : "no reason given");
             }
         }
         if (row->status == H2B_GATE_INVALID) {
@@ -270,7 +280,7 @@ static int evaluate_bench(struct h2b_gate_report *r, const struct h2b_ceiling_be
             row->current = h2b__gate_exact_value(obs, n, m, &varies, &lowest);
             h2b_buf_printf(&b, "exact");
             for (size_t i = 0; i < n; i++) {
-                if (obs[i]->alloc_nondeterministic && m != H2B_METRIC_INSTRUCTIONS_PER_OP) {
+                if (h2b_gate_obs_nondeterministic(obs[i]) && m != H2B_METRIC_INSTRUCTIONS_PER_OP) {
                     h2b_buf_printf(&b, "; runner flags it not deterministic");
                     break;
                 }
@@ -309,6 +319,7 @@ static int confirm(struct h2b_gate_report *r, const struct h2b_gate_options *opt
             if (pend[i].name)
                 names[k++] = pend[i].name;
         }
+        H2B_ASSERT(k == live); /* a breach leaves the pending list only by settling */
         r->confirm_runs++;
         rv = opt->rerun(opt->rerun_arg, names, k, p99);
         if (rv != H2B_OK) {
@@ -427,12 +438,13 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
             continue;
         size_t n = 0;
         for (size_t j = 0; j < s->count; j++) {
-            if (strcmp(s->obs[j].name, c->benches[i].name) == 0)
+            if (strcmp(s->obs[j].e->name, c->benches[i].name) == 0)
                 obs[n++] = &s->obs[j];
         }
         rv = evaluate_bench(r, &c->benches[i], obs, n, pend, &n_pend, &ap, opt->strict);
         if (rv != H2B_OK)
             goto out_err;
+        H2B_ASSERT(n_pend <= i + 1); /* one p99 breach at most per benchmark: pend has count */
     }
     if (n_pend) {
         rv = confirm(r, opt, pend, n_pend);
@@ -440,10 +452,11 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
             goto out_err;
     }
     for (size_t j = 0; j < s->count; j++) {
-        const char *name = s->obs[j].name;
+        const struct h2b_gate_obs *o = &s->obs[j];
+        const char *name = o->e->name;
         bool seen = h2b_ceilings_find(c, name) != NULL || !selected(opt, name);
         for (size_t k = 0; k < j && !seen; k++)
-            seen = strcmp(s->obs[k].name, name) == 0;
+            seen = strcmp(s->obs[k].e->name, name) == 0;
         if (seen)
             continue;
         struct h2b_gate_row *row = h2b__gate_add_row(r, name, -1);
@@ -457,14 +470,17 @@ int h2b_gate_check(const struct h2b_ceilings *c, const struct h2b_gate_set *s,
         h2b_buf_printf(&b,
                        "no ceiling in the ceilings file%s; B/op %.15g, allocs/op %.15g, p99 "
                        "%.0f ns",
-                       opt->strict ? " (--strict)" : "", s->obs[j].value[H2B_METRIC_BYTES_PER_OP],
-                       s->obs[j].value[H2B_METRIC_ALLOCS_PER_OP], h2b_gate_robust_p99(&s->obs[j]));
+                       opt->strict ? " (--strict)" : "",
+                       h2b_gate_obs_value(o, H2B_METRIC_BYTES_PER_OP),
+                       h2b_gate_obs_value(o, H2B_METRIC_ALLOCS_PER_OP), h2b_gate_robust_p99(o));
         rv = finish_evidence(row, &b);
         if (rv != H2B_OK)
             goto out_err;
     }
     for (size_t i = 0; i < r->count; i++)
         h2b__gate_count_row(r, &r->rows[i]);
+    H2B_ASSERT((size_t)(r->passed + r->failed + r->missing + r->ungated + r->invalid +
+                        r->not_applicable) == r->count); /* every row counted once */
     sort_rows(r);
     if (r->invalid || (opt->strict && r->not_applicable))
         r->exit_code = 3;

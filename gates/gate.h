@@ -1,9 +1,10 @@
 /*
  * gate.h - check microbenchmark results against stored ceilings; propose ceilings from runs.
  *
- * The gate reads `micro` entries of `h2bench.result/1` files into an observation set, evaluates
- * every ceiling of a `struct h2b_ceilings`, confirms p99 breaches by re-running only the
- * breached benchmarks, and renders the verdict as a terminal table, markdown and JUnit XML.
+ * The gate reads `micro` entries of `h2bench.result/1` files into an observation set (views of
+ * the results model's entries, in documents the set keeps), evaluates every ceiling of a
+ * `struct h2b_ceilings`, confirms p99 breaches by re-running only the breached benchmarks, and
+ * renders the verdict as a terminal table, markdown and JUnit XML.
  *
  * Policy (docs/gates.md has the reasoning):
  *   - bytes_per_op, allocs_per_op, instructions_per_op: exact. current > max fails (one byte
@@ -27,57 +28,84 @@
 #include "core/verdict.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <regex.h>
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* One benchmark's numbers from one results file. Strings and arrays are owned by the set. A
- * metric that is null in the file ("not measured here") has has[m] false. */
+/* One benchmark's numbers from one results file: a view of a micro entry of a document that the
+ * set keeps alive, never a copy. Every number, string and per-fork array is read from the entry
+ * (o->e->name, o->e->note, o->e->error, o->e->instructions_source, o->e->fork_p99_ns, ...);
+ * what the gate derives from it (a metric by its enum, the fork count, the robust p99) comes
+ * from the accessors below, so nothing is stored twice. Valid while the set lives. */
 struct h2b_gate_obs {
-    char *name;
-    const char *source;             /* the results file (owned by the set) */
-    double value[H2B_METRIC_COUNT]; /* p99_ns is the merged p99 here, see h2b_gate_robust_p99 */
-    bool has[H2B_METRIC_COUNT];
-    double ns_per_op, p50_ns, p999_ns; /* NAN when null */
-    char *note;                        /* the entry's "note" (why something is null), or NULL */
-    char *error;                       /* the entry's "error" (the benchmark failed), or NULL */
-    char *instructions_source;         /* "callgrind", "perf", or NULL */
-    bool alloc_nondeterministic;       /* "alloc_deterministic": false */
-    double *p99_forks; /* each fork's p99 (ns), the entry's fork_p99_ns; may be absent */
-    size_t n_p99_forks;
-    double *ns_forks; /* each fork's ns/op, the entry's fork_ns_per_op; may be absent */
-    size_t n_ns_forks;
-    int forks;
-    double samples; /* latency samples over all forks ("samples"), NAN when absent */
+    const struct h2b_results_micro *e; /* the entry (owned by a document of the set) */
+    const char *source;                /* the results file (owned by the set) */
 };
 
-/* The micro entries of one or more results files. */
+/* The value of metric m (p99_ns: the merged p99; h2b_gate_robust_p99 is what the gate checks);
+ * NAN when the entry has it null ("not measured here"). */
+static inline double h2b_gate_obs_value(const struct h2b_gate_obs *o, enum h2b_metric m)
+{
+    return h2b_metric_value(o->e, m);
+}
+
+/* Whether the entry measured metric m (it is not null). */
+static inline bool h2b_gate_obs_has(const struct h2b_gate_obs *o, enum h2b_metric m)
+{
+    return !isnan(h2b_gate_obs_value(o, m));
+}
+
+/* The entry's fork count; 0 when it has none. */
+int h2b_gate_obs_forks(const struct h2b_gate_obs *o);
+
+/* Whether the runner flagged the entry's allocations as not deterministic
+ * ("alloc_deterministic": false; null is not a flag). */
+static inline bool h2b_gate_obs_nondeterministic(const struct h2b_gate_obs *o)
+{
+    return o->e->alloc_deterministic == 0;
+}
+
+/* The micro entries of one or more results files, as views (struct h2b_gate_obs) of the
+ * documents, which the set holds: docs[i] was read from sources[i]. A document the set loaded or
+ * was given (h2b_gate_set_take) is freed with the set; one it borrows (h2b_gate_set_add) must
+ * outlive it. */
 struct h2b_gate_set {
     size_t count;
     struct h2b_gate_obs *obs;
     size_t n_sources;
     char **sources;
+    const struct h2b_results_doc **docs; /* n_sources of them */
+    struct h2b_results_doc **owned;      /* n_sources: docs[i] when the set frees it, else NULL */
     char *invalid; /* why these results cannot be gated (sanitizers, build type), or NULL */
-    struct h2b_fingerprint env; /* where the first results file was measured */
+    const struct h2b_results_env *env; /* where the first results file with an env was
+                                          measured (a view of its document's), or NULL */
 };
 
 /* An empty set. */
 int h2b_gate_set_new(struct h2b_gate_set **out);
 
-/* Adds the micro entries of the decoded document doc, loaded from path. Returns H2B_OK or
- * H2B_ERR_NOMEM. */
+/* Adds the micro entries of the decoded document doc, loaded from path (copied), as views: doc
+ * is borrowed and must outlive s. Returns H2B_OK or H2B_ERR_NOMEM. */
 int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc);
 
-/* Reads the micro entries of every file in paths (h2b_results_doc_load). A malformed file
+/* As h2b_gate_set_add, but s owns doc from the call on, whatever it returns (freed with s). */
+int h2b_gate_set_take(struct h2b_gate_set *s, const char *path, struct h2b_results_doc *doc);
+
+/* Reads the micro entries of every file in paths (h2b_results_doc_load); the set keeps the
+ * documents. A malformed file
  * returns H2B_ERR_PARSE with diag at file:line:column; an unreadable one H2B_ERR_IO. Results
  * measured in a sanitizer or non-Release build load fine but set (*out)->invalid. *out
  * untouched on failure; caller owns it (h2b_gate_set_del). */
 int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **out,
                       struct h2b_diag *diag);
 
-/* Frees s (NULL is fine). */
+/* Frees s and the documents it owns (NULL is fine). */
 void h2b_gate_set_del(struct h2b_gate_set *s);
+
+/* Where s was measured (a view of s->env, unset when no file had an env): nothing to free. */
+void h2b_gate_set_fingerprint(const struct h2b_gate_set *s, struct h2b_fingerprint *fp);
 
 /* The p99 the gate checks for one observation: the best fork's p99, or p99_ns without forks. */
 double h2b_gate_robust_p99(const struct h2b_gate_obs *o);

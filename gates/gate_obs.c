@@ -2,18 +2,25 @@
  * gate_obs.c - the gate's observations: the micro entries of results files, read through the
  * core results model into a struct h2b_gate_set (gate.h).
  *
- * Approach: every file is loaded and validated by h2b_results_doc_load; the set copies what the
- * gate needs (per-metric values, the per-fork arrays, notes and errors) and records, once, why
- * the whole set cannot be gated (a sanitizer or non-Release build, fork arrays that contradict
- * the merged p99). Problems travel back in a struct h2b_diag; nothing here prints.
- * Rejected: gating straight off the JSON (every reader would spell the keys again).
+ * Approach: every file is loaded and validated by h2b_results_doc_load and the set keeps the
+ * decoded document; an observation is a view (a pointer to the model's micro entry and to the
+ * file's name), and what the gate derives from an entry (a metric by its enum, the fork count,
+ * the best fork's p99, the fingerprint of the env) is computed by accessors when asked, so the
+ * gate reads the model and holds no second copy of it. The set records, once, why the whole
+ * set cannot be gated (a sanitizer or non-Release build, fork arrays that contradict the merged
+ * p99). Problems travel back in a struct h2b_diag; nothing here prints.
+ * Rejected: gating straight off the JSON (every reader would spell the keys again); copying the
+ * entries' fields into the observation (the shape the set had until issue 31: a second
+ * in-memory form of the same data, which every new field had to be added to).
  */
 #include "gates/gate.h"
 #include "gates/gate_int.h"
 #include "core/buf.h"
+#include "core/check.h"
 #include "core/error.h"
 #include "core/results.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,34 +28,44 @@
 
 double h2b_gate_robust_p99(const struct h2b_gate_obs *o)
 {
-    if (o->n_p99_forks == 0)
-        return o->value[H2B_METRIC_P99_NS];
-    double best = o->p99_forks[0];
-    for (size_t i = 1; i < o->n_p99_forks; i++) {
-        if (o->p99_forks[i] < best)
-            best = o->p99_forks[i];
+    const struct h2b_model_nums *f = &o->e->fork_p99_ns;
+    if (!f->v || f->n == 0)
+        return o->e->p99_ns;
+    double best = f->v[0];
+    for (size_t i = 1; i < f->n; i++) {
+        if (f->v[i] < best)
+            best = f->v[i];
     }
     return best;
+}
+
+int h2b_gate_obs_forks(const struct h2b_gate_obs *o)
+{
+    double f = o->e->forks;
+    /* the model keeps it an integer >= 1 (or null); one beyond int is no fork count */
+    return isnan(f) || f < 1 || f > INT_MAX ? 0 : (int)f;
+}
+
+void h2b_gate_set_fingerprint(const struct h2b_gate_set *s, struct h2b_fingerprint *fp)
+{
+    memset(fp, 0, sizeof(*fp));
+    if (s->env)
+        h2b_fingerprint_view(s->env, fp);
 }
 
 void h2b_gate_set_del(struct h2b_gate_set *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->count; i++) {
-        free(s->obs[i].name);
-        free(s->obs[i].note);
-        free(s->obs[i].error);
-        free(s->obs[i].instructions_source);
-        free(s->obs[i].p99_forks);
-        free(s->obs[i].ns_forks);
-    }
     free(s->obs);
-    for (size_t i = 0; i < s->n_sources; i++)
+    for (size_t i = 0; i < s->n_sources; i++) {
         free(s->sources[i]);
+        h2b_results_doc_del(s->owned[i]);
+    }
     free(s->sources);
+    free(s->docs);
+    free(s->owned);
     free(s->invalid);
-    h2b_fingerprint_free(&s->env);
     free(s);
 }
 
@@ -92,17 +109,6 @@ static int check_env(struct h2b_gate_set *s, const char *path, const struct h2b_
     return H2B_OK;
 }
 
-static int copy_nums(const struct h2b_model_nums *from, double **out, size_t *n)
-{
-    if (!from->v || from->n == 0)
-        return H2B_OK;
-    if (!(*out = malloc(from->n * sizeof(**out))))
-        return H2B_ERR_NOMEM;
-    memcpy(*out, from->v, from->n * sizeof(**out));
-    *n = from->n;
-    return H2B_OK;
-}
-
 /* An entry whose per-fork values contradict its own summary was not written by the runner (or
  * was edited): its numbers cannot be trusted, so the results cannot be gated. The merged p99 of
  * several forks' histograms lies between the smallest and the largest fork p99 (a quantile of a
@@ -111,22 +117,26 @@ static int check_forks(struct h2b_gate_set *s, const char *path, size_t i,
                        const struct h2b_gate_obs *o)
 {
     char what[512];
-    const char *name = o->name;
-    if ((o->n_p99_forks && (size_t)o->forks != o->n_p99_forks) ||
-        (o->n_ns_forks && (size_t)o->forks != o->n_ns_forks)) {
+    const struct h2b_results_micro *e = o->e;
+    const char *name = e->name;
+    size_t n_p99 = e->fork_p99_ns.v ? e->fork_p99_ns.n : 0;
+    size_t n_ns = e->fork_ns_per_op.v ? e->fork_ns_per_op.n : 0;
+    int forks = h2b_gate_obs_forks(o);
+    if ((n_p99 && (size_t)forks != n_p99) || (n_ns && (size_t)forks != n_ns)) {
         snprintf(what, sizeof(what),
                  "micro[%zu] (%.128s): forks is %d but it has %zu fork p99 and %zu fork ns/op "
                  "values",
-                 i, name, o->forks, o->n_p99_forks, o->n_ns_forks);
+                 i, name, forks, n_p99, n_ns);
         return set_invalid(s, path, what);
     }
-    if (o->n_p99_forks && o->has[H2B_METRIC_P99_NS]) {
-        double lo = o->p99_forks[0], hi = o->p99_forks[0];
-        for (size_t k = 1; k < o->n_p99_forks; k++) {
-            lo = o->p99_forks[k] < lo ? o->p99_forks[k] : lo;
-            hi = o->p99_forks[k] > hi ? o->p99_forks[k] : hi;
+    if (n_p99 && h2b_gate_obs_has(o, H2B_METRIC_P99_NS)) {
+        const double *v = e->fork_p99_ns.v;
+        double lo = v[0], hi = v[0];
+        for (size_t k = 1; k < n_p99; k++) {
+            lo = v[k] < lo ? v[k] : lo;
+            hi = v[k] > hi ? v[k] : hi;
         }
-        double p99 = o->value[H2B_METRIC_P99_NS];
+        double p99 = e->p99_ns;
         if (p99 < lo || p99 > hi) {
             snprintf(what, sizeof(what),
                      "micro[%zu] (%.128s): p99_ns %.0f lies outside its forks' p99 (%.0f..%.0f): "
@@ -138,21 +148,40 @@ static int check_forks(struct h2b_gate_set *s, const char *path, size_t i,
     return H2B_OK;
 }
 
-int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc)
+/* Records doc (read from path) in s: docs[i] and sources[i], and owned[i] when s frees it. */
+static int add_source(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc,
+                      struct h2b_results_doc *owned)
 {
-    char **grown = realloc(s->sources, (s->n_sources + 1) * sizeof(*grown));
-    if (!grown)
+    size_t n = s->n_sources + 1;
+    char **sources = realloc(s->sources, n * sizeof(*sources));
+    if (sources)
+        s->sources = sources;
+    const struct h2b_results_doc **docs = realloc(s->docs, n * sizeof(*docs));
+    if (docs)
+        s->docs = docs;
+    struct h2b_results_doc **own = realloc(s->owned, n * sizeof(*own));
+    if (own)
+        s->owned = own;
+    char *copy = sources && docs && own ? strdup(path) : NULL;
+    if (!copy)
         return H2B_ERR_NOMEM;
-    s->sources = grown;
-    const char *source = s->sources[s->n_sources] = strdup(path);
-    if (!source)
-        return H2B_ERR_NOMEM;
-    s->n_sources++;
+    s->sources[s->n_sources] = copy;
+    s->docs[s->n_sources] = doc;
+    s->owned[s->n_sources] = owned;
+    s->n_sources = n;
+    return H2B_OK;
+}
+
+/* The views of doc's micro entries, doc being the set's last source. */
+static int add_entries(struct h2b_gate_set *s, const struct h2b_results_doc *doc)
+{
+    H2B_ASSERT(s->n_sources > 0 && s->docs[s->n_sources - 1] == doc);
+    const char *path = s->sources[s->n_sources - 1];
     int rv = check_env(s, path, &doc->env);
-    if (rv == H2B_OK && !s->env.set)
-        rv = h2b_fingerprint_from_env(&doc->env, &s->env);
     if (rv != H2B_OK)
         return rv;
+    if (!s->env && doc->env.base.present)
+        s->env = &doc->env;
     size_t n = doc->micro.n;
     if (n) {
         struct h2b_gate_obs *more = realloc(s->obs, (s->count + n) * sizeof(*more));
@@ -161,35 +190,29 @@ int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_
         s->obs = more;
     }
     for (size_t i = 0; i < n; i++) {
-        const struct h2b_results_micro *e = h2b_results_doc_micro(doc, i);
-        struct h2b_gate_obs *o = &s->obs[s->count];
-        memset(o, 0, sizeof(*o));
-        o->source = source;
-        o->name = strdup(e->name);
-        if (!o->name)
-            return H2B_ERR_NOMEM;
-        s->count++; /* owned by the set from here on */
-        for (int m = 0; m < H2B_METRIC_COUNT; m++) {
-            bool found;
-            o->value[m] = h2b_model_number(&h2b_results_micro_model, e, h2b_metric_key(m), &found);
-            o->has[m] = found && !isnan(o->value[m]);
-        }
-        o->ns_per_op = e->ns_per_op;
-        o->p50_ns = e->p50_ns;
-        o->p999_ns = e->p999_ns;
-        o->forks = isnan(e->forks) ? 0 : (int)e->forks;
-        o->samples = e->samples;
-        if ((e->note && !(o->note = strdup(e->note))) ||
-            (e->error && !(o->error = strdup(e->error))) ||
-            (e->instructions_source && !(o->instructions_source = strdup(e->instructions_source))))
-            return H2B_ERR_NOMEM;
-        o->alloc_nondeterministic = e->alloc_deterministic == 0;
-        if ((rv = copy_nums(&e->fork_p99_ns, &o->p99_forks, &o->n_p99_forks)) ||
-            (rv = copy_nums(&e->fork_ns_per_op, &o->ns_forks, &o->n_ns_forks)) ||
-            (rv = check_forks(s, path, i, o)))
+        struct h2b_gate_obs *o = &s->obs[s->count++];
+        o->e = h2b_results_doc_micro(doc, i);
+        o->source = path;
+        if ((rv = check_forks(s, path, i, o)))
             return rv;
     }
     return H2B_OK;
+}
+
+int h2b_gate_set_add(struct h2b_gate_set *s, const char *path, const struct h2b_results_doc *doc)
+{
+    int rv = add_source(s, path, doc, NULL);
+    return rv == H2B_OK ? add_entries(s, doc) : rv;
+}
+
+int h2b_gate_set_take(struct h2b_gate_set *s, const char *path, struct h2b_results_doc *doc)
+{
+    int rv = add_source(s, path, doc, doc);
+    if (rv != H2B_OK) {
+        h2b_results_doc_del(doc);
+        return rv;
+    }
+    return add_entries(s, doc);
 }
 
 int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **out,
@@ -203,8 +226,7 @@ int h2b_gate_set_load(const char *const *paths, size_t n, struct h2b_gate_set **
         struct h2b_results_doc *doc = NULL;
         rv = h2b_results_doc_load(paths[i], &doc, NULL, diag);
         if (rv == H2B_OK)
-            rv = h2b_gate_set_add(s, paths[i], doc);
-        h2b_results_doc_del(doc);
+            rv = h2b_gate_set_take(s, paths[i], doc);
     }
     if (rv != H2B_OK) {
         h2b_gate_set_del(s);

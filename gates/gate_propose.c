@@ -26,7 +26,7 @@
 static const struct h2b_gate_obs *find_obs(const struct h2b_gate_set *s, const char *name)
 {
     for (size_t i = 0; i < s->count; i++) {
-        if (strcmp(s->obs[i].name, name) == 0)
+        if (strcmp(s->obs[i].e->name, name) == 0)
             return &s->obs[i];
     }
     return NULL;
@@ -41,10 +41,9 @@ static bool median_of(const struct h2b_gate_obs *const *obs, size_t n, int m, do
                       double *out)
 {
     for (size_t i = 0; i < n; i++) {
-        tmp[i] = m == BASE_P50    ? obs[i]->p50_ns
-                 : m == BASE_P999 ? obs[i]->p999_ns
-                 : obs[i]->has[m] ? obs[i]->value[m]
-                                  : NAN;
+        tmp[i] = m == BASE_P50    ? obs[i]->e->p50_ns
+                 : m == BASE_P999 ? obs[i]->e->p999_ns
+                                  : h2b_gate_obs_value(obs[i], (enum h2b_metric)m);
         if (isnan(tmp[i]))
             return false;
     }
@@ -58,7 +57,7 @@ static bool median_of(const struct h2b_gate_obs *const *obs, size_t n, int m, do
 static bool all_have(const struct h2b_gate_obs *const *obs, size_t n, int m)
 {
     for (size_t i = 0; i < n; i++) {
-        if (!obs[i]->has[m])
+        if (!h2b_gate_obs_has(obs[i], (enum h2b_metric)m))
             return false;
     }
     return n > 0;
@@ -87,7 +86,7 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
     const char *runs_s = one ? "" : "s", *each_of = one ? "" : "each of ";
     bool flagged = false; /* the runner saw forks or repeats disagree */
     for (size_t i = 0; i < n; i++)
-        flagged = flagged || obs[i]->alloc_nondeterministic;
+        flagged = flagged || h2b_gate_obs_nondeterministic(obs[i]);
     for (int m = H2B_METRIC_BYTES_PER_OP; m <= H2B_METRIC_ALLOCS_PER_OP; m++) {
         if (!all_have(obs, n, m))
             continue; /* not measured (sanitizer build, counting unavailable): no ceiling */
@@ -113,7 +112,8 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
     }
     double fewest = INFINITY; /* samples per fork, in the sparsest run */
     for (size_t i = 0; i < n; i++) {
-        double per_fork = obs[i]->samples / (obs[i]->forks > 0 ? obs[i]->forks : 1);
+        int forks = h2b_gate_obs_forks(obs[i]);
+        double per_fork = obs[i]->e->samples / (forks > 0 ? forks : 1);
         fewest = per_fork < fewest ? per_fork : fewest; /* NAN (unknown) never wins */
     }
     if (fewest < H2B_GATE_MIN_P99_SAMPLES) {
@@ -142,7 +142,8 @@ static int propose_bench(struct h2b_ceilings *c, const char *name,
         bool varies;
         double lowest,
             hi = h2b__gate_exact_value(obs, n, H2B_METRIC_INSTRUCTIONS_PER_OP, &varies, &lowest);
-        const char *src = obs[0]->instructions_source ? obs[0]->instructions_source : "counters";
+        const char *src =
+            obs[0]->e->instructions_source ? obs[0]->e->instructions_source : "counters";
         if (varies)
             snprintf(why, sizeof(why),
                      "%s: %s instructions/op NOT identical over %zu runs (%.15g..%.15g): the "
@@ -190,17 +191,21 @@ int h2b_gate_propose(const struct h2b_gate_set *const *runs, size_t count,
     }
     for (size_t r = 0; r < count && rv == H2B_OK; r++) {
         for (size_t i = 0; i < runs[r]->count && rv == H2B_OK; i++) {
-            const char *name = runs[r]->obs[i].name;
+            const char *name = runs[r]->obs[i].e->name;
             if (!h2b_ceilings_find(c, name))
                 rv = propose_bench(c, name, runs, count, opt, date, tmp);
         }
     }
     /* where and with which build the runs were measured: p99 ceilings hold only there */
-    if (rv == H2B_OK)
-        rv = h2b_fingerprint_copy(&c->fingerprint, &runs[0]->env);
+    if (rv == H2B_OK) {
+        /* a copy: the proposal outlives the runs it came from */
+        struct h2b_fingerprint measured;
+        h2b_gate_set_fingerprint(runs[0], &measured);
+        rv = h2b_fingerprint_copy(&c->fingerprint, &measured);
+    }
     for (size_t i = 0; rv == H2B_OK && i < runs[0]->count && !c->fingerprint.instructions_source;
          i++) {
-        const char *src = runs[0]->obs[i].instructions_source;
+        const char *src = runs[0]->obs[i].e->instructions_source;
         if (src && !(c->fingerprint.instructions_source = strdup(src)))
             rv = H2B_ERR_NOMEM;
     }

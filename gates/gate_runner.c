@@ -142,7 +142,7 @@ int h2b_gate_runner_rerun(void *arg, const char *const *names, size_t count, dou
     for (size_t i = 0; i < count; i++) {
         p99_out[i] = NAN;
         for (size_t j = 0; j < s->count; j++) {
-            if (strcmp(s->obs[j].name, names[i]) == 0)
+            if (strcmp(s->obs[j].e->name, names[i]) == 0)
                 p99_out[i] = h2b_gate_robust_p99(&s->obs[j]);
         }
     }

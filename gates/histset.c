@@ -123,10 +123,8 @@ static int add_line(struct h2b_histset *h, const struct h2b_results_hline *l)
  * whether two measurements are comparable (gates/ceilings.h). */
 static int fingerprint_text(const struct h2b_results_env *env, char **out)
 {
-    struct h2b_fingerprint fp;
-    int rv = h2b_fingerprint_from_env(env, &fp);
-    if (rv != H2B_OK)
-        return rv;
+    struct h2b_fingerprint fp; /* a view of env: nothing to free */
+    h2b_fingerprint_view(env, &fp);
     struct h2b_buf b;
     h2b_buf_init(&b);
     if (!fp.set)
@@ -135,7 +133,6 @@ static int fingerprint_text(const struct h2b_results_env *env, char **out)
         h2b_buf_printf(&b, "%s, %d cpus, %s, %s, %s, nghttp2 %s", fp.cpu_model ? fp.cpu_model : "?",
                        fp.cpus, fp.kernel ? fp.kernel : "?", fp.compiler ? fp.compiler : "?",
                        fp.build_type ? fp.build_type : "?", fp.nghttp2 ? fp.nghttp2 : "?");
-    h2b_fingerprint_free(&fp);
     return h2b_buf_finish(&b, out);
 }
 

@@ -7,7 +7,7 @@
  * results file's "created"; a load --json document has none, so the file's modification time).
  * Points are ordered by that time, then by commit. The series are the exports' (core/export.h
  * GAB names: "hpack/decode-browser-request - ns/op", "h2ref h2bench c=10 s=10 - req/s"); a
- * value measured on another machine or build (h2b_fingerprint_from_env: cpu, cpus, kernel,
+ * value measured on another machine or build (h2b_fingerprint_view: cpu, cpus, kernel,
  * compiler, build type, nghttp2) starts a series of its own, never mixed.
  *
  * The store (docs/history.md) is a directory of per-branch files, BRANCH.jsonl, one line per run

@@ -84,10 +84,10 @@ size_t h2b__report_group(const struct h2b_rdata_results *r, const char *target,
             v = c->e->req_per_s;
             break;
         case H2B__GROUP_P50:
-            v = c->latency_ns[H2B_LAT_P50];
+            v = c->e->latency_ns.p50;
             break;
         case H2B__GROUP_P99:
-            v = c->latency_ns[H2B_LAT_P99];
+            v = c->e->latency_ns.p99;
             break;
         case H2B__GROUP_SERVER_NS_PER_REQ:
             v = c->e->requests > 0 ? c->e->server_cpu_s * 1e9 / c->e->requests : NAN;

@@ -3,9 +3,17 @@
  *
  * The contract and every key belong to core's results model (h2b_results_doc_load decodes and
  * validates with file:line:column diagnostics). This file points the report at the model's
- * sections, takes what the tables derive from each matrix cell into a flat struct, runs the
- * model's checks a renderer relies on (a cell's status and reason) and decodes the histograms,
- * so a malformed file is found before a line of the report is written.
+ * sections, runs the model's checks a renderer relies on (a cell's status and reason) and
+ * decodes the histograms, so a malformed file is found before a line of the report is written.
+ * The report's gate verdict and its A/B section judge this same loaded document (report.c)
+ * instead of reading the file into a second model; only the History reads the runs again,
+ * through the exports (gates/histset.c), which work on the JSON tree.
+ *
+ * Views, not copies: a cell is the model's cell (h2b_rdata_cell.e); what is kept beside it is
+ * only what the tables derive and the model does not hold: the per-protocol column label (a
+ * string made of three fields), the status as flags, the grouping keys as the integers the
+ * tables compare exactly and print, and the decoded histogram (a structure of its own, decoded
+ * once rather than per table).
  *
  * Rejected: rendering straight from the JSON tree. Every table would then repeat the type checks
  * and a malformed file would be found half-way through writing a report.
@@ -56,13 +64,6 @@ static int load_cell(const struct h2b_results_cell *e, const struct h2b_json_src
     m->connections = (long)e->connections;
     m->streams_requested = (long)e->streams_requested;
     m->repeat = (long)e->repeat;
-    const struct h2b_results_latency *l = &e->latency_ns;
-    m->latency_ns[H2B_LAT_MIN] = l->min;
-    m->latency_ns[H2B_LAT_P50] = l->p50;
-    m->latency_ns[H2B_LAT_P90] = l->p90;
-    m->latency_ns[H2B_LAT_P99] = l->p99;
-    m->latency_ns[H2B_LAT_P999] = l->p999;
-    m->latency_ns[H2B_LAT_MAX] = l->max;
     m->failed = !h2b_results_cell_ok(e);
     return h2b_results_cell_hist(e, src, p, &m->hist, d);
 }

@@ -3,8 +3,8 @@
  *
  * Loads an h2bench.result/1 document, validates the fields the report uses and exposes them:
  * the tool, scenario, env and micro entries as views of the decoded model (r->model owns them),
- * the matrix cells as flat structs with what the tables derive (a protocol label, the latency
- * summary as an array, the decoded histogram), whose strings point into the model. All live as
+ * the matrix cells as views of the model's cells with what the tables derive beside them (a
+ * protocol label, the grouping keys, the decoded histogram). All live as
  * long as the owning h2b_rdata_results. (Ceilings are read by the gate engine, gates/ceilings.h.)
  * Numbers that are null or absent are NAN ("not measured"); the report prints them as such,
  * never as 0.
@@ -25,9 +25,6 @@ struct h2b_results_micro;
 struct h2b_results_scenario;
 struct h2b_results_tool;
 
-/* Indexes into h2b_rdata_cell.latency_ns. */
-enum { H2B_LAT_MIN, H2B_LAT_P50, H2B_LAT_P90, H2B_LAT_P99, H2B_LAT_P999, H2B_LAT_MAX, H2B_LAT_N };
-
 /* A matrix cell as the report's tables group and draw it: the model's cell (a view; every metric
  * is read there) and what the tables derive from it. */
 struct h2b_rdata_cell {
@@ -39,7 +36,6 @@ struct h2b_rdata_cell {
     long connections;      /* the grouping keys, as the tables print them */
     long streams_requested;
     long repeat;
-    double latency_ns[H2B_LAT_N]; /* e->latency_ns by H2B_LAT_* */
     bool failed;           /* the cell was not measured ("status": "failed", with "reason") */
     struct h2b_hist *hist; /* e's histogram decoded; NULL when it has none */
 };

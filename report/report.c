@@ -91,14 +91,17 @@ static void first_diag(void *arg, const struct h2b_diag *d)
 }
 
 /* The gate's verdict on the head run (gates/evaluate.h: benchmarks, cells and SLOs, as
- * `h2bench gate` gives it, without confirmation re-runs: a report measures nothing). */
+ * `h2bench gate` gives it, without confirmation re-runs: a report measures nothing), judged on
+ * the document the report renders, not on a second reading of the file. */
 static int gate_head(struct h2b__report *rep, struct h2b_diag *diag)
 {
-    const char *head = rep->opt->results[rep->opt->n_results - 1];
+    const char *head = rep->head->path;
+    const struct h2b_results_doc *doc = rep->head->model;
     struct h2b_diag first = {0}, d = {0};
     struct h2b_gate_options gopt = {.strict = false, .confirm = 0};
     struct h2b_gate_eval ev;
-    int rc = h2b_gate_evaluate(rep->opt->ceilings, &head, 1, &gopt, first_diag, &first, &ev, &d);
+    int rc = h2b_gate_evaluate_docs(rep->opt->ceilings, &doc, &head, 1, &gopt, first_diag, &first,
+                                    &ev, &d);
     rep->ceil = ev.ceilings;
     rep->gate = ev.report;
     if (rc == H2B_OK)
@@ -150,12 +153,13 @@ static int load_all(struct h2b__report *rep, struct h2b_diag *diag)
     if (o->ceilings && (rc = gate_head(rep, diag)))
         return rc;
     if (o->compare) {
-        struct h2b_diag d = {0};
+        /* `h2bench compare`'s verdict, on the documents already read */
         const struct h2b_ab_options ab = {.threshold = 0.10, .confidence = 0.99};
-        rc = h2b_ab_judge_files(o->compare, o->results[o->n_results - 1], &ab, &rep->compare, &d);
+        rc = h2b_ab_judge_docs(rep->base->model, rep->base->path, rep->head->model, rep->head->path,
+                               &ab, &rep->compare);
         if (rc) {
-            h2b_diag_pass(diag, &d, o->compare, rc);
-            return rc == H2B_ERR_IO ? H2B_ERR_NOTFOUND : rc;
+            h2b_diag_at(diag, NULL, 0, 0, "comparing with %s: %s", o->compare, h2b_strerror(rc));
+            return rc;
         }
         rep->compare->command = "compare";
     }

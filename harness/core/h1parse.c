@@ -17,6 +17,7 @@
  * (allowed by RFC 9110 but never needed by our clients; refusing is the conservative choice).
  */
 #include "core/h1parse.h"
+#include "core/check.h"
 #include "core/token.h"
 
 #include <string.h>
@@ -446,6 +447,8 @@ int h2b_h1_chunked_next(struct h2b_h1_chunked *c, const uint8_t *p, size_t n, si
             }
             break;
         case C_DATA: {
+            /* entered only with a chunk's bytes to come; left at 0 goes on to C_DATA_CR */
+            H2B_ASSERT(c->left > 0);
             size_t k = n - i < c->left ? n - i : (size_t)c->left;
             c->left -= k;
             if (c->left == 0)

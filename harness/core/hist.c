@@ -32,6 +32,7 @@
  */
 #include "core/hist.h"
 #include "core/array.h"
+#include "core/check.h"
 #include "core/error.h"
 
 #include <math.h>
@@ -118,7 +119,9 @@ void h2b_hist_record_n(struct h2b_hist *h, uint64_t value, uint64_t count)
         value = value < h->lowest ? h->lowest : h->highest;
         h->clamped += count;
     }
-    h->counts[index_of(h, value)] += count;
+    size_t idx = index_of(h, value);
+    H2B_ASSERT(idx < h->count_len); /* value was clamped to [lowest, highest] */
+    h->counts[idx] += count;
     h->total += count;
     if (value < h->min)
         h->min = value;
@@ -135,6 +138,7 @@ int h2b_hist_merge(struct h2b_hist *dst, const struct h2b_hist *src)
 {
     if (!h2b_hist_same_config(dst, src))
         return H2B_ERR_INVAL;
+    H2B_ASSERT(dst->count_len == src->count_len); /* the same geometry has as many bins */
     for (size_t i = 0; i < dst->count_len; i++)
         dst->counts[i] += src->counts[i];
     dst->total += src->total;

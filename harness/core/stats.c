@@ -7,6 +7,7 @@
  * sort per caller (there were four medians with three empty-input rules).
  */
 #include "core/stats.h"
+#include "core/check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@ double h2b_stats_quantile_sorted(const double *v, size_t n, double q)
 {
     if (n == 0)
         return NAN;
+    /* the caller sorted v (O(n) to check: asan and fuzz builds only) */
+    for (size_t k = 1; H2B_CHECK_SLOW && k < n; k++)
+        H2B_ASSERT(!(v[k] < v[k - 1]));
     double pos = q * (double)(n - 1);
     size_t i = (size_t)pos;
     if (i + 1 >= n)

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "core/results.h"
+#include "gate_fixture.h"
 #include "test.h"
 
 #include <math.h>
@@ -19,31 +20,24 @@
 static struct h2b_gate_set *side(const char *name, const double *ns, size_t n, double allocs,
                                  bool nondet, double samples)
 {
-    struct h2b_gate_set *s;
-    if (h2b_gate_set_new(&s) != H2B_OK)
+    struct h2b_results_doc *d = fixture_doc();
+    struct h2b_results_micro *e = d ? fixture_micro(d, name) : NULL;
+    double p99[64];
+    for (size_t i = 0; i < n && i < 64; i++)
+        p99[i] = 2 * ns[i];
+    if (!e || n > 64 || h2b_model_set_nums(&e->fork_ns_per_op, ns, n) != H2B_OK ||
+        h2b_model_set_nums(&e->fork_p99_ns, p99, n) != H2B_OK) {
+        h2b_results_doc_del(d);
         return NULL;
-    s->obs = calloc(1, sizeof(*s->obs));
-    s->count = 1;
-    struct h2b_gate_obs *o = &s->obs[0];
-    o->name = strdup(name);
-    o->source = "memory";
-    o->value[H2B_METRIC_ALLOCS_PER_OP] = allocs;
-    o->value[H2B_METRIC_BYTES_PER_OP] = allocs * 16;
-    o->has[H2B_METRIC_ALLOCS_PER_OP] = o->has[H2B_METRIC_BYTES_PER_OP] = true;
-    o->alloc_nondeterministic = nondet;
-    o->ns_per_op = ns[0];
-    o->samples = samples;
-    o->forks = (int)n;
-    o->ns_forks = malloc(n * sizeof(double));
-    o->p99_forks = malloc(n * sizeof(double));
-    for (size_t i = 0; i < n; i++) {
-        o->ns_forks[i] = ns[i];
-        o->p99_forks[i] = 2 * ns[i];
     }
-    o->n_ns_forks = o->n_p99_forks = n;
-    o->value[H2B_METRIC_P99_NS] = 2 * ns[0];
-    o->has[H2B_METRIC_P99_NS] = true;
-    return s;
+    e->allocs_per_op = allocs;
+    e->bytes_per_op = allocs * 16;
+    e->alloc_deterministic = nondet ? 0 : 1;
+    e->ns_per_op = ns[0];
+    e->samples = samples;
+    e->forks = (double)n;
+    e->p99_ns = p99[0]; /* one of the forks': the merged p99 lies between them (checked) */
+    return fixture_set(d);
 }
 
 static const struct h2b_ab_row *row(const struct h2b_ab_report *r, const char *metric)
@@ -178,7 +172,8 @@ static void test_sides(void)
 
     a = side("x", base10, 10, 1, false, 1e6);
     b = side("x", base10, 10, 1, false, 1e6);
-    b->obs[0].error = strdup("setup failed");
+    CHECK_EQ_INT(h2b_model_set_string(&h2b_results_doc_micro(b->docs[0], 0)->error, "setup failed"),
+                 H2B_OK);
     r = judge(a, b);
     CHECK_EQ_INT(r->exit_code, 3);
     h2b_ab_report_del(r);
