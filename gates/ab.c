@@ -700,6 +700,22 @@ out:
     return rv;
 }
 
+/* A gate set of each side's document, borrowed (views: the documents outlive the sets). The
+ * caller frees both, whatever this returns. */
+static int sets_of(const struct h2b_results_doc *base, const char *base_path,
+                   const struct h2b_results_doc *head, const char *head_path,
+                   struct h2b_gate_set **sa, struct h2b_gate_set **sb)
+{
+    int rv = h2b_gate_set_new(sa);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_new(sb);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_add(*sa, base_path, base);
+    if (rv == H2B_OK)
+        rv = h2b_gate_set_add(*sb, head_path, head);
+    return rv;
+}
+
 /* Whether key was already judged: a cell of d before index i, or (head) any cell of base. */
 static bool key_seen(const struct h2b_results_doc *d, size_t i, const char *key)
 {
@@ -722,14 +738,8 @@ int h2b_ab_judge_cells(const struct h2b_results_doc *base, const char *base_path
     struct h2b_ab_report *r = calloc(1, sizeof(*r));
     struct h2b_gate_set *sa = NULL, *sb = NULL;
     struct h2b_buf why = {0};
-    int rv = r ? h2b_gate_set_new(&sa) : H2B_ERR_NOMEM;
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_new(&sb);
     /* the gate set's view of each document says whether its timings may be judged at all */
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_add(sa, base_path, base);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_add(sb, head_path, head);
+    int rv = r ? sets_of(base, base_path, head, head_path, &sa, &sb) : H2B_ERR_NOMEM;
     if (rv != H2B_OK)
         goto out;
     r->threshold = opt->threshold;
@@ -847,13 +857,7 @@ int h2b_ab_judge_docs(const struct h2b_results_doc *base, const char *base_path,
                       const struct h2b_ab_options *opt, struct h2b_ab_report **out)
 {
     struct h2b_gate_set *sa = NULL, *sb = NULL;
-    int rv = h2b_gate_set_new(&sa);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_new(&sb);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_add(sa, base_path, base);
-    if (rv == H2B_OK)
-        rv = h2b_gate_set_add(sb, head_path, head);
+    int rv = sets_of(base, base_path, head, head_path, &sa, &sb);
     if (rv == H2B_OK)
         rv = judge_sets(sa, sb, opt, out);
     h2b_gate_set_del(sa);
