@@ -10,6 +10,8 @@
  */
 #include "load/engine.h"
 
+#include "core/error.h"
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
@@ -115,7 +117,7 @@ void h2b__load_report_tls(struct h2b__load_worker *w, SSL *ssl)
     EVP_PKEY_free(key);
 }
 
-int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
+int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd, struct h2b__load_uio **uio)
 {
     const struct h2b__load_shared *sh = w->sh;
     *fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -128,14 +130,40 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
         w->stats.conn_errno = w->stats.conn_errno ? w->stats.conn_errno : errno;
         return -1;
     }
-    struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = ptr};
-    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, *fd, &ev) != 0)
-        return -1;
+    if (w->ring) {
+        if (h2b__load_uio_open(w, ptr, *fd, uio) != H2B_OK)
+            return -1;
+    } else {
+        struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = ptr};
+        if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, *fd, &ev) != 0)
+            return -1;
+    }
     return rv == 0 ? 0 : 1;
 }
 
-void h2b__load_tcp_close(int *fd, SSL **ssl)
+void h2b__load_tcp_watch(struct h2b__load_worker *w, int fd, struct h2b__load_uio *uio, void *ptr,
+                         uint32_t events)
 {
+    if (uio) {
+        h2b__load_uio_watch(uio, events);
+        return;
+    }
+    struct epoll_event ev = {.events = events, .data.ptr = ptr};
+    epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void h2b__load_tcp_ready(struct h2b__load_worker *w, int fd, SSL *ssl, struct h2b__load_uio *uio,
+                         void *ptr)
+{
+    if (uio && !ssl)
+        h2b__load_uio_stream(uio);
+    else
+        h2b__load_tcp_watch(w, fd, uio, ptr, EPOLLIN);
+}
+
+void h2b__load_tcp_close(int *fd, SSL **ssl, struct h2b__load_uio **uio)
+{
+    h2b__load_uio_close(uio);
     if (*ssl) {
         SSL_free(*ssl);
         *ssl = NULL;

@@ -3,7 +3,8 @@
  * whatever protocol they speak (worker.h's struct h2b__load_engine drives them).
  *
  * Each loop turn: the engine flushes what its connections have queued, then the worker waits
- * (epoll_pwait2, ns timeout; --coalesce may nap first) until the earliest of its deadlines (the
+ * (epoll_pwait2, ns timeout; --coalesce may nap first; with --io uring one submit-and-wait on the
+ * worker's ring, uring.c, whose completions go to the engine's on_input and on_event) until the earliest of its deadlines (the
  * timeout tick, -D's end, the next --total-rps arrival, the -r ramp's next batch, the engine's
  * own), hands each event to the engine, releases due arrivals in --total-rps mode (to the next
  * connection, round-robin, that can take one), checks timeouts at a coarse tick and answers the
@@ -24,6 +25,7 @@
 #include "core/clock.h"
 #include "core/cpu.h"
 #include "core/error.h"
+#include "load/uring.h"
 #include "load/worker.h"
 
 #include <errno.h>
@@ -550,8 +552,13 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns)
     const struct h2b__load_shared *sh = w->sh;
     const struct h2b__load_engine *t = w->eng;
     struct epoll_event events[256];
-    int n = wait_events(w, events, 256, ns);
-    if (n < 0 && errno != EINTR) {
+    int n = 0;
+    if (w->ring) { /* --io uring: the engine hears from the completions (uring.c) */
+        if (h2b__load_ring_wait(w, ns) != 0) {
+            w->rc = H2B_ERR_SYS;
+            return false;
+        }
+    } else if ((n = wait_events(w, events, 256, ns)) < 0 && errno != EINTR) {
         w->rc = H2B_ERR_SYS;
         return false;
     }
@@ -559,6 +566,8 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns)
     if (w->islot && h2b__load_running(w) && w->now < w->i_end)
         w->islot[w->iseq % w->nislot].conns = w->conns_open;
     w->now = h2b_clock_now_ns();
+    if (w->ring)
+        h2b__load_ring_dispatch(w);
     for (int i = 0; i < n; i++)
         t->on_event(events[i].data.ptr, events[i].events);
     if (atomic_load_explicit(sh->stop, memory_order_relaxed))
@@ -739,7 +748,8 @@ out_nomem:
 void h2b__load_worker_free(struct h2b__load_worker *w)
 {
     if (w->eng)
-        w->eng->free(w); /* its sockets leave the epoll set before it closes */
+        w->eng->free(w); /* its sockets leave the epoll set (or the ring) before it closes */
+    h2b__load_ring_del(w);
     free(w->conn_rps);
     free(w->logbuf);
     h2b_hist_del(w->ival[0]);
