@@ -57,8 +57,9 @@ void h2b__load_tcp_ready(struct h2b__load_worker *w, int fd, SSL *ssl, struct h2
 int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t *t_tcp,
                         const char *alpn, bool alpn_optional, uint32_t *events);
 
-/* Ends a TCP connection of either engine: closes *uio (io_uring: its operations are cancelled),
- * frees *ssl, closes *fd (which leaves the epoll set); all are marked gone (NULL, -1). */
+/* Ends a TCP connection of either engine: frees *ssl, closes *fd (which leaves the epoll set), or
+ * on io_uring closes *uio, which cancels its operations and closes fd after the last one; all are
+ * marked gone (NULL, -1). */
 void h2b__load_tcp_close(int *fd, SSL **ssl, struct h2b__load_uio **uio);
 
 /* Bytes in and out of a TCP connection, through ssl when it is TLS (the HTTP/1.1 and HTTP/2

@@ -163,10 +163,13 @@ void h2b__load_tcp_ready(struct h2b__load_worker *w, int fd, SSL *ssl, struct h2
 
 void h2b__load_tcp_close(int *fd, SSL **ssl, struct h2b__load_uio **uio)
 {
-    h2b__load_uio_close(uio);
     if (*ssl) {
         SSL_free(*ssl);
         *ssl = NULL;
+    }
+    if (*uio) { /* the socket goes with the connection's last operation (uring.h) */
+        h2b__load_uio_close(uio);
+        *fd = -1;
     }
     if (*fd >= 0) {
         close(*fd); /* also leaves the epoll set */

@@ -19,8 +19,10 @@
  *   - a full submission queue is submitted and the SQE retried, never dropped; the completion
  *     queue is 16 times the submission queue and the kernel keeps what does not fit
  *     (IORING_FEAT_NODROP).
- * A connection closed with operations in flight has them cancelled; its state and send buffer
- * are freed at its last completion, or when the ring is torn down. Allocation: per worker at
+ * A connection closed with operations in flight has them cancelled; its socket, state and send
+ * buffer go at its last completion, or when the ring is torn down. The socket stays open until
+ * then: an SQE queued for it and not yet submitted (a send, a re-armed receive) must not meet its
+ * descriptor's number reused by the connection that replaces it. Allocation: per worker at
  * set-up and per connect (the state and its send buffer), none per request.
  *
  * Rejected: sending from the engines' buffers without the copy (they move between turns; the
@@ -47,6 +49,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #define SQ_ENTRIES 256
 #define CQ_ENTRIES (SQ_ENTRIES * 16)
@@ -114,6 +117,7 @@ static bool busy(const struct h2b__load_uio *u)
 
 static void uio_free(struct h2b__load_uio *u)
 {
+    close(u->fd);
     free(u->out);
     free(u);
 }
@@ -363,10 +367,10 @@ ssize_t h2b__load_uio_send(struct h2b__load_uio *u, const uint8_t *p, size_t len
 {
     if (u->failed)
         return H2B__LOAD_EIO;
-    if (!u->send_busy && len > u->ocap && u->ocap < OUT_MAX) {
-        /* nothing in flight (olen is 0): the buffer may move */
-        size_t cap = u->ocap * 2 > len ? u->ocap * 2 : len;
-        cap = cap > OUT_MAX ? OUT_MAX : cap;
+    if (!u->send_busy && len * 2 > u->ocap && u->ocap < OUT_MAX) {
+        /* nothing in flight (olen is 0): the buffer may move. Twice the write, so that the
+         * engine's next one fits behind the send (nghttp2's engine writes 32 KiB at a time) */
+        size_t cap = len * 2 < OUT_MAX ? len * 2 : OUT_MAX;
         uint8_t *nb = realloc(u->out, cap);
         if (nb) {
             u->out = nb;

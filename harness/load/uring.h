@@ -61,8 +61,9 @@ void h2b__load_uio_stream(struct h2b__load_uio *u);
  * follows once it has drained, if watched), or H2B__LOAD_EIO when an earlier send failed. */
 ssize_t h2b__load_uio_send(struct h2b__load_uio *u, const uint8_t *p, size_t len);
 
-/* The connection is closed (*u NULL: nothing): its operations are cancelled; its state (and the
- * send buffer the kernel may still read) goes once the last one has completed. *u becomes NULL. */
+/* The connection is closed (*u NULL: nothing): its operations are cancelled; its socket (which
+ * u owns from now on), its state and the send buffer the kernel may still read go once the last
+ * one has completed. *u becomes NULL. */
 void h2b__load_uio_close(struct h2b__load_uio **u);
 
 #endif
