@@ -75,7 +75,7 @@ struct h2b__load_uio {
     uint32_t armed; /* the mask of the poll in flight */
     bool stream;    /* cleartext and set up: multishot receive, sends through out */
     bool recv_armed, send_busy, poll_armed, closed, buried, starved;
-    bool want_out; /* stream: the engine waits for the send buffer to drain (EPOLLOUT) */
+    bool want_out; /* stream: EPOLLOUT watched: on_event at each drain of the send buffer */
     bool failed;   /* a send failed: the engine has been told (on_input H2B__LOAD_EIO) */
     uint8_t *out;  /* the send buffer: out[0..olen), the first inflight bytes in the kernel */
     size_t olen, ocap;
@@ -220,8 +220,7 @@ static void on_send(struct h2b__load_uio *u, int res)
     }
     if (u->olen > 0) {
         arm_send(u);
-    } else if (u->want_out) {
-        u->want_out = false;
+    } else if (u->want_out) { /* level-triggered, as epoll's EPOLLOUT: until unwatched */
         u->w->eng->on_event(u->conn, EPOLLOUT);
     }
 }
@@ -336,8 +335,8 @@ int h2b__load_uio_open(struct h2b__load_worker *w, void *conn, int fd, struct h2
 
 void h2b__load_uio_watch(struct h2b__load_uio *u, uint32_t events)
 {
-    if (u->stream) {
-        u->want_out = (events & EPOLLOUT) && u->send_busy;
+    if (u->stream) { /* a take of 0 bytes, after which the engine watches, means a busy send */
+        u->want_out = events & EPOLLOUT;
         return;
     }
     u->want = events;

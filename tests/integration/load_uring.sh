@@ -58,7 +58,20 @@ expect_eq "nghttp2 200x2 1 MiB: counts and bytes" "$(json_of "$TMP/ng.json")" "4
     >/dev/null 2>&1
 expect_eq "h1 100 x 1 MiB: counts and bytes" "$(json_of "$TMP/h1.json")" "200 $((200 * MiB)) 0"
 
-# 7. TLS stays readiness-based on the ring (POLL_ADD, SSL_read/SSL_write).
+# 7. Uploads the server does not answer: gRPC Bidi calls of 2 MB each against a 0-byte receive
+# window, the echo held back until the server's 100 ms deadline ends each call. Each connection
+# writes megabytes while the server sends nothing back, so only the send buffer's drains
+# (EPOLLOUT, level-triggered as on epoll) move the rest: one lost after the first left the
+# HEADERS of the later calls unsent until the server's idle timeout (10 s, resets counted).
+for e in fast nghttp2; do
+    "$H2BENCH" load --io uring --engine "$e" --grpc /h2bench.Echo/Bidi --grpc-size 100000 \
+        --grpc-messages 20 -w 0 -H 'grpc-timeout: 100m' -n 6 -c 2 -m 3 --json "$TMP/dl-$e.json" \
+        "$URL" >/dev/null 2>&1
+    expect_eq "held uploads ($e): every call ended by its deadline" \
+        "$(jq -c '[.succeeded, .failed, .errors, .grpc.status_codes]' "$TMP/dl-$e.json")" '[0,6,0,{"4":6}]'
+done
+
+# 8. TLS stays readiness-based on the ring (POLL_ADD, SSL_read/SSL_write).
 start_serve h2ref-tls --threads 1 --tls || { finish; exit 1; }
 "$H2BENCH" load --io uring -n 400 -c 50 -m 4 --json "$TMP/tls.json" "$SERVE_URL/bytes/65536" \
     >/dev/null 2>"$TMP/tls.err"
