@@ -288,7 +288,19 @@ int h2b__load_ring_wait(struct h2b__load_worker *w, uint64_t ns)
                                    .tv_nsec = (long long)(ns % H2B_NS_PER_SEC)};
     struct io_uring_cqe *first;
     int rc = io_uring_submit_and_wait_timeout(&r->ring, &first, 1, &ts, NULL);
-    return rc >= 0 || rc == -ETIME || rc == -EINTR || rc == -EBUSY || rc == -EAGAIN ? 0 : rc;
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
+        return rc;
+    return (int)io_uring_cq_ready(&r->ring);
+}
+
+int h2b__load_ring_peek(struct h2b__load_worker *w)
+{
+    struct h2b__load_ring *r = w->ring;
+    bury(r);
+    int rc = io_uring_submit_and_get_events(&r->ring);
+    if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
+        return rc;
+    return (int)io_uring_cq_ready(&r->ring);
 }
 
 void h2b__load_ring_dispatch(struct h2b__load_worker *w)
@@ -517,6 +529,12 @@ int h2b__load_ring_wait(struct h2b__load_worker *w, uint64_t ns)
     (void)w;
     (void)ns;
     return -ENOSYS; /* never called: w->ring is never set */
+}
+
+int h2b__load_ring_peek(struct h2b__load_worker *w)
+{
+    (void)w;
+    return -ENOSYS;
 }
 
 void h2b__load_ring_dispatch(struct h2b__load_worker *w)

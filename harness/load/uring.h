@@ -37,8 +37,13 @@ int h2b__load_ring_new(struct h2b__load_worker *w, char *why, size_t cap);
 void h2b__load_ring_del(struct h2b__load_worker *w);
 
 /* Submits what the turn queued and waits at most ns (the turn's deadline) for a completion.
- * Returns 0, or a negative errno when the ring failed. */
+ * Returns the completions ready (0: the deadline came), or a negative errno when the ring
+ * failed. */
 int h2b__load_ring_wait(struct h2b__load_worker *w, uint64_t ns);
+
+/* Submits what the turn queued and returns the completions ready, without waiting (--coalesce's
+ * look before and after a nap); a negative errno when the ring failed. */
+int h2b__load_ring_peek(struct h2b__load_worker *w);
 
 /* Hands the completions to the engine (on_input, on_event), after w->now was read; then re-arms
  * the receives that ran out of buffers and frees the connections whose last operation ended. */
