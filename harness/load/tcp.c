@@ -1,8 +1,12 @@
 /*
  * tcp.c - TCP and TLS connections for the engines that run over TCP (h2load.c, h1load.c,
- * rawload.c): a non-blocking connect registered with the worker's epoll, the set-up one event
- * at a time (connect result, TLS handshake, ALPN), the close, and the run's TLS context with its
- * record counting (engine.h). Bytes in and out are engine.h's inline h2b__load_tcp_recv/_send.
+ * rawload.c): a non-blocking connect registered with the worker's epoll (or, on --io uring,
+ * polled through the worker's ring: uring.h), the set-up one event at a time (connect result,
+ * TLS handshake, ALPN), what the connection waits for (h2b__load_tcp_watch, _ready), the close,
+ * and the run's TLS context with its record counting (engine.h). Bytes in and out are
+ * engine.h's inline h2b__load_tcp_recv/_send (and _conn_send, which on io_uring copies into the
+ * connection's send buffer); on io_uring a cleartext connection's input comes through the
+ * engine's on_input instead of reads.
  *
  * Approach: every engine calls the same helpers, so a connect, a handshake and a failed one are
  * counted alike whatever protocol runs on top. Rejected: a TCP connection struct of its own
