@@ -57,9 +57,9 @@
 #define BUF_SIZE (16 * 1024)
 #define BUF_GROUP 0
 #define CQE_BATCH 256
-#define CQE_ROUNDS 16               /* batches per turn: the worker's deadlines run in between */
-#define OUT_START (16 * 1024)       /* a connection's send buffer at its connect */
-#define OUT_MAX (256 * 1024)        /* what it grows to while no send is in flight */
+#define CQE_ROUNDS 16         /* batches per turn: the worker's deadlines run in between */
+#define OUT_START (16 * 1024) /* a connection's send buffer at its connect */
+#define OUT_MAX (256 * 1024)  /* what it grows to while no send is in flight */
 #define POLL_FAILED (EPOLLERR | EPOLLIN) /* a failed poll: the engine's read or set-up sees why */
 
 /* What a completion is for: the low bits of its user_data (uio is malloc'ed, so at least
@@ -86,10 +86,10 @@ struct h2b__load_uio {
 struct h2b__load_ring {
     struct io_uring ring;
     struct io_uring_buf_ring *br;
-    uint8_t *bufs;            /* BUF_COUNT x BUF_SIZE */
-    struct h2b_list starved;  /* receives that ended on ENOBUFS, of uio.slink */
-    struct h2b_list grave;    /* closed since the last bury, of uio.link */
-    struct h2b_list zombies;  /* closed, waiting for their last completion, of uio.link */
+    uint8_t *bufs;           /* BUF_COUNT x BUF_SIZE */
+    struct h2b_list starved; /* receives that ended on ENOBUFS, of uio.slink */
+    struct h2b_list grave;   /* closed since the last bury, of uio.link */
+    struct h2b_list zombies; /* closed, waiting for their last completion, of uio.link */
 };
 
 /* The next SQE; a full queue is submitted first (never dropped). A kernel that refuses to

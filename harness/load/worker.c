@@ -3,12 +3,13 @@
  * whatever protocol they speak (worker.h's struct h2b__load_engine drives them).
  *
  * Each loop turn: the engine flushes what its connections have queued, then the worker waits
- * (epoll_pwait2, ns timeout; --coalesce may nap first; with --io uring one submit-and-wait on the
- * worker's ring, uring.c, whose completions go to the engine's on_input and on_event) until the earliest of its deadlines (the
- * timeout tick, -D's end, the next --total-rps arrival, the -r ramp's next batch, the engine's
- * own), hands each event to the engine, releases due arrivals in --total-rps mode (to the next
- * connection, round-robin, that can take one), checks timeouts at a coarse tick and answers the
- * progress and interval hand-offs. The loop ends when the run is over or every connection is.
+ * (epoll_pwait2, ns timeout; --coalesce may nap first; with --io uring one submit-and-wait on
+ * the worker's ring, uring.c, whose completions go to the engine's on_input and on_event) until
+ * the earliest of its deadlines (the timeout tick, -D's end, the next --total-rps arrival, the
+ * -r ramp's next batch, the engine's own), hands each event to the engine, releases due
+ * arrivals in --total-rps mode (to the next connection, round-robin, that can take one), checks
+ * timeouts at a coarse tick and answers the progress and interval hand-offs. The loop ends when
+ * the run is over or every connection is.
  *
  * What every engine counts the same way lives here too: a request's outcome (latency from its
  * intended time, service from its send, status, --log-file row, progress line), a connection's
