@@ -9,7 +9,9 @@
  * then flush every connection that has output with one write each (the engine's flush hook).
  * Batching writes per turn is most of what makes this cheaper than h2load, which writes from inside
  * its callbacks; reads are level-triggered and stop at a short read, so there is no read() that
- * only returns EAGAIN.
+ * only returns EAGAIN. On --io uring (uring.h) a cleartext connection's input comes as bytes
+ * from the ring's receive completions (on_input: conn_stream_input, the same conn_input a read
+ * feeds) and conn_write's bytes go to its send buffer; TLS reads and writes as on epoll.
  *
  * Time: one clock read after epoll returns and one after each read(); every callback of that
  * batch shares it. Per request state lives in a fixed slot array per connection (sized to the

@@ -14,6 +14,10 @@
  * requests count as errored (not sent). --timeout closes the connection (one request cannot be
  * cancelled otherwise) and counts the request as timed out; the connection comes back.
  *
+ * On --io uring (uring.h) a cleartext connection's response bytes come from the ring's receive
+ * completions (on_input, the same conn_input a read feeds) and the request goes to its send
+ * buffer: t_sent is when the buffer took the last byte.
+ *
  * Rejected: a copy of this life in each engine (rawload.c was h1load.c's life with the parser
  * taken out, fourteen runs of the same lines); a protocol's names here (the engine's hooks
  * hold them).
