@@ -43,12 +43,10 @@
 #ifdef H2B_HAVE_URING
 
 #include "core/list.h"
+#include "core/uring.h"
 
-#include <liburing.h>
 #include <poll.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #define SQ_ENTRIES 256
@@ -84,25 +82,16 @@ struct h2b__load_uio {
 };
 
 struct h2b__load_ring {
-    struct io_uring ring;
-    struct io_uring_buf_ring *br;
-    uint8_t *bufs;           /* BUF_COUNT x BUF_SIZE */
+    struct h2b_uring io;     /* the ring and BUF_COUNT x BUF_SIZE receive buffers (core/uring.h) */
     struct h2b_list starved; /* receives that ended on ENOBUFS, of uio.slink */
     struct h2b_list grave;   /* closed since the last bury, of uio.link */
     struct h2b_list zombies; /* closed, waiting for their last completion, of uio.link */
 };
 
-/* The next SQE; a full queue is submitted first (never dropped). A kernel that refuses to
- * submit while completions overflowed (-EBUSY) gets them flushed into the CQ ring first (the
- * dispatch consumes each batch before handling it, so there is room). */
+/* The next SQE; a full queue is submitted first (never dropped). */
 static struct io_uring_sqe *get_sqe(struct h2b__load_ring *r)
 {
-    struct io_uring_sqe *sqe;
-    while ((sqe = io_uring_get_sqe(&r->ring)) == NULL) {
-        if (io_uring_submit(&r->ring) == -EBUSY)
-            io_uring_get_events(&r->ring);
-    }
-    return sqe;
+    return h2b_uring_sqe(&r->io);
 }
 
 static uint64_t tag(const struct h2b__load_uio *u, unsigned op)
@@ -157,13 +146,6 @@ static void arm_send(struct h2b__load_uio *u)
 }
 
 /* Gives buffer bid back to the kernel. */
-static void buf_return(struct h2b__load_ring *r, unsigned bid)
-{
-    io_uring_buf_ring_add(r->br, r->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid,
-                          io_uring_buf_ring_mask(BUF_COUNT), 0);
-    io_uring_buf_ring_advance(r->br, 1);
-}
-
 static void input(struct h2b__load_uio *u, const uint8_t *p, ssize_t n)
 {
     u->w->eng->on_input(u->conn, p, n);
@@ -178,8 +160,8 @@ static void on_recv(struct h2b__load_uio *u, const struct io_uring_cqe *cqe)
     if (cqe->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
         if (cqe->res > 0 && !u->closed)
-            input(u, r->bufs + (size_t)bid * BUF_SIZE, cqe->res);
-        buf_return(r, bid);
+            input(u, h2b_uring_buf(&r->io, bid), cqe->res);
+        h2b_uring_buf_return(&r->io, bid);
     }
     if (u->closed)
         return;
@@ -287,20 +269,20 @@ int h2b__load_ring_wait(struct h2b__load_worker *w, uint64_t ns)
     struct __kernel_timespec ts = {.tv_sec = (long long)(ns / H2B_NS_PER_SEC),
                                    .tv_nsec = (long long)(ns % H2B_NS_PER_SEC)};
     struct io_uring_cqe *first;
-    int rc = io_uring_submit_and_wait_timeout(&r->ring, &first, 1, &ts, NULL);
+    int rc = io_uring_submit_and_wait_timeout(&r->io.ring, &first, 1, &ts, NULL);
     if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
         return rc;
-    return (int)io_uring_cq_ready(&r->ring);
+    return (int)io_uring_cq_ready(&r->io.ring);
 }
 
 int h2b__load_ring_peek(struct h2b__load_worker *w)
 {
     struct h2b__load_ring *r = w->ring;
     bury(r);
-    int rc = io_uring_submit_and_get_events(&r->ring);
+    int rc = io_uring_submit_and_get_events(&r->io.ring);
     if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
         return rc;
-    return (int)io_uring_cq_ready(&r->ring);
+    return (int)io_uring_cq_ready(&r->io.ring);
 }
 
 void h2b__load_ring_dispatch(struct h2b__load_worker *w)
@@ -311,10 +293,10 @@ void h2b__load_ring_dispatch(struct h2b__load_worker *w)
     for (int round = 0; round < CQE_ROUNDS; round++) {
         /* copied out and consumed first: the handlers' submissions never meet a CQ ring full
          * of completions this loop still holds */
-        unsigned got = io_uring_peek_batch_cqe(&r->ring, cqes, CQE_BATCH);
+        unsigned got = io_uring_peek_batch_cqe(&r->io.ring, cqes, CQE_BATCH);
         for (unsigned i = 0; i < got; i++)
             batch[i] = *cqes[i];
-        io_uring_cq_advance(&r->ring, got);
+        io_uring_cq_advance(&r->io.ring, got);
         for (unsigned i = 0; i < got; i++)
             on_cqe(&batch[i]);
         if (got < CQE_BATCH)
@@ -418,28 +400,8 @@ void h2b__load_uio_close(struct h2b__load_uio **up)
     h2b_list_insert_tail(&u->r->grave, &u->link);
 }
 
-/* Why this kernel cannot run the backend, or NULL: multishot receive needs Linux 6.0. */
-static const char *kernel_too_old(void)
-{
-    struct utsname un;
-    unsigned major = 0, minor = 0;
-    if (uname(&un) != 0 || sscanf(un.release, "%u.%u", &major, &minor) != 2)
-        return NULL; /* unknown: let the ring setup decide */
-    return major < 6 ? "multishot receive needs Linux 6.0 or later" : NULL;
-}
-
 int h2b__load_ring_new(struct h2b__load_worker *w, char *why, size_t cap)
 {
-    const char *env = getenv("H2B_URING_FAIL");
-    if (env && strcmp(env, "1") == 0) {
-        snprintf(why, cap, "io_uring_queue_init: disabled by H2B_URING_FAIL=1");
-        return H2B_ERR_UNSUPPORTED;
-    }
-    const char *old = kernel_too_old();
-    if (old) {
-        snprintf(why, cap, "%s", old);
-        return H2B_ERR_UNSUPPORTED;
-    }
     struct h2b__load_ring *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(why, cap, "out of memory");
@@ -448,51 +410,14 @@ int h2b__load_ring_new(struct h2b__load_worker *w, char *why, size_t cap)
     h2b_list_init(&r->starved);
     h2b_list_init(&r->grave);
     h2b_list_init(&r->zombies);
-    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL |
-                                         IORING_SETUP_COOP_TASKRUN,
-                                .cq_entries = CQ_ENTRIES};
-    int rc = io_uring_queue_init_params(SQ_ENTRIES, &r->ring, &p);
-    if (rc < 0) { /* ENOSYS, EPERM (io_uring_disabled, seccomp), EINVAL (old kernel) */
-        snprintf(why, cap, "io_uring_queue_init: %s", strerror(-rc));
-        goto out_r;
+    int rc =
+        h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, why, cap);
+    if (rc != H2B_OK) {
+        free(r);
+        return rc;
     }
-    if (!(p.features & IORING_FEAT_NODROP) || !(p.features & IORING_FEAT_EXT_ARG)) {
-        snprintf(why, cap, "the kernel's io_uring lacks NODROP or EXT_ARG (Linux 5.11+)");
-        goto out_ring;
-    }
-    size_t brsize = BUF_COUNT * sizeof(struct io_uring_buf);
-    void *br = mmap(NULL, brsize, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-    if (br == MAP_FAILED) {
-        snprintf(why, cap, "mmap of the buffer ring: %s", strerror(errno));
-        goto out_ring;
-    }
-    r->br = br;
-    r->bufs = malloc((size_t)BUF_COUNT * BUF_SIZE);
-    if (!r->bufs) {
-        snprintf(why, cap, "out of memory");
-        goto out_br;
-    }
-    io_uring_buf_ring_init(r->br);
-    struct io_uring_buf_reg reg = {
-        .ring_addr = (uint64_t)(uintptr_t)r->br, .ring_entries = BUF_COUNT, .bgid = BUF_GROUP};
-    rc = io_uring_register_buf_ring(&r->ring, &reg, 0);
-    if (rc < 0) {
-        snprintf(why, cap, "io_uring_register_buf_ring: %s", strerror(-rc));
-        goto out_bufs;
-    }
-    for (unsigned i = 0; i < BUF_COUNT; i++)
-        buf_return(r, i);
     w->ring = r;
     return H2B_OK;
-out_bufs:
-    free(r->bufs);
-out_br:
-    munmap(r->br, brsize);
-out_ring:
-    io_uring_queue_exit(&r->ring);
-out_r:
-    free(r);
-    return H2B_ERR_UNSUPPORTED;
 }
 
 void h2b__load_ring_del(struct h2b__load_worker *w)
@@ -500,12 +425,10 @@ void h2b__load_ring_del(struct h2b__load_worker *w)
     struct h2b__load_ring *r = w->ring;
     if (!r)
         return;
-    io_uring_queue_exit(&r->ring); /* cancels and waits for what is in flight */
+    h2b_uring_close(&r->io); /* cancels and waits for what is in flight */
     bury(r);
     for (struct h2b__load_uio *u; (u = H2B_LIST_POP(&r->zombies, struct h2b__load_uio, link));)
         uio_free(u);
-    munmap(r->br, BUF_COUNT * sizeof(struct io_uring_buf));
-    free(r->bufs);
     free(r);
     w->ring = NULL;
 }
