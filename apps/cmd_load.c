@@ -224,7 +224,8 @@ static int load_parse(struct load_cmd *lc, int argc, char **argv)
     struct h2b_diag err = {0};
     lc->root = !job->active || job->rank == 0;
     int rv = h2b_load_config_parse(cfg, argc, argv, &err);
-    cfg->trace = stderr; /* -v's frame lines */
+    cfg->trace = stderr;  /* -v's frame lines */
+    cfg->notice = stderr; /* --io uring's fallback line */
     if (rv == H2B_OK && cfg->help) {
         if (lc->root) {
             h2b_load_usage(stdout);

@@ -220,6 +220,11 @@ void h2b_load_usage(FILE *f)
         "      --engine=fast|nghttp2  HTTP/2 client engine: fast (default: our framing,\n"
         "                          nghttp2's HPACK) or nghttp2 (one nghttp2_session per\n"
         "                          connection, the reference)\n"
+        "      --io=epoll|uring    how workers move bytes: epoll readiness with read/send\n"
+        "                          (default) or io_uring (multishot receive into provided\n"
+        "                          buffers, sends batched per loop turn; TLS stays readiness-\n"
+        "                          based); falls back to epoll, saying why on stderr, where\n"
+        "                          io_uring is refused and for --h3\n"
         "      --total-rps=R       open loop: R requests/s over all connections, latency measured\n"
         "                          from each request's intended send time (no coordinated\n"
         "                          omission); h2bench's old --rate\n"
@@ -537,6 +542,7 @@ enum {
     OPT_H1,
     OPT_RAW,
     OPT_ENGINE,
+    OPT_IO,
     OPT_NPN,
     OPT_QUIC,
     OPT_HDR_LOG,
@@ -598,6 +604,7 @@ static const struct option long_options[] = {
     {"h1", no_argument, NULL, OPT_H1},
     {"raw", required_argument, NULL, OPT_RAW},
     {"engine", required_argument, NULL, OPT_ENGINE},
+    {"io", required_argument, NULL, OPT_IO},
     {"no-tls-proto", required_argument, NULL, 'p'},
     {"npn-list", required_argument, NULL, OPT_NPN},
     {"alpn-list", required_argument, NULL, OPT_NPN},
@@ -1284,6 +1291,14 @@ static int opt_protocol(struct h2b_load_config *cfg, struct parse_state *ps, int
             cfg->engine = H2B_LOAD_ENGINE_NGHTTP2;
         else
             return bad_value(err, H2B_ERR_PARSE, "--engine", a, "fast or nghttp2");
+        return H2B_OK;
+    case OPT_IO:
+        if (strcmp(a, "epoll") == 0)
+            cfg->io = H2B_LOAD_IO_EPOLL;
+        else if (strcmp(a, "uring") == 0)
+            cfg->io = H2B_LOAD_IO_URING;
+        else
+            return bad_value(err, H2B_ERR_PARSE, "--io", a, "epoll or uring");
         return H2B_OK;
     case 'p':
         if (strcmp(a, "http/1.1") == 0)

@@ -8,6 +8,7 @@
 #ifndef H2B_LOAD_ENGINE_H
 #define H2B_LOAD_ENGINE_H
 
+#include "load/uring.h"
 #include "load/worker.h"
 
 #include <errno.h>
@@ -32,9 +33,20 @@ extern const struct h2b__load_engine h2b__raw_engine;     /* rawload.c */
 extern const struct h2b__load_engine h2b__h3_engine;      /* h3load.c */
 
 /* Opens a non-blocking TCP socket (TCP_NODELAY) to the target into *fd, starts connecting and
- * registers it with the worker's epoll for EPOLLOUT (data.ptr = ptr). Returns 0 connected at
- * once, 1 connecting, -1 failed (*fd, if opened, is the caller's to close). */
-int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd);
+ * registers it with the worker's epoll for EPOLLOUT (data.ptr = ptr), or on io_uring (w->ring)
+ * makes *uio for it, polling for EPOLLOUT (on_event(ptr, ...)). Returns 0 connected at once, 1
+ * connecting, -1 failed (*fd, if opened, is the caller's to close). */
+int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd, struct h2b__load_uio **uio);
+
+/* The events (EPOLLIN, EPOLLOUT) the connection ptr waits for on fd: epoll's registration, or
+ * on io_uring uio's poll (or, streaming, its wait for the send buffer to drain). */
+void h2b__load_tcp_watch(struct h2b__load_worker *w, int fd, struct h2b__load_uio *uio, void *ptr,
+                         uint32_t events);
+
+/* The connection ptr is set up (HTTP may start): from now on it waits for EPOLLIN, or on
+ * io_uring over cleartext it streams (its input comes to the engine's on_input). */
+void h2b__load_tcp_ready(struct h2b__load_worker *w, int fd, SSL *ssl, struct h2b__load_uio *uio,
+                         void *ptr);
 
 /* A TCP connection's set-up after h2b__load_tcp_open, one event at a time (the HTTP/1.1 and
  * HTTP/2 engines): while *ssl is NULL, fd's connect has completed (SO_ERROR; *t_tcp = w->now),
@@ -45,9 +57,10 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd);
 int h2b__load_tcp_setup(struct h2b__load_worker *w, int fd, SSL **ssl, uint64_t *t_tcp,
                         const char *alpn, bool alpn_optional, uint32_t *events);
 
-/* Ends a TCP connection of either engine: frees *ssl, closes *fd (which leaves the epoll set);
- * both are marked gone (NULL, -1). */
-void h2b__load_tcp_close(int *fd, SSL **ssl);
+/* Ends a TCP connection of either engine: frees *ssl, closes *fd (which leaves the epoll set), or
+ * on io_uring closes *uio, which cancels its operations and closes fd after the last one; all are
+ * marked gone (NULL, -1). */
+void h2b__load_tcp_close(int *fd, SSL **ssl, struct h2b__load_uio **uio);
 
 /* Bytes in and out of a TCP connection, through ssl when it is TLS (the HTTP/1.1 and HTTP/2
  * engines). Both return the bytes moved (> 0), 0 when the socket or TLS must wait, or below 0:
@@ -90,6 +103,16 @@ static inline ssize_t h2b__load_tcp_send(int fd, SSL *ssl, const uint8_t *buf, s
     }
     ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
     return n >= 0 ? n : h2b__load_sock_fail(errno);
+}
+
+/* h2b__load_tcp_send, or on a streaming io_uring connection (uio set, cleartext) into its send
+ * buffer (uring.h): the same returns. */
+static inline ssize_t h2b__load_conn_send(int fd, SSL *ssl, struct h2b__load_uio *uio,
+                                          const uint8_t *buf, size_t len)
+{
+    if (uio && !ssl)
+        return h2b__load_uio_send(uio, buf, len);
+    return h2b__load_tcp_send(fd, ssl, buf, len);
 }
 
 /* The run's TLS client context (the ALPN list of cfg: --h1, --npn-list or h2), with the record

@@ -54,6 +54,7 @@ struct h2b__load_conn {
     enum conn_state state;
     int fd;
     SSL *ssl;
+    struct h2b__load_uio *uio; /* --io uring: the connect's operations (uring.h); NULL on epoll */
     nghttp2_session *session;
     struct h2b_h2f *fast; /* --engine fast: the framing that replaces session */
     bool dirty;           /* on w->dirty */
@@ -307,6 +308,7 @@ int h2b__h2_init(struct h2b__load_worker *w, uint32_t first_conn, uint64_t reque
 void h2b__h2_free(struct h2b__load_worker *w);
 void h2b__h2_start(struct h2b__load_worker *w, uint32_t i);
 void h2b__h2_on_event(void *c, uint32_t events);
+void h2b__h2_on_input(void *c, const uint8_t *p, ssize_t n);
 bool h2b__h2_flush(struct h2b__load_worker *w);
 enum h2b__load_phase h2b__h2_phase(const struct h2b__load_worker *w, uint32_t i);
 bool h2b__h2_can_take(const struct h2b__load_worker *w, uint32_t i);
@@ -319,7 +321,7 @@ struct h2b__load_life *h2b__h2_life(const struct h2b__load_worker *w, uint32_t i
 
 #define H2B__H2_HOOKS                                                                              \
     .tag = "load", .ramp = true, .naps = true, .start = h2b__h2_start,                             \
-    .on_event = h2b__h2_on_event, .flush = h2b__h2_flush,                                          \
+    .on_event = h2b__h2_on_event, .on_input = h2b__h2_on_input, .flush = h2b__h2_flush,            \
     .rate = {h2b__h2_phase, h2b__h2_can_take, h2b__h2_submit}, .after_release = h2b__h2_pace,      \
     .timeouts = h2b__h2_timeouts, .deadline = h2b__h2_deadline, .stop = h2b__h2_stop,              \
     .life = h2b__h2_life

@@ -9,7 +9,9 @@
  * then flush every connection that has output with one write each (the engine's flush hook).
  * Batching writes per turn is most of what makes this cheaper than h2load, which writes from inside
  * its callbacks; reads are level-triggered and stop at a short read, so there is no read() that
- * only returns EAGAIN.
+ * only returns EAGAIN. On --io uring (uring.h) a cleartext connection's input comes as bytes
+ * from the ring's receive completions (on_input: conn_stream_input, the same conn_input a read
+ * feeds) and conn_write's bytes go to its send buffer; TLS reads and writes as on epoll.
  *
  * Time: one clock read after epoll returns and one after each read(); every callback of that
  * batch shares it. Per request state lives in a fixed slot array per connection (sized to the
@@ -47,17 +49,16 @@ static void report_ready(struct h2b__load_worker *w)
     h2b__load_report_app(w, w->sh->ssl_ctx ? "h2" : "h2c");
 }
 
-static int epoll_set(struct h2b__load_conn *c, int op, uint32_t events)
+static void watch(struct h2b__load_conn *c, uint32_t events)
 {
-    struct epoll_event ev = {.events = events, .data.ptr = c};
-    return epoll_ctl(c->w->epfd, op, c->fd, &ev);
+    h2b__load_tcp_watch(c->w, c->fd, c->uio, c, events);
 }
 
 static void want_out(struct h2b__load_conn *c, bool on)
 {
     if (c->want_out != on) {
         c->want_out = on;
-        epoll_set(c, EPOLL_CTL_MOD, EPOLLIN | (on ? EPOLLOUT : 0));
+        watch(c, EPOLLIN | (on ? EPOLLOUT : 0));
     }
 }
 
@@ -348,7 +349,7 @@ static void conn_teardown(struct h2b__load_conn *c)
 {
     if (c->session)
         c->hw->ng->del(c);
-    h2b__load_tcp_close(&c->fd, &c->ssl);
+    h2b__load_tcp_close(&c->fd, &c->ssl, &c->uio);
     c->woff = c->wlen = 0;
 }
 
@@ -421,7 +422,7 @@ static void session_start(struct h2b__load_conn *c)
     c->life.responses = 0;
     c->state = CONN_SETTINGS;
     c->life.last_read = w->now;
-    epoll_set(c, EPOLL_CTL_MOD, EPOLLIN);
+    h2b__load_tcp_ready(w, c->fd, c->ssl, c->uio, c);
     mark_dirty(c);
 }
 
@@ -438,7 +439,7 @@ static void setup(struct h2b__load_conn *c)
         session_start(c);
     } else {
         c->state = CONN_HANDSHAKE;
-        epoll_set(c, EPOLL_CTL_MOD, ev);
+        watch(c, ev);
     }
 }
 
@@ -447,7 +448,7 @@ static void conn_start(struct h2b__load_conn *c)
     struct h2b__load_worker *w = c->w;
     h2b__load_life_connect(&c->life, w);
     c->state = CONN_CONNECTING; /* so that conn_close counts a failure */
-    int rv = h2b__load_tcp_open(w, c, &c->fd);
+    int rv = h2b__load_tcp_open(w, c, &c->fd, &c->uio);
     if (rv < 0)
         conn_fail(c);
     else if (rv == 0)
@@ -460,7 +461,7 @@ static void conn_start(struct h2b__load_conn *c)
  * the connection failed (it is closed). */
 static ssize_t conn_write(struct h2b__load_conn *c, const uint8_t *buf, size_t len)
 {
-    ssize_t n = h2b__load_tcp_send(c->fd, c->ssl, buf, len);
+    ssize_t n = h2b__load_conn_send(c->fd, c->ssl, c->uio, buf, len);
     if (n < 0) {
         conn_fail(c);
         return -1;
@@ -472,48 +473,55 @@ static ssize_t conn_write(struct h2b__load_conn *c, const uint8_t *buf, size_t l
 
 static void conn_flush(struct h2b__load_conn *c);
 
-static void conn_read(struct h2b__load_conn *c)
+/* n bytes of input at p (n > 0), or the end (H2B__LOAD_EOF, H2B__LOAD_EIO), handed to the
+ * framing. Returns false when c was closed (or must stop reading). */
+static bool conn_input(struct h2b__load_conn *c, const uint8_t *p, ssize_t n)
 {
     struct h2b__load_worker *w = c->w;
+    w->now = h2b_clock_now_ns();
+    if (n < 0) {
+        conn_fail(c);
+        return false;
+    }
+    if (h2b__load_measuring(w))
+        w->stats.bytes_total += (uint64_t)n;
+    c->life.last_read = w->now;
+    if (c->fast) {
+        if (h2b_h2f_recv(c->fast, p, (size_t)n) < 0) {
+            /* a connection error: GOAWAY(code) goes out (best effort), then the end */
+            if (c->fast->error != 0 && !c->fast->nomem)
+                w->stats.conn_errors++;
+            conn_flush(c);
+            if (c->state >= CONN_SETTINGS && c->state <= CONN_READY)
+                conn_fail(c);
+            return false;
+        }
+        if (c->broken) {
+            conn_close(c, c->timed_out);
+            return false;
+        }
+        return true;
+    }
+    ssize_t rv = c->hw->ng->recv(c, p, (size_t)n);
+    if (rv < 0 || c->broken) {
+        conn_close(c, c->timed_out);
+        return false;
+    }
+    if (session_over(c)) {
+        conn_fail(c);
+        return false;
+    }
+    return true;
+}
+
+static void conn_read(struct h2b__load_conn *c)
+{
     for (int round = 0; round < 8; round++) {
         ssize_t n = h2b__load_tcp_recv(c->fd, c->ssl, c->hw->rbuf, RBUF_SIZE);
         if (n == 0)
             break;
-        w->now = h2b_clock_now_ns();
-        if (n < 0) {
-            conn_fail(c);
+        if (!conn_input(c, c->hw->rbuf, n))
             return;
-        }
-        if (h2b__load_measuring(w))
-            w->stats.bytes_total += (uint64_t)n;
-        c->life.last_read = w->now;
-        if (c->fast) {
-            if (h2b_h2f_recv(c->fast, c->hw->rbuf, (size_t)n) < 0) {
-                /* a connection error: GOAWAY(code) goes out (best effort), then the end */
-                if (c->fast->error != 0 && !c->fast->nomem)
-                    w->stats.conn_errors++;
-                conn_flush(c);
-                if (c->state >= CONN_SETTINGS && c->state <= CONN_READY)
-                    conn_fail(c);
-                return;
-            }
-            if (c->broken) {
-                conn_close(c, c->timed_out);
-                return;
-            }
-            if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
-                break;
-            continue;
-        }
-        ssize_t rv = c->hw->ng->recv(c, c->hw->rbuf, (size_t)n);
-        if (rv < 0 || c->broken) {
-            conn_close(c, c->timed_out);
-            return;
-        }
-        if (session_over(c)) {
-            conn_fail(c);
-            return;
-        }
         /* TLS may hold decrypted bytes that epoll cannot see; a plain short read is the end */
         if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
             break;
@@ -593,6 +601,19 @@ static void conn_flush(struct h2b__load_conn *c)
         conn_close(c, false);
 }
 
+/* After input or an EPOLLOUT on a connection with a session: the next requests, then a flush. */
+static void conn_progress(struct h2b__load_conn *c)
+{
+    fill(c);
+    if (c->inflight == 0)
+        mark_dirty(c); /* conn_flush closes a connection that has finished its work */
+    /* Send the next requests now rather than after the whole batch: the server gets work
+     * while we read the other connections (same number of writes; the end-of-turn pass
+     * finds nothing left). */
+    if (c->dirty)
+        conn_flush(c);
+}
+
 static void conn_event(struct h2b__load_conn *c, uint32_t events)
 {
     switch (c->state) {
@@ -609,18 +630,21 @@ static void conn_event(struct h2b__load_conn *c, uint32_t events)
             return;
         if (events & EPOLLOUT)
             mark_dirty(c);
-        fill(c);
-        if (c->inflight == 0)
-            mark_dirty(c); /* conn_flush closes a connection that has finished its work */
-        /* Send the next requests now rather than after the whole batch: the server gets work
-         * while we read the other connections (same number of writes; the end-of-turn pass
-         * finds nothing left). */
-        if (c->dirty)
-            conn_flush(c);
+        conn_progress(c);
         return;
     default:
         return;
     }
+}
+
+/* io_uring: input of a streaming connection (the engine's on_input) */
+static void conn_stream_input(struct h2b__load_conn *c, const uint8_t *p, ssize_t n)
+{
+    if (c->state < CONN_SETTINGS || c->state > CONN_READY || !conn_input(c, p, n))
+        return;
+    if (c->fast ? h2b_h2f_want_write(c->fast) : c->hw->ng->want_write(c))
+        mark_dirty(c);
+    conn_progress(c);
 }
 
 /* ---- timers --------------------------------------------------------------------------- */
@@ -681,6 +705,11 @@ void h2b__h2_start(struct h2b__load_worker *w, uint32_t i)
 void h2b__h2_on_event(void *c, uint32_t events)
 {
     conn_event(c, events);
+}
+
+void h2b__h2_on_input(void *c, const uint8_t *p, ssize_t n)
+{
+    conn_stream_input(c, p, n);
 }
 
 /* Pop, never index: a flush can put connections (itself included: a stream closed by our

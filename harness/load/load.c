@@ -339,6 +339,35 @@ static int init_workers(struct h2b__load_worker *w, uint32_t nw, struct h2b__loa
     return H2B_OK;
 }
 
+/* --io: a ring per worker (uring.c), or none, every worker on epoll, with the reason in res
+ * (io_uring refused, or an engine without on_input: HTTP/3 runs on its UDP epoll path). */
+static void pick_io(struct h2b__load_worker *w, uint32_t nw, const struct h2b__load_shared *sh,
+                    struct h2b_load_result *res)
+{
+    snprintf(res->io, sizeof(res->io), "epoll");
+    if (sh->cfg->io != H2B_LOAD_IO_URING)
+        return;
+    char why[128];
+    if (!sh->engine->on_input)
+        snprintf(res->io_fallback, sizeof(res->io_fallback),
+                 "the HTTP/3 engine runs on its UDP epoll path");
+    for (uint32_t i = 0; i < nw && !res->io_fallback[0]; i++) {
+        if (h2b__load_ring_new(&w[i], why, sizeof(why)) != H2B_OK) {
+            for (uint32_t k = 0; k < i; k++)
+                h2b__load_ring_del(&w[k]);
+            snprintf(res->io_fallback, sizeof(res->io_fallback), "%s", why);
+            break;
+        }
+    }
+    if (res->io_fallback[0]) {
+        if (sh->cfg->notice)
+            fprintf(sh->cfg->notice, "h2bench load: --io uring: %s; using epoll\n",
+                    res->io_fallback);
+        return;
+    }
+    snprintf(res->io, sizeof(res->io), "uring");
+}
+
 /* Start the worker threads with SIGINT and SIGTERM blocked (the caller's handler runs on this
  * thread). *started says how many run; a failure stops those. */
 static int start_workers(struct h2b__load_worker *w, uint32_t nw, uint32_t *started,
@@ -486,6 +515,7 @@ int h2b_load_run_hooked(const struct h2b_load_config *cfg, h2b_load_progress_fn 
     }
     if ((rv = init_workers(w, nw, &sh, info, err)) != H2B_OK)
         goto out;
+    pick_io(w, nw, &sh, res);
     h2b_clock_rusage_ns(&rl, &rh, NULL);
     rv = start_workers(w, nw, &started, err);
     if ((hook || iagg) && rv == H2B_OK)

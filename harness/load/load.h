@@ -55,6 +55,12 @@ enum h2b_load_progress {
     H2B_LOAD_PROGRESS_OFF = 2
 };
 
+/* How the workers move bytes (--io). */
+enum h2b_load_io {
+    H2B_LOAD_IO_EPOLL = 0, /* epoll readiness, read/send (the default) */
+    H2B_LOAD_IO_URING = 1  /* io_uring (uring.c); falls back to epoll where refused */
+};
+
 /* The HTTP/2 client engine (--engine). */
 enum h2b_load_engine {
     H2B_LOAD_ENGINE_FAST = 0,   /* h2fast.c: our framing, nghttp2's HPACK */
@@ -104,11 +110,14 @@ struct h2b_load_config {
     bool verbose;        /* -v: one line per frame, to trace */
     FILE *trace;         /* where -v writes (set by the caller, not parsed: cmd_load gives
                             stderr); NULL = nowhere: the library prints only where told */
+    FILE *notice;        /* where --io uring's fallback to epoll is said, one line, as the run
+                            starts (set by the caller: cmd_load gives stderr); NULL = nowhere */
     bool version;        /* --version */
     char *ciphers;       /* --ciphers (TLS <= 1.2) */
     char *tls13_ciphers; /* --tls13-ciphers */
     char *groups;        /* --groups */
     bool ktls;           /* --ktls: OpenSSL's SSL_OP_ENABLE_KTLS */
+    enum h2b_load_io io; /* --io */
     enum h2b_arrival_kind arrival; /* --arrival */
     uint64_t seed;                 /* --seed */
     bool pin;                      /* --cpus given */
@@ -248,6 +257,9 @@ struct h2b_load_result {
     size_t nintervals;
     char alpn[32];   /* "h2" (TLS, ALPN) or "h2c" (prior knowledge) */
     char engine[16]; /* "fast", "nghttp2" (HTTP/2), "h1", "h3" */
+    char io[8];      /* the backend that ran: "epoll" or "uring" */
+    /* --io uring that ran on epoll: why, in one line ("" when it did not fall back) */
+    char io_fallback[160];
 };
 
 /* Sets the defaults h2load has (-n 1 -c 1 -m 1 -t 1 -w 30 -W 30 -f 16K, header tables 4K) plus ours

@@ -14,6 +14,10 @@
  * requests count as errored (not sent). --timeout closes the connection (one request cannot be
  * cancelled otherwise) and counts the request as timed out; the connection comes back.
  *
+ * On --io uring (uring.h) a cleartext connection's response bytes come from the ring's receive
+ * completions (on_input, the same conn_input a read feeds) and the request goes to its send
+ * buffer: t_sent is when the buffer took the last byte.
+ *
  * Rejected: a copy of this life in each engine (rawload.c was h1load.c's life with the parser
  * taken out, fourteen runs of the same lines); a protocol's names here (the engine's hooks
  * hold them).
@@ -40,9 +44,8 @@ static void set_events(struct h2b__serial_conn *c, uint32_t ev)
 {
     if (c->events == ev)
         return;
-    struct epoll_event e = {.events = ev, .data.ptr = c};
-    if (epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
-        c->events = ev;
+    h2b__load_tcp_watch(c->w, c->fd, c->uio, c, ev);
+    c->events = ev;
 }
 
 static void finish(struct h2b__serial_conn *c, enum h2b__load_outcome how)
@@ -70,7 +73,7 @@ static void conn_close(struct h2b__serial_conn *c, bool timed_out)
     bool reached = c->state == H2B__SERIAL_READY;
     struct h2b__load_slots one = {&c->req, sizeof c->req, 1, c};
     h2b__load_abandon(w, &c->life, &one, timed_out, req_release);
-    h2b__load_tcp_close(&c->fd, &c->ssl);
+    h2b__load_tcp_close(&c->fd, &c->ssl, &c->uio);
     c->events = 0;
     enum h2b__load_next next = h2b__load_closed(w, &c->life, reached);
     c->state = (enum h2b__serial_state)h2b__load_state_after(next, H2B__SERIAL_READY);
@@ -83,7 +86,8 @@ static bool conn_flush(struct h2b__serial_conn *c)
 {
     struct h2b__load_worker *w = c->w;
     while (c->out_off < c->out_len) {
-        ssize_t n = h2b__load_tcp_send(c->fd, c->ssl, c->out + c->out_off, c->out_len - c->out_off);
+        ssize_t n = h2b__load_conn_send(c->fd, c->ssl, c->uio, c->out + c->out_off,
+                                        c->out_len - c->out_off);
         if (n < 0) {
             conn_close(c, false);
             return false;
@@ -154,29 +158,36 @@ void h2b__serial_broken(struct h2b__serial_conn *c)
     conn_close(c, false);
 }
 
-static void conn_read(struct h2b__serial_conn *c)
+/* n response bytes at p (n > 0), or the end (H2B__LOAD_EOF, H2B__LOAD_EIO). Returns false when
+ * c was closed. */
+static bool conn_input(struct h2b__serial_conn *c, const uint8_t *p, ssize_t n)
 {
     struct h2b__load_worker *w = c->w;
-    struct h2b__serial_set *s = set_of(w);
+    if (n < 0) {
+        if (n == H2B__LOAD_EOF && c->req.busy && set_of(w)->ops->eof && set_of(w)->ops->eof(c)) {
+            h2b__serial_done(c); /* a body delimited by the close (close_after is set) */
+            return false;
+        }
+        if (c->req.busy && c->first_byte)
+            h2b__serial_broken(c); /* cut in the middle of a response */
+        else
+            conn_close(c, false);
+        return false;
+    }
+    w->now = h2b_clock_now_ns();
+    w->stats.bytes_total += (uint64_t)n;
+    c->life.last_read = w->now;
+    set_of(w)->ops->bytes(c, p, (size_t)n);
+    return true;
+}
+
+static void conn_read(struct h2b__serial_conn *c)
+{
+    struct h2b__serial_set *s = set_of(c->w);
     for (int i = 0; i < 16 && c->state == H2B__SERIAL_READY; i++) {
         ssize_t n = h2b__load_tcp_recv(c->fd, c->ssl, s->rx, H2B__SERIAL_RX);
-        if (n == 0)
+        if (n == 0 || !conn_input(c, s->rx, n))
             return;
-        if (n < 0) {
-            if (n == H2B__LOAD_EOF && c->req.busy && s->ops->eof && s->ops->eof(c)) {
-                h2b__serial_done(c); /* a body delimited by the close (close_after is set) */
-                return;
-            }
-            if (c->req.busy && c->first_byte)
-                h2b__serial_broken(c); /* cut in the middle of a response */
-            else
-                conn_close(c, false);
-            return;
-        }
-        w->now = h2b_clock_now_ns();
-        w->stats.bytes_total += (uint64_t)n;
-        c->life.last_read = w->now;
-        s->ops->bytes(c, s->rx, (size_t)n);
         if ((size_t)n < H2B__SERIAL_RX && !(c->ssl && SSL_pending(c->ssl) > 0))
             return;
     }
@@ -195,7 +206,8 @@ static void ready(struct h2b__serial_conn *c)
     w->stats.streams_effective = 1;
     w->stats.server_max_streams = 1;
     h2b__load_report_app(w, set_of(w)->ops->app);
-    set_events(c, EPOLLIN);
+    h2b__load_tcp_ready(w, c->fd, c->ssl, c->uio, c);
+    c->events = EPOLLIN;
     fill(c);
 }
 
@@ -221,7 +233,7 @@ static void conn_start(struct h2b__serial_conn *c)
     struct h2b__load_worker *w = c->w;
     h2b__load_life_connect(&c->life, w);
     c->state = H2B__SERIAL_CONNECTING; /* so that conn_close counts a failure */
-    int rv = h2b__load_tcp_open(w, c, &c->fd);
+    int rv = h2b__load_tcp_open(w, c, &c->fd, &c->uio);
     if (rv < 0) {
         conn_close(c, false);
         return;
@@ -250,6 +262,13 @@ void h2b__serial_on_event(void *conn, uint32_t ev)
     default:
         break;
     }
+}
+
+void h2b__serial_on_input(void *conn, const uint8_t *p, ssize_t n)
+{
+    struct h2b__serial_conn *c = conn;
+    if (c->state == H2B__SERIAL_READY)
+        conn_input(c, p, n);
 }
 
 void h2b__serial_start(struct h2b__load_worker *w, uint32_t i)
@@ -334,6 +353,6 @@ void h2b__serial_free(struct h2b__serial_set *s, const struct h2b__load_worker *
 {
     for (uint32_t i = 0; s->conns && i < w->nconns; i++) {
         struct h2b__serial_conn *c = (struct h2b__serial_conn *)(s->conns + (size_t)i * s->stride);
-        h2b__load_tcp_close(&c->fd, &c->ssl);
+        h2b__load_tcp_close(&c->fd, &c->ssl, &c->uio);
     }
 }

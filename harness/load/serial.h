@@ -45,6 +45,7 @@ struct h2b__serial_conn {
     enum h2b__serial_state state;
     int fd;
     SSL *ssl;
+    struct h2b__load_uio *uio; /* --io uring: the connect's operations (uring.h); NULL on epoll */
     uint32_t events;
     struct h2b__load_life life;
     uint64_t t_tcp;
@@ -85,6 +86,7 @@ void h2b__serial_broken(struct h2b__serial_conn *c);
 /* The engine-interface hooks for a serial engine's table. */
 void h2b__serial_start(struct h2b__load_worker *w, uint32_t i);
 void h2b__serial_on_event(void *conn, uint32_t events);
+void h2b__serial_on_input(void *conn, const uint8_t *p, ssize_t n);
 enum h2b__load_phase h2b__serial_phase(const struct h2b__load_worker *w, uint32_t i);
 bool h2b__serial_can_take(const struct h2b__load_worker *w, uint32_t i);
 bool h2b__serial_submit(struct h2b__load_worker *w, uint32_t i, uint64_t t);
@@ -95,6 +97,7 @@ struct h2b__load_life *h2b__serial_life(const struct h2b__load_worker *w, uint32
 
 #define H2B__SERIAL_HOOKS                                                                          \
     .start = h2b__serial_start, .on_event = h2b__serial_on_event,                                  \
+    .on_input = h2b__serial_on_input,                                                              \
     .rate = {h2b__serial_phase, h2b__serial_can_take, h2b__serial_submit},                         \
     .timeouts = h2b__serial_timeouts, .deadline = h2b__serial_deadline, .stop = h2b__serial_stop,  \
     .life = h2b__serial_life

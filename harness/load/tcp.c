@@ -1,14 +1,20 @@
 /*
  * tcp.c - TCP and TLS connections for the engines that run over TCP (h2load.c, h1load.c,
- * rawload.c): a non-blocking connect registered with the worker's epoll, the set-up one event
- * at a time (connect result, TLS handshake, ALPN), the close, and the run's TLS context with its
- * record counting (engine.h). Bytes in and out are engine.h's inline h2b__load_tcp_recv/_send.
+ * rawload.c): a non-blocking connect registered with the worker's epoll (or, on --io uring,
+ * polled through the worker's ring: uring.h), the set-up one event at a time (connect result,
+ * TLS handshake, ALPN), what the connection waits for (h2b__load_tcp_watch, _ready), the close,
+ * and the run's TLS context with its record counting (engine.h). Bytes in and out are
+ * engine.h's inline h2b__load_tcp_recv/_send (and _conn_send, which on io_uring copies into the
+ * connection's send buffer); on io_uring a cleartext connection's input comes through the
+ * engine's on_input instead of reads.
  *
  * Approach: every engine calls the same helpers, so a connect, a handshake and a failed one are
  * counted alike whatever protocol runs on top. Rejected: a TCP connection struct of its own
  * (each engine keeps fd and ssl in its connection, beside its protocol state).
  */
 #include "load/engine.h"
+
+#include "core/error.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -115,7 +121,7 @@ void h2b__load_report_tls(struct h2b__load_worker *w, SSL *ssl)
     EVP_PKEY_free(key);
 }
 
-int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
+int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd, struct h2b__load_uio **uio)
 {
     const struct h2b__load_shared *sh = w->sh;
     *fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -128,17 +134,46 @@ int h2b__load_tcp_open(struct h2b__load_worker *w, void *ptr, int *fd)
         w->stats.conn_errno = w->stats.conn_errno ? w->stats.conn_errno : errno;
         return -1;
     }
-    struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = ptr};
-    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, *fd, &ev) != 0)
-        return -1;
+    if (w->ring) {
+        if (h2b__load_uio_open(w, ptr, *fd, uio) != H2B_OK)
+            return -1;
+    } else {
+        struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = ptr};
+        if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, *fd, &ev) != 0)
+            return -1;
+    }
     return rv == 0 ? 0 : 1;
 }
 
-void h2b__load_tcp_close(int *fd, SSL **ssl)
+void h2b__load_tcp_watch(struct h2b__load_worker *w, int fd, struct h2b__load_uio *uio, void *ptr,
+                         uint32_t events)
+{
+    if (uio) {
+        h2b__load_uio_watch(uio, events);
+        return;
+    }
+    struct epoll_event ev = {.events = events, .data.ptr = ptr};
+    epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void h2b__load_tcp_ready(struct h2b__load_worker *w, int fd, SSL *ssl, struct h2b__load_uio *uio,
+                         void *ptr)
+{
+    if (uio && !ssl)
+        h2b__load_uio_stream(uio);
+    else
+        h2b__load_tcp_watch(w, fd, uio, ptr, EPOLLIN);
+}
+
+void h2b__load_tcp_close(int *fd, SSL **ssl, struct h2b__load_uio **uio)
 {
     if (*ssl) {
         SSL_free(*ssl);
         *ssl = NULL;
+    }
+    if (*uio) { /* the socket goes with the connection's last operation (uring.h) */
+        h2b__load_uio_close(uio);
+        *fd = -1;
     }
     if (*fd >= 0) {
         close(*fd); /* also leaves the epoll set */

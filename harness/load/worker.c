@@ -3,11 +3,13 @@
  * whatever protocol they speak (worker.h's struct h2b__load_engine drives them).
  *
  * Each loop turn: the engine flushes what its connections have queued, then the worker waits
- * (epoll_pwait2, ns timeout; --coalesce may nap first) until the earliest of its deadlines (the
- * timeout tick, -D's end, the next --total-rps arrival, the -r ramp's next batch, the engine's
- * own), hands each event to the engine, releases due arrivals in --total-rps mode (to the next
- * connection, round-robin, that can take one), checks timeouts at a coarse tick and answers the
- * progress and interval hand-offs. The loop ends when the run is over or every connection is.
+ * (epoll_pwait2, ns timeout; --coalesce may nap first; with --io uring one submit-and-wait on
+ * the worker's ring, uring.c, whose completions go to the engine's on_input and on_event) until
+ * the earliest of its deadlines (the timeout tick, -D's end, the next --total-rps arrival, the
+ * -r ramp's next batch, the engine's own), hands each event to the engine, releases due
+ * arrivals in --total-rps mode (to the next connection, round-robin, that can take one), checks
+ * timeouts at a coarse tick and answers the progress and interval hand-offs. The loop ends when
+ * the run is over or every connection is.
  *
  * What every engine counts the same way lives here too: a request's outcome (latency from its
  * intended time, service from its send, status, --log-file row, progress line), a connection's
@@ -24,6 +26,7 @@
 #include "core/clock.h"
 #include "core/cpu.h"
 #include "core/error.h"
+#include "load/uring.h"
 #include "load/worker.h"
 
 #include <errno.h>
@@ -473,9 +476,12 @@ void h2b__load_snapshot(struct h2b__load_worker *w)
 }
 
 /* Sleeps in epoll for at most ns: epoll_pwait2 (ns timeout), or epoll_wait rounded up to a
- * millisecond where the kernel or valgrind lacks it (ENOSYS, remembered per worker). */
+ * millisecond where the kernel or valgrind lacks it (ENOSYS, remembered per worker). On io_uring
+ * one submit-and-wait; the count is then of completions, which h2b__load_turn dispatches. */
 static int sleep_wait(struct h2b__load_worker *w, struct epoll_event *events, int max, uint64_t ns)
 {
+    if (w->ring)
+        return h2b__load_ring_wait(w, ns);
     int n = -1;
     if (!w->no_pwait2) {
         struct timespec ts = {.tv_sec = (time_t)(ns / H2B_NS_PER_SEC),
@@ -505,6 +511,13 @@ static int sleep_wait(struct h2b__load_worker *w, struct epoll_event *events, in
  * itself lasts tens of microseconds on a VM) makes the next ones wait: 1,
  * 2, 4, ... up to NAP_BACKOFF_MAX turns sleep in epoll before the next try; one that finds two
  * or more resets that. */
+/* What is ready now, without sleeping: epoll_wait with no timeout, or on io_uring the submission
+ * of what is queued and the completions ready (one system call either way). */
+static int ready_now(struct h2b__load_worker *w, struct epoll_event *events, int max)
+{
+    return w->ring ? h2b__load_ring_peek(w) : epoll_wait(w->epfd, events, max, 0);
+}
+
 static int wait_events(struct h2b__load_worker *w, struct epoll_event *events, int max, uint64_t ns)
 {
     const struct h2b__load_shared *sh = w->sh;
@@ -520,12 +533,12 @@ static int wait_events(struct h2b__load_worker *w, struct epoll_event *events, i
         w->nap_skip--;
         return sleep_wait(w, events, max, ns);
     }
-    int n = epoll_wait(w->epfd, events, max, 0);
+    int n = ready_now(w, events, max);
     if (n != 0)
         return n; /* ready already: no nap */
     struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)nap};
     nanosleep(&ts, NULL);
-    n = epoll_wait(w->epfd, events, max, 0);
+    n = ready_now(w, events, max);
     bool drained = (uint64_t)n * 2 > w->busy_conns;
     if (n >= 2 && !(drained && nap <= NAP_MIN_NS)) {
         w->nap_backoff = 0; /* it collected several connections' events: nap again */
@@ -551,7 +564,7 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns)
     const struct h2b__load_engine *t = w->eng;
     struct epoll_event events[256];
     int n = wait_events(w, events, 256, ns);
-    if (n < 0 && errno != EINTR) {
+    if (n < 0 && (w->ring || errno != EINTR)) { /* the ring's errors are -errno, EINTR not one */
         w->rc = H2B_ERR_SYS;
         return false;
     }
@@ -559,8 +572,11 @@ bool h2b__load_turn(struct h2b__load_worker *w, uint64_t ns)
     if (w->islot && h2b__load_running(w) && w->now < w->i_end)
         w->islot[w->iseq % w->nislot].conns = w->conns_open;
     w->now = h2b_clock_now_ns();
-    for (int i = 0; i < n; i++)
-        t->on_event(events[i].data.ptr, events[i].events);
+    if (w->ring) /* --io uring: the engine hears from the completions (uring.c) */
+        h2b__load_ring_dispatch(w);
+    else
+        for (int i = 0; i < n; i++)
+            t->on_event(events[i].data.ptr, events[i].events);
     if (atomic_load_explicit(sh->stop, memory_order_relaxed))
         w->interrupted = true;
     if (t->after_events)
@@ -739,7 +755,8 @@ out_nomem:
 void h2b__load_worker_free(struct h2b__load_worker *w)
 {
     if (w->eng)
-        w->eng->free(w); /* its sockets leave the epoll set before it closes */
+        w->eng->free(w); /* its sockets leave the epoll set (or the ring) before it closes */
+    h2b__load_ring_del(w);
     free(w->conn_rps);
     free(w->logbuf);
     h2b_hist_del(w->ival[0]);

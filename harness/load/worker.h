@@ -21,6 +21,7 @@
 struct h2b__load_proto; /* what the engines share of the protocols (engine.h) */
 struct ssl_ctx_st;      /* OpenSSL's SSL_CTX */
 struct h2b__load_engine;
+struct h2b__load_ring; /* load --io uring (uring.h) */
 
 /* Read-only during the run; every worker points at the same one. */
 struct h2b__load_shared {
@@ -71,6 +72,7 @@ struct h2b__load_worker {
     pthread_t thread;
     const struct h2b__load_shared *sh;
     int epfd;
+    struct h2b__load_ring *ring; /* --io uring: the ring in place of epfd (uring.h); NULL: epoll */
     uint64_t now;
     const struct h2b__load_engine *eng; /* sh->engine */
     void *es;                           /* the engine's state for this worker (eng->init) */
@@ -322,8 +324,14 @@ struct h2b__load_engine {
     int (*init)(struct h2b__load_worker *w, uint32_t first_conn, uint64_t requests);
     void (*free)(struct h2b__load_worker *w);              /* accepts w->es NULL */
     void (*start)(struct h2b__load_worker *w, uint32_t i); /* connect i (the ramp) */
-    /* Epoll reported events on a connection (data.ptr, as the engine registered it). */
+    /* Epoll reported events on a connection (data.ptr, as the engine registered it); on
+     * io_uring a poll did (connects, TLS), or a streaming connection's send buffer drained
+     * (EPOLLOUT). */
     void (*on_event)(void *conn, uint32_t events);
+    /* io_uring: bytes p[0..n) arrived on a streaming connection (uring.h), or its end: n is
+     * H2B__LOAD_EOF (the server closed it) or H2B__LOAD_EIO (it failed). NULL: the engine runs on
+     * epoll only (--io uring falls back, and says so). */
+    void (*on_input)(void *conn, const uint8_t *p, ssize_t n);
     /* Before each wait: sends what the connections have queued. True: there is more to do at
      * once (the wait does not sleep). May be NULL. */
     bool (*flush)(struct h2b__load_worker *w);

@@ -50,11 +50,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
+#include "core/uring.h"
+
 #include <poll.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #define SQ_ENTRIES 256
@@ -85,11 +84,9 @@ struct h2b__uconn {
 };
 
 struct h2b__uring {
-    struct io_uring ring;
-    struct io_uring_buf_ring *br;
-    uint8_t *bufs; /* BUF_COUNT x BUF_SIZE */
-    uint64_t wake; /* the eventfd's counter, read through the ring */
-    unsigned held; /* buffers held by connections */
+    struct h2b_uring io; /* the ring and BUF_COUNT x BUF_SIZE receive buffers (core/uring.h) */
+    uint64_t wake;       /* the eventfd's counter, read through the ring */
+    unsigned held;       /* buffers held by connections */
     uint64_t turn; /* loop turns: SQEs queued in turn T go to the kernel as turn T + 1 begins */
     uint16_t next[BUF_COUNT]; /* held input: the next buffer of the same connection */
     uint32_t len[BUF_COUNT];  /* held input: the bytes in the buffer */
@@ -100,23 +97,16 @@ struct h2b__uring {
     struct h2b_list zombies; /* closed connections waiting for their last completion */
 };
 
-/* The next SQE; a full queue is submitted first (never dropped). A kernel that refuses to
- * submit while completions overflowed (-EBUSY) gets them flushed into the CQ ring first (the
- * loop consumes each batch before handling it, so there is room). */
 /* server.c's operations (io.h): the connection core and the worker's turn */
 static inline const struct h2b__core *ops(const struct worker *w)
 {
     return w->srv->core;
 }
 
+/* The next SQE; a full queue is submitted first (never dropped). */
 static struct io_uring_sqe *get_sqe(struct h2b__uring *r)
 {
-    struct io_uring_sqe *sqe;
-    while ((sqe = io_uring_get_sqe(&r->ring)) == NULL) {
-        if (io_uring_submit(&r->ring) == -EBUSY)
-            io_uring_get_events(&r->ring);
-    }
-    return sqe;
+    return h2b_uring_sqe(&r->io);
 }
 
 static void set_data(struct io_uring_sqe *sqe, const void *p, unsigned op)
@@ -218,9 +208,7 @@ static void uflush(struct sconn *sc)
 /* Gives buffer bid back to the kernel. */
 static void buf_return(struct h2b__uring *r, unsigned bid)
 {
-    io_uring_buf_ring_add(r->br, r->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid,
-                          io_uring_buf_ring_mask(BUF_COUNT), 0);
-    io_uring_buf_ring_advance(r->br, 1);
+    h2b_uring_buf_return(&r->io, bid);
 }
 
 /* Hands one received buffer to the core (unless sc is closed) and gives it back. */
@@ -228,7 +216,7 @@ static void feed(struct sconn *sc, unsigned bid, uint32_t len)
 {
     struct h2b__uring *r = sc->w->ring;
     if (!sc->closed && !sc->lingering &&
-        h2b_conn_recv(sc->conn, r->bufs + (size_t)bid * BUF_SIZE, len) != H2B_OK)
+        h2b_conn_recv(sc->conn, h2b_uring_buf(&r->io, bid), len) != H2B_OK)
         ops(sc->w)->conn_close(sc);
     buf_return(r, bid);
 }
@@ -332,7 +320,7 @@ static void on_data(struct sconn *sc, unsigned bid, uint32_t len)
         if (u->nheld >= HOLD_MAX && u->recv_armed && !u->paused) {
             u->paused = true;
             cancel(r, sc, OP_RECV);
-            io_uring_submit(&r->ring); /* now: the kernel fills buffers as fast as data comes */
+            io_uring_submit(&r->io.ring); /* now: the kernel fills buffers as fast as data comes */
         }
         return;
     }
@@ -512,9 +500,9 @@ void *h2b__uring_worker_main(void *arg)
         struct io_uring_cqe *first;
         if (tmo) {
             struct __kernel_timespec kts = {.tv_sec = tmo->tv_sec, .tv_nsec = tmo->tv_nsec};
-            io_uring_submit_and_wait_timeout(&r->ring, &first, 1, &kts, NULL);
+            io_uring_submit_and_wait_timeout(&r->io.ring, &first, 1, &kts, NULL);
         } else {
-            io_uring_submit_and_wait_timeout(&r->ring, &first, 1, NULL, NULL);
+            io_uring_submit_and_wait_timeout(&r->io.ring, &first, 1, NULL, NULL);
         }
         r->turn++;
         uint64_t now = h2b_clock_now_ns();
@@ -524,10 +512,10 @@ void *h2b__uring_worker_main(void *arg)
         for (int round = 0; round < CQE_ROUNDS; round++) {
             /* copied out and consumed first: the handlers' submissions never meet a CQ ring
              * full of completions this loop still holds */
-            unsigned got = io_uring_peek_batch_cqe(&r->ring, cqes, CQE_BATCH);
+            unsigned got = io_uring_peek_batch_cqe(&r->io.ring, cqes, CQE_BATCH);
             for (unsigned i = 0; i < got; i++)
                 batch[i] = *cqes[i];
-            io_uring_cq_advance(&r->ring, got);
+            io_uring_cq_advance(&r->io.ring, got);
             for (unsigned i = 0; i < got; i++)
                 on_cqe(w, &batch[i], now);
             if (got < CQE_BATCH)
@@ -548,7 +536,7 @@ void *h2b__uring_worker_main(void *arg)
     }
     ops(w)->close_all(w);
     bury(r);
-    io_uring_submit(&r->ring); /* the cancels; the rest completes in h2b__uring_free */
+    io_uring_submit(&r->io.ring); /* the cancels; the rest completes in h2b__uring_free */
     return NULL;
 }
 
@@ -593,28 +581,8 @@ void h2b__uring_release(struct sconn *sc)
         cancel(r, sc, OP_POLL);
 }
 
-/* Why this kernel cannot run the backend, or NULL: multishot receive needs Linux 6.0. */
-static const char *kernel_too_old(void)
-{
-    struct utsname un;
-    unsigned major = 0, minor = 0;
-    if (uname(&un) != 0 || sscanf(un.release, "%u.%u", &major, &minor) != 2)
-        return NULL; /* unknown: let the ring setup decide */
-    return major < 6 ? "multishot receive needs Linux 6.0 or later" : NULL;
-}
-
 int h2b__uring_init(struct worker *w, char *why, size_t cap)
 {
-    const char *env = getenv("H2B_URING_FAIL");
-    if (env && strcmp(env, "1") == 0) {
-        snprintf(why, cap, "io_uring_queue_init: disabled by H2B_URING_FAIL=1");
-        return H2B_ERR_UNSUPPORTED;
-    }
-    const char *old = kernel_too_old();
-    if (old) {
-        snprintf(why, cap, "%s", old);
-        return H2B_ERR_UNSUPPORTED;
-    }
     struct h2b__uring *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(why, cap, "out of memory");
@@ -624,58 +592,23 @@ int h2b__uring_init(struct worker *w, char *why, size_t cap)
     h2b_list_init(&r->grave);
     h2b_list_init(&r->starved);
     h2b_list_init(&r->holders);
-    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL |
-                                         IORING_SETUP_COOP_TASKRUN,
-                                .cq_entries = CQ_ENTRIES};
-    int rc = io_uring_queue_init_params(SQ_ENTRIES, &r->ring, &p);
-    if (rc < 0) { /* ENOSYS, EPERM (io_uring_disabled, seccomp), EINVAL (old kernel) */
-        snprintf(why, cap, "io_uring_queue_init: %s", strerror(-rc));
-        goto out_r;
+    int rc =
+        h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, why, cap);
+    if (rc != H2B_OK) {
+        free(r);
+        return rc;
     }
-    if (!(p.features & IORING_FEAT_NODROP) || !(p.features & IORING_FEAT_EXT_ARG)) {
-        snprintf(why, cap, "the kernel's io_uring lacks NODROP or EXT_ARG (Linux 5.11+)");
-        goto out_ring;
-    }
-    size_t brsize = BUF_COUNT * sizeof(struct io_uring_buf);
-    void *br = mmap(NULL, brsize, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-    if (br == MAP_FAILED) {
-        snprintf(why, cap, "mmap of the buffer ring: %s", strerror(errno));
-        goto out_ring;
-    }
-    r->br = br;
-    r->bufs = malloc((size_t)BUF_COUNT * BUF_SIZE);
-    if (!r->bufs) {
-        snprintf(why, cap, "out of memory");
-        goto out_br;
-    }
-    io_uring_buf_ring_init(r->br);
-    struct io_uring_buf_reg reg = {
-        .ring_addr = (uint64_t)(uintptr_t)r->br, .ring_entries = BUF_COUNT, .bgid = BUF_GROUP};
-    rc = io_uring_register_buf_ring(&r->ring, &reg, 0);
-    if (rc < 0) {
-        snprintf(why, cap, "io_uring_register_buf_ring: %s", strerror(-rc));
-        goto out_bufs;
-    }
-    for (unsigned i = 0; i < BUF_COUNT; i++)
-        buf_return(r, i);
     /* The wake read goes through the ring, which waits only on a blocking file (a non-blocking
      * one completes with -EAGAIN); writers never block on an eventfd short of 2^64 - 2. */
     int fl = fcntl(w->evfd, F_GETFL);
     if (fl < 0 || fcntl(w->evfd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
         snprintf(why, cap, "fcntl on the wake eventfd: %s", strerror(errno));
-        goto out_bufs;
+        h2b_uring_close(&r->io);
+        free(r);
+        return H2B_ERR_UNSUPPORTED;
     }
     w->ring = r;
     return H2B_OK;
-out_bufs:
-    free(r->bufs);
-out_br:
-    munmap(r->br, brsize);
-out_ring:
-    io_uring_queue_exit(&r->ring);
-out_r:
-    free(r);
-    return H2B_ERR_UNSUPPORTED;
 }
 
 void h2b__uring_free(struct worker *w)
@@ -683,12 +616,10 @@ void h2b__uring_free(struct worker *w)
     struct h2b__uring *r = w->ring;
     if (!r)
         return;
-    io_uring_queue_exit(&r->ring); /* cancels and waits for what is in flight */
+    h2b_uring_close(&r->io); /* cancels and waits for what is in flight */
     for (struct h2b__uconn *u; (u = H2B_LIST_POP(&r->zombies, struct h2b__uconn, zlink)) != NULL;) {
         final_free(u->owner);
     }
-    munmap(r->br, BUF_COUNT * sizeof(struct io_uring_buf));
-    free(r->bufs);
     free(r);
     w->ring = NULL;
     int fl = fcntl(w->evfd, F_GETFL);

@@ -37,6 +37,10 @@ expect_eq "io line" "$(grep '^io:' "$TMP/nouring.out")" \
     'io: epoll (io_uring unavailable: this build has no liburing (install liburing-dev and reconfigure))'
 expect_eq "served on the fallback" "$(curl -s --http2-prior-knowledge "$SERVE_URL/hello")" "Hello, World!"
 expect_eq "/stats io" "$(curl -s --http2-prior-knowledge "$SERVE_URL/stats" | jq -r .io)" epoll
+"$NOMPI" load --io uring -n 100 -c 2 "$SERVE_URL/hello" >"$TMP/nul.out" 2>"$TMP/nul.err"
+expect_eq "load --io uring without liburing: one line" "$(cat "$TMP/nul.err")" \
+    'h2bench load: --io uring: this build has no liburing (install liburing-dev and reconfigure); using epoll'
+expect_match "load --io uring without liburing: every request" "$(cat "$TMP/nul.out")" '100 succeeded'
 stop_serve "$SERVE_PID"
 expect_eq "SIGTERM exit" "$?" 0
 finish
