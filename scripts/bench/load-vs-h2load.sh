@@ -2,13 +2,14 @@
 # load-vs-h2load.sh - client cost and throughput of `h2bench load` against h2load, side by side.
 #
 # One nghttpd worker pinned to CPU 0 serves a 12-byte file; h2load, `h2bench load` (the default
-# fast engine), `h2bench load --engine nghttp2` and `h2bench load --coalesce=0` (the fast engine
-# without its nap before an epoll sleep) (all one thread, pinned to CPU 1) take turns on the same
-# server, rotating the order every repeat, at
+# fast engine), `h2bench load --engine nghttp2`, `h2bench load --coalesce=0` (the fast engine
+# without its nap before an epoll sleep) and `h2bench load --io uring` (the fast engine on
+# io_uring) (all one thread, pinned to CPU 1; TOOLS picks some: h2load fast nghttp2 nocoal uring)
+# take turns on the same server, rotating the order every repeat, at
 # (connections, streams) = (1,1), (10,10), (100,100), (1000,4). Client CPU (user+sys of the client
 # process, from /usr/bin/time) is reported per 100,000 requests together with req/s; the table
-# shows medians over the repeats and the ratios h2bench/h2load (fast, then nghttp2 for CPU). Goal
-# for the fast engine: CPU ratio <= 0.5 and req/s ratio >= 0.98 in every cell. Not a test: on a
+# shows medians over the repeats and each client's ratios to h2load (CPU, req/s). Goal for the
+# fast engine: CPU ratio <= 0.5 and req/s ratio >= 0.98 in every cell. Not a test: on a
 # shared machine read ratios, not absolutes. Runs unattended: with no arguments it prints the
 # table and exits 0 (2: a tool is missing, 3: a run failed).
 #
@@ -20,6 +21,9 @@ H2BENCH=$BIN/h2bench
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 CELLS=${CELLS:-"1,1,10000 10,10,400000 100,100,400000 1000,4,200000"}
+TOOLS=${TOOLS:-"h2load fast nghttp2 nocoal uring"}
+read -r -a tools <<<"$TOOLS"
+[ "${tools[0]}" = h2load ] || { echo "TOOLS must start with h2load (the reference)" >&2; exit 2; }
 command -v h2load >/dev/null && command -v nghttpd >/dev/null ||
     { echo "needs h2load and nghttpd (nghttp2-client, nghttp2-server)" >&2; exit 2; }
 [ -x "$H2BENCH" ] || { echo "no $H2BENCH: build first" >&2; exit 2; }
@@ -44,7 +48,9 @@ run() {
     h2load) cmd=(h2load) ;;
     fast) cmd=("$H2BENCH" load --no-progress --engine fast) ;;
     nocoal) cmd=("$H2BENCH" load --no-progress --engine fast --coalesce=0) ;;
-    *) cmd=("$H2BENCH" load --no-progress --engine nghttp2) ;;
+    uring) cmd=("$H2BENCH" load --no-progress --engine fast --io uring) ;;
+    nghttp2) cmd=("$H2BENCH" load --no-progress --engine nghttp2) ;;
+    *) echo "unknown tool $tool (TOOLS: h2load fast nghttp2 nocoal uring)" >&2; exit 2 ;;
     esac
     /usr/bin/time -f '%U %S' -o "$TMP/time" taskset -c "$CLIENT_CPU" \
         "${cmd[@]}" -n "$n" -c "$c" -m "$m" -t 1 "$URL" >"$TMP/out" 2>&1 ||
@@ -60,36 +66,31 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 
 echo "server: nghttpd -n 1 on CPU $SERVER_CPU; clients: -t 1 on CPU $CLIENT_CPU; $REPEATS repeats, medians"
 echo "(client CPU seconds per 100,000 requests; fast = h2bench load, nghttp2 = --engine nghttp2,"
-echo " nocoal = --coalesce=0)"
+echo " nocoal = --coalesce=0, uring = --io uring; X/h2l = the ratio to h2load)"
 echo "(timings: CPU seconds and req/s move with any other work on the machine; read the ratios)"
-printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s | %8s %8s\n' \
-    "(c,m)" "requests" "h2load cpu" "req/s" "fast cpu" "req/s" "ng cpu" "req/s" "nocoal cpu" "req/s" \
-    "fast/h2l" "fast/h2l" "ng/h2l" "ng/h2l" "noc/h2l" "noc/h2l"
-printf '%-10s %-7s | %10s %9s | %10s %9s | %10s %9s | %10s %9s | %8s %8s | %8s %8s | %8s %8s\n' \
-    "" "" "" "" "" "" "" "" "" "" "cpu" "req/s" "cpu" "req/s" "cpu" "req/s"
+printf '%-10s %-7s' "(c,m)" "requests"
+for t in "${tools[@]}"; do printf ' | %10s %9s' "$t cpu" "req/s"; done
+for t in "${tools[@]:1}"; do printf ' | %12s %9s' "$t/h2l cpu" "req/s"; done
+echo
 for cell in $CELLS; do
     IFS=, read -r c m n <<<"$cell"
-    for t in h2load fast nghttp2 nocoal; do : >"$TMP/$t.cpu"; : >"$TMP/$t.rps"; done
+    for t in "${tools[@]}"; do : >"$TMP/$t.cpu"; : >"$TMP/$t.rps"; done
     for r in $(seq "$REPEATS"); do
-        case $((r % 4)) in
-        1) order="h2load fast nghttp2 nocoal" ;;
-        2) order="fast nghttp2 nocoal h2load" ;;
-        3) order="nghttp2 nocoal h2load fast" ;;
-        *) order="nocoal h2load fast nghttp2" ;;
-        esac
-        for tool in $order; do
+        k=$((r % ${#tools[@]})) # the order rotates by one tool every repeat
+        for tool in "${tools[@]:k}" "${tools[@]:0:k}"; do
             read -r cpu rps < <(run "$tool" "$c" "$m" "$n")
             awk -v c="$cpu" -v n="$n" 'BEGIN {print c * 100000 / n}' >>"$TMP/$tool.cpu"
             echo "$rps" >>"$TMP/$tool.rps"
         done
     done
     hc=$(median <"$TMP/h2load.cpu"); hr=$(median <"$TMP/h2load.rps")
-    bc=$(median <"$TMP/fast.cpu"); br=$(median <"$TMP/fast.rps")
-    gc=$(median <"$TMP/nghttp2.cpu"); gr=$(median <"$TMP/nghttp2.rps")
-    nc=$(median <"$TMP/nocoal.cpu"); nr=$(median <"$TMP/nocoal.rps")
-    awk -v cell="($c,$m)" -v n="$n" -v hc="$hc" -v hr="$hr" -v bc="$bc" -v br="$br" \
-        -v gc="$gc" -v gr="$gr" -v nc="$nc" -v nr="$nr" 'BEGIN {
-        printf "%-10s %-7s | %9.3fs %9.0f | %9.3fs %9.0f | %9.3fs %9.0f | %9.3fs %9.0f | %8.2f %8.2f | %8.2f %8.2f | %8.2f %8.2f\n",
-            cell, n, hc, hr, bc, br, gc, gr, nc, nr, (hc > 0 ? bc / hc : 0), (hr > 0 ? br / hr : 0),
-            (hc > 0 ? gc / hc : 0), (hr > 0 ? gr / hr : 0), (hc > 0 ? nc / hc : 0), (hr > 0 ? nr / hr : 0) }'
+    printf '%-10s %-7s' "($c,$m)" "$n"
+    for t in "${tools[@]}"; do
+        printf ' | %9.3fs %9.0f' "$(median <"$TMP/$t.cpu")" "$(median <"$TMP/$t.rps")"
+    done
+    for t in "${tools[@]:1}"; do
+        awk -v hc="$hc" -v hr="$hr" -v c="$(median <"$TMP/$t.cpu")" -v r="$(median <"$TMP/$t.rps")" \
+            'BEGIN { printf " | %12.2f %9.2f", (hc > 0 ? c / hc : 0), (hr > 0 ? r / hr : 0) }'
+    done
+    echo
 done
