@@ -94,6 +94,14 @@ static inline ssize_t h2b__load_tcp_recv(int fd, SSL *ssl, uint8_t *buf, size_t 
     return r > 0 ? r : h2b__load_tls_fail(ssl, r);
 }
 
+/* After a read of n of len bytes: true when the connection has nothing more to give this turn
+ * (a short read, and over TLS no received bytes wait inside OpenSSL: with read-ahead one read
+ * takes many records, and SSL_read returns one at a time). */
+static inline bool h2b__load_tcp_drained(SSL *ssl, ssize_t n, size_t len)
+{
+    return (size_t)n < len && !(ssl && SSL_has_pending(ssl));
+}
+
 static inline ssize_t h2b__load_tcp_send(int fd, SSL *ssl, const uint8_t *buf, size_t len)
 {
     if (ssl) {

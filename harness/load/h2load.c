@@ -42,6 +42,7 @@
 #include <sys/epoll.h>
 
 #define RBUF_SIZE (64 * 1024)
+#define READ_TURN (8 * RBUF_SIZE)
 #define WBUF_FILL (32 * 1024) /* stop pulling frames from nghttp2 beyond this */
 
 static void report_ready(struct h2b__load_worker *w)
@@ -516,14 +517,16 @@ static bool conn_input(struct h2b__load_conn *c, const uint8_t *p, ssize_t n)
 
 static void conn_read(struct h2b__load_conn *c)
 {
-    for (int round = 0; round < 8; round++) {
+    /* a turn reads at most READ_TURN bytes: eight full reads in cleartext, 32 TLS records */
+    for (size_t total = 0; total < READ_TURN;) {
         ssize_t n = h2b__load_tcp_recv(c->fd, c->ssl, c->hw->rbuf, RBUF_SIZE);
         if (n == 0)
             break;
         if (!conn_input(c, c->hw->rbuf, n))
             return;
-        /* TLS may hold decrypted bytes that epoll cannot see; a plain short read is the end */
-        if (n < RBUF_SIZE && !(c->ssl && SSL_pending(c->ssl) > 0))
+        total += (size_t)n;
+        /* TLS may hold bytes that epoll cannot see; a plain short read is the end */
+        if (h2b__load_tcp_drained(c->ssl, n, RBUF_SIZE))
             break;
     }
     if (c->fast ? h2b_h2f_want_write(c->fast) : c->hw->ng->want_write(c))

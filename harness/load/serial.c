@@ -188,7 +188,7 @@ static void conn_read(struct h2b__serial_conn *c)
         ssize_t n = h2b__load_tcp_recv(c->fd, c->ssl, s->rx, H2B__SERIAL_RX);
         if (n == 0 || !conn_input(c, s->rx, n))
             return;
-        if ((size_t)n < H2B__SERIAL_RX && !(c->ssl && SSL_pending(c->ssl) > 0))
+        if (h2b__load_tcp_drained(c->ssl, n, H2B__SERIAL_RX))
             return;
     }
 }

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#define TLS_READ_BUF (128 * 1024) /* the read-ahead buffer of a TLS connection */
+
 /* Counts the TLS records that carry application data to us. TLS 1.3 hides the real type: every
  * protected record says application_data outside, so the inner content type OpenSSL reports after
  * decryption decides (a post-handshake NewSessionTicket is not a response record); TLS 1.2 says it
@@ -73,6 +75,12 @@ SSL_CTX *h2b__load_tls_context(const struct h2b_load_config *cfg)
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);
+    /* Read-ahead: one read(2) takes what the socket holds, up to TLS_READ_BUF, where OpenSSL
+     * would read each record's 5-byte header and then its body (two system calls per 16 KiB
+     * record of a bulk response). SSL_read still hands out a record at a time: the engines read
+     * on while SSL_has_pending (h2b__load_tcp_drained). */
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, TLS_READ_BUF);
     /* validated by the parser already */
     if ((cfg->ciphers && SSL_CTX_set_cipher_list(ctx, cfg->ciphers) != 1) ||
         (cfg->tls13_ciphers && SSL_CTX_set_ciphersuites(ctx, cfg->tls13_ciphers) != 1) ||

@@ -16,6 +16,7 @@
 #include "h2ref/conn.h"
 #include "h2ref/server.h"
 #include "h2ref/stats.h"
+#include "h2ref/tls.h"
 
 #include <openssl/ssl.h>
 #include <pthread.h>
@@ -83,7 +84,8 @@ struct worker {
     int lfd;               /* the listener, when this worker accepts itself (one worker) */
     uint64_t listen_pause; /* accept paused (EMFILE) until then; 0: accepting */
     uint64_t drain_until;
-    struct h2b__uring *ring; /* the io_uring backend's state, NULL on epoll */
+    struct h2b__uring *ring;     /* the io_uring backend's state, NULL on epoll */
+    struct h2b_tls_pool tls_out; /* TLS connections' write buffers (tls.h) */
 };
 
 struct server {

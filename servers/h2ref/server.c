@@ -59,6 +59,9 @@
 
 #define RBUF_SIZE (64 * 1024)
 #define FLUSH_BUDGET (1024 * 1024)
+/* the most one TLS record takes in the write BIO: a full plaintext, the AEAD's overhead, the
+ * header */
+#define TLS_RECORD_MAX (SSL3_RT_MAX_PLAIN_LENGTH + SSL3_RT_MAX_ENCRYPTED_OVERHEAD + 5)
 #define LINGER_NS (2 * H2B_NS_PER_SEC)
 #define MAX_EVENTS 256
 #define ACCEPT_BURST 256
@@ -215,8 +218,10 @@ static void conn_finish(struct sconn *sc)
         h2b_list_unlink(&sc->rlink);
         sc->in_rlist = false;
     }
-    if (sc->ssl)
+    if (sc->ssl) {
         SSL_shutdown(sc->ssl);
+        h2b_tls_out_push(sc->ssl); /* close_notify; on a full socket the close goes without it */
+    }
     shutdown(sc->fd, SHUT_WR);
     sc->lingering = true;
     sc->linger_until = h2b_clock_now_ns() + LINGER_NS;
@@ -224,13 +229,24 @@ static void conn_finish(struct sconn *sc)
 }
 
 /* Writes iovecs as TLS records until done or the socket is full. With partial writes on,
- * SSL_write returns after each record, so only WANT_WRITE means "blocked" (*blocked). */
+ * SSL_write returns after each record. The records gather in the connection's write BIO
+ * (tls.h), sent when less than a record's room is left, and at the end of the flush
+ * (conn_flush): one send(2) per H2B_TLS_OUT_SIZE, not one per record. A full socket is
+ * "blocked" (*blocked), with the bytes taken so far returned (they are OpenSSL's, or wait in
+ * the BIO). */
 static ssize_t tls_write(struct sconn *sc, const struct iovec *iov, int cnt, bool *blocked)
 {
     size_t total = 0;
     for (int i = 0; i < cnt; i++) {
         size_t done = 0;
         while (done < iov[i].iov_len) {
+            if (h2b_tls_out_room(sc->ssl) < TLS_RECORD_MAX) {
+                int p = h2b_tls_out_push(sc->ssl);
+                if (p <= 0) {
+                    *blocked = p == 0;
+                    return p == 0 ? (ssize_t)(total + done) : -1;
+                }
+            }
             ERR_clear_error();
             int r = SSL_write(sc->ssl, (const uint8_t *)iov[i].iov_base + done,
                               (int)(iov[i].iov_len - done));
@@ -264,6 +280,14 @@ static void conn_flush(struct sconn *sc)
     if (sc->closed || sc->lingering || sc->handshaking)
         return;
     size_t budget = FLUSH_BUDGET;
+    if (sc->ssl && h2b_tls_out_pending(sc->ssl) > 0) { /* records written earlier wait */
+        int p = h2b_tls_out_push(sc->ssl);
+        if (p < 0) {
+            conn_close(sc);
+            return;
+        }
+        sc->write_blocked = p == 0;
+    }
     while (!sc->write_blocked) {
         const struct iovec *iov;
         int cnt = h2b_conn_output(sc->conn, &iov);
@@ -299,7 +323,16 @@ static void conn_flush(struct sconn *sc)
         }
         budget -= (size_t)wr;
     }
-    if (h2b_conn_done(sc->conn))
+    if (sc->ssl && !sc->write_blocked && h2b_tls_out_pending(sc->ssl) > 0) {
+        int p = h2b_tls_out_push(sc->ssl); /* the flush's records, in one send */
+        if (p < 0) {
+            conn_close(sc);
+            return;
+        }
+        sc->write_blocked = p == 0;
+    }
+    /* the session is done once its last records left the BIO too */
+    if (h2b_conn_done(sc->conn) && !(sc->ssl && h2b_tls_out_pending(sc->ssl) > 0))
         conn_finish(sc);
 }
 
@@ -460,7 +493,7 @@ static void conn_adopt(struct worker *w, int fd, struct ipent *ip)
     sc->ip = ip; /* TCP_NODELAY: inherited from the listener */
     if (srv->ssl) {
         sc->ssl = SSL_new(srv->ssl);
-        if (!sc->ssl || SSL_set_fd(sc->ssl, fd) != 1)
+        if (!sc->ssl || !h2b_tls_out_attach(sc->ssl, fd, &w->tls_out))
             goto out_sc;
         SSL_set_accept_state(sc->ssl);
         sc->handshaking = true;
@@ -816,6 +849,7 @@ static int worker_init(struct server *srv, struct worker *w, int idx)
     if (rc != H2B_OK)
         return rc;
     h2b_conn_ctx_set_stats_fn(w->ctx, stats_json, srv);
+    w->tls_out.mem_used = cc.memory_used;
     return H2B_OK;
 }
 
@@ -833,6 +867,7 @@ static void worker_free(struct worker *w)
     }
     free(w->queue);
     free(w->rbuf);
+    h2b_tls_pool_free(&w->tls_out);
     pthread_mutex_destroy(&w->lock);
 }
 

@@ -15,8 +15,14 @@
 #include <nghttp2/nghttp2.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+
+#define READ_BUF (64 * 1024) /* a connection's read-ahead buffer, while it holds bytes */
 
 static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned int inlen, void *arg)
@@ -61,6 +67,11 @@ SSL_CTX *h2b_tls_ctx_new(const char *cert_file, const char *key_file, struct h2b
                                  SSL_OP_CIPHER_SERVER_PREFERENCE);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);
+    /* Read-ahead: one read(2) takes what the socket holds, up to READ_BUF, instead of a
+     * record's header and then its body (two system calls per record of an upload); the workers
+     * read on until SSL_read wants more. */
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, READ_BUF);
     if (SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1 ||
         SSL_CTX_set1_groups_list(ctx, "X25519:P-256") != 1) {
         ssl_error(d, "TLS configuration", NULL);
@@ -92,4 +103,213 @@ SSL_CTX *h2b_tls_ctx_new(const char *cert_file, const char *key_file, struct h2b
 out_free:
     SSL_CTX_free(ctx);
     return NULL;
+}
+
+/* ---- the gathering write BIO (tls.h) ----
+ * Why a BIO of our own: OpenSSL's socket BIO writes each record as it is made, and BIO_f_buffer
+ * would keep a buffer per connection for its whole life. Here a connection holds a buffer only
+ * from its first unsent byte to its last, and the server decides when bytes go (a push per
+ * flush, or when the room left is less than a record). A write takes what fits and returns the
+ * count (OpenSSL writes the rest of its record next); with no room at all it sends first, and if
+ * the socket is full it asks OpenSSL to retry (SSL_ERROR_WANT_WRITE), keeping the record. */
+
+#define POOL_KEEP 4 /* free buffers a worker keeps */
+
+struct free_buf { /* a buffer in the pool */
+    struct free_buf *next;
+};
+
+struct tls_out {
+    int fd;
+    struct h2b_tls_pool *pool;
+    uint8_t *buf; /* NULL while nothing waits */
+    size_t head, len;
+};
+
+static uint8_t *pool_take(struct h2b_tls_pool *p)
+{
+    uint8_t *b = p->free;
+    if (b) {
+        p->free = ((struct free_buf *)p->free)->next;
+        p->nfree--;
+    } else if (!(b = malloc(H2B_TLS_OUT_SIZE))) {
+        return NULL;
+    }
+    if (p->mem_used)
+        atomic_fetch_add_explicit(p->mem_used, H2B_TLS_OUT_SIZE, memory_order_relaxed);
+    return b;
+}
+
+static void pool_give(struct h2b_tls_pool *p, uint8_t *b)
+{
+    if (p->mem_used)
+        atomic_fetch_sub_explicit(p->mem_used, H2B_TLS_OUT_SIZE, memory_order_relaxed);
+    if (p->nfree >= POOL_KEEP) {
+        free(b);
+        return;
+    }
+    struct free_buf *f = (struct free_buf *)b;
+    f->next = p->free;
+    p->free = f;
+    p->nfree++;
+}
+
+void h2b_tls_pool_free(struct h2b_tls_pool *p)
+{
+    while (p->free) {
+        struct free_buf *f = p->free;
+        p->free = f->next;
+        free(f);
+    }
+    p->nfree = 0;
+}
+
+/* 1 all sent (buffer returned), 0 socket full, -1 failed */
+static int out_push(struct tls_out *o)
+{
+    while (o->buf && o->head < o->len) {
+        ssize_t n = send(o->fd, o->buf + o->head, o->len - o->head, MSG_NOSIGNAL);
+        if (n > 0) {
+            o->head += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return 0;
+        } else {
+            if (n == 0)
+                errno = EPIPE;
+            return -1;
+        }
+    }
+    if (o->buf) {
+        pool_give(o->pool, o->buf);
+        o->buf = NULL;
+        o->head = o->len = 0;
+    }
+    return 1;
+}
+
+static int out_write(BIO *b, const char *data, int n)
+{
+    struct tls_out *o = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    if (n <= 0)
+        return 0;
+    if (!o->buf) {
+        if (!(o->buf = pool_take(o->pool)))
+            return -1;
+        o->head = o->len = 0;
+    }
+    if (o->len == H2B_TLS_OUT_SIZE) {
+        int r = out_push(o);
+        if (r < 0)
+            return -1;
+        if (r == 0 && o->head == 0) {
+            BIO_set_retry_write(b);
+            return -1;
+        }
+        if (!o->buf && !(o->buf = pool_take(o->pool))) /* all sent: the buffer went back */
+            return -1;
+    }
+    if (o->head > 0 && o->len == H2B_TLS_OUT_SIZE) { /* sent in part: make room at the end */
+        memmove(o->buf, o->buf + o->head, o->len - o->head);
+        o->len -= o->head;
+        o->head = 0;
+    }
+    size_t k = H2B_TLS_OUT_SIZE - o->len;
+    if (k > (size_t)n)
+        k = (size_t)n;
+    memcpy(o->buf + o->len, data, k);
+    o->len += k;
+    return (int)k;
+}
+
+static long out_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)num, (void)ptr;
+    struct tls_out *o = BIO_get_data(b);
+    switch (cmd) {
+    case BIO_CTRL_FLUSH: { /* the handshake's flights, alerts */
+        BIO_clear_retry_flags(b);
+        int r = out_push(o);
+        if (r == 0)
+            BIO_set_retry_write(b);
+        return r > 0 ? 1 : r == 0 ? 0 : -1;
+    }
+    case BIO_CTRL_WPENDING:
+        return (long)(o->len - o->head);
+    case BIO_CTRL_PENDING:
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static int out_destroy(BIO *b)
+{
+    struct tls_out *o = BIO_get_data(b);
+    if (o) {
+        if (o->buf)
+            pool_give(o->pool, o->buf);
+        free(o);
+        BIO_set_data(b, NULL);
+    }
+    return 1;
+}
+
+static BIO_METHOD *out_method;
+static pthread_once_t out_once = PTHREAD_ONCE_INIT;
+
+static void out_method_init(void)
+{
+    int idx = BIO_get_new_index();
+    BIO_METHOD *m = idx < 0 ? NULL : BIO_meth_new(idx | BIO_TYPE_SOURCE_SINK, "h2ref tls out");
+    if (m && BIO_meth_set_write(m, out_write) == 1 && BIO_meth_set_ctrl(m, out_ctrl) == 1 &&
+        BIO_meth_set_destroy(m, out_destroy) == 1) {
+        out_method = m;
+        return;
+    }
+    BIO_meth_free(m);
+}
+
+bool h2b_tls_out_attach(SSL *ssl, int fd, struct h2b_tls_pool *pool)
+{
+    pthread_once(&out_once, out_method_init);
+    struct tls_out *o = calloc(1, sizeof *o);
+    BIO *rb = BIO_new_socket(fd, BIO_NOCLOSE);
+    BIO *wb = out_method ? BIO_new(out_method) : NULL;
+    if (!o || !rb || !wb) {
+        free(o);
+        BIO_free(rb);
+        BIO_free(wb);
+        return false;
+    }
+    o->fd = fd;
+    o->pool = pool;
+    BIO_set_data(wb, o);
+    BIO_set_init(wb, 1);
+    SSL_set_bio(ssl, rb, wb); /* ssl owns both now */
+    return true;
+}
+
+static struct tls_out *out_of(SSL *ssl)
+{
+    return BIO_get_data(SSL_get_wbio(ssl));
+}
+
+int h2b_tls_out_push(SSL *ssl)
+{
+    return out_push(out_of(ssl));
+}
+
+size_t h2b_tls_out_pending(SSL *ssl)
+{
+    struct tls_out *o = out_of(ssl);
+    return o->len - o->head;
+}
+
+size_t h2b_tls_out_room(SSL *ssl)
+{
+    struct tls_out *o = out_of(ssl);
+    return o->buf ? H2B_TLS_OUT_SIZE - o->len : H2B_TLS_OUT_SIZE;
 }
