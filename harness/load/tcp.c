@@ -78,9 +78,12 @@ SSL_CTX *h2b__load_tls_context(const struct h2b_load_config *cfg)
     /* Read-ahead: one read(2) takes what the socket holds, up to TLS_READ_BUF, where OpenSSL
      * would read each record's 5-byte header and then its body (two system calls per 16 KiB
      * record of a bulk response). SSL_read still hands out a record at a time: the engines read
-     * on while SSL_has_pending (h2b__load_tcp_drained). */
-    SSL_CTX_set_read_ahead(ctx, 1);
-    SSL_CTX_set_default_read_buffer_len(ctx, TLS_READ_BUF);
+     * on while SSL_has_pending (h2b__load_tcp_drained). Not with --ktls: bytes read ahead
+     * past the handshake would keep the kernel from taking over the receive side. */
+    if (!cfg->ktls) {
+        SSL_CTX_set_read_ahead(ctx, 1);
+        SSL_CTX_set_default_read_buffer_len(ctx, TLS_READ_BUF);
+    }
     /* validated by the parser already */
     if ((cfg->ciphers && SSL_CTX_set_cipher_list(ctx, cfg->ciphers) != 1) ||
         (cfg->tls13_ciphers && SSL_CTX_set_ciphersuites(ctx, cfg->tls13_ciphers) != 1) ||
