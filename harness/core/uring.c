@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 /* Why this kernel cannot run the backends, or NULL: multishot receive needs Linux 6.0. */
 static const char *kernel_too_old(void)
@@ -25,7 +27,7 @@ static const char *kernel_too_old(void)
 }
 
 int h2b_uring_open(struct h2b_uring *u, unsigned sq_entries, unsigned cq_entries, unsigned nbufs,
-                   size_t bufsize, unsigned short bgid, char *why, size_t cap)
+                   size_t bufsize, unsigned short bgid, bool one_thread, char *why, size_t cap)
 {
     const char *env = getenv("H2B_URING_FAIL");
     if (env && strcmp(env, "1") == 0) {
@@ -38,10 +40,16 @@ int h2b_uring_open(struct h2b_uring *u, unsigned sq_entries, unsigned cq_entries
         return H2B_ERR_UNSUPPORTED;
     }
     *u = (struct h2b_uring){.nbufs = nbufs, .bufsize = bufsize, .bgid = bgid};
-    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL |
-                                         IORING_SETUP_COOP_TASKRUN,
-                                .cq_entries = cq_entries};
+    const unsigned base = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN;
+    const unsigned one =
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
+    struct io_uring_params p = {.flags = base | (one_thread ? one : 0), .cq_entries = cq_entries};
     int rc = io_uring_queue_init_params(sq_entries, &u->ring, &p);
+    if (rc == -EINVAL && one_thread) { /* before Linux 6.1: no DEFER_TASKRUN */
+        p = (struct io_uring_params){.flags = base, .cq_entries = cq_entries};
+        rc = io_uring_queue_init_params(sq_entries, &u->ring, &p);
+    }
+    u->disabled = rc >= 0 && (p.flags & IORING_SETUP_R_DISABLED);
     if (rc < 0) { /* ENOSYS, EPERM (io_uring_disabled, seccomp), EINVAL (old kernel) */
         snprintf(why, cap, "io_uring_queue_init: %s", strerror(-rc));
         return H2B_ERR_UNSUPPORTED;
@@ -82,6 +90,17 @@ out_br:
 out_ring:
     io_uring_queue_exit(&u->ring);
     return ret;
+}
+
+int h2b_uring_start(struct h2b_uring *u)
+{
+    if (!u->disabled)
+        return H2B_OK;
+    /* liburing 2.3 declares io_uring_enable_rings but does not export it */
+    if (syscall(__NR_io_uring_register, u->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0)
+        return H2B_ERR_SYS;
+    u->disabled = false;
+    return H2B_OK;
 }
 
 void h2b_uring_close(struct h2b_uring *u)

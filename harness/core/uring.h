@@ -10,6 +10,7 @@
 #define H2B_CORE_URING_H
 
 #include <liburing.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,17 +21,28 @@ struct h2b_uring {
     unsigned nbufs;               /* a power of 2 */
     size_t bufsize;
     unsigned short bgid;
+    bool disabled; /* opened for one thread: h2b_uring_start enables it there */
 };
 
 /* Opens u: a ring of sq_entries SQEs and cq_entries CQEs (IORING_SETUP_CQSIZE, SUBMIT_ALL,
- * COOP_TASKRUN) whose kernel keeps overflowing completions (IORING_FEAT_NODROP) and takes a
- * wait timeout (EXT_ARG), and nbufs receive buffers of bufsize bytes registered as group bgid,
- * all given to the kernel. H2B_OK; H2B_ERR_UNSUPPORTED with why (what refused: H2B_URING_FAIL=1,
- * a kernel before 6.0, io_uring_queue_init's error, a missing feature, the buffer ring), which
- * the backends report as their fallback to epoll; H2B_ERR_NOMEM. On failure nothing is left open.
+ * COOP_TASKRUN; below, one_thread) whose kernel keeps overflowing completions (IORING_FEAT_NODROP)
+ * and takes a wait timeout (EXT_ARG), and nbufs receive buffers of bufsize bytes registered as
+ * group bgid, all given to the kernel. H2B_OK; H2B_ERR_UNSUPPORTED with why (what refused:
+ * H2B_URING_FAIL=1, a kernel before 6.0, io_uring_queue_init's error, a missing feature, the buffer
+ * ring), which the backends report as their fallback to epoll; H2B_ERR_NOMEM. On failure nothing is
+ * left open.
  */
 int h2b_uring_open(struct h2b_uring *u, unsigned sq_entries, unsigned cq_entries, unsigned nbufs,
-                   size_t bufsize, unsigned short bgid, char *why, size_t cap);
+                   size_t bufsize, unsigned short bgid, bool one_thread, char *why, size_t cap);
+
+/* one_thread: the ring is for the one thread that calls h2b_uring_start, and only it submits
+ * (IORING_SETUP_SINGLE_ISSUER, R_DISABLED until then). Its completions' task work then waits
+ * until that thread enters the ring for events (DEFER_TASKRUN, Linux 6.1+), where COOP_TASKRUN
+ * still ends the thread's other sleeps: a completion during the load client's --coalesce nap
+ * interrupted the nanosleep, ran, and restarted it, each time, half the client's CPU at 10 x 10.
+ * A kernel without DEFER_TASKRUN gets the ring without it (and h2b_uring_start does nothing).
+ * H2B_OK, or the kernel's refusal as H2B_ERR_SYS (errno set). */
+int h2b_uring_start(struct h2b_uring *u);
 
 /* Tears the ring down (cancelling and waiting for what is in flight) and frees the buffers. */
 void h2b_uring_close(struct h2b_uring *u);

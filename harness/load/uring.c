@@ -282,7 +282,25 @@ int h2b__load_ring_peek(struct h2b__load_worker *w)
     int rc = io_uring_submit_and_get_events(&r->io.ring);
     if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
         return rc;
-    return (int)io_uring_cq_ready(&r->io.ring);
+    /* Connections with input, as epoll's events count them: a send's own completion is no news
+     * from the server (one comes at once for every connection the last turn wrote to, and counted,
+     * it made every nap look worth it and none back off), and a connection's receives that come
+     * one after another count once. */
+    int n = 0;
+    uintptr_t last = 0;
+    unsigned head;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(&r->io.ring, head, cqe)
+    {
+        uint64_t data = io_uring_cqe_get_data64(cqe);
+        unsigned op = (unsigned)(data & OP_MASK);
+        uintptr_t conn = (uintptr_t)(data & ~(uint64_t)OP_MASK);
+        if ((op == OP_RECV || op == OP_POLL) && conn != last) {
+            n++;
+            last = conn;
+        }
+    }
+    return n;
 }
 
 void h2b__load_ring_dispatch(struct h2b__load_worker *w)
@@ -410,14 +428,19 @@ int h2b__load_ring_new(struct h2b__load_worker *w, char *why, size_t cap)
     h2b_list_init(&r->starved);
     h2b_list_init(&r->grave);
     h2b_list_init(&r->zombies);
-    int rc =
-        h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, why, cap);
+    int rc = h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, true,
+                            why, cap);
     if (rc != H2B_OK) {
         free(r);
         return rc;
     }
     w->ring = r;
     return H2B_OK;
+}
+
+int h2b__load_ring_start(struct h2b__load_worker *w)
+{
+    return h2b_uring_start(&w->ring->io);
 }
 
 void h2b__load_ring_del(struct h2b__load_worker *w)
@@ -439,6 +462,12 @@ int h2b__load_ring_new(struct h2b__load_worker *w, char *why, size_t cap)
 {
     (void)w;
     snprintf(why, cap, "this build has no liburing (install liburing-dev and reconfigure)");
+    return H2B_ERR_UNSUPPORTED;
+}
+
+int h2b__load_ring_start(struct h2b__load_worker *w)
+{
+    (void)w;
     return H2B_ERR_UNSUPPORTED;
 }
 

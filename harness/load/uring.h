@@ -36,13 +36,18 @@ int h2b__load_ring_new(struct h2b__load_worker *w, char *why, size_t cap);
  * still in flight is cancelled and its connection state freed. */
 void h2b__load_ring_del(struct h2b__load_worker *w);
 
+/* The worker's ring is its thread's alone (h2b_uring_start): called first thing in that thread.
+ * H2B_OK or H2B_ERR_SYS. */
+int h2b__load_ring_start(struct h2b__load_worker *w);
+
 /* Submits what the turn queued and waits at most ns (the turn's deadline) for a completion.
  * Returns the completions ready (0: the deadline came), or a negative errno when the ring
  * failed. */
 int h2b__load_ring_wait(struct h2b__load_worker *w, uint64_t ns);
 
-/* Submits what the turn queued and returns the completions ready, without waiting (--coalesce's
- * look before and after a nap); a negative errno when the ring failed. */
+/* Submits what the turn queued and returns how many connections have input ready (receive and
+ * poll completions; a send's completion is not counted), without waiting (--coalesce's look
+ * before and after a nap); a negative errno when the ring failed. */
 int h2b__load_ring_peek(struct h2b__load_worker *w);
 
 /* Hands the completions to the engine (on_input, on_event), after w->now was read; then re-arms

@@ -670,6 +670,11 @@ void *h2b__load_worker_main(void *arg)
     const struct h2b_load_config *cfg = sh->cfg;
     const struct h2b__load_engine *eng = w->eng;
     thread_start(w, eng->tag);
+    if (w->ring && h2b__load_ring_start(w) != H2B_OK) {
+        w->rc = H2B_ERR_SYS;
+        thread_end(w);
+        return NULL;
+    }
     ramp(w);
     while (!h2b__load_worker_done(w, eng->rate.phase)) {
         bool again = eng->flush && eng->flush(w);

@@ -592,8 +592,8 @@ int h2b__uring_init(struct worker *w, char *why, size_t cap)
     h2b_list_init(&r->grave);
     h2b_list_init(&r->starved);
     h2b_list_init(&r->holders);
-    int rc =
-        h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, why, cap);
+    int rc = h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, false,
+                            why, cap);
     if (rc != H2B_OK) {
         free(r);
         return rc;
