@@ -44,6 +44,14 @@ expect_eq "uring: silent stderr" "$(cat "$TMP/ok.err")" ""
 expect_eq "uring: every request" "$(json_of "$TMP/ok.json")" "500 6500 0"
 expect_eq "uring: JSON io, io_fallback, options.io" \
     "$(jq -c '[.io, .io_fallback, .config.options.io]' "$TMP/ok.json")" '["uring",null,"uring"]'
+# merged: a common backend is kept; parts on different ones give io null, a note, and the reason
+"$H2BENCH" merge "$TMP/ok.json" "$TMP/ok.json" --json "$TMP/m-ok.json" >/dev/null
+expect_eq "merge: the common io kept" "$(jq -c '[.io, .io_fallback]' "$TMP/m-ok.json")" '["uring",null]'
+"$H2BENCH" merge "$TMP/fb.json" "$TMP/ok.json" --json "$TMP/m-mix.json" >/dev/null
+expect_eq "merge: different backends give io null and the fallback's reason" \
+    "$(jq -c '[.io, .io_fallback]' "$TMP/m-mix.json")" '[null,"io_uring_queue_init: disabled by H2B_URING_FAIL=1"]'
+expect_match "merge: the note names both backends" "$(jq -r .note "$TMP/m-mix.json")" \
+    'io: the parts ran different I/O backends \(epoll and uring\)'
 
 # 4. 200 connections x 4 streams, 1 MiB each: every byte of 800 responses.
 MiB=1048576
