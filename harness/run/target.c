@@ -387,10 +387,10 @@ static int floor_argv(const struct h2b_target_spec *spec, const struct h2b_targe
     char req[16], resp[16];
     snprintf(req, sizeof(req), "%u", spec->floor_request);
     snprintf(resp, sizeof(resp), "%u", spec->floor_response);
-    const char *fixed[] = {env->self, "floor-serve",     "--host", LOOPBACK,           "--port",
-                           "0",       "--request-bytes", req,      "--response-bytes", resp,
-                           "--io",    spec->floor_uring ? "uring" : "epoll",
-                           NULL};
+    const char *io = spec->floor_uring ? "uring" : "epoll";
+    const char *fixed[] = {
+        env->self, "floor-serve",      "--host", LOOPBACK, "--port", "0", "--request-bytes",
+        req,       "--response-bytes", resp,     "--io",   io,       NULL};
     size_t n = sizeof(fixed) / sizeof(fixed[0]);
     char **argv = calloc(n, sizeof(*argv));
     if (!argv)
@@ -418,8 +418,8 @@ static void io_line(struct h2b_target *t, const char *line)
     } else if (strncmp(line, fell, strlen(fell)) == 0 && len > strlen(fell) &&
                line[len - 1] == ')') {
         snprintf(t->io, sizeof(t->io), "epoll");
-        snprintf(t->io_fallback, sizeof(t->io_fallback), "%.*s",
-                 (int)(len - strlen(fell) - 1), line + strlen(fell));
+        snprintf(t->io_fallback, sizeof(t->io_fallback), "%.*s", (int)(len - strlen(fell) - 1),
+                 line + strlen(fell));
     }
 }
 

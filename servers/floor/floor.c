@@ -149,29 +149,36 @@ static bool conn_read(struct floor *f, struct fconn *c)
     return true;
 }
 
+/* A connection for the accepted socket fd (both loops), counted open and listed; NULL, fd
+ * closed, past max_connections or out of memory. */
+static struct fconn *conn_new(struct floor *f, int fd)
+{
+    struct fconn *c = NULL;
+    if (f->open >= f->cfg->max_connections || !(c = calloc(1, sizeof *c))) {
+        close(fd);
+        return NULL;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->fd = fd;
+    f->open++;
+    h2b_list_insert_head(&f->conns, &c->link);
+    return c;
+}
+
 static void on_accept(struct floor *f)
 {
     for (;;) {
         int fd = accept4(f->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return; /* EAGAIN, or out of descriptors: the rest wait in the backlog */
-        struct fconn *c = NULL;
-        if (f->open >= f->cfg->max_connections || !(c = calloc(1, sizeof *c))) {
-            close(fd);
+        struct fconn *c = conn_new(f, fd);
+        if (!c)
             continue;
-        }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        c->fd = fd;
         c->events = EPOLLIN;
         struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
-        if (epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &e) != 0) {
-            close(fd);
-            free(c);
-            continue;
-        }
-        f->open++;
-        h2b_list_insert_head(&f->conns, &c->link);
+        if (epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &e) != 0)
+            conn_close(f, c);
     }
 }
 
@@ -399,7 +406,6 @@ static void u_on_send(struct uloop *u, struct fconn *c, int res)
 
 static void u_on_accept(struct uloop *u, int res, unsigned flags)
 {
-    struct floor *f = u->f;
     if (!(flags & IORING_CQE_F_MORE))
         u->accept_armed = false;
     if (res < 0) {
@@ -408,17 +414,9 @@ static void u_on_accept(struct uloop *u, int res, unsigned flags)
             u->accept_resume = h2b_clock_now_ns() + U_ACCEPT_PAUSE_NS;
         return;
     }
-    struct fconn *c = NULL;
-    if (f->open >= f->cfg->max_connections || !(c = calloc(1, sizeof *c))) {
-        close(res);
-        return;
-    }
-    int one = 1;
-    setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    c->fd = res;
-    f->open++;
-    h2b_list_insert_head(&f->conns, &c->link);
-    u_settle(u, c);
+    struct fconn *c = conn_new(u->f, res);
+    if (c)
+        u_settle(u, c);
 }
 
 static void u_on_cqe(struct uloop *u, const struct io_uring_cqe *cqe)

@@ -9,22 +9,12 @@
 command -v jq >/dev/null || skip "jq is not installed"
 command -v python3 >/dev/null || skip "python3 is not installed"
 
-# start_floor REQ RESP: FLOOR_PID, FLOOR_URL (and FLOOR_PORT)
+. "$(dirname "$0")/floor_lib.sh"
+# start_floor REQ RESP: FLOOR_PID, FLOOR_URL (and FLOOR_PORT); on the ring with H2B_TEST_IO=uring
 start_floor() {
-    "$H2BENCH" floor-serve ${H2B_TEST_IO:+--io "$H2B_TEST_IO"} --request-bytes "$1" \
-        --response-bytes "$2" >"$TMP/floor.out" 2>&1 &
-    FLOOR_PID=$!
-    PIDS+=("$FLOOR_PID")
-    for _ in $(seq 100); do
-        FLOOR_URL=$(sed -n 's/^listening on //p' "$TMP/floor.out")
-        [ -n "$FLOOR_URL" ] && break
-        sleep 0.1
-    done
-    FLOOR_PORT=${FLOOR_URL##*:}
-    expect_match "floor-serve ready line" "$FLOOR_URL" '^http://127\.0\.0\.1:[0-9]+$'
+    start_floor_as floor ${H2B_TEST_IO:+--io "$H2B_TEST_IO"} --request-bytes "$1" --response-bytes "$2"
     if [ "${H2B_TEST_IO:-}" = uring ] && ! grep -qx 'io: uring' "$TMP/floor.out"; then
-        grep -qE '^io: epoll \(io_uring unavailable: io_uring_queue_init: (Operation not permitted|Function not implemented)\)' \
-            "$TMP/floor.out" && skip "this machine's kernel refuses io_uring: $(grep '^io:' "$TMP/floor.out")"
+        uring_refused floor && skip "this machine refuses io_uring: $(grep '^io:' "$TMP/floor.out")"
         fail "floor-serve --io uring is not running: $(grep '^io:' "$TMP/floor.out")"
     fi
 }

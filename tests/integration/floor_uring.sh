@@ -11,23 +11,7 @@
 command -v jq >/dev/null || skip "jq is not installed"
 command -v python3 >/dev/null || skip "python3 is not installed"
 
-# start_floor NAME ARGS...: FLOOR_PID, FLOOR_URL, FLOOR_PORT; stdout in $TMP/NAME.out, stderr
-# in $TMP/NAME.err
-start_floor() {
-    local name=$1
-    shift
-    "$H2BENCH" floor-serve "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-    FLOOR_PID=$!
-    PIDS+=("$FLOOR_PID")
-    FLOOR_URL=
-    for _ in $(seq 100); do
-        FLOOR_URL=$(sed -n 's/^listening on //p' "$TMP/$name.out")
-        [ -n "$FLOOR_URL" ] && break
-        sleep 0.1
-    done
-    FLOOR_PORT=${FLOOR_URL##*:}
-    expect_match "$name: ready line" "$FLOOR_URL" '^http://127\.0\.0\.1:[0-9]+$'
-}
+. "$(dirname "$0")/floor_lib.sh"
 stop_floor() {
     kill -TERM "$FLOOR_PID"
     wait "$FLOOR_PID"
@@ -35,7 +19,7 @@ stop_floor() {
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 
 # 1. Refused: H2B_URING_FAIL=1 stands for io_uring_disabled=2, seccomp or ENOSYS.
-H2B_URING_FAIL=1 start_floor fallback --io uring --request-bytes 20 --response-bytes 40
+H2B_URING_FAIL=1 start_floor_as fallback --io uring --request-bytes 20 --response-bytes 40
 expect_match "fallback: io line" "$(grep '^io:' "$TMP/fallback.out")" \
     '^io: epoll \(io_uring unavailable: .*H2B_URING_FAIL=1.*\)$'
 expect_eq "fallback: one stderr line" "$(wc -l <"$TMP/fallback.err")" 1
@@ -49,7 +33,7 @@ stop_floor
 expect_eq "fallback: SIGTERM exits 0" "$?" 0
 for io in "" "--io epoll"; do
     # shellcheck disable=SC2086
-    start_floor epoll $io --request-bytes 20 --response-bytes 40
+    start_floor_as epoll $io --request-bytes 20 --response-bytes 40
     expect_eq "floor-serve $io: no io line" "$(grep -c '^io:' "$TMP/epoll.out")" 0
     expect_eq "floor-serve $io: no stderr" "$(wc -c <"$TMP/epoll.err")" 0
     stop_floor
@@ -59,10 +43,9 @@ expect_eq "--io poll exits 2" "$?" 2
 expect_match "--io poll names the option" "$(cat "$TMP/bad.err")" "invalid --io 'poll'"
 
 # 2. The ring itself. A kernel that refuses io_uring leaves nothing more to test here.
-start_floor uring --io uring --request-bytes 20 --response-bytes 40
+start_floor_as uring --io uring --request-bytes 20 --response-bytes 40
 if ! grep -qx 'io: uring' "$TMP/uring.out"; then
-    grep -qE 'io_uring_queue_init: (Operation not permitted|Function not implemented)|this build has no liburing' "$TMP/uring.out" &&
-        skip "this machine's kernel refuses io_uring: $(grep '^io:' "$TMP/uring.out")"
+    uring_refused uring && skip "this machine's kernel refuses io_uring: $(grep '^io:' "$TMP/uring.out")"
     fail "--io uring is not running: $(grep '^io:' "$TMP/uring.out")"
     finish
     exit
@@ -136,7 +119,7 @@ expect_eq "uring: SIGTERM exits 0" "$?" 0
 # in /proc/net/tcp), and the server's memory does not grow. A bound on what a peer got to send
 # before it stalled, from this machine's socket buffer limits: a server that kept reading (and
 # counting) would take far more.
-start_floor flood --io uring --request-bytes 20 --response-bytes 16384
+start_floor_as flood --io uring --request-bytes 20 --response-bytes 16384
 before=$(rss_kib "$FLOOR_PID")
 python3 - "$FLOOR_PORT" "$TMP/flood.ready" >"$TMP/flood.out" 2>&1 <<'PY' &
 import socket, sys, time
