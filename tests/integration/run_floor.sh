@@ -75,6 +75,10 @@ expect_eq "forced fallback: run exits 0" "$?" 0
 expect_eq "forced fallback: server_io epoll with the reason" \
     "$(jq -c '[.matrix[] | [.target, .status, .server_io, .server_io_fallback]]' "$TMP/fb.json")" \
     '[["h2ref-uring","ok","epoll","io_uring_queue_init: disabled by H2B_URING_FAIL=1"],["floor-uring","ok","epoll","io_uring_queue_init: disabled by H2B_URING_FAIL=1"]]'
+"$H2BENCH" report "$TMP/fb.json" --out "$TMP/fb-rep" >/dev/null 2>&1
+expect_eq "forced fallback: the report's Server I/O line" \
+    "$(grep -F -- '- **Server I/O:**' "$TMP/fb-rep/REPORT.md")" \
+    '- **Server I/O:** h2ref-uring epoll (io_uring unavailable: io_uring_queue_init: disabled by H2B_URING_FAIL=1); floor-uring epoll (io_uring unavailable: io_uring_queue_init: disabled by H2B_URING_FAIL=1).'
 "$H2BENCH" run "$TMP/io.json" --out "$TMP/ring.json" >"$TMP/ring.out" 2>&1
 expect_eq "io_uring: run exits 0" "$?" 0
 if grep -q 'io_uring_queue_init: \(Operation not permitted\|Function not implemented\)\|no liburing' \
