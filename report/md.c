@@ -164,6 +164,35 @@ static void also_recorded(const struct h2b_results_env *env, struct h2b_buf *o)
     json_decref(all);
 }
 
+/* "Server I/O": each bundled or floor target's I/O backend as its cells recorded it
+ * (server_io), with the reason of a fallback from io_uring, so that a run on epoll by choice is
+ * told from one that fell back. Left out when no cell says. */
+static void server_io(const struct h2b__report *rep, struct h2b_buf *o)
+{
+    const struct h2b_rdata_results *r = rep->head;
+    bool any = false;
+    for (size_t t = 0; t < rep->n_targets; t++) {
+        const struct h2b_results_cell *e = NULL;
+        for (size_t i = 0; i < r->n_cells && !e; i++)
+            if (r->cells[i].e->server_io && strcmp(r->cells[i].target, rep->targets[t]) == 0)
+                e = r->cells[i].e;
+        if (!e)
+            continue;
+        h2b_buf_puts(o, any ? "; " : "- **Server I/O:** ");
+        any = true;
+        txt(o, rep->targets[t]);
+        h2b_buf_puts(o, " ");
+        txt(o, e->server_io);
+        if (e->server_io_fallback) {
+            h2b_buf_puts(o, " (io_uring unavailable: ");
+            txt(o, e->server_io_fallback);
+            h2b_buf_puts(o, ")");
+        }
+    }
+    if (any)
+        h2b_buf_puts(o, ".\n");
+}
+
 static void method(const struct h2b__report *rep, struct h2b_buf *o)
 {
     const struct h2b_rdata_results *r = rep->head;
@@ -228,6 +257,7 @@ static void method(const struct h2b__report *rep, struct h2b_buf *o)
     } else
         h2b_buf_puts(o, "- **Pinning:** not recorded in the results file (the scenario file "
                         "names the CPUs of each target and of the client).\n");
+    server_io(rep, o);
     if (env->perf_counters != H2B_MODEL_NULL_BOOL)
         h2b_buf_printf(o, "- **Hardware counters:** %s.\n",
                        env->perf_counters ? "available (instructions/op from perf_event_open)"

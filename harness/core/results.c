@@ -287,6 +287,8 @@ static const struct h2b_model_field cell_fields[] = {
     F(T, tls_version, STRING, OMIT),
     F(T, tls_cipher, STRING, OMIT),
     F(T, tls_records_per_response, REAL, OMIT),
+    F(T, server_io, STRING, OMIT),
+    F(T, server_io_fallback, STRING, OMIT),
     SUB(T, budgets, OBJECT, OMIT, h2b_results_budgets_model),
     SUB(T, profile, OBJECT, OMIT, h2b_results_cell_profile_model),
     F(T, note, STRING, OMIT),
@@ -464,6 +466,7 @@ static const struct h2b_model_field options_fields[] = {
     F(T, log_file, STRING, OMIT),
     F(T, ktls, BOOL, OMIT),
     F(T, coalesce_s, REAL, OMIT),
+    F(T, io, STRING, OMIT),
     END,
 };
 #undef T
@@ -558,6 +561,8 @@ static const struct h2b_model_field load_fields[] = {
     F(T, client_cpu_sys_s, REAL, 0),
     F(T, protocol, STRING, 0),
     F(T, engine, STRING, 0),
+    F(T, io, STRING, 0),
+    F(T, io_fallback, STRING, 0),
     F(T, server_max_concurrent_streams, COUNT, 0),
     F(T, connections_up, COUNT, 0),
     F(T, connections_failed, COUNT, 0),

@@ -216,6 +216,9 @@ struct h2b_results_cell {
      * received per whole response (a server cost: few large records or many small ones) */
     char *tls_version, *tls_cipher;
     double tls_records_per_response;
+    /* The target's I/O backend, as its ready line said (bundled and floor targets; absent for
+     * the others): "epoll" or "uring", and after a fallback from --io uring to epoll its reason */
+    char *server_io, *server_io_fallback;
     struct h2b_results_budgets budgets;
     struct h2b_results_cell_profile profile; /* --perf-record (harness/run/profile.c) */
     char *note;
@@ -299,6 +302,9 @@ struct h2b_results_load {
     double client_cpu_user_s, client_cpu_sys_s;
     char *protocol; /* "h2" or "h2c" */
     char *engine;   /* "fast" or "nghttp2" (HTTP/2), "h1", "h3"; null in older files */
+    /* the I/O backend that ran, "epoll" or "uring" (options.io says what was asked for), and
+     * why --io uring fell back to epoll (null: it did not); both absent in older files */
+    char *io, *io_fallback;
     double server_max_concurrent_streams, connections_up, connections_failed, reconnects;
     double connection_errors; /* connections the client ended: the server broke HTTP/2 */
     struct h2b_results_open_loop {
@@ -329,6 +335,7 @@ struct h2b_results_load {
             /* --coalesce: the closed loop's longest nap before an epoll sleep (HTTP/2 engines;
              * 0 = never). Absent in results written before it existed. */
             double coalesce_s;
+            char *io; /* --io asked for: "epoll" or "uring"; absent in older results */
         } options;
     } config; /* the options of the run */
     struct h2b_results_histograms {

@@ -180,30 +180,46 @@ static int add_hist(struct h2b_hist **acc, const char *src, const char *file, co
     return rv == H2B_OK ? H2B_OK : H2B_ERR_PARSE;
 }
 
-/* An engine's name for a note: only the known ones are copied (the file is not trusted). */
-static const char *engine_name(const char *e)
+/* A name for a note: only the known ones (NULL-terminated) are copied (the file is not trusted). */
+static const char *known_name(const char *e, const char *const *known)
 {
-    static const char *const known[] = {"fast", "nghttp2", "h1", "h3"};
-    for (size_t i = 0; e && i < sizeof(known) / sizeof(known[0]); i++)
-        if (strcmp(e, known[i]) == 0)
-            return known[i];
+    for (; e && *known; known++)
+        if (strcmp(e, *known) == 0)
+            return *known;
     return e ? "another" : "none named";
 }
 
-/* The engine every part ran, or null with a note when they differ (or one part does not say):
- * a merged result must not claim an engine some of its requests did not run on. */
-static int merge_engine(struct h2b_results_load *m, const struct h2b_results_load *p, bool *mixed)
+/* What every part ran (*member: the engine, the I/O backend), or null with a note under key
+ * when they differ (or one part does not say): a merged result must not claim an engine or a
+ * backend some of its requests did not run on. what names it in the note ("engines"). */
+static int merge_same(char **member, const char *part, const char *const *known, const char *key,
+                      const char *what, struct h2b_results_cell *cell, bool *mixed)
 {
-    if (*mixed || (m->engine && p->engine && strcmp(m->engine, p->engine) == 0))
+    if (*mixed || (*member && part && strcmp(*member, part) == 0))
         return H2B_OK;
-    if (!m->engine && !p->engine)
+    if (!*member && !part)
         return H2B_OK;
     char why[96];
-    snprintf(why, sizeof(why), "the parts ran different engines (%s and %s)",
-             engine_name(m->engine), engine_name(p->engine));
+    snprintf(why, sizeof(why), "the parts ran different %s (%s and %s)", what,
+             known_name(*member, known), known_name(part, known));
     *mixed = true;
-    int rv = h2b_model_set_string(&m->engine, NULL);
-    return rv == H2B_OK ? h2b_model_note_add(&m->cell.note, "engine", why) : rv;
+    int rv = h2b_model_set_string(member, NULL);
+    return rv == H2B_OK ? h2b_model_note_add(&cell->note, key, why) : rv;
+}
+
+/* The engine and the I/O backend every part ran (merge_same), and the first fallback reason of
+ * a part whose --io uring ran on epoll. */
+static int merge_engine(struct h2b_results_load *m, const struct h2b_results_load *p, bool *mixed,
+                        bool *mixed_io)
+{
+    static const char *const engines[] = {"fast", "nghttp2", "h1", "h3", NULL};
+    static const char *const ios[] = {"epoll", "uring", NULL};
+    int rv = merge_same(&m->engine, p->engine, engines, "engine", "engines", &m->cell, mixed);
+    if (rv == H2B_OK)
+        rv = merge_same(&m->io, p->io, ios, "io", "I/O backends", &m->cell, mixed_io);
+    if (rv == H2B_OK && !m->io_fallback && p->io_fallback)
+        rv = h2b_model_set_string(&m->io_fallback, p->io_fallback);
+    return rv;
 }
 
 /* What is summed, kept at its extreme, or or-ed from part p into the merged m. */
@@ -275,7 +291,7 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
     h2b_results_load_init(&m);
     h2b_results_load_init(&p);
     int rv = H2B_OK;
-    bool mixed = false;
+    bool mixed = false, mixed_io = false;
     for (size_t i = 0; i < n && rv == H2B_OK; i++) {
         struct h2b_results_load *part = i == 0 ? &m : &p;
         if (i > 0) {
@@ -306,7 +322,7 @@ int h2b_load_merge(json_t *const *docs, const struct h2b_json_src *srcs, size_t 
             if (rv == H2B_OK && p.ended_early == 1 && !m.ended_early_reason && p.ended_early_reason)
                 rv = h2b_model_set_string(&m.ended_early_reason, p.ended_early_reason);
             if (rv == H2B_OK)
-                rv = merge_engine(&m, &p, &mixed);
+                rv = merge_engine(&m, &p, &mixed, &mixed_io);
         }
     }
     if (rv == H2B_OK) {

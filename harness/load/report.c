@@ -374,6 +374,7 @@ static int config_of(struct h2b_results_load_config *c, const struct h2b_load_co
     o->duration_s = (double)cfg->duration_ns / 1e9;
     o->warm_up_s = (double)cfg->warmup_ns / 1e9;
     o->coalesce_s = (double)cfg->coalesce_ns / 1e9;
+    bad |= h2b_model_set_string(&o->io, cfg->io == H2B_LOAD_IO_URING ? "uring" : "epoll");
     bad |= h2b_model_set_string(&o->data, cfg->data_path);
     o->connection_active_timeout_s = (double)cfg->conn_active_timeout_ns / 1e9;
     o->connection_inactivity_timeout_s = (double)cfg->conn_inactivity_timeout_ns / 1e9;
@@ -525,6 +526,8 @@ int h2b_load_report_json(const struct h2b_load_config *cfg, const struct h2b_loa
     l.client_cpu_sys_s = (double)res->cpu_sys_ns / 1e9;
     bad |= h2b_model_set_string(&l.protocol, res->alpn);
     bad |= h2b_model_set_string(&l.engine, res->engine);
+    bad |= h2b_model_set_string(&l.io, res->io[0] ? res->io : NULL);
+    bad |= h2b_model_set_string(&l.io_fallback, res->io_fallback[0] ? res->io_fallback : NULL);
     l.connection_errors = (double)s->conn_errors;
     l.server_max_concurrent_streams = s->conns_ok ? s->server_max_streams : NAN;
     l.connections_up = (double)s->conns_ok;

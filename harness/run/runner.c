@@ -519,6 +519,12 @@ static int cell_entry(const struct run *r, size_t i, const struct cell_result *r
     bad |= h2b_model_set_string(&o->target, r->s->targets[c->target].name);
     if (r->s->targets[c->target].kind == H2B_TARGET_FLOOR)
         bad |= h2b_model_set_string(&o->target_type, "floor");
+    if (r->targets[inst_of(c)]) {
+        const char *fallback;
+        bad |=
+            h2b_model_set_string(&o->server_io, h2b_target_io(r->targets[inst_of(c)], &fallback));
+        bad |= h2b_model_set_string(&o->server_io_fallback, fallback);
+    }
     bad |= h2b_model_set_string(&o->client,
                                 r->s->client.kind == H2B_CLIENT_H2LOAD ? "h2load" : "h2bench");
     bad |= h2b_model_set_string(&o->protocol, h2b_protocol_name(c->protocol));

@@ -419,15 +419,15 @@ static int parse_command(struct ctx *c, const json_t *v, const char *path,
     return H2B_OK;
 }
 
-/* request_bytes and response_bytes (floor targets only), and what a floor target does not
+/* request_bytes, response_bytes and io (floor targets only), and what a floor target does not
  * take: it is one thread of h2bench floor-serve speaking no HTTP, so no threads, max_streams or
- * args. */
+ * args (its one option beyond the sizes, --io, is the "io" field, checked here). */
 static int parse_floor(struct ctx *c, const json_t *v, const char *path, struct h2b_target_spec *t)
 {
     char child[PATH_LEN];
     int rc;
     bool is_floor = t->kind == H2B_TARGET_FLOOR;
-    static const char *const only[] = {"request_bytes", "response_bytes", NULL};
+    static const char *const only[] = {"request_bytes", "response_bytes", "io", NULL};
     static const char *const never[] = {"threads", "max_streams", "args", NULL};
     for (const char *const *k = is_floor ? never : only; *k; k++) {
         if (json_object_get(v, *k)) {
@@ -446,6 +446,16 @@ static int parse_floor(struct ctx *c, const json_t *v, const char *path, struct 
         (rc = get_u32(c, v, "response_bytes", path, 1, H2B_FLOOR_BYTES_MAX,
                       H2B_FLOOR_DEFAULT_RESPONSE, &t->floor_response)))
         return rc;
+    char *io = NULL;
+    if ((rc = get_string(c, v, "io", path, "epoll", &io)))
+        return rc;
+    bool known = strcmp(io, "epoll") == 0 || strcmp(io, "uring") == 0;
+    t->floor_uring = strcmp(io, "uring") == 0;
+    free(io);
+    if (!known) {
+        h2b_json_path_key(child, sizeof(child), path, "io");
+        return fail(c, child, "expected \"epoll\" or \"uring\" (floor-serve --io)");
+    }
     return H2B_OK;
 }
 
@@ -468,6 +478,7 @@ static int parse_target(struct ctx *c, const json_t *v, const char *path,
                                        "protocols",
                                        "request_bytes",
                                        "response_bytes",
+                                       "io",
                                        NULL};
     char child[PATH_LEN];
     char *type = NULL;

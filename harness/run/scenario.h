@@ -74,6 +74,7 @@ struct h2b_target_spec {
     /* H2B_TARGET_FLOOR: bytes of one request and of its response (request_bytes,
      * response_bytes); 0 for the other kinds */
     uint32_t floor_request, floor_response;
+    bool floor_uring; /* H2B_TARGET_FLOOR: "io": "uring" (floor-serve --io uring) */
 };
 
 struct h2b_client_spec {

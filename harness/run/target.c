@@ -45,6 +45,10 @@ struct h2b_target {
     char program[4096];
     bool dead; /* reaped: dead says how it ended */
     struct h2b_diag dead_diag;
+    /* bundled and floor targets: the I/O backend their "io:" line named ("epoll" without one,
+     * the default) and, after a fallback, its reason; "" for the other kinds */
+    char io[8];
+    char io_fallback[200];
 };
 
 static int free_port(uint16_t *out)
@@ -376,16 +380,17 @@ static void quote_log(const struct h2b_target *t, struct h2b_diag *diag)
 }
 
 /* The floor's command line: h2bench floor-serve on an ephemeral loopback port, with the
- * target's request and response sizes (scenario.h H2B_TARGET_FLOOR). */
+ * target's request and response sizes and I/O backend (scenario.h H2B_TARGET_FLOOR). */
 static int floor_argv(const struct h2b_target_spec *spec, const struct h2b_target_env *env,
                       char ***out)
 {
     char req[16], resp[16];
     snprintf(req, sizeof(req), "%u", spec->floor_request);
     snprintf(resp, sizeof(resp), "%u", spec->floor_response);
-    const char *fixed[] = {env->self, "floor-serve",     "--host", LOOPBACK,           "--port",
-                           "0",       "--request-bytes", req,      "--response-bytes", resp,
-                           NULL};
+    const char *io = spec->floor_uring ? "uring" : "epoll";
+    const char *fixed[] = {
+        env->self, "floor-serve",      "--host", LOOPBACK, "--port", "0", "--request-bytes",
+        req,       "--response-bytes", resp,     "--io",   io,       NULL};
     size_t n = sizeof(fixed) / sizeof(fixed[0]);
     char **argv = calloc(n, sizeof(*argv));
     if (!argv)
@@ -401,9 +406,27 @@ static int floor_argv(const struct h2b_target_spec *spec, const struct h2b_targe
 }
 
 /* Waits for "listening on http://HOST:PORT" on the bundled server's stdout. */
+/* An "io:" line of h2bench serve or floor-serve --io uring, before its ready line: "io: uring",
+ * or "io: epoll (io_uring unavailable: WHY)" into t->io and t->io_fallback. Other text is
+ * ignored (the default, epoll, stays). */
+static void io_line(struct h2b_target *t, const char *line)
+{
+    static const char fell[] = "io: epoll (io_uring unavailable: ";
+    size_t len = strlen(line);
+    if (strcmp(line, "io: uring") == 0) {
+        snprintf(t->io, sizeof(t->io), "uring");
+    } else if (strncmp(line, fell, strlen(fell)) == 0 && len > strlen(fell) &&
+               line[len - 1] == ')') {
+        snprintf(t->io, sizeof(t->io), "epoll");
+        snprintf(t->io_fallback, sizeof(t->io_fallback), "%.*s", (int)(len - strlen(fell) - 1),
+                 line + strlen(fell));
+    }
+}
+
 static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, struct h2b_diag *diag)
 {
     static const char prefix[] = "listening on ";
+    snprintf(t->io, sizeof(t->io), "epoll");
     uint64_t deadline = h2b_clock_now_ns() + timeout_ns;
     char line[512];
     for (;;) {
@@ -425,6 +448,7 @@ static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, struct h2b
                         t->spec->kind == H2B_TARGET_FLOOR ? "floor-serve" : "serve");
             return H2B_ERR_CLOSED;
         }
+        io_line(t, line);
         if (strncmp(line, prefix, strlen(prefix)) == 0) {
             if (snprintf(t->url, sizeof(t->url), "%s", line + strlen(prefix)) >=
                 (int)sizeof(t->url))
@@ -588,6 +612,12 @@ pid_t h2b_target_pid(const struct h2b_target *t)
 const char *h2b_target_log(const struct h2b_target *t)
 {
     return t->log;
+}
+
+const char *h2b_target_io(const struct h2b_target *t, const char **fallback)
+{
+    *fallback = t->io_fallback[0] ? t->io_fallback : NULL;
+    return t->io[0] ? t->io : NULL;
 }
 
 const char *h2b_target_program(const struct h2b_target *t)

@@ -84,4 +84,10 @@ const char *h2b_target_log(const struct h2b_target *t);
 /* The program that was executed (after PATH search: the first existing one), "" for URLs. */
 const char *h2b_target_program(const struct h2b_target *t);
 
+/* The I/O backend of a bundled or floor target as its "io:" line before the ready line said
+ * ("epoll" or "uring"; "epoll" without one: the default), with *fallback the reason --io uring
+ * ran on epoll (NULL: it did not); NULL (and *fallback NULL) for the other kinds. The strings
+ * are t's. */
+const char *h2b_target_io(const struct h2b_target *t, const char **fallback);
+
 #endif

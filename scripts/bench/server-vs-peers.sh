@@ -40,14 +40,18 @@
 # Shares of time: on a shared machine they move with the other work (label them so).
 #
 # SERVERS="h2bench h2o" picks the servers (default: h2bench nghttpd h2o; "uring" is h2bench serve
-# --io uring, the same binary on its io_uring backend, e.g. SERVERS="h2bench uring h2o"); BASE_BIN=DIR adds
+# --io uring, the same binary on its io_uring backend, e.g. SERVERS="h2bench uring h2o"; "floor"
+# and "floor-uring" are the kernel's floor, `h2bench floor-serve` on epoll and on io_uring (one
+# thread, raw TCP, FLOOR_BYTES=20:40 request:response bytes as the scenario target "floor"),
+# driven by `h2bench load --raw` in the one-stream /hello cells only, so they need CLIENT=h2bench
+# (the other cells show "-" for them; COUNTS and PROFILE take their one-stream cells); BASE_BIN=DIR adds
 # "base", the h2bench of another build (DIR/h2bench), run the same way beside this one: an A/B
 # of a server change in one run, alternating (e.g. a worktree of main at BASE_BIN=../main/build/bin).
 #
 # usage: scripts/bench/server-vs-peers.sh [BUILD_BIN_DIR]
 # env:   ROUNDS (default 3), SCALE multiplies the request count of every cell (default 1),
 #        CLIENT h2load (default) or h2bench, THREADS 1 (default) or 2, COUNTS, PROFILE, SERVERS,
-#        BASE_BIN (above)
+#        BASE_BIN, FLOOR_BYTES (above)
 # Not a test: speed is never asserted in CTest. Needs nghttpd, h2o, h2load, taskset, and perf for
 # COUNTS and PROFILE.
 set -u
@@ -78,8 +82,11 @@ esac
 for s in $SERVERS; do
     case "$s" in
     h2bench | uring | nghttpd | h2o) ;;
+    floor | floor-uring)
+        [ "$CLIENT" = h2bench ] ||
+            { echo "server-vs-peers: server $s is raw TCP: it needs CLIENT=h2bench (load --raw)" >&2; exit 2; } ;;
     base) [ -n "$BASE" ] || { echo "server-vs-peers: server base needs BASE_BIN" >&2; exit 2; } ;;
-    *) echo "server-vs-peers: unknown server '$s' in SERVERS (h2bench uring nghttpd h2o base)" >&2; exit 2 ;;
+    *) echo "server-vs-peers: unknown server '$s' in SERVERS (h2bench uring floor floor-uring nghttpd h2o base)" >&2; exit 2 ;;
     esac
 done
 TICK=$(getconf CLK_TCK)
@@ -93,6 +100,17 @@ cleanup() {
 trap cleanup EXIT
 
 has() { case " $SERVERS " in *" $1 "*) return 0 ;; esac; return 1; }
+# var SERVER: the server's name as a shell variable's suffix (URL_floor_uring)
+var() { printf '%s' "${1//-/_}"; }
+# is_floor SERVER: a raw-TCP floor, which takes only the one-stream /hello cells (skip_cell)
+is_floor() { case "$1" in floor | floor-uring) return 0 ;; esac; return 1; }
+FLOOR_BYTES=${FLOOR_BYTES:-20:40}
+case "$FLOOR_BYTES" in
+[1-9]*:[1-9]*) ;;
+*) echo "server-vs-peers: FLOOR_BYTES must be REQ:RESP bytes, not '$FLOOR_BYTES'" >&2; exit 2 ;;
+esac
+# skip_cell SERVER KIND M: true when SERVER does not take the cell (a floor beyond one stream)
+skip_cell() { is_floor "$1" && { [ "$2" != hello ] || [ "$3" != 1 ]; }; }
 NEED="taskset python3"
 has nghttpd && NEED="$NEED nghttpd"
 has h2o && NEED="$NEED h2o"
@@ -128,18 +146,24 @@ else
 fi
 
 # start_h2bench NAME BINARY [ARGS...]: h2bench serve as server NAME (h2bench, uring with --io
-# uring, or base for BASE_BIN).
+# uring, or base for BASE_BIN); floor and floor-uring are h2bench floor-serve (one thread).
 start_h2bench() {
     local name=$1 bin=$2
     shift 2
-    taskset -c "$SCPU" "$bin" serve --threads "$THREADS" --cpus "$SCPU" --max-connections 8192 \
-        "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-    set -- "$name" "$bin"
+    if is_floor "$name"; then
+        taskset -c "$SCPU" "$bin" floor-serve --max-connections 8192 \
+            --request-bytes "${FLOOR_BYTES%%:*}" --response-bytes "${FLOOR_BYTES#*:}" \
+            "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    else
+        taskset -c "$SCPU" "$bin" serve --threads "$THREADS" --cpus "$SCPU" --max-connections 8192 \
+            "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    fi
+    set -- "$(var "$name")" "$bin" "$name"
     eval "PID_$1=\$!"
     PIDS+=("$!")
     local u=
     for _ in $(seq 100); do
-        u=$(sed -n 's/^listening on //p' "$TMP/$1.out")
+        u=$(sed -n 's/^listening on //p' "$TMP/$3.out")
         [ -n "$u" ] && break
         sleep 0.1
     done
@@ -149,11 +173,13 @@ start_h2bench() {
 
 has h2bench && start_h2bench h2bench "$H2BENCH"
 has base && start_h2bench base "$BASE"
-if has uring; then
-    start_h2bench uring "$H2BENCH" --io uring
-    grep -qx 'io: uring' "$TMP/uring.out" ||
-        { echo "server-vs-peers: --io uring fell back: $(grep '^io:' "$TMP/uring.out")" >&2; exit 3; }
-fi
+has floor && start_h2bench floor "$H2BENCH"
+for s in uring floor-uring; do
+    has $s || continue
+    start_h2bench $s "$H2BENCH" --io uring
+    grep -qx 'io: uring' "$TMP/$s.out" ||
+        { echo "server-vs-peers: $s: --io uring fell back: $(grep '^io:' "$TMP/$s.out")" >&2; exit 3; }
+done
 
 # nghttpd: same stream limit and windows as ours (1 MiB stream, 16 MiB connection).
 if has nghttpd; then
@@ -181,6 +207,7 @@ fi
 path_for() { # server, kind
     case "$1:$2" in
     h2bench:hello | base:hello | uring:hello) echo /hello ;;
+    floor:* | floor-uring:*) echo / ;;
     h2bench:mib | base:mib | uring:mib) echo /bytes/1048576 ;;
     *:hello) echo /hello ;;
     *:mib) echo /1m ;;
@@ -203,9 +230,13 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # client_threads C: $CTHREADS, but no more threads than connections (both clients refuse that).
 client_threads() { if [ "$1" -lt "$CTHREADS" ]; then echo "$1"; else echo "$CTHREADS"; fi; }
 
-# client_cmd C M N URL: the load command of $CLIENT, $CTHREADS threads on $CCPU.
+# client_cmd C M N URL [SERVER]: the load command of $CLIENT, $CTHREADS threads on $CCPU (raw
+# TCP for a floor).
 client_cmd() {
-    if [ "$CLIENT" = h2bench ]; then
+    if is_floor "${5:-}"; then
+        taskset -c "$CCPU" "$H2BENCH" load --raw "$FLOOR_BYTES" -t "$(client_threads "$1")" \
+            -c "$1" -n "$3" "$4"
+    elif [ "$CLIENT" = h2bench ]; then
         taskset -c "$CCPU" "$H2BENCH" load -t "$(client_threads "$1")" -c "$1" -m "$2" -n "$3" "$4"
     else
         taskset -c "$CCPU" h2load -t "$(client_threads "$1")" -c "$1" -m "$2" -n "$3" "$4"
@@ -227,14 +258,15 @@ client_share() {
 # run SERVER KIND C M N -> prints "req_per_s bytes_per_s unit cpu_ticks requests_done client_share"
 run() {
     local s=$1 kind=$2 c=$3 m=$4 n=$5 url pid out t0 t1 sampler=
-    eval "url=\$URL_$s; pid=\$PID_$s"
+    skip_cell "$s" "$kind" "$m" && return 0
+    eval "url=\$URL_$(var "$s"); pid=\$PID_$(var "$s")"
     rm -f "$TMP/stop-rss"
     if [ "$c" -ge 1000 ]; then
         peak_rss "$pid" >"$TMP/rss.$s" &
         sampler=$!
     fi
     t0=$(cpu_ticks "$pid")
-    out=$(client_cmd "$c" "$m" "$n" "$url$(path_for "$s" "$kind")" 2>&1)
+    out=$(client_cmd "$c" "$m" "$n" "$url$(path_for "$s" "$kind")" "$s" 2>&1)
     t1=$(cpu_ticks "$pid")
     touch "$TMP/stop-rss"
     [ -n "$sampler" ] && wait "$sampler"
@@ -257,7 +289,7 @@ else
     CELLS="hello:1:1:3000 hello:10:10:40000 hello:100:100:100000 hello:1000:4:40000 mib:10:1:400"
 fi
 echo "server-vs-peers: $ROUNDS rounds, $THREADS server thread(s) on CPU $SCPU, $CLIENT with $CTHREADS thread(s) on CPU $CCPU (SCALE=$SCALE)"
-for s in $SERVERS; do eval "echo \"  $s: \$URL_$s\""; done
+for s in $SERVERS; do eval "echo \"  $s: \$URL_$(var "$s")\""; done
 echo "  load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # perf_ctl_start OUTFILE PERF-ARGS...: a perf (stat or record) attached with its events off,
@@ -282,12 +314,12 @@ perf_ctl_stop() {
     kill -INT "$PERF_PID" 2>/dev/null
     wait "$PERF_PID"
 }
-# load_only SERVER C M N: one h2bench load of /hello, output discarded (COUNTS, PROFILE).
+# load_only SERVER C M N: one h2bench load of /hello (raw for a floor), output discarded (COUNTS,
+# PROFILE).
 load_only() {
     local url
-    eval "url=\$URL_$1"
-    taskset -c "$CCPU" "$H2BENCH" load -t "$(client_threads "$2")" -c "$2" -m "$3" -n "$4" \
-        "$url$(path_for "$1" hello)" >"$TMP/load.out" 2>&1 ||
+    eval "url=\$URL_$(var "$1")"
+    client_cmd "$2" "$3" "$4" "$url$(path_for "$1" hello)" "$1" >"$TMP/load.out" 2>&1 ||
         echo "server-vs-peers: load of $1 ($2,$3) failed: $(tail -1 "$TMP/load.out")" >&2
 }
 perf_check() {
@@ -306,16 +338,17 @@ if [ "${COUNTS:-0}" = 1 ]; then
         clock_gettime clock_nanosleep; do
         [ -d "/sys/kernel/tracing/events/syscalls/sys_enter_$k" ] && EV="$EV,syscalls:sys_enter_$k"
     done
-    for s in $SERVERS; do load_only "$s" 10 10 2000; done
+    for s in $SERVERS; do load_only "$s" 10 "$(is_floor "$s" && echo 1 || echo 10)" 2000; done
     for r in $(seq "$ROUNDS"); do
         for cell in ${COUNT_CELLS:-1:1:5000 10:1:20000 10:10:20000 1000:1:20000 1000:4:20000}; do
             IFS=: read -r c m n <<<"$cell"
             for s in $SERVERS; do
+                skip_cell "$s" hello "$m" && continue
                 # Tracepoints cost time at every syscall, more for the server making more
                 # of them: the CPU figure comes from runs with software counters only.
                 for pass in "cpu:task-clock,context-switches" "$EV"; do
                     for k in 1 3; do
-                        eval "pid=\$PID_$s"
+                        eval "pid=\$PID_$(var "$s")"
                         perf_ctl_start "$TMP/stat" stat -x, -e "${pass#cpu:}" -p "$pid"
                         perf_ctl enable
                         load_only "$s" "$c" "$m" $((k * n))
@@ -373,12 +406,13 @@ fi
 
 if [ "${PROFILE:-0}" = 1 ]; then
     perf_check
-    for s in $SERVERS; do load_only "$s" 10 10 2000; done
+    for s in $SERVERS; do load_only "$s" 10 "$(is_floor "$s" && echo 1 || echo 10)" 2000; done
     for cell in ${PROFILE_CELLS:-10:10:200000 1000:4:200000 1:1:20000}; do
         IFS=: read -r c m n <<<"$cell"
         n=$(awk -v n="$n" -v k="$SCALE" -v c="$c" 'BEGIN { v = int(n * k); print (v < c ? c : v) }')
         for s in $SERVERS; do
-            eval "pid=\$PID_$s"
+            skip_cell "$s" hello "$m" && continue
+            eval "pid=\$PID_$(var "$s")"
             perf_ctl_start "$TMP/prof.data" record -e cpu-clock -g -p "$pid"
             perf_ctl enable
             load_only "$s" "$c" "$m" "$n"
@@ -433,13 +467,14 @@ EOF
 fi
 
 for s in $SERVERS; do # warm-up: page cache, code paths, lazy allocations
-    run "$s" hello 10 10 2000 >/dev/null
+    run "$s" hello 10 "$(is_floor "$s" && echo 1 || echo 10)" 2000 >/dev/null
 done
 for r in $(seq "$ROUNDS"); do
     for cell in $CELLS; do
         IFS=: read -r kind c m n req <<<"$cell"
         n=$(awk -v n="$n" -v k="$SCALE" -v c="$c" 'BEGIN { v = int(n * k); print (v < c ? c : v) }')
         for s in $SERVERS; do
+            skip_cell "$s" "$kind" "$m" && continue
             res=$(run "$s" "$kind" "$c" "$m" "$n")
             echo "$kind:$c:$m${req:+/$req} $s $res" >>"$TMP/results"
             [ -e "$TMP/rss.$s" ] && [ "$kind:$c" = "hello:1000" ] &&
@@ -452,6 +487,7 @@ done
 python3 - "$TMP/results" "$TMP/rss" "$TICK" "$SERVERS" <<'EOF'
 import statistics, sys
 div = lambda a, b: a / b if b else float("nan")
+dash = lambda f, v: "-" if v != v else f % v  # a cell a server does not take (a floor's m > 1)
 tick = float(sys.argv[3])
 servers = sys.argv[4].split()
 ref = "h2bench" if "h2bench" in servers else servers[0]
@@ -479,9 +515,9 @@ for cell, by in res.items():
     def med(s):
         v = [x[1] / 1e9 if mib else x[0] for x in by.get(s, [])]
         return statistics.median(v) if v else float("nan")
-    fmt = (lambda v: "%.2f GB/s" % v) if mib else (lambda v: "%.0f" % v)
+    fmt = (lambda v: dash("%.2f GB/s", v)) if mib else (lambda v: dash("%.0f", v))
     print("| %s | %s | %s |" % (name_of(cell), " | ".join(fmt(med(s)) for s in servers),
-          " | ".join("%.2fx" % div(med(ref), med(o)) for o in others)))
+          " | ".join(dash("%.2fx", div(med(ref), med(o))) for o in others)))
 print()
 print("server CPU per request, microseconds (lower is better; ratio = peer / %s)" % ref)
 if share:
@@ -499,8 +535,8 @@ for cell, by in cpu.items():
         top = [max(sh[s]) if sh.get(s) else float("nan") for s in servers]
         col = " %s |" % " / ".join(
             ("%.0f%%%s" % (v * 100, "!" if v >= 0.9 else "")) if v == v else "-" for v in top)
-    print("| %s | %s | %s |%s" % (name_of(cell), " | ".join("%.1f" % med(s) for s in servers),
-          " | ".join("%.2fx" % div(med(o), med(ref)) for o in others), col))
+    print("| %s | %s | %s |%s" % (name_of(cell), " | ".join(dash("%.1f", med(s)) for s in servers),
+          " | ".join(dash("%.2fx", div(med(o), med(ref))) for o in others), col))
 try:
     rss = {}
     for line in open(sys.argv[2]):

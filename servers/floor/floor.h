@@ -12,6 +12,7 @@
 
 #include "core/diag.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,11 +25,17 @@ struct h2b_floor_config {
     uint32_t request_bytes;   /* a request is this many bytes (any content) */
     uint32_t response_bytes;  /* each is answered with this many bytes */
     uint32_t max_connections; /* open at once; more are closed at accept */
+    bool uring;               /* --io uring: the io_uring loop, or epoll when it is refused */
     FILE *ready;              /* "listening on http://HOST:PORT\n" goes here once bound */
+    FILE *notice;             /* --io uring's fallback to epoll is said here, one line (or NULL) */
 };
 
 /* Runs the server until SIGTERM or SIGINT (blocked and taken by a signalfd on this thread).
- * Returns H2B_OK after a clean stop, or a negative error with diag set (bind, epoll). */
+ * With uring set and the ring refused (H2B_URING_FAIL=1, io_uring_disabled, a build without
+ * liburing, an old kernel) it runs on epoll after one line on notice; either way, when uring was
+ * asked for, the ready stream gets "io: uring" or "io: epoll (io_uring unavailable: WHY)" before
+ * the listening line, as `h2bench serve --io uring` prints. Returns H2B_OK after a clean stop,
+ * or a negative error with diag set (bind, epoll). */
 int h2b_floor_serve(const struct h2b_floor_config *cfg, struct h2b_diag *diag);
 
 #endif

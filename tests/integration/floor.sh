@@ -3,22 +3,20 @@
 # request sent is answered, with exactly REQ bytes out and RESP bytes back per request (closed
 # and open loop); a peer that sends garbage or floods requests and never reads leaves the
 # server's RSS bounded and the server answering others; SIGTERM exits 0; bad flags exit 2.
+# H2B_TEST_IO=uring (the floor.uring variant) runs every floor-serve with --io uring, and one
+# that fell back to epoll fails (floor_uring.sh checks the fallback and the ring's own bounds).
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 command -v python3 >/dev/null || skip "python3 is not installed"
 
-# start_floor REQ RESP: FLOOR_PID, FLOOR_URL (and FLOOR_PORT)
+. "$(dirname "$0")/floor_lib.sh"
+# start_floor REQ RESP: FLOOR_PID, FLOOR_URL (and FLOOR_PORT); on the ring with H2B_TEST_IO=uring
 start_floor() {
-    "$H2BENCH" floor-serve --request-bytes "$1" --response-bytes "$2" >"$TMP/floor.out" 2>&1 &
-    FLOOR_PID=$!
-    PIDS+=("$FLOOR_PID")
-    for _ in $(seq 100); do
-        FLOOR_URL=$(sed -n 's/^listening on //p' "$TMP/floor.out")
-        [ -n "$FLOOR_URL" ] && break
-        sleep 0.1
-    done
-    FLOOR_PORT=${FLOOR_URL##*:}
-    expect_match "floor-serve ready line" "$FLOOR_URL" '^http://127\.0\.0\.1:[0-9]+$'
+    start_floor_as floor ${H2B_TEST_IO:+--io "$H2B_TEST_IO"} --request-bytes "$1" --response-bytes "$2"
+    if [ "${H2B_TEST_IO:-}" = uring ] && ! grep -qx 'io: uring' "$TMP/floor.out"; then
+        uring_refused floor && skip "this machine refuses io_uring: $(grep '^io:' "$TMP/floor.out")"
+        fail "floor-serve --io uring is not running: $(grep '^io:' "$TMP/floor.out")"
+    fi
 }
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 

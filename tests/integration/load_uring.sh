@@ -25,6 +25,9 @@ expect_eq "fallback: exit" "$rc" 0
 expect_eq "fallback: one stderr line" "$(cat "$TMP/fb.err")" \
     "h2bench load: --io uring: io_uring_queue_init: disabled by H2B_URING_FAIL=1; using epoll"
 expect_eq "fallback: every request" "$(json_of "$TMP/fb.json")" "500 6500 0"
+expect_eq "fallback: JSON io, io_fallback, options.io" \
+    "$(jq -c '[.io, .io_fallback, .config.options.io]' "$TMP/fb.json")" \
+    '["epoll","io_uring_queue_init: disabled by H2B_URING_FAIL=1","uring"]'
 
 # 2. --h3 stays on its UDP epoll path and says so, once (a dead port: the line comes first).
 "$H2BENCH" load --io uring --h3 -n 1 --timeout 1s "https://127.0.0.1:1/" >/dev/null 2>"$TMP/h3.err"
@@ -39,6 +42,16 @@ fi
     2>"$TMP/ok.err"
 expect_eq "uring: silent stderr" "$(cat "$TMP/ok.err")" ""
 expect_eq "uring: every request" "$(json_of "$TMP/ok.json")" "500 6500 0"
+expect_eq "uring: JSON io, io_fallback, options.io" \
+    "$(jq -c '[.io, .io_fallback, .config.options.io]' "$TMP/ok.json")" '["uring",null,"uring"]'
+# merged: a common backend is kept; parts on different ones give io null, a note, and the reason
+"$H2BENCH" merge "$TMP/ok.json" "$TMP/ok.json" --json "$TMP/m-ok.json" >/dev/null
+expect_eq "merge: the common io kept" "$(jq -c '[.io, .io_fallback]' "$TMP/m-ok.json")" '["uring",null]'
+"$H2BENCH" merge "$TMP/fb.json" "$TMP/ok.json" --json "$TMP/m-mix.json" >/dev/null
+expect_eq "merge: different backends give io null and the fallback's reason" \
+    "$(jq -c '[.io, .io_fallback]' "$TMP/m-mix.json")" '[null,"io_uring_queue_init: disabled by H2B_URING_FAIL=1"]'
+expect_match "merge: the note names both backends" "$(jq -r .note "$TMP/m-mix.json")" \
+    'io: the parts ran different I/O backends \(epoll and uring\)'
 
 # 4. 200 connections x 4 streams, 1 MiB each: every byte of 800 responses.
 MiB=1048576

@@ -3,9 +3,10 @@
 # unavailable and exits 2, and so does a rank of such a build started by mpirun (it must not run
 # the whole job's load once per rank). Builds the h2bench target alone in a scratch tree, also
 # with -DH2B_URING=OFF (a machine without liburing-dev): `serve --io uring` falls back to epoll,
-# says why and serves.
+# says why and serves; so does `floor-serve --io uring`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
+. "$(dirname "$0")/floor_lib.sh"
 # The scratch build is Release whatever the build under test is: in a sanitizer build's suite it
 # would only repeat the release suite's run of this test.
 "$H2BENCH" --version | grep -q sanitizers && skip "sanitizer build: the release suite builds without MPI"
@@ -43,4 +44,12 @@ expect_eq "load --io uring without liburing: one line" "$(cat "$TMP/nul.err")" \
 expect_match "load --io uring without liburing: every request" "$(cat "$TMP/nul.out")" '100 succeeded'
 stop_serve "$SERVE_PID"
 expect_eq "SIGTERM exit" "$?" 0
+H2BENCH=$NOMPI start_floor_as fl --io uring --request-bytes 20 --response-bytes 40
+expect_eq "floor-serve io line" "$(grep '^io:' "$TMP/fl.out")" \
+    'io: epoll (io_uring unavailable: this build has no liburing (install liburing-dev and reconfigure))'
+"$NOMPI" load --raw 20:40 -n 100 -c 2 "$FLOOR_URL/" >"$TMP/fl.load" 2>&1
+expect_match "floor-serve served on the fallback" "$(cat "$TMP/fl.load")" '100 succeeded'
+kill -TERM "$FLOOR_PID"
+wait "$FLOOR_PID"
+expect_eq "floor-serve SIGTERM exit" "$?" 0
 finish

@@ -35,6 +35,9 @@ expect_eq "h2ref cells carry no target_type" \
     "$(jq '[.matrix[] | select(.target == "h2ref") | has("target_type")] | unique' -c "$R")" '[false]'
 expect_eq "floor cells answered every request" \
     "$(jq '[.matrix[] | select(.target == "floor" and .status == "ok") | .requests == .succeeded and .requests >= 50] | unique' -c "$R")" '[true]'
+expect_eq "the servers' I/O backend: epoll, no fallback" \
+    "$(jq -c '[.matrix[] | select(.status == "ok") | [.server_io, has("server_io_fallback")]] | unique' "$R")" \
+    '[["epoll",false]]'
 expect_eq "floor server CPU measured" \
     "$(jq '[.matrix[] | select(.target == "floor" and .status == "ok") | .server_cpu_s > 0] | unique' -c "$R")" '[true]'
 
@@ -53,6 +56,40 @@ done
 expect_eq "no floor row at c x 4" "$(grep -cE '^\| h2ref \| [0-9]+×4 \|' "$MD")" 0
 expect_eq "no row for the floor against itself" "$(grep -cE '^\| floor \| [0-9]+×1 \|' "$MD")" 0
 
+# The I/O backend each target's ready line named: on the ring, and after a forced fallback
+# (H2B_URING_FAIL=1) epoll with the reason, for the bundled server and the floor alike.
+cat >"$TMP/io.json" <<'JSON'
+{
+  "name": "floor-io",
+  "targets": [
+    {"name": "h2ref-uring", "type": "bundled", "cpus": "0", "args": ["--io", "uring"]},
+    {"name": "floor-uring", "type": "floor", "cpus": "0", "io": "uring"}
+  ],
+  "client": {"type": "h2bench", "cpus": "1", "threads": 1},
+  "matrix": {"connections": [2], "streams": [1], "path": "/hello", "requests": 100,
+             "min_requests": 100}
+}
+JSON
+H2B_URING_FAIL=1 "$H2BENCH" run "$TMP/io.json" --out "$TMP/fb.json" >"$TMP/fb.out" 2>&1
+expect_eq "forced fallback: run exits 0" "$?" 0
+expect_eq "forced fallback: server_io epoll with the reason" \
+    "$(jq -c '[.matrix[] | [.target, .status, .server_io, .server_io_fallback]]' "$TMP/fb.json")" \
+    '[["h2ref-uring","ok","epoll","io_uring_queue_init: disabled by H2B_URING_FAIL=1"],["floor-uring","ok","epoll","io_uring_queue_init: disabled by H2B_URING_FAIL=1"]]'
+"$H2BENCH" report "$TMP/fb.json" --out "$TMP/fb-rep" >/dev/null 2>&1
+expect_eq "forced fallback: the report's Server I/O line" \
+    "$(grep -F -- '- **Server I/O:**' "$TMP/fb-rep/REPORT.md")" \
+    '- **Server I/O:** h2ref-uring epoll (io_uring unavailable: io_uring_queue_init: disabled by H2B_URING_FAIL=1); floor-uring epoll (io_uring unavailable: io_uring_queue_init: disabled by H2B_URING_FAIL=1).'
+"$H2BENCH" run "$TMP/io.json" --out "$TMP/ring.json" >"$TMP/ring.out" 2>&1
+expect_eq "io_uring: run exits 0" "$?" 0
+if grep -q 'io_uring_queue_init: \(Operation not permitted\|Function not implemented\)\|no liburing' \
+    "$TMP/ring.json"; then
+    echo "this machine or build refuses io_uring: the ring's server_io is not checked"
+else
+    expect_eq "io_uring: server_io uring, no fallback" \
+        "$(jq -c '[.matrix[] | [.target, .status, .server_io, has("server_io_fallback")]]' "$TMP/ring.json")" \
+        '[["h2ref-uring","ok","uring",false],["floor-uring","ok","uring",false]]'
+fi
+
 # bad fields: exit 2, file:line:column and what was expected
 bad() { # LABEL TARGET-JSON EXPECTED-MESSAGE
     printf '{"name": "bad", "targets": [\n  %s\n], "matrix": {"connections": [1], "streams": [1], "path": "/hello", "requests": 10}}\n' \
@@ -68,5 +105,9 @@ bad "floor response_bytes too large" '{"type": "floor", "response_bytes": 200000
 bad "floor request_bytes string" '{"type": "floor", "request_bytes": "20"}' 'targets\[0\]\.request_bytes: expected'
 bad "response_bytes on a bundled target" '{"type": "bundled", "response_bytes": 40}' \
     'targets\[0\]\.response_bytes: only a target of type "floor" takes "response_bytes"'
+bad "floor io" '{"type": "floor", "io": "poll"}' 'targets\[0\]\.io: expected "epoll" or "uring"'
+bad "floor io not a string" '{"type": "floor", "io": 1}' 'targets\[0\]\.io: expected'
+bad "io on a bundled target" '{"type": "bundled", "io": "uring"}' \
+    'targets\[0\]\.io: only a target of type "floor" takes "io"'
 bad "unknown type" '{"type": "flor"}' 'targets\[0\]\.type: expected "bundled", "peer", "url", "command" or "floor"'
 finish

@@ -31,8 +31,8 @@ done
 # grpc.json: 9 cells for each of h2ref, grpcpp and grpcio (100 x 100 runs 40 streams: the
 # aggregate cap of 4096)
 expect_match "grpc: 27 cells" "$(cat "$TMP/grpc.plan")" '^grpc: 27 cells \(3 targets\)'
-# uring.json: h2ref on both backends, h2o and the floor at 4 x 2 points
-expect_match "uring: 32 cells" "$(cat "$TMP/uring.plan")" '^uring: 32 cells \(4 targets\)'
+# uring.json: h2ref on both backends, h2o and the floor on both backends at 4 x 2 points
+expect_match "uring: 40 cells" "$(cat "$TMP/uring.plan")" '^uring: 40 cells \(5 targets\)'
 expect_match "grpc-stream: 3 cells" "$(cat "$TMP/grpc-stream.plan")" '^grpc-stream: 3 cells \(3 targets\)'
 expect_match "budgets-grpc: 8 cells" "$(cat "$TMP/budgets-grpc.plan")" \
     '^budgets-grpc: 8 cells \(2 targets\)'
