@@ -507,12 +507,19 @@ static int try_uring(struct floor *f, struct h2b_diag *diag)
         return H2B_ERR_UNSUPPORTED;
     }
     u->f = f;
+    /* the ring is this thread's alone (opened and run here): the one-thread set-up of
+     * core/uring.h, its completions' work done when the loop asks for them */
     int rc = h2b_uring_open(&u->io, U_SQ_ENTRIES, U_CQ_ENTRIES, U_BUF_COUNT, U_BUF_SIZE,
-                            U_BUF_GROUP, f->io_fallback, sizeof f->io_fallback);
-    if (rc == H2B_OK)
-        rc = uring_loop(u, diag);
-    else
+                            U_BUF_GROUP, true, f->io_fallback, sizeof f->io_fallback);
+    if (rc == H2B_OK && h2b_uring_start(&u->io) != H2B_OK) {
+        snprintf(f->io_fallback, sizeof f->io_fallback, "enabling the ring: %s", strerror(errno));
+        h2b_uring_close(&u->io);
         rc = H2B_ERR_UNSUPPORTED;
+    } else if (rc == H2B_OK) {
+        rc = uring_loop(u, diag);
+    } else {
+        rc = H2B_ERR_UNSUPPORTED;
+    }
     free(u);
     return rc;
 }
