@@ -489,6 +489,11 @@ void *h2b__uring_worker_main(void *arg)
     struct worker *w = arg;
     struct h2b__uring *r = w->ring;
     ops(w)->thread_start(w);
+    if (h2b_uring_start(&r->io) != H2B_OK) { /* enabling a ring made for this thread */
+        fprintf(stderr, "h2bench serve: worker %d: enabling its io_uring: %s\n", w->idx,
+                strerror(errno));
+        abort();
+    }
     arm_wake(w);
     for (;;) {
         struct timespec ts;
@@ -592,7 +597,9 @@ int h2b__uring_init(struct worker *w, char *why, size_t cap)
     h2b_list_init(&r->grave);
     h2b_list_init(&r->starved);
     h2b_list_init(&r->holders);
-    int rc = h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, false,
+    /* the worker thread's own ring, enabled there (h2b__uring_worker_main): its completions'
+     * work runs when the loop asks for events, not at every return from the kernel */
+    int rc = h2b_uring_open(&r->io, SQ_ENTRIES, CQ_ENTRIES, BUF_COUNT, BUF_SIZE, BUF_GROUP, true,
                             why, cap);
     if (rc != H2B_OK) {
         free(r);
