@@ -47,6 +47,8 @@ LINKS = ("scenarios", "gates", "tests", "scripts")
 _MASKS = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d[-:]\d\d[-:]\d\d(?:\.\d+)?Z?"), "<DATE>"),
     (re.compile(r"\d{8}T\d{6}Z"), "<DATE>"),
+    # after "commit ", always a hash: 12 hex digits can all be decimal ones (249390053681)
+    (re.compile(r"(?<=commit )[0-9a-f]{7,40}(?:-dirty)?\b"), "<HASH>"),
     # all digits: a number; "-dirty" is how a build from a tree with local changes says so
     (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}(?:-dirty)?\b"), "<HASH>"),
     (re.compile(r"\d+(?:\.\d+)?(?:ns|us|µs|ms|s|min|KB|MB|GB|B|KiB|MiB|GiB)\b"), "<Q>"),
