@@ -275,25 +275,18 @@ static ssize_t sock_write(int fd, const struct iovec *iov, int cnt)
     return sendmsg(fd, &mh, MSG_NOSIGNAL);
 }
 
-static void conn_flush(struct sconn *sc)
+/* The flush's loop: output to the socket (through TLS when tls) until it is drained, the socket
+ * is full or the turn's budget is spent. false: the connection was closed. Inlined into both
+ * callers with tls constant, so the cleartext path tests nothing of TLS. */
+static inline __attribute__((always_inline)) bool flush_loop(struct sconn *sc, bool tls)
 {
-    if (sc->closed || sc->lingering || sc->handshaking)
-        return;
     size_t budget = FLUSH_BUDGET;
-    if (sc->ssl && h2b_tls_out_pending(sc->ssl) > 0) { /* records written earlier wait */
-        int p = h2b_tls_out_push(sc->ssl);
-        if (p < 0) {
-            conn_close(sc);
-            return;
-        }
-        sc->write_blocked = p == 0;
-    }
     while (!sc->write_blocked) {
         const struct iovec *iov;
         int cnt = h2b_conn_output(sc->conn, &iov);
         if (cnt < 0) {
             conn_close(sc);
-            return;
+            return false;
         }
         if (cnt == 0)
             break;
@@ -301,7 +294,7 @@ static void conn_flush(struct sconn *sc)
         for (int i = 0; i < cnt; i++)
             want += iov[i].iov_len;
         bool blocked = false;
-        ssize_t wr = sc->ssl ? tls_write(sc, iov, cnt, &blocked) : sock_write(sc->fd, iov, cnt);
+        ssize_t wr = tls ? tls_write(sc, iov, cnt, &blocked) : sock_write(sc->fd, iov, cnt);
         if (wr < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 sc->write_blocked = true;
@@ -310,7 +303,7 @@ static void conn_flush(struct sconn *sc)
             if (errno == EINTR)
                 continue;
             conn_close(sc);
-            return;
+            return false;
         }
         h2b_conn_sent(sc->conn, (size_t)wr);
         if (blocked || (size_t)wr < want) {
@@ -323,16 +316,44 @@ static void conn_flush(struct sconn *sc)
         }
         budget -= (size_t)wr;
     }
-    if (sc->ssl && !sc->write_blocked && h2b_tls_out_pending(sc->ssl) > 0) {
-        int p = h2b_tls_out_push(sc->ssl); /* the flush's records, in one send */
-        if (p < 0) {
-            conn_close(sc);
-            return;
-        }
-        sc->write_blocked = p == 0;
+    return true;
+}
+
+/* Sends what the write BIO holds (tls.h); false: the connection was closed. */
+static bool tls_push(struct sconn *sc)
+{
+    int p = h2b_tls_out_push(sc->ssl);
+    if (p < 0) {
+        conn_close(sc);
+        return false;
     }
-    /* the session is done once its last records left the BIO too */
-    if (h2b_conn_done(sc->conn) && !(sc->ssl && h2b_tls_out_pending(sc->ssl) > 0))
+    sc->write_blocked = p == 0;
+    return true;
+}
+
+/* A TLS connection's flush: records written earlier first, then the loop, then the flush's
+ * records in one send; the session is done once its last records left the BIO too. */
+static void tls_flush(struct sconn *sc)
+{
+    if (h2b_tls_out_pending(sc->ssl) > 0 && !tls_push(sc))
+        return;
+    if (!flush_loop(sc, true))
+        return;
+    if (!sc->write_blocked && h2b_tls_out_pending(sc->ssl) > 0 && !tls_push(sc))
+        return;
+    if (h2b_conn_done(sc->conn) && h2b_tls_out_pending(sc->ssl) == 0)
+        conn_finish(sc);
+}
+
+static void conn_flush(struct sconn *sc)
+{
+    if (sc->closed || sc->lingering || sc->handshaking)
+        return;
+    if (sc->ssl) {
+        tls_flush(sc);
+        return;
+    }
+    if (flush_loop(sc, false) && h2b_conn_done(sc->conn))
         conn_finish(sc);
 }
 
