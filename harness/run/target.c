@@ -405,7 +405,6 @@ static int floor_argv(const struct h2b_target_spec *spec, const struct h2b_targe
     return H2B_OK;
 }
 
-/* Waits for "listening on http://HOST:PORT" on the bundled server's stdout. */
 /* An "io:" line of h2bench serve or floor-serve --io uring, before its ready line: "io: uring",
  * or "io: epoll (io_uring unavailable: WHY)" into t->io and t->io_fallback. Other text is
  * ignored (the default, epoll, stays). */
@@ -423,6 +422,7 @@ static void io_line(struct h2b_target *t, const char *line)
     }
 }
 
+/* Waits for "listening on http://HOST:PORT" on the bundled server's stdout. */
 static int read_ready_line(struct h2b_target *t, uint64_t timeout_ns, struct h2b_diag *diag)
 {
     static const char prefix[] = "listening on ";

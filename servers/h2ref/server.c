@@ -870,7 +870,7 @@ static int worker_init(struct server *srv, struct worker *w, int idx)
     if (rc != H2B_OK)
         return rc;
     h2b_conn_ctx_set_stats_fn(w->ctx, stats_json, srv);
-    w->tls_out.mem_used = cc.memory_used;
+    h2b_tls_pool_init(&w->tls_out, cc.memory_used);
     return H2B_OK;
 }
 

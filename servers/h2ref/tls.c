@@ -119,10 +119,6 @@ out_free:
 
 #define POOL_KEEP 4 /* free buffers a worker keeps */
 
-struct free_buf { /* a buffer in the pool */
-    struct free_buf *next;
-};
-
 struct tls_out {
     int fd;
     struct h2b_tls_pool *pool;
@@ -130,42 +126,36 @@ struct tls_out {
     size_t head, len;
 };
 
-static uint8_t *pool_take(struct h2b_tls_pool *p)
+void h2b_tls_pool_init(struct h2b_tls_pool *p, _Atomic uint64_t *mem_used)
 {
-    uint8_t *b = p->free;
-    if (b) {
-        p->free = ((struct free_buf *)p->free)->next;
-        p->nfree--;
-    } else if (!(b = malloc(H2B_TLS_OUT_SIZE))) {
-        return NULL;
-    }
-    if (p->mem_used)
-        atomic_fetch_add_explicit(p->mem_used, H2B_TLS_OUT_SIZE, memory_order_relaxed);
-    return b;
-}
-
-static void pool_give(struct h2b_tls_pool *p, uint8_t *b)
-{
-    if (p->mem_used)
-        atomic_fetch_sub_explicit(p->mem_used, H2B_TLS_OUT_SIZE, memory_order_relaxed);
-    if (p->nfree >= POOL_KEEP) {
-        free(b);
-        return;
-    }
-    struct free_buf *f = (struct free_buf *)b;
-    f->next = p->free;
-    p->free = f;
-    p->nfree++;
+    h2b_freelist_init(&p->bufs, H2B_TLS_OUT_SIZE, POOL_KEEP);
+    p->mem_used = mem_used;
 }
 
 void h2b_tls_pool_free(struct h2b_tls_pool *p)
 {
-    while (p->free) {
-        struct free_buf *f = p->free;
-        p->free = f->next;
-        free(f);
-    }
-    p->nfree = 0;
+    h2b_freelist_free(&p->bufs);
+}
+
+/* The connection's buffer, empty; false: out of memory. */
+static bool out_take(struct tls_out *o)
+{
+    bool fresh;
+    if (!(o->buf = h2b_freelist_get(&o->pool->bufs, &fresh)))
+        return false;
+    o->head = o->len = 0;
+    if (o->pool->mem_used)
+        atomic_fetch_add_explicit(o->pool->mem_used, H2B_TLS_OUT_SIZE, memory_order_relaxed);
+    return true;
+}
+
+static void out_give(struct tls_out *o)
+{
+    if (o->pool->mem_used)
+        atomic_fetch_sub_explicit(o->pool->mem_used, H2B_TLS_OUT_SIZE, memory_order_relaxed);
+    h2b_freelist_put(&o->pool->bufs, o->buf);
+    o->buf = NULL;
+    o->head = o->len = 0;
 }
 
 /* 1 all sent (buffer returned), 0 socket full, -1 failed */
@@ -185,11 +175,8 @@ static int out_push(struct tls_out *o)
             return -1;
         }
     }
-    if (o->buf) {
-        pool_give(o->pool, o->buf);
-        o->buf = NULL;
-        o->head = o->len = 0;
-    }
+    if (o->buf)
+        out_give(o);
     return 1;
 }
 
@@ -199,27 +186,21 @@ static int out_write(BIO *b, const char *data, int n)
     BIO_clear_retry_flags(b);
     if (n <= 0)
         return 0;
-    if (!o->buf) {
-        if (!(o->buf = pool_take(o->pool)))
+    if (o->buf && o->len == H2B_TLS_OUT_SIZE) { /* full: send first */
+        if (out_push(o) < 0)
             return -1;
-        o->head = o->len = 0;
-    }
-    if (o->len == H2B_TLS_OUT_SIZE) {
-        int r = out_push(o);
-        if (r < 0)
-            return -1;
-        if (r == 0 && o->head == 0) {
+        if (o->buf && o->head == 0) { /* the socket took nothing: OpenSSL keeps the record */
             BIO_set_retry_write(b);
             return -1;
         }
-        if (!o->buf && !(o->buf = pool_take(o->pool))) /* all sent: the buffer went back */
-            return -1;
+        if (o->buf) { /* sent in part: make room at the end */
+            memmove(o->buf, o->buf + o->head, o->len - o->head);
+            o->len -= o->head;
+            o->head = 0;
+        }
     }
-    if (o->head > 0 && o->len == H2B_TLS_OUT_SIZE) { /* sent in part: make room at the end */
-        memmove(o->buf, o->buf + o->head, o->len - o->head);
-        o->len -= o->head;
-        o->head = 0;
-    }
+    if (!o->buf && !out_take(o))
+        return -1;
     size_t k = H2B_TLS_OUT_SIZE - o->len;
     if (k > (size_t)n)
         k = (size_t)n;
@@ -254,7 +235,7 @@ static int out_destroy(BIO *b)
     struct tls_out *o = BIO_get_data(b);
     if (o) {
         if (o->buf)
-            pool_give(o->pool, o->buf);
+            out_give(o);
         free(o);
         BIO_set_data(b, NULL);
     }

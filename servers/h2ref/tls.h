@@ -7,6 +7,7 @@
 #define H2B_H2REF_TLS_H
 
 #include "core/json.h"
+#include "core/pool.h"
 
 #include <openssl/ssl.h>
 #include <stdbool.h>
@@ -30,11 +31,13 @@ SSL_CTX *h2b_tls_ctx_new(const char *cert_file, const char *key_file, struct h2b
 #define H2B_TLS_OUT_SIZE (256 * 1024)
 
 struct h2b_tls_pool {
-    void *free;                 /* free buffers, a list through their first bytes */
-    unsigned nfree;             /* at most a few kept; more go back to malloc */
+    struct h2b_freelist bufs;   /* free buffers of H2B_TLS_OUT_SIZE (core/pool.h) */
     _Atomic uint64_t *mem_used; /* the server's buffer count (--memory-budget): buffers held
                                  * by connections count in it */
 };
+
+/* A worker's pool, counting held buffers into *mem_used (NULL: not counted). */
+void h2b_tls_pool_init(struct h2b_tls_pool *pool, _Atomic uint64_t *mem_used);
 
 /* Sets ssl's read side to a socket BIO on fd and its write side to the gathering BIO with pool.
  * Returns false when OpenSSL cannot (no memory). */

@@ -14,20 +14,17 @@ calls() { # strace -c summary, syscall names (regex): the calls they made
     awk -v re="^($2)\$" '$NF ~ re && $4 ~ /^[0-9]+$/ { s += $4 } END { print s + 0 }' "$1"
 }
 
-# The server under strace: its sends of every kind, from start to exit. LeakSanitizer cannot run
+# The server under strace: its sends of every kind, from start to exit. start_serve runs it
+# through a wrapper that execs strace (as lib.sh's --io wrapper does), so the ready line, the
+# --io checks of H2B_TEST_IO and the server's stderr are start_serve's. LeakSanitizer cannot run
 # under ptrace: the two straced processes go without it (the slow-reader server below has it).
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-strace -f -qq -c -e trace=write,writev,sendto,sendmsg -o "$TMP/srv.strace" \
-    "$H2BENCH" serve --tls --threads 1 ${H2B_TEST_IO:+--io "$H2B_TEST_IO"} >"$TMP/srv.out" 2>"$TMP/srv.err" &
-STRACE_PID=$!
-PIDS+=("$STRACE_PID")
-URL=
-for _ in $(seq 150); do
-    URL=$(sed -n 's/^listening on \(https:\/\/.*\)$/\1/p' "$TMP/srv.out")
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "$URL" ] || { fail "server not ready: $(cat "$TMP/srv.err")"; finish; exit; }
+printf '#!/bin/sh\nexec strace -f -qq -c -e trace=write,writev,sendto,sendmsg -o "%s" "%s" "$@"\n' \
+    "$TMP/srv.strace" "$H2BENCH" >"$TMP/straced"
+chmod +x "$TMP/straced"
+H2BENCH=$TMP/straced start_serve straced --tls --threads 1 || { finish; exit; }
+STRACE_PID=$SERVE_PID
+URL=$SERVE_URL
 SRV=$(pgrep -P "$STRACE_PID" | head -1)
 
 strace -f -qq -c -e trace=read,recvfrom,recvmsg -o "$TMP/cli.strace" \
