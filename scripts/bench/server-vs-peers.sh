@@ -46,7 +46,9 @@
 # driven by `h2bench load --raw` in the one-stream /hello cells only, so they need CLIENT=h2bench
 # (the other cells show "-" for them; COUNTS and PROFILE take their one-stream cells); BASE_BIN=DIR adds
 # "base", the h2bench of another build (DIR/h2bench), run the same way beside this one: an A/B
-# of a server change in one run, alternating (e.g. a worktree of main at BASE_BIN=../main/build/bin).
+# of a server change in one run, alternating (e.g. a worktree of main at BASE_BIN=../main/build/bin);
+# "base-uring" is that build on --io uring (SERVERS="uring base-uring" BASE_BIN=...: an A/B of
+# the io_uring backend alone; "base" is then added only if named).
 #
 # usage: scripts/bench/server-vs-peers.sh [BUILD_BIN_DIR]
 # env:   ROUNDS (default 3), SCALE multiplies the request count of every cell (default 1),
@@ -67,7 +69,7 @@ BASE=
 if [ -n "${BASE_BIN:-}" ]; then
     BASE=$(realpath "$BASE_BIN/h2bench")
     [ -x "$BASE" ] || { echo "server-vs-peers: no h2bench in BASE_BIN=$BASE_BIN" >&2; exit 2; }
-    case " $SERVERS " in *" base "*) ;; *) SERVERS="$SERVERS base" ;; esac
+    case " $SERVERS " in *" base "* | *" base-uring "*) ;; *) SERVERS="$SERVERS base" ;; esac
 fi
 # COUNTS and PROFILE always drive the servers with h2bench load, one load per count.
 if [ "${COUNTS:-0}" = 1 ] || [ "${PROFILE:-0}" = 1 ]; then CLIENT=h2bench; fi
@@ -85,8 +87,8 @@ for s in $SERVERS; do
     floor | floor-uring)
         [ "$CLIENT" = h2bench ] ||
             { echo "server-vs-peers: server $s is raw TCP: it needs CLIENT=h2bench (load --raw)" >&2; exit 2; } ;;
-    base) [ -n "$BASE" ] || { echo "server-vs-peers: server base needs BASE_BIN" >&2; exit 2; } ;;
-    *) echo "server-vs-peers: unknown server '$s' in SERVERS (h2bench uring floor floor-uring nghttpd h2o base)" >&2; exit 2 ;;
+    base | base-uring) [ -n "$BASE" ] || { echo "server-vs-peers: server $s needs BASE_BIN" >&2; exit 2; } ;;
+    *) echo "server-vs-peers: unknown server '$s' in SERVERS (h2bench uring floor floor-uring nghttpd h2o base base-uring)" >&2; exit 2 ;;
     esac
 done
 TICK=$(getconf CLK_TCK)
@@ -174,9 +176,11 @@ start_h2bench() {
 has h2bench && start_h2bench h2bench "$H2BENCH"
 has base && start_h2bench base "$BASE"
 has floor && start_h2bench floor "$H2BENCH"
-for s in uring floor-uring; do
+for s in uring floor-uring base-uring; do
     has $s || continue
-    start_h2bench $s "$H2BENCH" --io uring
+    bin=$H2BENCH
+    [ "$s" = base-uring ] && bin=$BASE
+    start_h2bench $s "$bin" --io uring
     grep -qx 'io: uring' "$TMP/$s.out" ||
         { echo "server-vs-peers: $s: --io uring fell back: $(grep '^io:' "$TMP/$s.out")" >&2; exit 3; }
 done
@@ -206,9 +210,9 @@ fi
 
 path_for() { # server, kind
     case "$1:$2" in
-    h2bench:hello | base:hello | uring:hello) echo /hello ;;
+    h2bench:hello | base:hello | uring:hello | base-uring:hello) echo /hello ;;
     floor:* | floor-uring:*) echo / ;;
-    h2bench:mib | base:mib | uring:mib) echo /bytes/1048576 ;;
+    h2bench:mib | base:mib | uring:mib | base-uring:mib) echo /bytes/1048576 ;;
     *:hello) echo /hello ;;
     *:mib) echo /1m ;;
     esac
