@@ -291,6 +291,18 @@ static int check_metric(const struct h2b_cell_gate *e, enum h2b_cell_metric m,
     row->has_ceiling = true;
     row->ceiling = c->max;
     for (size_t i = 0; i < n; i++) {
+        /* A server that fell back to another I/O backend than it was asked for (io_uring
+         * refused) measured another program: its ceilings say nothing of it, either way. */
+        const struct h2b_results_cell *cell = ms[i].cell;
+        if (cell->server_io_fallback) {
+            row->status = H2B_GATE_NA;
+            h2b_buf_printf(ev, "not applicable (the server ran on %.20s in %.200s: %.200s)%s",
+                           cell->server_io ? cell->server_io : "another I/O backend", ms[i].path,
+                           cell->server_io_fallback, strict ? " (--strict: invalid)" : "");
+            return H2B_OK;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
         const struct h2b_results_cell *cell = ms[i].cell;
         if (!h2b_results_cell_ok(cell)) {
             row->status = H2B_GATE_INVALID;

@@ -8,6 +8,8 @@
 #include "core/error.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <valgrind/valgrind.h>
 
 /* Why this kernel cannot run the backends, or NULL: multishot receive needs Linux 6.0. */
 static const char *kernel_too_old(void)
@@ -39,7 +42,11 @@ int h2b_uring_open(struct h2b_uring *u, unsigned sq_entries, unsigned cq_entries
         snprintf(why, cap, "%s", old);
         return H2B_ERR_UNSUPPORTED;
     }
-    *u = (struct h2b_uring){.nbufs = nbufs, .bufsize = bufsize, .bgid = bgid};
+    *u = (struct h2b_uring){
+        .nbufs = nbufs, .bufsize = bufsize, .bgid = bgid, .polled = RUNNING_ON_VALGRIND != 0};
+    if (u->polled) /* h2b_uring_wait's poll(2): task work deferred to io_uring_enter would not
+                    * end it */
+        one_thread = false;
     const unsigned base = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN;
     const unsigned one =
         IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
@@ -90,6 +97,25 @@ out_br:
 out_ring:
     io_uring_queue_exit(&u->ring);
     return ret;
+}
+
+int h2b__uring_wait_polled(struct h2b_uring *u, struct __kernel_timespec *ts)
+{
+    int rc = io_uring_submit(&u->ring);
+    if (rc < 0)
+        return rc;
+    if (io_uring_cq_ready(&u->ring))
+        return 0;
+    int ms = -1;
+    if (ts) { /* rounded up: never a turn early */
+        long long t = ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
+        ms = t > INT_MAX ? INT_MAX : (int)t;
+    }
+    struct pollfd p = {.fd = u->ring.ring_fd, .events = POLLIN};
+    int n = poll(&p, 1, ms);
+    if (n < 0)
+        return -errno;
+    return n == 0 ? -ETIME : 0;
 }
 
 int h2b_uring_start(struct h2b_uring *u)

@@ -268,8 +268,7 @@ int h2b__load_ring_wait(struct h2b__load_worker *w, uint64_t ns)
     bury(r);
     struct __kernel_timespec ts = {.tv_sec = (long long)(ns / H2B_NS_PER_SEC),
                                    .tv_nsec = (long long)(ns % H2B_NS_PER_SEC)};
-    struct io_uring_cqe *first;
-    int rc = io_uring_submit_and_wait_timeout(&r->io.ring, &first, 1, &ts, NULL);
+    int rc = h2b_uring_wait(&r->io, &ts);
     if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
         return rc;
     return (int)io_uring_cq_ready(&r->io.ring);

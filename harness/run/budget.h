@@ -110,9 +110,11 @@ int h2b_budget_client_phase(struct h2b_budget_client *c, uint64_t per_conn, uint
 
 /* From now on, phases on more than one connection stop target's process group (SIGSTOP) while
  * each round's requests are written, once every thread of target has gone idle, and continue
- * it (SIGCONT) after: one event wait then finds every connection ready, in every run. 0 turns
- * it off. target must lead its own process group (h2b_target_start's processes do). */
-void h2b_budget_client_hold(struct h2b_budget_client *c, pid_t target);
+ * it (SIGCONT) after: one event wait then finds every connection ready, in every run. With
+ * single, phases on one connection are held too (an io_uring target: its send's completion is
+ * an event of its own, which the next request would otherwise race). 0 turns it off. target
+ * must lead its own process group (h2b_target_start's processes do). */
+void h2b_budget_client_hold(struct h2b_budget_client *c, pid_t target, bool single);
 
 void h2b_budget_client_del(struct h2b_budget_client *c);
 

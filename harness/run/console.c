@@ -385,7 +385,12 @@ void h2b__run_print_budgets(const struct run *r, const json_t *doc)
     if (!f)
         return;
     fprintf(f, "\nWhat a request costs each server (budgets, exact; instructions: callgrind):\n");
-    fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", "target", "point", "allocs/req",
+    int w = 10; /* the target column: as wide as the longest name */
+    for (size_t t = 0; t < r->s->ntargets; t++) {
+        size_t len = strlen(r->s->targets[t].name);
+        w = len > (size_t)w && len < 64 ? (int)len : w;
+    }
+    fprintf(f, "%-*s %9s %9s %10s %8s %8s %9s %12s %9s\n", w, "target", "point", "allocs/req",
             "bytes/req", "reads", "writes", "wr/read", "instr/req", "KiB/conn");
     size_t ran = h2b_results_cell_count(doc) < r->ncells ? h2b_results_cell_count(doc) : r->ncells;
     for (size_t i = 0; i < ran; i++) {
@@ -409,7 +414,7 @@ void h2b__run_print_budgets(const struct run *r, const json_t *doc)
             h2b_results_cell_free(&e);
         if (!have)
             continue;
-        fprintf(f, "%-10s %9s %9s %10s %8s %8s %9s %12s %9s\n", r->s->targets[c->target].name,
+        fprintf(f, "%-*s %9s %9s %10s %8s %8s %9s %12s %9s\n", w, r->s->targets[c->target].name,
                 point, cols[H2B_BUDGET_ALLOCS], cols[H2B_BUDGET_BYTES], cols[H2B_BUDGET_READS],
                 cols[H2B_BUDGET_WRITES], cols[H2B_BUDGET_WRITES_PER_READ],
                 cols[H2B_BUDGET_INSTRUCTIONS], cols[H2B_BUDGET_RSS_PER_CONN]);

@@ -451,13 +451,12 @@ static int uring_loop(struct uloop *u, struct h2b_diag *diag)
         announce(f);
     int rc = H2B_OK;
     while (!u->stop) {
-        struct io_uring_cqe *first;
         int w;
         if (u->accept_resume != 0) { /* wake for the end of the accept pause */
             struct __kernel_timespec kts = {.tv_nsec = U_ACCEPT_PAUSE_NS};
-            w = io_uring_submit_and_wait_timeout(&u->io.ring, &first, 1, &kts, NULL);
+            w = h2b_uring_wait(&u->io, &kts);
         } else {
-            w = io_uring_submit_and_wait(&u->io.ring, 1);
+            w = h2b_uring_wait(&u->io, NULL);
         }
         if (w < 0 && w != -EINTR && w != -ETIME && w != -EBUSY) {
             h2b_diag_at(diag, NULL, 0, 0, "io_uring_submit_and_wait: %s", strerror(-w));

@@ -502,12 +502,11 @@ void *h2b__uring_worker_main(void *arg)
             ts = (struct timespec){0};
             tmo = &ts;
         }
-        struct io_uring_cqe *first;
         if (tmo) {
             struct __kernel_timespec kts = {.tv_sec = tmo->tv_sec, .tv_nsec = tmo->tv_nsec};
-            io_uring_submit_and_wait_timeout(&r->io.ring, &first, 1, &kts, NULL);
+            h2b_uring_wait(&r->io, &kts);
         } else {
-            io_uring_submit_and_wait_timeout(&r->io.ring, &first, 1, NULL, NULL);
+            h2b_uring_wait(&r->io, NULL);
         }
         r->turn++;
         uint64_t now = h2b_clock_now_ns();

@@ -106,13 +106,13 @@ static void test_client_phases(void)
         CHECK_EQ_INT(h2b_budget_client_phase(cl, 7, 3, 30 * H2B_NS_PER_SEC, &done, &d), H2B_OK);
         CHECK_EQ_U64(done, 21);
         /* held rounds: the target stopped while each round is written, continued after */
-        h2b_budget_client_hold(cl, h2b_target_pid(t));
+        h2b_budget_client_hold(cl, h2b_target_pid(t), false);
         CHECK_EQ_INT(h2b_budget_client_phase(cl, 4, 2, 30 * H2B_NS_PER_SEC, &done, &d), H2B_OK);
         CHECK_EQ_U64(done, 12);
         CHECK(proc_state(h2b_target_pid(t)) != 'T');
         CHECK(h2b_target_alive(t, &d));
         /* streams 0 means one in flight; the count is per phase, not cumulative */
-        h2b_budget_client_hold(cl, 0);
+        h2b_budget_client_hold(cl, 0, false);
         CHECK_EQ_INT(h2b_budget_client_phase(cl, 2, 0, 30 * H2B_NS_PER_SEC, &done, &d), H2B_OK);
         CHECK_EQ_U64(done, 6);
         h2b_budget_client_del(cl);

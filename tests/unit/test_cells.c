@@ -6,8 +6,9 @@
  * (INVALID with the reason), p99_ms at another rate or closed loop (INVALID) and from another
  * machine (not applicable; exit 3 only with strict), min_ratio against a reference target and
  * a missing reference; bad sections (wrong type, unknown metric, negative max, bad key) exit 2
- * with file:line:column and the field path. Then h2b_cell_slo_check's rows for matrix.slo
- * verdicts and find_max searches.
+ * with file:line:column and the field path; a server that fell back to another I/O backend than
+ * its ceilings' (not applicable). Then h2b_cell_slo_check's rows for matrix.slo verdicts and
+ * find_max searches.
  */
 #include "gates/cells.h"
 #include "core/error.h"
@@ -716,6 +717,55 @@ static void test_slo(void)
     h2b_results_doc_del(doc);
 }
 
+/* A server asked for io_uring that fell back to epoll measured another program: every row of
+ * its cell is not applicable (exit 3 only with strict), where the counts would have passed or
+ * failed against ceilings set on io_uring. */
+static void test_io_fallback(void)
+{
+    static const char doc[] = DOC_HEAD
+        "{\"target\": \"h2ref-uring\", \"client\": \"h2bench\", \"connections\": 1,"
+        " \"streams_requested\": 1, \"streams_effective\": 1, \"repeat\": 0, \"status\": \"ok\","
+        " \"req_per_s\": 1000, \"server_io\": \"epoll\","
+        " \"server_io_fallback\": \"io_uring_queue_init: Operation not permitted\","
+        " \"budgets\": " BUDGETS("0", "0", "99999", "null") "}]}\n";
+    char path[512];
+    tmp_path(path, sizeof(path), "fallback.json");
+    CHECK_EQ_INT(test_write_text(path, doc), 0);
+    struct h2b_results_doc *rd = NULL;
+    struct h2b_diag d;
+    CHECK_EQ_INT(h2b_results_doc_load(path, &rd, NULL, &d), H2B_OK);
+    struct h2b_cell_gates *g = NULL;
+    CHECK_EQ_INT(load_cells("fallback-ceilings.json",
+                            "{\"h2ref-uring:1x1\": {"
+                            "\"instructions_per_request\": {\"max\": 5000, \"why\": \"cg\"},"
+                            "\"allocs_per_request\": {\"max\": 0, \"why\": \"pooled\"}}}",
+                            &g, &d),
+                 H2B_OK);
+    if (!rd || !g) {
+        h2b_results_doc_del(rd);
+        h2b_cell_gates_del(g);
+        return;
+    }
+    const struct h2b_results_doc *docs[] = {rd};
+    const char *paths[] = {path};
+    for (int strict = 0; strict <= 1; strict++) {
+        struct h2b_gate_report *r = calloc(1, sizeof(*r));
+        CHECK(r != NULL);
+        if (!r)
+            break;
+        CHECK_EQ_INT(h2b_cell_gates_check(g, docs, paths, 1, NULL, strict, r), H2B_OK);
+        check_row(r, "h2ref-uring:1x1 instructions_per_request", H2B_GATE_NA,
+                  "not applicable (the server ran on epoll in ");
+        check_row(r, "h2ref-uring:1x1 allocs_per_request", H2B_GATE_NA,
+                  ": io_uring_queue_init: Operation not permitted)");
+        CHECK_EQ_INT(r->failed, 0);
+        CHECK_EQ_INT(r->exit_code, strict ? 3 : 0);
+        h2b_gate_report_del(r);
+    }
+    h2b_cell_gates_del(g);
+    h2b_results_doc_del(rd);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -737,6 +787,7 @@ int main(void)
     } else {
         fprintf(stderr, "%s:%d:%d: %s\n", d.file, d.line, d.column, d.message);
     }
+    test_io_fallback();
     test_parse();
     test_bad_sections();
     test_slo();
