@@ -62,8 +62,10 @@ int h2b_uring_open(struct h2b_uring *u, unsigned sq_entries, unsigned cq_entries
         return H2B_ERR_UNSUPPORTED;
     }
     int ret = H2B_ERR_UNSUPPORTED;
-    if (!(p.features & IORING_FEAT_NODROP) || !(p.features & IORING_FEAT_EXT_ARG)) {
-        snprintf(why, cap, "the kernel's io_uring lacks NODROP or EXT_ARG (Linux 5.11+)");
+    if (!(p.features & IORING_FEAT_NODROP) || !(p.features & IORING_FEAT_EXT_ARG) ||
+        !(p.features & IORING_FEAT_SUBMIT_STABLE)) {
+        snprintf(why, cap,
+                 "the kernel's io_uring lacks NODROP, EXT_ARG or SUBMIT_STABLE (Linux 5.11+)");
         goto out_ring;
     }
     size_t brsize = nbufs * sizeof(struct io_uring_buf);

@@ -27,11 +27,12 @@ struct h2b_uring {
 
 /* Opens u: a ring of sq_entries SQEs and cq_entries CQEs (IORING_SETUP_CQSIZE, SUBMIT_ALL,
  * COOP_TASKRUN; below, one_thread) whose kernel keeps overflowing completions (IORING_FEAT_NODROP)
- * and takes a wait timeout (EXT_ARG), and nbufs receive buffers of bufsize bytes registered as
- * group bgid, all given to the kernel. H2B_OK; H2B_ERR_UNSUPPORTED with why (what refused:
- * H2B_URING_FAIL=1, a kernel before 6.0, io_uring_queue_init's error, a missing feature, the buffer
- * ring), which the backends report as their fallback to epoll; H2B_ERR_NOMEM. On failure nothing is
- * left open.
+ * and takes a wait timeout (EXT_ARG), copies what an SQE points to when it takes the SQE
+ * (SUBMIT_STABLE: a sendmsg's msghdr may be reused once submitted), and nbufs receive buffers of
+ * bufsize bytes registered as group bgid, all given to the kernel. H2B_OK; H2B_ERR_UNSUPPORTED with
+ * why (what refused: H2B_URING_FAIL=1, a kernel before 6.0, io_uring_queue_init's error, a missing
+ * feature, the buffer ring), which the backends report as their fallback to epoll; H2B_ERR_NOMEM.
+ * On failure nothing is left open.
  */
 int h2b_uring_open(struct h2b_uring *u, unsigned sq_entries, unsigned cq_entries, unsigned nbufs,
                    size_t bufsize, unsigned short bgid, bool one_thread, char *why, size_t cap);
