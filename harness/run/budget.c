@@ -3,11 +3,12 @@
  *
  * Passes, each on a fresh instance of the target (its own directory under the run's):
  *  1. counts: started with LD_PRELOAD=h2bench-budget.so and H2B_BUDGET_PAGE naming a page
- *     file (budget_page.h). First the RSS measurement (a warm-up connection of 1,000 requests, then
- * R connections with one request each, VmRSS before and after), then per point: open the
- *     connections, N1 requests, settled snapshot, N2 requests, settled snapshot, close.
- *     "Settled" means the counters stood still for 100 ms: the target finished what the last
- *     response set off (frees, the read that returns EAGAIN) before we read.
+ *     file (budget_page.h). First the RSS measurement (a warm-up connection of 1,000
+ *     requests, then R connections with one request each, VmRSS before and after), then per
+ *     point: open the connections, N1 requests, settled snapshot, N2 requests, settled
+ *     snapshot, close. "Settled" means the counters stood still for 100 ms: the target
+ *     finished what the last response set off (frees, the read that returns EAGAIN) before we
+ *     read.
  *  2. instructions: started under valgrind --tool=callgrind --instr-atstart=no; per point the
  *     N1 phase and one more N2 phase run uninstrumented (nghttpd's first N2 after a 500-request
  *     warm-up still cost 0.4 % more than the next two, which agreed within 0.01 %), then twice:
