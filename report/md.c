@@ -565,7 +565,7 @@ static void streams_label(const struct h2b__report *rep, struct h2b__cellkey k, 
         for (size_t i = 0; i < rep->head->n_cells; i++) {
             const struct h2b_rdata_cell *c = &rep->head->cells[i];
             if (c->connections == k.connections && c->streams_requested == k.streams &&
-                strcmp(c->target, rep->targets[t]) == 0) {
+                !c->skipped && strcmp(c->target, rep->targets[t]) == 0) {
                 eff[t] = (long)c->e->streams_effective;
                 break;
             }
@@ -578,9 +578,12 @@ static void streams_label(const struct h2b__report *rep, struct h2b__cellkey k, 
         return;
     }
     size_t o = 0;
-    for (size_t t = 0; t < nt && o < n; t++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%ld/%ld (%s)", t ? ", " : "", k.streams, eff[t],
+    for (size_t t = 0; t < nt && o < n; t++) {
+        if (eff[t] < 0) /* skipped or absent: it never ran at this point */
+            continue;
+        o += (size_t)snprintf(buf + o, n - o, "%s%ld/%ld (%s)", o ? ", " : "", k.streams, eff[t],
                               rep->targets[t]);
+    }
 }
 
 /* "| connections | requested/effective |": the first two columns of every matrix table. */
@@ -612,10 +615,12 @@ static void pair_header(const struct h2b__report *rep, struct h2b_buf *o, const 
     h2b_buf_puts(o, "\n");
 }
 
+/* The cells of target at k that did not measure: failed or skipped (*skipped of them: the target
+ * cannot serve that point; NULL: not asked), out of *all. */
 static size_t failed_in_group(const struct h2b_rdata_results *r, const char *target,
-                              struct h2b__cellkey k, size_t *all)
+                              struct h2b__cellkey k, size_t *all, size_t *skipped)
 {
-    size_t f = 0;
+    size_t f = 0, sk = 0;
     *all = 0;
     for (size_t i = 0; i < r->n_cells; i++) {
         const struct h2b_rdata_cell *c = &r->cells[i];
@@ -624,7 +629,10 @@ static size_t failed_in_group(const struct h2b_rdata_results *r, const char *tar
             continue;
         (*all)++;
         f += c->failed;
+        sk += c->skipped;
     }
+    if (skipped)
+        *skipped = sk;
     return f;
 }
 
@@ -660,15 +668,16 @@ static void resources(const struct h2b__report *rep, struct h2b_buf *o)
     }
 }
 
-/* Failed cells and cells with failed requests one by one, then each distinct note once with
- * how many cells carry it (a producer repeats a machine-wide note, such as missing counters, on
- * every cell). */
+/* Failed cells and cells with failed requests one by one; skipped cells (a target that cannot
+ * serve the point, such as the floor past one stream) each reason once with how many cells it
+ * skipped; then each distinct note once with how many cells carry it (a producer repeats a
+ * machine-wide note, such as missing counters, on every cell). */
 static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf *o)
 {
     bool header = false;
     for (size_t i = 0; i < r->n_cells; i++) {
         const struct h2b_rdata_cell *c = &r->cells[i];
-        if (!(c->failed || c->e->failed > 0 || c->e->errors > 0))
+        if (c->skipped || !(c->failed || c->e->failed > 0 || c->e->errors > 0))
             continue;
         if (!header)
             h2b_buf_puts(o, "\n### Failures and errors\n\n");
@@ -681,7 +690,7 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
         B(a);
         B(b);
         if (c->failed) {
-            h2b_buf_printf(o, "**cell %s**: ", c->skipped ? "skipped" : "failed");
+            h2b_buf_puts(o, "**cell failed**: ");
             txt(o, c->e->reason);
             h2b_buf_puts(o, "\n");
         } else
@@ -695,11 +704,14 @@ static void failures_and_notes(const struct h2b_rdata_results *r, struct h2b_buf
     if (texts && labels && lp) {
         for (size_t i = 0; i < r->n_cells; i++) {
             const struct h2b_rdata_cell *c = &r->cells[i];
-            texts[i] = c->e->note;
+            texts[i] = c->skipped ? c->e->reason : NULL;
             snprintf(labels[i], sizeof(labels[i]), "%s at %ld × %ld, repeat %ld", c->target,
                      c->connections, c->streams_requested, c->repeat);
             lp[i] = labels[i];
         }
+        grouped_notes(o, "\n### Skipped cells\n\n", texts, lp, false, r->n_cells, "cells");
+        for (size_t i = 0; i < r->n_cells; i++)
+            texts[i] = r->cells[i].e->note;
         grouped_notes(o, "\n### Notes from the results file\n\n", texts, lp, false, r->n_cells,
                       "cells");
     }
@@ -940,13 +952,13 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
             double v[MAX_REPEATS];
             size_t n =
                 h2b__report_group(r, rep->targets[t], rep->keys[k], H2B__GROUP_RPS, v, MAX_REPEATS);
-            size_t all, f = failed_in_group(r, rep->targets[t], rep->keys[k], &all);
+            size_t all, sk, f = failed_in_group(r, rep->targets[t], rep->keys[k], &all, &sk);
             double med = h2b_stats_median(v, n);
             if (t == 0)
                 first = med;
             B(a);
             if (n == 0)
-                h2b_buf_puts(o, all ? " failed |" : " — |");
+                h2b_buf_puts(o, !all ? " — |" : sk == all ? " skipped |" : " failed |");
             else if (f)
                 h2b_buf_printf(o, " %s (%zu of %zu repeats failed) |", h2b_fmt_rate(med, a, 64), f,
                                all);
@@ -977,7 +989,7 @@ static void matrix(const struct h2b__report *rep, struct h2b_buf *o)
                 B(a);
                 h2b_buf_printf(o, " %s |", isnan(v) ? "—" : h2b_fmt_ns(v, a, 64));
                 size_t all;
-                size_t f = failed_in_group(r, rep->targets[t], rep->keys[k], &all);
+                size_t f = failed_in_group(r, rep->targets[t], rep->keys[k], &all, NULL);
                 if (!isnan(v) && all - f > 1) {
                     any_merged = any_merged || merged;
                     any_median = any_median || !merged;

@@ -1,4 +1,4 @@
-# Latency percentile spectrum, 10 connections x 100 streams
+# 'Latency percentile spectrum, 10 connections x 100 streams'
 # Written by `h2bench report` from its template report/templates/latency.gp. To render
 # latency-c10-s100.png and latency-c10-s100.svg again, run `gnuplot latency-c10-s100.gp` in this directory.
 reset
@@ -10,7 +10,7 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
     set terminal png size 960,560 noenhanced background "#ffffff"
 }
 set output 'latency-c10-s100.png'
-set title "Latency percentile spectrum, 10 connections x 100 streams" noenhanced
+set title 'Latency percentile spectrum, 10 connections x 100 streams' noenhanced
 set grid lc rgb "#dddddd"
 set border 3 lc rgb "#444444"
 set tics nomirror
@@ -25,7 +25,7 @@ set xrange [1:1e+06]
 set xtics ("0%%" 1, "90%%" 10, "99%%" 100, "99.9%%" 1000, "99.99%%" 10000, "99.999%%" 100000, "99.9999%%" 1000000)
 set yrange [0:*]
 set key left top
-plot 'latency-c10-s100.dat' index 0 using 1:2 with lines lw 2 lc rgb "#1f77b4" title "h2ref", 'latency-c10-s100.dat' index 1 using 1:2 with lines lw 2 lc rgb "#d62728" title "nghttpd", 'latency-c10-s100.dat' index 2 using 1:2 with lines lw 2 lc rgb "#2ca02c" title "h2o"
+plot 'latency-c10-s100.dat' index 0 using 1:2 with lines lw 2 lc rgb "#1f77b4" title 'h2ref', 'latency-c10-s100.dat' index 1 using 1:2 with lines lw 2 lc rgb "#d62728" title 'nghttpd', 'latency-c10-s100.dat' index 2 using 1:2 with lines lw 2 lc rgb "#2ca02c" title 'h2o'
 set terminal svg size 960,560 dynamic noenhanced font "sans,10" background "#ffffff"
 set output 'latency-c10-s100.svg'
 replot

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # run_floor.sh - the scenario target type "floor": h2bench run starts h2bench floor-serve, drives
 # it with load --raw at each c x 1 cell beside a bundled target (c x m with m > 1 is skipped with
-# its reason), marks its cells "target_type": "floor", and the report's "Against the kernel's
-# floor" table gives the bundled server's req/s and server CPU per request as fractions of the
-# floor's (positive numbers; no rate is asserted). Bad floor fields exit 2 with file:line:column.
+# its reason), marks its cells "target_type": "floor", the report shows the skipped cells as
+# skipped (not failed) with their reason once, and the report's "Against the kernel's floor"
+# table gives the bundled server's req/s and server CPU per request as fractions of the floor's
+# (positive numbers; no rate is asserted). Bad floor fields exit 2 with file:line:column.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 [ "$(nproc)" -ge 2 ] || skip "needs two CPUs (server on 0, client on 1)"
@@ -54,6 +55,15 @@ for c in 1 10; do
     expect_eq "h2ref ${c}x1 fractions > 0" "$pos" yes
 done
 expect_eq "no floor row at c x 4" "$(grep -cE '^\| h2ref \| [0-9]+×4 \|' "$MD")" 0
+# the skipped floor cells: "skipped" in the throughput table (not "failed"), left out of the
+# streams column, counted once under their reason, and not among the failures
+for c in 1 10; do
+    expect_match "throughput ${c}x4: floor skipped" "$(grep -E "^\| $c \| 4/" "$MD" | head -1)" \
+        "^\| $c \| 4/[0-9]+ \| [0-9,]+ \| skipped \| n/a \|$"
+done
+expect_match "skipped cells counted under their reason" "$(cat "$MD")" \
+    '^- 2 of [0-9]+ cells: the floor is defined at c x 1 only'
+expect_eq "skipped cells are not failures" "$(grep -c 'Failures and errors' "$MD")" 0
 expect_eq "no row for the floor against itself" "$(grep -cE '^\| floor \| [0-9]+×1 \|' "$MD")" 0
 
 # The I/O backend each target's ready line named: on the ring, and after a forced fallback

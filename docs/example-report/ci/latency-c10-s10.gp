@@ -1,4 +1,4 @@
-# Latency percentile spectrum, 10 connections x 10 streams
+# 'Latency percentile spectrum, 10 connections x 10 streams'
 # Written by `h2bench report` from its template report/templates/latency.gp. To render
 # latency-c10-s10.png and latency-c10-s10.svg again, run `gnuplot latency-c10-s10.gp` in this directory.
 reset
@@ -10,7 +10,7 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
     set terminal png size 960,560 noenhanced background "#ffffff"
 }
 set output 'latency-c10-s10.png'
-set title "Latency percentile spectrum, 10 connections x 10 streams" noenhanced
+set title 'Latency percentile spectrum, 10 connections x 10 streams' noenhanced
 set grid lc rgb "#dddddd"
 set border 3 lc rgb "#444444"
 set tics nomirror
@@ -19,13 +19,13 @@ set datafile missing "?"
 # Latency percentile spectrum (HdrHistogram style): the x axis is 1/(1-p) on a log scale so the
 # tail gets as much room as the median; one line per target, from the merged histogram.
 set xlabel "Percentile"
-set ylabel "Latency (ms)"
+set ylabel "Latency (µs)"
 set logscale x
 set xrange [1:10000]
 set xtics ("0%%" 1, "90%%" 10, "99%%" 100, "99.9%%" 1000, "99.99%%" 10000, "99.999%%" 100000, "99.9999%%" 1000000)
 set yrange [0:*]
 set key left top
-plot 'latency-c10-s10.dat' index 0 using 1:2 with lines lw 2 lc rgb "#1f77b4" title "h2ref"
+plot 'latency-c10-s10.dat' index 0 using 1:2 with lines lw 2 lc rgb "#1f77b4" title 'h2ref'
 set terminal svg size 960,560 dynamic noenhanced font "sans,10" background "#ffffff"
 set output 'latency-c10-s10.svg'
 replot

@@ -1,4 +1,4 @@
-# Component suite: ns/op and p99 per benchmark
+# 'Component suite: ns/op and p99 per benchmark'
 # Written by `h2bench report` from its template report/templates/micro.gp. To render
 # micro.png and micro.svg again, run `gnuplot micro.gp` in this directory.
 reset
@@ -10,7 +10,7 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
     set terminal png size 960,560 noenhanced background "#ffffff"
 }
 set output 'micro.png'
-set title "Component suite: ns/op and p99 per benchmark" noenhanced
+set title 'Component suite: ns/op and p99 per benchmark' noenhanced
 set grid lc rgb "#dddddd"
 set border 3 lc rgb "#444444"
 set tics nomirror
