@@ -631,15 +631,22 @@ static uint64_t per_conn(uint64_t total, uint32_t conns)
     return k ? k : 1;
 }
 
+/* Whether t's ready lines said "io: uring" (its send completions are events of their own; its
+ * system calls are liburing's, not libc's). */
+static bool on_uring(const struct h2b_target *t)
+{
+    const char *fell = NULL, *io = h2b_target_io(t, &fell);
+    return io && strcmp(io, "uring") == 0;
+}
+
 /* The point's connections to t, its rounds held (h2b_budget_client_hold). */
 static int open_held(struct h2b_budget_client **cl, const struct h2b_budget_job *job,
                      const struct h2b_target *t, uint32_t n, uint64_t timeout_ns,
                      struct h2b_diag *diag)
 {
     int rc = h2b_budget_client_open(cl, h2b_target_url(t), &job->req, n, timeout_ns, diag);
-    const char *fell = NULL, *io = h2b_target_io(t, &fell);
     if (rc == H2B_OK)
-        h2b_budget_client_hold(*cl, h2b_target_pid(t), io && strcmp(io, "uring") == 0);
+        h2b_budget_client_hold(*cl, h2b_target_pid(t), on_uring(t));
     return rc;
 }
 
@@ -757,13 +764,11 @@ static void counts_pass(const struct h2b_budget_job *job, struct h2b_budget_valu
         say(io_why, sizeof(io_why), "%s", alloc.message);
     } else if (job->preload && io_src == 0) {
         say(io_why, sizeof(io_why), "the preload did not attach to the budget page");
-    } else if (job->preload) {
-        const char *fell = NULL, *io = h2b_target_io(t, &fell);
-        if (io && strcmp(io, "uring") == 0)
-            say(io_why, sizeof(io_why),
-                "the target moves its bytes through io_uring, whose system calls liburing makes "
-                "itself, not through libc, so the preload cannot count them "
-                "(scripts/bench/syscalls-per-request.sh counts them with strace)");
+    } else if (job->preload && on_uring(t)) {
+        say(io_why, sizeof(io_why),
+            "the target moves its bytes through io_uring, whose system calls liburing makes "
+            "itself, not through libc, so the preload cannot count them "
+            "(scripts/bench/syscalls-per-request.sh counts them with strace)");
     }
     for (size_t i = 0; i < n && job->preload; i++) {
         struct h2b_budget_values *p = &v[i];

@@ -59,6 +59,9 @@ samples=$(jq '.matrix[1].profile.server.samples' "$TMP/a.json")
 # busy loops on CPU 0, and a clean-clone CI run whose CPU 0 also ran callgrind and other tests'
 # servers recorded 20 or fewer; 3 s cells give 1354 and 462. (Count mode was no better: 200,000
 # requests took 0.5 s quiet and gave 92 samples, perf's start-up being most of the cell.)
+# Reproduce: this scenario with "connections": [10] only, `h2bench run s.json --perf-record
+# h2ref:10x10 --out r.json`, `jq .matrix[0].profile.server.samples r.json`; the loaded figures
+# with two `taskset -c 0 sh -c 'while :; do :; done' &` running.
 expect_eq "samples recorded ($samples)" "$(jq '.matrix[1].profile.server.samples > 20' "$TMP/a.json")" true
 expect_eq "DSO split adds up to 100" \
     "$(jq '[.matrix[1].profile.server.dso_pct[]] | add | (. > 99) and (. < 101)' "$TMP/a.json")" true
