@@ -6,6 +6,8 @@
 start_floor_as() {
     local name=$1
     shift
+    : >"$TMP/$name.out" # emptied before the start, as in serve_lib.sh's start_serve
+    : >"$TMP/$name.err"
     "$H2BENCH" floor-serve "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     FLOOR_PID=$!
     PIDS+=("$FLOOR_PID")
