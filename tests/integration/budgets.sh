@@ -88,7 +88,8 @@ done
 
 # The gate on the budgets: ceilings proposed from this run pass; a K=1 build of the server
 # under the same name fails, naming the cell and the metric, exit 1.
-python3 - "$TMP/kat-r.json" "$TMP/kat-ceil.json" "$TMP/kat-ceil-counts.json" <<'PY'
+python3 - "$TMP/kat-r.json" "$TMP/kat-ceil.json" "$TMP/kat-ceil-counts.json" \
+    "$TMP/kat-ceil-ratio.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 b = next(c for c in doc["matrix"] if c["target"] == "k0")["budgets"]
@@ -116,7 +117,7 @@ json.dump({"schema": "h2bench.ceilings/1", "cells": {"k0:2x2": cell}}, open(sys.
 # and the ratio's row alone, its floor at 1.1 x the measured ratio: it must fail
 ratio = {"min_ratio": dict(cell["min_ratio"], min=round(1.1 * rps["k0"] / rps["k5w3"], 6))}
 json.dump({"schema": "h2bench.ceilings/1", "cells": {"k0:2x2": ratio}},
-          open(sys.argv[3].replace("counts", "ratio"), "w"), indent=1)
+          open(sys.argv[4], "w"), indent=1)
 PY
 # In a sanitizer build the results cannot be gated (valgrind cannot run the sanitized targets,
 # so instructions are null under a ceiling): the gate must say invalid (3) instead.

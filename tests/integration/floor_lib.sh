@@ -6,8 +6,7 @@
 start_floor_as() {
     local name=$1
     shift
-    : >"$TMP/$name.out" # emptied before the start, as in serve_lib.sh's start_serve
-    : >"$TMP/$name.err"
+    fresh_output "$name"
     "$H2BENCH" floor-serve "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     FLOOR_PID=$!
     PIDS+=("$FLOOR_PID")

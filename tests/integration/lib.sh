@@ -53,6 +53,15 @@ finish() {
 
 # skip REASON: this build or machine cannot run the script; CTest reports it skipped (exit 77,
 # SKIP_RETURN_CODE), never passed.
+# fresh_output NAME: empties $TMP/NAME.out and $TMP/NAME.err before a process is started with
+# its output there. The shell's redirection truncates them only once the child runs, and a wait
+# that reads them first would read the ready line of an earlier process of the same NAME (a
+# clean-clone CI run under load: "srv-fast: --io uring is not running: ", the old "listening on"
+# read, then the new, empty file grepped for "io:"; or a dead server's URL).
+fresh_output() {
+    : >"$TMP/$1.out"
+    : >"$TMP/$1.err"
+}
 skip() {
     echo "skipped: $*"
     exit 77

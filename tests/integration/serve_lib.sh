@@ -11,12 +11,7 @@ declare -A SERVE_NAMES # PID -> the NAME given to start_serve
 start_serve() {
     local name=$1
     shift
-    # Emptied here, before the start: the shell that starts the server truncates them only once
-    # it runs, and a reader that got there first would read the ready lines of an earlier server
-    # of the same NAME (a clean-clone CI run under load: "srv-fast: --io uring is not running: ",
-    # the old "listening on" line read, then the new, empty file grepped for "io:"; or a stale URL).
-    : >"$TMP/$name.out"
-    : >"$TMP/$name.err"
+    fresh_output "$name"
     "$H2BENCH" serve ${H2B_TEST_ENGINE:+--engine "$H2B_TEST_ENGINE"} ${H2B_TEST_IO:+--io "$H2B_TEST_IO"} \
         "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     SERVE_PID=$!
@@ -79,8 +74,7 @@ expect_load_refused() {
 start_peer() {
     local name=$1
     shift
-    : >"$TMP/$name.out" # emptied before the start, as in start_serve
-    : >"$TMP/$name.err"
+    fresh_output "$name"
     "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     PEER_PID=$!
     PIDS+=("$PEER_PID")
